@@ -1,0 +1,3 @@
+from remedy.cli import main
+
+main()

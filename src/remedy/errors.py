@@ -1,0 +1,102 @@
+"""remedy's own errors. Every failure a user can cause ends in one of these, never a traceback.
+
+    RemedyError                      exit code 2 unless a subclass says otherwise
+    ├── InputError                   bad user input: a log, a facts file, an argument
+    │   ├── LogReadError             a log that cannot be read (binary, missing, permission)
+    │   └── UnknownExample           an --example name that is not built in
+    ├── KnowledgeError               knowledge/ or playbooks/ YAML is malformed (names file:line)
+    ├── TransportError               talking to a host failed
+    │   ├── HostUnreachable          connect refused / timed out / DNS
+    │   ├── HostKeyRejected          unknown or changed host key
+    │   ├── CommandTimeout           a remote command ran past its timeout (killed)
+    │   └── ConnectionDropped        the connection went away mid-command
+    ├── PlanError                    no plan can be made, or a saved plan is unusable
+    │   └── StalePlan                facts changed since the plan was made (carries the diff)
+    ├── LockHeld                     another run holds the host lock (carries owner, id)
+    └── RunError                     apply/probe/rollback failed
+        ├── ProbeFailed
+        └── RollbackFailed
+"""
+
+from __future__ import annotations
+
+
+class RemedyError(Exception):
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputError(RemedyError):
+    pass
+
+
+class LogReadError(InputError):
+    pass
+
+
+class UnknownExample(InputError):
+    pass
+
+
+class KnowledgeError(RemedyError):
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 hint: str | None = None) -> None:
+        where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
+        super().__init__(where + message, hint=hint)
+        self.file = file
+        self.line = line
+
+
+class TransportError(RemedyError):
+    exit_code = 4
+
+
+class HostUnreachable(TransportError):
+    pass
+
+
+class HostKeyRejected(TransportError):
+    pass
+
+
+class CommandTimeout(TransportError):
+    pass
+
+
+class ConnectionDropped(TransportError):
+    pass
+
+
+class PlanError(RemedyError):
+    pass
+
+
+class StalePlan(PlanError):
+    exit_code = 5
+
+    def __init__(self, message: str, diff: list[str]) -> None:
+        super().__init__(message)
+        self.diff = diff
+
+
+class LockHeld(RemedyError):
+    exit_code = 5
+
+
+class RunError(RemedyError):
+    exit_code = 3
+
+
+class ProbeFailed(RunError):
+    pass
+
+
+class RollbackFailed(RunError):
+    exit_code = 6

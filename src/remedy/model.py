@@ -1,0 +1,276 @@
+"""Pydantic models shared by every part of remedy.
+
+These are the boundary types: what collectors produce (Facts), what the log reader produces
+(Symptom), what diagnosis produces (Finding) and what the planner produces (Plan). They are
+plain data so a plan can be saved, diffed and applied later exactly as previewed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------------------------
+# Upstream citations
+# --------------------------------------------------------------------------------------------
+
+
+class Source(Strict):
+    """Where a piece of knowledge comes from: upstream code, a doc, or a field report."""
+
+    repo: str | None = None
+    path: str | None = None
+    function: str | None = None
+    ref: str | None = None
+    doc: str | None = None
+    thread: str | None = None
+    note: str | None = None
+
+    def short(self) -> str:
+        if self.repo and self.path:
+            s = f"{self.repo}:{self.path}"
+            if self.function:
+                s += f"::{self.function}"
+            if self.ref:
+                s += f" @{self.ref}"
+            return s
+        return self.doc or self.thread or self.note or "?"
+
+
+# --------------------------------------------------------------------------------------------
+# Facts
+# --------------------------------------------------------------------------------------------
+
+
+class Gpu(Strict):
+    index: int = 0
+    name: str
+    compute_cap: str  # "12.0"
+    driver: str | None = None
+    memory_mib: int | None = None
+
+
+class CcclTree(Strict):
+    """CCCL headers as a consumer sees them on the include path of one toolkit prefix."""
+
+    present: bool = False
+    nv_target: bool = False
+    nv_detail: bool = False
+    include_dir: str | None = None  # e.g. include/cccl
+
+
+class Toolkit(Strict):
+    """One CUDA toolkit prefix on a host (system, pip wheel tree, conda, or a stand-in)."""
+
+    prefix: str
+    kind: Literal["system", "pip-cu13", "pip-cu12", "conda", "stand-in", "unknown"] = "unknown"
+    nvcc_version: str | None = None  # 13.2.78 (the nvcc wheel / package version)
+    nvcc_release: str | None = None  # 13.2, from `nvcc --version`
+    ptxas_release: str | None = None  # from `ptxas --version`
+    cicc_release: str | None = None  # build string embedded in nvvm/bin/cicc
+    cudart_version: int | None = None  # CUDART_VERSION in include/cuda_runtime_api.h
+    cccl: CcclTree = Field(default_factory=CcclTree)
+    # relative lib dir -> library file names found there (libcudart.so, libcudart.so.13, libcuda.so)
+    libs: dict[str, list[str]] = Field(default_factory=dict)
+    nvcc_profile_libdir: str | None = None  # what nvcc.profile adds with -L (relative to prefix)
+    pip: dict[str, str] = Field(default_factory=dict)  # nvidia-* wheel -> version
+    python: str | None = None  # the Python environment a pip toolkit lives in
+    stand_in: str | None = None  # set when a binary is a stand-in; says what it replays
+    note: str | None = None
+
+
+class Requirement(Strict):
+    """A version constraint one installed package puts on another (from its Requires-Dist)."""
+
+    by: str  # "torch 2.11.0"
+    package: str
+    spec: str  # "==13.0.96"
+
+
+class PythonEnv(Strict):
+    path: str  # prefix of the venv (sys.prefix)
+    python: str | None = None  # 3.12
+    packages: dict[str, str] = Field(default_factory=dict)  # normalized name -> version
+    torch_cuda: str | None = None  # torch.version.cuda
+    requirements: list[Requirement] = Field(default_factory=list)
+    flashinfer_cccl: str | None = None  # path of FlashInfer's vendored CCCL include dir
+    triton_ptxas: dict[str, str] = Field(default_factory=dict)  # ptxas / ptxas-blackwell -> release
+
+
+class Service(Strict):
+    name: str  # sglang-k26.service
+    unit_path: str | None = None
+    drop_ins: list[str] = Field(default_factory=list)
+    environment: dict[str, str] = Field(default_factory=dict)  # as systemctl show -p Environment
+    environment_files: list[str] = Field(default_factory=list)
+    exec_start: str | None = None
+    python: str | None = None  # venv prefix derived from ExecStart
+
+
+class Workload(Strict):
+    """What must work on the host: by default an SGLang server with FlashInfer backends."""
+
+    name: str = "sglang-server"
+    consumers: list[str] = Field(
+        default_factory=lambda: [
+            "flashinfer-jit",
+            "sglang-jit-kernel",
+            "torch-cpp-extension",
+            "triton",
+            "cuda-graph-capture",
+        ]
+    )
+    service: str | None = None  # systemd unit whose environment the server runs under
+    python: str | None = None  # venv prefix of the server
+    cuda_graphs: bool = True
+    attention_backend: str = "flashinfer"
+
+
+class Facts(Strict):
+    """Typed snapshot of one host. The planner simulates actions as edits of this snapshot."""
+
+    host: str = "localhost"
+    collected_at: str | None = None
+    os: str | None = None
+    gpus: list[Gpu] = Field(default_factory=list)
+    toolkits: list[Toolkit] = Field(default_factory=list)
+    pythons: list[PythonEnv] = Field(default_factory=list)
+    shell_env: dict[str, str] = Field(default_factory=dict)
+    services: list[Service] = Field(default_factory=list)
+    apt_candidates: list[str] = Field(default_factory=list)  # installable CUDA packages
+    host_compilers: dict[str, str] = Field(default_factory=dict)  # gcc -> 12.2.0
+    memory_mib: int | None = None
+    cpus: int | None = None
+    workload: Workload = Field(default_factory=Workload)
+    notes: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Evidence
+# --------------------------------------------------------------------------------------------
+
+
+class Symptom(Strict):
+    """One matched signature in a log: what, where, and the fields it extracted."""
+
+    signature: str
+    line: int  # 1-based line number in the source
+    text: str  # the line, journald prefix stripped, truncated to a sane length
+    source: str = "<stdin>"
+    fields: dict[str, str] = Field(default_factory=dict)
+    process: str | None = None  # journald identifier[pid] when present
+    stage: str | None = None
+    component: str | None = None
+    severity: str = "error"
+
+
+class SuspiciousLine(Strict):
+    line: int
+    text: str
+    source: str = "<stdin>"
+    score: float = 0.0
+    reason: str = ""
+
+
+# --------------------------------------------------------------------------------------------
+# Diagnosis and plans
+# --------------------------------------------------------------------------------------------
+
+
+class Finding(Strict):
+    """A violated rule on a host: a root-cause candidate."""
+
+    rule: str
+    message: str
+    subject: str  # e.g. "flashinfer-jit" or a toolkit prefix
+    consumer: str | None = None
+    toolkit: str | None = None
+    severity: str = "error"
+    because: list[str] = Field(default_factory=list)  # external facts that make it true
+    explains: list[int] = Field(default_factory=list)  # indexes into the symptoms list
+    predicts: list[str] = Field(default_factory=list)  # signature ids expected if unfixed
+    observed: bool = False  # at least one predicted signature was seen
+    source: Source | None = None
+    confirm_with: list[str] = Field(default_factory=list)  # facts that would confirm it
+
+
+class Hypothesis(Strict):
+    """With a log and no facts: a cause consistent with what was seen."""
+
+    rule: str
+    message: str
+    score: float
+    evidence: list[int] = Field(default_factory=list)
+    confirm_with: list[str] = Field(default_factory=list)
+    distinguishes_from: dict[str, str] = Field(default_factory=dict)
+
+
+class Diagnosis(Strict):
+    host: str | None = None
+    symptoms: list[Symptom] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    hypotheses: list[Hypothesis] = Field(default_factory=list)
+    unexplained: list[int] = Field(default_factory=list)
+    suspicious: list[SuspiciousLine] = Field(default_factory=list)
+    partial_facts: dict[str, Any] = Field(default_factory=dict)
+    collect_next: list[str] = Field(default_factory=list)
+
+
+class Touch(Strict):
+    kind: Literal["file", "symlink", "dir", "package", "unit", "dropin", "service", "driver"]
+    target: str
+    detail: str | None = None
+
+
+class Step(Strict):
+    action: str
+    title: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    commands: list[str] = Field(default_factory=list)
+    touches: list[Touch] = Field(default_factory=list)
+    probe: str
+    probe_detail: str | None = None
+    fixes: list[str] = Field(default_factory=list)  # rule ids it repairs
+    because: list[str] = Field(default_factory=list)
+    risk: str = "low"
+    cost: dict[str, int] = Field(default_factory=dict)
+    facts_after: dict[str, Any] = Field(default_factory=dict)  # predicted fact changes
+
+
+class Rejected(Strict):
+    action: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    reason: str
+    breaks: list[str] = Field(default_factory=list)  # consumer component ids
+    rules: list[str] = Field(default_factory=list)
+
+
+class Verification(Strict):
+    consumer: str
+    probe: str
+    detail: str | None = None
+
+
+class Plan(Strict):
+    schema_version: int = 1
+    remedy_version: str
+    host: str
+    facts_digest: str
+    facts: Facts
+    target: Workload
+    findings: list[Finding] = Field(default_factory=list)
+    symptoms: list[Symptom] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    rejected: list[Rejected] = Field(default_factory=list)
+    verification: list[Verification] = Field(default_factory=list)
+    criteria: list[str] = Field(default_factory=list)
+    cost: dict[str, int] = Field(default_factory=dict)
+    unresolved: list[str] = Field(default_factory=list)
+    trace: list[str] = Field(default_factory=list)
+    status: Literal["ok", "nothing-to-do", "partial", "impossible"] = "ok"
