@@ -82,6 +82,7 @@ class Toolkit(Strict):
     pip: dict[str, str] = Field(default_factory=dict)  # nvidia-* wheel -> version
     python: str | None = None  # the Python environment a pip toolkit lives in
     stand_in: str | None = None  # set when a binary is a stand-in; says what it replays
+    aliases: list[str] = Field(default_factory=list)  # symlinks to the prefix (/usr/local/cuda)
     note: str | None = None
 
 
@@ -190,6 +191,7 @@ class Finding(Strict):
     message: str
     subject: str  # e.g. "flashinfer-jit" or a toolkit prefix
     consumer: str | None = None
+    affects: list[str] = Field(default_factory=list)  # consumer ids that hit it
     toolkit: str | None = None
     severity: str = "error"
     because: list[str] = Field(default_factory=list)  # external facts that make it true

@@ -1,0 +1,277 @@
+"""Load knowledge/ and playbooks/: validate every entry, cross-check references, compile
+every expression and template. Any mistake is a KnowledgeError naming file and line."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import remedy
+from remedy.errors import KnowledgeError
+from remedy.knowledge.expr import compile_expr, compile_template
+from remedy.knowledge.functions import Functions
+from remedy.knowledge.schema import (
+    Action,
+    Component,
+    Probe,
+    Release,
+    Rule,
+    Variable,
+)
+from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
+
+
+def data_dirs() -> tuple[Path, Path]:
+    """knowledge/ and playbooks/: the repo's in a checkout, the packaged copy in a wheel."""
+    repo = Path(remedy.__file__).resolve().parents[2]
+    if (repo / "knowledge" / "rules.yaml").is_file():
+        return repo / "knowledge", repo / "playbooks"
+    pkg = Path(remedy.__file__).resolve().parent / "_data"
+    return pkg / "knowledge", pkg / "playbooks"
+
+
+@dataclass
+class CompiledRule:
+    rule: Rule
+    file: str
+    line: int | None
+    when: Any
+    holds: Any
+    subject: Any
+    message: Any
+    because: list[Any]
+    confirm_with: list[Any]
+
+
+@dataclass
+class CompiledBefore:
+    action: str
+    when: Any
+    params: dict[str, Any]
+
+
+@dataclass
+class CompiledAction:
+    action: Action
+    file: str
+    line: int | None
+    title: Any
+    when: Any
+    bind: dict[str, Any]
+    before: list[CompiledBefore]
+    effects: list[dict[str, Any]]  # same shape, expressions compiled
+    touches: list[tuple[Any, Any, Any]]
+    commands: list[Any]
+
+
+@dataclass
+class Knowledge:
+    components: dict[str, Component]
+    variables: dict[str, Variable]
+    rules: dict[str, CompiledRule]
+    actions: dict[str, CompiledAction]
+    probes: dict[str, Probe]
+    releases: list[Release]
+    signature_ids: set[str]
+    functions: Functions
+    files: list[str] = field(default_factory=list)
+
+    def consumers(self) -> list[Component]:
+        return [c for c in self.components.values() if c.kind == "consumer"]
+
+
+def _entries(path: Path, key: str) -> list[Any]:
+    data = load_yaml(path)
+    if not isinstance(data, dict) or key not in data:
+        raise KnowledgeError(f"top level must be a mapping with a '{key}:' list", file=str(path),
+                             line=1)
+    items = data[key]
+    if not isinstance(items, list):
+        raise KnowledgeError(f"'{key}' must be a list", file=str(path), line=line_of(data))
+    return items
+
+
+def _unique(items: list[Any], attr: str, file: str, lines: list[int | None], what: str) -> None:
+    seen: dict[str, int | None] = {}
+    for item, line in zip(items, lines, strict=True):
+        key = getattr(item, attr)
+        if key in seen:
+            raise KnowledgeError(f"duplicate {what} {key!r} (first at line {seen[key]})",
+                                 file=file, line=line)
+        seen[key] = line
+
+
+def _load_list(path: Path, key: str, model: type, what: str) -> list[tuple[Any, int | None]]:
+    raw = _entries(path, key)
+    out = [(validate_entry(model, e, str(path), what), line_of(e)) for e in raw]
+    _unique([o for o, _ in out], "id" if hasattr(model, "model_fields") and "id" in
+            model.model_fields else "name", str(path), [ln for _, ln in out], what)
+    return out
+
+
+def _compile_effect(eff: dict[str, Any], file: str, line: int | None, aid: str) -> dict[str, Any]:
+    def ex(src: Any) -> Any:
+        if not isinstance(src, str):
+            raise KnowledgeError(f"action {aid!r}: effect values must be expression strings, got "
+                                 f"{src!r}", file=file, line=line)
+        return compile_expr(src, file=file, line=line, what=f"action {aid!r} effect")
+
+    out: dict[str, Any] = {}
+    for k, v in eff.items():
+        if k == "__line__":
+            continue
+        if k in ("toolkit", "python"):
+            out[k] = v
+        elif k == "set" or (k == "env" and isinstance(v, dict)):
+            out[k] = {f: ex(e) for f, e in v.items() if f != "__line__"}
+        elif k == "packages":
+            out[k] = ex(v) if isinstance(v, str) else {n: ex(e) for n, e in v.items()
+                                                       if n != "__line__"}
+        elif k == "unset_env":
+            out[k] = list(v)
+        else:  # add_toolkit, gpu_driver
+            out[k] = ex(v)
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None = None) -> Knowledge:
+    kdir, pdir = data_dirs()
+    kdir = Path(knowledge_dir) if knowledge_dir else kdir
+    pdir = Path(playbooks_dir) if playbooks_dir else pdir
+    for d in (kdir, pdir):
+        if not d.is_dir():
+            raise KnowledgeError(f"knowledge directory not found: {d}")
+
+    comp_file = kdir / "components.yaml"
+    comps = _load_list(comp_file, "components", Component, "component")
+    components = {c.id: c for c, _ in comps}
+    for c, line in comps:
+        for dep in c.depends_on:
+            if dep not in components:
+                raise KnowledgeError(f"component {c.id!r} depends on unknown component {dep!r}",
+                                     file=str(comp_file), line=line)
+
+    var_file = kdir / "variables.yaml"
+    variables: dict[str, Variable] = {}
+    raw_vars = _entries(var_file, "variables")
+    for e in raw_vars:
+        v = validate_entry(Variable, e, str(var_file), "variable")
+        if v.name in variables:
+            raise KnowledgeError(f"duplicate variable {v.name!r}", file=str(var_file),
+                                 line=line_of(e))
+        for edge in [*v.consumers, *v.unaffected]:
+            if edge.component not in components:
+                raise KnowledgeError(
+                    f"variable {v.name!r}: unknown component {edge.component!r}",
+                    file=str(var_file), line=line_of(e))
+        variables[v.name] = v
+
+    rel_file = kdir / "cuda-releases.yaml"
+    releases = [validate_entry(Release, e, str(rel_file), "release")
+                for e in _entries(rel_file, "releases")]
+
+    sig_file = kdir / "signatures.yaml"
+    signature_ids: set[str] = set()
+    if sig_file.is_file():
+        for e in _entries(sig_file, "signatures"):
+            if isinstance(e, dict) and isinstance(e.get("id"), str):
+                signature_ids.add(e["id"])
+
+    act_files = sorted(p for p in pdir.glob("*.yaml") if p.name != "probes.yaml")
+    probe_file = pdir / "probes.yaml"
+    probes = {p.id: p for p, _ in _load_list(probe_file, "probes", Probe, "probe")}
+
+    raw_actions: list[tuple[Action, str, int | None]] = []
+    for f in act_files:
+        for a, line in _load_list(f, "actions", Action, "action"):
+            raw_actions.append((a, str(f), line))
+    seen_actions: dict[str, str] = {}
+    for a, f, line in raw_actions:
+        if a.id in seen_actions:
+            raise KnowledgeError(f"duplicate action {a.id!r} (also in {seen_actions[a.id]})",
+                                 file=f, line=line)
+        seen_actions[a.id] = f
+
+    rule_file = kdir / "rules.yaml"
+    rules: dict[str, CompiledRule] = {}
+    for r, line in _load_list(rule_file, "rules", Rule, "rule"):
+        f = str(rule_file)
+        for cid in r.consumers:
+            if cid not in components:
+                raise KnowledgeError(f"rule {r.id!r}: unknown consumer {cid!r}", file=f, line=line)
+        for aid in r.repairs:
+            if aid not in seen_actions:
+                raise KnowledgeError(f"rule {r.id!r}: repairs unknown action {aid!r}", file=f,
+                                     line=line)
+        if signature_ids:
+            for sid in r.predicts:
+                if sid not in signature_ids:
+                    raise KnowledgeError(f"rule {r.id!r}: predicts unknown signature {sid!r}",
+                                         file=f, line=line)
+        what = f"rule {r.id!r}"
+        rules[r.id] = CompiledRule(
+            rule=r, file=f, line=line,
+            when=compile_expr(r.when, file=f, line=line, what=what),
+            holds=compile_expr(r.holds, file=f, line=line, what=what),
+            subject=compile_expr(r.subject, file=f, line=line, what=what),
+            message=compile_template(r.message, file=f, line=line, what=what),
+            because=[compile_template(b, file=f, line=line, what=what) for b in r.because],
+            confirm_with=[compile_template(b, file=f, line=line, what=what)
+                          for b in r.confirm_with],
+        )
+
+    actions: dict[str, CompiledAction] = {}
+    for a, f, line in raw_actions:
+        what = f"action {a.id!r}"
+        for rid in a.repairs:
+            if rid not in rules:
+                raise KnowledgeError(f"{what}: repairs unknown rule {rid!r}", file=f, line=line)
+        if a.probe not in probes:
+            raise KnowledgeError(f"{what}: unknown probe {a.probe!r}", file=f, line=line)
+        for b in a.before:
+            if b.action not in seen_actions:
+                raise KnowledgeError(f"{what}: before names unknown action {b.action!r}", file=f,
+                                     line=line)
+        actions[a.id] = CompiledAction(
+            action=a, file=f, line=line,
+            title=compile_template(a.title, file=f, line=line, what=what),
+            when=compile_expr(a.when, file=f, line=line, what=what),
+            bind={k: compile_expr(v, file=f, line=line, what=what) for k, v in a.bind.items()},
+            before=[CompiledBefore(
+                action=b.action,
+                when=compile_expr(b.when, file=f, line=line, what=what),
+                params={k: compile_expr(v, file=f, line=line, what=what)
+                        for k, v in b.params.items()},
+            ) for b in a.before],
+            effects=[_compile_effect(e, f, line, a.id) for e in a.effects],
+            touches=[(compile_template(t.kind, file=f, line=line, what=what),
+                      compile_template(t.target, file=f, line=line, what=what),
+                      compile_template(t.detail or "", file=f, line=line, what=what))
+                     for t in a.touches],
+            commands=[compile_template(c, file=f, line=line, what=what) for c in a.commands],
+        )
+    for pid, p in probes.items():
+        for rid in p.requires:
+            if rid not in rules:
+                raise KnowledgeError(f"probe {pid!r} requires unknown rule {rid!r}",
+                                     file=str(probe_file))
+        for cid in p.verifies:
+            if cid not in components:
+                raise KnowledgeError(f"probe {pid!r} verifies unknown component {cid!r}",
+                                     file=str(probe_file))
+
+    fns = Functions(releases, {k: c.model_dump() for k, c in components.items()})
+    fns.invalid_errors = {
+        (edge.component, cls): eff.error
+        for edge in variables["CUDA_HOME"].consumers
+        for cls, eff in edge.effects.items()
+        if eff.error
+    } if "CUDA_HOME" in variables else {}
+
+    files = [str(p) for p in [comp_file, var_file, rel_file, rule_file, probe_file, *act_files]]
+    return Knowledge(components=components, variables=variables, rules=rules, actions=actions,
+                     probes=probes, releases=releases, signature_ids=signature_ids,
+                     functions=fns, files=files)

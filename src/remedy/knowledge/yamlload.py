@@ -1,0 +1,112 @@
+"""Safe YAML loading that remembers where each mapping came from.
+
+Knowledge and playbooks are data written by people; when one entry is wrong the error must
+name the file and the line, so every mapping carries its 1-based line under the key
+``__line__`` (stripped again by :func:`strip_lines`). Only ``yaml.SafeLoader`` is used:
+loading knowledge never executes code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from remedy.errors import KnowledgeError
+
+LINE_KEY = "__line__"
+
+
+class _LineLoader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+    dupes = {k for k in keys if keys.count(k) > 1}
+    if dupes:
+        raise KnowledgeError(
+            f"duplicate key {sorted(dupes)[0]!r}",
+            file=getattr(loader, "_remedy_file", None),
+            line=node.start_mark.line + 1,
+        )
+    mapping[LINE_KEY] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml_text(text: str, file: str = "<string>") -> Any:
+    loader = _LineLoader(text)
+    loader._remedy_file = file  # type: ignore[attr-defined]
+    try:
+        return loader.get_single_data()
+    except KnowledgeError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise KnowledgeError(
+            f"invalid YAML: {exc.problem or exc}", file=file, line=line
+        ) from None
+    except yaml.YAMLError as exc:
+        raise KnowledgeError(f"invalid YAML: {exc}", file=file) from None
+    finally:
+        loader.dispose()
+
+
+def load_yaml(path: str | Path) -> Any:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise KnowledgeError(f"cannot read: {exc.strerror}", file=str(p)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise KnowledgeError("not valid UTF-8", file=str(p), line=line) from None
+    return load_yaml_text(text, str(p))
+
+
+def strip_lines(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: strip_lines(v) for k, v in obj.items() if k != LINE_KEY}
+    if isinstance(obj, list):
+        return [strip_lines(v) for v in obj]
+    return obj
+
+
+def line_of(obj: Any) -> int | None:
+    return obj.get(LINE_KEY) if isinstance(obj, dict) else None
+
+
+def validate_entry(model: type, entry: Any, file: str, what: str = "entry") -> Any:
+    """Validate one YAML mapping with a pydantic model; errors name file:line and the field."""
+    line = line_of(entry)
+    if not isinstance(entry, dict):
+        raise KnowledgeError(f"{what} must be a mapping, got {type(entry).__name__}", file=file,
+                             line=line)
+    try:
+        return model.model_validate(strip_lines(entry))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        # Point at the line of the nested mapping where possible.
+        node: Any = entry
+        for part in err["loc"]:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+                line = line_of(node) or line
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+                line = line_of(node) or line
+            else:
+                break
+        ident = entry.get("id") or entry.get("name")
+        label = f"{what} {ident!r}" if ident else what
+        raise KnowledgeError(f"{label}: {loc}: {err['msg']}", file=file, line=line) from None

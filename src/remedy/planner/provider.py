@@ -1,0 +1,213 @@
+"""The domain side of the planner: facts as states, playbook actions as moves.
+
+The search (planner/search.py) calls this provider; everything here is about what actions do
+to a host's facts and which rules they must leave holding.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from remedy.evaluate import Evaluation, Violation, evaluate
+from remedy.knowledge.expr import plain, truthy
+from remedy.knowledge.loader import CompiledAction, Knowledge
+from remedy.planner.search import Verdict
+from remedy.resolve import set_workload_env, toolkit_at, workload_python
+
+CRITERIA = ["driver", "pins", "launches", "steps"]
+CRITERIA_TEXT = [
+    "touch no driver",
+    "keep pinned package versions",
+    "fewest expensive launches",
+    "fewest steps",
+]
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    action: str
+    params: tuple[tuple[str, Any], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One planner move: an action plus the steps that must come before it."""
+
+    steps: tuple[StepSpec, ...]
+    fixes: str  # the rule the main step was chosen for
+    subject: str
+
+    @property
+    def main(self) -> StepSpec:
+        return self.steps[-1]
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def state_key(facts: dict[str, Any]) -> str:
+    return json.dumps(facts, sort_keys=True, default=str)
+
+
+@dataclass
+class FactsProvider:
+    kb: Knowledge
+    evaluations: dict[str, Evaluation] = field(default_factory=dict)
+
+    # -- evaluation cache ---------------------------------------------------------------
+    def evaluation(self, facts: dict[str, Any]) -> Evaluation:
+        key = state_key(facts)
+        ev = self.evaluations.get(key)
+        if ev is None:
+            ev = evaluate(self.kb, facts)
+            self.evaluations[key] = ev
+        return ev
+
+    def violations(self, facts: dict[str, Any]) -> list[Violation]:
+        return self.evaluation(facts).errors_only()
+
+    # -- Provider protocol ----------------------------------------------------------------
+    def unmet(self, state: dict[str, Any]) -> Sequence[Hashable]:
+        return [v.key for v in self.violations(state)]
+
+    def candidates(self, state: dict[str, Any]) -> Iterable[Move]:
+        for v in self.violations(state):
+            for aid in self.kb.rules[v.rule].rule.repairs:
+                ca = self.kb.actions[aid]
+                if ca.action.masks:
+                    continue
+                yield from self.bind(ca, v)
+
+    def bind(self, ca: CompiledAction, v: Violation) -> Iterable[Move]:
+        ctx = v.ctx
+        try:
+            if not truthy(ca.when(**ctx)):
+                return
+            names = list(ca.bind)
+            values = []
+            for n in names:
+                vals = plain(ca.bind[n](**ctx))
+                values.append(list(vals) if vals else [])
+        except Exception:
+            return
+        for combo in itertools.product(*values):
+            params = dict(zip(names, combo, strict=True))
+            pctx = {**ctx, **params}
+            steps: list[StepSpec] = []
+            try:
+                for b in ca.before:
+                    if truthy(b.when(**pctx)):
+                        bp = {k: plain(e(**pctx)) for k, e in b.params.items()}
+                        steps.append(StepSpec(b.action, tuple(sorted(bp.items()))))
+            except Exception:
+                continue
+            steps.append(StepSpec(ca.action.id, tuple(sorted(params.items()))))
+            yield Move(tuple(steps), v.rule, v.subject)
+
+    def apply(self, state: dict[str, Any], move: Move) -> dict[str, Any]:
+        facts = copy.deepcopy(state)
+        for step in move.steps:
+            self.apply_step(facts, step)
+        return facts
+
+    def apply_step(self, facts: dict[str, Any], step: StepSpec) -> None:
+        from remedy.evaluate import base_context
+
+        ca = self.kb.actions[step.action]
+        params = step.as_dict()
+        for eff in ca.effects:
+            ctx = {**base_context(self.kb, facts), **params}
+            if "toolkit" in eff:
+                tk = toolkit_at(facts, params.get(eff["toolkit"]))
+                if tk is None:
+                    continue
+                for f, e in eff["set"].items():
+                    tk[f] = plain(e(**ctx))
+            elif "python" in eff:
+                py = next((p for p in facts.get("pythons", ())
+                           if p["path"] == params.get(eff["python"])), None)
+                if py is None:
+                    continue
+                pk = eff["packages"]
+                new = plain(pk(**ctx)) if callable(pk) else {n: plain(e(**ctx))
+                                                             for n, e in pk.items()}
+                py.setdefault("packages", {}).update(new or {})
+            elif "env" in eff:
+                for var, e in eff["env"].items():
+                    val = plain(e(**ctx))
+                    set_workload_env(facts, var, None if val is None else str(val))
+            elif "unset_env" in eff:
+                for var in eff["unset_env"]:
+                    set_workload_env(facts, var, None)
+            elif "add_toolkit" in eff:
+                new_tk = plain(eff["add_toolkit"](**ctx))
+                if new_tk:
+                    old = toolkit_at(facts, new_tk["prefix"])
+                    if old is not None:
+                        old.update(new_tk)
+                    else:
+                        facts.setdefault("toolkits", []).append(new_tk)
+            elif "gpu_driver" in eff:
+                val = plain(eff["gpu_driver"](**ctx))
+                for g in facts.get("gpus", ()):
+                    g["driver"] = val
+
+    def judge(self, before: dict[str, Any], after: dict[str, Any], move: Move) -> Verdict:
+        ev_before = self.evaluation(before)
+        ev_after = self.evaluation(after)
+        keys_before = ev_before.keys()
+        new = [v for v in ev_after.errors_only() if v.key not in keys_before]
+        hard = [v for v in new if v.hard]
+        if hard:
+            breaks: list[str] = []
+            for v in hard:
+                rule = self.kb.rules[v.rule].rule
+                for c in v.consumers or ([rule.breaks_component] if rule.breaks_component else []):
+                    if c and c not in breaks:
+                        breaks.append(c)
+            return Verdict("reject", "breaks", {"violations": hard, "breaks": breaks})
+        after_keys = {v.key for v in ev_after.errors_only()}
+        if not (set(self.unmet(before)) - after_keys):
+            return Verdict("prune", "fixes nothing")
+        probe = self.kb.probes[self.kb.actions[move.main.action].action.probe]
+        if probe.requires:
+            blocking = [v for v in ev_after.errors_only() if v.rule in probe.requires]
+            if blocking:
+                return Verdict("defer", f"probe {probe.id} needs {blocking[0].rule} first")
+        return Verdict.ok()
+
+    def cost(self, state: dict[str, Any], move: Move) -> tuple[int, ...]:
+        total = dict.fromkeys(CRITERIA, 0)
+        py = workload_python(state)
+        pinned = {r["package"] for r in (py or {}).get("requirements", [])}
+        after = self.apply(state, move)
+        py_after = workload_python(after)
+        for step in move.steps:
+            c = self.kb.actions[step.action].action.cost
+            total["driver"] += c.driver
+            total["launches"] += c.launches
+            total["steps"] += c.steps
+        if py and py_after:
+            before_pk = py.get("packages", {})
+            after_pk = py_after.get("packages", {})
+            total["pins"] += sum(1 for p in pinned if before_pk.get(p) != after_pk.get(p))
+        return tuple(total[k] for k in CRITERIA)
+
+    def state_key(self, state: dict[str, Any]) -> Hashable:
+        return state_key(state)
+
+    def move_key(self, move: Move) -> Hashable:
+        return tuple((s.action, _freeze(s.as_dict())) for s in move.steps)

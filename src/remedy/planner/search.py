@@ -1,0 +1,147 @@
+"""Uniform-cost search for the cheapest sequence of moves that reaches a goal state.
+
+This module knows nothing of the domain (resolvelib's lesson): a Provider says what a state's
+unmet goals are, which moves could help, what a move does, whether a result is acceptable,
+and what it costs. Costs are tuples compared lexicographically, so ranking criteria apply in
+order (the first criterion always dominates the rest) rather than as one weighted score.
+A Reporter observes the search; it never changes it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+S = TypeVar("S")
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: Literal["ok", "reject", "defer", "prune"]
+    reason: str = ""
+    data: Any = None
+
+    @staticmethod
+    def ok() -> Verdict:
+        return Verdict("ok")
+
+
+class Provider(Protocol[S, M]):
+    def unmet(self, state: S) -> Sequence[Hashable]:
+        """Goals the state does not meet; empty means the state is a goal."""
+
+    def candidates(self, state: S) -> Iterable[M]:
+        """Moves that might help from this state."""
+
+    def apply(self, state: S, move: M) -> S:
+        """The state after the move (a new object; never mutate `state`)."""
+
+    def judge(self, before: S, after: S, move: M) -> Verdict:
+        """ok, reject (the move breaks something: reported), defer (not now: not reported),
+        prune (useless: not reported)."""
+
+    def cost(self, state: S, move: M) -> tuple[int, ...]:
+        """The move's cost per ranking criterion, most important first."""
+
+    def state_key(self, state: S) -> Hashable: ...
+
+    def move_key(self, move: M) -> Hashable: ...
+
+
+class Reporter:
+    """Hooks called as the search runs (all no-ops here)."""
+
+    def starting(self, unmet: Sequence[Hashable]) -> None: ...
+
+    def expanding(self, depth: int, cost: tuple[int, ...], unmet: Sequence[Hashable]) -> None: ...
+
+    def rejecting(self, depth: int, move: Any, verdict: Verdict) -> None: ...
+
+    def adding(self, depth: int, move: Any, cost: tuple[int, ...]) -> None: ...
+
+    def ending(self, result: SearchResult) -> None: ...
+
+
+@dataclass
+class Rejection(Generic[M]):
+    move: M
+    verdict: Verdict
+    depth: int
+
+
+@dataclass
+class SearchResult(Generic[S, M]):
+    moves: list[M]
+    states: list[S]  # states[0] is the initial state; states[i+1] follows moves[i]
+    cost: tuple[int, ...]
+    unmet: list[Hashable]
+    rejections: list[Rejection[M]] = field(default_factory=list)
+    expansions: int = 0
+    exhausted: bool = False  # the budget ran out before a goal was found
+
+    @property
+    def solved(self) -> bool:
+        return not self.unmet
+
+
+def search(provider: Provider[S, M], initial: S, *, reporter: Reporter | None = None,
+           criteria: int = 4, max_expansions: int = 5000, max_depth: int = 8
+           ) -> SearchResult[S, M]:
+    rep = reporter or Reporter()
+    zero = (0,) * criteria
+    start_unmet = list(provider.unmet(initial))
+    rep.starting(start_unmet)
+    counter = itertools.count()
+    frontier: list[tuple[tuple[int, ...], int, int, S, list[M], list[S]]] = [
+        (zero, 0, next(counter), initial, [], [initial])
+    ]
+    best: dict[Hashable, tuple[int, ...]] = {provider.state_key(initial): zero}
+    rejections: dict[Hashable, Rejection[M]] = {}
+    # The closest we got, for a partial answer when no goal is reachable.
+    closest = (len(start_unmet), zero, initial, [], [initial], start_unmet)
+    expansions = 0
+    while frontier:
+        cost, depth, _, state, moves, states = heapq.heappop(frontier)
+        unmet = list(provider.unmet(state))
+        if not unmet:
+            result = SearchResult(moves, states, cost, [], list(rejections.values()), expansions)
+            rep.ending(result)
+            return result
+        if len(unmet) < closest[0]:
+            closest = (len(unmet), cost, state, moves, states, unmet)
+        if expansions >= max_expansions or depth >= max_depth:
+            continue
+        expansions += 1
+        rep.expanding(depth, cost, unmet)
+        seen_moves: set[Hashable] = set()
+        for move in provider.candidates(state):
+            mk = provider.move_key(move)
+            if mk in seen_moves:
+                continue
+            seen_moves.add(mk)
+            after = provider.apply(state, move)
+            verdict = provider.judge(state, after, move)
+            if verdict.kind == "reject":
+                rejections.setdefault(mk, Rejection(move, verdict, depth))
+                rep.rejecting(depth, move, verdict)
+                continue
+            if verdict.kind != "ok":
+                continue
+            step = provider.cost(state, move)
+            new_cost = tuple(a + b for a, b in zip(cost, step, strict=True))
+            key = provider.state_key(after)
+            if key in best and best[key] <= new_cost:
+                continue
+            best[key] = new_cost
+            rep.adding(depth, move, new_cost)
+            heapq.heappush(frontier, (new_cost, depth + 1, next(counter), after,
+                                      [*moves, move], [*states, after]))
+    _, cost, state, moves, states, unmet = closest
+    result = SearchResult(moves, states, cost, unmet, list(rejections.values()), expansions,
+                          exhausted=expansions >= max_expansions)
+    rep.ending(result)
+    return result

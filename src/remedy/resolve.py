@@ -1,0 +1,116 @@
+"""Which toolkit each consumer actually picks, by applying its lookup order to an environment.
+
+The lookup orders are data (knowledge/components.yaml); this module is the small interpreter
+that walks them over a facts snapshot. It works on plain dicts because the planner simulates
+thousands of fact edits and pydantic copies would dominate the cost.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+# systemd's default PATH for services (systemd.exec(5), "Environment variables in spawned
+# processes"): units do not inherit the login shell's PATH.
+SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@dataclass(frozen=True)
+class Pick:
+    tk: dict[str, Any] | None  # the toolkit facts, when the chosen path is a known prefix
+    path: str | None  # the path the consumer takes as its toolkit root
+    how: str  # "CUDA_HOME", "PATH (which nvcc)", "default /usr/local/cuda", "nothing found"
+
+
+def norm(path: str) -> str:
+    p = posixpath.normpath(path.strip()) if path and path.strip() else ""
+    return p if p != "." else ""
+
+
+def toolkit_at(facts: dict[str, Any], path: str | None) -> dict[str, Any] | None:
+    if not path:
+        return None
+    p = norm(path)
+    for tk in facts.get("toolkits", ()):
+        if norm(tk["prefix"]) == p or any(norm(a) == p for a in tk.get("aliases", ())):
+            return tk
+    return None
+
+
+def toolkit_with_bin(facts: dict[str, Any], bindir: str) -> dict[str, Any] | None:
+    d = norm(bindir)
+    for tk in facts.get("toolkits", ()):
+        if not tk.get("nvcc_release"):
+            continue
+        for root in [tk["prefix"], *tk.get("aliases", ())]:
+            if norm(posixpath.join(root, "bin")) == d:
+                return tk
+    return None
+
+
+def workload_env(facts: dict[str, Any]) -> dict[str, str]:
+    """The environment the server runs under: its unit's, else the login shell's."""
+    wl = facts.get("workload") or {}
+    svc_name = wl.get("service")
+    if svc_name:
+        for svc in facts.get("services", ()):
+            if svc["name"] == svc_name:
+                env = dict(svc.get("environment") or {})
+                env.setdefault("PATH", SYSTEMD_DEFAULT_PATH)
+                return env
+    return dict(facts.get("shell_env") or {})
+
+
+def set_workload_env(facts: dict[str, Any], var: str, value: str | None) -> None:
+    wl = facts.get("workload") or {}
+    svc_name = wl.get("service")
+    target: dict[str, str] | None = None
+    if svc_name:
+        for svc in facts.get("services", ()):
+            if svc["name"] == svc_name:
+                target = svc.setdefault("environment", {})
+    if target is None:
+        target = facts.setdefault("shell_env", {})
+    if value is None:
+        target.pop(var, None)
+    else:
+        target[var] = value
+
+
+def pick_toolkit(facts: dict[str, Any], lookup: list[str], env: dict[str, str]) -> Pick:
+    for entry in lookup:
+        kind, _, arg = entry.partition(":")
+        if kind == "env":
+            value = env.get(arg)
+            if value:
+                return Pick(toolkit_at(facts, value), value, arg)
+        elif kind == "which":
+            for d in (env.get("PATH") or "").split(":"):
+                if not d:
+                    continue
+                tk = toolkit_with_bin(facts, d)
+                if tk:
+                    return Pick(tk, tk["prefix"], f"PATH (which {arg} → {norm(d)}/{arg})")
+        elif kind == "default":
+            tk = toolkit_at(facts, arg)
+            if tk:
+                return Pick(tk, arg, f"default {arg}")
+    return Pick(None, None, "nothing found")
+
+
+def workload_python(facts: dict[str, Any]) -> dict[str, Any] | None:
+    wl = facts.get("workload") or {}
+    want = wl.get("python")
+    if not want and wl.get("service"):
+        for svc in facts.get("services", ()):
+            if svc["name"] == wl["service"]:
+                want = svc.get("python")
+    pys = facts.get("pythons", ())
+    for py in pys:
+        if want and norm(py["path"]) == norm(want):
+            return py
+    for py in pys:
+        if "sglang" in py.get("packages", {}) or "flashinfer-python" in py.get("packages", {}):
+            return py
+    return pys[0] if pys else None
