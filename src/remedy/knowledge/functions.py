@@ -93,9 +93,8 @@ def arch_list_covers(value: Any, cap: Any) -> bool:
         if not m:
             continue
         maj, mnr, sfx = int(m.group(1)), int(m.group(2)), m.group(3)
-        if m.group(4):  # +PTX JITs forward
-            if (maj, mnr) <= (cmaj, cmin):
-                return True
+        if m.group(4) and (maj, mnr) <= (cmaj, cmin):  # +PTX JITs forward
+            return True
         if sfx == "a" and (maj, mnr) == (cmaj, cmin):
             return True
         if sfx != "a" and maj == cmaj and mnr <= cmin:

@@ -99,10 +99,7 @@ def validate_entry(model: type, entry: Any, file: str, what: str = "entry") -> A
         # Point at the line of the nested mapping where possible.
         node: Any = entry
         for part in err["loc"]:
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-                line = line_of(node) or line
-            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            if isinstance(node, dict) and part in node or isinstance(node, list) and isinstance(part, int) and part < len(node):
                 node = node[part]
                 line = line_of(node) or line
             else:

@@ -1,0 +1,470 @@
+"""The `remedy` command line.
+
+Exit codes (stable, for scripts):
+  0  success: a complete plan, nothing to do, no finding
+  1  findings present (diagnose), breakage predicted (impact --fail-on-breakage)
+  2  bad input or usage (the message says which)
+  3  no complete plan (partial or impossible) / a run failed and was rolled back
+  4  a host could not be reached or dropped the connection
+  5  refused: stale plan, host locked
+  6  needs attention: a rollback failed
+  70 internal error (a bug in remedy; REMEDY_DEBUG=1 shows the traceback)
+  130 interrupted
+
+Heavy modules are imported inside the commands so `remedy --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from remedy.errors import InputError, RemedyError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    help="remedy: see the whole CUDA / JIT failure chain of a GPU inference host, preview a "
+    "minimal fix with its blast radius, apply it with rollback.\n\n"
+    "Start with: [bold]remedy plan --example seed-sm120-pip-cu13[/]",
+    epilog="Exit codes: 0 ok · 1 findings/breakage · 2 bad input · 3 no complete plan · "
+    "4 host unreachable · 5 refused · 70 internal error.",
+)
+
+ExampleOpt = Annotated[str | None, typer.Option("--example", "-e", help="A built-in example "
+                                                  "host (see `remedy examples`).")]
+FactsOpt = Annotated[Path | None, typer.Option("--facts", "-f", help="Facts file (JSON/YAML, "
+                                                 "as written by `remedy facts --json`).")]
+HostOpt = Annotated[str | None, typer.Option("--host", "-H", help="Collect facts from this "
+                                               "host over SSH (an ssh_config alias works).")]
+LogOpt = Annotated[list[Path] | None, typer.Option("--log", "-l", help="A failing log (server "
+                                                     "log, journalctl -u output, ninja output). "
+                                                     "Repeatable.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+SshConfigOpt = Annotated[Path | None, typer.Option("--ssh-config", help="OpenSSH client config "
+                                                     "file (default ~/.ssh/config).")]
+AcceptNewOpt = Annotated[bool, typer.Option("--accept-new", help="Trust and record the host "
+                                              "key of a host seen for the first time.")]
+
+
+class State:
+    ssh_config: Path | None = None
+    accept_new: bool = False
+
+
+@app.callback()
+def _global(
+    ssh_config: SshConfigOpt = None,
+    accept_new: AcceptNewOpt = False,
+) -> None:
+    State.ssh_config = ssh_config
+    State.accept_new = accept_new
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def _emit_json(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _collect(host: str, local: bool = False) -> Any:
+    import asyncio
+
+    try:
+        from remedy.facts import collect_facts
+        from remedy.transport import open_transport
+    except ImportError as exc:  # pragma: no cover - until the hosts issue lands
+        raise RemedyError(f"collecting facts from hosts is not available: {exc}") from None
+
+    async def go() -> Any:
+        t = await open_transport(host, local=local, ssh_config=str(State.ssh_config)
+                                 if State.ssh_config else None,
+                                 accept_new=State.accept_new, connect_timeout=10.0)
+        try:
+            return await collect_facts(t)
+        finally:
+            await t.close()
+
+    return asyncio.run(go())
+
+
+def _load_facts(example: str | None, facts: Path | None, host: str | None,
+                *, required: bool) -> tuple[Any, list[Path]]:
+    """Facts from exactly one source, and the example's own logs when it is an example."""
+    from remedy.inputs import get_example, load_facts_file
+
+    given = [x for x in (example, facts, host) if x]
+    if len(given) > 1:
+        raise InputError("give only one of --example, --facts, --host")
+    if example:
+        ex = get_example(example)
+        return load_facts_file(ex.facts_path), ex.logs
+    if facts:
+        return load_facts_file(facts), []
+    if host:
+        return _collect(host), []
+    if required:
+        raise InputError("say which host: --example NAME, --facts FILE or --host HOST",
+                         hint="try: remedy plan --example seed-sm120-pip-cu13")
+    return None, []
+
+
+@app.command()
+def examples(json_: JsonOpt = False) -> None:
+    """List the built-in example hosts (no host or GPU needed).
+
+    [bold]Example[/]: remedy examples
+    """
+    from remedy.inputs import examples as all_examples
+
+    exs = all_examples()
+    if json_:
+        import json
+
+        _emit_json(json.dumps([{"name": e.name, "title": e.title, "description": e.description,
+                                "logs": [p.name for p in e.logs]} for e in exs.values()],
+                              indent=2))
+        return
+    con = _console()
+    for e in exs.values():
+        con.print(f"[bold cyan]{e.name}[/]  {e.title}")
+        con.print(f"  [dim]{e.description}[/]")
+
+
+@app.command()
+def plan(
+    example: ExampleOpt = None,
+    facts: FactsOpt = None,
+    host: HostOpt = None,
+    log: LogOpt = None,
+    json_: JsonOpt = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown report on "
+                                             "stdout.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Save the plan (JSON) for "
+                                               "`remedy run --plan`.")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Show predicted fact changes "
+                                            "and the search trace.")] = False,
+) -> None:
+    """Preview the minimal fix: findings, ordered steps with probes, rejected alternatives.
+
+    [bold]Examples[/]:
+      remedy plan --example seed-sm120-pip-cu13
+      remedy plan --facts host.json --log server.log --out plan.json
+      remedy plan --host gpu01 --json
+    """
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.planner.plan import make_plan
+
+    f, ex_logs = _load_facts(example, facts, host, required=True)
+    logs = list(log or []) or ex_logs
+    symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
+    kb = load_knowledge()
+    p = make_plan(kb, f, symptoms, wrappers=wrappers)
+    if out:
+        try:
+            out.write_text(p.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {out}: {exc.strerror}") from None
+    if json_:
+        _emit_json(p.model_dump_json(indent=2))
+    elif markdown:
+        from remedy.report.markdown import plan_markdown
+
+        sys.stdout.write(plan_markdown(p))
+    else:
+        from remedy.report.terminal import print_plan
+
+        print_plan(_console(), p, explain=explain)
+        if out:
+            _console().print(f"[dim]plan saved to {out}[/]")
+    if p.status in ("partial", "impossible"):
+        raise typer.Exit(3)
+
+
+@app.command()
+def diagnose(
+    example: ExampleOpt = None,
+    facts: FactsOpt = None,
+    host: HostOpt = None,
+    log: LogOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Findings from facts, symptoms from logs, and which finding explains which symptom.
+
+    With a log and no facts, ranks the causes the log is consistent with and says which fact
+    would confirm each.
+
+    [bold]Examples[/]:
+      remedy diagnose --log server.log
+      journalctl -u sglang --no-pager | remedy diagnose --log -
+      remedy diagnose --example seed-sm120-system-cuda128 --json
+    """
+    from remedy.diagnose import diagnose as run_diagnose
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+
+    f, ex_logs = _load_facts(example, facts, host, required=False)
+    logs = list(log or []) or ex_logs
+    if f is None and not logs:
+        raise InputError("nothing to diagnose: give --log FILE and/or facts "
+                         "(--example, --facts, --host)")
+    logs = [_stdin_to_file(p) for p in logs]
+    symptoms, suspicious, wrappers = scan_logs(logs) if logs else ([], [], set())
+    kb = load_knowledge()
+    d = run_diagnose(kb, f, symptoms, wrappers=wrappers)
+    d.suspicious = suspicious
+    if f is None and not d.hypotheses:
+        d.collect_next = [
+            "remedy facts HOST --json (toolkits, nvcc/ptxas/cicc versions, CCCL, lib layout)",
+            "the environment the server runs under (systemctl show -p Environment UNIT)",
+        ]
+    if json_:
+        _emit_json(d.model_dump_json(indent=2))
+    else:
+        from remedy.report.terminal import print_diagnosis
+
+        print_diagnosis(_console(), d)
+    if any(x.severity == "error" for x in d.findings):
+        raise typer.Exit(1)
+
+
+def _stdin_to_file(p: Path) -> Path:
+    """`--log -` streams stdin into a temporary file so the fast scanner can read it."""
+    if str(p) != "-":
+        return p
+    import shutil
+    import tempfile
+
+    tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
+    with tmp:
+        shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
+    return Path(tmp.name)
+
+
+@app.command()
+def impact(
+    assignments: Annotated[list[str], typer.Argument(help="VAR=VALUE to set, -VAR to unset.",
+                                                     show_default=False)],
+    example: ExampleOpt = None,
+    facts: FactsOpt = None,
+    host: HostOpt = None,
+    json_: JsonOpt = False,
+    fail_on_breakage: Annotated[bool, typer.Option("--fail-on-breakage", help="Exit 1 if any "
+                                                     "consumer would break.")] = False,
+) -> None:
+    """Blast radius of an environment change, before anyone makes it.
+
+    Every consumer of each variable, how it reads it, the predicted effect with the error it
+    would print and the upstream source; with facts, a simulation of what each would pick.
+
+    [bold]Examples[/]:
+      remedy impact CUDA_HOME=/dev/null
+      remedy impact CUDA_HOME=/usr/local/cuda-13.0 --example seed-sm120-system-cuda128
+      remedy impact -FLASHINFER_NVCC --facts host.json --json
+    """
+    from remedy.impact import analyse, parse_assignment
+    from remedy.knowledge.loader import load_knowledge
+
+    changes: dict[str, str | None] = {}
+    for a in assignments:
+        k, v = parse_assignment(a)
+        changes[k] = v
+    f, _ = _load_facts(example, facts, host, required=False)
+    rep = analyse(load_knowledge(), changes, f)
+    if json_:
+        _emit_json(rep.model_dump_json(indent=2))
+    else:
+        _print_impact(rep)
+    if fail_on_breakage and rep.breaks:
+        raise typer.Exit(1)
+
+
+def _print_impact(rep: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = _console()
+    for var, value in rep.changes.items():
+        rows = [c for c in rep.consumers if c.variable == var]
+        t = Table(title=f"{var}={value if value is not None else '(unset)'} — "
+                  f"{len(rows)} consumer(s)", title_justify="left", show_lines=True)
+        t.add_column("consumer", style="bold")
+        t.add_column("how it reads it")
+        t.add_column("predicted effect")
+        t.add_column("source", style="dim")
+        for c in rows:
+            eff = ("[red]BREAKS[/] " if c.breaks else "") + escape(c.effect)
+            if c.error:
+                eff += f"\n[red]{escape(c.error)}[/]"
+            if c.downstream:
+                eff += "\n[dim]then: " + escape(", ".join(c.downstream)) + "[/]"
+            t.add_row(escape(c.name), escape(c.how), eff, escape(c.source))
+        con.print(t)
+        for u in [u for u in rep.unaffected if u.variable == var]:
+            con.print(f"  [green]unaffected[/] {escape(u.component)}: {escape(u.why)}")
+    if rep.simulated:
+        con.print("[bold]On this host[/]:")
+        for p in rep.picks:
+            con.print(f"  {escape(p.component)}: {escape(p.before)} → [bold]{escape(p.after)}[/]")
+        for f in rep.new_findings:
+            con.print(f"  [red]new[/] {escape(f.rule)} ({escape(', '.join(f.consumers))}): "
+                      f"{escape(f.message)}")
+        for f in rep.fixed_findings:
+            con.print(f"  [green]fixed[/] {escape(f.rule)}: {escape(f.message)}")
+    if rep.breaks:
+        con.print("[red bold]Breaks:[/] " + escape(", ".join(rep.breaks)))
+    else:
+        con.print("[green]No consumer is predicted to break.[/]")
+
+
+@app.command()
+def graph(
+    format_: Annotated[str, typer.Option("--format", help="dot, graphml or json.")] = "dot",
+    out: Annotated[Path | None, typer.Option("--out", "-o")] = None,
+) -> None:
+    """Export the knowledge graph (components, variables, rules, actions, signatures).
+
+    [bold]Example[/]: remedy graph --format dot | dot -Tsvg > remedy.svg
+    """
+    from remedy.knowledge.graph import build_graph, to_dot, to_graphml, to_json
+    from remedy.knowledge.loader import load_knowledge
+
+    writers = {"dot": to_dot, "graphml": to_graphml, "json": to_json}
+    if format_ not in writers:
+        raise InputError(f"unknown format {format_!r}: use dot, graphml or json")
+    text = writers[format_](build_graph(load_knowledge()))
+    if out:
+        out.write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+@app.command()
+def schema(
+    what: Annotated[str, typer.Argument(help="plan, facts, diagnosis or impact.")] = "plan",
+) -> None:
+    """Print the published JSON Schema of remedy's JSON output.
+
+    [bold]Example[/]: remedy schema plan > plan.schema.json
+    """
+    import json
+
+    from remedy.impact import ImpactReport
+    from remedy.model import Diagnosis, Facts, Plan
+
+    models = {"plan": Plan, "facts": Facts, "diagnosis": Diagnosis, "impact": ImpactReport}
+    if what not in models:
+        raise InputError(f"unknown schema {what!r}: use " + ", ".join(models))
+    _emit_json(json.dumps(models[what].model_json_schema(), indent=2))
+
+
+@app.command()
+def facts(
+    host: Annotated[str | None, typer.Argument(help="Host (ssh_config alias, user@host, "
+                                               "host:port).")] = None,
+    local: Annotated[bool, typer.Option("--local", help="This machine, no SSH.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Collect and print a host's facts: GPUs, every CUDA toolkit, Python envs, environment.
+
+    [bold]Examples[/]:
+      remedy facts --local
+      remedy --ssh-config sandbox/run/h1/ssh_config facts h1 --json > h1.json
+    """
+    if not host and not local:
+        raise InputError("say which host, or --local")
+    f = _collect(host or "localhost", local=local)
+    if json_:
+        _emit_json(f.model_dump_json(indent=2))
+        return
+    _print_facts(f)
+
+
+def _print_facts(f: Any) -> None:
+    from rich.markup import escape
+
+    con = _console()
+    con.print(f"[bold]{escape(f.host)}[/] {escape(f.os or '')}")
+    if not f.gpus:
+        con.print("  GPUs: none")
+    for g in f.gpus:
+        con.print(f"  GPU {g.index}: {escape(g.name)} sm {g.compute_cap} driver {g.driver}")
+    for tk in f.toolkits:
+        layout = ", ".join(f"{d}/{{{', '.join(n)}}}" for d, n in tk.libs.items()) or "no libs"
+        cccl = ("complete" if tk.cccl.nv_target and tk.cccl.nv_detail
+                else "incomplete" if tk.cccl.present else "absent")
+        con.print(f"  toolkit [cyan]{escape(tk.prefix)}[/] ({tk.kind}): nvcc {tk.nvcc_release}"
+                  f" ptxas {tk.ptxas_release} cicc {tk.cicc_release} CUDART {tk.cudart_version}"
+                  f" CCCL {cccl}; {escape(layout)}")
+    for py in f.pythons:
+        pk = ", ".join(f"{k} {v}" for k, v in py.packages.items() if not k.startswith("nvidia"))
+        con.print(f"  python {escape(py.path)}: torch cuda {py.torch_cuda}; {escape(pk)}")
+    for s in f.services:
+        con.print(f"  unit {escape(s.name)}: " + escape(" ".join(f"{k}={v}" for k, v in
+                                                                s.environment.items())))
+    for n in f.notes:
+        con.print(f"  [dim]note: {escape(n)}[/]")
+
+
+@app.command(name="check")
+def check_knowledge() -> None:
+    """Validate knowledge/ and playbooks/ (file:line on any error) and print what is known.
+
+    [bold]Example[/]: remedy check
+    """
+    from remedy.knowledge.loader import load_knowledge
+
+    kb = load_knowledge()
+    con = _console()
+    con.print(f"{len(kb.components)} components, {len(kb.variables)} variables, "
+              f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
+              f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: remedy's own errors become one clear message and an exit code."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except RemedyError as exc:
+        _report_error(exc)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("remedy: interrupted\n")
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            sys.stderr.write("remedy: aborted\n")
+            sys.exit(130)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        if os.environ.get("REMEDY_DEBUG"):
+            raise
+        sys.stderr.write(f"remedy: internal error: {type(exc).__name__}: {exc}\n"
+                         "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n")
+        sys.exit(70)
+
+
+def _report_error(exc: RemedyError) -> None:
+    sys.stderr.write(f"remedy: error: {exc.message}\n")
+    if exc.hint:
+        sys.stderr.write(f"  hint: {exc.hint}\n")
+    diff = getattr(exc, "diff", None)
+    if diff:
+        sys.stderr.write("  what changed:\n")
+        for line in diff[:50]:
+            sys.stderr.write(f"    {line}\n")

@@ -1,0 +1,121 @@
+"""Rules × facts × symptoms → findings (with facts) or ranked hypotheses (log only).
+
+With facts, every violated rule is a finding; a finding explains the symptoms whose signature
+it predicts, and the predicted signatures not seen yet are the next links of the chain. With
+a log alone, several causes stay consistent with what was seen: each is a hypothesis, scored
+by how specific its evidence is, with the fact that would confirm it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from remedy.evaluate import Evaluation, Violation, evaluate, render
+from remedy.knowledge.loader import Knowledge
+from remedy.model import Diagnosis, Facts, Finding, Hypothesis, Symptom
+
+# Signatures that only say "something failed somewhere else".
+WRAPPER_WEIGHT = 0.15
+
+
+def finding_from(kb: Knowledge, v: Violation) -> Finding:
+    cr = kb.rules[v.rule]
+    r = cr.rule
+    return Finding(
+        rule=r.id,
+        message=render(cr.message, v.ctx),
+        subject=v.subject,
+        consumer=v.consumers[0] if v.consumers else None,
+        affects=list(v.consumers),
+        toolkit=(v.ctx.get("tk") or {}).get("prefix") if v.ctx.get("tk") else None,
+        severity=r.severity,
+        because=[render(b, v.ctx) for b in cr.because],
+        predicts=list(r.predicts),
+        source=r.source,
+        confirm_with=[render(c, v.ctx) for c in cr.confirm_with],
+    )
+
+
+def link_symptoms(findings: list[Finding], symptoms: list[Symptom]) -> list[int]:
+    """Fill explains/observed/predicts; return indexes of error symptoms nobody explains."""
+    explained: set[int] = set()
+    for f in findings:
+        predicted = set(f.predicts)
+        f.explains = [i for i, s in enumerate(symptoms) if s.signature in predicted]
+        seen = {symptoms[i].signature for i in f.explains}
+        f.observed = bool(f.explains)
+        f.predicts = [sid for sid in f.predicts if sid not in seen]
+        explained.update(f.explains)
+    return [i for i, s in enumerate(symptoms)
+            if i not in explained and s.severity in ("error", "fatal")]
+
+
+def hypotheses_from_log(kb: Knowledge, symptoms: list[Symptom], wrappers: set[str]
+                        ) -> list[Hypothesis]:
+    """Rank the rules whose predicted signatures were seen (log-only diagnosis)."""
+    predicted_by: dict[str, list[str]] = defaultdict(list)
+    for rid, cr in kb.rules.items():
+        for sid in cr.rule.predicts:
+            predicted_by[sid].append(rid)
+    score: dict[str, float] = defaultdict(float)
+    evidence: dict[str, list[int]] = defaultdict(list)
+    counted: set[tuple[str, str]] = set()
+    for i, s in enumerate(symptoms):
+        for rid in predicted_by.get(s.signature, ()):
+            evidence[rid].append(i)
+            if (rid, s.signature) in counted:
+                continue
+            counted.add((rid, s.signature))
+            weight = 1.0 / len(predicted_by[s.signature])
+            if s.signature in wrappers:
+                weight *= WRAPPER_WEIGHT
+            score[rid] += weight
+    hyps = []
+    for rid, sc in score.items():
+        cr = kb.rules[rid]
+        hyps.append(Hypothesis(
+            rule=rid,
+            message=cr.rule.title,
+            score=round(sc, 3),
+            evidence=evidence[rid],
+            confirm_with=[render(c, _blank_ctx(kb)) for c in cr.confirm_with],
+        ))
+    hyps.sort(key=lambda h: (-h.score, h.rule))
+    # Say what tells the close ones apart: the confirming facts of each.
+    for h in hyps[:5]:
+        for other in hyps[:5]:
+            if other.rule != h.rule and set(other.evidence) & set(h.evidence):
+                h.distinguishes_from[other.rule] = "; ".join(other.confirm_with[:1]) or "-"
+    return hyps
+
+
+def _blank_ctx(kb: Knowledge) -> dict[str, Any]:
+    ctx: dict[str, Any] = dict(kb.functions.statics())
+    ctx.update(kb.functions.bind({}, {}))
+    ctx.update(env={}, tk=None, tk_path="", how="CUDA_HOME", c={}, gpu=None, py=None, pkgs={},
+               facts={}, workload={})
+    return ctx
+
+
+def diagnose(kb: Knowledge, facts: Facts | None, symptoms: list[Symptom], *,
+             wrappers: set[str] | None = None, evaluation: Evaluation | None = None
+             ) -> Diagnosis:
+    diag = Diagnosis(host=facts.host if facts else None, symptoms=symptoms)
+    if facts is not None:
+        ev = evaluation or evaluate(kb, facts.model_dump())
+        diag.findings = [finding_from(kb, v) for v in ev.violations]
+        diag.unexplained = link_symptoms(diag.findings, symptoms)
+    else:
+        diag.hypotheses = hypotheses_from_log(kb, symptoms, wrappers or set())
+        diag.unexplained = [i for i, s in enumerate(symptoms)
+                            if s.severity in ("error", "fatal")
+                            and not any(i in h.evidence for h in diag.hypotheses)]
+        for h in diag.hypotheses[:3]:
+            for c in h.confirm_with:
+                if c not in diag.collect_next:
+                    diag.collect_next.append(c)
+        for s in symptoms:
+            for k, val in s.fields.items():
+                diag.partial_facts.setdefault(k, val)
+    return diag

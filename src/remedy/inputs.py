@@ -1,0 +1,112 @@
+"""Where facts and evidence come from: a built-in example, a facts file, a host, log files.
+
+Every failure here becomes an InputError with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from remedy.errors import InputError, UnknownExample
+from remedy.model import Facts, SuspiciousLine, Symptom
+
+EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
+
+
+@dataclass
+class Example:
+    name: str
+    title: str
+    description: str
+    facts_path: Path
+    logs: list[Path]
+    extra_logs: list[Path] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+
+def examples() -> dict[str, Example]:
+    out: dict[str, Example] = {}
+    for d in sorted(EXAMPLES_DIR.iterdir()):
+        meta_path = d / "example.yaml"
+        if not meta_path.is_file():
+            continue
+        meta = yaml.safe_load(meta_path.read_text())
+        out[d.name] = Example(
+            name=d.name,
+            title=meta["title"],
+            description=" ".join(meta.get("description", "").split()),
+            facts_path=d / "facts.yaml",
+            logs=[d / x for x in meta.get("logs", [])],
+            extra_logs=[d / x for x in meta.get("extra_logs", [])],
+            sources=list(meta.get("sources", [])),
+        )
+    return out
+
+
+def get_example(name: str) -> Example:
+    all_ = examples()
+    if name not in all_:
+        raise UnknownExample(f"unknown example {name!r}",
+                             hint="built-in examples: " + ", ".join(all_) +
+                             " (list them with `remedy examples`)")
+    return all_[name]
+
+
+def _validation_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{loc}: {err['msg']}{more}"
+
+
+def load_facts_file(path: str | Path) -> Facts:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read facts file {p}: {exc.strerror}") from None
+    if b"\x00" in raw[:65536]:
+        raise InputError(f"{p} is a binary file, not a facts file (JSON or YAML)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{p} is not valid UTF-8; a facts file is JSON or YAML text") from None
+    if not text.strip():
+        raise InputError(f"{p} is empty; expected the JSON of `remedy facts --json`")
+    try:
+        data: Any = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else (
+            f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "")
+        raise InputError(f"{p} is not valid JSON/YAML{where}") from None
+    if isinstance(data, dict) and "facts" in data and "steps" in data:
+        data = data["facts"]  # a saved plan carries its facts
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: facts must be a mapping, got {type(data).__name__}")
+    try:
+        return Facts.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"{p}: invalid facts: {_validation_message(exc)}") from None
+
+
+def scan_logs(paths: list[str | Path]) -> tuple[list[Symptom], list[SuspiciousLine], set[str]]:
+    """Symptoms from every log, in order; also suspicious lines and the wrapper signature ids."""
+    from remedy.evidence import scan_path
+    from remedy.evidence.catalog import load_catalog
+
+    catalog = load_catalog()
+    wrappers = {s.id for s in catalog.signatures if getattr(s, "wrapper", False)}
+    symptoms: list[Symptom] = []
+    suspicious: list[SuspiciousLine] = []
+    for p in paths:
+        res = scan_path(str(p), catalog=catalog)
+        symptoms.extend(res.symptoms)
+        suspicious.extend(res.suspicious)
+    return symptoms, suspicious, wrappers

@@ -1,0 +1,240 @@
+"""Turn a search result into a Plan: rendered steps with their reasons, probes, predicted fact
+changes, the rejected alternatives and why, and the final verification per consumer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from remedy import __version__
+from remedy.diagnose import diagnose
+from remedy.evaluate import base_context, render
+from remedy.knowledge.loader import Knowledge
+from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
+from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
+from remedy.planner.search import Reporter, SearchResult, Verdict, search
+
+
+def facts_digest(facts: Facts | dict[str, Any]) -> str:
+    data = facts.model_dump() if isinstance(facts, Facts) else facts
+    data = {k: v for k, v in data.items() if k != "collected_at"}
+    blob = json.dumps(data, sort_keys=True, default=str).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+
+def facts_diff(before: Any, after: Any, path: str = "") -> list[str]:
+    """Human-readable differences between two fact snapshots (also used for stale plans)."""
+    out: list[str] = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        for k in sorted(set(before) | set(after), key=str):
+            p = f"{path}.{k}" if path else str(k)
+            if k not in before:
+                out.append(f"+ {p} = {json.dumps(after[k], default=str)}")
+            elif k not in after:
+                out.append(f"- {p} (was {json.dumps(before[k], default=str)})")
+            else:
+                out.extend(facts_diff(before[k], after[k], p))
+        return out
+    if isinstance(before, list) and isinstance(after, list):
+        keyed = all(isinstance(x, dict) and ("prefix" in x or "path" in x or "name" in x)
+                    for x in before + after)
+        if keyed:
+            def ident(x: dict[str, Any]) -> str:
+                return str(x.get("prefix") or x.get("path") or x.get("name"))
+            b = {ident(x): x for x in before}
+            a = {ident(x): x for x in after}
+            for k in sorted(set(b) | set(a)):
+                p = f"{path}[{k}]"
+                if k not in b:
+                    out.append(f"+ {p}")
+                elif k not in a:
+                    out.append(f"- {p}")
+                else:
+                    out.extend(facts_diff(b[k], a[k], p))
+            return out
+    if before != after:
+        out.append(f"~ {path}: {json.dumps(before, default=str)} → {json.dumps(after, default=str)}")
+    return out
+
+
+class TraceReporter(Reporter):
+    """Keeps a readable trace of the search for `remedy plan --explain`."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def starting(self, unmet: Any) -> None:
+        self.lines.append(f"start: {len(unmet)} violated rule(s): "
+                          + ", ".join(f"{r}@{s}" for r, s in unmet))
+
+    def expanding(self, depth: int, cost: tuple[int, ...], unmet: Any) -> None:
+        self.lines.append(f"{'  ' * depth}expand (cost {dict(zip(CRITERIA, cost, strict=True))}): "
+                          f"{len(unmet)} unmet")
+
+    def adding(self, depth: int, move: Any, cost: tuple[int, ...]) -> None:
+        self.lines.append(f"{'  ' * depth}  try {_move_label(move)}")
+
+    def rejecting(self, depth: int, move: Any, verdict: Verdict) -> None:
+        breaks = ", ".join((verdict.data or {}).get("breaks", []))
+        self.lines.append(f"{'  ' * depth}  reject {_move_label(move)}: {verdict.reason} {breaks}")
+
+    def ending(self, result: SearchResult) -> None:
+        self.lines.append(f"end: {len(result.moves)} move(s), {result.expansions} expansion(s), "
+                          f"{'solved' if result.solved else 'unsolved'}")
+
+
+def _move_label(move: Move) -> str:
+    return " + ".join(
+        f"{s.action}({', '.join(f'{k}={v}' for k, v in s.params)})" for s in move.steps
+    )
+
+
+def _render_step(kb: Knowledge, facts: dict[str, Any], spec: StepSpec) -> dict[str, Any]:
+    ca = kb.actions[spec.action]
+    ctx = {**base_context(kb, facts), **spec.as_dict()}
+    return {
+        "title": render(ca.title, ctx),
+        "commands": [render(c, ctx) for c in ca.commands],
+        "touches": [Touch(kind=render(k, ctx) or "file", target=render(t, ctx),  # type: ignore[arg-type]
+                          detail=render(d, ctx) or None) for k, t, d in ca.touches],
+    }
+
+
+def _because(kb: Knowledge, provider: FactsProvider, before: dict[str, Any],
+             after: dict[str, Any], title: str) -> tuple[list[str], list[str]]:
+    ev_b, ev_a = provider.evaluation(before), provider.evaluation(after)
+    after_keys = ev_a.keys()
+    fixed = [v for v in ev_b.errors_only() if v.key not in after_keys]
+    reasons: list[str] = []
+    for v in fixed:
+        cr = kb.rules[v.rule]
+        facts_said = [render(b, v.ctx) for b in cr.because]
+        if facts_said:
+            chain = "Because " + facts_said[0]
+            for f in facts_said[1:]:
+                chain += ", and because " + f
+            chain += f", so: {title} (then '{cr.rule.title}' holds"
+            if v.consumers:
+                chain += " for " + ", ".join(v.consumers)
+            chain += ")."
+            reasons.append(chain)
+    return [v.rule for v in fixed], reasons
+
+
+def _rejected(kb: Knowledge, provider: FactsProvider, result: SearchResult,
+              initial: dict[str, Any]) -> list[Rejected]:
+    out: list[Rejected] = []
+    seen: set[Any] = set()
+    for rej in sorted(result.rejections, key=lambda r: r.depth):
+        move: Move = rej.move
+        key = provider.move_key(move)
+        if key in seen:
+            continue
+        seen.add(key)
+        data = rej.verdict.data or {}
+        msgs = []
+        for v in data.get("violations", []):
+            msgs.append(render(kb.rules[v.rule].message, v.ctx))
+        out.append(Rejected(
+            action=move.main.action,
+            params=move.main.as_dict(),
+            reason=f"breaks {', '.join(data.get('breaks', [])) or 'another consumer'}: "
+                   + " | ".join(dict.fromkeys(msgs)),
+            breaks=list(data.get("breaks", [])),
+            rules=list(dict.fromkeys(v.rule for v in data.get("violations", []))),
+        ))
+    # Actions that only hide a symptom are never candidates; say so where they would apply.
+    for v in provider.violations(initial):
+        for aid in kb.rules[v.rule].rule.repairs:
+            a = kb.actions[aid].action
+            if a.masks and (aid, v.subject) not in seen:
+                seen.add((aid, v.subject))
+                out.append(Rejected(action=aid, params={"for": v.subject},
+                                    reason=f"masks the symptom, not a fix: {a.reason}",
+                                    breaks=[], rules=[v.rule]))
+    return out
+
+
+def _verification(kb: Knowledge, facts: dict[str, Any]) -> list[Verification]:
+    has_gpu = bool(facts.get("gpus"))
+    out: list[Verification] = []
+    consumers = list((facts.get("workload") or {}).get("consumers") or [])
+    for cid in consumers:
+        probes = [p for p in kb.probes.values() if cid in p.verifies and (has_gpu or not p.gpu)
+                  and p.level != "launch"]
+        if not probes:
+            out.append(Verification(consumer=cid, probe="-", detail="needs a GPU host"
+                                    if not has_gpu else "no probe"))
+            continue
+        best = max(probes, key=lambda p: p.seconds)
+        out.append(Verification(consumer=cid, probe=best.id, detail=best.title))
+    if has_gpu and (facts.get("workload") or {}).get("service"):
+        lp = kb.probes["launch-probe"]
+        out.append(Verification(consumer="sglang-server", probe=lp.id, detail=lp.title))
+    return out
+
+
+def make_plan(kb: Knowledge, facts: Facts, symptoms: list[Symptom] | None = None, *,
+              wrappers: set[str] | None = None, max_expansions: int = 3000) -> Plan:
+    symptoms = symptoms or []
+    initial = facts.model_dump()
+    provider = FactsProvider(kb)
+    trace = TraceReporter()
+    result = search(provider, initial, reporter=trace, criteria=len(CRITERIA),
+                    max_expansions=max_expansions)
+    diag = diagnose(kb, facts, symptoms, wrappers=wrappers,
+                    evaluation=provider.evaluation(initial))
+
+    steps: list[Step] = []
+    state = initial
+    for move in result.moves:
+        main_title = _render_step(kb, state, move.main)["title"]
+        for spec in move.steps:
+            after = provider.apply(state, type(move)((spec,), move.fixes, move.subject))
+            r = _render_step(kb, state, spec)
+            fixes, because = _because(kb, provider, state, after, r["title"])
+            ca = kb.actions[spec.action].action
+            probe = kb.probes[ca.probe]
+            steps.append(Step(
+                action=spec.action,
+                title=r["title"],
+                params=spec.as_dict(),
+                commands=r["commands"],
+                touches=r["touches"],
+                probe=probe.id,
+                probe_detail=probe.title,
+                fixes=fixes,
+                because=because or [f"Because the next step ({main_title}) needs what this "
+                                    f"step provides, so: {r['title']}."],
+                risk=ca.risk,
+                cost=ca.cost.model_dump(),
+                facts_after={"changes": facts_diff(state, after)},
+            ))
+            state = after
+
+    errors = [f for f in diag.findings if f.severity == "error"]
+    if not errors:
+        status = "nothing-to-do"
+    elif result.solved:
+        status = "ok"
+    else:
+        status = "partial" if result.moves else "impossible"
+    unresolved = [f"{r} @ {s}" for r, s in result.unmet]
+    return Plan(
+        remedy_version=__version__,
+        host=facts.host,
+        facts_digest=facts_digest(facts),
+        facts=facts,
+        target=facts.workload,
+        findings=diag.findings,
+        symptoms=symptoms,
+        steps=steps,
+        rejected=_rejected(kb, provider, result, initial),
+        verification=_verification(kb, state) if steps or errors else [],
+        criteria=CRITERIA_TEXT,
+        cost=dict(zip(CRITERIA, result.cost, strict=True)),
+        unresolved=unresolved,
+        trace=trace.lines,
+        status=status,
+    )
