@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from remedy.knowledge.schema import Release
-from remedy.resolve import norm, pick_toolkit, toolkit_at
+from remedy.resolve import norm, toolkit_at
 
 _REL = re.compile(r"(\d+)\.(\d+)")
 
@@ -383,18 +383,6 @@ class Functions:
             err = self.invalid_errors.get((str(component), cls))
             return (err or "its first build fails").replace("<v>", p)
 
-        def distinct_toolkits() -> list[str]:
-            wl = facts.get("workload") or {}
-            seen: list[str] = []
-            for cid in wl.get("consumers", ()):
-                comp = self.components.get(cid)
-                if not comp or not comp.get("toolkit_lookup"):
-                    continue
-                p = pick_toolkit(facts, comp["toolkit_lookup"], env)
-                if p.path and norm(p.path) not in seen:
-                    seen.append(norm(p.path))
-            return seen
-
         return {
             "tk_at": tk_at,
             "missing_libs": missing_libs,
@@ -414,7 +402,6 @@ class Functions:
             "triton_ptxas_for": triton_ptxas_for,
             "ptxas_choices": ptxas_choices,
             "invalid_effect": invalid_effect,
-            "distinct_toolkits": distinct_toolkits,
         }
 
     invalid_errors: dict[tuple[str, str], str] = {}

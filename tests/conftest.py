@@ -1,0 +1,50 @@
+"""Shared fixtures: the knowledge base and fact snapshots used across the suite."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from remedy.knowledge.loader import load_knowledge
+from remedy.model import Facts
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+EXAMPLES = ROOT / "src" / "remedy" / "examples"
+
+BASES = {
+    "h200": FIXTURES / "rules" / "h200-healthy.yaml",
+    "pip": EXAMPLES / "seed-sm120-pip-cu13" / "facts.yaml",
+    "system": EXAMPLES / "seed-sm120-system-cuda128" / "facts.yaml",
+}
+
+
+@pytest.fixture(scope="session")
+def kb():
+    return load_knowledge()
+
+
+def base_facts(name: str) -> dict[str, Any]:
+    return Facts.model_validate(yaml.safe_load(BASES[name].read_text())).model_dump()
+
+
+def patched(base: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
+    """Apply {"a.0.b": value} edits; None deletes the key."""
+    facts = copy.deepcopy(base)
+    for path, value in (patch or {}).items():
+        parts = path.split(".")
+        node: Any = facts
+        for p in parts[:-1]:
+            node = node[int(p)] if isinstance(node, list) else node.setdefault(p, {})
+        last = parts[-1]
+        if isinstance(node, list):
+            node[int(last)] = value
+        elif value is None:
+            node.pop(last, None)
+        else:
+            node[last] = value
+    return Facts.model_validate(facts).model_dump()
