@@ -28,21 +28,21 @@ from remedy.errors import InputError, RemedyError
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
     help="remedy: see the whole CUDA / JIT failure chain of a GPU inference host, preview a "
     "minimal fix with its blast radius, apply it with rollback.\n\n"
-    "Start with: [bold]remedy plan --example seed-sm120-pip-cu13[/]",
+    "Start with: remedy plan --example seed-sm120-pip-cu13",
     epilog="Exit codes: 0 ok · 1 findings/breakage · 2 bad input · 3 no complete plan · "
     "4 host unreachable · 5 refused · 70 internal error.",
 )
 
-ExampleOpt = Annotated[str | None, typer.Option("--example", "-e", help="A built-in example "
+ExampleOpt = Annotated[str | None, typer.Option("--example", "-e", metavar="NAME", help="A built-in example "
                                                   "host (see `remedy examples`).")]
-FactsOpt = Annotated[Path | None, typer.Option("--facts", "-f", help="Facts file (JSON/YAML, "
+FactsOpt = Annotated[Path | None, typer.Option("--facts", "-f", metavar="FILE", help="Facts file (JSON/YAML, "
                                                  "as written by `remedy facts --json`).")]
-HostOpt = Annotated[str | None, typer.Option("--host", "-H", help="Collect facts from this "
+HostOpt = Annotated[str | None, typer.Option("--host", "-H", metavar="HOST", help="Collect facts from this "
                                                "host over SSH (an ssh_config alias works).")]
-LogOpt = Annotated[list[Path] | None, typer.Option("--log", "-l", help="A failing log (server "
+LogOpt = Annotated[list[Path] | None, typer.Option("--log", "-l", metavar="FILE", help="A failing log (server "
                                                      "log, journalctl -u output, ninja output). "
                                                      "Repeatable.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
@@ -122,7 +122,8 @@ def _load_facts(example: str | None, facts: Path | None, host: str | None,
 def examples(json_: JsonOpt = False) -> None:
     """List the built-in example hosts (no host or GPU needed).
 
-    [bold]Example[/]: remedy examples
+    \b
+    Example: remedy examples
     """
     from remedy.inputs import examples as all_examples
 
@@ -156,7 +157,8 @@ def plan(
 ) -> None:
     """Preview the minimal fix: findings, ordered steps with probes, rejected alternatives.
 
-    [bold]Examples[/]:
+    \b
+    Examples:
       remedy plan --example seed-sm120-pip-cu13
       remedy plan --facts host.json --log server.log --out plan.json
       remedy plan --host gpu01 --json
@@ -204,7 +206,8 @@ def diagnose(
     With a log and no facts, ranks the causes the log is consistent with and says which fact
     would confirm each.
 
-    [bold]Examples[/]:
+    \b
+    Examples:
       remedy diagnose --log server.log
       journalctl -u sglang --no-pager | remedy diagnose --log -
       remedy diagnose --example seed-sm120-system-cuda128 --json
@@ -267,7 +270,8 @@ def impact(
     Every consumer of each variable, how it reads it, the predicted effect with the error it
     would print and the upstream source; with facts, a simulation of what each would pick.
 
-    [bold]Examples[/]:
+    \b
+    Examples:
       remedy impact CUDA_HOME=/dev/null
       remedy impact CUDA_HOME=/usr/local/cuda-13.0 --example seed-sm120-system-cuda128
       remedy impact -FLASHINFER_NVCC --facts host.json --json
@@ -334,7 +338,8 @@ def graph(
 ) -> None:
     """Export the knowledge graph (components, variables, rules, actions, signatures).
 
-    [bold]Example[/]: remedy graph --format dot | dot -Tsvg > remedy.svg
+    \b
+    Example: remedy graph --format dot | dot -Tsvg > remedy.svg
     """
     from remedy.knowledge.graph import build_graph, to_dot, to_graphml, to_json
     from remedy.knowledge.loader import load_knowledge
@@ -355,7 +360,8 @@ def schema(
 ) -> None:
     """Print the published JSON Schema of remedy's JSON output.
 
-    [bold]Example[/]: remedy schema plan > plan.schema.json
+    \b
+    Example: remedy schema plan > plan.schema.json
     """
     import json
 
@@ -377,7 +383,8 @@ def facts(
 ) -> None:
     """Collect and print a host's facts: GPUs, every CUDA toolkit, Python envs, environment.
 
-    [bold]Examples[/]:
+    \b
+    Examples:
       remedy facts --local
       remedy --ssh-config sandbox/run/h1/ssh_config facts h1 --json > h1.json
     """
@@ -420,7 +427,8 @@ def _print_facts(f: Any) -> None:
 def check_knowledge() -> None:
     """Validate knowledge/ and playbooks/ (file:line on any error) and print what is known.
 
-    [bold]Example[/]: remedy check
+    \b
+    Example: remedy check
     """
     from remedy.knowledge.loader import load_knowledge
 

@@ -103,11 +103,12 @@ def _unique(items: list[Any], attr: str, file: str, lines: list[int | None], wha
         seen[key] = line
 
 
-def _load_list(path: Path, key: str, model: type, what: str) -> list[tuple[Any, int | None]]:
+def _load_list(path: Path, key: str, model: type, what: str) -> list[tuple[Any, Any]]:
+    """(model, raw mapping) pairs; the raw mapping gives field lines for later errors."""
     raw = _entries(path, key)
-    out = [(validate_entry(model, e, str(path), what), line_of(e)) for e in raw]
+    out = [(validate_entry(model, e, str(path), what), e) for e in raw]
     _unique([o for o, _ in out], "id" if hasattr(model, "model_fields") and "id" in
-            model.model_fields else "name", str(path), [ln for _, ln in out], what)
+            model.model_fields else "name", str(path), [line_of(e) for _, e in out], what)
     return out
 
 
@@ -148,11 +149,11 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
     comp_file = kdir / "components.yaml"
     comps = _load_list(comp_file, "components", Component, "component")
     components = {c.id: c for c, _ in comps}
-    for c, line in comps:
+    for c, raw in comps:
         for dep in c.depends_on:
             if dep not in components:
                 raise KnowledgeError(f"component {c.id!r} depends on unknown component {dep!r}",
-                                     file=str(comp_file), line=line)
+                                     file=str(comp_file), line=line_of(raw, "depends_on"))
 
     var_file = kdir / "variables.yaml"
     variables: dict[str, Variable] = {}
@@ -182,86 +183,102 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
 
     act_files = sorted(p for p in pdir.glob("*.yaml") if p.name != "probes.yaml")
     probe_file = pdir / "probes.yaml"
-    probes = {p.id: p for p, _ in _load_list(probe_file, "probes", Probe, "probe")}
+    probe_entries = _load_list(probe_file, "probes", Probe, "probe")
+    probes = {p.id: p for p, _ in probe_entries}
+    probe_raw = {p.id: raw for p, raw in probe_entries}
 
-    raw_actions: list[tuple[Action, str, int | None]] = []
+    raw_actions: list[tuple[Action, str, Any]] = []
     for f in act_files:
-        for a, line in _load_list(f, "actions", Action, "action"):
-            raw_actions.append((a, str(f), line))
+        for a, raw in _load_list(f, "actions", Action, "action"):
+            raw_actions.append((a, str(f), raw))
     seen_actions: dict[str, str] = {}
-    for a, f, line in raw_actions:
+    for a, f, raw in raw_actions:
         if a.id in seen_actions:
             raise KnowledgeError(f"duplicate action {a.id!r} (also in {seen_actions[a.id]})",
-                                 file=f, line=line)
+                                 file=f, line=line_of(raw))
         seen_actions[a.id] = f
 
     rule_file = kdir / "rules.yaml"
     rules: dict[str, CompiledRule] = {}
-    for r, line in _load_list(rule_file, "rules", Rule, "rule"):
+    for r, raw in _load_list(rule_file, "rules", Rule, "rule"):
         f = str(rule_file)
+        line = line_of(raw)
+
+        def at(key: str, raw: Any = raw) -> int | None:
+            return line_of(raw, key)
+
         for cid in r.consumers:
             if cid not in components:
-                raise KnowledgeError(f"rule {r.id!r}: unknown consumer {cid!r}", file=f, line=line)
+                raise KnowledgeError(f"rule {r.id!r}: unknown consumer {cid!r}", file=f,
+                                     line=at("consumers"))
         for aid in r.repairs:
             if aid not in seen_actions:
                 raise KnowledgeError(f"rule {r.id!r}: repairs unknown action {aid!r}", file=f,
-                                     line=line)
+                                     line=at("repairs"))
         if signature_ids:
             for sid in r.predicts:
                 if sid not in signature_ids:
                     raise KnowledgeError(f"rule {r.id!r}: predicts unknown signature {sid!r}",
-                                         file=f, line=line)
+                                         file=f, line=at("predicts"))
         what = f"rule {r.id!r}"
         rules[r.id] = CompiledRule(
             rule=r, file=f, line=line,
-            when=compile_expr(r.when, file=f, line=line, what=what),
-            holds=compile_expr(r.holds, file=f, line=line, what=what),
-            subject=compile_expr(r.subject, file=f, line=line, what=what),
-            message=compile_template(r.message, file=f, line=line, what=what),
-            because=[compile_template(b, file=f, line=line, what=what) for b in r.because],
-            confirm_with=[compile_template(b, file=f, line=line, what=what)
+            when=compile_expr(r.when, file=f, line=at("when"), what=what),
+            holds=compile_expr(r.holds, file=f, line=at("holds"), what=what),
+            subject=compile_expr(r.subject, file=f, line=at("subject"), what=what),
+            message=compile_template(r.message, file=f, line=at("message"), what=what),
+            because=[compile_template(b, file=f, line=at("because"), what=what)
+                     for b in r.because],
+            confirm_with=[compile_template(b, file=f, line=at("confirm_with"), what=what)
                           for b in r.confirm_with],
         )
 
     actions: dict[str, CompiledAction] = {}
-    for a, f, line in raw_actions:
+    for a, f, raw in raw_actions:
         what = f"action {a.id!r}"
+        line = line_of(raw)
         for rid in a.repairs:
             if rid not in rules:
-                raise KnowledgeError(f"{what}: repairs unknown rule {rid!r}", file=f, line=line)
+                raise KnowledgeError(f"{what}: repairs unknown rule {rid!r}", file=f,
+                                     line=line_of(raw, "repairs"))
         if a.probe not in probes:
-            raise KnowledgeError(f"{what}: unknown probe {a.probe!r}", file=f, line=line)
+            raise KnowledgeError(f"{what}: unknown probe {a.probe!r}", file=f,
+                                 line=line_of(raw, "probe"))
         for b in a.before:
             if b.action not in seen_actions:
                 raise KnowledgeError(f"{what}: before names unknown action {b.action!r}", file=f,
-                                     line=line)
+                                     line=line_of(raw, "before"))
         actions[a.id] = CompiledAction(
             action=a, file=f, line=line,
-            title=compile_template(a.title, file=f, line=line, what=what),
-            when=compile_expr(a.when, file=f, line=line, what=what),
-            bind={k: compile_expr(v, file=f, line=line, what=what) for k, v in a.bind.items()},
+            title=compile_template(a.title, file=f, line=line_of(raw, "title"), what=what),
+            when=compile_expr(a.when, file=f, line=line_of(raw, "when"), what=what),
+            bind={k: compile_expr(v, file=f, line=line_of(raw.get("bind"), k), what=what)
+                  for k, v in a.bind.items()},
             before=[CompiledBefore(
                 action=b.action,
                 when=compile_expr(b.when, file=f, line=line, what=what),
                 params={k: compile_expr(v, file=f, line=line, what=what)
                         for k, v in b.params.items()},
             ) for b in a.before],
-            effects=[_compile_effect(e, f, line, a.id) for e in a.effects],
+            effects=[_compile_effect(e, f, line_of(raw, "effects"), a.id) for e in a.effects],
             touches=[(compile_template(t.kind, file=f, line=line, what=what),
                       compile_template(t.target, file=f, line=line, what=what),
                       compile_template(t.detail or "", file=f, line=line, what=what))
                      for t in a.touches],
-            commands=[compile_template(c, file=f, line=line, what=what) for c in a.commands],
+            commands=[compile_template(c, file=f, line=line_of(raw, "commands"), what=what)
+                      for c in a.commands],
         )
     for pid, p in probes.items():
         for rid in p.requires:
             if rid not in rules:
                 raise KnowledgeError(f"probe {pid!r} requires unknown rule {rid!r}",
-                                     file=str(probe_file))
+                                     file=str(probe_file),
+                                     line=line_of(probe_raw[pid], "requires"))
         for cid in p.verifies:
             if cid not in components:
                 raise KnowledgeError(f"probe {pid!r} verifies unknown component {cid!r}",
-                                     file=str(probe_file))
+                                     file=str(probe_file),
+                                     line=line_of(probe_raw[pid], "verifies"))
 
     fns = Functions(releases, {k: c.model_dump() for k, c in components.items()})
     fns.invalid_errors = {

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from remedy.errors import KnowledgeError
 
 LINE_KEY = "__line__"
+KEYLINES_KEY = "__keylines__"
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -34,6 +35,9 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool =
             line=node.start_mark.line + 1,
         )
     mapping[LINE_KEY] = node.start_mark.line + 1
+    mapping[KEYLINES_KEY] = {
+        k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)
+    }
     return mapping
 
 
@@ -75,14 +79,19 @@ def load_yaml(path: str | Path) -> Any:
 
 def strip_lines(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: strip_lines(v) for k, v in obj.items() if k != LINE_KEY}
+        return {k: strip_lines(v) for k, v in obj.items() if k not in (LINE_KEY, KEYLINES_KEY)}
     if isinstance(obj, list):
         return [strip_lines(v) for v in obj]
     return obj
 
 
-def line_of(obj: Any) -> int | None:
-    return obj.get(LINE_KEY) if isinstance(obj, dict) else None
+def line_of(obj: Any, key: str | None = None) -> int | None:
+    """Line of a mapping, or of one of its keys when `key` is given."""
+    if not isinstance(obj, dict):
+        return None
+    if key is not None and key in obj.get(KEYLINES_KEY, {}):
+        return obj[KEYLINES_KEY][key]
+    return obj.get(LINE_KEY)
 
 
 def validate_entry(model: type, entry: Any, file: str, what: str = "entry") -> Any:

@@ -1,0 +1,139 @@
+"""The command line as a user runs it: exit codes, JSON contracts, clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+
+
+def remedy(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "remedy", *args], capture_output=True,
+                          input=stdin, timeout=60)
+
+
+def test_help_lists_commands_and_examples():
+    r = remedy("--help")
+    assert r.returncode == 0
+    out = r.stdout.decode()
+    for cmd in ("plan", "diagnose", "impact", "graph", "examples", "schema", "facts"):
+        assert cmd in out
+    r = remedy("plan", "--help")
+    assert "remedy plan --example seed-sm120-pip-cu13" in r.stdout.decode()
+
+
+def test_examples_lists_both_seeds():
+    r = remedy("examples", "--json")
+    names = {e["name"] for e in json.loads(r.stdout)}
+    assert {"seed-sm120-pip-cu13", "seed-sm120-system-cuda128"} <= names
+
+
+def test_plan_example_json_and_saved_plan(tmp_path: Path):
+    out = tmp_path / "plan.json"
+    r = remedy("plan", "--example", "seed-sm120-system-cuda128", "--json", "--out", str(out))
+    assert r.returncode == 0, r.stderr.decode()
+    data = json.loads(r.stdout)
+    assert json.loads(out.read_text())["facts_digest"] == data["facts_digest"]
+    assert data["steps"] and all({"action", "params", "probe"} <= set(s) for s in data["steps"])
+    devnull = [x for x in data["rejected"] if x["params"].get("prefix") == "/dev/null"]
+    assert devnull and {"sglang-jit-kernel", "torch-cpp-extension", "flashinfer-jit"} <= set(
+        devnull[0]["breaks"])
+
+
+def test_plan_terminal_and_markdown():
+    r = remedy("plan", "--example", "seed-sm120-pip-cu13")
+    assert r.returncode == 0
+    text = r.stdout.decode()
+    assert "Findings (4)" in text and "Rejected alternatives" in text
+    r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--markdown")
+    md = r.stdout.decode()
+    assert md.startswith("# remedy plan") and "## Rejected alternatives" in md
+    assert "| `ptxas-accepts-cicc-ptx` |" in md
+
+
+def test_schema_is_valid_json_schema():
+    r = remedy("schema", "plan")
+    schema = json.loads(r.stdout)
+    assert schema["title"] == "Plan" and "steps" in schema["properties"]
+
+
+def test_impact_json_contract_and_fail_on_breakage():
+    r = remedy("impact", "CUDA_HOME=/dev/null", "--json", "--fail-on-breakage")
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    for c in data["consumers"]:
+        assert {"component", "variable", "effect", "source"} <= set(c)
+    r = remedy("impact", "MAX_JOBS=4", "--fail-on-breakage")
+    assert r.returncode == 0
+
+
+@pytest.mark.parametrize("fmt", ["dot", "graphml", "json"])
+def test_graph_formats(fmt):
+    r = remedy("graph", "--format", fmt)
+    assert r.returncode == 0 and len(r.stdout) > 1000
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["plan", "--example", "nope"], "unknown example 'nope'"),
+        (["plan"], "say which host"),
+        (["graph", "--format", "png"], "unknown format"),
+        (["impact", "NOT_A_VAR=1"], "knows no consumer"),
+        (["plan", "--example", "seed-sm120-pip-cu13", "--facts", "x.json"], "only one of"),
+    ],
+)
+def test_usage_errors_are_clear(args, needle):
+    r = remedy(*args)
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert needle in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"\x7fELF\x00\x00\x01", "binary file"),
+        (b"", "is empty"),
+        (b"\xff\xfe{bad", "not valid UTF-8"),
+        (b"host: [unclosed\n", "not valid JSON/YAML"),
+        (b"gpus: 3\n", "invalid facts: gpus"),
+        (b"- a\n- b\n", "facts must be a mapping"),
+    ],
+)
+def test_bad_facts_files(tmp_path: Path, content: bytes, needle: str):
+    f = tmp_path / "facts.yaml"
+    f.write_bytes(content)
+    r = remedy("plan", "--facts", str(f))
+    assert r.returncode == 2, r.stderr
+    err = r.stderr.decode()
+    assert needle in err and "Traceback" not in err
+
+
+def test_hostile_strings_in_facts_are_rendered_quoted(tmp_path: Path):
+    import yaml
+
+    facts = yaml.safe_load((EXAMPLES / "seed-sm120-pip-cu13" / "facts.yaml").read_text())
+    evil = "/root/venv/lib/python3.12/site-packages/nvidia/cu13; rm -rf / #$(reboot)`id`"
+    facts["toolkits"][0]["prefix"] = evil
+    facts["toolkits"][0]["python"] = "/root/venv"
+    facts["shell_env"]["CUDA_HOME"] = evil
+    f = tmp_path / "evil.yaml"
+    f.write_text(yaml.safe_dump(facts))
+    r = remedy("plan", "--facts", str(f), "--json")
+    assert r.returncode == 0, r.stderr.decode()
+    data = json.loads(r.stdout)
+    cmds = [c for s in data["steps"] for c in s["commands"]]
+    assert cmds
+    import shlex
+
+    for c in cmds:
+        if evil in c:
+            assert shlex.quote(evil + "/lib64") in c or shlex.quote(evil + "/lib/libcudart.so") \
+                in c or shlex.quote(evil + "/lib/stubs") in c or shlex.quote(
+                evil + "/lib/stubs/libcuda.so") in c, c
