@@ -1,0 +1,232 @@
+"""LocalTransport: the same seam on this machine, with asyncio subprocesses.
+
+Each command runs in its own session (process group) so a timeout kills the whole tree,
+not just the shell: a `sh -c 'a; b'` that times out must not leave `a` running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import tempfile
+import time
+from collections.abc import AsyncIterator, Mapping
+
+from remedy.errors import CommandTimeout
+from remedy.transport.base import Command, CommandResult, LineSplitter, describe, signal_status
+from remedy.transport.quote import check_env_name
+
+
+def _argv(command: Command) -> list[str | bytes]:
+    if isinstance(command, (str, bytes)):
+        return ["/bin/sh", "-c", command]
+    argv = [a if isinstance(a, (str, bytes)) else os.fspath(a) for a in command]
+    if not argv:
+        raise ValueError("empty argv")
+    for a in argv:
+        if (b"\0" if isinstance(a, bytes) else "\0") in a:
+            raise ValueError(f"an argument cannot contain a NUL byte: {a!r}")
+    return argv
+
+
+def _status(returncode: int | None) -> int:
+    if returncode is None:
+        return signal_status(signal.SIGKILL)
+    return signal_status(-returncode) if returncode < 0 else returncode
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+class LocalTransport:
+    """Run commands on this machine; the reference implementation of Transport."""
+
+    def __init__(self, host: str = "localhost", *, env: Mapping[str, str] | None = None) -> None:
+        """env: variables set for every command (tests use it for a clean HOME/SHELL/PATH)."""
+        self.host = host
+        self.env = dict(env or {})
+
+    async def _spawn(
+        self,
+        command: Command,
+        *,
+        stdin: int | None,
+        env: Mapping[str, str] | None,
+        merge_stderr: bool = False,
+    ) -> asyncio.subprocess.Process | CommandResult:
+        argv = _argv(command)
+        full_env = None
+        if env or self.env:
+            full_env = dict(os.environb)
+            for k, v in {**self.env, **(env or {})}.items():
+                full_env[os.fsencode(check_env_name(k))] = (
+                    v if isinstance(v, bytes) else os.fsencode(v)
+                )
+        try:
+            return await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=stdin,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
+                env=full_env,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            name = os.fsdecode(argv[0])
+            return CommandResult(127, b"", f"sh: 1: {name}: not found\n".encode(), 0.0)
+        except PermissionError:
+            name = os.fsdecode(argv[0])
+            return CommandResult(126, b"", f"sh: 1: {name}: Permission denied\n".encode(), 0.0)
+
+    async def run(
+        self,
+        argv_or_script: Command,
+        *,
+        timeout: float,
+        input: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run and wait; past `timeout` the process group is SIGKILLed and CommandTimeout raised."""
+        start = time.monotonic()
+        proc = await self._spawn(
+            argv_or_script,
+            stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+            env=env,
+        )
+        if isinstance(proc, CommandResult):
+            return proc
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            _kill_group(proc)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), 5)
+            raise CommandTimeout(
+                f"{self.host}: command ran past its {timeout:g} s timeout and was killed: "
+                f"{describe(argv_or_script)}"
+            ) from None
+        except BaseException:
+            _kill_group(proc)
+            raise
+        return CommandResult(_status(proc.returncode), out, err, time.monotonic() - start)
+
+    async def put(self, path: str, data: bytes, *, mode: int = 0o600) -> None:
+        """Atomic write: temp file in the same dir, fsync, rename, fsync the dir."""
+        await asyncio.to_thread(_atomic_write, path, data, mode)
+
+    async def get(self, path: str) -> bytes:
+        return await asyncio.to_thread(_read, path)
+
+    def stream(
+        self, command: Command, *, timeout: float, env: Mapping[str, str] | None = None
+    ) -> LocalStream:
+        """Lines of stdout+stderr as they come; closing the stream kills the command."""
+        return LocalStream(self, command, timeout=timeout, env=env)
+
+    async def close(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"LocalTransport(host={self.host!r})"
+
+
+class LocalStream:
+    """AsyncIterator[bytes] over a local command's merged output; exit_status when done."""
+
+    def __init__(
+        self,
+        transport: LocalTransport,
+        command: Command,
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None,
+    ) -> None:
+        self._t = transport
+        self._command = command
+        self._timeout = timeout
+        self._env = env
+        self._gen: AsyncIterator[bytes] | None = None
+        self.exit_status: int | None = None
+
+    def __aiter__(self) -> LocalStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._gen is None:
+            self._gen = self._lines()
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        if self._gen is not None:
+            await self._gen.aclose()  # type: ignore[attr-defined]
+
+    async def _lines(self) -> AsyncIterator[bytes]:
+        deadline = time.monotonic() + self._timeout
+        proc = await self._t._spawn(
+            self._command, stdin=asyncio.subprocess.DEVNULL, env=self._env, merge_stderr=True
+        )
+        if isinstance(proc, CommandResult):
+            self.exit_status = proc.exit_status
+            if proc.stderr:
+                yield proc.stderr
+            return
+        assert proc.stdout is not None
+        splitter = LineSplitter()
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise asyncio.TimeoutError
+                chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
+                if not chunk:
+                    break
+                for line in splitter.feed(chunk):
+                    yield line
+            for line in splitter.tail():
+                yield line
+            left = max(deadline - time.monotonic(), 0.001)
+            await asyncio.wait_for(proc.wait(), left)
+            self.exit_status = _status(proc.returncode)
+        except (asyncio.TimeoutError, TimeoutError):
+            _kill_group(proc)
+            raise CommandTimeout(
+                f"{self._t.host}: streamed command ran past its {self._timeout:g} s timeout "
+                f"and was killed: {describe(self._command)}"
+            ) from None
+        finally:
+            if proc.returncode is None:
+                _kill_group(proc)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(proc.wait(), 5)
+
+
+def _atomic_write(path: str, data: bytes, mode: int) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".remedy.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fchmod(f.fileno(), mode)
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()

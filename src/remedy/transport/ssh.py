@@ -1,0 +1,640 @@
+"""SSHTransport: asyncssh behind the Transport seam.
+
+Choices and why:
+- One connection per host, at most 8 channels on it at once (sshd's MaxSessions default is
+  10; past it channels fail with "open failed").
+- Host keys are strict. An unknown key is refused unless accept_new, which records it the way
+  OpenSSH's StrictHostKeyChecking=accept-new does. A changed key is always refused.
+- A timed-out command is killed on the host. sshd puts each session in its own process group
+  (setsid) but ignores channel close and refuses "signal" requests without privsep, so every
+  command first reports its pid on stderr (a marker line the transport removes) and a timeout
+  sends `kill -9 -PGID` over a fresh channel.
+- env is passed with env(1) in the command line, not as SSH "env" requests, which sshd drops
+  unless AcceptEnv allows them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from remedy.errors import (
+    CommandTimeout,
+    ConnectionDropped,
+    HostKeyRejected,
+    HostUnreachable,
+    InputError,
+    TransportError,
+)
+from remedy.transport.base import (
+    Command,
+    CommandResult,
+    LineSplitter,
+    describe,
+    signal_number,
+    signal_status,
+)
+from remedy.transport.quote import command_line, join, quote_bytes
+
+MAX_CHANNELS = 8
+"""Channels per connection; below sshd's default MaxSessions 10, leaving room for a kill."""
+
+_PID_MARK = b"\x1eremedy-pid "
+_PID_RE = re.compile(rb"\x1eremedy-pid (\d+)\n")
+
+
+def wrap_remote(line: bytes, *, merge_stderr: bool = False) -> bytes:
+    """The command line sent to sshd: report the pid on stderr, then exec the real command.
+
+    The login shell execs sh, so the pid printed is the session leader sshd created with
+    setsid(), i.e. the process group of everything the command starts.
+    """
+    pre = b'printf "\\036remedy-pid %s\\n" "$$" >&2; '
+    if merge_stderr:
+        pre += b"exec 2>&1; "
+    pre += b'exec "$@"'
+    return b"exec sh -c " + quote_bytes(pre) + b" sh " + line
+
+
+@dataclass
+class SSHTarget:
+    """`[user@]host[:port]` or an ssh_config alias, as typed by the user."""
+
+    host: str
+    user: str | None = None
+    port: int | None = None
+
+    @classmethod
+    def parse(cls, target: str) -> SSHTarget:
+        if not target or any(c.isspace() for c in target):
+            raise InputError(f"not a host: {target!r}")
+        user = None
+        if "@" in target:
+            user, target = target.rsplit("@", 1)
+        port: int | None = None
+        m = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?", target)
+        if m:
+            host, p = m.group(1), m.group(2)
+            port = int(p) if p else None
+        elif target.count(":") == 1:
+            host, p = target.split(":")
+            if not p.isdigit():
+                raise InputError(f"bad port in {target!r}")
+            port = int(p)
+        else:
+            host = target
+        if not host:
+            raise InputError(f"not a host: {target!r}")
+        return cls(host=host, user=user or None, port=port)
+
+
+# --------------------------------------------------------------------------------------------
+# Known hosts
+# --------------------------------------------------------------------------------------------
+
+
+def known_hosts_name(host: str, port: int | None) -> str:
+    """How OpenSSH writes a host in known_hosts: `host`, or `[host]:port` off port 22."""
+    if port and port != 22:
+        return f"[{host}]:{port}"
+    return host
+
+
+@dataclass
+class KnownHosts:
+    """The known_hosts files in force for one host, with line numbers for messages."""
+
+    user_files: list[str]
+    global_files: list[str] = field(default_factory=list)
+
+    def entries(self) -> list[tuple[str, int, str]]:
+        """(file, line number, line) for every non-comment line of every readable file."""
+        out: list[tuple[str, int, str]] = []
+        for path in [*self.user_files, *self.global_files]:
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for n, line in enumerate(text.splitlines(), 1):
+                s = line.strip()
+                if s and not s.startswith("#"):
+                    out.append((path, n, s))
+        return out
+
+    def as_asyncssh(self) -> asyncssh.SSHKnownHosts:
+        """All trusted entries as one asyncssh object (never falls back to asyncssh defaults)."""
+        good: list[str] = []
+        for _path, _n, line in self.entries():
+            try:
+                asyncssh.import_known_hosts(line)
+            except (ValueError, asyncssh.KeyImportError):
+                continue
+            good.append(line)
+        return asyncssh.import_known_hosts("\n".join(good) + "\n" if good else "")
+
+    def matching(self, host: str, addr: str, port: int | None) -> list[tuple[str, int, Any]]:
+        """(file, line, key) of the trusted keys recorded for this host."""
+        p = port if port and port != 22 else None
+        found: list[tuple[str, int, Any]] = []
+        for path, n, line in self.entries():
+            try:
+                kh = asyncssh.import_known_hosts(line)
+            except (ValueError, asyncssh.KeyImportError):
+                continue
+            trusted = kh.match(host, addr, p)[0]
+            for key in trusted:
+                found.append((path, n, key))
+        return found
+
+    def record(self, host: str, port: int | None, key: Any) -> str:
+        """Append a key in OpenSSH format to the first user file; returns `file:line`."""
+        if not self.user_files:
+            raise HostKeyRejected(
+                f"cannot record the host key of {host}: no UserKnownHostsFile to write to"
+            )
+        path = Path(self.user_files[0]).expanduser()
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fields = key.export_public_key("openssh").decode().split()
+        line = f"{known_hosts_name(host, port)} {fields[0]} {fields[1]}\n"
+        old = path.read_bytes() if path.exists() else b""
+        with open(path, "ab") as f:
+            if old and not old.endswith(b"\n"):
+                f.write(b"\n")
+            f.write(line.encode())
+            f.flush()
+            os.fsync(f.fileno())
+        if not old:
+            os.chmod(path, 0o600)
+        lineno = (old.count(b"\n") + (0 if not old or old.endswith(b"\n") else 1)) + 1
+        return f"{path}:{lineno}"
+
+
+class _HostKeyPolicy(asyncssh.SSHClient):
+    """Called by asyncssh only for a key not already trusted: unknown or changed."""
+
+    def __init__(self, owner: SSHTransport) -> None:
+        self._owner = owner
+
+    def validate_host_public_key(self, host: str, addr: str, port: int, key: Any) -> bool:
+        o = self._owner
+        kh = o._known_hosts
+        assert kh is not None
+        fp = key.get_fingerprint("sha256")
+        name = known_hosts_name(host, port)
+        known = kh.matching(host, addr, port)
+        if known:
+            where = ", ".join(f"{f}:{n}" for f, n, _ in known)
+            o._key_problem = (
+                f"REMOTE HOST KEY FOR {name} HAS CHANGED ({key.get_algorithm()} {fp}); "
+                f"refusing to connect (accept-new never overrides a changed key). "
+                f"The recorded key is at {where}. If the host was really reinstalled, remove "
+                f"that line (ssh-keygen -R '{name}' -f {known[0][0]}) after checking the new "
+                f"fingerprint out of band."
+            )
+            return False
+        if o.accept_new:
+            try:
+                o.recorded_key = kh.record(host, port, key)
+            except (OSError, HostKeyRejected) as exc:
+                o._key_problem = f"cannot record the host key of {name}: {exc}"
+                return False
+            return True
+        files = ", ".join(kh.user_files) or "(none)"
+        o._key_problem = (
+            f"unknown host key for {name} ({key.get_algorithm()} {fp}); not in {files}. "
+            f"Check the fingerprint, then trust it with --accept-new (records it in "
+            f"known_hosts, like ssh -o StrictHostKeyChecking=accept-new)."
+        )
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# Sessions
+# --------------------------------------------------------------------------------------------
+
+
+class _Session(asyncssh.SSHClientSession):  # type: ignore[type-arg]
+    """Collects one channel's output; knows whether it ended with a status or was cut off."""
+
+    def __init__(self, *, lines: bool = False) -> None:
+        self.out = bytearray()
+        self.err = bytearray()
+        self.pid: int | None = None
+        self.pid_seen = asyncio.Event()
+        self.exit_status: int | None = None
+        self.exit_signal: str | None = None
+        self.closed = asyncio.Event()
+        self.lost: Exception | None = None
+        self.lines: deque[bytes] | None = deque() if lines else None
+        self.more = asyncio.Event()
+        self._splitter = LineSplitter()
+        self._errbuf = bytearray()
+
+    def data_received(self, data: bytes, datatype: int | None) -> None:
+        if datatype == asyncssh.EXTENDED_DATA_STDERR:
+            self._stderr(data)
+        elif self.lines is not None:
+            self.lines.extend(self._splitter.feed(data))
+            self.more.set()
+        else:
+            self.out += data
+
+    def _stderr(self, data: bytes) -> None:
+        if self.pid is not None:
+            self.err += data
+            return
+        self._errbuf += data
+        m = _PID_RE.search(self._errbuf)
+        if m:
+            self.pid = int(m.group(1))
+            self.pid_seen.set()
+            self.err += self._errbuf[: m.start()] + self._errbuf[m.end() :]
+            self._errbuf.clear()
+        elif _PID_MARK[:1] not in self._errbuf and len(self._errbuf) > 4096:
+            self.err += self._errbuf
+            self._errbuf.clear()
+
+    def exit_status_received(self, status: int) -> None:
+        self.exit_status = status
+
+    def exit_signal_received(self, signal: str, core_dumped: bool, msg: str, lang: str) -> None:
+        self.exit_signal = signal
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = exc
+        if self.pid is None and self._errbuf:
+            self.err += self._errbuf
+            self._errbuf.clear()
+        if self.lines is not None:
+            self.lines.extend(self._splitter.tail())
+        self.closed.set()
+        self.more.set()
+
+    @property
+    def finished(self) -> bool:
+        """Ended with an exit status or signal (not cut off)."""
+        return self.exit_status is not None or self.exit_signal is not None
+
+    def status(self) -> int:
+        if self.exit_status is not None:
+            return self.exit_status
+        return signal_status(signal_number(self.exit_signal))
+
+
+# --------------------------------------------------------------------------------------------
+# Transport
+# --------------------------------------------------------------------------------------------
+
+
+class SSHTransport:
+    """Commands and files on one host over one SSH connection."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        ssh_config: str | None = None,
+        accept_new: bool = False,
+        connect_timeout: float = 10.0,
+        max_channels: int = MAX_CHANNELS,
+        client_keys: list[str] | None = None,
+        known_hosts: list[str] | None = None,
+        username: str | None = None,
+        port: int | None = None,
+    ) -> None:
+        t = SSHTarget.parse(target)
+        self.target = target
+        self.host = target
+        self._t = t
+        self._ssh_config = ssh_config
+        self.accept_new = accept_new
+        self.connect_timeout = connect_timeout
+        self._client_keys = client_keys
+        self._known_hosts_override = known_hosts
+        self._username = username or t.user
+        self._port = port or t.port
+        self._sem = asyncio.Semaphore(max_channels)
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._conn_lock = asyncio.Lock()
+        self._known_hosts: KnownHosts | None = None
+        self._key_problem: str | None = None
+        self.recorded_key: str | None = None
+        self._closed = False
+
+    # -- connection ---------------------------------------------------------------------
+
+    def _options(self) -> asyncssh.SSHClientConnectionOptions:
+        cfg: Any = [self._ssh_config] if self._ssh_config else ()
+        kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host}
+        if self._username:
+            kwargs["username"] = self._username
+        if self._port:
+            kwargs["port"] = self._port
+        try:
+            return asyncssh.SSHClientConnectionOptions(**kwargs)
+        except (OSError, ValueError) as exc:
+            raise InputError(
+                f"cannot use ssh config {self._ssh_config or '~/.ssh/config'}: {exc}"
+            ) from None
+
+    def _resolve_known_hosts(self, opts: asyncssh.SSHClientConnectionOptions) -> KnownHosts:
+        if self._known_hosts_override is not None:
+            return KnownHosts([os.path.expanduser(p) for p in self._known_hosts_override])
+        configured = opts.known_hosts
+        user: list[str] = []
+        glob: list[str] = []
+        if isinstance(configured, (list, tuple)) and configured:
+            cfg_user = opts.config.get("UserKnownHostsFile", ())
+            user = [os.path.expanduser(str(p)) for p in cfg_user if str(p).lower() != "none"]
+            glob = [os.path.expanduser(str(p)) for p in configured if str(p) not in cfg_user]
+        if not user:
+            user = [os.path.expanduser("~/.ssh/known_hosts")]
+        if not glob:
+            glob = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
+        return KnownHosts(user, glob)
+
+    async def _connect(self) -> asyncssh.SSHClientConnection:
+        opts = self._options()
+        self._known_hosts = self._resolve_known_hosts(opts)
+        self._key_problem = None
+        kwargs: dict[str, Any] = {
+            "options": opts,
+            "known_hosts": self._known_hosts.as_asyncssh(),
+            "client_factory": lambda: _HostKeyPolicy(self),
+            "agent_forwarding": False,
+            "x11_forwarding": False,
+            "connect_timeout": self.connect_timeout,
+            "keepalive_interval": 10,
+            "keepalive_count_max": 3,
+        }
+        if self._client_keys is not None:
+            kwargs["client_keys"] = self._client_keys
+        name = self.target
+        last: Exception | None = None
+        for attempt in range(3):
+            try:
+                return await asyncio.wait_for(
+                    asyncssh.connect(self._t.host, **kwargs), self.connect_timeout + 1
+                )
+            except asyncssh.HostKeyNotVerifiable as exc:
+                raise HostKeyRejected(
+                    f"{name}: {self._key_problem or exc}",
+                    hint="remedy --accept-new records an unknown key; a changed key is never "
+                    "accepted",
+                ) from None
+            except asyncssh.KeyExchangeFailed as exc:
+                if self._known_hosts.matching(self._t.host, self._t.host, self._port):
+                    raise HostKeyRejected(
+                        f"{name}: no host key of a type recorded in known_hosts was offered "
+                        f"({exc.reason}); treating it as a changed key"
+                    ) from None
+                raise TransportError(f"{name}: key exchange failed: {exc.reason}") from None
+            except asyncssh.PermissionDenied as exc:
+                raise TransportError(
+                    f"{name}: authentication failed ({exc.reason})",
+                    hint="check User/IdentityFile in the ssh config, or that ssh-agent holds a "
+                    "key the host accepts",
+                ) from None
+            except (asyncio.TimeoutError, TimeoutError):
+                raise HostUnreachable(
+                    f"{name}: no SSH connection within {self.connect_timeout:g} s"
+                ) from None
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError) as exc:
+                # sshd's MaxStartups drops handshakes under load: retry a little, then give up
+                last = exc
+                await asyncio.sleep(0.1 * (attempt + 1))
+                continue
+            except OSError as exc:
+                raise HostUnreachable(f"{name}: cannot connect: {exc.strerror or exc}") from None
+            except ValueError as exc:
+                raise InputError(f"{name}: {exc}") from None
+        raise HostUnreachable(f"{name}: connection dropped during the SSH handshake: {last}")
+
+    async def connection(self) -> asyncssh.SSHClientConnection:
+        """The host's one connection, opened on first use and reopened after a drop."""
+        if self._closed:
+            raise TransportError(f"{self.target}: transport is closed")
+        async with self._conn_lock:
+            conn = self._conn
+            if conn is not None and not conn.is_closed():
+                return conn
+            self._conn = await self._connect()
+            return self._conn
+
+    async def _open(self, line: bytes, session: _Session) -> asyncssh.SSHClientChannel:  # type: ignore[type-arg]
+        """Open a channel; retry briefly when sshd refuses one (MaxSessions race)."""
+        delay = 0.05
+        for attempt in range(8):
+            conn = await self.connection()
+            try:
+                chan, _ = await conn.create_session(lambda: session, line, encoding=None)  # type: ignore[arg-type]
+                return chan
+            except asyncssh.ChannelOpenError as exc:
+                if attempt == 7:
+                    raise TransportError(
+                        f"{self.target}: sshd refused a channel ({exc.reason}); is MaxSessions "
+                        f"below {MAX_CHANNELS}?"
+                    ) from None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
+                self._conn = None
+                if attempt >= 1:
+                    raise ConnectionDropped(f"{self.target}: connection lost: {exc}") from None
+        raise AssertionError("unreachable")
+
+    async def _kill(self, pid: int) -> None:
+        """Kill the process group of a timed-out command over a fresh channel."""
+        script = 'kill -9 -"$1" 2>/dev/null || kill -9 "$1" 2>/dev/null; exit 0'
+        line = join(["sh", "-c", script, "sh", str(pid)]).encode()
+        sess = _Session()
+        try:
+            chan = await self._open(line, sess)
+            await asyncio.wait_for(sess.closed.wait(), 5)
+            chan.close()
+        except Exception:
+            pass
+
+    async def _abort(self, chan: Any, sess: _Session) -> None:
+        if sess.pid is None and not sess.closed.is_set():
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                await asyncio.wait_for(sess.pid_seen.wait(), 1.0)
+        chan.close()
+        if sess.pid is not None and not sess.finished:
+            await self._kill(sess.pid)
+
+    # -- Transport API ------------------------------------------------------------------
+
+    async def run(
+        self,
+        argv_or_script: Command,
+        *,
+        timeout: float,
+        input: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run on the host; CommandTimeout (remote process group killed), ConnectionDropped."""
+        line = wrap_remote(command_line(argv_or_script, env))
+        async with self._sem:
+            sess = _Session()
+            start = time.monotonic()
+            chan = await self._open(line, sess)
+            try:
+                if input:
+                    chan.write(input)
+                chan.write_eof()
+                await asyncio.wait_for(sess.closed.wait(), timeout)
+            except (asyncio.TimeoutError, TimeoutError):
+                await self._abort(chan, sess)
+                raise CommandTimeout(
+                    f"{self.target}: command ran past its {timeout:g} s timeout and was killed: "
+                    f"{describe(argv_or_script)}"
+                ) from None
+            except BaseException:
+                await asyncio.shield(self._abort(chan, sess))
+                raise
+            if not sess.finished:
+                self._conn = None
+                raise ConnectionDropped(
+                    f"{self.target}: connection lost while running {describe(argv_or_script)!r}"
+                    f" ({sess.lost or 'channel closed without an exit status'}); it may still "
+                    f"be running on the host"
+                )
+            return CommandResult(
+                sess.status(), bytes(sess.out), bytes(sess.err), time.monotonic() - start
+            )
+
+    async def put(self, path: str, data: bytes, *, mode: int = 0o600, timeout: float = 60) -> None:
+        """Atomic write on the host: mktemp in the same dir, fsync, rename, fsync the dir."""
+        r = await self.run(
+            ["sh", "-c", PUT_SCRIPT, "sh", path, f"{mode:o}"], timeout=timeout, input=data
+        )
+        if r.exit_status != 0:
+            raise file_error(path, r.stderr)
+
+    async def get(self, path: str, *, timeout: float = 60) -> bytes:
+        r = await self.run(["cat", "--", path], timeout=timeout)
+        if r.exit_status != 0:
+            raise file_error(path, r.stderr)
+        return r.stdout
+
+    def stream(
+        self, command: Command, *, timeout: float, env: Mapping[str, str] | None = None
+    ) -> SSHStream:
+        """Lines of stdout+stderr as they come; closing the stream kills the command."""
+        return SSHStream(self, command, timeout=timeout, env=env)
+
+    async def close(self) -> None:
+        self._closed = True
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.wait_closed(), 5)
+
+    def __repr__(self) -> str:
+        return f"SSHTransport({self.target!r})"
+
+
+class SSHStream:
+    """AsyncIterator[bytes] over a remote command's merged output; exit_status when done."""
+
+    def __init__(
+        self,
+        transport: SSHTransport,
+        command: Command,
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None,
+    ) -> None:
+        self._t = transport
+        self._command = command
+        self._timeout = timeout
+        self._env = env
+        self._gen: AsyncIterator[bytes] | None = None
+        self.exit_status: int | None = None
+
+    def __aiter__(self) -> SSHStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._gen is None:
+            self._gen = self._lines()
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        if self._gen is not None:
+            await self._gen.aclose()  # type: ignore[attr-defined]
+
+    async def _lines(self) -> AsyncIterator[bytes]:
+        t = self._t
+        line = wrap_remote(command_line(self._command, self._env), merge_stderr=True)
+        async with t._sem:
+            sess = _Session(lines=True)
+            deadline = time.monotonic() + self._timeout
+            chan = await t._open(line, sess)
+            chan.write_eof()
+            assert sess.lines is not None
+            try:
+                while True:
+                    while sess.lines:
+                        yield sess.lines.popleft()
+                    if sess.closed.is_set():
+                        break
+                    sess.more.clear()
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise asyncio.TimeoutError
+                    await asyncio.wait_for(sess.more.wait(), left)
+            except (asyncio.TimeoutError, TimeoutError):
+                await t._abort(chan, sess)
+                raise CommandTimeout(
+                    f"{t.target}: streamed command ran past its {self._timeout:g} s timeout and "
+                    f"was killed: {describe(self._command)}"
+                ) from None
+            finally:
+                if not sess.closed.is_set():
+                    await asyncio.shield(t._abort(chan, sess))
+            if not sess.finished:
+                t._conn = None
+                raise ConnectionDropped(
+                    f"{t.target}: connection lost while streaming {describe(self._command)!r}"
+                )
+            self.exit_status = sess.status()
+
+
+PUT_SCRIPT = """set -e
+umask 077
+d=$(dirname -- "$1")
+t=$(mktemp "$d/.remedy.XXXXXXXX")
+trap 'rm -f -- "$t"' EXIT
+cat > "$t"
+chmod "$2" "$t"
+sync -- "$t" 2>/dev/null || sync
+mv -f -- "$t" "$1"
+trap - EXIT
+sync -- "$d" 2>/dev/null || true
+"""
+"""Atomic put with only sh + coreutils: same-dir temp file, fsync, rename, fsync the dir."""
+
+
+def file_error(path: str, stderr: bytes) -> OSError:
+    """Map a failed cat/put on the host to the OSError subclass Python would raise locally."""
+    msg = stderr.decode("utf-8", "replace").strip()
+    if "No such file" in msg:
+        return FileNotFoundError(2, f"No such file or directory: {msg}", path)
+    if "Permission denied" in msg:
+        return PermissionError(13, f"Permission denied: {msg}", path)
+    if "Is a directory" in msg:
+        return IsADirectoryError(21, f"Is a directory: {msg}", path)
+    return OSError(5, msg or "remote file operation failed", path)
