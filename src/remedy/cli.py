@@ -86,7 +86,7 @@ def _collect(host: str, local: bool = False) -> Any:
         raise RemedyError(f"collecting facts from hosts is not available: {exc}") from None
 
     async def go() -> Any:
-        t = await open_transport(host, local=local, ssh_config=str(State.ssh_config)
+        t = open_transport(host, local=local, ssh_config=str(State.ssh_config)
                                  if State.ssh_config else None,
                                  accept_new=State.accept_new, connect_timeout=10.0)
         try:

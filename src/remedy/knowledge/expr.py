@@ -23,9 +23,19 @@ def _quote(value: Any) -> str:
     return shlex.quote(str(value))
 
 
+def systemd_quote(value: Any) -> str:
+    """One Environment= word as systemd reads it: double-quoted, C escapes, %% for %."""
+    s = "" if value is None or isinstance(value, Undefined) else str(value)
+    if "\n" in s or "\r" in s:
+        raise ValueError("a systemd Environment= value cannot contain a newline")
+    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'"{s}"'
+
+
 def make_env() -> ImmutableSandboxedEnvironment:
     env = ImmutableSandboxedEnvironment(autoescape=False, keep_trailing_newline=False)
     env.filters["q"] = _quote
+    env.filters["systemd_quote"] = systemd_quote
     return env
 
 

@@ -408,6 +408,7 @@ class Functions:
 
     def statics(self) -> dict[str, Callable[..., Any]]:
         return {
+            "dropin_dir": lambda unit: f"/etc/systemd/system/{_s(unit)}.d",
             "ver": ver,
             "rel": rel,
             "cudart_release": cudart_release,

@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""remedy's host-side helper: lock, journal, checkpoint, restore, atomic writes.
+
+The controller renders and decides; this small stdlib-only script does the few things that
+must be atomic and durable on the host itself (Ansible's module split). It is sent to the
+host and run with the host's python3 (>= 3.8). Every write is fsynced, and so is its
+directory, before the command reports success. Output is one JSON object on stdout.
+
+    agent.py lock-acquire STATE_DIR JSON     exit 3 + the holder's JSON when held
+    agent.py lock-release STATE_DIR RUN_ID   exit 3 when held by another run
+    agent.py lock-read STATE_DIR
+    agent.py append FILE JSON                append one journal line
+    agent.py read FILE                       the journal lines as a JSON list
+    agent.py write FILE MODE < data          atomic write (temp + fsync + rename)
+    agent.py capture DIR < spec.json         checkpoint paths and Python packages
+    agent.py restore DIR                     put them back exactly
+    agent.py snapshot < spec.json            digest of paths and packages (for tests)
+    agent.py runs STATE_DIR                  list run ids with their last events
+"""
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import time
+
+
+def out(obj, code=0):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def fsync_dir(path):
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def private_dir(path):
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def atomic_write(path, data, mode=0o600):
+    d = os.path.dirname(path) or "."
+    tmp = os.path.join(d, ".%s.remedy-tmp-%d" % (os.path.basename(path), os.getpid()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(d)
+
+
+# -- lock -----------------------------------------------------------------------------------
+
+
+def lock_acquire(state, info):
+    private_dir(state)
+    path = os.path.join(state, "lock.json")
+    data = (json.dumps(json.loads(info)) + "\n").encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise
+        with open(path) as f:
+            try:
+                held = json.load(f)
+            except ValueError:
+                held = {"run_id": "?", "note": "unreadable lock file " + path}
+        out({"held": held}, 3)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(state)
+    out({"acquired": True})
+
+
+def lock_release(state, run_id):
+    path = os.path.join(state, "lock.json")
+    try:
+        with open(path) as f:
+            held = json.load(f)
+    except (OSError, ValueError):
+        out({"released": False, "note": "no lock"})
+    if held.get("run_id") != run_id:
+        out({"held": held}, 3)
+    os.unlink(path)
+    fsync_dir(state)
+    out({"released": True})
+
+
+def lock_read(state):
+    try:
+        with open(os.path.join(state, "lock.json")) as f:
+            out({"held": json.load(f)})
+    except (OSError, ValueError):
+        out({"held": None})
+
+
+# -- journal --------------------------------------------------------------------------------
+
+
+def append(path, line):
+    private_dir(os.path.dirname(path))
+    rec = json.loads(line)
+    rec.setdefault("ts", time.time())
+    data = (json.dumps(rec, sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(os.path.dirname(path))
+    out({"ok": True})
+
+
+def read(path):
+    recs = []
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                try:
+                    recs.append(json.loads(raw))
+                except ValueError:
+                    recs.append({"event": "torn", "raw": raw[:200].decode("utf-8", "replace")})
+    except OSError:
+        pass
+    out({"records": recs})
+
+
+def runs(state):
+    base = os.path.join(state, "runs")
+    items = []
+    for rid in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        jpath = os.path.join(base, rid, "journal.jsonl")
+        first, last, committed = None, None, []
+        try:
+            with open(jpath, "rb") as f:
+                for raw in f:
+                    try:
+                        rec = json.loads(raw)
+                    except ValueError:
+                        continue
+                    first = first or rec
+                    last = rec
+                    if rec.get("event") == "committed":
+                        committed.append(rec.get("step"))
+        except OSError:
+            continue
+        items.append({"run_id": rid, "first": first, "last": last, "committed": committed})
+    out({"runs": items})
+
+
+# -- checkpoints ----------------------------------------------------------------------------
+
+
+def _lexists(p):
+    return os.path.lexists(p)
+
+
+def _kind(p):
+    st = os.lstat(p)
+    if stat.S_ISLNK(st.st_mode):
+        return "symlink"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    return "file"
+
+
+def _missing_ancestors(p):
+    """Directories above p that do not exist yet (so a restore can remove them again)."""
+    missing = []
+    d = os.path.dirname(p)
+    while d and d != "/" and not _lexists(d):
+        missing.append(d)
+        d = os.path.dirname(d)
+    return missing
+
+
+def _package_files(python, names):
+    """Absolute paths of every file of the named installed distributions (from RECORD)."""
+    script = r"""
+import json, sys, os
+try:
+    from importlib import metadata
+except ImportError:
+    import importlib_metadata as metadata
+want = {n.lower().replace('_', '-') for n in json.loads(sys.argv[1])}
+res = {}
+for dist in metadata.distributions():
+    name = (dist.metadata['Name'] or '').lower().replace('_', '-')
+    if name not in want:
+        continue
+    files = []
+    for f in dist.files or []:
+        files.append(os.path.normpath(str(dist.locate_file(f))))
+    res[name] = {'version': dist.version, 'files': files}
+print(json.dumps(res))
+"""
+    exe = os.path.join(python, "bin", "python")
+    if not os.path.exists(exe):
+        exe = python
+    r = subprocess.run([exe, "-c", script, json.dumps(names)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError("cannot list packages of %s: %s" % (python, r.stderr.decode()[-500:]))
+    return json.loads(r.stdout)
+
+
+def _dirs_under(roots):
+    found = set()
+    for r in roots:
+        for dp, dns, _ in os.walk(r):
+            found.add(dp)
+            for dn in dns:
+                found.add(os.path.join(dp, dn))
+    return sorted(found)
+
+
+def capture(cpdir, spec):
+    """spec: {"paths": [...], "packages": [{"python": prefix, "names": [...]}]}"""
+    private_dir(cpdir)
+    manifest = {"paths": [], "packages": [], "created": time.time()}
+    members = []
+    for p in spec.get("paths", []):
+        p = os.path.normpath(p)
+        entry = {"path": p, "exists": _lexists(p), "missing_ancestors": _missing_ancestors(p)}
+        if entry["exists"]:
+            entry["kind"] = _kind(p)
+            if entry["kind"] != "dir":
+                members.append(p)
+            else:
+                entry["dirs"] = _dirs_under([p])
+        manifest["paths"].append(entry)
+    for pk in spec.get("packages", []):
+        info = _package_files(pk["python"], pk["names"])
+        roots = set()
+        for name, d in info.items():
+            for f in d["files"]:
+                if _lexists(f):
+                    members.append(f)
+        site_roots = set()
+        for d in info.values():
+            for f in d["files"]:
+                parts = f.split(os.sep)
+                if "site-packages" in parts:
+                    i = parts.index("site-packages")
+                    if len(parts) > i + 1:
+                        site_roots.add(os.sep.join(parts[: i + 2]))
+        roots = sorted(r for r in site_roots if os.path.isdir(r))
+        manifest["packages"].append({
+            "python": pk["python"], "names": pk["names"],
+            "installed": {n: d["version"] for n, d in info.items()},
+            "roots": roots, "dirs": _dirs_under(roots),
+        })
+    tpath = os.path.join(cpdir, "files.tar")
+    with tarfile.open(tpath, "w") as tf:
+        for m in sorted(set(members)):
+            tf.add(m, arcname=m.lstrip("/"), recursive=False)
+    fd = os.open(tpath, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    os.chmod(tpath, 0o600)
+    atomic_write(os.path.join(cpdir, "manifest.json"), json.dumps(manifest).encode())
+    out({"captured": len(set(members))})
+
+
+def _remove(p):
+    if not _lexists(p):
+        return
+    if _kind(p) == "dir":
+        shutil.rmtree(p)
+    else:
+        os.unlink(p)
+
+
+def restore(cpdir):
+    with open(os.path.join(cpdir, "manifest.json")) as f:
+        manifest = json.load(f)
+    # 1. packages: remove whatever versions are installed now, then put the old files back
+    for pk in manifest["packages"]:
+        now = _package_files(pk["python"], pk["names"])
+        for d in now.values():
+            for f in d["files"]:
+                if _lexists(f) and _kind(f) != "dir":
+                    os.unlink(f)
+    # 2. paths: remove what the step created or changed
+    for e in manifest["paths"]:
+        p = e["path"]
+        if not e["exists"]:
+            _remove(p)
+        elif e.get("kind") == "dir":
+            keep = set(e.get("dirs", []))
+            for dp, dns, fns in os.walk(p, topdown=False):
+                for fn in fns:
+                    pass
+                if dp not in keep and not os.listdir(dp):
+                    os.rmdir(dp)
+        else:
+            _remove(p)
+    # 3. put the captured files back, with modes, owners and link targets
+    with tarfile.open(os.path.join(cpdir, "files.tar")) as tf:
+        for m in tf.getmembers():
+            dest = "/" + m.name
+            parent = os.path.dirname(dest)
+            if not os.path.isdir(parent):
+                os.makedirs(parent)
+            if _lexists(dest) and _kind(dest) != "dir":
+                os.unlink(dest)
+            tf.extract(m, "/", set_attrs=True)
+            if m.isdir():
+                continue
+            if os.geteuid() == 0 and not m.issym():
+                try:
+                    os.chown(dest, m.uid, m.gid)
+                except OSError:
+                    pass
+    # 4. directories that did not exist before go away again (deepest first)
+    for e in manifest["paths"]:
+        for d in e.get("missing_ancestors", []):
+            if os.path.isdir(d) and not os.listdir(d):
+                os.rmdir(d)
+    for pk in manifest["packages"]:
+        keep = set(pk.get("dirs", []))
+        for r in pk.get("roots", []):
+            for dp, _, _ in sorted(os.walk(r, topdown=False), key=lambda t: -len(t[0])):
+                if dp not in keep and os.path.isdir(dp) and not os.listdir(dp):
+                    os.rmdir(dp)
+        # package roots that were created by the step (new top-level dirs)
+    for e in manifest["paths"]:
+        d = os.path.dirname(e["path"])
+        fsync_dir(d)
+    out({"restored": True})
+
+
+def snapshot(spec):
+    h = hashlib.sha256()
+    listing = []
+    for p in spec.get("paths", []):
+        for dp, dns, fns in (os.walk(p) if os.path.isdir(p) and not os.path.islink(p)
+                             else [(os.path.dirname(p), [], [os.path.basename(p)])]):
+            dns.sort()
+            if dp == os.path.dirname(p) and not os.path.isdir(p):
+                names = fns
+            else:
+                names = sorted(fns + dns)
+                listing.append(("D", dp, oct(os.lstat(dp).st_mode)))
+            for n in sorted(names):
+                f = os.path.join(dp, n)
+                if not _lexists(f):
+                    listing.append(("-", f, ""))
+                    continue
+                st = os.lstat(f)
+                if stat.S_ISLNK(st.st_mode):
+                    listing.append(("L", f, os.readlink(f)))
+                elif stat.S_ISREG(st.st_mode):
+                    with open(f, "rb") as fh:
+                        digest = hashlib.sha256(fh.read()).hexdigest()
+                    listing.append(("F", f, "%s %o %d:%d" % (digest, st.st_mode, st.st_uid,
+                                                             st.st_gid)))
+    for row in sorted(listing):
+        h.update(repr(row).encode())
+    out({"digest": h.hexdigest(), "entries": len(listing)})
+
+
+def main(argv):
+    if len(argv) < 2:
+        out({"error": "usage: agent.py COMMAND ..."}, 2)
+    cmd, args = argv[1], argv[2:]
+    try:
+        if cmd == "lock-acquire":
+            lock_acquire(args[0], args[1])
+        elif cmd == "lock-release":
+            lock_release(args[0], args[1])
+        elif cmd == "lock-read":
+            lock_read(args[0])
+        elif cmd == "append":
+            append(args[0], args[1])
+        elif cmd == "read":
+            read(args[0])
+        elif cmd == "runs":
+            runs(args[0])
+        elif cmd == "write":
+            data = sys.stdin.buffer.read()
+            parent = os.path.dirname(args[0])
+            if parent and not os.path.isdir(parent):
+                os.makedirs(parent, mode=0o700)
+            atomic_write(args[0], data, int(args[1], 8))
+            out({"written": len(data)})
+        elif cmd == "capture":
+            capture(args[0], json.load(sys.stdin))
+        elif cmd == "restore":
+            restore(args[0])
+        elif cmd == "snapshot":
+            snapshot(json.load(sys.stdin))
+        else:
+            out({"error": "unknown command " + cmd}, 2)
+    except SystemExit:
+        raise
+    except Exception as exc:  # reported to the controller as data, never a traceback there
+        out({"error": "%s: %s" % (type(exc).__name__, exc)}, 1)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
