@@ -18,6 +18,7 @@ directory, before the command reports success. Output is one JSON object on stdo
     agent.py runs STATE_DIR                  list run ids with their last events
 """
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -54,7 +55,7 @@ def private_dir(path):
 
 def atomic_write(path, data, mode=0o600):
     d = os.path.dirname(path) or "."
-    tmp = os.path.join(d, ".%s.remedy-tmp-%d" % (os.path.basename(path), os.getpid()))
+    tmp = os.path.join(d, f".{os.path.basename(path)}.remedy-tmp-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         os.write(fd, data)
@@ -219,10 +220,9 @@ print(json.dumps(res))
     exe = os.path.join(python, "bin", "python")
     if not os.path.exists(exe):
         exe = python
-    r = subprocess.run([exe, "-c", script, json.dumps(names)], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=120)
+    r = subprocess.run([exe, "-c", script, json.dumps(names)], capture_output=True, timeout=120)
     if r.returncode != 0:
-        raise RuntimeError("cannot list packages of %s: %s" % (python, r.stderr.decode()[-500:]))
+        raise RuntimeError(f"cannot list packages of {python}: {r.stderr.decode()[-500:]}")
     return json.loads(r.stdout)
 
 
@@ -253,8 +253,7 @@ def capture(cpdir, spec):
         manifest["paths"].append(entry)
     for pk in spec.get("packages", []):
         info = _package_files(pk["python"], pk["names"])
-        roots = set()
-        for name, d in info.items():
+        for d in info.values():
             for f in d["files"]:
                 if _lexists(f):
                     members.append(f)
@@ -310,9 +309,7 @@ def restore(cpdir):
             _remove(p)
         elif e.get("kind") == "dir":
             keep = set(e.get("dirs", []))
-            for dp, dns, fns in os.walk(p, topdown=False):
-                for fn in fns:
-                    pass
+            for dp, _dns, _fns in os.walk(p, topdown=False):
                 if dp not in keep and not os.listdir(dp):
                     os.rmdir(dp)
         else:
@@ -330,10 +327,8 @@ def restore(cpdir):
             if m.isdir():
                 continue
             if os.geteuid() == 0 and not m.issym():
-                try:
+                with contextlib.suppress(OSError):
                     os.chown(dest, m.uid, m.gid)
-                except OSError:
-                    pass
     # 4. directories that did not exist before go away again (deepest first)
     for e in manifest["paths"]:
         for d in e.get("missing_ancestors", []):
@@ -375,8 +370,7 @@ def snapshot(spec):
                 elif stat.S_ISREG(st.st_mode):
                     with open(f, "rb") as fh:
                         digest = hashlib.sha256(fh.read()).hexdigest()
-                    listing.append(("F", f, "%s %o %d:%d" % (digest, st.st_mode, st.st_uid,
-                                                             st.st_gid)))
+                    listing.append(("F", f, f"{digest} {st.st_mode:o} {st.st_uid}:{st.st_gid}"))
     for row in sorted(listing):
         h.update(repr(row).encode())
     out({"digest": h.hexdigest(), "entries": len(listing)})
@@ -417,7 +411,7 @@ def main(argv):
     except SystemExit:
         raise
     except Exception as exc:  # reported to the controller as data, never a traceback there
-        out({"error": "%s: %s" % (type(exc).__name__, exc)}, 1)
+        out({"error": f"{type(exc).__name__}: {exc}"}, 1)
 
 
 if __name__ == "__main__":
