@@ -1,0 +1,399 @@
+"""collect_facts: every collector in one batched script, plus a follow-up for what it named.
+
+Round 1 runs two commands at once on the host: the main batch (host, GPUs, services,
+PATH lookups, every toolkit prefix and Python env found by static discovery) and the login
+shell's environment. Round 2 runs only when round 1 named something not yet probed:
+CUDA_HOME/CUDA_PATH/VIRTUAL_ENV of the login shell or a service, a service's interpreter,
+PATH dirs of the login shell or a service, EnvironmentFiles. Usually that is zero or one
+small script, so a host costs two to three round trips whatever it holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import os
+import time
+from dataclasses import dataclass, field
+
+from remedy.errors import CommandTimeout, ConnectionDropped, InputError
+from remedy.facts.envs import login_env_script, parse_env_file, parse_login_env
+from remedy.facts.gpus import GpuCollector
+from remedy.facts.host import HostCollector
+from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
+from remedy.facts.sections import Section, new_token, prelude, split_sections
+from remedy.facts.services import ServicesCollector
+from remedy.facts.toolkits import SH_TK, build_toolkits, group_toolkits, tk_call
+from remedy.model import Facts, PythonEnv, Service, Toolkit
+from remedy.transport.base import Transport
+from remedy.transport.quote import quote
+
+SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+HOME_VARS = ("CUDA_HOME", "CUDA_PATH")
+PY_VARS = ("VIRTUAL_ENV", "CONDA_PREFIX")
+
+SH_LOOK = r"""
+look() {
+  m path "$2"
+  IFS=:; set -f
+  for d in $1; do
+    IFS=$IFS0
+    [ -n "$d" ] || continue
+    n=0; y=0
+    [ -f "$d/nvcc" ] && [ -x "$d/nvcc" ] && n=1
+    [ -f "$d/python3" ] && [ -x "$d/python3" ] && y=1
+    printf '%s\t%s\t%s\n' "$d" "$n" "$y"
+    [ $n = 1 ] && LN="$LN${d%/*}$NL"
+    [ $y = 1 ] && LY="$LY$d/python3$NL"
+  done
+  IFS=$IFS0; set +f
+}
+drain() {
+  IFS=$NL; set -f
+  for p in $LN; do IFS=$IFS0; set +f; tk "$p" "" "" "PATH:$1"; done
+  IFS=$NL; set -f
+  for x in $LY; do IFS=$IFS0; set +f; py "$x" "PATH:$1"; done
+  IFS=$IFS0; set +f; LN=; LY=
+}
+"""
+
+_TK_GLOBS = (
+    "/usr/local/cuda /usr/local/cuda-* /opt/cuda /usr "
+    "/opt/conda /opt/conda/envs/* /opt/miniconda3 /opt/miniconda3/envs/* "
+    "/opt/miniforge3 /opt/miniforge3/envs/* "
+    '"$HOME"/miniconda3 "$HOME"/miniconda3/envs/* "$HOME"/miniforge3 "$HOME"/anaconda3'
+)
+_PY_GLOBS = (
+    "/usr/bin/python3 /opt/*/bin/python3 /opt/*/bin/python /opt/*/.venv/bin/python "
+    "/opt/*/venv/bin/python /opt/conda/envs/*/bin/python /opt/miniconda3/envs/*/bin/python "
+    "/opt/miniforge3/envs/*/bin/python /root/*venv*/bin/python /root/.venv/bin/python "
+    '"$HOME"/*venv*/bin/python "$HOME"/.venv/bin/python "$HOME"/miniconda3/bin/python '
+    '"$HOME"/miniconda3/envs/*/bin/python "$HOME"/miniforge3/bin/python'
+)
+
+
+def library(token: str) -> str:
+    """Prelude plus every shell function the collectors call."""
+    return prelude(token) + "IFS0=$IFS\nTKSEEN=\nPYSEEN=\nLN=\nLY=\n" + SH_TK + SH_PY + SH_LOOK
+
+
+def main_script(token: str, services: list[str] | None = None) -> str:
+    """Round 1: one POSIX sh script for every collector (only sh, coreutils, grep, sed)."""
+    svc = ServicesCollector(services)
+    parts = [
+        library(token),
+        HostCollector().command(),
+        GpuCollector().command(),
+        svc.command(),
+        # interpreters named by sglang units (the python side re-checks, this saves a round)
+        "SVCPY=$(printf '%s\\n' \"${SVC-}\" | grep '^ExecStart=' | grep -i sglang | "
+        "grep -o '/[^ ;\"]*/bin/python[0-9.]*' | sort -u)\n",
+        'look "$P0" session; drain session\n',
+        f'look "{SYSTEMD_DEFAULT_PATH}" systemd-default; drain systemd-default\n',
+        f'for p in {_TK_GLOBS}; do [ -d "$p" ] && has_cuda "$p" && tk "$p" \'\' \'\' glob; done\n',
+        'for v in CUDA_HOME CUDA_PATH; do eval "x=\\${$v-}"; '
+        '[ -n "$x" ] && tk "$x" \'\' \'\' "session:$v"; done\n',
+        '[ -n "${CONDA_PREFIX-}" ] && has_cuda "$CONDA_PREFIX" && '
+        "tk \"$CONDA_PREFIX\" conda '' session:CONDA_PREFIX\n",
+        f'for x in {_PY_GLOBS}; do [ -f "$x" ] && [ -x "$x" ] && py "$x" glob; done\n',
+        '[ -n "${VIRTUAL_ENV-}" ] && py "$VIRTUAL_ENV/bin/python" session:VIRTUAL_ENV\n',
+        '[ -n "${CONDA_PREFIX-}" ] && py "$CONDA_PREFIX/bin/python" session:CONDA_PREFIX\n',
+        'IFS=$NL; set -f; for x in $SVCPY; do IFS=$IFS0; set +f; py "$x" service; done; IFS=$IFS0; set +f\n',
+        "m end\n",
+    ]
+    return "".join(parts)
+
+
+_SECRET_WORDS = {
+    "TOKEN",
+    "TOKENS",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "APIKEY",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "COOKIE",
+    "AUTHTOKEN",
+}
+_SECRET_PAIRS = {("API", "KEY"), ("PRIVATE", "KEY"), ("ACCESS", "KEY"), ("SESSION", "KEY")}
+REDACTED = "<redacted>"
+
+
+def is_secret_name(name: str) -> bool:
+    """HF_TOKEN, AWS_SECRET_ACCESS_KEY, OPENAI_API_KEY: yes. TIKTOKEN_CACHE_DIR,
+    TOKENIZERS_PARALLELISM, SSH_AUTH_SOCK: no (matched on `_`-separated words)."""
+    words = name.upper().split("_")
+    return any(w in _SECRET_WORDS for w in words) or any(
+        pair in _SECRET_PAIRS for pair in zip(words, words[1:], strict=False)
+    )
+
+
+def redact(env: dict[str, str]) -> list[str]:
+    """Blank secret-looking values in place (facts are saved in plan files); returns names.
+
+    HF_TOKEN and friends are common on inference hosts and nothing in remedy needs them.
+    """
+    hidden = [k for k in env if is_secret_name(k) and env[k]]
+    for k in hidden:
+        env[k] = REDACTED
+    return sorted(hidden)
+
+
+@dataclass
+class _Needs:
+    """What round 1 named but did not probe."""
+
+    prefixes: list[tuple[str, str]] = field(default_factory=list)  # (path, origin)
+    interpreters: list[tuple[str, str]] = field(default_factory=list)
+    paths: list[tuple[str, str]] = field(default_factory=list)  # (PATH string, label)
+    env_files: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.prefixes or self.interpreters or self.paths or self.env_files)
+
+
+@dataclass
+class _State:
+    """Everything learned so far, across rounds."""
+
+    toolkits: list[Toolkit] = field(default_factory=list)
+    tk_real: dict[str, Toolkit] = field(default_factory=dict)  # real path -> toolkit
+    tk_names: set[str] = field(default_factory=set)
+    pythons: list[PythonEnv] = field(default_factory=list)
+    py_real: dict[str, PythonEnv] = field(default_factory=dict)
+    interp_env: dict[str, str] = field(default_factory=dict)  # interpreter -> env path
+    interp_missing: set[str] = field(default_factory=set)
+    dirs_checked: set[str] = field(default_factory=set)
+    files_read: dict[str, str | None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def absorb(self, sections: list[Section]) -> None:
+        """Add one batch's toolkits, pythons, PATH lookups and env files."""
+        for rec in group_toolkits(sections):
+            self.tk_names.add(rec.prefix)
+        self.toolkits += build_toolkits(sections, self.tk_real)
+        for rec in group_pythons(sections):
+            if rec.missing:
+                self.interp_missing.add(rec.interpreter)
+                continue
+            real = rec.real
+            if rec.is_alias and real and real in self.py_real:
+                self.interp_env[rec.interpreter] = self.py_real[real].path
+                continue
+            env = build_python(rec)
+            if real and real in self.py_real:
+                self.interp_env[rec.interpreter] = self.py_real[real].path
+                continue
+            self.pythons.append(env)
+            if real:
+                self.py_real[real] = env
+            self.interp_env[rec.interpreter] = env.path
+        for s in sections:
+            if s.name == "path":
+                for line in s.body.splitlines():
+                    d = line.split("\t", 1)[0]
+                    if d:
+                        self.dirs_checked.add(d)
+            elif s.name == "envfile":
+                self.files_read[s.arg] = s.body
+            elif s.name == "envfile.missing":
+                self.files_read[s.arg] = None
+
+
+def _needs(state: _State, login_env: dict[str, str], services: list[Service]) -> _Needs:
+    need = _Needs()
+    envs: list[tuple[str, dict[str, str]]] = [("login", login_env)]
+    for s in services:
+        # EnvironmentFile= values override Environment= (systemd.exec(5))
+        env = dict(s.environment)
+        for f in s.environment_files:
+            body = state.files_read.get(f)
+            if body:
+                env.update(parse_env_file(body))
+        envs.append((f"service:{s.name}", env))
+    for label, env in envs:
+        for v in HOME_VARS:
+            val = env.get(v)
+            if val and val not in state.tk_names and (val, f"{label}:{v}") not in need.prefixes:
+                need.prefixes.append((val, f"{label}:{v}"))
+        for v in PY_VARS:
+            val = env.get(v)
+            if val:
+                x = val.rstrip("/") + "/bin/python"
+                if x not in state.interp_env and x not in state.interp_missing:
+                    need.interpreters.append((x, f"{label}:{v}"))
+        path = env.get("PATH")
+        if label.startswith("service:") and path is None:
+            path = SYSTEMD_DEFAULT_PATH
+        if path:
+            dirs = [d for d in path.split(":") if d and d not in state.dirs_checked]
+            if dirs:
+                need.paths.append((":".join(dirs), label))
+    for s in services:
+        for f in s.environment_files:
+            if f not in state.files_read and f not in need.env_files:
+                need.env_files.append(f)
+    return need
+
+
+def followup_script(token: str, state: _State, need: _Needs) -> str:
+    """Round 2+: probe only what round 1 did not (already-probed dirs come back as aliases)."""
+    seen_tk = "".join(f"|{r}|" for r in state.tk_real)
+    seen_py = "".join(f"|{r}|" for r in state.py_real)
+    parts = [library(token), f"TKSEEN={quote(seen_tk)}\nPYSEEN={quote(seen_py)}\n"]
+    for path, label in need.paths:
+        parts.append(f"look {quote(path)} {quote(label)}; drain {quote(label)}\n")
+    for prefix, origin in need.prefixes:
+        parts.append(tk_call(prefix, "", "", origin))
+    for x, origin in need.interpreters:
+        parts.append(py_call(x, origin))
+    for f in need.env_files:
+        q = quote(f)
+        parts.append(
+            f"if [ -f {q} ] && [ -r {q} ]; then m envfile {q}; head -c 65536 -- {q}; "
+            f"else m envfile.missing {q}; fi\n"
+        )
+    parts.append("m end\n")
+    return "".join(parts)
+
+
+async def _run_script(transport: Transport, script: str, timeout: float) -> str:
+    r = await transport.run(script, timeout=timeout)
+    return r.stdout.decode("utf-8", "replace")
+
+
+async def collect_facts(
+    transport: Transport,
+    *,
+    services: list[str] | None = None,
+    timeout: float = 30,
+    token: str | None = None,
+) -> Facts:
+    """Collect one host's Facts. Raises TransportError subclasses only for transport failures;
+    anything odd on the host becomes an unknown value or a note.
+
+    services: unit names to collect even if their ExecStart does not mention sglang.
+    token: the section marker; random per call unless given (recordings and replays fix it).
+    """
+    t0 = time.monotonic()
+    token = token or new_token()
+    main = main_script(token, services)
+    login = login_env_script(token)
+    res_main, res_login = await asyncio.gather(
+        _run_script(transport, main, timeout),
+        _run_script(transport, login, min(timeout, 20)),
+        return_exceptions=True,
+    )
+    if isinstance(res_main, BaseException):
+        raise res_main
+    notes: list[str] = []
+    sections = split_sections(res_main, token)
+    if not any(s.name == "end" for s in sections):
+        notes.append("fact collection output was cut off; facts are partial")
+
+    host = HostCollector().parse_sections(sections)
+    gpu = GpuCollector().parse_sections(sections)
+    svc = ServicesCollector(services).parse_sections(sections)
+    notes += gpu.notes + svc.notes
+    if services and not svc.systemd:
+        notes.append(f"services {', '.join(services)} requested, but systemd is not PID 1 here")
+
+    login_env: dict[str, str] = {}
+    if isinstance(res_login, (CommandTimeout, ConnectionDropped)):
+        notes.append(f"login shell environment not collected: {res_login}")
+    elif isinstance(res_login, BaseException):
+        raise res_login
+    else:
+        login_env, shell = parse_login_env(res_login, token)
+        if not login_env:
+            notes.append(f"login shell {shell or '?'} printed no environment")
+        hidden = redact(login_env)
+        if hidden:
+            notes.append(f"login shell: values of {', '.join(hidden)} redacted")
+
+    state = _State()
+    state.absorb(sections)
+    extra_interps = [(x, f"service:{name}") for name, x in svc.interpreters.items()]
+    for _round in range(3):
+        need = _needs(state, login_env, svc.services)
+        for x, origin in extra_interps:
+            if (
+                x not in state.interp_env
+                and x not in state.interp_missing
+                and (x, origin) not in need.interpreters
+            ):
+                need.interpreters.append((x, origin))
+        if not need:
+            break
+        left = timeout - (time.monotonic() - t0)
+        if left <= 1:
+            notes.append("no time left to probe: " + ", ".join(p for p, _ in need.prefixes))
+            break
+        out = await _run_script(transport, followup_script(token, state, need), left)
+        more = split_sections(out, token)
+        state.absorb(more)
+        for f in need.env_files:
+            state.files_read.setdefault(f, None)
+        for x, _ in need.interpreters:
+            if x not in state.interp_env:
+                state.interp_missing.add(x)
+        for p, _ in need.prefixes:
+            state.tk_names.add(p)
+        for path, _ in need.paths:
+            state.dirs_checked.update(path.split(":"))
+
+    services_out: list[Service] = []
+    for s in svc.services:
+        x = svc.interpreters.get(s.name)
+        py = state.interp_env.get(x) if x else None
+        if x and py is None:
+            notes.append(f"service {s.name}: interpreter {x} does not exist")
+        env = dict(s.environment)
+        hidden = redact(env)
+        if hidden:
+            notes.append(f"service {s.name}: values of {', '.join(hidden)} redacted")
+        services_out.append(s.model_copy(update={"python": py, "environment": env}))
+        for f in s.environment_files:
+            body = state.files_read.get(f)
+            if body is None:
+                if f not in svc.optional_files:
+                    notes.append(f"service {s.name}: EnvironmentFile {f} is missing or unreadable")
+                continue
+            values = parse_env_file(body)
+            redact(values)
+            if values:
+                shown = ", ".join(f"{k}={v}" for k, v in values.items())
+                notes.append(f"service {s.name}: EnvironmentFile {f} sets {shown}")
+    notes += state.notes
+
+    return Facts(
+        host=transport.host,
+        collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        os=host.os,
+        gpus=gpu.gpus,
+        toolkits=state.toolkits,
+        pythons=state.pythons,
+        shell_env=login_env,
+        services=services_out,
+        host_compilers=host.compilers,
+        memory_mib=host.memory_mib,
+        cpus=host.cpus,
+        notes=notes,
+    )
+
+
+def collect_local(*, services: list[str] | None = None, timeout: float = 30) -> Facts:
+    """collect_facts on this machine, synchronously (for the CLI and scripts)."""
+    from remedy.transport.local import LocalTransport
+
+    host = os.uname().nodename or "localhost"
+    try:
+        return asyncio.run(collect_facts(LocalTransport(host), services=services, timeout=timeout))
+    except RuntimeError as exc:
+        if "running event loop" in str(exc):
+            raise InputError(
+                "collect_local() cannot run inside an event loop; "
+                "await collect_facts(LocalTransport()) instead"
+            ) from None
+        raise

@@ -1,0 +1,273 @@
+"""Python environments: packages, torch's CUDA, pins, FlashInfer's CCCL, Triton's ptxas.
+
+Nothing is imported: importing torch takes seconds and can fail in exactly the broken
+environments we are asked about. dist-info METADATA, torch/version.py and directory
+layout say the same thing in milliseconds. The interpreter is only run when its prefix has
+no standard lib/python3*/site-packages (a pyenv shim, an odd layout).
+"""
+
+from __future__ import annotations
+
+import re
+
+from packaging.markers import InvalidMarker, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement
+from packaging.requirements import Requirement as PkgRequirement
+
+from remedy.facts import parsers as p
+from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
+from remedy.model import PythonEnv, Requirement
+from remedy.transport.quote import quote
+
+SH_PY = r"""
+py() {
+  X=$1
+  case $X in *"$NL"*|'') return;; esac
+  if [ ! -e "$X" ]; then m py.begin "$X"; printf 'origin=%s\n' "$2"; m py.missing; m py.end; return; fi
+  b=$(cd -P -- "${X%/*}" 2>/dev/null && pwd -P) || b=${X%/*}
+  D=${b%/*}; [ -n "$D" ] || D=/
+  S=
+  for s in "$D"/lib/python3*/site-packages "$D"/lib/python3*/dist-packages "$D"/lib/python3/dist-packages "$D"/local/lib/python3*/dist-packages; do
+    [ -d "$s" ] || continue
+    case "$NL$S" in *"$NL$s$NL"*) ;; *) S="$S$s$NL";; esac
+  done
+  if [ -z "$S" ] && [ -x "$X" ]; then
+    O=$(to 10 "$X" -c 'import sys,site
+print(sys.prefix)
+for s in site.getsitepackages(): print(s)' 2>/dev/null)
+    D=${O%%"$NL"*}; S=${O#*"$NL"}; [ "$S" = "$O" ] && S=
+  fi
+  R=$(cd -P -- "$D" 2>/dev/null && pwd -P)
+  m py.begin "$X"
+  printf 'origin=%s\nprefix=%s\n' "$2" "$D"
+  m py.real "$R"
+  case "$PYSEEN" in *"|$R|"*) m py.alias; m py.end; return;; esac
+  PYSEEN="$PYSEEN|$R|"
+  [ -f "$D/pyvenv.cfg" ] && { m py.cfg; cat -- "$D/pyvenv.cfg"; }
+  IFS=$NL
+  for s in $S; do
+    IFS=$IFS0
+    [ -d "$s" ] || continue
+    m py.site "$s"
+    grep -m2 -H -E '^(Name|Version): ' "$s"/*.dist-info/METADATA "$s"/*.egg-info/PKG-INFO 2>/dev/null
+    [ -f "$s/torch/version.py" ] && { m py.torch; grep -E '^(__version__|cuda|git_version|hip)' "$s/torch/version.py"; }
+    m py.req
+    grep -H '^Requires-Dist: ' "$s"/torch-*.dist-info/METADATA "$s"/cuda_toolkit-*.dist-info/METADATA "$s"/sglang-*.dist-info/METADATA "$s"/flashinfer_python-*.dist-info/METADATA "$s"/sglang_kernel-*.dist-info/METADATA 2>/dev/null
+    [ -d "$s/flashinfer/data/cccl/libcudacxx/include" ] && { m py.ficccl; printf '%s\n' "$s/flashinfer/data/cccl/libcudacxx/include"; }
+    for t in ptxas ptxas-blackwell; do
+      [ -f "$s/triton/backends/nvidia/bin/$t" ] && { m py.triton "$t"; to 10 "$s/triton/backends/nvidia/bin/$t" --version 2>&1; }
+    done
+    [ -d "$s/nvidia/cu13" ] && tk "$s/nvidia/cu13" pip-cu13 "$D" "python:$X"
+    [ -d "$s/nvidia/cuda_nvcc" ] && tk "$s/nvidia/cuda_nvcc" pip-cu12 "$D" "python:$X"
+  done
+  IFS=$IFS0
+  m py.end
+}
+"""
+
+# Whose pins we keep, and on what (the planner must respect them: "keep the user's pins").
+_PIN_SOURCES = {
+    "torch": ("nvidia-", "cuda-toolkit", "triton"),
+    "cuda-toolkit": ("nvidia-",),
+    "sglang": (
+        "torch",
+        "flashinfer-",
+        "sglang-kernel",
+        "sgl-kernel",
+        "apache-tvm-ffi",
+        "nvidia-",
+        "triton",
+        "cuda-",
+    ),
+    "flashinfer-python": ("torch", "flashinfer-", "apache-tvm-ffi", "nvidia-", "cuda-"),
+    "sglang-kernel": ("torch", "nvidia-"),
+}
+
+
+def py_call(interpreter: str, origin: str = "") -> str:
+    """The shell line that probes one interpreter (needs SH_PY, SH_TK and the prelude)."""
+    return f"py {quote(interpreter)} {quote(origin)}\n"
+
+
+class PythonRecord:
+    """One `py.begin` .. `py.end` block."""
+
+    def __init__(self, interpreter: str) -> None:
+        self.interpreter = interpreter
+        self.sections: list[Section] = []
+
+    def get(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+    def meta(self) -> dict[str, str]:
+        return p.parse_key_values(self.sections[0].body) if self.sections else {}
+
+    @property
+    def real(self) -> str | None:
+        s = self.get("py.real")
+        return (s.arg or None) if s else None
+
+    @property
+    def is_alias(self) -> bool:
+        return self.get("py.alias") is not None
+
+    @property
+    def missing(self) -> bool:
+        return self.get("py.missing") is not None
+
+    @property
+    def prefix(self) -> str:
+        return self.meta().get("prefix") or self.interpreter
+
+
+def group_pythons(sections: list[Section]) -> list[PythonRecord]:
+    """py.* sections into records; tk.* blocks nested inside are skipped here."""
+    out: list[PythonRecord] = []
+    cur: PythonRecord | None = None
+    for s in sections:
+        if s.name == "py.begin":
+            cur = PythonRecord(s.arg)
+            cur.sections.append(s)
+            out.append(cur)
+        elif s.name == "py.end":
+            cur = None
+        elif s.name.startswith("py.") and cur is not None:
+            cur.sections.append(s)
+    return out
+
+
+def _python_version(rec: PythonRecord, sites: list[str]) -> str | None:
+    cfg = rec.get("py.cfg")
+    if cfg:
+        kv = p.parse_pyvenv_cfg(cfg.body)
+        for k in ("version_info", "version"):
+            m = re.match(r"(\d+)\.(\d+)", kv.get(k, ""))
+            if m:
+                return f"{m.group(1)}.{m.group(2)}"
+    for s in sites:
+        m = re.search(r"/python(\d+)\.(\d+)/", s + "/")
+        if m:
+            return f"{m.group(1)}.{m.group(2)}"
+    m = re.search(r"python(\d+)\.(\d+)$", rec.interpreter)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def _marker_env(python: str | None) -> dict[str, str]:
+    v = python or "3.12"
+    return {
+        "python_version": v,
+        "python_full_version": v + ".0",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": "x86_64",
+        "os_name": "posix",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
+
+
+def _applies(req: PkgRequirement, env: dict[str, str], extras: set[str]) -> bool:
+    if req.marker is None:
+        return True
+    try:
+        if req.marker.evaluate(env):
+            return True
+        return any(req.marker.evaluate({**env, "extra": e}) for e in extras)
+    except (UndefinedEnvironmentName, InvalidMarker, ValueError):
+        return False
+
+
+def parse_requirements(
+    req_grep: str, packages: dict[str, str], python: str | None
+) -> list[Requirement]:
+    """`==` pins from Requires-Dist of torch / cuda-toolkit / sglang / flashinfer.
+
+    Markers are evaluated for Linux x86_64; cuda-toolkit's pins sit behind extras, which
+    count when an installed package asks for them (torch requires cuda-toolkit[cudart,..]).
+    """
+    lines: list[tuple[str, str]] = []  # (by dist name, requirement text)
+    for line in (req_grep or "").splitlines():
+        m = re.match(r"^(.*?)([^/]+)-([^/-]+)\.dist-info/METADATA:Requires-Dist: (.*)$", line)
+        if m:
+            lines.append((p.normalize_name(m.group(2)), m.group(4).strip()))
+    parsed: list[tuple[str, PkgRequirement]] = []
+    for by, text in lines:
+        try:
+            parsed.append((by, PkgRequirement(text)))
+        except InvalidRequirement:
+            continue
+    env = _marker_env(python)
+    wanted_extras: dict[str, set[str]] = {}
+    for _by, req in parsed:
+        if _applies(req, env, set()) and req.extras:
+            wanted_extras.setdefault(p.normalize_name(req.name), set()).update(req.extras)
+    out: list[Requirement] = []
+    seen: set[tuple[str, str, str]] = set()
+    for by, req in parsed:
+        targets = _PIN_SOURCES.get(by)
+        if not targets:
+            continue
+        name = p.normalize_name(req.name)
+        if not any(name == t or (t.endswith("-") and name.startswith(t)) for t in targets):
+            continue
+        specs = list(req.specifier)
+        if not specs or not all(s.operator in ("==", "===") for s in specs):
+            continue
+        if not _applies(req, env, wanted_extras.get(by, set())):
+            continue
+        version = packages.get(by, "?")
+        spec = str(req.specifier)
+        key = (by, name, spec)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Requirement(by=f"{by} {version}", package=name, spec=spec))
+    return out
+
+
+def build_python(rec: PythonRecord) -> PythonEnv:
+    """One probe block -> PythonEnv (never raises on odd output)."""
+    sites = [s.arg for s in rec.sections if s.name == "py.site"]
+    packages: dict[str, str] = {}
+    req_text: list[str] = []
+    torch_cuda: str | None = None
+    fi_cccl: str | None = None
+    triton: dict[str, str] = {}
+    for s in rec.sections:
+        if s.name == "py.site":
+            for k, v in p.packages_from_metadata(s.body).items():
+                packages.setdefault(k, v)
+        elif s.name == "py.torch" and torch_cuda is None:
+            _, torch_cuda = p.parse_torch_version_py(s.body)
+        elif s.name == "py.req":
+            req_text.append(s.body)
+        elif s.name == "py.ficccl" and fi_cccl is None:
+            fi_cccl = s.body.strip() or None
+        elif s.name == "py.triton":
+            rel = p.parse_tool_version(s.body).release
+            triton.setdefault(s.arg, rel or "unknown")
+    python = _python_version(rec, sites)
+    return PythonEnv(
+        path=rec.prefix,
+        python=python,
+        packages=dict(sorted(packages.items())),
+        torch_cuda=torch_cuda,
+        requirements=parse_requirements("".join(req_text), packages, python),
+        flashinfer_cccl=fi_cccl,
+        triton_ptxas=triton,
+    )
+
+
+class PythonEnvCollector:
+    """`py INTERPRETER ORIGIN` -> PythonEnv (plus pip toolkits, collected by ToolkitCollector)."""
+
+    name = "python"
+    library = SH_PY
+
+    def command(self, interpreter: str, origin: str = "") -> str:
+        return py_call(interpreter, origin)
+
+    def parse(self, stdout: str, token: str = DEFAULT_TOKEN) -> list[PythonEnv]:
+        recs = group_pythons(split_sections(stdout, token))
+        return [build_python(r) for r in recs if not r.is_alias and not r.missing]

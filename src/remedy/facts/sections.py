@@ -1,0 +1,69 @@
+"""The batch protocol: many collectors' output in one stream, split by marker lines.
+
+Why: one round trip beats fifty (each SSH command costs a channel and a login-shell start).
+Every collector snippet writes `\\n<TOKEN> <name> [arg]\\n` before each piece of raw output,
+with the shell function `m`. The token is random per run, so no file content on the host can
+fake a marker; fixtures use DEFAULT_TOKEN.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+
+DEFAULT_TOKEN = "@@remedy-fact@@"
+
+
+def new_token() -> str:
+    """A per-run token no host output can predict."""
+    return f"@@remedy-{secrets.token_hex(6)}@@"
+
+
+def prelude(token: str = DEFAULT_TOKEN) -> str:
+    """Shell header every batch starts with: marker function, C locale, a full PATH, timeouts."""
+    if not re.fullmatch(r"[@A-Za-z0-9_-]+", token):
+        raise ValueError(f"bad token {token!r}")
+    return f"""T='{token}'
+m() {{ printf '\\n%s %s\\n' "$T" "$*"; }}
+LC_ALL=C; export LC_ALL
+P0=$PATH
+PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"; export PATH
+NL='
+'
+if command -v timeout >/dev/null 2>&1; then to() {{ timeout "$@"; }}; else to() {{ shift; "$@"; }}; fi
+"""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One marker and the raw output that followed it."""
+
+    name: str
+    arg: str
+    body: str
+
+    def lines(self) -> list[str]:
+        return [ln for ln in self.body.splitlines() if ln.strip()]
+
+
+def split_sections(text: str, token: str = DEFAULT_TOKEN) -> list[Section]:
+    """Cut a batch's stdout at marker lines; output before the first marker is dropped.
+
+    Tolerant by design: a cut-off stream just yields fewer sections, and a marker line in the
+    middle of a partial line (no newline before it) is still found.
+    """
+    pat = re.compile(r"(?:^|\n)" + re.escape(token) + r" ([^\n]*)(?:\n|$)")
+    out: list[Section] = []
+    matches = list(pat.finditer(text))
+    for i, mt in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        head = mt.group(1)
+        name, _, arg = head.partition(" ")
+        out.append(Section(name=name, arg=arg, body=text[mt.end() : end]))
+    return out
+
+
+def section_text(sections: list[Section], token: str = DEFAULT_TOKEN) -> str:
+    """Re-render sections as a stream (for fixtures and tests)."""
+    return "".join(f"\n{token} {s.name}{' ' + s.arg if s.arg else ''}\n{s.body}" for s in sections)

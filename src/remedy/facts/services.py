@@ -1,0 +1,210 @@
+"""systemd services that run SGLang (or are named on request): environment, ExecStart, drop-ins.
+
+Why systemctl show and not the unit files: show gives the merged result of the unit, every
+drop-in and systemd's own quoting rules, i.e. what the service really runs with. Units are
+found two ways: every loaded service (`'*.service'`), plus unit files and drop-ins on disk
+that mention sglang (a disabled, inactive unit is not loaded until named).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from remedy.facts.envs import parse_systemd_environment, split_systemd_words
+from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
+from remedy.model import Service
+from remedy.transport.quote import quote
+
+PROPS = (
+    "Id",
+    "LoadState",
+    "Environment",
+    "EnvironmentFiles",
+    "ExecStart",
+    "FragmentPath",
+    "DropInPaths",
+)
+SHOW = "systemctl show --no-pager " + " ".join(f"-p {p}" for p in PROPS)
+UNIT_DIRS = (
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/usr/local/lib/systemd/system",
+    "/lib/systemd/system",
+    "/usr/lib/systemd/system",
+)
+RELEVANT = re.compile(r"sglang", re.I)
+
+
+@dataclass
+class ServiceFacts:
+    services: list[Service] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    systemd: bool = False
+    # interpreter path named in each relevant unit's ExecStart (unit -> path)
+    interpreters: dict[str, str] = field(default_factory=dict)
+    env_files: dict[str, list[str]] = field(default_factory=dict)
+    optional_files: set[str] = field(default_factory=set)  # EnvironmentFile=-/path
+
+
+def parse_show(text: str) -> list[dict[str, list[str]]]:
+    """`systemctl show` output -> one dict per unit (property -> values, in order).
+
+    Units are separated by blank lines; ExecStart may repeat (one line per command).
+    """
+    units: list[dict[str, list[str]]] = []
+    cur: dict[str, list[str]] = {}
+    for line in (text or "").splitlines():
+        if not line.strip():
+            if cur:
+                units.append(cur)
+                cur = {}
+            continue
+        k, sep, v = line.partition("=")
+        if not sep or not re.match(r"^[A-Za-z][A-Za-z0-9]*$", k):
+            continue
+        if k == "Id" and "Id" in cur:
+            units.append(cur)
+            cur = {}
+        cur.setdefault(k, []).append(v)
+    if cur:
+        units.append(cur)
+    return units
+
+
+_EXEC_ARGV = re.compile(r"argv\[\]=(.*?) ; (?:ignore_errors|flags)=")
+_EXEC_PATH = re.compile(r"path=(\S+)")
+
+
+def exec_argv(value: str) -> str | None:
+    """`{ path=/x ; argv[]=/x -m sglang... ; ignore_errors=no ; ... }` -> the argv text."""
+    m = _EXEC_ARGV.search(value)
+    if m:
+        return m.group(1).strip()
+    m = _EXEC_PATH.search(value)
+    return m.group(1) if m else (value.strip() or None)
+
+
+_PY = re.compile(r"""(/[^\s;"'=]*/bin/python[0-9.]*)(?=[\s;"']|$)""")
+_ACTIVATE = re.compile(r"""(/[^\s;"'=]*)/bin/activate(?=[\s;"'&]|$)""")
+
+
+def interpreter_of(exec_start: str) -> str | None:
+    """The Python a service runs: argv[0] if it is python, else a /.../bin/python in the
+    command (e.g. `bash -c "... /opt/v/bin/python -m sglang..."`), else a sourced venv."""
+    m = _PY.search(exec_start)
+    if m:
+        return m.group(1)
+    m = _ACTIVATE.search(exec_start)
+    if m:
+        return m.group(1) + "/bin/python"
+    return None
+
+
+def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFacts:
+    """Relevant services (ExecStart mentions sglang, or named in `wanted`) from show output."""
+    wanted = [w if "." in w else w + ".service" for w in (wanted or [])]
+    res = ServiceFacts(systemd=True)
+    services, interpreters, env_files, notes = (
+        res.services,
+        res.interpreters,
+        res.env_files,
+        res.notes,
+    )
+    seen: set[str] = set()
+    for u in parse_show(show_text):
+        name = (u.get("Id") or [""])[0]
+        if not name or name in seen:
+            continue
+        execs = [e for e in (exec_argv(v) for v in u.get("ExecStart", [])) if e]
+        if name not in wanted and not any(RELEVANT.search(e) for e in execs):
+            continue
+        seen.add(name)
+        load = (u.get("LoadState") or [""])[0]
+        if load and load != "loaded":
+            notes.append(f"service {name}: LoadState={load}")
+            if load == "not-found":
+                continue
+        env: dict[str, str] = {}
+        for v in u.get("Environment", []):
+            env.update(parse_systemd_environment(v))
+        files: list[str] = []
+        for v in u.get("EnvironmentFiles", []):
+            # "EnvironmentFiles=/etc/default/x (ignore_errors=no)"
+            path = re.sub(r"\s*\(ignore_errors=\w+\)\s*$", "", v).strip()
+            if path:
+                files.append(path)
+                if "ignore_errors=yes" in v:
+                    res.optional_files.add(path)
+        exec_start = next((e for e in execs if RELEVANT.search(e)), execs[0] if execs else None)
+        drop_ins: list[str] = []
+        for v in u.get("DropInPaths", []):
+            drop_ins.extend(split_systemd_words(v))
+        fragment = (u.get("FragmentPath") or [""])[0] or None
+        py = interpreter_of(exec_start) if exec_start else None
+        if py:
+            interpreters[name] = py
+        env_files[name] = files
+        services.append(
+            Service(
+                name=name,
+                unit_path=fragment,
+                drop_ins=drop_ins,
+                environment=env,
+                environment_files=files,
+                exec_start=exec_start,
+                python=None,  # filled once the interpreter's environment is probed
+            )
+        )
+    for w in wanted:
+        if w not in seen:
+            notes.append(f"service {w}: not found")
+    return res
+
+
+class ServicesCollector:
+    """Sections svc.boot / svc.show / svc.rc."""
+
+    name = "services"
+
+    def __init__(self, wanted: list[str] | None = None) -> None:
+        self.wanted = list(wanted or [])
+
+    def command(self) -> str:
+        names = " ".join(quote(w) for w in self.wanted)
+        greps = " ".join(f"{d}/*.service {d}/*.service.d/*.conf" for d in UNIT_DIRS)
+        return (
+            "m svc.boot\n"
+            "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
+            "  echo systemd\n"
+            f"  U=$(grep -l -s -i sglang {greps} 2>/dev/null | sed -e 's#\\.d/[^/]*$##' -e 's#.*/##' | sort -u)\n"
+            "  m svc.files; printf '%s\\n' \"$U\"\n"
+            f"  IFS=$NL; set -f; SVC=$(to 15 {SHOW} '*.service' {names} $U 2>&1); SRC=$?; set +f; IFS=$IFS0\n"
+            "  m svc.show; printf '%s\\n' \"$SVC\"; m svc.rc $SRC\n"
+            "else\n"
+            "  echo no\n"
+            "fi\n"
+        )
+
+    def parse(self, stdout: str, token: str = DEFAULT_TOKEN) -> ServiceFacts:
+        return self.parse_sections(split_sections(stdout, token))
+
+    def parse_sections(self, sections: list[Section]) -> ServiceFacts:
+        res = ServiceFacts()
+        boot = next((s for s in sections if s.name == "svc.boot"), None)
+        if boot is None or "systemd" not in boot.body:
+            return res  # no systemd as PID 1: no services, which is a fact
+        res.systemd = True
+        show = next((s for s in sections if s.name == "svc.show"), None)
+        rc = next((s for s in sections if s.name == "svc.rc"), None)
+        if show is None:
+            res.notes.append("systemctl show output missing (collection cut off?)")
+            return res
+        if rc is not None and rc.arg.strip() not in ("0", ""):
+            first = show.body.strip().splitlines()[:1]
+            if not parse_show(show.body):
+                res.notes.append(f"systemctl show failed (exit {rc.arg.strip()}): {first}")
+                return res
+        found = build_services(show.body, self.wanted)
+        found.notes[:0] = res.notes
+        return found
