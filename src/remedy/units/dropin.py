@@ -1,0 +1,330 @@
+"""The drop-in remedy would write for an environment change, previewed and verified first.
+
+Why a drop-in and never `sed -i` on the unit (seed 002): a drop-in is one file remedy owns,
+so the change is reviewable as a diff, reversible by deleting it, and cannot corrupt the
+vendor's unit. This module only computes: the file's new content, the diff against what is
+there, the unit as systemd will see it afterwards, and `systemd-analyze verify` run on a
+temporary copy of the unit + all its drop-ins. Nothing here writes to a host.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import posixpath
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from remedy.errors import InputError
+from remedy.units.parse import (
+    SourceFile,
+    UnitFiles,
+    order_dropins,
+    parse_unit,
+)
+from remedy.units.syntax import env_name_is_valid, extract_first_word, quote_assignment
+
+DROPIN_NAME = "50-remedy.conf"
+DROPIN_HEADER = (
+    "# Managed by remedy: environment changes for this unit, previewed before writing.\n"
+    "# Delete this file and run `systemctl daemon-reload` to undo them.\n"
+)
+
+
+class VerifyResult(BaseModel):
+    """`systemd-analyze verify` on a temporary root holding the unit and its drop-ins."""
+
+    ran: bool
+    ok: bool
+    exit_status: int | None = None
+    command: list[str] = Field(default_factory=list)
+    messages: list[str] = Field(default_factory=list)  # paths shown as on the host
+    new_messages: list[str] = Field(default_factory=list)  # not there before the change
+    systemd_version: str | None = None  # of the systemd-analyze used (this machine's)
+    note: str | None = None
+
+
+class DropinPreview(BaseModel):
+    """What remedy would write: path, content, diff, and the verdict of systemd-analyze."""
+
+    unit: str
+    path: str
+    before: str | None = None  # current content of that file on the host; None: new file
+    content: str  # new content; "" with remove=True when no change is left
+    remove: bool = False
+    diff: str = ""
+    changes: dict[str, str | None] = Field(default_factory=dict)
+    environment: dict[str, str] = Field(default_factory=dict)  # what the file sets
+    unset: list[str] = Field(default_factory=list)  # what the file unsets
+    hidden_by: str | None = None  # a same-named drop-in of higher priority hides this one
+    verify: VerifyResult | None = None
+    commands: list[str] = Field(default_factory=list)  # what applying it means on the host
+
+    @property
+    def noop(self) -> bool:
+        return (self.before or "") == self.content and not (self.remove and self.before)
+
+
+def dropin_path(unit: str, name: str = DROPIN_NAME) -> str:
+    return f"/etc/systemd/system/{unit}.d/{name}"
+
+
+def render_dropin(env: Mapping[str, str], unset: Sequence[str]) -> str:
+    """The file: `[Service]`, one quoted Environment= per variable, UnsetEnvironment= lines.
+
+    Raises InputError for a name or value systemd cannot take back byte for byte.
+    """
+    if not env and not unset:
+        return ""
+    lines = [DROPIN_HEADER.rstrip("\n"), "[Service]"]
+    for k, v in env.items():
+        try:
+            lines.append("Environment=" + quote_assignment(k, v))
+        except ValueError as e:
+            raise InputError(str(e), hint="nothing was written") from None
+    for k in unset:
+        if not env_name_is_valid(k):
+            raise InputError(f"{k!r} is not a valid environment variable name")
+        lines.append(f"UnsetEnvironment={k}")
+    return "\n".join(lines) + "\n"
+
+
+def _read_existing(src: SourceFile, unit: str) -> tuple[dict[str, str], list[str]]:
+    """Environment/UnsetEnvironment of an existing remedy drop-in; refuses hand-edited ones."""
+    cfg = parse_unit(unit, None, [src])
+    other = {
+        f"[{sec}] {k}"
+        for sec, keys in cfg.settings.items()
+        for k in keys
+        if (sec, k) not in (("Service", "Environment"), ("Service", "UnsetEnvironment"))
+    }
+    resets = [
+        k for k, vals in cfg.settings.get("Service", {}).items() for v in vals if not v.strip()
+    ]
+    problems = [str(d) for d in cfg.diagnostics]
+    if other or resets or problems:
+        what = sorted(other) + [f"an empty {k}= (a reset)" for k in resets] + problems
+        raise InputError(
+            f"{src.path} exists but is not a drop-in remedy can merge into: it has "
+            + "; ".join(what),
+            hint="move your own settings to another drop-in (e.g. override.conf); "
+            "nothing was written",
+        )
+    return dict(cfg.environment), list(cfg.unset_environment)
+
+
+def merge_changes(
+    env: Mapping[str, str], unset: Sequence[str], changes: Mapping[str, str | None]
+) -> tuple[dict[str, str], list[str]]:
+    """Apply {VAR: value | None} to the drop-in's own lists. Unset also drops a set."""
+    new_env, new_unset = dict(env), list(unset)
+    for k, v in changes.items():
+        if not env_name_is_valid(k):
+            raise InputError(
+                f"{k!r} is not a valid environment variable name",
+                hint="letters, digits and _, not starting with a digit; nothing was written",
+            )
+        if v is None:
+            new_env.pop(k, None)
+            if k not in new_unset:
+                new_unset.append(k)
+        else:
+            new_env[k] = v
+            new_unset = [u for u in new_unset if u != k and not u.startswith(k + "=")]
+    return new_env, new_unset
+
+
+def plan_dropin(
+    files: UnitFiles,
+    changes: Mapping[str, str | None],
+    *,
+    name: str = DROPIN_NAME,
+    verify: bool = True,
+    systemd_analyze: str | None = None,
+) -> tuple[DropinPreview, UnitFiles]:
+    """The remedy drop-in after `changes`, and the unit's files as systemd will read them then.
+
+    Merges with an existing remedy drop-in of the same name. verify runs systemd-analyze on a
+    temporary copy (before and after) and reports only what the change adds.
+    """
+    if files.fragment is None:
+        raise InputError(f"{files.name} has no unit file; remedy writes drop-ins for real units")
+    path = dropin_path(files.name, name)
+    existing = next((d for d in files.dropins if d.path == path), None)
+    before_text = existing.data.decode("utf-8", "surrogateescape") if existing else None
+    env0: dict[str, str] = {}
+    unset0: list[str] = []
+    if existing is not None:
+        env0, unset0 = _read_existing(existing, files.name)
+    env1, unset1 = merge_changes(env0, unset0, changes)
+    content = render_dropin(env1, unset1)
+    remove = not content
+    others = [d for d in files.dropins if d.path != path]
+    after_paths = order_dropins([d.path for d in others] + ([] if remove else [path]), files.name)
+    by_path = {d.path: d for d in others}
+    if not remove:
+        by_path[path] = SourceFile(path, content.encode())
+    hidden_by = None
+    if not remove and path not in after_paths:
+        hidden_by = next(
+            (p for p in after_paths if posixpath.basename(p) == name), "a same-named drop-in"
+        )
+    after = replace(files, dropins=[by_path[p] for p in after_paths if p in by_path])
+    diff = "".join(
+        difflib.unified_diff(
+            (before_text or "").splitlines(keepends=True),
+            content.splitlines(keepends=True),
+            fromfile=path if before_text is not None else "/dev/null",
+            tofile=path if not remove else "/dev/null",
+        )
+    )
+    d = posixpath.dirname(path)
+    if remove:
+        commands = [f"rm -f {path}"] if existing else []
+    else:
+        commands = [
+            f"install -d -m 0755 {d}",
+            f"write {path} (mode 0644, atomically: temp file + rename)",
+        ]
+    if commands:
+        commands += ["systemctl daemon-reload", f"systemctl restart {files.name}"]
+    preview = DropinPreview(
+        unit=files.name,
+        path=path,
+        before=before_text,
+        content=content,
+        remove=remove,
+        diff=diff,
+        changes=dict(changes),
+        environment=env1,
+        unset=unset1,
+        hidden_by=hidden_by,
+        commands=commands,
+    )
+    if verify:
+        preview.verify = verify_change(files, after, systemd_analyze=systemd_analyze)
+    return preview, after
+
+
+# --------------------------------------------------------------------------------------------
+# systemd-analyze verify on a temporary root
+# --------------------------------------------------------------------------------------------
+
+
+def find_systemd_analyze() -> str | None:
+    return shutil.which("systemd-analyze") or next(
+        (p for p in ("/usr/bin/systemd-analyze", "/bin/systemd-analyze") if os.access(p, os.X_OK)),
+        None,
+    )
+
+
+def _exec_paths(files: UnitFiles) -> list[str]:
+    """Executables of every Exec*= line, which verify checks exist (stubbed in the temp root)."""
+    cfg = parse_unit(files.name, files.fragment, files.dropins, host=files.host)
+    out: list[str] = []
+    for key, values in cfg.settings.get("Service", {}).items():
+        if not key.startswith("Exec") or key in ("ExecSearchPath", "ExecPaths"):
+            continue
+        for v in values:
+            try:
+                word, _ = extract_first_word(v, 0, relax_escapes=True)
+            except ValueError:
+                continue
+            if not word:
+                continue
+            p = word.decode("utf-8", "surrogateescape").lstrip("-@:+!")
+            if p.startswith("/"):
+                out.append(p)
+            elif p:
+                out.append("/usr/bin/" + p)
+    return out
+
+
+def _write_root(root: Path, files: UnitFiles) -> None:
+    for src in ([files.fragment] if files.fragment else []) + list(files.dropins):
+        dst = root / src.path.lstrip("/")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(src.data)
+    for exe in _exec_paths(files):
+        dst = root / exe.lstrip("/")
+        if dst.exists():
+            continue
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(b"#!/bin/sh\n")
+            dst.chmod(0o755)
+        except OSError:
+            continue
+
+
+def _run_verify(exe: str, files: UnitFiles, timeout: float) -> tuple[int, list[str], list[str]]:
+    with tempfile.TemporaryDirectory(prefix="remedy-verify-") as tmp:
+        root = Path(tmp)
+        _write_root(root, files)
+        cmd = [exe, "verify", "--recursive-errors=no", "--no-pager", f"--root={root}", files.name]
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_LOG_COLOR": "0"}
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, check=False)
+        text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+        msgs = [ln.replace(str(root), "") for ln in text.splitlines() if ln.strip()]
+        shown = [c if not c.startswith("--root=") else "--root=<tmp>" for c in cmd]
+        return proc.returncode, msgs, shown
+
+
+def systemd_version(exe: str) -> str | None:
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    first = out.stdout.decode("utf-8", "replace").splitlines()[:1]
+    return first[0].strip() if first else None
+
+
+def verify_unit_files(
+    files: UnitFiles, *, systemd_analyze: str | None = None, timeout: float = 30.0
+) -> VerifyResult:
+    """Run `systemd-analyze verify` on a temporary root with exactly these files."""
+    exe = systemd_analyze or find_systemd_analyze()
+    if not exe:
+        return VerifyResult(
+            ran=False,
+            ok=False,
+            note="systemd-analyze is not installed on this machine (apt-get install systemd); "
+            "the drop-in was checked by remedy's own parser only",
+        )
+    try:
+        rc, msgs, cmd = _run_verify(exe, files, timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return VerifyResult(ran=False, ok=False, note=f"systemd-analyze verify failed to run: {e}")
+    return VerifyResult(
+        ran=True,
+        ok=rc == 0,
+        exit_status=rc,
+        command=cmd,
+        messages=msgs,
+        new_messages=msgs,
+        systemd_version=systemd_version(exe),
+    )
+
+
+def verify_change(
+    before: UnitFiles, after: UnitFiles, *, systemd_analyze: str | None = None
+) -> VerifyResult:
+    """verify on the files after the change; messages already there before are not blamed."""
+    res = verify_unit_files(after, systemd_analyze=systemd_analyze)
+    if not res.ran:
+        return res
+    old = verify_unit_files(before, systemd_analyze=systemd_analyze)
+    res.new_messages = [m for m in res.messages if m not in set(old.messages)]
+    if not res.ok and old.ran and not old.ok and not res.new_messages:
+        res.ok = True
+        res.note = (
+            "systemd-analyze already complained before the change (see messages); "
+            "the drop-in adds no new complaint"
+        )
+    return res
