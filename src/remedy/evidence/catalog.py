@@ -243,41 +243,43 @@ def _near_literals(near: Near, sig_id: str, file: str, line: int | None) -> tupl
     return (literal,)
 
 
-def _check_signature(sig: Signature, file: str, line: int | None) -> None:
+def _check_signature(sig: Signature, file: str, entry: dict[str, Any]) -> None:
     label = f"signature {sig.id!r}"
+    line = line_of(entry)
+
+    def at(key: str) -> int | None:
+        return line_of(entry, key) or line
+
     if not sig.source.has_origin():
-        raise KnowledgeError(f"{label}: source needs repo, doc or thread", file=file, line=line)
-    sig._rx = _compile(sig.pattern, label, file, line)
+        raise KnowledgeError(
+            f"{label}: source needs repo, doc or thread", file=file, line=at("source")
+        )
+    sig._rx = _compile(sig.pattern, label, file, at("pattern"))
     groups = {field_name(g) for g in sig._rx.groupindex}
     for group in sig.facts:
         if group not in groups:
             raise KnowledgeError(
                 f"{label}: facts maps group {group!r}, which the pattern does not define",
                 file=file,
-                line=line,
+                line=at("facts"),
             )
     if sig.near is not None:
-        sig._near_rx = _compile(sig.near.pattern, f"{label} near.pattern", file, line)
-        sig._near_needles = _near_literals(sig.near, sig.id, file, line)
-        for n in sig._near_needles:
-            if not sig._near_rx.search(n):
-                raise KnowledgeError(
-                    f"{label}: near.needles entry {n!r} does not match near.pattern",
-                    file=file,
-                    line=line,
-                )
+        sig._near_rx = _compile(sig.near.pattern, f"{label} near.pattern", file, at("near"))
+        sig._near_needles = _near_literals(sig.near, sig.id, file, at("near"))
     used: set[str] = set()
     for ex in sig.examples:
         if not sig._rx.search(ex):
             raise KnowledgeError(
-                f"{label}: example does not match its pattern: {ex[:160]!r}", file=file, line=line
+                f"{label}: example does not match its pattern: {ex[:160]!r}",
+                file=file,
+                line=at("examples"),
             )
         present = [n for n in sig.needles if n in ex]
         if not present:
             raise KnowledgeError(
                 f"{label}: example contains none of the needles {sig.needles}: {ex[:160]!r}",
                 file=file,
-                line=line,
+                line=at("examples"),
             )
         used.update(present)
     for n in sig.needles:
@@ -285,7 +287,7 @@ def _check_signature(sig: Signature, file: str, line: int | None) -> None:
             raise KnowledgeError(
                 f"{label}: needle {n!r} occurs in no example (typo, or add an example)",
                 file=file,
-                line=line,
+                line=at("needles"),
             )
 
 
@@ -300,7 +302,7 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     entries = data["signatures"]
     if not isinstance(entries, list):
         raise KnowledgeError("'signatures' must be a list", file=file, line=line_of(data) or 1)
-    extra = sorted(k for k in data if k not in ("signatures", "__line__"))
+    extra = sorted(k for k in data if k != "signatures" and not str(k).startswith("__"))
     if extra:
         raise KnowledgeError(f"unknown top-level key {extra[0]!r}", file=file,
                              line=line_of(data) or 1)
@@ -317,7 +319,7 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
             )
         seen[sig.id] = line
         sig._line = line
-        _check_signature(sig, file, line)
+        _check_signature(sig, file, entry)
         sigs.append(sig)
     if not sigs:
         raise KnowledgeError("no signatures defined", file=file, line=line_of(data) or 1)

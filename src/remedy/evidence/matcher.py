@@ -1,0 +1,81 @@
+"""Match one log line against the catalog: needles gate, regexes confirm, ``near:`` guards.
+
+Kept apart from file reading so that every way of getting lines (grep prefilter, pure Python,
+an iterable) goes through exactly the same per-line decision; that is what makes the two read
+paths provably identical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from remedy.evidence.catalog import Catalog, Signature, field_name
+
+NearKey = tuple[str, str | None]
+
+
+@dataclass(slots=True)
+class Match:
+    """One signature matched on one line."""
+
+    sig: Signature
+    start: int
+    end: int
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+class LineMatcher:
+    """Stateful matcher for one source: remembers where each ``near:`` pattern last occurred,
+    per process, so a guarded signature only fires in the right context."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._sigs = catalog.signatures
+        # needle -> indexes of signatures using it (test each needle once per line)
+        needle_map: dict[str, list[int]] = {}
+        for i, s in enumerate(self._sigs):
+            for n in s.needles:
+                needle_map.setdefault(n, []).append(i)
+        self._needles = list(needle_map.items())
+        self._near = [(s, s.near_needles) for s in self._sigs if s.near is not None]
+        self._last_near: dict[NearKey, int] = {}
+        self._order = {s.id: i for i, s in enumerate(self._sigs)}
+
+    def match(self, lineno: int, text: str, process: str | None) -> list[Match]:
+        """All signatures matching ``text`` (line ``lineno``), after ``supersedes:``."""
+        for sig, lits in self._near:
+            if any(n in text for n in lits) and sig.near_rx is not None and sig.near_rx.search(
+                text
+            ):
+                self._last_near[(sig.id, process)] = lineno
+        cand: set[int] = set()
+        for needle, idxs in self._needles:
+            if needle in text:
+                cand.update(idxs)
+        if not cand:
+            return []
+        found: list[Match] = []
+        for i in sorted(cand):
+            sig = self._sigs[i]
+            if sig.near is not None:
+                last = self._last_near.get((sig.id, process))
+                if last is None or lineno - last > sig.near.within:
+                    continue
+            m = sig.rx.search(text)
+            if m is None:
+                continue
+            fields: dict[str, str] = {}
+            for group, value in m.groupdict().items():
+                if value is None:
+                    continue
+                value = value.strip()
+                name = field_name(group)
+                if value and name not in fields:
+                    fields[name] = value
+            found.append(Match(sig, m.start(), m.end(), fields))
+        if len(found) > 1:
+            dropped = {other for mt in found for other in mt.sig.supersedes}
+            if dropped:
+                found = [mt for mt in found if mt.sig.id not in dropped]
+            found.sort(key=lambda mt: (mt.start, self._order[mt.sig.id]))
+        return found

@@ -1,0 +1,253 @@
+"""Turn a log into symptoms: the public entry points ``scan_path`` and ``scan_lines``.
+
+The scan is split so that one decision is made in one place: ``reader`` finds candidate lines
+(grep or Python), ``prefix`` strips collector prefixes, ``matcher`` applies the catalog, and
+this module aggregates with bounded memory (at most ``MAX_PER_SIGNATURE`` symptoms kept per
+signature, the rest counted; the ``TOP_SUSPICIOUS`` best unmatched error lines kept in a heap).
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from remedy.errors import InputError, LogReadError
+from remedy.evidence import prefilter, reader
+from remedy.evidence.catalog import Catalog, default_catalog
+from remedy.evidence.matcher import LineMatcher, Match
+from remedy.evidence.prefix import strip_prefixes
+from remedy.evidence.suspicious import WORDS, base_score, is_command_echo, is_diagnostic
+from remedy.model import SuspiciousLine, Symptom
+
+TEXT_CAP = 2000  # characters of a line kept in Symptom.text / SuspiciousLine.text
+MAX_PER_SIGNATURE = 50
+TOP_SUSPICIOUS = 20
+
+_BLOCK_OPEN = "ninja-failed-target"
+_BLOCK_CLOSE = frozenset(
+    {"ninja-subcommand-failed", "ninja-build-failed", "ninja-exited-status",
+     "torch-extension-build-failed"}
+)
+
+
+class ScanResult(BaseModel):
+    """What one log says: matched symptoms, suspicious unmatched lines, and how much was read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    lines: int = 0
+    bytes: int = 0
+    symptoms: list[Symptom] = Field(default_factory=list)
+    suspicious: list[SuspiciousLine] = Field(default_factory=list)
+    # symptoms beyond MAX_PER_SIGNATURE per signature: signature id -> how many were not kept
+    dropped: dict[str, int] = Field(default_factory=dict)
+    method: Literal["grep", "python"] = "python"
+
+    def ids(self) -> list[str]:
+        """Signature ids seen, in order of first appearance."""
+        return list(dict.fromkeys(s.signature for s in self.symptoms))
+
+    def of(self, signature: str) -> list[Symptom]:
+        return [s for s in self.symptoms if s.signature == signature]
+
+
+def _excerpt(text: str, at: int) -> str:
+    if len(text) <= TEXT_CAP:
+        return text
+    start = max(0, min(at - TEXT_CAP // 4, len(text) - TEXT_CAP))
+    out = text[start : start + TEXT_CAP]
+    if start > 0:
+        out = "…" + out[1:]
+    if start + TEXT_CAP < len(text):
+        out = out[:-1] + "…"
+    return out
+
+
+class _Aggregator:
+    """Feeds lines to the matcher and keeps the bounded result."""
+
+    def __init__(self, catalog: Catalog, source: str) -> None:
+        self.catalog = catalog
+        self.source = source
+        self.matcher = LineMatcher(catalog)
+        self.symptoms: list[Symptom] = []
+        self.kept: dict[str, int] = {}
+        self.dropped: dict[str, int] = {}
+        self.heap: list[tuple[float, int, SuspiciousLine]] = []
+        # per process: inside a ninja failure block? first diagnostic still to come?
+        self.block: dict[str | None, bool] = {}
+
+    def feed(self, lineno: int, raw: bytes | str) -> None:
+        if isinstance(raw, bytes):
+            text = raw.decode("utf-8", "replace")
+        else:
+            text = raw
+        if text.endswith("\r"):
+            text = text[:-1]
+        text, process = strip_prefixes(text)
+        matches = self.matcher.match(lineno, text, process)
+        if matches:
+            self._record(lineno, text, process, matches)
+        elif any(w in text for w in WORDS):
+            self._suspicious(lineno, text, process)
+
+    def _record(self, lineno: int, text: str, process: str | None, matches: list[Match]) -> None:
+        for mt in matches:
+            sig = mt.sig
+            if sig.id == _BLOCK_OPEN:
+                self.block[process] = True
+            elif sig.id in _BLOCK_CLOSE:
+                self.block.pop(process, None)
+            n = self.kept.get(sig.id, 0)
+            if n >= MAX_PER_SIGNATURE:
+                self.dropped[sig.id] = self.dropped.get(sig.id, 0) + 1
+                continue
+            self.kept[sig.id] = n + 1
+            self.symptoms.append(
+                Symptom(
+                    signature=sig.id,
+                    line=lineno,
+                    text=_excerpt(text, mt.start),
+                    source=self.source,
+                    fields=mt.fields,
+                    process=process,
+                    stage=sig.stage,
+                    component=sig.component,
+                    severity=sig.severity,
+                )
+            )
+
+    def _suspicious(self, lineno: int, text: str, process: str | None) -> None:
+        score, why = base_score(text)
+        state = self.block.get(process)
+        if state is not None and not is_command_echo(text):
+            if state and is_diagnostic(text):
+                score += 6.0
+                why += "; first diagnostic inside a ninja failure block"
+                self.block[process] = False
+            else:
+                score += 2.0
+                why += "; inside a ninja failure block"
+        item = SuspiciousLine(
+            line=lineno, text=_excerpt(text, 0), source=self.source, score=score, reason=why
+        )
+        # min-heap on (score, -line): the weakest, then latest, line is evicted first
+        key = (score, -lineno, item)
+        if len(self.heap) < TOP_SUSPICIOUS:
+            heapq.heappush(self.heap, key)  # type: ignore[misc]
+        elif key[:2] > self.heap[0][:2]:
+            heapq.heapreplace(self.heap, key)  # type: ignore[misc]
+
+    def result(self, lines: int, nbytes: int, method: Literal["grep", "python"]) -> ScanResult:
+        sus = sorted((k[2] for k in self.heap), key=lambda s: (-s.score, s.line))
+        return ScanResult(
+            source=self.source,
+            lines=lines,
+            bytes=nbytes,
+            symptoms=self.symptoms,
+            suspicious=sus,
+            dropped=self.dropped,
+            method=method,
+        )
+
+
+def _resolve(catalog: Catalog | None) -> Catalog:
+    return catalog if catalog is not None else default_catalog()
+
+
+def scan_lines(
+    lines: Iterable[str | bytes], source: str = "<stdin>", catalog: Catalog | None = None
+) -> ScanResult:
+    """Scan lines already in hand (a probe's output, a test). Items may end in a newline; an
+    item holding several lines is split so numbering follows the original text."""
+    cat = _resolve(catalog)
+    agg = _Aggregator(cat, source)
+    n = 0
+    nbytes = 0
+    cap = reader.MATCH_CAP
+    for item in lines:
+        if isinstance(item, bytes):
+            nbytes += len(item)
+            parts_b = item.split(b"\n")
+            if item.endswith(b"\n"):
+                parts_b.pop()
+            for part in parts_b:
+                n += 1
+                agg.feed(n, part[:cap])
+        else:
+            nbytes += len(item.encode("utf-8", "surrogateescape"))
+            parts_s = item.split("\n")
+            if item.endswith("\n"):
+                parts_s.pop()
+            for part in parts_s:
+                n += 1
+                agg.feed(n, part[:cap])
+    if n == 0:
+        raise InputError(f"{source} is empty: nothing to scan")
+    return agg.result(n, nbytes, "python")
+
+
+def scan_path(
+    path: str | Path,
+    catalog: Catalog | None = None,
+    *,
+    method: Literal["auto", "grep", "python"] = "auto",
+) -> ScanResult:
+    """Scan a log file ("-" reads stdin) with bounded memory.
+
+    ``method="auto"`` uses the grep prefilter for regular files of at least
+    ``reader.GREP_MIN_BYTES`` when grep is available, else pure Python; if grep fails midway
+    the scan is redone in Python, so the result never depends on which path ran.
+    """
+    cat = _resolve(catalog)
+    literals = prefilter.literal_bytes(cat)
+    if str(path) == "-":
+        head = sys.stdin.buffer.read(reader.SNIFF)
+        if not head:
+            raise InputError("<stdin> is empty: nothing to scan")
+        why = reader.binary_reason(head)
+        if why:
+            raise LogReadError(f"<stdin> does not look like a text log: {why}")
+        stream = reader.SniffedStream(head, sys.stdin.buffer)
+        return _scan_stream(stream, "<stdin>", cat, literals)
+    source = str(path)
+    f, size = reader.open_log(path)
+    with f:
+        use_grep = method == "grep" or (
+            method == "auto" and size >= reader.GREP_MIN_BYTES and reader.find_grep() is not None
+        )
+        if use_grep and size > 0:
+            agg = _Aggregator(cat, source)
+            totals = reader.Totals()
+            try:
+                for lineno, raw in reader.grep_candidates(path, literals, totals):
+                    agg.feed(lineno, raw)
+                return agg.result(totals.lines, totals.bytes, "grep")
+            except reader.GrepFailed:
+                if method == "grep":
+                    raise
+            except OSError as exc:
+                raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
+        return _scan_stream(f, source, cat, literals)
+
+
+def _scan_stream(
+    stream: reader.SniffedStream | reader.IO[bytes], source: str, cat: Catalog,
+    literals: list[bytes],
+) -> ScanResult:
+    agg = _Aggregator(cat, source)
+    totals = reader.Totals()
+    try:
+        for lineno, raw in reader.python_candidates(stream, literals, totals):
+            agg.feed(lineno, raw)
+    except OSError as exc:
+        raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
+    if totals.lines == 0:
+        raise InputError(f"{source} is empty: nothing to scan")
+    return agg.result(totals.lines, totals.bytes, "python")

@@ -1,0 +1,91 @@
+"""Score lines that match no signature but look like errors.
+
+The catalog never knows every message. When it misses, the user still needs the one line that
+matters, and in a JIT failure that is the first compiler/linker diagnostic inside the ninja
+block, not the wrappers around it ("ninja: build stopped", "Ninja build failed", "Received
+sigquit"). Scores are heuristics; the reason string says how each was reached.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Case variants the grep prefilter looks for; a line is "error-looking" iff it contains one.
+WORDS: tuple[str, ...] = (
+    "error",
+    "Error",
+    "ERROR",
+    "failed",
+    "Failed",
+    "FAILED",
+    "fatal",
+    "Fatal",
+    "FATAL",
+    "Traceback",
+    "exception",
+    "Exception",
+)
+
+# file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
+_DIAG = re.compile(
+    r"(?:^|\s)\S+?(?::\d+){1,2}: (?:fatal )?error\b"
+    r"|\S+\(\d+\): (?:catastrophic )?error\b"
+    r"|^(?:\S+: )?(?:fatal )?error: "
+)
+_PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b:?")
+_FRAME = re.compile(r'^\s*File \\?"')
+_CODE = re.compile(r"^\s{2,}\S")
+_WRAPPER = (
+    "build stopped",
+    "Ninja build failed",
+    "exited with status",
+    "sigquit",
+    "SIGQUIT",
+    "Possible solutions",
+    "Error building extension",
+    "Capture cuda graph failed",
+    "hit an exception",
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+)
+
+
+def is_error_looking(text: str) -> bool:
+    return any(w in text for w in WORDS)
+
+
+def is_diagnostic(text: str) -> bool:
+    """A compiler/linker style diagnostic (what a ninja block's real cause looks like)."""
+    return _DIAG.search(text) is not None and not is_command_echo(text)
+
+
+def is_command_echo(text: str) -> bool:
+    """A long compiler command line as ninja echoes it (flags, not a diagnostic)."""
+    return len(text) > 300 and text.count(" -") >= 8
+
+
+def base_score(text: str) -> tuple[float, str]:
+    """Score an error-looking line on its own; higher means more likely the cause."""
+    lower = text.lower()
+    if is_diagnostic(text):
+        score, why = 8.0, "compiler/linker diagnostic"
+    elif _PY_EXC.match(text.lstrip()):
+        score, why = 6.0, "exception line"
+    elif "fatal" in lower:
+        score, why = 5.0, "fatal"
+    elif "Traceback" in text:
+        score, why = 1.0, "traceback header"
+    else:
+        score, why = 3.0, "error word"
+    if is_command_echo(text):
+        return 0.5, "command line echo"
+    if any(w in text for w in _WRAPPER):
+        score -= 4.0
+        why += "; wrapper wording"
+    if _FRAME.match(text):
+        score -= 2.0
+        why += "; traceback frame"
+    elif _CODE.match(text) and not _PY_EXC.match(text.lstrip()):
+        score -= 1.0
+        why += "; indented (code/continuation)"
+    return max(score, 0.5), why
