@@ -297,15 +297,19 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     file = str(p)
     data: Any = load_yaml(p)
     if not isinstance(data, dict) or "signatures" not in data:
-        raise KnowledgeError("top level must be a mapping with a 'signatures:' list", file=file,
-                             line=line_of(data) or 1)
+        raise KnowledgeError(
+            "top level must be a mapping with a 'signatures:' list",
+            file=file,
+            line=line_of(data) or 1,
+        )
     entries = data["signatures"]
     if not isinstance(entries, list):
         raise KnowledgeError("'signatures' must be a list", file=file, line=line_of(data) or 1)
     extra = sorted(k for k in data if k != "signatures" and not str(k).startswith("__"))
     if extra:
-        raise KnowledgeError(f"unknown top-level key {extra[0]!r}", file=file,
-                             line=line_of(data) or 1)
+        raise KnowledgeError(
+            f"unknown top-level key {extra[0]!r}", file=file, line=line_of(data) or 1
+        )
     sigs: list[Signature] = []
     seen: dict[str, int | None] = {}
     for entry in entries:

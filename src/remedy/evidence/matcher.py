@@ -44,8 +44,10 @@ class LineMatcher:
     def match(self, lineno: int, text: str, process: str | None) -> list[Match]:
         """All signatures matching ``text`` (line ``lineno``), after ``supersedes:``."""
         for sig, lits in self._near:
-            if any(n in text for n in lits) and sig.near_rx is not None and sig.near_rx.search(
-                text
+            if (
+                any(n in text for n in lits)
+                and sig.near_rx is not None
+                and sig.near_rx.search(text)
             ):
                 self._last_near[(sig.id, process)] = lineno
         cand: set[int] = set()

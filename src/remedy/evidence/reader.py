@@ -301,8 +301,13 @@ def _start_tail_counts(path: str | Path, bounds: list[int]) -> list[subprocess.P
         try:
             os.lseek(fd, start, os.SEEK_SET)
             procs.append(
-                subprocess.Popen([wc, "-l"], stdin=fd, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
+                subprocess.Popen(
+                    [wc, "-l"],
+                    stdin=fd,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env={**os.environ, "LC_ALL": "C"},
+                )
             )
         except OSError:
             for p in procs:
@@ -314,8 +319,9 @@ def _start_tail_counts(path: str | Path, bounds: list[int]) -> list[subprocess.P
     return procs
 
 
-def _segment_counts(fd: int, path: str | Path, bounds: list[int],
-                    wcs: list[subprocess.Popen[bytes]]) -> list[int]:
+def _segment_counts(
+    fd: int, path: str | Path, bounds: list[int], wcs: list[subprocess.Popen[bytes]]
+) -> list[int]:
     n = len(bounds) - 1
     if wcs:
         tails: list[int] = []
@@ -410,9 +416,7 @@ def grep_candidates(
         wcs = _start_tail_counts(path, bounds)
         procs.extend(wcs)
         for w, k in pipes:
-            t = threading.Thread(
-                target=_feed, args=(fd, w, bounds[k], bounds[k + 1]), daemon=True
-            )
+            t = threading.Thread(target=_feed, args=(fd, w, bounds[k], bounds[k + 1]), daemon=True)
             threads.append(t)
             t.start()
 

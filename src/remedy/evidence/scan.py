@@ -30,8 +30,12 @@ TOP_SUSPICIOUS = 20
 
 _BLOCK_OPEN = "ninja-failed-target"
 _BLOCK_CLOSE = frozenset(
-    {"ninja-subcommand-failed", "ninja-build-failed", "ninja-exited-status",
-     "torch-extension-build-failed"}
+    {
+        "ninja-subcommand-failed",
+        "ninja-build-failed",
+        "ninja-exited-status",
+        "torch-extension-build-failed",
+    }
 )
 
 
@@ -238,7 +242,9 @@ def scan_path(
 
 
 def _scan_stream(
-    stream: reader.SniffedStream | reader.IO[bytes], source: str, cat: Catalog,
+    stream: reader.SniffedStream | reader.IO[bytes],
+    source: str,
+    cat: Catalog,
     literals: list[bytes],
 ) -> ScanResult:
     agg = _Aggregator(cat, source)
