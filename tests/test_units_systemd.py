@@ -1,0 +1,529 @@
+"""remedy's unit parser against a REAL systemd 252 (PID 1 in a systemd-nspawn container).
+
+One container (sandbox/sbx, scenario seed-chain-b, tier systemd) serves the whole module:
+- 37 GENERATED units (seeded, deterministic) with tricky Environment= syntax, drop-ins in three
+  directories and two prefix levels, templates, specifiers, EnvironmentFiles, resets and
+  UnsetEnvironment, written in one tar, one daemon-reload, one `systemctl show` for all: the
+  `Environment=` line remedy formats must equal systemd's byte for byte, DropInPaths must match,
+  and the environment each unit's process really got (`env -0` of a oneshot) must equal
+  remedy's effective environment;
+- the seed 002 unit (sglang-k26.service): impact_unit() on the real host, the drop-in really
+  written and daemon-reloaded, and `systemctl show -p Environment` compared with the preview.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from remedy.errors import InputError
+from remedy.knowledge.loader import load_knowledge
+from remedy.model import Facts
+from remedy.transport import SSHTransport
+from remedy.units import impact_unit, load_unit, parse_show_environment, read_unit
+from remedy.units.host import _split_show_list
+from remedy.units.syntax import format_show_environment
+
+pytestmark = pytest.mark.systemd
+
+ROOT = Path(__file__).resolve().parents[1]
+SBX = ROOT / "sandbox" / "sbx"
+OUT = "/run/remedy-eq-out"
+# variables systemd adds to every process itself (execute.c build_environment)
+SYSTEMD_ADDED = {"INVOCATION_ID", "SYSTEMD_EXEC_PID", "JOURNAL_STREAM"}
+CU13 = "/opt/sglang-venv/lib/python3.11/site-packages/nvidia/cu13"
+APT13 = "/usr/local/cuda-13.0"
+
+
+def _why_not_here() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (systemd-nspawn, namespaces)"
+    if not shutil.which("systemd-nspawn"):
+        return "systemd-nspawn is not installed (apt-get install systemd-container)"
+    if not SBX.exists():
+        return "sandbox/sbx is not in this checkout"
+    doctor = subprocess.run([str(SBX), "doctor"], capture_output=True, text=True, check=False)
+    try:
+        ready = json.loads(doctor.stdout or "{}").get("systemd_tier")
+    except json.JSONDecodeError:
+        ready = False
+    if not ready:
+        return f"the sandbox's systemd tier is not prepared (run scripts/setup-sandbox.sh): {doctor.stdout.strip()}"
+    return None
+
+
+@dataclass
+class Host:
+    name: str
+    ssh_config: str
+
+    def transport(self) -> SSHTransport:
+        return SSHTransport(self.name, ssh_config=self.ssh_config)
+
+    def run(self, script: str, input: bytes | None = None, timeout: float = 120) -> bytes:
+        async def go() -> bytes:
+            t = self.transport()
+            try:
+                res = await t.run(script, timeout=timeout, input=input)
+            finally:
+                await t.close()
+            if res.exit_status != 0:
+                raise AssertionError(
+                    f"{script[:200]!r} -> exit {res.exit_status}: {res.stderr.decode()[-2000:]}"
+                )
+            return res.stdout
+
+        return asyncio.run(go())
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[Host]:
+    reason = _why_not_here()
+    if reason:
+        print(f"SKIP real-systemd tests: {reason}")
+        pytest.skip(reason)
+    name = f"units{os.getpid() % 100000}"
+    up = subprocess.run(
+        [str(SBX), "up", "seed-chain-b", "--name", name],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    if up.returncode != 0:
+        pytest.fail(f"sbx up failed: {up.stderr.strip()}")
+    info = json.loads(up.stdout.strip().splitlines()[-1])
+    h = Host(name=name, ssh_config=info["ssh_config"])
+    try:
+        # the seed unit starts real JIT builds at boot: stop it, these tests only read it
+        h.run(
+            "systemctl stop sglang-k26.service || true; systemctl is-system-running --wait || true"
+        )
+        yield h
+    finally:
+        subprocess.run([str(SBX), "down", name], capture_output=True, timeout=120, check=False)
+
+
+# --------------------------------------------------------------------------------------------
+# The generator
+# --------------------------------------------------------------------------------------------
+
+NAMES = ["RV_A", "RV_B", "RV_C", "RV_D", "RV_E", "RV_F", "RV_G", "RV_H", "LANG", "PATH"]
+SPECIFIERS = [
+    "%%", "%n", "%N", "%p", "%P", "%i", "%I", "%j", "%J", "%f", "%h", "%u", "%U", "%g", "%G",
+    "%t", "%S", "%C", "%L", "%E", "%T", "%V", "%d", "%H", "%l", "%m", "%b", "%v", "%a", "%o",
+    "%w", "%W", "%y", "%Y", "%s",
+]  # fmt: skip
+PLAIN_CHARS = "abcXYZ019_-./:,+@~é日"
+QUOTED_BITS = [
+    " ", "  ", "x", "é", "日本", "$HOME", "${X}", "'", "=", ";", "#", "*", "?", "[a]", "!", "(",
+    ")", "|", "&", "<", ">", "`", "\\\"", "\\\\", "\\x41", "\\101", "\\u00e9", "\\U0001F600",
+    "\\s", "\\t", "\\n", "\\a", "%%", "\t",
+]  # fmt: skip
+
+
+@dataclass
+class Generated:
+    files: dict[str, bytes] = field(default_factory=dict)
+    units: list[str] = field(default_factory=list)
+    failing: set[str] = field(default_factory=set)  # must fail to start (missing env file)
+
+
+def _plain(r: random.Random) -> str:
+    return "".join(r.choice(PLAIN_CHARS) for _ in range(r.randint(0, 6)))
+
+
+def _quoted_body(r: random.Random) -> str:
+    bits = [r.choice(QUOTED_BITS + SPECIFIERS) for _ in range(r.randint(0, 5))]
+    return "".join(bits)
+
+
+def _word(r: random.Random) -> str:
+    n = r.choice(NAMES[:8]) if r.random() < 0.9 else r.choice(NAMES)
+    k = r.random()
+    if k < 0.25:
+        return f"{n}={_plain(r)}"
+    if k < 0.45:
+        return f'"{n}={_quoted_body(r)}"'
+    if k < 0.55:
+        body = _quoted_body(r).replace("'", "\\'")
+        return f"'{n}={body}'"
+    if k < 0.65:
+        return f'{n}={_plain(r)}"{_quoted_body(r)}"{_plain(r)}'
+    if k < 0.75:
+        return f"{n}={r.choice(SPECIFIERS)}{_plain(r)}{r.choice(SPECIFIERS)}"
+    if k < 0.8:
+        return f"{n}="
+    if k < 0.84:
+        return r.choice(["1BAD=x", "NOEQ", "A-B=1", f"{n}=%z", f"{n}=\\xff", "=x"])
+    return f'"{n}={_plain(r)} {_quoted_body(r)}"'
+
+
+def _env_line(r: random.Random) -> list[str]:
+    words = [_word(r) for _ in range(r.randint(1, 4))]
+    seps = [r.choice([" ", "  ", "\t"]) for _ in words]
+    text = "".join(w + s for w, s in zip(words, seps, strict=True)).rstrip()
+    if r.random() < 0.06:
+        text += r.choice([" RV_Z=\\q RV_Y=lost", ' "RV_Z=unbalanced'])
+    lead = r.choice(["", "", " ", "\t"])
+    line = f"{lead}Environment={text}"
+    if r.random() < 0.12 and " " in text:
+        cut = text.index(" ")
+        first, rest = f"{lead}Environment={text[:cut]}", text[cut + 1 :]
+        middle = (
+            [r.choice(["# a comment inside a continuation", "; another"])]
+            if r.random() < 0.5
+            else []
+        )
+        return [first + " \\", *middle, "  " + rest]
+    return [line]
+
+
+def _noise(r: random.Random) -> list[str]:
+    return r.choice(
+        [
+            ["# comment"],
+            ["; comment"],
+            [""],
+            ["X-Remedy-Note=kept out"],
+            ["FooBar=unknown key"],
+            ["[X-Ext]", "Anything=goes", "[Service]"],
+            ["[Bogus]", "Environment=RV_A=ignored-in-unknown-section", "[Service]"],
+            ["no equals sign on this line"],
+        ]
+    )
+
+
+def _service_body(r: random.Random, env_files: list[str], allow_reset: bool) -> list[str]:
+    lines: list[str] = []
+    for _ in range(r.randint(1, 5)):
+        lines += _env_line(r)
+        if r.random() < 0.3:
+            lines += _noise(r)
+        if allow_reset and r.random() < 0.1:
+            lines.append("Environment=")
+        if r.random() < 0.12:
+            names = r.sample(NAMES[:8] + ["LANG"], r.randint(1, 2))
+            if r.random() < 0.3:
+                names.append(f"{r.choice(NAMES[:8])}={_plain(r)}")
+            lines.append("UnsetEnvironment=" + " ".join(names))
+    if r.random() < 0.05:
+        lines.append("PassEnvironment=LANG")
+    lines += [f"EnvironmentFile={e}" for e in env_files]
+    return lines
+
+
+def _env_file_content(r: random.Random) -> bytes:
+    lines: list[str] = []
+    for _ in range(r.randint(1, 6)):
+        n = r.choice(NAMES[:8])
+        lines.append(
+            r.choice(
+                [
+                    f"{n}={_plain(r)}",
+                    f'{n}="dq \\" \\\\ \\$ \\x {_plain(r)}"',
+                    f"{n}='sq \" {_plain(r)}'",
+                    f"export {n}=exported",
+                    "# comment",
+                    f"{n}=multi\\\nline",
+                    f"  {n} = spaced   ",
+                    f"{n}=trailing   ",
+                    "NOEQ",
+                    f"{n}=a 'b' \"c\"",
+                    f"{n}=",
+                ]
+            )
+        )
+    return ("\n".join(lines) + ("\n" if r.random() < 0.8 else "")).encode()
+
+
+DROPIN_DIRS = ["/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system"]
+DROPIN_NAMES = ["10-a.conf", "20-b.conf", "50-remedy.conf", "override.conf", "zz.conf"]
+
+
+def generate(seed: int = 2026, count: int = 32, instances: int = 4) -> Generated:
+    """Deterministic units; nothing here knows the expected result: systemd decides."""
+    r = random.Random(seed)
+    g = Generated()
+    header = ["[Unit]", "Description=remedy equivalence {n}", "", "[Service]", "Type=oneshot"]
+    exec_lines = ["ExecStart=/usr/bin/env -0", f"StandardOutput=truncate:{OUT}/%n"]
+    # shared prefix drop-ins: all remedy-*.service, all remedy-eq-*.service, the template
+    g.files["/etc/systemd/system/remedy-.service.d/05-prefix.conf"] = (
+        b"[Service]\nEnvironment=RV_PREFIX=etc RV_A=from-prefix\n"
+    )
+    g.files["/usr/lib/systemd/system/remedy-.service.d/05-prefix.conf"] = (
+        b"[Service]\nEnvironment=RV_HIDDEN=must-not-appear\n"
+    )
+    g.files["/usr/lib/systemd/system/remedy-eq-.service.d/06-eq.conf"] = (
+        b'[Service]\nEnvironment="RV_EQ=eq prefix %n"\n'
+    )
+    g.files["/etc/systemd/system/remedy-tpl@.service.d/07-tpl.conf"] = (
+        b"[Service]\nEnvironment=RV_TPL=%i:%I:%f\n"
+    )
+    names = [f"remedy-eq-{i:02d}.service" for i in range(count)]
+    names += [f"remedy-tpl@i{i}.service" for i in range(instances)]
+    tpl_body = header + exec_lines + _service_body(r, [], allow_reset=False)
+    g.files["/etc/systemd/system/remedy-tpl@.service"] = (
+        "\n".join(tpl_body).replace("{n}", "%i") + "\n"
+    ).encode()
+    for idx, name in enumerate(names):
+        env_files: list[str] = []
+        if r.random() < 0.35:
+            base = f"/etc/remedy-eq/{idx:02d}"
+            kind = r.random()
+            if kind < 0.4:
+                g.files[base + ".env"] = _env_file_content(r)
+                env_files.append(base + ".env")
+            elif kind < 0.6:
+                env_files.append(f"-{base}.missing")
+            elif kind < 0.8:
+                for part in ("a", "b"):
+                    g.files[f"{base}-{part}.env"] = _env_file_content(r)
+                env_files.append(f"{base}-*.env")
+            else:
+                g.files[base + ".env"] = _env_file_content(r)
+                g.files[base + ".bad"] = b"RV_A=\xff\xfe\n"
+                env_files += [f"-{base}.bad", base + ".env"]
+        if name == names[5]:
+            env_files.append("/etc/remedy-eq/required-but-missing.env")
+            g.failing.add(name)
+        if not name.startswith("remedy-tpl@"):
+            where = r.choices(DROPIN_DIRS, weights=[7, 1, 2])[0]
+            body = header + exec_lines + _service_body(r, env_files, allow_reset=False)
+            g.files[f"{where}/{name}"] = ("\n".join(body).replace("{n}", name) + "\n").encode()
+        elif env_files:
+            g.files[f"/etc/systemd/system/{name}.d/00-envfile.conf"] = (
+                "[Service]\n" + "\n".join(f"EnvironmentFile={e}" for e in env_files) + "\n"
+            ).encode()
+        for _ in range(r.choice([0, 1, 1, 2, 3])):
+            d = r.choices(DROPIN_DIRS, weights=[5, 2, 3])[0]
+            fn = r.choice(DROPIN_NAMES)
+            body = ["[Service]", *_service_body(r, [], allow_reset=True)]
+            g.files[f"{d}/{name}.d/{fn}"] = ("\n".join(body) + "\n").encode()
+        g.units.append(name)
+    g.units.append("remedybase.service")
+    g.files["/etc/systemd/system/remedybase.service"] = (
+        "\n".join(header + exec_lines).replace("{n}", "base") + "\n"
+    ).encode()
+    return g
+
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path.lstrip("/"))
+            info.size, info.mode = len(data), 0o644
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _show_blocks(text: str) -> dict[str, dict[str, str]]:
+    """`systemctl show` of several units: blocks separated by blank lines, keyed by Id."""
+    units: dict[str, dict[str, str]] = {}
+    for block in text.split("\n\n"):
+        props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+        if "Id" in props:
+            units[props["Id"]] = props
+    return units
+
+
+def _dumps(raw: bytes) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for rec in raw.split(b"\x1e")[1:]:
+        name, _, data = rec.partition(b"\n")
+        env: dict[str, str] = {}
+        for item in base64.b64decode(data.strip()).split(b"\0"):
+            if item:
+                k, _, v = item.decode("utf-8", "surrogateescape").partition("=")
+                env[k] = v
+        out[name.decode()] = env
+    return out
+
+
+def test_generator_is_deterministic_and_big_enough():
+    a, b = generate(), generate()
+    assert a.files == b.files and len(a.units) >= 31
+    assert any("Environment=" in d.decode() for d in a.files.values())
+
+
+def test_generated_units_match_real_systemd(host: Host):
+    g = generate()
+    names = g.units
+    starts = " ".join(n for n in names if n not in g.failing)
+    script = (
+        f"mkdir -p {OUT} && tar -x -f - -C / && systemctl daemon-reload && "
+        f"systemctl show --no-pager -p Id -p Environment -p DropInPaths -p LoadState "
+        f"{' '.join(names)} && echo '\x1fSTART' && "
+        f"(systemctl start {starts} 2>&1; echo rc=$?) && "
+        f"(systemctl start {' '.join(g.failing)} 2>&1; echo failing-rc=$?) && echo '\x1fOUT' && "
+        f'for f in {OUT}/*; do printf \'\\036%s\\n\' "${{f##*/}}"; base64 -w0 "$f"; echo; done'
+    )
+    raw = host.run(script, input=_tar(g.files), timeout=300)
+    show_part, _, rest = raw.partition(b"\x1fSTART\n")
+    start_part, _, out_part = rest.partition(b"\x1fOUT\n")
+    shown = _show_blocks(show_part.decode("utf-8", "surrogateescape"))
+    started = start_part.decode()
+    assert "rc=0" in started, started
+    assert "failing-rc=0" not in started
+    dumps = _dumps(out_part)
+    base = {k: v for k, v in dumps["remedybase.service"].items() if k not in SYSTEMD_ADDED}
+
+    async def read_all() -> dict[str, object]:
+        t = host.transport()
+        try:
+
+            async def one(n: str) -> object:
+                try:
+                    return load_unit(await read_unit(t, n))
+                except InputError as e:
+                    return e
+
+            res = await asyncio.gather(*(one(n) for n in names))
+        finally:
+            await t.close()
+        return dict(zip(names, res, strict=True))
+
+    mine = asyncio.run(read_all())
+    mismatches: list[str] = []
+    compared = 0
+    for n in names:
+        real = shown[n]
+        assert real["LoadState"] == "loaded", (n, real)
+        u = mine[n]
+        if n in g.failing:
+            assert isinstance(u, InputError) and "required-but-missing.env" in str(u), u
+            continue
+        assert not isinstance(u, Exception), (n, u)
+        line = format_show_environment(u.environment)
+        if line != "Environment=" + real["Environment"]:
+            mismatches.append(
+                f"{n}: show\n  systemd: Environment={real['Environment']}\n  remedy:  {line}"
+            )
+        assert parse_show_environment(real["Environment"]) == dict(u.environment) or mismatches
+        if _split_show_list(real.get("DropInPaths", "")) != u.dropin_paths:
+            mismatches.append(
+                f"{n}: DropInPaths systemd={real.get('DropInPaths')} remedy={u.dropin_paths}"
+            )
+        got = {k: v for k, v in dumps[n].items() if k not in SYSTEMD_ADDED}
+        want = u.process_environment(base)
+        if got != want:
+            diff = {
+                k: (got.get(k), want.get(k))
+                for k in set(got) | set(want)
+                if got.get(k) != want.get(k)
+            }
+            mismatches.append(f"{n}: process environment (systemd, remedy): {diff}")
+        compared += 1
+    assert not mismatches, "\n".join(mismatches)
+    assert compared >= 30
+
+
+# --------------------------------------------------------------------------------------------
+# Seed 002 on the real host
+# --------------------------------------------------------------------------------------------
+
+
+def _seed_facts() -> Facts:
+    """The seed 002 host's facts (built-in example) moved to the sandbox's paths, plus the two
+    cu13 toolkits a fix can point at: the venv's pip tree (pip layout: lib/, no lib64/) and the
+    apt toolkit seed 002 finally installed (cuda-nvcc-13-0, /usr/local/cuda-13.0)."""
+    text = (ROOT / "src/remedy/examples/seed-sm120-system-cuda128/facts.yaml").read_text()
+    text = text.replace("/root/venv_sglang211", "/opt/sglang-venv").replace(
+        "python3.12", "python3.11"
+    )
+    d = yaml.safe_load(text)
+    d["toolkits"] = [t for t in d["toolkits"] if not t["prefix"].endswith("nvidia/cu13")]
+    full = {
+        "nvcc_release": "13.0",
+        "ptxas_release": "13.0",
+        "cicc_release": "13.0",
+        "cudart_version": 13000,
+        "cccl": {
+            "present": True,
+            "nv_target": True,
+            "nv_detail": True,
+            "include_dir": "include/cccl",
+        },
+    }
+    d["toolkits"].append(
+        {"prefix": CU13, "kind": "pip-cu13", "python": "/opt/sglang-venv", "nvcc_version": "13.0.88",
+         "libs": {"lib": ["libcudart.so.13"]}, "nvcc_profile_libdir": "lib64", **full}
+    )  # fmt: skip
+    d["toolkits"].append(
+        {"prefix": APT13, "kind": "system", "nvcc_version": "13.0.88", "nvcc_profile_libdir": "lib64",
+         "libs": {"lib64": ["libcudart.so", "libcudart.so.13"], "lib64/stubs": ["libcuda.so"]}, **full}
+    )  # fmt: skip
+    return Facts.model_validate(d)
+
+
+def _impact(host: Host, changes: dict[str, str | None]):
+    async def go():
+        t = host.transport()
+        try:
+            return await impact_unit(
+                t, load_knowledge(), "sglang-k26.service", changes, _seed_facts()
+            )
+        finally:
+            await t.close()
+
+    return asyncio.run(go())
+
+
+def test_seed_002_dev_null_is_predicted_to_break_jit_consumers(host: Host):
+    imp = _impact(host, {"CUDA_HOME": "/dev/null"})
+    assert imp.python == "/opt/sglang-venv"
+    assert imp.effective_before["OMP_NUM_THREADS"] == "8"
+    assert imp.effective_before["PATH"].startswith("/usr/local/cuda-12.8/bin:")
+    assert {"sglang-jit-kernel", "flashinfer-jit", "torch-cpp-extension"} <= set(imp.breaks)
+    errors = {c.component: c.error for c in imp.impact.consumers if c.breaks}
+    assert "/dev/null/bin/nvcc" in errors["sglang-jit-kernel"]
+    assert "NotADirectoryError" in errors["flashinfer-jit"]
+    assert "/dev/null/include" in errors["torch-cpp-extension"]
+    assert not imp.ok
+
+
+def test_seed_002_pip_cu13_prefix_predicts_the_next_link_of_the_chain(host: Host):
+    # the sandbox's own record: CUDA_HOME=<pip cu13 tree> -> "cannot find -lcudart" (no lib64)
+    imp = _impact(host, {"CUDA_HOME": CU13})
+    rules = {f.rule for f in imp.impact.new_findings}
+    assert "toolkit-links-cudart" in rules
+    assert "sglang-jit-kernel" in imp.breaks and not imp.ok
+
+
+def test_seed_002_good_fix_preview_equals_systemd_after_write(host: Host):
+    imp = _impact(host, {"CUDA_HOME": APT13})
+    assert imp.breaks == [] and imp.ok, imp.warnings
+    assert {f.rule for f in imp.impact.fixed_findings} >= {"flashinfer-sm12x-gate"}
+    assert imp.dropin.verify is not None and imp.dropin.verify.ran and imp.dropin.verify.ok
+    assert imp.restart[0] == "systemctl daemon-reload"
+    # write exactly the previewed file, as remedy run will, and ask systemd
+    d = imp.dropin
+    out = host.run(
+        f"mkdir -p {os.path.dirname(d.path)} && cat > {d.path} && systemctl daemon-reload && "
+        "systemctl show --no-pager -p Environment -p DropInPaths sglang-k26.service",
+        input=d.content.encode(),
+    ).decode()
+    props = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert "Environment=" + props["Environment"] == imp.show_after
+    assert parse_show_environment(props["Environment"]) == imp.environment_after
+    assert props["DropInPaths"] == d.path
+    assert imp.environment_after["CUDA_HOME"] == APT13
+    assert imp.environment_after["OMP_NUM_THREADS"] == "8"
+    # a second preview of the same change, now on the changed host, is a no-op
+    again = _impact(host, {"CUDA_HOME": APT13})
+    assert again.dropin.noop and again.restart == [] and again.changes[0].before == APT13
+    host.run(f"rm -f {d.path} && systemctl daemon-reload")
