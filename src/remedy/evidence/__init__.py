@@ -5,7 +5,14 @@ res = scan_path("server.log")          # default catalog: knowledge/signatures.y
 res.symptoms, res.suspicious, res.lines, res.bytes, res.source
 """
 
-from remedy.evidence.catalog import Catalog, Signature, default_catalog, knowledge_dir, load_catalog
+from remedy.evidence import reader
+from remedy.evidence.catalog import (
+    Catalog,
+    Signature,
+    default_catalog,
+    knowledge_dir,
+    load_catalog,
+)
 from remedy.evidence.scan import ScanResult, scan_lines, scan_path
 
 __all__ = [
@@ -15,6 +22,7 @@ __all__ = [
     "default_catalog",
     "knowledge_dir",
     "load_catalog",
+    "reader",
     "scan_lines",
     "scan_path",
 ]

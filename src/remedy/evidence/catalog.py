@@ -233,7 +233,7 @@ def _near_literals(near: Near, sig_id: str, file: str, line: int | None) -> tupl
     if near.needles:
         return tuple(near.needles)
     literal = re.sub(r"\\(.)", r"\1", near.pattern)
-    if _META.search(literal) or not literal:
+    if _META.search(re.sub(r"\\.", "", near.pattern)) or not literal:
         raise KnowledgeError(
             f"signature {sig_id!r}: near.pattern is not a plain literal; list its literals "
             "in near.needles so the grep prefilter can see the context lines",

@@ -13,7 +13,7 @@ import re
 # "May 25 20:37:37 dflash-train python[73647]: " (short, optionally with fractional seconds)
 # "2026-05-25T20:37:37+0000 host python[1]: "   (short-iso / short-iso-precise)
 _JOURNALD = re.compile(
-    r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
+    r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r" (?P<host>[^\s:]+) (?P<ident>[^\s\[\]:]+(?:\[\d+\])?): "
 )

@@ -224,6 +224,29 @@ def find_grep() -> str | None:
     return shutil.which("grep")
 
 
+_GREP_OK: dict[str, bool] = {}
+
+
+def _grep_works(grep: str) -> bool:
+    """Self-test once per binary: a grep that exits 1 ("no match") for any reason would
+    otherwise silently report a clean log. Checks -a, -n, -E alternation and C-locale bytes."""
+    ok = _GREP_OK.get(grep)
+    if ok is None:
+        try:
+            proc = subprocess.run(
+                [grep, "-a", "-n", "-E", "-e", "x\\.y|FAIL"],
+                input=b"a\xff\nx.y\nxzy\n\x00FAILED\n",
+                capture_output=True,
+                timeout=10,
+                env={**os.environ, "LC_ALL": "C"},
+            )
+            ok = proc.returncode == 0 and proc.stdout == b"2:x.y\n4:\x00FAILED\n"
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        _GREP_OK[grep] = ok
+    return ok
+
+
 def _segment_bounds(fd: int, size: int, n: int) -> list[int]:
     """``n`` byte ranges over [0, size) that start at line starts."""
     bounds = [0]
@@ -363,6 +386,8 @@ def grep_candidates(
     grep = grep or find_grep()
     if grep is None:
         raise GrepFailed("grep not found on PATH")
+    if not _grep_works(grep):
+        raise GrepFailed(f"{grep} failed its self-test (not a GNU-compatible grep?)")
     fd = os.open(path, os.O_RDONLY)
     procs: list[subprocess.Popen[bytes]] = []
     threads: list[threading.Thread] = []

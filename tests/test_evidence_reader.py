@@ -1,0 +1,394 @@
+"""The streaming reader: prefixes, processes, bad input, bounded memory, grep == Python."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from remedy.errors import InputError, LogReadError
+from remedy.evidence import (
+    ScanResult,
+    default_catalog,
+    load_catalog,
+    reader,
+    scan_lines,
+    scan_path,
+)
+from remedy.evidence.prefilter import literal_bytes
+from remedy.evidence.prefix import strip_prefixes
+from remedy.evidence.scan import _Aggregator
+
+LOGS = Path(__file__).parent / "fixtures" / "logs"
+NINJA_BLOCK = [
+    "[1/2] /usr/local/cuda/bin/nvcc -c /x/k.cu -o /x/k.cuda.o",
+    "FAILED: [code=2] /root/.cache/flashinfer/0.6.11.post1/90a/cached_ops/norm/k.cuda.o ",
+    '/x/k.cu(12): error: identifier "__nv_fp8x4_e4m3" is undefined',
+    '/x/k.cu(40): error: expected a ";"',
+    '2 errors detected in the compilation of "/x/k.cu".',
+    "ninja: build stopped: subcommand failed.",
+    "RuntimeError: Ninja build failed. Ninja output:",
+    "[2026-05-18 21:14:31] Received sigquit from a child process. It usually means the child failed.",
+]
+
+
+def same(a: ScanResult, b: ScanResult) -> bool:
+    return a.model_dump(exclude={"method"}) == b.model_dump(exclude={"method"})
+
+
+# --- prefixes and processes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "text", "process"),
+    [
+        (
+            'May 25 20:37:37 dflash-train python[73647]:   File "/x.py", line 1, in f',
+            '  File "/x.py", line 1, in f',
+            "python[73647]",
+        ),
+        (
+            "2026-05-25T20:37:37+0000 host python[1]: ninja: build stopped: subcommand failed.",
+            "ninja: build stopped: subcommand failed.",
+            "python[1]",
+        ),
+        ("[2026-05-18 21:14:31] Received sigquit", "Received sigquit", None),
+        (
+            "[2026-11-29 18:15:55 TP0] Scheduler hit an exception:",
+            "Scheduler hit an exception:",
+            "TP0",
+        ),
+        (
+            "Nov 29 18:15:55 gpu sglang[9]: [2026-11-29 18:15:55 DP0 TP1] x",
+            "x",
+            "sglang[9] DP0 TP1",
+        ),
+        ("plain line", "plain line", None),
+    ],
+)
+def test_strip_prefixes(line: str, text: str, process: str | None) -> None:
+    assert strip_prefixes(line) == (text, process)
+
+
+def test_journald_fixture_keeps_process_and_line_numbers() -> None:
+    res = scan_path(LOGS / "seed002_journal_load_jit.log")
+    (sym,) = res.symptoms
+    assert (sym.line, sym.process, sym.signature) == (
+        3,
+        "python[73647]",
+        "traceback-sglang-load-jit",
+    )
+    assert sym.text.startswith('  File "/root/venv_sglang211/')  # journald prefix stripped
+    assert res.lines == 6
+
+
+def test_near_context_is_per_process() -> None:
+    frame = '  File "/v/lib/python3.12/site-packages/flashinfer/compilation_context.py", line 65'
+    err = "ValueError: not enough values to unpack (expected 2, got 1)"
+    lines = [
+        f"May 25 20:37:37 h python[1]: {frame}",
+        f"May 25 20:37:37 h python[2]: {err}",  # other process: no context
+        f"May 25 20:37:37 h python[1]: {err}",  # same process: matches
+    ]
+    res = scan_lines(lines)
+    assert [(s.line, s.process) for s in res.of("flashinfer-arch-list-invalid")] == [
+        (3, "python[1]")
+    ]
+    far = [frame] + ["filler"] * 40 + [err]
+    assert not scan_lines(far).of("flashinfer-arch-list-invalid")  # 41 lines away
+    assert scan_lines(far[1:]).of("flashinfer-arch-list-invalid") == []
+    assert scan_lines([frame] + ["x"] * 39 + [err]).of("flashinfer-arch-list-invalid")
+
+
+def test_interleaved_processes_keep_their_own_ninja_block() -> None:
+    lines = [
+        "May 1 00:00:00 h a[1]: FAILED: [code=1] k.cuda.o ",
+        "May 1 00:00:00 h b[2]: some tool error: unrelated warning turned error",
+        "May 1 00:00:00 h a[1]: k.cu:3:1: error: expected declaration",
+    ]
+    res = scan_lines(lines)
+    top = res.suspicious[0]
+    assert top.line == 3 and "first diagnostic inside a ninja failure block" in top.reason
+    other = next(s for s in res.suspicious if s.line == 2)
+    assert "ninja" not in other.reason
+
+
+# --- truncation, encodings, odd bytes -------------------------------------------------------
+
+
+def test_truncated_lines_match(tmp_path: Path) -> None:
+    p = tmp_path / "t.log"
+    p.write_bytes(b"collect2: er...\nRuntimeError: Ninja build fai")  # cut, no final newline
+    res = scan_path(p)
+    assert res.ids() == ["collect2-ld-failed"]
+    assert res.lines == 2
+    assert [s.line for s in res.suspicious] == [2]  # cut before "failed", still says "Error"
+
+
+def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
+    p = tmp_path / "u.log"
+    p.write_bytes(b"\xff\xfe caf\xe9 \n/usr/bin/ld: cannot find -lcud\xe9rt: No such file\n")
+    res = scan_path(p)
+    (sym,) = res.symptoms
+    assert sym.signature == "ld-cannot-find-lib" and "\ufffd" in sym.text
+    assert same(res, scan_path(p, method="grep"))
+
+
+def test_crlf_line_endings(tmp_path: Path) -> None:
+    p = tmp_path / "crlf.log"
+    p.write_bytes(
+        b"ok\r\nninja: build stopped: subcommand failed.\r\nThe server is fired up and ready to roll!\r\n"
+    )
+    res = scan_path(p)
+    assert [(s.line, s.signature) for s in res.symptoms] == [
+        (2, "ninja-subcommand-failed"),
+        (3, "server-ready"),
+    ]
+    assert not res.symptoms[0].text.endswith("\r")
+
+
+def test_carriage_returns_inside_a_line_do_not_split_it(tmp_path: Path) -> None:
+    p = tmp_path / "tqdm.log"
+    p.write_bytes(
+        b"Capturing 0%\rCapturing 25%\rCapturing 50%\nRuntimeError: ninja exited with status 2\n"
+    )
+    res = scan_path(p)
+    assert [(s.line, s.signature) for s in res.symptoms] == [(2, "ninja-exited-status")]
+    assert res.lines == 2
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+def test_binary_file_is_a_clear_error(tmp_path: Path) -> None:
+    p = tmp_path / "core.bin"
+    p.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 10)
+    with pytest.raises(
+        LogReadError, match=r"core\.bin does not look like a text log: it contains NUL"
+    ):
+        scan_path(p)
+
+
+def test_compressed_file_says_so(tmp_path: Path) -> None:
+    p = tmp_path / "server.log.gz"
+    p.write_bytes(gzip.compress(b"error\n" * 100))
+    with pytest.raises(LogReadError, match="compressed"):
+        scan_path(p)
+
+
+def test_mostly_control_bytes_is_binary(tmp_path: Path) -> None:
+    p = tmp_path / "ctl.dat"
+    p.write_bytes(bytes([1, 2, 3, 4, 5, 6, 7, 8, 65]) * 1000)
+    with pytest.raises(LogReadError, match="not text"):
+        scan_path(p)
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    p = tmp_path / "empty.log"
+    p.write_bytes(b"")
+    with pytest.raises(InputError, match=r"empty\.log is empty: nothing to scan"):
+        scan_path(p)
+    with pytest.raises(InputError, match="is empty"):
+        scan_lines([])
+
+
+def test_missing_file_names_it_and_the_reason(tmp_path: Path) -> None:
+    p = tmp_path / "nope.log"
+    with pytest.raises(LogReadError, match=r"nope\.log: No such file or directory"):
+        scan_path(p)
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LogReadError, match="is a directory"):
+        scan_path(tmp_path)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
+def test_unreadable_file(tmp_path: Path) -> None:
+    p = tmp_path / "secret.log"
+    p.write_text("error\n")
+    p.chmod(0)
+    with pytest.raises(LogReadError, match="Permission denied"):
+        scan_path(p)
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (LOGS / "seed003_capture_nv_detail.log").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    res = scan_path("-")
+    assert res.source == "<stdin>"
+    ref = scan_path(LOGS / "seed003_capture_nv_detail.log")
+    assert res.model_dump(exclude={"source"}) == ref.model_dump(exclude={"source"}) | {
+        "symptoms": [s | {"source": "<stdin>"} for s in ref.model_dump()["symptoms"]]
+    }
+
+
+def test_scan_lines_accepts_bytes_str_and_multiline_items() -> None:
+    a = scan_lines([b"ok\n", "collect2: error: ld returned 1 exit status\n"])
+    b = scan_lines(["ok\ncollect2: error: ld returned 1 exit status\n"])
+    assert same(a, b) and a.symptoms[0].line == 2 and a.lines == 2
+
+
+# --- caps and ranking -----------------------------------------------------------------------
+
+
+def test_symptoms_per_signature_are_capped() -> None:
+    res = scan_lines(["ninja: build stopped: subcommand failed."] * 120)
+    assert len(res.of("ninja-subcommand-failed")) == 50
+    assert res.dropped == {"ninja-subcommand-failed": 70}
+    assert res.of("ninja-subcommand-failed")[-1].line == 50
+
+
+def test_suspicious_keeps_top_20() -> None:
+    res = scan_lines([f"some error number {i}" for i in range(100)])
+    assert len(res.suspicious) == 20
+    assert [s.line for s in res.suspicious] == list(range(1, 21))  # equal scores: earliest first
+
+
+def test_first_compiler_error_in_ninja_block_ranks_first() -> None:
+    res = scan_lines(NINJA_BLOCK)
+    assert res.suspicious[0].line == 3
+    assert "first diagnostic inside a ninja failure block" in res.suspicious[0].reason
+    assert res.ids() == [
+        "ninja-failed-target",
+        "ninja-subcommand-failed",
+        "ninja-build-failed",
+        "sglang-child-sigquit",
+    ]
+
+
+def test_ranking_without_wrapper_signatures(tmp_path: Path) -> None:
+    """With a catalog that knows none of the wrappers, the compiler error still wins."""
+    cat_file = tmp_path / "sigs.yaml"
+    cat_file.write_text(
+        "signatures:\n"
+        "- id: only-ready\n  title: t\n  pattern: 'fired up'\n  needles: ['fired up']\n"
+        "  severity: info\n  stage: ready\n  component: sglang-server\n"
+        "  examples: ['fired up']\n  source: {doc: test}\n"
+    )
+    res = scan_lines(NINJA_BLOCK, catalog=load_catalog(cat_file))
+    ranked = [s.line for s in res.suspicious]
+    assert ranked[0] == 3
+    for wrapper in (6, 7, 8):  # build stopped, Ninja build failed, sigquit
+        assert ranked.index(wrapper) > ranked.index(3)
+        assert ranked.index(wrapper) > ranked.index(4)
+
+
+# --- grep path == Python path ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in LOGS.glob("*.log")))
+def test_grep_and_python_paths_agree_on_fixtures(name: str) -> None:
+    a = scan_path(LOGS / name, method="python")
+    b = scan_path(LOGS / name, method="grep")
+    assert (a.method, b.method) == ("python", "grep")
+    assert same(a, b)
+
+
+def test_grep_segments_agree(tmp_path: Path) -> None:
+    p = tmp_path / "all.log"
+    with p.open("wb") as f:
+        for _ in range(3):
+            for log in sorted(LOGS.glob("*.log")):
+                f.write(log.read_bytes())
+    ref = scan_path(p, method="python")
+    cat = default_catalog()
+
+    for segs in (1, 2, 5):
+        agg = _Aggregator(cat, str(p))
+        tot = reader.Totals()
+        for ln, raw in reader.grep_candidates(p, literal_bytes(cat), tot, segments=segs):
+            agg.feed(ln, raw)
+        assert same(agg.result(tot.lines, tot.bytes, "grep"), ref), segs
+
+
+def test_auto_falls_back_without_grep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "big.log"
+    p.write_bytes((b"x" * 99 + b"\n") * 50_000 + b"cannot find -lcudart\n")  # 5 MB
+    monkeypatch.setattr(reader, "find_grep", lambda: None)
+    res = scan_path(p)
+    assert res.method == "python" and res.ids() == ["ld-cannot-find-lib"]
+    assert res.symptoms[0].line == 50_001
+
+
+def test_failing_grep_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "big.log"
+    p.write_bytes((b"y" * 99 + b"\n") * 50_000 + b"ninja: build stopped: subcommand failed.\n")
+    monkeypatch.setattr(reader, "find_grep", lambda: "/bin/false")
+    res = scan_path(p)
+    assert res.method == "python" and res.ids() == ["ninja-subcommand-failed"]
+    with pytest.raises(reader.GrepFailed):
+        scan_path(p, method="grep")
+
+
+# --- memory ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """~50 MB journal-style log with real error lines every 5,000 lines."""
+    p = tmp_path_factory.mktemp("big") / "journal.log"
+    pre = b"Nov 29 18:13:51 gpu-host python3[1227]: [2026-11-29 18:13:51] "
+    normal = [
+        pre + b'INFO:     127.0.0.1:54202 - "GET /health_generate HTTP/1.1" 200 OK\n',
+        pre + b"Decode batch, #running-req: 8, #token: 1234, token usage: 0.04, cuda graph: True\n",
+        pre + b"Prefill batch, #new-seq: 1, #new-token: 5, #cached-token: 0, token usage: 0.00\n",
+    ]
+    errors = [
+        pre + line
+        for line in (LOGS / "seed003_capture_nv_detail.log").read_bytes().splitlines(True)
+    ]
+    block = b"".join(normal * 1666 + errors)
+    with p.open("wb") as f:
+        while f.tell() < 50_000_000:
+            f.write(block)
+    return p
+
+
+@pytest.mark.parametrize("method", ["grep", "python"])
+def test_50mb_log_with_bounded_memory(big_log: Path, method: str) -> None:
+    tracemalloc.start()
+    try:
+        res = scan_path(big_log, method=method)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, f"peak {peak / 2**20:.1f} MiB"
+    assert res.bytes == big_log.stat().st_size
+    assert res.lines == big_log.read_bytes().count(b"\n")
+    assert len(res.of("cccl-nv-detail-missing")) == 50 and res.dropped["cccl-nv-detail-missing"] > 0
+
+
+def test_grep_and_python_agree_on_big_log(big_log: Path) -> None:
+    assert same(scan_path(big_log, method="grep"), scan_path(big_log, method="python"))
+
+
+def test_single_very_long_line(tmp_path: Path) -> None:
+    """A 24 MB line: matched on its first MATCH_CAP bytes, never held whole in memory."""
+    p = tmp_path / "long.log"
+    head = b"RuntimeError: Ninja build failed. Ninja output: "
+    tail = b" collect2: error: ld returned 1 exit status"  # beyond the cap: not seen
+    with p.open("wb") as f:
+        f.write(head)
+        for _ in range(24):
+            f.write(b"a" * (1 << 20))
+        f.write(tail + b"\nThe server is fired up and ready to roll!\n")
+    for method in ("python", "grep"):
+        tracemalloc.start()
+        try:
+            res = scan_path(p, method=method)  # type: ignore[arg-type]
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 16 << 20, (method, peak)
+        assert [(s.line, s.signature) for s in res.symptoms] == [
+            (1, "ninja-build-failed"),
+            (2, "server-ready"),
+        ]
+        assert len(res.symptoms[0].text) <= 2000
+        assert res.lines == 2

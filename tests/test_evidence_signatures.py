@@ -1,0 +1,290 @@
+"""Signatures against recorded real output: the case table, examples, precedence, prefilter."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from remedy.evidence import ScanResult, default_catalog, scan_lines, scan_path
+from remedy.evidence.prefilter import literals
+from remedy.evidence.prefix import strip_prefixes
+from remedy.evidence.suspicious import WORDS
+from remedy.model import Symptom
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LOGS = FIXTURES / "logs"
+CASES: list[dict[str, Any]] = yaml.safe_load((FIXTURES / "signature_cases.yaml").read_text())[
+    "cases"
+]
+LOG_FILES = sorted(p.name for p in LOGS.glob("*.log"))
+
+REQUIRED_IDS = [
+    "ninja-build-failed",
+    "ninja-exited-status",
+    "ninja-subcommand-failed",
+    "ninja-failed-target",
+    "ptxas-unsupported-ptx-version",
+    "ptxas-unknown-gpu-name",
+    "ptxas-aborted",
+    "cccl-ctk-incompatible",
+    "ld-cannot-find-lib",
+    "collect2-ld-failed",
+    "cccl-nv-target-missing",
+    "cccl-nv-detail-missing",
+    "missing-header",
+    "flashinfer-sm12x-needs-cuda129",
+    "flashinfer-sm120-needs-cuda128",
+    "capture-cuda-graph-failed",
+    "cuda-graph-hint",
+    "sglang-child-sigquit",
+    "sglang-child-exit-code",
+    "scheduler-exception",
+    "nvcc-not-found-shell",
+    "nvcc-not-a-directory",
+    "include-not-a-directory",
+    "torch-cuda-home-not-set",
+    "torch-nvcc-not-found",
+    "torch-cuda-version-mismatch",
+    "tvm-ffi-no-cuda",
+    "flashinfer-no-nvcc",
+    "no-kernel-image",
+    "flashinfer-arch-list-invalid",
+    "traceback-flashinfer-jit",
+    "traceback-sglang-load-jit",
+    "traceback-load-inline",
+    "cuda-stream-capture-unsupported",
+    "cuda-stream-capture-invalidated",
+    "server-ready",
+    "warmup-failed",
+    "ninja-missing",
+    "build-oom-killed",
+    "triton-libcuda-not-found",
+    "triton-ptxas-failed",
+    "triton-cannot-find-ptxas",
+    "unsupported-ptx-driver",
+    "driver-too-old",
+    "flashinfer-cubin-version-mismatch",
+    "undefined-symbol",
+    "shared-lib-not-found",
+    "nvcc-unsupported-gcc",
+    "torch-arch-unknown",
+    "cannot-detect-cuda-arch",
+    "flashinfer-requires-sm75",
+]
+
+
+@cache
+def scanned(name: str, method: str) -> ScanResult:
+    return scan_path(LOGS / name, method=method)  # type: ignore[arg-type]
+
+
+def at(res: ScanResult, line: int, sig: str | None = None) -> list[Symptom]:
+    return [s for s in res.symptoms if s.line == line and (sig is None or s.signature == sig)]
+
+
+def test_catalog_has_every_required_id() -> None:
+    ids = set(default_catalog().ids())
+    missing = [i for i in REQUIRED_IDS if i not in ids]
+    assert not missing
+
+
+def test_every_signature_cites_a_source() -> None:
+    for sig in default_catalog().signatures:
+        src = sig.source
+        assert src.repo or src.doc or src.thread, sig.id
+        if src.repo and not src.repo.startswith("NVIDIA/cuda"):
+            assert src.path, f"{sig.id}: repo without path"
+
+
+def _example_params() -> list[Any]:
+    return [
+        pytest.param(sig.id, ex, id=f"{sig.id}-{i}")
+        for sig in default_catalog().signatures
+        for i, ex in enumerate(sig.examples)
+    ]
+
+
+@pytest.mark.parametrize(("sig_id", "example"), _example_params())
+def test_example_is_reported_by_a_full_scan(sig_id: str, example: str) -> None:
+    """The loader proves each example matches its regex; this proves the whole pipeline
+    (prefix stripping, needle gating, near, supersedes) reports it."""
+    sig = default_catalog()[sig_id]
+    lines = [example]
+    if sig.near is not None:  # give the guard its context, as in the real log
+        lines = ['  File "/x/flashinfer/compilation_context.py", line 65, in __init__', example]
+    res = scan_lines(lines, source="example")
+    assert sig_id in [s.signature for s in res.symptoms if s.line == len(lines)]
+
+
+def _case_id(c: dict[str, Any]) -> str:
+    return f"{c['file']}:{c['line']}:{c['signature']}"
+
+
+@pytest.mark.parametrize("method", ["python", "grep"])
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_case(case: dict[str, Any], method: str) -> None:
+    res = scanned(case["file"], method)
+    if case["signature"] is None:
+        assert at(res, case["line"]) == [], "an unknown error line must stay unmatched"
+        text = (LOGS / case["file"]).read_bytes().split(b"\n")[case["line"] - 1]
+        assert any(w in text.decode("utf-8", "replace") for w in WORDS)
+        return
+    found = at(res, case["line"], case["signature"])
+    assert len(found) == 1, f"expected {case['signature']} at line {case['line']}"
+    sym = found[0]
+    assert sym.fields == (case.get("fields") or {})
+    if "process" in case:
+        assert sym.process == case["process"]
+    sig = default_catalog()[case["signature"]]
+    assert (sym.stage, sym.component, sym.severity) == (sig.stage, sig.component, sig.severity)
+
+
+@pytest.mark.parametrize("name", LOG_FILES)
+def test_case_table_is_complete(name: str) -> None:
+    """Every symptom, and every error-looking unmatched line, of every fixture is in the table."""
+    res = scanned(name, "python")
+    table = {(c["line"], c["signature"]) for c in CASES if c["file"] == name}
+    got = {(s.line, s.signature) for s in res.symptoms}
+    matched_lines = {s.line for s in res.symptoms}
+    for i, raw in enumerate((LOGS / name).read_bytes().split(b"\n"), 1):
+        text, _ = strip_prefixes(raw.decode("utf-8", "replace").rstrip("\r"))
+        if i not in matched_lines and any(w in text for w in WORDS):
+            got.add((i, None))
+    assert got == table
+
+
+def test_suspicious_lines_come_from_the_null_rows() -> None:
+    for name in LOG_FILES:
+        res = scanned(name, "python")
+        nulls = {c["line"] for c in CASES if c["file"] == name and c["signature"] is None}
+        assert {s.line for s in res.suspicious} <= nulls
+
+
+# --- precedence and must-not-match ---------------------------------------------------------
+
+NEGATIVES = [
+    # (line, expected signature or None, signatures that must NOT be reported on it)
+    (
+        "/root/venv/lib/python3.12/site-packages/nvidia/cu13/bin/../include/nv/target:243:10: "
+        "fatal error: nv/detail/__target_macros: No such file or directory",
+        "cccl-nv-detail-missing",
+        ["missing-header", "cccl-nv-target-missing"],
+    ),
+    (
+        "k.cu:2:10: fatal error: nv/target: No such file or directory",
+        "cccl-nv-target-missing",
+        ["missing-header", "cccl-nv-detail-missing"],
+    ),
+    (
+        "x.cu:3:10: fatal error: cuda_runtime.h: No such file or directory",
+        "missing-header",
+        ["cccl-nv-target-missing", "cccl-nv-detail-missing"],
+    ),
+    (
+        "RuntimeError: SM 12.x requires CUDA >= 12.9",
+        "flashinfer-sm12x-needs-cuda129",
+        ["flashinfer-sm120-needs-cuda128"],
+    ),
+    # generic ValueError without a compilation_context.py frame nearby
+    ("ValueError: not enough values to unpack (expected 2, got 1)", None, []),
+    ("Killed", "process-killed", ["build-oom-killed"]),
+    ("ninja: build stopped: interrupted by user.", None, ["ninja-subcommand-failed"]),
+    ("collect2: error: ld returned 1 exit status", "collect2-ld-failed", []),
+    (
+        "[2026-11-29 18:15:55] Capture cuda graph begin. This can take up to several minutes.",
+        None,
+        ["capture-cuda-graph-failed"],
+    ),
+    (
+        "FAILED: [code=137] /root/.cache/flashinfer/0.6.11.post1/120f/cached_ops/sampling/s.cuda.o",
+        "ninja-failed-target",
+        [],
+    ),
+    ("nvcc error   : 'cicc' died due to signal 9 (Kill signal)", "build-oom-killed", []),
+    ("RuntimeError: ninja exited with status 137", "ninja-exited-status", []),
+    (
+        "Unsupported .version 9.2; current version is '9.0'",
+        "ptxas-unsupported-ptx-version",
+        ["unsupported-ptx-driver"],
+    ),
+    ("Received sigquit from a child process.", "sglang-child-sigquit", []),  # cut short
+]
+
+
+@pytest.mark.parametrize(("line", "expected", "forbidden"), NEGATIVES)
+def test_precedence_and_negatives(line: str, expected: str | None, forbidden: list[str]) -> None:
+    ids = [s.signature for s in scan_lines([line]).symptoms]
+    if expected is None and not forbidden:
+        assert ids == []
+    elif expected is not None:
+        assert expected in ids
+    assert not set(ids) & set(forbidden)
+
+
+def test_oom_exit_code_137_also_flagged_on_failed_edge() -> None:
+    res = scan_lines(
+        ["FAILED: [code=137] /root/.cache/flashinfer/0.6.11.post1/90a/cached_ops/x/a.o"]
+    )
+    ids = [s.signature for s in res.symptoms]
+    assert ids == ["ninja-failed-target", "build-oom-killed"]
+    assert res.symptoms[0].fields["jit_module"] == "x"
+    assert res.symptoms[0].fields["exit_code"] == "137"
+
+
+def test_capture_failure_also_reports_the_inner_error() -> None:
+    res = scan_lines(["Exception: Capture cuda graph failed: Ninja build failed. Ninja output:"])
+    assert [s.signature for s in res.symptoms] == [
+        "capture-cuda-graph-failed",
+        "ninja-build-failed",
+    ]
+    assert res.symptoms[0].fields["inner"] == "Ninja build failed. Ninja output:"
+
+
+def test_truncated_collect2_forms() -> None:
+    for cut in ["collect2: er...", "collect2: e", "collect2: error", "collect2: error: ld retu…"]:
+        assert "collect2-ld-failed" in scan_lines([cut]).ids(), cut
+    assert "collect2-ld-failed" not in scan_lines(["collect2: note: something else"]).ids()
+
+
+def test_partial_facts_rename_fields() -> None:
+    cat = default_catalog()
+    res = scanned("lab_f1_ptx_isa_skew.log", "python")
+    assert cat.partial_facts(res.symptoms[0]) == {
+        "emitted_ptx_isa": "9.2",
+        "ptxas_ptx_isa": "9.0",
+        "arch": "120",
+    }
+    res = scanned("seed000_ninja_collect2.log", "python")
+    assert cat.partial_facts(res.of("ninja-failed-target")[0]) == {
+        "jit_cache_dir": "/root/.cache/flashinfer/0.6.11.post1/120f/cached_ops",
+        "flashinfer_version": "0.6.11.post1",
+        "jit_arch": "120f",
+    }
+    res = scanned("seed002_journal_load_jit.log", "python")
+    assert cat.partial_facts(res.symptoms[0]) == {"python_prefix": "/root/venv_sglang211"}
+
+
+# --- prefilter superset ---------------------------------------------------------------------
+
+
+def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
+    cat = default_catalog()
+    lits = literals(cat)
+    for sig in cat.signatures:
+        for n in [*sig.needles, *sig.near_needles]:
+            assert any(lit in n for lit in lits), (sig.id, n)
+    assert len(lits) <= 48, "each literal costs grep time; see prefilter.py"
+
+
+def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
+    lits = literals(default_catalog())
+    for sig in default_catalog().signatures:
+        for ex in sig.examples:
+            assert any(lit in ex for lit in lits), (sig.id, ex)
+    for c in CASES:
+        text = (LOGS / c["file"]).read_bytes().split(b"\n")[c["line"] - 1].decode()
+        assert any(lit in text for lit in lits), _case_id(c)
