@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -291,6 +292,31 @@ def test_connection_dropped_mid_command(sshd: LocalSshd) -> None:
     assert took < 2
     assert "connection lost" in msg
     assert again == b"again\n"
+
+
+def test_stalled_connection_never_hangs(sshd: LocalSshd) -> None:
+    """The per-connection sshd is SIGSTOPped: TCP stays up, nothing answers. Bounded anyway."""
+
+    async def go():
+        t = transport(sshd)
+        try:
+            assert (await t.run("true", timeout=5)).exit_status == 0
+            pids = sshd.session_pids()
+            for pid in pids:
+                os.kill(pid, signal.SIGSTOP)
+            start = time.monotonic()
+            try:
+                with pytest.raises((ConnectionDropped, CommandTimeout)):
+                    await t.run("echo hi", timeout=1)
+                return time.monotonic() - start
+            finally:
+                for pid in pids:
+                    os.kill(pid, signal.SIGCONT)
+                    os.kill(pid, signal.SIGKILL)
+        finally:
+            await t.close()
+
+    assert run(go()) < 8  # 1 s timeout + at most the bounded kill attempt
 
 
 def test_unreachable_port_is_fast() -> None:

@@ -157,6 +157,12 @@ class LocalStream:
     def __aiter__(self) -> LocalStream:
         return self
 
+    async def __aenter__(self) -> LocalStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def __anext__(self) -> bytes:
         if self._gen is None:
             self._gen = self._lines()

@@ -453,17 +453,33 @@ class SSHTransport:
                     raise ConnectionDropped(f"{self.target}: connection lost: {exc}") from None
         raise AssertionError("unreachable")
 
+    async def _open_within(self, line: bytes, sess: _Session, timeout: float, what: Command) -> Any:
+        """_open under the command's own timeout (a dead connection must not hang it)."""
+        try:
+            return await asyncio.wait_for(self._open(line, sess), timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.abort()
+            raise ConnectionDropped(
+                f"{self.target}: no channel within {timeout:g} s for {describe(what)!r} "
+                f"(connection stalled); dropped it"
+            ) from None
+
     async def _kill(self, pid: int) -> None:
         """Kill the process group of a timed-out command over a fresh channel."""
         script = 'kill -9 -"$1" 2>/dev/null || kill -9 "$1" 2>/dev/null; exit 0'
         line = join(["sh", "-c", script, "sh", str(pid)]).encode()
         sess = _Session()
-        try:
+
+        async def kill() -> None:
             chan = await self._open(line, sess)
-            await asyncio.wait_for(sess.closed.wait(), 5)
+            await sess.closed.wait()
             chan.close()
-        except Exception:
-            pass
+
+        # bounded: on a half-dead connection even opening a channel can wait forever
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(kill(), 5)
 
     async def _abort(self, chan: Any, sess: _Session) -> None:
         if sess.pid is None and not sess.closed.is_set():
@@ -488,12 +504,13 @@ class SSHTransport:
         async with self._sem:
             sess = _Session()
             start = time.monotonic()
-            chan = await self._open(line, sess)
+            chan = await self._open_within(line, sess, timeout, argv_or_script)
             try:
                 if input:
                     chan.write(input)
                 chan.write_eof()
-                await asyncio.wait_for(sess.closed.wait(), timeout)
+                left = max(timeout - (time.monotonic() - start), 0.001)
+                await asyncio.wait_for(sess.closed.wait(), left)
             except (asyncio.TimeoutError, TimeoutError):
                 await self._abort(chan, sess)
                 raise CommandTimeout(
@@ -567,6 +584,12 @@ class SSHStream:
     def __aiter__(self) -> SSHStream:
         return self
 
+    async def __aenter__(self) -> SSHStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def __anext__(self) -> bytes:
         if self._gen is None:
             self._gen = self._lines()
@@ -582,7 +605,7 @@ class SSHStream:
         async with t._sem:
             sess = _Session(lines=True)
             deadline = time.monotonic() + self._timeout
-            chan = await t._open(line, sess)
+            chan = await t._open_within(line, sess, self._timeout, self._command)
             chan.write_eof()
             assert sess.lines is not None
             try:
