@@ -314,10 +314,6 @@ def generate(seed: int = 2026, count: int = 32, instances: int = 4) -> Generated
             body = ["[Service]", *_service_body(r, [], allow_reset=True)]
             g.files[f"{d}/{name}.d/{fn}"] = ("\n".join(body) + "\n").encode()
         g.units.append(name)
-    g.units.append("remedybase.service")
-    g.files["/etc/systemd/system/remedybase.service"] = (
-        "\n".join(header + exec_lines).replace("{n}", "base") + "\n"
-    ).encode()
     return g
 
 
@@ -360,29 +356,50 @@ def test_generator_is_deterministic_and_big_enough():
     assert any("Environment=" in d.decode() for d in a.files.values())
 
 
-def test_generated_units_match_real_systemd(host: Host):
-    g = generate()
-    names = g.units
-    starts = " ".join(n for n in names if n not in g.failing)
+@dataclass
+class Real:
+    shown: dict[str, dict[str, str]]  # systemctl show per unit
+    dumps: dict[str, dict[str, str]]  # the environment each unit's process got
+    base: dict[str, str]  # a unit with no settings: the manager's environment
+    start_output: str
+
+
+def _push_show_start(
+    host: Host, files: dict[str, bytes], names: list[str], failing: set[str]
+) -> Real:
+    """One round trip: write all files, daemon-reload, show all, start all, collect env dumps."""
+    files = dict(files)
+    files["/etc/systemd/system/remedybase.service"] = (
+        f"[Service]\nType=oneshot\nExecStart=/usr/bin/env -0\nStandardOutput=truncate:{OUT}/%n\n"
+    ).encode()
+    starts = " ".join(n for n in names if n not in failing) + " remedybase.service"
     script = (
-        f"mkdir -p {OUT} && tar -x -f - -C / && systemctl daemon-reload && "
+        f"rm -rf {OUT}; mkdir -p {OUT} && tar -x -f - -C / && systemctl daemon-reload && "
         f"systemctl show --no-pager -p Id -p Environment -p DropInPaths -p LoadState "
         f"{' '.join(names)} && echo '\x1fSTART' && "
         f"(systemctl start {starts} 2>&1; echo rc=$?) && "
-        f"(systemctl start {' '.join(g.failing)} 2>&1; echo failing-rc=$?) && echo '\x1fOUT' && "
+        + (
+            f"(systemctl start {' '.join(sorted(failing))} 2>&1; echo failing-rc=$?) && "
+            if failing
+            else ""
+        )
+        + "echo '\x1fOUT' && "
         f'for f in {OUT}/*; do printf \'\\036%s\\n\' "${{f##*/}}"; base64 -w0 "$f"; echo; done'
     )
-    raw = host.run(script, input=_tar(g.files), timeout=300)
+    raw = host.run(script, input=_tar(files), timeout=300)
     show_part, _, rest = raw.partition(b"\x1fSTART\n")
     start_part, _, out_part = rest.partition(b"\x1fOUT\n")
-    shown = _show_blocks(show_part.decode("utf-8", "surrogateescape"))
-    started = start_part.decode()
-    assert "rc=0" in started, started
-    assert "failing-rc=0" not in started
     dumps = _dumps(out_part)
     base = {k: v for k, v in dumps["remedybase.service"].items() if k not in SYSTEMD_ADDED}
+    return Real(
+        _show_blocks(show_part.decode("utf-8", "surrogateescape")), dumps, base, start_part.decode()
+    )
 
-    async def read_all() -> dict[str, object]:
+
+def _read_all(host: Host, names: list[str]) -> dict[str, object]:
+    """remedy's view of each unit, read over SSH the way `remedy impact --unit` reads it."""
+
+    async def go() -> dict[str, object]:
         t = host.transport()
         try:
 
@@ -397,29 +414,33 @@ def test_generated_units_match_real_systemd(host: Host):
             await t.close()
         return dict(zip(names, res, strict=True))
 
-    mine = asyncio.run(read_all())
+    return asyncio.run(go())
+
+
+def _compare(
+    real: Real, mine: dict[str, object], names: list[str], failing: set[str]
+) -> tuple[list[str], int]:
     mismatches: list[str] = []
     compared = 0
     for n in names:
-        real = shown[n]
-        assert real["LoadState"] == "loaded", (n, real)
+        shown = real.shown[n]
+        assert shown["LoadState"] == "loaded", (n, shown)
         u = mine[n]
-        if n in g.failing:
-            assert isinstance(u, InputError) and "required-but-missing.env" in str(u), u
+        if n in failing:
+            assert isinstance(u, InputError) and "does not exist" in str(u), u
             continue
         assert not isinstance(u, Exception), (n, u)
         line = format_show_environment(u.environment)
-        if line != "Environment=" + real["Environment"]:
+        if line != "Environment=" + shown["Environment"]:
             mismatches.append(
-                f"{n}: show\n  systemd: Environment={real['Environment']}\n  remedy:  {line}"
+                f"{n}: show\n  systemd: Environment={shown['Environment']}\n  remedy:  {line}"
             )
-        assert parse_show_environment(real["Environment"]) == dict(u.environment) or mismatches
-        if _split_show_list(real.get("DropInPaths", "")) != u.dropin_paths:
+        if _split_show_list(shown.get("DropInPaths", "")) != u.dropin_paths:
             mismatches.append(
-                f"{n}: DropInPaths systemd={real.get('DropInPaths')} remedy={u.dropin_paths}"
+                f"{n}: DropInPaths systemd={shown.get('DropInPaths')} remedy={u.dropin_paths}"
             )
-        got = {k: v for k, v in dumps[n].items() if k not in SYSTEMD_ADDED}
-        want = u.process_environment(base)
+        got = {k: v for k, v in real.dumps[n].items() if k not in SYSTEMD_ADDED}
+        want = u.process_environment(real.base)
         if got != want:
             diff = {
                 k: (got.get(k), want.get(k))
@@ -428,8 +449,60 @@ def test_generated_units_match_real_systemd(host: Host):
             }
             mismatches.append(f"{n}: process environment (systemd, remedy): {diff}")
         compared += 1
+    return mismatches, compared
+
+
+def test_generated_units_match_real_systemd(host: Host):
+    g = generate()
+    real = _push_show_start(host, g.files, g.units, g.failing)
+    assert "rc=0" in real.start_output, real.start_output
+    assert "failing-rc=0" not in real.start_output
+    assert (
+        "Failed to load environment files"
+        in host.run(f"journalctl --no-pager -u {next(iter(g.failing))} || true").decode()
+    )
+    mine = _read_all(host, g.units)
+    mismatches, compared = _compare(real, mine, g.units, g.failing)
     assert not mismatches, "\n".join(mismatches)
     assert compared >= 30
+
+
+def test_fixture_table_matches_real_systemd(host: Host):
+    """tests/fixtures/units/environment.yaml is not remedy's opinion: systemd agrees with it."""
+    from test_units_parse import CASES, case_files, case_name
+
+    exec_lines = (
+        f"\n[Service]\nType=oneshot\nExecStart=/usr/bin/env -0\nStandardOutput=truncate:{OUT}/%n\n"
+    )
+    files: dict[str, bytes] = {}
+    names: list[str] = []
+    for case in CASES:
+        uf = case_files(case, extra_unit_lines=exec_lines)
+        files[uf.fragment.path] = uf.fragment.data
+        for d in uf.dropins:
+            files[d.path] = d.data
+        for p, t in (case.get("dropins") or {}).items():
+            files[p] = t.encode()
+        for p, data in uf.env_files.items():
+            if data is not None:
+                files[p] = data
+        names.append(case_name(case))
+    real = _push_show_start(host, files, names, set())
+    assert "rc=0" in real.start_output, real.start_output
+    for case in CASES:
+        n = case_name(case)
+        shown = real.shown[n]["Environment"]
+        assert parse_show_environment(shown) == case["environment"], (case["id"], shown)
+        if "show" in case:
+            assert "Environment=" + shown == case["show"], case["id"]
+        got = {k: v for k, v in real.dumps[n].items() if k not in SYSTEMD_ADDED}
+        assert got == {**real.base, **case.get("effective", case["environment"])}, case["id"]
+        if "dropin_paths" in case:
+            assert _split_show_list(real.shown[n]["DropInPaths"]) == case["dropin_paths"]
+    mine = _read_all(host, names)
+    mismatches, compared = _compare(real, mine, names, set())
+    assert not mismatches, "\n".join(mismatches)
+    assert compared == len(CASES)
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,8 +16,10 @@ and any file name survive.
 from __future__ import annotations
 
 import base64
+import io
 import posixpath
 import re
+import tarfile
 from dataclasses import dataclass, field
 
 from remedy.errors import InputError, TransportError
@@ -53,14 +55,28 @@ _SEP = b"\x1e"
 
 _PRELUDE = r"""
 export LC_ALL=C
+NL='
+'
+FILES=
 b64() { printf '%s' "$1" | base64 -w0; }
 emit() {
   if [ -f "$1" ] && [ -r "$1" ]; then
-    printf '\036F %s ' "$(b64 "$1")"; head -c MAXFILE -- "$1" | base64 -w0; printf '\n'
-    if [ -L "$1" ]; then printf '\036L %s %s\n' "$(b64 "$1")" "$(readlink -f -- "$1" | base64 -w0)"; fi
+    FILES="$FILES$1$NL"
   elif [ -e "$1" ] || [ -L "$1" ]; then
     printf '\036D %s %s\n' "$(b64 "$1")" "$(readlink -f -- "$1" | base64 -w0)"
   fi
+}
+flush() {
+  [ -n "$FILES" ] || return 0
+  IFS=$NL; set -f; set -- $FILES; set +f; unset IFS
+  printf '\036N '; printf '%s\n' "$@" | base64 -w0; printf '\n'
+  printf '\036P '; readlink -f -- "$@" | base64 -w0; printf '\n'
+  if command -v tar >/dev/null 2>&1; then
+    printf '\036T '; tar -c -h -f - -- "$@" 2>/dev/null | base64 -w0; printf '\n'
+  else
+    for f in "$@"; do printf '\036F %s ' "$(b64 "$f")"; head -c MAXFILE -- "$f" | base64 -w0; printf '\n'; done
+  fi
+  FILES=
 }
 """.replace("MAXFILE", str(MAX_FILE))
 
@@ -85,12 +101,19 @@ def _d(b: bytes) -> str:
     return base64.b64decode(b).decode("utf-8", "surrogateescape")
 
 
+def _dl(b: bytes) -> str:
+    """A command's output (readlink -f) without its final newline."""
+    text = _d(b)
+    return text[:-1] if text.endswith("\n") else text
+
+
 def _parse_records(out: bytes, root: str) -> HostRead:
     res = HostRead()
 
     def strip(p: str) -> str:
         return p[len(root) :] if root and p.startswith(root + "/") else p
 
+    names: list[str] = []
     for rec in out.split(_SEP):
         rec = rec.strip(b"\n")
         if not rec:
@@ -102,10 +125,21 @@ def _parse_records(out: bytes, root: str) -> HostRead:
                 res.files[strip(_d(parts[0]))] = base64.b64decode(
                     parts[1] if len(parts) > 1 else b""
                 )
+            elif kind == b"N":
+                names = [strip(x) for x in _d(parts[0]).split("\n") if x]
+            elif kind == b"P":
+                reals = [strip(x) for x in _d(parts[0]).split("\n") if x]
+                res.links.update(zip(names, reals, strict=False))
+            elif kind == b"T":
+                with tarfile.open(fileobj=io.BytesIO(base64.b64decode(parts[0]))) as tf:
+                    for m in tf.getmembers():
+                        fh = tf.extractfile(m) if m.isfile() else None
+                        if fh is not None:
+                            res.files[strip("/" + m.name.lstrip("/"))] = fh.read()
             elif kind == b"L":
-                res.links[strip(_d(parts[0]))] = strip(_d(parts[1]))
+                res.links[strip(_d(parts[0]))] = strip(_dl(parts[1]))
             elif kind == b"D":
-                res.others[strip(_d(parts[0]))] = strip(_d(parts[1])) if len(parts) > 1 else ""
+                res.others[strip(_d(parts[0]))] = strip(_dl(parts[1])) if len(parts) > 1 else ""
             elif kind == b"V":
                 res.values[parts[0].decode()] = _d(parts[1]) if len(parts) > 1 else ""
             elif kind == b"R":
@@ -172,10 +206,12 @@ def _round1_script(name: str, root: str) -> str:
         lines.append(f"printf '\\036V {key} %s\\n' \"$(cat {path} 2>/dev/null | base64 -w0)\"")
     lines.append("printf '\\036V kernel %s\\n' \"$(uname -r | base64 -w0)\"")
     lines.append("printf '\\036V machine %s\\n' \"$(uname -m | base64 -w0)\"")
+    bash = quote(root + "/bin/bash")
+    lines.append(f"[ -e {bash} ] && printf '\\036V bash %s\\n' \"$(b64 yes)\"")
     for p in ("/etc/machine-id", "/etc/os-release", "/usr/lib/os-release", "/etc/machine-info"):
         lines.append(f"emit {quote(root + p)}")
     if root == "":
-        lines.append("emit /proc/1/environ")
+        lines.append("printf '\\036V pid1env %s\\n' \"$(base64 -w0 /proc/1/environ 2>/dev/null)\"")
         props = " ".join(f"-p {p}" for p in SHOW_PROPS)
         lines.append(
             "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
@@ -184,6 +220,7 @@ def _round1_script(name: str, root: str) -> str:
             '  printf \'\\036S %s %s\\n\' "$RC" "$(printf \'%s\' "$S" | base64 -w0)"\n'
             "else printf '\\036B 0\\n'; fi"
         )
+    lines.append("flush")
     return "\n".join(lines) + "\n"
 
 
@@ -234,7 +271,7 @@ def _host_context(r: HostRead, fragment_real: str | None) -> HostContext:
         if line.startswith("PRETTY_HOSTNAME="):
             pretty = line.split("=", 1)[1].strip().strip("\"'") or None
     pid1 = {}
-    for item in (r.files.get("/proc/1/environ") or b"").split(b"\0"):
+    for item in r.values.get("pid1env", "").encode("utf-8", "surrogateescape").split(b"\0"):
         k, sep, v = item.decode("utf-8", "replace").partition("=")
         if sep:
             pid1[k] = v
@@ -251,7 +288,7 @@ def _host_context(r: HostRead, fragment_real: str | None) -> HostContext:
         architecture=ARCHITECTURES.get(machine, machine or None),
         os_release=osr,
         home=home if home.startswith("/") and "/./" not in home else "/root",
-        shell=pid1.get("SHELL") or "/bin/sh",
+        shell=pid1.get("SHELL") or ("/bin/bash" if r.values.get("bash") else "/bin/sh"),
         tmp_dir=pid1.get("TMPDIR") or "/tmp",
         fragment_realpath=fragment_real,
     )
@@ -317,7 +354,7 @@ async def read_unit(
     canon = set(r1.realpaths.values())
     dropin_files = [p for p in r1.files if posixpath.dirname(p) in canon and p.endswith(".conf")]
     ordered = order_dropins(dropin_files, name, aliases=aliases, realpaths=r1.realpaths)
-    hctx = _host_context(r1, real if real != fragment_path else None)
+    hctx = _host_context(r1, real)
 
     # round 2: the fragment if it was outside the standard dirs, env files, executables
     fragment_data = r1.files.get(fragment_path)
@@ -362,6 +399,7 @@ async def read_unit(
             if cmd.path.startswith("/"):
                 p = quote(root + cmd.path)
                 lines.append(f"[ -x {p} ] && printf '\\036X %s\\n' \"$(b64 {p})\"")
+        lines.append("flush")
         lines.append("exit 0")
         res2 = await transport.run("\n".join(lines) + "\n", timeout=timeout)
         r2 = _parse_records(res2.stdout, root)

@@ -45,7 +45,7 @@ class HostContext:
     architecture: str | None = None  # %a, systemd's names: x86-64, arm64 …
     os_release: dict[str, str] = field(default_factory=dict)  # %o %w %W %B %M %A
     home: str = "/root"  # %h of the system manager (PID 1 runs as root)
-    shell: str = "/bin/sh"  # %s
+    shell: str = "/bin/bash"  # %s: $SHELL of PID 1, else /bin/bash if it exists, else /bin/sh
     tmp_dir: str = "/tmp"  # %T
     fragment_realpath: str | None = None  # %y (symlinks resolved on the host)
 
