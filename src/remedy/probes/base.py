@@ -1,0 +1,397 @@
+"""What every probe shares: the result type, and how a probe decides which toolkit, which
+Python, which arch and which environment it runs with.
+
+Why one context object: a probe must reproduce what the *consumer* would do on the host, so
+those four choices follow the consumer's own rules (its toolkit lookup order from
+knowledge/components.yaml, the workload's service environment, the GPU's arch), and every
+probe must make them the same way, or a passing probe would prove nothing about the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import posixpath
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from remedy.errors import CommandTimeout, TransportError
+from remedy.facts.envs import parse_env_file, parse_systemd_environment
+from remedy.knowledge.loader import load_knowledge
+from remedy.model import Facts, Symptom
+from remedy.probes.scan import scan
+from remedy.resolve import SYSTEMD_DEFAULT_PATH, pick_toolkit, workload_env, workload_python
+from remedy.transport.base import CommandResult, Transport
+from remedy.transport.quote import check_env_name, quote
+
+TAIL_CHARS = 6000
+RESULT_MARK = "REMEDY-RESULT "
+SKIP_MARK = "REMEDY-SKIP "
+
+
+@dataclass
+class ProbeResult:
+    """The verdict of one probe run. `skipped` says why it could not run here (no GPU, no
+    FlashInfer in the env): a skipped probe is never ok."""
+
+    probe: str
+    ok: bool
+    seconds: float
+    detail: str
+    output_tail: str
+    symptoms: list[Symptom] = field(default_factory=list)
+    skipped: str | None = None
+
+
+class ProbeError(Exception):
+    """A probe cannot even be set up (no GPU in the facts, no toolkit found): a failed result."""
+
+
+# --------------------------------------------------------------------------------------------
+# arch
+# --------------------------------------------------------------------------------------------
+
+_ARCH = re.compile(r"^(?:sm_|compute_)?(\d+)(?:\.(\d+))?([af]?)$")
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One GPU architecture, spelled the way each consumer wants it."""
+
+    major: int
+    minor: int
+    suffix: str = ""  # "" unless the caller pinned one ("12.0f", "sm_120a")
+
+    @classmethod
+    def parse(cls, text: str) -> Arch:
+        """ "12.0", "12.0a", "sm_120a", "compute_90a", "120", "9.0" -> Arch."""
+        m = _ARCH.match(text.strip())
+        if not m:
+            raise ProbeError(f"cannot read an arch from {text!r} (use e.g. 12.0 or sm_120a)")
+        major_s, minor_s, suffix = m.groups()
+        if minor_s is None:  # "120" / "sm_120a": the last digit is the minor
+            if len(major_s) < 2:
+                raise ProbeError(f"cannot read an arch from {text!r}")
+            major_s, minor_s = major_s[:-1], major_s[-1]
+        return cls(int(major_s), int(minor_s), suffix)
+
+    @property
+    def nvcc(self) -> str:
+        """-arch for nvcc probes: the arch-specific variant ('a') from SM 9.0 on, as kernels
+        for Hopper/Blackwell are built (sm_90a, sm_120a)."""
+        suffix = self.suffix or ("a" if self.major >= 9 else "")
+        return f"sm_{self.major}{self.minor}{suffix}"
+
+    @property
+    def dotted(self) -> str:
+        """FLASHINFER_CUDA_ARCH_LIST / TORCH_CUDA_ARCH_LIST form: "12.0". Without a suffix
+        FlashInfer applies its own (and its CUDA-version gate); a pinned one bypasses both."""
+        return f"{self.major}.{self.minor}{self.suffix}"
+
+
+# --------------------------------------------------------------------------------------------
+# the context
+# --------------------------------------------------------------------------------------------
+
+# Each probe's natural consumer: whose flags/lookup it reproduces when the caller names none.
+DEFAULT_CONSUMER = {
+    "preprocess-probe": "tvm-ffi",
+    "sglang-jit-build": "sglang-jit-kernel",
+    "torch-ext-build": "torch-cpp-extension",
+}
+
+
+@dataclass
+class ProbeContext:
+    """Everything a probe needs, resolved once from facts + params."""
+
+    probe: str
+    transport: Transport
+    facts: Facts
+    params: dict[str, Any]
+    consumer: str
+    arch_arg: str | None
+    timeout: float
+    started: float = field(default_factory=time.monotonic)
+    _env: dict[str, str] | None = None
+    _fd: dict[str, Any] | None = None
+    env_note: str = ""
+
+    @property
+    def fd(self) -> dict[str, Any]:
+        """The facts as the plain dict the resolve functions take (dumped once)."""
+        if self._fd is None:
+            self._fd = self.facts.model_dump()
+        return self._fd
+
+    def left(self, floor: float = 5.0) -> float:
+        """Seconds left of the probe's budget (at least `floor`, so cleanup can still run)."""
+        return max(self.timeout - (time.monotonic() - self.started), floor)
+
+    # ---- toolkit ----------------------------------------------------------------------------
+    def toolkit(self) -> tuple[str, str]:
+        """(prefix, how it was chosen): params["prefix"] (the action's subject), else the
+        toolkit the consumer itself picks under the workload's environment."""
+        if self.params.get("prefix"):
+            return str(self.params["prefix"]), "params prefix (the step's subject)"
+        kb = load_knowledge()
+        comp = kb.components.get(self.consumer)
+        if comp is None:
+            raise ProbeError(f"unknown consumer {self.consumer!r}")
+        lookup = comp.toolkit_lookup or kb.components["flashinfer-jit"].toolkit_lookup
+        env = self.env_from_facts()
+        if comp.nvcc_override and env.get(comp.nvcc_override):
+            nvcc = env[comp.nvcc_override]
+            return posixpath.dirname(posixpath.dirname(nvcc)), f"{comp.nvcc_override}={nvcc}"
+        fd = self.fd
+        pick = pick_toolkit(fd, lookup, env)
+        if not pick.path:
+            raise ProbeError(
+                f"{self.consumer} finds no CUDA toolkit under the workload's environment "
+                f"(lookup {', '.join(lookup)}): pass params prefix"
+            )
+        return pick.path, f"{self.consumer} picks it by {pick.how}"
+
+    def nvcc(self, prefix: str) -> str:
+        """The nvcc the consumer runs: its override variable (FLASHINFER_NVCC) or prefix/bin."""
+        kb = load_knowledge()
+        comp = kb.components.get(self.consumer)
+        env = self.env_from_facts()
+        if (
+            not self.params.get("prefix")
+            and comp is not None
+            and comp.nvcc_override
+            and env.get(comp.nvcc_override)
+        ):
+            return env[comp.nvcc_override]
+        return posixpath.join(prefix, "bin", "nvcc")
+
+    # ---- python -----------------------------------------------------------------------------
+    def python(self) -> str:
+        """The workload's interpreter: params["python"] (an executable or a venv prefix), else
+        the workload's Python env from facts, else python3 from PATH."""
+        want = self.params.get("python")
+        if not want:
+            py = workload_python(self.fd)
+            want = py["path"] if py else None
+        if not want:
+            return "python3"
+        want = str(want)
+        if re.search(r"/python[0-9.]*$", want):
+            return want
+        return posixpath.join(want, "bin", "python")
+
+    # ---- arch -------------------------------------------------------------------------------
+    def arch(self) -> Arch:
+        """The `arch` argument, else the first GPU in the facts, else a clear error."""
+        if self.arch_arg:
+            return Arch.parse(self.arch_arg)
+        if self.facts.gpus:
+            return Arch.parse(self.facts.gpus[0].compute_cap)
+        raise ProbeError("no GPU in the facts: pass arch (e.g. arch='12.0')")
+
+    def arch_or_none(self) -> Arch | None:
+        try:
+            return self.arch()
+        except ProbeError:
+            return None
+
+    # ---- environment ------------------------------------------------------------------------
+    def env_from_facts(self) -> dict[str, str]:
+        env = workload_env(self.fd)
+        env.update({k: str(v) for k, v in (self.params.get("env") or {}).items()})
+        return env
+
+    async def env(self, *, reread: bool = True) -> dict[str, str]:
+        """The workload's environment, as the server gets it.
+
+        For a systemd workload it is re-read on the host (`systemctl show -p Environment
+        -p EnvironmentFiles UNIT` + the files; files override Environment=, as in systemd)
+        because the step being proved may just have changed a drop-in; facts are the fallback
+        when systemctl cannot answer. params["env"] is applied on top.
+        """
+        if self._env is not None:
+            return dict(self._env)
+        env = workload_env(self.fd)
+        unit = self.facts.workload.service
+        self.env_note = "the login shell's environment (facts)" if not unit else ""
+        if unit and reread:
+            try:
+                env, self.env_note = await read_unit_env(self.transport, unit)
+            except (ProbeError, TransportError) as e:
+                self.env_note = f"{unit}'s environment from facts ({e})"
+        elif unit:
+            self.env_note = f"{unit}'s environment from facts"
+        env.update({k: str(v) for k, v in (self.params.get("env") or {}).items()})
+        self._env = env
+        return dict(env)
+
+
+async def read_unit_env(transport: Transport, unit: str) -> tuple[dict[str, str], str]:
+    """A unit's environment as systemd hands it to the service (PATH defaults to systemd's)."""
+    r = await transport.run(
+        ["systemctl", "show", "--no-pager", "-p", "Environment", "-p", "EnvironmentFiles", unit],
+        timeout=30,
+    )
+    if r.exit_status != 0:
+        raise ProbeError(
+            f"systemctl show {unit} exited {r.exit_status}: {r.stderr.decode(errors='replace')[-200:]}"
+        )
+    env: dict[str, str] = {}
+    files: list[tuple[str, bool]] = []
+    for line in r.text().splitlines():
+        key, _, value = line.partition("=")
+        if key == "Environment":
+            env.update(parse_systemd_environment(value))
+        elif key == "EnvironmentFiles" and value.strip():
+            m = re.match(r"^(.*?)\s*\(ignore_errors=(\w+)\)\s*$", value)
+            path, ignore = (m.group(1), m.group(2) == "yes") if m else (value.strip(), False)
+            files.append((path, ignore))
+    for path, _ignore in files:
+        try:
+            data = await transport.get(path)
+        except (OSError, TransportError):
+            continue  # systemd would refuse to start without it unless '-': the launch shows
+        env.update(parse_env_file(data.decode("utf-8", "replace")))
+    env.setdefault("PATH", SYSTEMD_DEFAULT_PATH)
+    note = f"{unit}'s environment (systemctl show on the host"
+    note += f" + {len(files)} EnvironmentFile(s))" if files else ")"
+    return env, note
+
+
+# --------------------------------------------------------------------------------------------
+# host work
+# --------------------------------------------------------------------------------------------
+
+
+def script(name: str) -> bytes:
+    """A file of src/remedy/probes/scripts, as bytes."""
+    return resources.files("remedy.probes").joinpath("scripts", name).read_bytes()
+
+
+class HostDir:
+    """A private temp dir on the host (`mktemp -d`, mode 700) with the probe's scripts put in
+    it; removed on exit whatever happened, so a probe leaves nothing behind."""
+
+    def __init__(self, transport: Transport, files: Sequence[str] = ()) -> None:
+        self.t = transport
+        self.files = list(files)
+        self.path = ""
+
+    async def __aenter__(self) -> HostDir:
+        r = await self.t.run(
+            'd=$(mktemp -d "${TMPDIR:-/tmp}/remedy-probe.XXXXXXXX") && printf %s "$d"', timeout=30
+        )
+        path = r.text().strip()
+        if r.exit_status != 0 or not path.startswith("/"):
+            raise ProbeError(f"mktemp -d failed on the host: {r.stderr.decode(errors='replace')}")
+        self.path = path
+        for name in self.files:
+            mode = 0o700 if name.endswith((".sh", ".py")) else 0o600
+            await self.t.put(self.join(name), script(name), mode=mode)
+        return self
+
+    def join(self, name: str) -> str:
+        return posixpath.join(self.path, name)
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.path:
+            with contextlib.suppress(TransportError):
+                await self.t.run(["rm", "-rf", "--", self.path], timeout=60)
+
+
+def env_argv(env: dict[str, str], argv: Sequence[str]) -> list[str]:
+    """`env -i NAME=value ... argv`: the command sees exactly the workload's environment, not
+    the SSH login's (a service gets no login environment). Names are validated; values are
+    one argv word each, quoted by the transport."""
+    words = ["env", "-i"]
+    for k, v in env.items():
+        words.append(f"{check_env_name(k)}={v}")
+    return [*words, *argv]
+
+
+def with_private_home(env: dict[str, str], home: str) -> dict[str, str]:
+    """PATH and HOME always set (a unit has neither unless it says so); HOME in the temp dir
+    keeps caches the tools write under ~ (.cache/flashinfer, .triton) out of the real home."""
+    out = dict(env)
+    out.setdefault("PATH", SYSTEMD_DEFAULT_PATH)
+    out.setdefault("HOME", home)
+    return out
+
+
+def output_of(r: CommandResult) -> str:
+    text = r.stdout.decode("utf-8", "replace")
+    err = r.stderr.decode("utf-8", "replace")
+    if err:
+        text = text + ("" if not text or text.endswith("\n") else "\n") + err
+    return text
+
+
+def tail(text: str, n: int = TAIL_CHARS) -> str:
+    return text if len(text) <= n else "…" + text[-n:]
+
+
+def result_json(text: str) -> dict[str, Any]:
+    """The last REMEDY-RESULT line of a script's output ({} when there is none)."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(RESULT_MARK):
+            try:
+                data = json.loads(line[len(RESULT_MARK) :])
+            except ValueError:
+                return {}
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
+def skip_reason(text: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith(SKIP_MARK):
+            return line[len(SKIP_MARK) :].strip()
+    return None
+
+
+def symptoms_of(text: str, source: str) -> list[Symptom]:
+    """Symptoms of a probe's output; the REMEDY-RESULT summary line is ours, not the tool's,
+    so it is blanked (kept as an empty line so line numbers still match the output)."""
+    lines = ["" if ln.startswith(RESULT_MARK) else ln for ln in text.splitlines()]
+    return scan(lines, source)
+
+
+ERROR_TIERS = (
+    r"fatal\s*:|fatal error|#error|cannot find -l|requires CUDA|No such file|Not a directory"
+    r"|not found|undefined reference|no kernel image|CUDA_ERROR|cudaError",
+    r"error:|Error:|Exception",
+    r"FAILED|failed",
+)
+
+
+def first_error_line(text: str) -> str:
+    """The most telling line of a failure, for the one-line detail: the first line of the
+    strongest tier (a compiler's fatal line beats the Python exception that wraps it)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("REMEDY-", "File ", "nvcc warning"))]
+    for pat in ERROR_TIERS:
+        for ln in lines:
+            if re.search(pat, ln):
+                return ln[:300]
+    return lines[-1][:300] if lines else ""
+
+
+def timeout_result(ctx: ProbeContext, e: CommandTimeout, out: str = "") -> ProbeResult:
+    return ProbeResult(
+        probe=ctx.probe,
+        ok=False,
+        seconds=round(time.monotonic() - ctx.started, 3),
+        detail=f"timed out: {e}",
+        output_tail=tail(out),
+        symptoms=symptoms_of(out, f"{ctx.probe} on {ctx.transport.host}") if out else [],
+    )
+
+
+def q(value: str) -> str:
+    """Shell-quote one value (for the few script strings built here)."""
+    return quote(value)
