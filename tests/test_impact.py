@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import base_facts
 from remedy.errors import InputError
 from remedy.impact import analyse, classify, parse_assignment
 from remedy.model import Facts
+
+from conftest import base_facts
 
 
 def test_cuda_home_dev_null_lists_every_consumer_with_its_failure(kb):

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 from remedy.errors import KnowledgeError
 from remedy.knowledge.graph import build_graph, downstream, to_dot, to_graphml, to_json
 from remedy.knowledge.loader import load_knowledge
+
+from conftest import ROOT
 
 
 @pytest.fixture

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import base_facts, patched
-
 from remedy.model import Facts
 from remedy.planner.plan import facts_diff, make_plan
 from remedy.planner.search import Reporter, Verdict, search
+
+from conftest import base_facts, patched
 
 
 def plan_for(kb, base, patch=None):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from conftest import FIXTURES, base_facts, patched
 
 from remedy.evaluate import evaluate
+
+from conftest import FIXTURES, base_facts, patched
 
 CASES = yaml.safe_load((FIXTURES / "rules" / "cases.yaml").read_text())["cases"]
 

@@ -423,6 +423,222 @@ def _print_facts(f: Any) -> None:
         con.print(f"  [dim]note: {escape(n)}[/]")
 
 
+def _transport(host: str | None, local: bool) -> Any:
+    from remedy.transport import open_transport
+
+    if not host and not local:
+        raise InputError("say which host, or --local")
+    return open_transport(host or "localhost", local=local,
+                          ssh_config=str(State.ssh_config) if State.ssh_config else None,
+                          accept_new=State.accept_new, connect_timeout=10.0)
+
+
+def _runner(t: Any, log_file: Path | None, quiet: bool) -> Any:
+    from remedy.executor.runner import Runner
+    from remedy.facts import collect_facts
+
+    try:
+        from remedy.probes import run_probe
+    except ImportError:  # pragma: no cover - probes not installed
+        run_probe = None
+    con = _console(stderr=True)
+    fh = log_file.open("a") if log_file else None
+
+    def log(msg: str) -> None:
+        if fh:
+            fh.write(msg + "\n")
+            fh.flush()
+        if not quiet:
+            con.print(msg, markup=False, highlight=False)
+
+    async def collect(tr: Any) -> Any:
+        return await collect_facts(tr)
+
+    return Runner(t, collect=collect, prober=run_probe, log=log)
+
+
+def _finish_run(report: Any, json_: bool) -> None:
+    import json
+
+    if json_:
+        _emit_json(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        con = _console()
+        colour = {"fixed": "green", "nothing-to-do": "green", "rolled-back": "yellow"}.get(
+            report.outcome, "red")
+        con.print(f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
+                  + (f": {report.message}" if report.message else ""))
+        for st in report.steps:
+            con.print(f"  {st.index + 1}. {st.action}: {st.outcome} (probe {st.probe}: "
+                      f"{'ok' if st.probe_ok else 'failed' if st.probe_ok is False else '-'})")
+        for v in report.verification:
+            con.print(f"  verify {v['consumer']}: {v['probe']} "
+                      f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}")
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def run(
+    host: Annotated[str | None, typer.Argument(help="Host (ssh_config alias, user@host).")] = None,
+    local: Annotated[bool, typer.Option("--local", help="This machine, no SSH.")] = False,
+    plan_file: Annotated[Path | None, typer.Option("--plan", metavar="FILE",
+                                                   help="Apply exactly this saved plan "
+                                                   "(refused if the host's facts changed).")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (unattended).")] = False,
+    json_: JsonOpt = False,
+    log_file: Annotated[Path | None, typer.Option("--log", metavar="FILE",
+                                                  help="Append the run's log here.")] = None,
+    break_lock: Annotated[str | None, typer.Option("--break-lock", metavar="RUN_ID",
+                                                   help="Remove a dead run's lock (its id is "
+                                                   "the nonce).")] = None,
+) -> None:
+    """Apply a plan on a host with a journal, checkpoints, probes and rollback.
+
+    Without --plan it collects facts, plans, shows the preview and asks (or --yes).
+    Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back · 5 refused (stale plan,
+    lock) · 6 needs attention · 4 host unreachable.
+
+    \b
+    Examples:
+      remedy run gpu01                     # preview, confirm, apply
+      remedy plan --host gpu01 --out p.json && remedy run gpu01 --plan p.json --yes
+      remedy run --local --yes --json
+    """
+    import asyncio
+
+    from remedy.inputs import load_facts_file
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.model import Plan
+    from remedy.planner.plan import make_plan
+
+    t = _transport(host, local)
+
+    async def go() -> Any:
+        runner = _runner(t, log_file, quiet=json_)
+        try:
+            if plan_file:
+                try:
+                    p = Plan.model_validate_json(plan_file.read_bytes())
+                except (OSError, ValueError) as exc:
+                    load_facts_file(plan_file)  # the clearer message for bad files
+                    raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
+                return await runner.run(p, break_lock=break_lock)
+            from remedy.facts import collect_facts
+
+            facts = await collect_facts(t)
+            p = make_plan(load_knowledge(), facts)
+            if not json_:
+                from remedy.report.terminal import print_plan
+
+                print_plan(_console(), p)
+            if p.status in ("partial", "impossible"):
+                raise typer.Exit(3)
+            if p.steps and not yes:
+                if not sys.stdin.isatty():
+                    raise InputError("refusing to apply without confirmation: no terminal to "
+                                     "ask on", hint="pass --yes for unattended runs")
+                if not typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?"):
+                    raise typer.Exit(5)
+            return await runner.run(p, break_lock=break_lock, check_stale=False)
+        finally:
+            await t.close()
+
+    _finish_run(asyncio.run(go()), json_)
+
+
+@app.command()
+def resume(
+    host: Annotated[str | None, typer.Argument()] = None,
+    local: Annotated[bool, typer.Option("--local")] = False,
+    rollback_: Annotated[bool, typer.Option("--rollback", help="Undo the interrupted run "
+                                            "instead of finishing it.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Finish an interrupted run from the journal on the host (or roll it back).
+
+    \b
+    Example: remedy resume gpu01
+    """
+    import asyncio
+
+    t = _transport(host, local)
+
+    async def go() -> Any:
+        try:
+            return await _runner(t, None, quiet=json_).resume(rollback=rollback_)
+        finally:
+            await t.close()
+
+    _finish_run(asyncio.run(go()), json_)
+
+
+@app.command()
+def rollback(
+    host: Annotated[str | None, typer.Argument()] = None,
+    run_id: Annotated[str | None, typer.Argument(help="Run to undo (default: the newest "
+                                                 "applied one).")] = None,
+    local: Annotated[bool, typer.Option("--local")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Undo a finished run: every step restored from its checkpoint, newest first.
+
+    \b
+    Example: remedy rollback gpu01 3f2a9c1d0e4b
+    """
+    import asyncio
+
+    t = _transport(host, local)
+
+    async def go() -> Any:
+        try:
+            return await _runner(t, None, quiet=json_).rollback(run_id)
+        finally:
+            await t.close()
+
+    _finish_run(asyncio.run(go()), json_)
+
+
+@app.command()
+def history(
+    host: Annotated[str | None, typer.Argument()] = None,
+    local: Annotated[bool, typer.Option("--local")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """List the runs recorded on a host with their outcome.
+
+    \b
+    Example: remedy history gpu01 --json
+    """
+    import asyncio
+    import json
+
+    t = _transport(host, local)
+
+    async def go() -> Any:
+        try:
+            return await _runner(t, None, quiet=True).runs()
+        finally:
+            await t.close()
+
+    runs = asyncio.run(go())
+    if json_:
+        _emit_json(json.dumps(runs, indent=2, default=str))
+        return
+    con = _console()
+    if not runs:
+        con.print("no runs recorded")
+    for r in runs:
+        started = time_str(r.get("started"))
+        con.print(f"{r['run_id']}  {started}  {r['outcome']:<14} steps committed "
+                  f"{[i + 1 for i in r['committed_steps']]}  {r.get('owner') or ''}")
+
+
+def time_str(ts: Any) -> str:
+    import time as _t
+
+    return _t.strftime("%Y-%m-%d %H:%M:%S", _t.localtime(ts)) if ts else "?"
+
+
 @app.command(name="check")
 def check_knowledge() -> None:
     """Validate knowledge/ and playbooks/ (file:line on any error) and print what is known.
@@ -442,7 +658,7 @@ def check_knowledge() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: remedy's own errors become one clear message and an exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)
     except RemedyError as exc:
         _report_error(exc)
         sys.exit(exc.exit_code)
@@ -465,6 +681,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"remedy: internal error: {type(exc).__name__}: {exc}\n"
                          "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n")
         sys.exit(70)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 def _report_error(exc: RemedyError) -> None:

@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tarfile
 import time
@@ -197,33 +196,35 @@ def _missing_ancestors(p):
     return missing
 
 
+def _site_dirs(python):
+    """site-packages dirs of a Python environment prefix (venv or system prefix)."""
+    import glob
+
+    found = []
+    for pat in ("lib/python*/site-packages", "lib64/python*/site-packages",
+                "lib/python*/dist-packages", "local/lib/python*/dist-packages"):
+        found.extend(sorted(glob.glob(os.path.join(python, pat))))
+    return found
+
+
 def _package_files(python, names):
-    """Absolute paths of every file of the named installed distributions (from RECORD)."""
-    script = r"""
-import json, sys, os
-try:
-    from importlib import metadata
-except ImportError:
-    import importlib_metadata as metadata
-want = {n.lower().replace('_', '-') for n in json.loads(sys.argv[1])}
-res = {}
-for dist in metadata.distributions():
-    name = (dist.metadata['Name'] or '').lower().replace('_', '-')
-    if name not in want:
-        continue
-    files = []
-    for f in dist.files or []:
-        files.append(os.path.normpath(str(dist.locate_file(f))))
-    res[name] = {'version': dist.version, 'files': files}
-print(json.dumps(res))
-"""
-    exe = os.path.join(python, "bin", "python")
-    if not os.path.exists(exe):
-        exe = python
-    r = subprocess.run([exe, "-c", script, json.dumps(names)], capture_output=True, timeout=120)
-    if r.returncode != 0:
-        raise RuntimeError(f"cannot list packages of {python}: {r.stderr.decode()[-500:]}")
-    return json.loads(r.stdout)
+    """Absolute paths of every file of the named installed distributions (from RECORD).
+
+    Read in this process with importlib.metadata over the environment's site dirs, so it
+    works whatever interpreter (or none) the environment has."""
+    try:
+        from importlib import metadata
+    except ImportError:  # Python < 3.8
+        raise RuntimeError("the host agent needs Python >= 3.8") from None
+    want = {n.lower().replace("_", "-") for n in names}
+    res = {}
+    for dist in metadata.distributions(path=_site_dirs(python)):
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if name not in want or name in res:
+            continue
+        files = [os.path.normpath(str(dist.locate_file(f))) for f in dist.files or []]
+        res[name] = {"version": dist.version, "files": files}
+    return res
 
 
 def _dirs_under(roots):
@@ -266,10 +267,18 @@ def capture(cpdir, spec):
                     if len(parts) > i + 1:
                         site_roots.add(os.sep.join(parts[: i + 2]))
         roots = sorted(r for r in site_roots if os.path.isdir(r))
+        keep = set(_dirs_under(roots))
+        for d in info.values():
+            for f in d["files"]:
+                a = os.path.dirname(f)
+                while a and a != "/" and a not in keep:
+                    keep.add(a)
+                    a = os.path.dirname(a)
+        keep.update(_site_dirs(pk["python"]))
         manifest["packages"].append({
             "python": pk["python"], "names": pk["names"],
             "installed": {n: d["version"] for n, d in info.items()},
-            "roots": roots, "dirs": _dirs_under(roots),
+            "roots": roots, "dirs": sorted(keep),
         })
     tpath = os.path.join(cpdir, "files.tar")
     with tarfile.open(tpath, "w") as tf:
@@ -296,12 +305,14 @@ def restore(cpdir):
     with open(os.path.join(cpdir, "manifest.json")) as f:
         manifest = json.load(f)
     # 1. packages: remove whatever versions are installed now, then put the old files back
+    emptied = set()
     for pk in manifest["packages"]:
         now = _package_files(pk["python"], pk["names"])
         for d in now.values():
             for f in d["files"]:
                 if _lexists(f) and _kind(f) != "dir":
                     os.unlink(f)
+                    emptied.add(os.path.dirname(f))
     # 2. paths: remove what the step created or changed
     for e in manifest["paths"]:
         p = e["path"]
@@ -334,13 +345,19 @@ def restore(cpdir):
         for d in e.get("missing_ancestors", []):
             if os.path.isdir(d) and not os.listdir(d):
                 os.rmdir(d)
+    keep = set()
     for pk in manifest["packages"]:
-        keep = set(pk.get("dirs", []))
+        keep.update(pk.get("dirs", []))
+    for pk in manifest["packages"]:
         for r in pk.get("roots", []):
             for dp, _, _ in sorted(os.walk(r, topdown=False), key=lambda t: -len(t[0])):
                 if dp not in keep and os.path.isdir(dp) and not os.listdir(dp):
                     os.rmdir(dp)
-        # package roots that were created by the step (new top-level dirs)
+    # directories the newer versions created (a new dist-info, new subpackages)
+    for d in sorted(emptied, key=len, reverse=True):
+        while d and d != "/" and d not in keep and os.path.isdir(d) and not os.listdir(d):
+            os.rmdir(d)
+            d = os.path.dirname(d)
     for e in manifest["paths"]:
         d = os.path.dirname(e["path"])
         fsync_dir(d)

@@ -20,12 +20,16 @@ LINE_KEY = "__line__"
 KEYLINES_KEY = "__keylines__"
 
 
-class _LineLoader(yaml.SafeLoader):
+# libyaml's parser when present (5-10x faster); the constructor is the safe one either way.
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_Base):  # type: ignore[misc,valid-type]
     pass
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    mapping = yaml.constructor.SafeConstructor.construct_mapping(loader, node, deep=deep)
     keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
     dupes = {k for k in keys if keys.count(k) > 1}
     if dupes:
