@@ -198,10 +198,15 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
                                  file=f, line=line_of(raw))
         seen_actions[a.id] = f
 
-    rule_file = kdir / "rules.yaml"
+    rule_files = sorted(kdir.glob("rules*.yaml"))
+    rule_entries = [(r, raw, rf) for rf in rule_files
+                    for r, raw in _load_list(rf, "rules", Rule, "rule")]
     rules: dict[str, CompiledRule] = {}
-    for r, raw in _load_list(rule_file, "rules", Rule, "rule"):
+    for r, raw, rule_file in rule_entries:
         f = str(rule_file)
+        if r.id in rules:
+            raise KnowledgeError(f"duplicate rule {r.id!r} (also in {rules[r.id].file})",
+                                 file=f, line=line_of(raw))
         line = line_of(raw)
 
         def at(key: str, raw: Any = raw) -> int | None:
@@ -288,7 +293,8 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
         if eff.error
     } if "CUDA_HOME" in variables else {}
 
-    files = [str(p) for p in [comp_file, var_file, rel_file, rule_file, probe_file, *act_files]]
+    files = [str(p) for p in [comp_file, var_file, rel_file, *rule_files, probe_file,
+                              *act_files]]
     return Knowledge(components=components, variables=variables, rules=rules, actions=actions,
                      probes=probes, releases=releases, signature_ids=signature_ids,
                      functions=fns, files=files)
