@@ -10,6 +10,10 @@ hosts: own namespaces, overlayfs, sshd on 127.0.1X.Y) when sbx is usable, else N
 sshds on 127.0.20.1..N; then N SSHTransports collect concurrently. Targets: < 1.5 s for one
 host, < 5 s for 50. The machine may be shared: the load average is printed with the figures.
 Needs root and /usr/sbin/sshd. Not a test.
+
+--mode farm: for a machine without OpenSSH (the lent GPU box): N asyncssh SSH servers in
+worker processes on 127.0.0.1, each running commands with `sh -c` in a new session as sshd
+does; the hosts' work then runs on that machine's own cores.
 """
 
 from __future__ import annotations
@@ -94,18 +98,132 @@ def sbx_down(names: list[str]) -> None:
         list(ex.map(down, names))
 
 
+# ---- farm mode: asyncssh servers, for machines without sshd -------------------------------
+
+
+def _farm_worker(ports: list[int], keydir: str, ready: object) -> None:
+    import asyncssh
+
+    async def handle(process: asyncssh.SSHServerProcess) -> None:
+        data = await process.stdin.read()
+        proc = await asyncio.create_subprocess_exec(
+            "sh",
+            "-c",
+            process.command or "",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        out, err = await proc.communicate(data)
+        process.stdout.write(out)
+        process.stderr.write(err)
+        rc = proc.returncode
+        process.exit(rc if rc is not None and rc >= 0 else 128 - (rc or 0))
+
+    async def serve() -> None:
+        for port in ports:
+            await asyncssh.create_server(
+                asyncssh.SSHServer,
+                "127.0.0.1",
+                port,
+                server_host_keys=[f"{keydir}/host"],
+                authorized_client_keys=f"{keydir}/client.pub",
+                process_factory=handle,
+                encoding=None,
+            )
+        ready.put(len(ports))  # type: ignore[attr-defined]
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+def farm_bench(args: argparse.Namespace, base: Path) -> int:
+    import multiprocessing as mp
+
+    import asyncssh
+
+    from remedy.transport.testing import free_port
+
+    n = args.hosts
+    host = asyncssh.generate_private_key("ssh-ed25519")
+    client = asyncssh.generate_private_key("ssh-ed25519")
+    host.write_private_key(str(base / "host"))
+    client.write_private_key(str(base / "client"))
+    client.write_public_key(str(base / "client.pub"))
+    ports = [free_port() for _ in range(n + 1)]
+    hostpub = host.export_public_key().decode().split()
+    (base / "known_hosts").write_text(
+        "".join(f"[127.0.0.1]:{p} {hostpub[0]} {hostpub[1]}\n" for p in ports)
+    )
+    cfg = base / "ssh_config"
+    cfg.write_text(
+        "".join(
+            f"Host farm-{i}\n  HostName 127.0.0.1\n  Port {p}\n  User root\n"
+            f"  IdentityFile {base / 'client'}\n  UserKnownHostsFile {base / 'known_hosts'}\n"
+            for i, p in enumerate(ports)
+        )
+    )
+    ctx = mp.get_context("fork")
+    ready = ctx.Queue()
+    groups = [ports[i :: args.workers] for i in range(args.workers)]
+    procs = [
+        ctx.Process(target=_farm_worker, args=(g, str(base), ready), daemon=True)
+        for g in groups
+        if g
+    ]
+    for pr in procs:
+        pr.start()
+    try:
+        got = sum(ready.get(timeout=60) for _ in procs)
+        assert got == len(ports)
+        print(
+            f"load average before: {load()}; {os.cpu_count()} cores; {len(ports)} asyncssh "
+            f"servers in {len(procs)} processes"
+        )
+        runs = [asyncio.run(one_run(f"farm-{n}", str(cfg))) for _ in range(args.runs)]
+        times = [r[0] for r in runs]
+        print(
+            f"1 host over SSH (asyncssh server on 127.0.0.1, fresh connection each run, "
+            f"{args.runs} runs): min {min(times):.3f} s, median {statistics.median(times):.3f} s"
+            f", max {max(times):.3f} s  [{runs[0][1]} toolkits+pythons found]  target < 1.5 s"
+        )
+        cpu0 = time.process_time()
+        wall, res = asyncio.run(many([(f"farm-{i}", str(cfg)) for i in range(n)]))
+        cpu = time.process_time() - cpu0
+        ok = [r for r in res if isinstance(r, float)]
+        bad = [r for r in res if not isinstance(r, float)]
+        print(
+            f"{n} hosts concurrently over SSH: wall {wall:.3f} s, per host {wall / n:.3f} s "
+            f"(ratio to one host's median: {wall / statistics.median(times):.1f}x for {n}x the "
+            f"hosts); slowest host {max(ok) if ok else float('nan'):.3f} s, failed {len(bad)}"
+            f"  target < 5 s"
+        )
+        print(f"  controller CPU {cpu:.2f} s = {cpu / n * 1000:.0f} ms per host")
+        for b in bad[:5]:
+            print(f"  failure: {b}")
+        print(f"load average after: {load()}")
+    finally:
+        for pr in procs:
+            pr.terminate()
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hosts", type=int, default=50)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--mode", choices=["auto", "sbx", "sshd"], default="auto")
+    ap.add_argument("--mode", choices=["auto", "sbx", "sshd", "farm"], default="auto")
+    ap.add_argument("--workers", type=int, default=8, help="farm mode: server processes")
     ap.add_argument("--scenario", default="healthy")
     args = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
+    if args.mode == "farm":
+        return farm_bench(args, base)
     why = sshd_available()
     if why:
         print(f"cannot run: {why}")
         return 2
-    base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
 
     print(f"load average before: {load()}")
     single = LocalSshd(base / "single", alias="bench-single").start()
