@@ -37,14 +37,19 @@ def finding_from(kb: Knowledge, v: Violation) -> Finding:
     )
 
 
-def link_symptoms(findings: list[Finding], symptoms: list[Symptom]) -> list[int]:
-    """Fill explains/observed/predicts; return indexes of error symptoms nobody explains."""
+def link_symptoms(findings: list[Finding], symptoms: list[Symptom],
+                  wrappers: set[str] | None = None) -> list[int]:
+    """Fill explains/observed/predicts; return indexes of error symptoms nobody explains.
+
+    A finding counts as observed only through a specific signature: wrapper lines ("Ninja
+    build failed", sigquit) are consistent with many causes and prove none of them."""
+    wrappers = wrappers or set()
     explained: set[int] = set()
     for f in findings:
         predicted = set(f.predicts)
         f.explains = [i for i, s in enumerate(symptoms) if s.signature in predicted]
         seen = {symptoms[i].signature for i in f.explains}
-        f.observed = bool(f.explains)
+        f.observed = any(symptoms[i].signature not in wrappers for i in f.explains)
         f.predicts = [sid for sid in f.predicts if sid not in seen]
         explained.update(f.explains)
     return [i for i, s in enumerate(symptoms)
@@ -93,8 +98,8 @@ def hypotheses_from_log(kb: Knowledge, symptoms: list[Symptom], wrappers: set[st
 def _blank_ctx(kb: Knowledge) -> dict[str, Any]:
     ctx: dict[str, Any] = dict(kb.functions.statics())
     ctx.update(kb.functions.bind({}, {}))
-    ctx.update(env={}, tk=None, tk_path="", how="CUDA_HOME", c={}, gpu=None, py=None, pkgs={},
-               facts={}, workload={})
+    ctx.update(env={}, tk=None, tk_path="$CUDA_HOME", how="CUDA_HOME", c={}, gpu=None, py=None,
+               pkgs={}, facts={}, workload={})
     return ctx
 
 
@@ -105,7 +110,7 @@ def diagnose(kb: Knowledge, facts: Facts | None, symptoms: list[Symptom], *,
     if facts is not None:
         ev = evaluation or evaluate(kb, facts.model_dump())
         diag.findings = [finding_from(kb, v) for v in ev.violations]
-        diag.unexplained = link_symptoms(diag.findings, symptoms)
+        diag.unexplained = link_symptoms(diag.findings, symptoms, wrappers)
     else:
         diag.hypotheses = hypotheses_from_log(kb, symptoms, wrappers or set())
         diag.unexplained = [i for i, s in enumerate(symptoms)

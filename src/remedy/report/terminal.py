@@ -69,8 +69,12 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
 def _print_findings(console: Console, findings: list[Any], symptoms: list[Symptom]) -> None:
     console.print(f"[bold]Findings[/] ({len(findings)})")
     for f in findings:
-        seen = (f"[red]seen ×{len(f.explains)} in the logs[/]" if f.observed
-                else "[yellow]predicted, not yet seen[/]")
+        if f.observed:
+            seen = f"[red]seen in the logs ({len(f.explains)} line(s))[/]"
+        elif f.explains:
+            seen = f"[yellow]predicted; {len(f.explains)} generic failure line(s) fit[/]"
+        else:
+            seen = "[yellow]predicted, not yet seen[/]"
         who = escape(", ".join(f.affects) or f.subject)
         console.print(f" [red]✗[/] [bold]{escape(f.rule)}[/]  [dim]{who}[/]  {seen}")
         console.print(f"   {escape(f.message)}")
