@@ -6,6 +6,7 @@ import gzip
 import io
 import os
 import sys
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from remedy.evidence import (
 )
 from remedy.evidence.prefilter import literal_bytes
 from remedy.evidence.prefix import strip_prefixes
-from remedy.evidence.scan import _Aggregator
+from remedy.evidence.scan import _Aggregator, _scan_stream
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 NINJA_BLOCK = [
@@ -221,11 +222,48 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     data = (LOGS / "seed003_capture_nv_detail.log").read_bytes()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     res = scan_path("-")
-    assert res.source == "<stdin>"
+    assert (res.source, res.method) == ("<stdin>", "grep")
     ref = scan_path(LOGS / "seed003_capture_nv_detail.log")
-    assert res.model_dump(exclude={"source"}) == ref.model_dump(exclude={"source"}) | {
-        "symptoms": [s | {"source": "<stdin>"} for s in ref.model_dump()["symptoms"]]
-    }
+    assert res.model_dump(exclude={"source", "method"}) == ref.model_dump(
+        exclude={"source", "method"}
+    ) | {"symptoms": [s | {"source": "<stdin>"} for s in ref.model_dump()["symptoms"]]}
+
+
+def _stream_bytes() -> bytes:
+    parts = [p.read_bytes() for p in sorted(LOGS.glob("*.log"))]
+    long_line = b"RuntimeError: Ninja build failed " + b"z" * (3 << 20) + b" collect2: er...\n"
+    return b"".join(parts[:8]) + long_line + b"".join(parts[8:]) + b"cannot find -lcuda"
+
+
+def test_stream_through_grep_equals_python(tmp_path: Path) -> None:
+    """stdin/pipes go through one grep fed by a thread that caps giant lines."""
+    data = _stream_bytes()
+    p = tmp_path / "s.log"
+    p.write_bytes(data)
+    ref = scan_path(p, method="python")
+    for method in ("grep", "python"):
+        res = _scan_stream(io.BytesIO(data), str(p), default_catalog(), method)  # type: ignore[arg-type]
+        assert res.method == method
+        assert same(res, ref), method
+
+
+def test_fifo_is_read_once_as_a_stream(tmp_path: Path) -> None:
+    data = (LOGS / "lab_f6_cuda_home_devnull.log").read_bytes()
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    res = scan_path(fifo)
+    t.join()
+    assert res.method == "grep" and res.lines == 6
+    assert [s.signature for s in res.symptoms] == [
+        s.signature for s in scan_path(LOGS / "lab_f6_cuda_home_devnull.log").symptoms
+    ]
 
 
 def test_scan_lines_accepts_bytes_str_and_multiline_items() -> None:
@@ -350,22 +388,22 @@ def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return p
 
 
-@pytest.mark.parametrize("method", ["grep", "python"])
-def test_50mb_log_with_bounded_memory(big_log: Path, method: str) -> None:
-    tracemalloc.start()
-    try:
-        res = scan_path(big_log, method=method)  # type: ignore[arg-type]
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 64 << 20, f"peak {peak / 2**20:.1f} MiB"
+def test_50mb_log_with_bounded_memory_and_equal_paths(big_log: Path) -> None:
+    results = {}
+    for method in ("grep", "python"):
+        tracemalloc.start()
+        try:
+            results[method] = scan_path(big_log, method=method)  # type: ignore[call-overload]
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 64 << 20, f"{method}: peak {peak / 2**20:.1f} MiB"
+    res = results["grep"]
+    assert res.method == "grep" and results["python"].method == "python"
+    assert same(res, results["python"])
     assert res.bytes == big_log.stat().st_size
     assert res.lines == big_log.read_bytes().count(b"\n")
     assert len(res.of("cccl-nv-detail-missing")) == 50 and res.dropped["cccl-nv-detail-missing"] > 0
-
-
-def test_grep_and_python_agree_on_big_log(big_log: Path) -> None:
-    assert same(scan_path(big_log, method="grep"), scan_path(big_log, method="python"))
 
 
 def test_single_very_long_line(tmp_path: Path) -> None:

@@ -79,8 +79,25 @@ def binary_reason(head: bytes) -> str | None:
     return None
 
 
-def open_log(path: str | Path) -> tuple[BinaryIO, int]:
-    """Open a log for reading; every failure is a clear ``LogReadError``/``InputError``."""
+class SniffedStream:
+    """A non-seekable stream whose first bytes were already read (to sniff them)."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            out, self._head = self._head, b""
+            return out
+        return self._rest.read(n)
+
+
+def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream]:
+    """Open a log for reading; every failure is a clear ``LogReadError``/``InputError``.
+
+    Returns the file (to close), its size (-1 for a FIFO or device, which can be read only
+    once) and the stream to read from (the file itself, or the sniffed head then the rest)."""
     p = Path(path)
     try:
         f = open(p, "rb")  # noqa: SIM115 - returned to the caller, who closes it
@@ -101,26 +118,13 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int]:
         why = binary_reason(head)
         if why:
             raise LogReadError(f"{p} does not look like a text log: {why}")
-        f.seek(0)
+        if stat.S_ISREG(st.st_mode):
+            f.seek(0)
+            return f, st.st_size, f
+        return f, -1, SniffedStream(head, f)
     except BaseException:
         f.close()
         raise
-    size = st.st_size if stat.S_ISREG(st.st_mode) else -1
-    return f, size
-
-
-class SniffedStream:
-    """A non-seekable stream whose first bytes were already read (to sniff them)."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = head
-        self._rest = rest
-
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            out, self._head = self._head, b""
-            return out
-        return self._rest.read(n)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,6 +229,12 @@ def find_grep() -> str | None:
 
 
 _GREP_OK: dict[str, bool] = {}
+
+
+def usable_grep() -> str | None:
+    """Path of a grep that passed the self-test, or None."""
+    grep = find_grep()
+    return grep if grep is not None and _grep_works(grep) else None
 
 
 def _grep_works(grep: str) -> bool:
@@ -371,6 +381,99 @@ def _grep_lines(stream: IO[bytes], offset: int, cap: int) -> Iterator[tuple[int,
         if not sep or not num.isdigit():
             raise GrepFailed(f"unexpected grep output: {raw[:80]!r}")
         yield offset + int(num), content[:cap]
+
+
+class _CappingFeeder:
+    """Copies a stream into grep's stdin, counting bytes and lines, and dropping the part of
+    any line beyond ``cap`` bytes that spans chunks (so grep never buffers a giant line; the
+    matcher never looks past ``cap`` anyway, so results are unchanged)."""
+
+    def __init__(self, src: IO[bytes] | SniffedStream, dst: IO[bytes], cap: int) -> None:
+        self.src, self.dst, self.cap = src, dst, cap
+        self.bytes = self.lines = 0
+        self.last = b""
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        cur = 0  # bytes of the current, unterminated line already written
+        try:
+            while True:
+                chunk = self.src.read(CHUNK)
+                if not chunk:
+                    break
+                self.bytes += len(chunk)
+                self.lines += chunk.count(b"\n")
+                self.last = chunk[-1:]
+                first = chunk.find(b"\n")
+                if first < 0:
+                    if cur < self.cap:
+                        self.dst.write(chunk[: self.cap - cur])
+                    cur += len(chunk)
+                    continue
+                if cur < self.cap:
+                    self.dst.write(chunk[: min(first, self.cap - cur)])
+                last = chunk.rfind(b"\n")
+                self.dst.write(chunk[first : last + 1])
+                tail = chunk[last + 1 :]
+                self.dst.write(tail[: self.cap])
+                cur = len(tail)
+        except BrokenPipeError:
+            pass
+        except BaseException as exc:  # reported by the consumer, not lost in the thread
+            self.error = exc
+        finally:
+            with contextlib.suppress(OSError):
+                self.dst.close()
+
+
+def grep_stream_candidates(
+    stream: IO[bytes] | SniffedStream,
+    literals: list[bytes],
+    totals: Totals,
+    *,
+    grep: str | None = None,
+    cap: int = MATCH_CAP,
+) -> Iterator[tuple[int, bytes]]:
+    """Candidate lines of a non-seekable stream (stdin, a pipe) through one ``grep -E``."""
+    grep = grep or find_grep()
+    if grep is None or not _grep_works(grep):
+        raise GrepFailed("no usable grep")
+    cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
+    err = tempfile.TemporaryFile()
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env={**os.environ, "LC_ALL": "C"},
+        )
+    except OSError as exc:
+        err.close()
+        raise GrepFailed(f"cannot run grep: {exc}") from None
+    assert proc.stdin is not None and proc.stdout is not None
+    feeder = _CappingFeeder(stream, proc.stdin, cap)
+    thread = threading.Thread(target=feeder.run, daemon=True)
+    thread.start()
+    try:
+        yield from _grep_lines(proc.stdout, 0, cap)
+        thread.join()
+        rc = proc.wait()
+        if feeder.error is not None:
+            raise feeder.error
+        if rc not in (0, 1):
+            err.seek(0)
+            msg = err.read(500).decode("utf-8", "replace").strip()
+            raise GrepFailed(f"grep exited with status {rc}: {msg}")
+        totals.lines = feeder.lines + (1 if feeder.last and feeder.last != b"\n" else 0)
+        totals.bytes = feeder.bytes
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        thread.join(timeout=5)
+        err.close()
 
 
 def grep_candidates(

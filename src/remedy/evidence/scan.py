@@ -205,9 +205,10 @@ def scan_path(
 ) -> ScanResult:
     """Scan a log file ("-" reads stdin) with bounded memory.
 
-    ``method="auto"`` uses the grep prefilter for regular files of at least
-    ``reader.GREP_MIN_BYTES`` when grep is available, else pure Python; if grep fails midway
-    the scan is redone in Python, so the result never depends on which path ran.
+    ``method="auto"``: regular files of at least ``reader.GREP_MIN_BYTES`` go through the
+    parallel grep prefilter (smaller ones through Python, which is faster than spawning grep);
+    stdin and pipes through one grep fed by a thread. Without a usable grep, or if grep fails on
+    a regular file, the scan runs in Python; both paths give the same result.
     """
     cat = _resolve(catalog)
     literals = prefilter.literal_bytes(cat)
@@ -218,15 +219,16 @@ def scan_path(
         why = reader.binary_reason(head)
         if why:
             raise LogReadError(f"<stdin> does not look like a text log: {why}")
-        stream = reader.SniffedStream(head, sys.stdin.buffer)
-        return _scan_stream(stream, "<stdin>", cat, literals)
+        return _scan_stream(reader.SniffedStream(head, sys.stdin.buffer), "<stdin>", cat, method)
     source = str(path)
-    f, size = reader.open_log(path)
+    f, size, stream = reader.open_log(path)
     with f:
+        if size < 0:  # a FIFO or device: it can be read only once
+            return _scan_stream(stream, source, cat, method)
         use_grep = method == "grep" or (
-            method == "auto" and size >= reader.GREP_MIN_BYTES and reader.find_grep() is not None
+            method == "auto" and size >= reader.GREP_MIN_BYTES and reader.usable_grep()
         )
-        if use_grep and size > 0:
+        if use_grep:
             agg = _Aggregator(cat, source)
             totals = reader.Totals()
             try:
@@ -238,22 +240,36 @@ def scan_path(
                     raise
             except OSError as exc:
                 raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
-        return _scan_stream(f, source, cat, literals)
+        return _scan_stream(f, source, cat, "python")
 
 
 def _scan_stream(
     stream: reader.SniffedStream | reader.IO[bytes],
     source: str,
     cat: Catalog,
-    literals: list[bytes],
+    method: Literal["auto", "grep", "python"],
 ) -> ScanResult:
+    """Scan a stream in one pass: through grep when usable, else in Python."""
+    literals = prefilter.literal_bytes(cat)
     agg = _Aggregator(cat, source)
     totals = reader.Totals()
+    used: Literal["grep", "python"] = "python"
     try:
-        for lineno, raw in reader.python_candidates(stream, literals, totals):
-            agg.feed(lineno, raw)
+        if method == "grep" or (method == "auto" and reader.usable_grep()):
+            used = "grep"
+            try:
+                for lineno, raw in reader.grep_stream_candidates(stream, literals, totals):
+                    agg.feed(lineno, raw)
+            except reader.GrepFailed as exc:  # the stream is consumed: no second pass
+                raise LogReadError(
+                    f"cannot scan {source}: {exc}",
+                    hint="save the log to a file and scan the file",
+                ) from None
+        else:
+            for lineno, raw in reader.python_candidates(stream, literals, totals):
+                agg.feed(lineno, raw)
     except OSError as exc:
         raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
     if totals.lines == 0:
         raise InputError(f"{source} is empty: nothing to scan")
-    return agg.result(totals.lines, totals.bytes, "python")
+    return agg.result(totals.lines, totals.bytes, used)
