@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import io
 import json
 import os
 import random
+import shlex
 import shutil
+import signal
 import subprocess
 import tarfile
+import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +38,7 @@ import yaml
 from remedy.errors import InputError
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts
-from remedy.transport import SSHTransport
+from remedy.transport import LocalTransport, SSHTransport, Transport
 from remedy.units import impact_unit, load_unit, parse_show_environment, read_unit
 from remedy.units.host import _split_show_list
 from remedy.units.syntax import format_show_environment
@@ -41,6 +47,8 @@ pytestmark = pytest.mark.systemd
 
 ROOT = Path(__file__).resolve().parents[1]
 SBX = ROOT / "sandbox" / "sbx"
+FIXTURES = ROOT / "tests" / "fixtures" / "units"
+CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 OUT = "/run/remedy-eq-out"
 # variables systemd adds to every process itself (execute.c build_environment)
 SYSTEMD_ADDED = {"INVOCATION_ID", "SYSTEMD_EXEC_PID", "JOURNAL_STREAM"}
@@ -48,30 +56,53 @@ CU13 = "/opt/sglang-venv/lib/python3.11/site-packages/nvidia/cu13"
 APT13 = "/usr/local/cuda-13.0"
 
 
-def _why_not_here() -> str | None:
+def _why_no_nspawn() -> str | None:
     if os.geteuid() != 0:
         return "needs root (systemd-nspawn, namespaces)"
     if not shutil.which("systemd-nspawn"):
         return "systemd-nspawn is not installed (apt-get install systemd-container)"
-    if not SBX.exists():
-        return "sandbox/sbx is not in this checkout"
+    return None
+
+
+def _sbx_ready() -> bool:
+    """sandbox/sbx's systemd tier is prepared (rootfs + seed-chain-b layers)."""
+    if not SBX.exists() or os.environ.get("REMEDY_UNITS_OWN_CONTAINER"):
+        return False
     doctor = subprocess.run([str(SBX), "doctor"], capture_output=True, text=True, check=False)
     try:
-        ready = json.loads(doctor.stdout or "{}").get("systemd_tier")
+        d = json.loads(doctor.stdout or "{}")
     except json.JSONDecodeError:
-        ready = False
-    if not ready:
-        return f"the sandbox's systemd tier is not prepared (run scripts/setup-sandbox.sh): {doctor.stdout.strip()}"
-    return None
+        return False
+    return bool(d.get("systemd_tier")) and d.get("layers", {}).get("seed-chain-b") == "ok"
+
+
+class NsenterTransport(LocalTransport):
+    """Commands run inside a container through nsenter into its PID 1 (no sshd needed)."""
+
+    def __init__(self, pid: int, host: str) -> None:
+        super().__init__(host=host)
+        self.pid = pid
+
+    async def run(self, argv_or_script, *, timeout, input=None, env=None):  # type: ignore[override]
+        script = argv_or_script if isinstance(argv_or_script, str) else shlex.join(argv_or_script)
+        argv = ["nsenter", "-t", str(self.pid), "-a", "--", "env", "-i", f"PATH={CLEAN_PATH}",
+                "HOME=/root", "LANG=C.UTF-8", "/bin/sh", "-c", script]  # fmt: skip
+        return await super().run(argv, timeout=timeout, input=input)
 
 
 @dataclass
 class Host:
-    name: str
-    ssh_config: str
+    """One real systemd: an sbx tier-2 host (SSH) or remedy's own nspawn container (nsenter)."""
 
-    def transport(self) -> SSHTransport:
-        return SSHTransport(self.name, ssh_config=self.ssh_config)
+    name: str
+    ssh_config: str | None = None
+    pid: int | None = None
+
+    def transport(self) -> Transport:
+        if self.ssh_config:
+            return SSHTransport(self.name, ssh_config=self.ssh_config)
+        assert self.pid is not None
+        return NsenterTransport(self.pid, self.name)
 
     def run(self, script: str, input: bytes | None = None, timeout: float = 120) -> bytes:
         async def go() -> bytes:
@@ -89,13 +120,8 @@ class Host:
         return asyncio.run(go())
 
 
-@pytest.fixture(scope="module")
-def host() -> Iterator[Host]:
-    reason = _why_not_here()
-    if reason:
-        print(f"SKIP real-systemd tests: {reason}")
-        pytest.skip(reason)
-    name = f"units{os.getpid() % 100000}"
+@contextlib.contextmanager
+def _sbx_host(name: str) -> Iterator[Host]:
     up = subprocess.run(
         [str(SBX), "up", "seed-chain-b", "--name", name],
         capture_output=True,
@@ -106,15 +132,84 @@ def host() -> Iterator[Host]:
     if up.returncode != 0:
         pytest.fail(f"sbx up failed: {up.stderr.strip()}")
     info = json.loads(up.stdout.strip().splitlines()[-1])
-    h = Host(name=name, ssh_config=info["ssh_config"])
     try:
-        # the seed unit starts real JIT builds at boot: stop it, these tests only read it
+        yield Host(name=name, ssh_config=info["ssh_config"])
+    finally:
+        subprocess.run([str(SBX), "down", name], capture_output=True, timeout=120, check=False)
+
+
+@contextlib.contextmanager
+def _own_container(name: str) -> Iterator[Host]:
+    """systemd-nspawn -b on an overlay of sbx's cached rootfs, else of this machine's /.
+
+    The fallback when the sandbox's systemd tier is not prepared: no debootstrap, no network,
+    no sshd; commands go in with nsenter. Boots in a few seconds.
+    """
+    cached = sorted(SBX.parent.glob("cache/rootfs-*/usr/lib/systemd/systemd"))
+    lower = os.environ.get("REMEDY_UNITS_LOWER") or (str(cached[-1].parents[3]) if cached else "/")
+    if not Path(lower, "usr/lib/systemd/systemd").exists():
+        pytest.skip(f"no systemd in {lower} to boot")
+    base = Path(tempfile.mkdtemp(prefix=f"remedy-{name}-"))
+    merged, upper, work = base / "merged", base / "upper", base / "work"
+    for d in (merged, upper, work):
+        d.mkdir()
+    subprocess.run(["mount", "-t", "overlay", f"rmd-{name}", "-o",
+                    f"lowerdir={lower},upperdir={upper},workdir={work}", str(merged)], check=True)  # fmt: skip
+    (merged / "etc/machine-id").write_text(uuid.uuid4().hex + "\n")
+    (merged / "etc/hostname").write_text(name + "\n")
+    unit = merged / "etc/systemd/system/sglang-k26.service"
+    unit.parent.mkdir(parents=True, exist_ok=True)
+    unit.write_bytes((FIXTURES / "sglang-k26.service").read_bytes())
+    log = open(base / "console.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        ["systemd-nspawn", "-q", "-D", str(merged), "-M", name, "--register=no", "--keep-unit",
+         "--private-network", "--console=read-only", "--link-journal=no", "--resolv-conf=off",
+         "--timezone=off", "-b"],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        env={"PATH": CLEAN_PATH},
+    )  # fmt: skip
+    try:
+        pid = None
+        for _ in range(600):
+            kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+            text = kids.read_text().split() if kids.exists() else []
+            if text and Path(f"/proc/{text[0]}/root/run/systemd/private").exists():
+                pid = int(text[0])
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"nspawn died: {(base / 'console.log').read_text()[-2000:]}")
+            time.sleep(0.05)
+        if pid is None:
+            pytest.fail("the container's systemd did not come up in 30 s")
+        h = Host(name=name, pid=pid)
+        h.run("systemctl is-system-running --wait >/dev/null 2>&1 || true", timeout=60)
+        yield h
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+        subprocess.run(["umount", "-l", str(merged)], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[Host]:
+    reason = _why_no_nspawn()
+    if reason:
+        print(f"SKIP real-systemd tests: {reason}")
+        pytest.skip(reason)
+    name = f"units{os.getpid() % 100000}"
+    cm = _sbx_host(name) if _sbx_ready() else _own_container(name)
+    with cm as h:
+        # the seed unit may start real JIT builds at boot: stop it, these tests only read it
         h.run(
             "systemctl stop sglang-k26.service || true; systemctl is-system-running --wait || true"
         )
         yield h
-    finally:
-        subprocess.run([str(SBX), "down", name], capture_output=True, timeout=120, check=False)
 
 
 # --------------------------------------------------------------------------------------------
