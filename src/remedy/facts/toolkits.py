@@ -184,16 +184,24 @@ def _kind(prefix: str, hint: str, exists: set[str], stand_in: bool) -> str:
 
 
 def _stand_in_summary(script: str) -> str:
-    """What a script nvcc replays: its exec line, or the release its banner claims."""
-    lines = [ln.strip() for ln in script.splitlines() if ln.strip() and not ln.startswith("#")]
-    execs = [ln for ln in lines if ln.startswith("exec ") or "exec " in ln]
-    first = script.splitlines()[0] if script else "#!"
-    if execs:
-        return f"script ({first.strip()}): {execs[0][:200]}"
+    """What a script nvcc is: its own first comment, then what it execs or the release its
+    banner claims (`script (#!/bin/sh): STAND-IN for nvcc 12.8 ...; prints release 12.8`)."""
+    lines = script.splitlines()
+    shebang = lines[0].strip() if lines and lines[0].startswith("#!") else "#!?"
+    comment = next(
+        (ln.lstrip("#").strip() for ln in lines[1:6] if ln.startswith("#") and ln.strip("# ")),
+        "",
+    )
+    code = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    execs = [ln for ln in code if ln.startswith("exec ") or " exec " in ln]
     rel = p.parse_tool_version(script).release
-    if rel:
-        return f"script ({first.strip()}) printing a release {rel} banner"
-    return f"script ({first.strip()}): {' ; '.join(lines[:3])[:200]}"
+    what = (
+        f"execs {execs[0][5:] if execs[0].startswith('exec ') else execs[0]}"
+        if execs
+        else (f"prints a release {rel} banner" if rel else "; ".join(code[:2]))
+    )
+    head = f"script ({shebang})" + (f": {comment}" if comment else "")
+    return f"{head}; {what}" if comment else f"{head}: {what}"[:300]
 
 
 def build_toolkit(rec: ToolkitRecord) -> Toolkit:
