@@ -202,7 +202,7 @@ def main() -> None:
             f"log      {log}  {mb:.1f} MB, {nlines:,} lines (generated in {time.perf_counter() - t0:.1f} s)"
         )
         print(
-            f"machine  {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, {shutil.which('grep')}"
+            f"machine  {os.cpu_count()} CPUs ({len(os.sched_getaffinity(0))} usable), load average {os.getloadavg()[0]:.2f}, {shutil.which('grep')}"
         )
         subprocess.run(f"cat {log} > /dev/null", shell=True, check=False)  # warm the page cache
 

@@ -12,8 +12,12 @@ needles, error words); only candidates reach the regexes. Two producers yield ex
   range through a pipe with ``os.sendfile`` (no copy through Python); a thread counts newlines
   per segment so grep's segment-relative line numbers become file line numbers. Each grep is
   capped at 512 MiB of address space (a pathological multi-GB line makes it fail, and the scan
-  falls back to Python rather than eat memory).
-* ``python_candidates`` (stdin, no grep, small files): reads 1 MiB chunks and locates literals
+  falls back to Python rather than eat memory). Result (bench/bench_scan.py, 1 GB, quiet
+  16-core host): 1 CPU 538 MB/s vs grep 971 (0.55x), 2 CPUs 912 vs 903 (1.0x), 16 CPUs 2607 vs
+  895 (2.9x).
+* ``grep_stream_candidates`` (stdin, pipes): one ``grep -E`` fed by a thread that counts bytes
+  and lines and drops the part of an over-long line beyond the cap, so grep stays small.
+* ``python_candidates`` (no usable grep, files under 4 MiB): reads 1 MiB chunks and locates literals
   with ``bytes.find`` (C speed per literal, ~40 MB/s for the whole set; Python's ``re`` on an
   alternation was 10 MB/s).
 
@@ -222,6 +226,14 @@ _ERE_META = re.compile(rb"([\\.\[\]()*+?{}|^$])")
 def ere_alternation(literals: list[bytes]) -> bytes:
     """One POSIX ERE matching any of ``literals`` byte-for-byte (run under LC_ALL=C)."""
     return b"|".join(_ERE_META.sub(rb"\\\1", lit) for lit in literals)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (honours taskset/cgroups cpusets, unlike os.cpu_count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def find_grep() -> str | None:
@@ -498,9 +510,7 @@ def grep_candidates(
     errs: list[IO[bytes]] = []
     try:
         size = os.fstat(fd).st_size
-        n = segments or max(
-            1, min(MAX_SEGMENTS, os.cpu_count() or 1, size // SEGMENT_MIN_BYTES or 1)
-        )
+        n = segments or max(1, min(MAX_SEGMENTS, usable_cpus(), size // SEGMENT_MIN_BYTES or 1))
         bounds = _segment_bounds(fd, size, n)
         n = len(bounds) - 1
         cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
