@@ -216,3 +216,10 @@ def test_facts_for_unit_uses_the_effective_environment():
     assert svc.environment_files == ["/e"] and svc.python == "/root/venv_sglang211"
     assert f.workload.service == UNIT and f.workload.python == "/root/venv_sglang211"
     assert len([s for s in f.services if s.name == UNIT]) == 1
+
+
+def test_without_facts_only_the_knowledge_graph_speaks(kb, seed_root: Path):
+    imp = run_impact(seed_root, kb, {"CUDA_HOME": "/dev/null"}, None)
+    assert imp.impact is not None and not imp.impact.simulated
+    assert {"sglang-jit-kernel", "flashinfer-jit", "torch-cpp-extension"} <= set(imp.breaks)
+    assert any("no host facts given" in w for w in imp.warnings)

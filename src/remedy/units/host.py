@@ -323,7 +323,8 @@ async def read_unit(
     aliases: list[str] = []
     if show is not None:
         load = show.get("LoadState", "")
-        if load == "not-found":
+        on_disk = any(c in r1.files or c in r1.others for c in unit_file_candidates(name))
+        if load == "not-found" and not on_disk:
             raise InputError(
                 f"unit {name} not found on {host} (systemctl show: LoadState=not-found)",
                 hint="check the name with `systemctl list-unit-files '*sglang*'`",

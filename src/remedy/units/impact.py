@@ -196,8 +196,15 @@ def unit_impact_from_files(
             else:
                 unknown.append(var)
 
-    unit_facts = facts_for_unit(facts, before, host)
+    # with facts: simulate on them with this unit as the workload; without: the knowledge
+    # graph's consumers only (an empty snapshot would claim every toolkit is missing)
+    unit_facts = facts_for_unit(facts, before, host) if facts is not None else None
     report = analyse(kb, eff_changes, unit_facts) if eff_changes else None
+    if facts is None and eff_changes:
+        warnings.append(
+            "no host facts given: consumers and effects come from the knowledge graph only, "
+            "without a simulation of which toolkit each would pick"
+        )
     breaks = list(report.breaks) if report else []
 
     restart: list[str] = []
