@@ -1,25 +1,26 @@
 """Find candidate lines in a log, fast and in bounded memory.
 
 A candidate is a line containing at least one prefilter literal (signature needles, ``near:``
-needles, error words); only candidates reach the regexes. Two producers yield exactly the same
+needles, error words); only candidates reach the regexes. Three producers yield the same
 ``(line number, capped bytes)`` stream as far as the matcher can tell:
 
 * ``grep_candidates`` (regular files): GNU grep does the scanning. Measured on a 1 GB
   journal-style log, ``grep -F -f`` with ~70 literals ran at 3-4 CPU-s/GB (its multi-literal
   search degrades with the pattern count), ``grep -E`` with the same literals as an escaped
   alternation at ~2.2-2.7 CPU-s/GB, against ~0.9 for ``grep -E -i 'error|failed|fatal'``. So
-  the file is cut into newline-aligned segments, one ``grep -E`` per CPU, each fed its byte
-  range through a pipe with ``os.sendfile`` (no copy through Python); a thread counts newlines
-  per segment so grep's segment-relative line numbers become file line numbers. Each grep is
+  the file is cut into newline-aligned segments, one ``grep -E`` per usable CPU, each fed its
+  byte range through a pipe with ``os.sendfile`` (no copy through Python; the last segment is
+  read straight from the file); ``wc -l`` on each segment's tail counts lines so grep's
+  segment-relative line numbers become file line numbers. Each grep is
   capped at 512 MiB of address space (a pathological multi-GB line makes it fail, and the scan
   falls back to Python rather than eat memory). Result (bench/bench_scan.py, 1 GB, quiet
   16-core host): 1 CPU 538 MB/s vs grep 971 (0.55x), 2 CPUs 912 vs 903 (1.0x), 16 CPUs 2607 vs
   895 (2.9x).
 * ``grep_stream_candidates`` (stdin, pipes): one ``grep -E`` fed by a thread that counts bytes
   and lines and drops the part of an over-long line beyond the cap, so grep stays small.
-* ``python_candidates`` (no usable grep, files under 4 MiB): reads 1 MiB chunks and locates literals
-  with ``bytes.find`` (C speed per literal, ~40 MB/s for the whole set; Python's ``re`` on an
-  alternation was 10 MB/s).
+* ``python_candidates`` (no usable grep, files under 4 MiB): reads 1 MiB chunks and locates
+  literals with ``bytes.find`` (C speed per literal, ~40 MB/s for the whole set; Python's
+  ``re`` on an alternation was 10 MB/s).
 
 Lines longer than ``MATCH_CAP`` bytes are cut to that length for matching; the rest of such a
 line is skipped without being held in memory. Lines are split on ``\\n`` only (as grep does),
