@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Install everything sandbox/sbx needs on this machine, idempotently; a second run only checks.
+# Works as root on a fresh Debian 12 with network to the package registries (Debian, PyPI) only.
+#   1. apt packages (apt-get update first, only when one is missing)
+#   2. the systemd tier's rootfs (debootstrap, once)            } run in parallel
+#   3. the wheel cache (pip download) and the heavy environment } with step 2
+#   4. the per-scenario toolchain layers (pip --target from the wheel cache)
+# Everything lands in sandbox/cache/ (SBX_CACHE); nothing is installed into the machine's Pythons.
+# Prints the time of each step. Exit 0 when both tiers are ready.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SBX=$ROOT/sandbox/sbx
+T0=$(date +%s%N)
+say() { printf '[setup-sandbox] %s\n' "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+since() { local ms=$((($(date +%s%N) - $1) / 1000000)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
+[ "$(id -u)" = 0 ] || die "must run as root"
+
+# ---- 1. apt ----------------------------------------------------------------------------------
+t=$(date +%s%N)
+PKGS=(openssh-server openssh-client systemd-container debootstrap iproute2 util-linux procps
+  python3 python3-venv python3-pip python3-yaml python3-dev g++ ca-certificates)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "apt: installing ${missing[*]}"
+  # no service may start on this machine (openssh-server's postinst would start sshd on :22)
+  added_policy=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    added_policy=1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -q update -o DPkg::Lock::Timeout=300 >/dev/null
+  apt-get -q install -y --no-install-recommends -o DPkg::Lock::Timeout=300 "${missing[@]}" >/dev/null
+  [ -n "$added_policy" ] && rm -f /usr/sbin/policy-rc.d
+fi
+say "1. apt packages: $(since "$t")s (${#missing[@]} installed)"
+
+eval "$("$SBX" paths | /usr/bin/python3 -c 'import json,sys,shlex; d=json.load(sys.stdin); print("\n".join(f"P_{k.upper()}={shlex.quote(v)}" for k,v in d.items()))')"
+mkdir -p "$P_CACHE" "$P_WHEELS"
+PIPENV=(env -u PIP_CONSTRAINT -u PIP_FIND_LINKS PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1)
+
+# ---- 2. rootfs (background) ------------------------------------------------------------------
+rootfs_pid=
+t_rootfs=$(date +%s%N)
+if [ -x "$P_ROOTFS/usr/lib/systemd/systemd" ]; then
+  say "2. rootfs: cached ($(basename "$P_ROOTFS"))"
+else
+  say "2. rootfs: debootstrap into $(basename "$P_ROOTFS") (background)"
+  rm -rf "$P_ROOTFS"
+  "$ROOT/sandbox/lib/make-rootfs.sh" "$P_ROOTFS" &
+  rootfs_pid=$!
+fi
+
+# ---- 3. wheel cache + heavy environment ------------------------------------------------------
+t=$(date +%s%N)
+stamp="$P_WHEELS/.complete-$(cat "$P_HEAVY_LOCK" "$P_TOOLCHAIN_LOCK" | sha256sum | cut -c1-12)"
+if [ -e "$stamp" ]; then
+  say "3a. wheel cache: cached"
+else
+  "${PIPENV[@]}" /usr/bin/python3 -m pip download -q --no-deps -d "$P_WHEELS" -r "$P_HEAVY_LOCK"
+  grep -v '^#' "$P_TOOLCHAIN_LOCK" | while read -r line; do
+    [ -n "$line" ] || continue
+    # shellcheck disable=SC2086
+    "${PIPENV[@]}" /usr/bin/python3 -m pip download -q --no-deps -d "$P_WHEELS" $line
+  done
+  touch "$stamp"
+  say "3a. wheel cache: $(since "$t")s, $(du -sh "$P_WHEELS" | cut -f1)"
+fi
+
+t=$(date +%s%N)
+if [ -x "$P_HEAVY_VENV/bin/python" ]; then
+  say "3b. heavy environment: cached ($(basename "$P_HEAVY_VENV"))"
+else
+  tmp=$P_HEAVY_VENV.tmp
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  # Built AT /opt/sglang-venv (the path hosts see; venvs hard-code their path), in a private
+  # mount namespace where a tmpfs /opt holds only a bind mount of the cache dir.
+  unshare --mount --propagation private /bin/bash -euc '
+    mount -t tmpfs sbx-build /opt && mkdir /opt/sglang-venv
+    mount --bind "$1" /opt/sglang-venv
+    /usr/bin/python3 -m venv /opt/sglang-venv
+    env -u PIP_CONSTRAINT -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1 \
+      PIP_DISABLE_PIP_VERSION_CHECK=1 /opt/sglang-venv/bin/pip install -q --no-deps --no-index \
+      --find-links "$2" -r "$3"
+  ' _ "$tmp" "$P_WHEELS" "$P_HEAVY_LOCK"
+  mv "$tmp" "$P_HEAVY_VENV"
+  say "3b. heavy environment: $(since "$t")s, $(du -sh "$P_HEAVY_VENV" | cut -f1)"
+fi
+
+# ---- 4. toolchain layers ---------------------------------------------------------------------
+t=$(date +%s%N)
+"$SBX" prepare
+say "4. toolchain layers: $(since "$t")s"
+
+if [ -n "$rootfs_pid" ]; then
+  wait "$rootfs_pid" || die "rootfs build failed (log: $P_ROOTFS.log)"
+  say "2. rootfs: done $(since "$t_rootfs")s after its start, $(du -sh "$P_ROOTFS" | cut -f1)"
+fi
+
+"$SBX" doctor >/dev/null || die "sbx doctor: $("$SBX" doctor)"
+say "ready: total $(since "$T0")s; cache $(du -sh "$P_CACHE" | cut -f1) in $P_CACHE"
