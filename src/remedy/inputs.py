@@ -99,9 +99,9 @@ def load_facts_file(path: str | Path) -> Facts:
 def scan_logs(paths: list[str | Path]) -> tuple[list[Symptom], list[SuspiciousLine], set[str]]:
     """Symptoms from every log, in order; also suspicious lines and the wrapper signature ids."""
     from remedy.evidence import scan_path
-    from remedy.evidence.catalog import load_catalog
+    from remedy.evidence.catalog import default_catalog
 
-    catalog = load_catalog()
+    catalog = default_catalog()
     wrappers = {s.id for s in catalog.signatures if getattr(s, "wrapper", False)}
     symptoms: list[Symptom] = []
     suspicious: list[SuspiciousLine] = []
