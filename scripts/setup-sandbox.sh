@@ -7,7 +7,10 @@
 #   4. the per-scenario toolchain layers (pip --target from the wheel cache)
 # Everything lands in sandbox/cache/ (SBX_CACHE); nothing is installed into the machine's Pythons.
 # Prints the time of each step. Exit 0 when both tiers are ready.
+# SBX_SETUP_STEPS="apt rootfs wheels venv layers" (the default) selects steps, for development.
 set -euo pipefail
+STEPS=" ${SBX_SETUP_STEPS:-apt rootfs wheels venv layers} "
+want() { [[ $STEPS == *" $1 "* ]]; }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SBX=$ROOT/sandbox/sbx
 T0=$(date +%s%N)
@@ -18,7 +21,8 @@ since() { local ms=$((($(date +%s%N) - $1) / 1000000)); printf '%d.%d' $((ms / 1
 
 # ---- 1. apt ----------------------------------------------------------------------------------
 t=$(date +%s%N)
-PKGS=(openssh-server openssh-client systemd-container debootstrap iproute2 util-linux procps
+want apt || PKGS=()
+want apt && PKGS=(openssh-server openssh-client systemd-container debootstrap iproute2 util-linux procps
   python3 python3-venv python3-pip python3-yaml python3-dev g++ ca-certificates)
 missing=()
 for p in "${PKGS[@]}"; do
@@ -46,7 +50,9 @@ PIPENV=(env -u PIP_CONSTRAINT -u PIP_FIND_LINKS PIP_DISABLE_PIP_VERSION_CHECK=1 
 # ---- 2. rootfs (background) ------------------------------------------------------------------
 rootfs_pid=
 t_rootfs=$(date +%s%N)
-if [ -x "$P_ROOTFS/usr/lib/systemd/systemd" ]; then
+if ! want rootfs; then
+  :
+elif [ -x "$P_ROOTFS/usr/lib/systemd/systemd" ]; then
   say "2. rootfs: cached ($(basename "$P_ROOTFS"))"
 else
   say "2. rootfs: debootstrap into $(basename "$P_ROOTFS") (background)"
@@ -58,21 +64,38 @@ fi
 # ---- 3. wheel cache + heavy environment ------------------------------------------------------
 t=$(date +%s%N)
 stamp="$P_WHEELS/.complete-$(cat "$P_HEAVY_LOCK" "$P_TOOLCHAIN_LOCK" | sha256sum | cut -c1-12)"
-if [ -e "$stamp" ]; then
+if ! want wheels; then
+  :
+elif [ -e "$stamp" ]; then
   say "3a. wheel cache: cached"
 else
-  "${PIPENV[@]}" /usr/bin/python3 -m pip download -q --no-deps -d "$P_WHEELS" -r "$P_HEAVY_LOCK"
-  grep -v '^#' "$P_TOOLCHAIN_LOCK" | while read -r line; do
-    [ -n "$line" ] || continue
-    # shellcheck disable=SC2086
-    "${PIPENV[@]}" /usr/bin/python3 -m pip download -q --no-deps -d "$P_WHEELS" $line
+  # 4 pip downloads in parallel (pip fetches one file at a time); the toolchain lock has one
+  # group per line because pip refuses two versions of one name in one call
+  dl() { "${PIPENV[@]}" /usr/bin/python3 -m pip download -q --no-deps -d "$P_WHEELS" "$@" \
+    2> >(grep -v 'is ignored: it is neither a file nor a directory' >&2); }
+  mapfile -t reqs < <(grep -vE '^\s*(#|$)' "$P_HEAVY_LOCK")
+  pids=()
+  for k in 0 1 2 3; do
+    part=()
+    for ((i = k; i < ${#reqs[@]}; i += 4)); do part+=("${reqs[i]}"); done
+    dl "${part[@]}" & pids+=($!)
   done
+  while read -r line; do
+    group=()
+    for spec in $line; do # a wheel already in the heavy lock is fetched there (no double write)
+      printf '%s\n' "${reqs[@]}" | grep -qxF "$spec" || group+=("$spec")
+    done
+    [ ${#group[@]} -gt 0 ] && { dl "${group[@]}" & pids+=($!); }
+  done < <(grep -vE '^\s*(#|$)' "$P_TOOLCHAIN_LOCK")
+  for p in "${pids[@]}"; do wait "$p" || die "pip download failed"; done
   touch "$stamp"
   say "3a. wheel cache: $(since "$t")s, $(du -sh "$P_WHEELS" | cut -f1)"
 fi
 
 t=$(date +%s%N)
-if [ -x "$P_HEAVY_VENV/bin/python" ]; then
+if ! want venv; then
+  :
+elif [ -x "$P_HEAVY_VENV/bin/python" ]; then
   say "3b. heavy environment: cached ($(basename "$P_HEAVY_VENV"))"
 else
   tmp=$P_HEAVY_VENV.tmp
@@ -93,13 +116,16 @@ fi
 
 # ---- 4. toolchain layers ---------------------------------------------------------------------
 t=$(date +%s%N)
-"$SBX" prepare
-say "4. toolchain layers: $(since "$t")s"
+if want layers; then
+  "$SBX" prepare
+  say "4. toolchain layers: $(since "$t")s"
+fi
 
 if [ -n "$rootfs_pid" ]; then
   wait "$rootfs_pid" || die "rootfs build failed (log: $P_ROOTFS.log)"
   say "2. rootfs: done $(since "$t_rootfs")s after its start, $(du -sh "$P_ROOTFS" | cut -f1)"
 fi
 
+want layers && want rootfs || exit 0
 "$SBX" doctor >/dev/null || die "sbx doctor: $("$SBX" doctor)"
 say "ready: total $(since "$T0")s; cache $(du -sh "$P_CACHE" | cut -f1) in $P_CACHE"

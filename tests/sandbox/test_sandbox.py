@@ -364,7 +364,7 @@ def _alive(pid: int, start: str) -> bool:
     return stat.rsplit(")", 1)[1].split()[19] == start
 
 
-@pytest.mark.parametrize("scn", ["healthy", "seed-chain-b"])
+@pytest.mark.parametrize("scn", ["seed-chain-a", "healthy", "seed-chain-b"])
 def test_down_leaves_nothing_behind(sandbox_ready, scn):
     if scn == "seed-chain-b" and not sandbox_ready.get("systemd_tier"):
         pytest.skip("systemd tier not ready")
