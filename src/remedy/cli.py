@@ -256,11 +256,21 @@ def _stdin_to_file(p: Path) -> Path:
 
 @app.command()
 def impact(
-    assignments: Annotated[list[str], typer.Argument(help="VAR=VALUE to set, -VAR to unset.",
-                                                     show_default=False)],
+    assignments: Annotated[list[str] | None, typer.Argument(
+        help="VAR=VALUE to set, -VAR to unset.", show_default=False)] = None,
     example: ExampleOpt = None,
     facts: FactsOpt = None,
     host: HostOpt = None,
+    unit: Annotated[str | None, typer.Option("--unit", metavar="UNIT", help="Preview the "
+                                             "change as a drop-in for this systemd unit (read "
+                                             "from --host or --local).")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", metavar="VAR=VALUE",
+                                                   help="With --unit: a variable to set.")] = None,
+    unset: Annotated[list[str] | None, typer.Option("--unset", metavar="VAR",
+                                                    help="With --unit: a variable to "
+                                                    "unset.")] = None,
+    local: Annotated[bool, typer.Option("--local", help="With --unit: read the unit on "
+                                        "this machine.")] = False,
     json_: JsonOpt = False,
     fail_on_breakage: Annotated[bool, typer.Option("--fail-on-breakage", help="Exit 1 if any "
                                                      "consumer would break.")] = False,
@@ -269,20 +279,33 @@ def impact(
 
     Every consumer of each variable, how it reads it, the predicted effect with the error it
     would print and the upstream source; with facts, a simulation of what each would pick.
+    With --unit, also the drop-in remedy would write (as a diff), validated with
+    systemd-analyze verify on a copy, and the restarts it implies. Nothing is written.
 
     \b
     Examples:
       remedy impact CUDA_HOME=/dev/null
       remedy impact CUDA_HOME=/usr/local/cuda-13.0 --example seed-sm120-system-cuda128
-      remedy impact -FLASHINFER_NVCC --facts host.json --json
+      remedy impact --unit sglang-k26.service --set CUDA_HOME=/dev/null --host gpu01
+      remedy impact --unit sglang.service --unset FLASHINFER_NVCC --local --json
     """
     from remedy.impact import analyse, parse_assignment
     from remedy.knowledge.loader import load_knowledge
 
     changes: dict[str, str | None] = {}
-    for a in assignments:
+    for a in [*(assignments or []), *(set_ or [])]:
         k, v = parse_assignment(a)
         changes[k] = v
+    for u in unset or []:
+        k, _ = parse_assignment("-" + u.lstrip("-"))
+        changes[k] = None
+    if not changes:
+        raise InputError("nothing to analyse: give VAR=VALUE (or --set/--unset with --unit)")
+    if unit:
+        _impact_unit_cmd(unit, changes, example, facts, host, local, json_, fail_on_breakage)
+        return
+    if set_ or unset or local:
+        raise InputError("--set, --unset and --local go with --unit")
     f, _ = _load_facts(example, facts, host, required=False)
     rep = analyse(load_knowledge(), changes, f)
     if json_:
@@ -290,6 +313,46 @@ def impact(
     else:
         _print_impact(rep)
     if fail_on_breakage and rep.breaks:
+        raise typer.Exit(1)
+
+
+def _impact_unit_cmd(unit: str, changes: dict[str, str | None], example: str | None,
+                     facts_file: Path | None, host: str | None, local: bool, json_: bool,
+                     fail_on_breakage: bool) -> None:
+    import asyncio
+
+    from remedy.knowledge.functions import dropin_name
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.units import impact_unit, print_unit_impact
+
+    if not host and not local:
+        raise InputError("--unit needs the host that has it: --host HOST or --local")
+    f, _ = _load_facts(example, facts_file, None, required=False)
+    t = _transport(host, local)
+    name = dropin_name(next(iter(changes))) if len(changes) == 1 else "50-remedy.conf"
+
+    async def go() -> Any:
+        try:
+            if f is None:
+                from remedy.facts import collect_facts
+
+                try:
+                    facts_now = await collect_facts(t, services=[unit])
+                except RemedyError:
+                    facts_now = None
+            else:
+                facts_now = f
+            return await impact_unit(t, load_knowledge(), unit, changes, facts_now,
+                                     dropin_name=name)
+        finally:
+            await t.close()
+
+    imp = asyncio.run(go())
+    if json_:
+        _emit_json(imp.model_dump_json(indent=2))
+    else:
+        print_unit_impact(_console(), imp)
+    if fail_on_breakage and (imp.breaks or not imp.ok):
         raise typer.Exit(1)
 
 

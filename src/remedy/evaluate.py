@@ -110,6 +110,14 @@ def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = N
     return Evaluation(violations=list(found.values()), errors=errors, picks=picks)
 
 
+def render_raw(template: Any, ctx: dict[str, Any]) -> str:
+    """Rendered as is (commands keep their newlines); errors become a visible message."""
+    try:
+        return template.render(**ctx).strip()
+    except Exception as exc:
+        return f"(could not render: {type(exc).__name__}: {exc})"
+
+
 def render(template: Any, ctx: dict[str, Any]) -> str:
     try:
         return " ".join(template.render(**ctx).split())

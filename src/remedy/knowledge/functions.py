@@ -102,6 +102,17 @@ def arch_list_covers(value: Any, cap: Any) -> bool:
     return False
 
 
+def dropin_name(var: Any) -> str:
+    """One drop-in per variable remedy manages, so steps (and their rollbacks) stay apart."""
+    return f"50-remedy-{(_s(var) or 'env').lower().replace('_', '-')}.conf"
+
+
+def dropin_text(env: Any = None, unset: Any = None) -> str:
+    from remedy.units.dropin import render_dropin
+
+    return render_dropin(dict(env or {}), list(unset or []))
+
+
 class Functions:
     """Expression functions bound to one knowledge base and one facts snapshot."""
 
@@ -409,6 +420,8 @@ class Functions:
     def statics(self) -> dict[str, Callable[..., Any]]:
         return {
             "dropin_dir": lambda unit: f"/etc/systemd/system/{_s(unit)}.d",
+            "dropin_name": dropin_name,
+            "dropin_text": dropin_text,
             "ver": ver,
             "rel": rel,
             "cudart_release": cudart_release,

@@ -9,7 +9,7 @@ from typing import Any
 
 from remedy import __version__
 from remedy.diagnose import diagnose
-from remedy.evaluate import base_context, render
+from remedy.evaluate import base_context, render, render_raw
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
@@ -95,7 +95,7 @@ def _render_step(kb: Knowledge, facts: dict[str, Any], spec: StepSpec) -> dict[s
     ctx = {**base_context(kb, facts), **spec.as_dict()}
     return {
         "title": render(ca.title, ctx),
-        "commands": [render(c, ctx) for c in ca.commands],
+        "commands": [render_raw(c, ctx) for c in ca.commands],
         "touches": [Touch(kind=render(k, ctx) or "file", target=render(t, ctx),  # type: ignore[arg-type]
                           detail=render(d, ctx) or None) for k, t, d in ca.touches],
     }
