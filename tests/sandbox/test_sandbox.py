@@ -357,11 +357,12 @@ def _traces(name: str) -> list[str]:
 
 
 def _alive(pid: int, start: str) -> bool:
+    """Still running (a zombie waiting for this machine's PID 1 to reap it counts as gone)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[19] == start
+    return fields[19] == start and fields[0] != "Z"
 
 
 @pytest.mark.parametrize("scn", ["seed-chain-a", "healthy", "seed-chain-b"])
