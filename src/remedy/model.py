@@ -110,6 +110,8 @@ class Service(Strict):
     drop_ins: list[str] = Field(default_factory=list)
     environment: dict[str, str] = Field(default_factory=dict)  # as systemctl show -p Environment
     environment_files: list[str] = Field(default_factory=list)
+    # values read from EnvironmentFile=: systemd applies them after Environment= (they win)
+    environment_files_env: dict[str, str] = Field(default_factory=dict)
     exec_start: str | None = None
     python: str | None = None  # venv prefix derived from ExecStart
 

@@ -57,6 +57,7 @@ def workload_env(facts: dict[str, Any]) -> dict[str, str]:
         for svc in facts.get("services", ()):
             if svc["name"] == svc_name:
                 env = dict(svc.get("environment") or {})
+                env.update(svc.get("environment_files_env") or {})
                 env.setdefault("PATH", SYSTEMD_DEFAULT_PATH)
                 return env
     return dict(facts.get("shell_env") or {})

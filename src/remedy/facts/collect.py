@@ -353,7 +353,7 @@ async def collect_facts(
         hidden = redact(env)
         if hidden:
             notes.append(f"service {s.name}: values of {', '.join(hidden)} redacted")
-        services_out.append(s.model_copy(update={"python": py, "environment": env}))
+        files_env: dict[str, str] = {}
         for f in s.environment_files:
             body = state.files_read.get(f)
             if body is None:
@@ -365,6 +365,9 @@ async def collect_facts(
             if values:
                 shown = ", ".join(f"{k}={v}" for k, v in values.items())
                 notes.append(f"service {s.name}: EnvironmentFile {f} sets {shown}")
+                files_env.update(values)
+        services_out.append(s.model_copy(update={"python": py, "environment": env,
+                                                 "environment_files_env": files_env}))
     notes += state.notes
 
     return Facts(
