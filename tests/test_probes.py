@@ -448,3 +448,13 @@ def test_launch_of_a_unit_follows_this_invocations_journal() -> None:
 def test_launch_probe_result_is_json_friendly() -> None:
     r = launch("fatal", timeout=30)
     json.dumps({"detail": r.detail, "symptoms": [s.model_dump() for s in r.symptoms]})
+
+
+def test_a_build_without_any_arch_source_says_pass_arch() -> None:
+    """No GPU in the facts, no arch list in the environment, no `arch`: nothing to build for."""
+    t = ScriptedTransport(
+        lambda c: "/tmp/remedy-probe.N" if c.script and "mktemp" in c.script else 0
+    )
+    r = run(run_probe("flashinfer-jit-build", t, Facts(shell_env={"PATH": "/usr/bin"})))
+    assert not r.ok and "no GPU in the facts: pass arch" in r.detail
+    assert any(c.argv == ["rm", "-rf", "--", "/tmp/remedy-probe.N"] for c in t.calls)

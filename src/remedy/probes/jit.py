@@ -51,13 +51,19 @@ async def _run_script(
     return r.exit_status, out, result_json(out), env
 
 
-def arch_env(ctx: ProbeContext, var: str, env: dict[str, str]) -> dict[str, str]:
+def arch_env(
+    ctx: ProbeContext, var: str, env: dict[str, str], *, required: bool = True
+) -> dict[str, str]:
     """An arch list variable: the explicit `arch` argument wins; else what the workload's
-    environment already says (that is what the server uses); else the first GPU in the facts."""
+    environment already says (that is what the server uses); else the first GPU in the facts;
+    else a build has nothing to build for: "no GPU in the facts: pass arch" (env-probe, which
+    only reports the choice, runs anyway and says FlashInfer chose no arch)."""
     if ctx.arch_arg:
         return {var: ctx.arch().dotted}
     if env.get(var):
         return {}
+    if required:
+        return {var: ctx.arch().dotted}
     arch = ctx.arch_or_none()
     return {var: arch.dotted} if arch else {}
 
@@ -85,7 +91,10 @@ async def env_probe(ctx: ProbeContext) -> ProbeResult:
     "SM 12.x requires CUDA >= 12.9" gate), without compiling. ~2 s, mostly importing torch."""
     try:
         rc, out, res, env = await _run_script(
-            ctx, "fi_gate.py", [], lambda d, env: arch_env(ctx, "FLASHINFER_CUDA_ARCH_LIST", env)
+            ctx,
+            "fi_gate.py",
+            [],
+            lambda d, env: arch_env(ctx, "FLASHINFER_CUDA_ARCH_LIST", env, required=False),
         )
     except CommandTimeout as e:
         return timeout_result(ctx, e)

@@ -16,6 +16,8 @@ error is a failure (exit 1), reported with its CUDA error name. Success: exit 0 
 "REMEDY-RESULT {json}" line.
 """
 
+from __future__ import annotations
+
 import contextlib
 import ctypes
 import json
@@ -23,13 +25,14 @@ import os
 import sys
 import time
 import traceback
+from typing import Any, NoReturn
 
 T0 = time.time()
 MODE = sys.argv[1]
-RES = {"mode": MODE}
+RES: dict = {"mode": MODE}
 
 
-def done(code, **kw):
+def done(code: int, **kw: Any) -> NoReturn:
     RES.update(kw)
     RES["seconds"] = round(time.time() - T0, 3)
     print("REMEDY-RESULT " + json.dumps(RES, default=str))
@@ -37,14 +40,14 @@ def done(code, **kw):
     sys.exit(code)
 
 
-def cu_error(lib, rc):
+def cu_error(lib: ctypes.CDLL, rc: int) -> str:
     name = ctypes.c_char_p()
     with contextlib.suppress(Exception):
         lib.cuGetErrorName(rc, ctypes.byref(name))
     return name.value.decode() if name.value else f"CUresult {rc}"
 
 
-def check_driver(create_context):
+def check_driver(create_context: bool) -> None:
     try:
         lib = ctypes.CDLL("libcuda.so.1")
     except OSError as e:
@@ -90,14 +93,14 @@ def check_driver(create_context):
         RES["context"] = "created on device 0"
 
 
-def silu_ref(x):
+def silu_ref(x: Any) -> Any:
     import torch
 
     d = x.shape[-1] // 2
     return (torch.nn.functional.silu(x[:, :d].float()) * x[:, d:].float()).to(x.dtype)
 
 
-def mode_jit_run():
+def mode_jit_run() -> None:
     import flashinfer
     import torch
 
@@ -113,7 +116,7 @@ def mode_jit_run():
         done(1, error=f"silu_and_mul differs from torch by {err}")
 
 
-def mode_graph():
+def mode_graph() -> None:
     import flashinfer
     import torch
 
@@ -141,13 +144,13 @@ def mode_graph():
         done(1, error=f"graph replay differs from torch by {err}")
 
 
-def mode_triton():
+def mode_triton() -> None:
     import torch
     import triton
     import triton.language as tl
 
     @triton.jit
-    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # noqa: ANN001 (Triton)
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         tl.store(

@@ -1,4 +1,4 @@
-"""remedy probe step runner (runs ON the host, stdlib only, Python >= 3.6).
+"""remedy probe step runner (runs ON the host, stdlib only, Python >= 3.7).
 
 Why a runner and not a shell script: a probe is a few compiler commands whose argv come from
 facts (paths with spaces, flag lists); passing them as JSON avoids a second layer of shell
@@ -16,14 +16,17 @@ END rc=<n> seconds=<s>"; at the end one line "REMEDY-RESULT <json>". Exit 0 when
 passed, else 1.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 
-def start(step):
+def start(step: dict[str, Any]) -> tuple[subprocess.Popen | None, float, bytes, int | None]:
     inputs = [p for p in step.get("optional_inputs", []) if os.path.exists(p)]
     argv = list(step["argv"])
     if "@INPUTS@" in argv:
@@ -39,10 +42,10 @@ def start(step):
     return proc, t0, b"", None
 
 
-def main():
+def main() -> int:
     with open(sys.argv[1]) as f:
         plan = json.load(f)
-    results = []
+    results: list[dict[str, Any]] = []
     for group in plan["groups"]:
         running = [(step,) + start(step) for step in group]
         for step, proc, t0, early, rc in running:
