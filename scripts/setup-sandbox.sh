@@ -101,15 +101,40 @@ else
   tmp=$P_HEAVY_VENV.tmp
   rm -rf "$tmp" && mkdir -p "$tmp"
   # Built AT /opt/sglang-venv (the path hosts see; venvs hard-code their path), in a private
-  # mount namespace where a tmpfs /opt holds only a bind mount of the cache dir.
+  # mount namespace where a tmpfs /opt holds only a bind mount of the cache dir. The --no-deps
+  # installs run as NPROC parallel pip processes over wheel-size-balanced bins (77 s instead of
+  # ~105 s on 2 cores): unpacking 6 GB is the cost, and the bins share no files.
+  bins=$(/usr/bin/python3 - "$P_WHEELS" "$P_HEAVY_LOCK" "$(nproc)" <<'PY'
+import os, re, sys
+wheels, lock, n = sys.argv[1], sys.argv[2], max(2, min(4, int(sys.argv[3])))
+reqs = [ln.strip() for ln in open(lock) if ln.strip() and not ln.startswith("#")]
+files = os.listdir(wheels)
+def size(req):
+    name, ver = req.split("==")
+    stem = f"{re.sub(r'[-_.]+', '_', name).lower()}-{ver.lower()}-"
+    return sum(os.path.getsize(os.path.join(wheels, f)) for f in files if f.lower().startswith(stem))
+bins, tot = [[] for _ in range(n)], [0] * n
+for r in sorted(reqs, key=size, reverse=True):
+    i = tot.index(min(tot))
+    bins[i].append(r)
+    tot[i] += size(r)
+print("\n".join(" ".join(b) for b in bins if b))
+PY
+)
   unshare --mount --propagation private /bin/bash -euc '
     mount -t tmpfs sbx-build /opt && mkdir /opt/sglang-venv
     mount --bind "$1" /opt/sglang-venv
     /usr/bin/python3 -m venv /opt/sglang-venv
-    env -u PIP_CONSTRAINT -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1 \
-      PIP_DISABLE_PIP_VERSION_CHECK=1 /opt/sglang-venv/bin/pip install -q --no-deps --no-index \
-      --find-links "$2" -r "$3"
-  ' _ "$tmp" "$P_WHEELS" "$P_HEAVY_LOCK"
+    pids=()
+    while read -r bin; do
+      # shellcheck disable=SC2086
+      env -u PIP_CONSTRAINT -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1 \
+        PIP_DISABLE_PIP_VERSION_CHECK=1 /opt/sglang-venv/bin/pip install -q --no-deps --no-index \
+        --find-links "$2" $bin &
+      pids+=($!)
+    done <<<"$3"
+    for p in "${pids[@]}"; do wait "$p"; done
+  ' _ "$tmp" "$P_WHEELS" "$bins" || die "heavy environment: pip install failed"
   mv "$tmp" "$P_HEAVY_VENV"
   say "3b. heavy environment: $(since "$t")s, $(du -sh "$P_HEAVY_VENV" | cut -f1)"
 fi
