@@ -259,6 +259,8 @@ class Verification(Strict):
     consumer: str
     probe: str
     detail: str | None = None
+    # cheaper probes to fall back on when `probe` cannot run on this host (no GPU there)
+    fallbacks: list[str] = Field(default_factory=list)
 
 
 class Plan(Strict):

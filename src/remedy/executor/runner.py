@@ -275,10 +275,16 @@ class Runner:
                 report.verification.append({"consumer": v.consumer, "probe": v.probe,
                                             "ok": None, "detail": v.detail})
                 continue
+            used = v.probe
             vok, vdetail = await self._probe(v.probe, facts, {}, consumer=v.consumer)
+            for fb in v.fallbacks:
+                if vok is not None:
+                    break
+                used = fb
+                vok, vdetail = await self._probe(fb, facts, {}, consumer=v.consumer)
             if vok is not None:
                 report.expensive_verifications += 1
-            report.verification.append({"consumer": v.consumer, "probe": v.probe, "ok": vok,
+            report.verification.append({"consumer": v.consumer, "probe": used, "ok": vok,
                                         "detail": vdetail})
             if vok is False:
                 failed.append(f"{v.consumer}: {vdetail}")

@@ -113,6 +113,123 @@ def dropin_text(env: Any = None, unset: Any = None) -> str:
     return render_dropin(dict(env or {}), list(unset or []))
 
 
+# --- breadth: facts the field reports need (tables cite their source; see rules-breadth.yaml) ---
+
+# CUDA minor version compatibility: the oldest driver that runs any release of a major
+# (cubins; PTX still needs the release's own driver). CUDA Toolkit release notes, "CUDA Toolkit
+# and Minimum Required Driver Version for CUDA Minor Version Compatibility" (Table 2).
+_COMPAT_DRIVER = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+
+# Newest gcc major each nvcc accepts on x86_64 (include/crt/host_config.h guard: '#error --
+# unsupported GNU version! gcc versions later than N are not supported!'; CUDA Installation Guide
+# for Linux, "Supported compilers"). Keys are the first release with that limit.
+_MAX_GCC = [("11.0", 9), ("11.1", 10), ("11.4", 11), ("12.0", 12), ("12.4", 13), ("12.8", 14),
+            ("13.0", 15)]
+
+# Packages whose CUDA kernels need a minimum architecture (their own checks / docs).
+_MIN_ARCH = {
+    "flash-attn": ("8.0", "Dao-AILab/flash-attention README: FlashAttention-2 supports Ampere, "
+                          "Ada and Hopper GPUs"),
+    "flashinfer-python": ("7.5", "flashinfer/jit/core.py check_cuda_arch: 'FlashInfer requires "
+                                 "GPUs with sm75 or higher'"),
+}
+
+_TARGET = re.compile(r"(?:compute_|sm_)?(\d+)(?:\.(\d+))?([af]?)(\+PTX)?$")
+
+
+def parse_target(value: Any) -> tuple[int, int, str] | None:
+    """'9.0a', '12.0f', 'sm_121a', 'compute_90a', '8.6+PTX' -> (major, minor, suffix)."""
+    s = (_s(value) or "").strip()
+    m = _TARGET.match(s)
+    if not m:
+        return None
+    if m.group(2) is not None:
+        return int(m.group(1)), int(m.group(2)), m.group(3)
+    digits = m.group(1)
+    if len(digits) < 2:
+        return None
+    return int(digits[:-1]), int(digits[-1]), m.group(3)
+
+
+def arch_targets(value: Any) -> list[str]:
+    """Entries of an arch-list variable (FlashInfer: spaces; torch: ';' or spaces), as 'M.mS'."""
+    out = []
+    for e in re.split(r"[ ;,]+", _s(value) or ""):
+        t = parse_target(e)
+        if t:
+            out.append(f"{t[0]}.{t[1]}{t[2]}")
+    return out
+
+
+def compat_driver(release: Any) -> str | None:
+    r = rel(release)
+    return _COMPAT_DRIVER.get(int(r.split(".")[0])) if r else None
+
+
+def max_gcc_for(release: Any) -> int | None:
+    v = ver(release)
+    if v is None:
+        return None
+    best = None
+    for first, limit in _MAX_GCC:
+        if v >= Version(first):
+            best = limit
+    return best
+
+
+def major_of(version: Any) -> int | None:
+    v = ver(version)
+    return v.major if v else None
+
+
+def cuda_major_of(version: Any) -> int | None:
+    """The CUDA major in a wheel's local version tag: '0.4.4+cu130' -> 13, '2.8.0+cu128' -> 12."""
+    m = re.search(r"\+cu(\d{3,})", _s(version) or "")
+    return int(m.group(1)[:-1]) if m else None
+
+
+def with_flag(cmdline: Any, flag: str, value: Any = None) -> str:
+    """`cmdline` with `flag` set to `value` (replaced if present, appended otherwise); a
+    switch when value is None."""
+    toks = (_s(cmdline) or "").split()
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t == flag:
+            i += 1 if value is None or (i + 1 < len(toks) and toks[i + 1].startswith("--")) else 2
+            continue
+        if t.startswith(flag + "="):
+            i += 1
+            continue
+        out.append(t)
+        i += 1
+    out += [flag] if value is None else [flag, str(value)]
+    return " ".join(out)
+
+
+def min_arch_for(pkgs: Any) -> tuple[str, str, str] | None:
+    """The strictest minimum GPU arch among installed packages: (arch, package, source)."""
+    best = None
+    for name, (arch, src) in _MIN_ARCH.items():
+        if pkgs and name in pkgs and (best is None or Version(arch) > Version(best[0])):
+            best = (arch, name, src)
+    return best
+
+
+def exec_flag(cmdline: Any, *names: str) -> str | None:
+    """The value of a flag in a command line ('--tp 8', '--tp=8'); '' for a bare switch."""
+    toks = (_s(cmdline) or "").split()
+    for i, t in enumerate(toks):
+        for n in names:
+            if t == n:
+                nxt = toks[i + 1] if i + 1 < len(toks) else ""
+                return "" if nxt.startswith("--") else nxt
+            if t.startswith(n + "="):
+                return t[len(n) + 1 :]
+    return None
+
+
 class Functions:
     """Expression functions bound to one knowledge base and one facts snapshot."""
 
@@ -135,6 +252,23 @@ class Functions:
                 return r.release
         # Older architectures predate the table: any supported toolkit compiles for them.
         return None
+
+    def min_cuda_for_target(self, target: Any) -> str | None:
+        """The oldest release whose compiler knows a target, suffix included ('9.0a' needs 12.0,
+        '12.0f' 12.9); None for targets older than the table."""
+        t = parse_target(target)
+        if not t:
+            return None
+        maj, mnr, sfx = t
+        name = f"{maj}.{mnr}{sfx}"
+        for r in self.releases:
+            if name in r.targets:
+                return r.release
+        base = self.min_cuda_for(f"{maj}.{mnr}")
+        floor = {"a": "12.0", "f": "12.9"}.get(sfx)
+        if floor and (base is None or Version(base) < Version(floor)):
+            return floor
+        return base
 
     def min_driver(self, release: Any) -> str | None:
         r = self.by_release.get(rel(release) or "")
@@ -183,12 +317,16 @@ class Functions:
                         return tk
             return None
 
-        def unmet_requirements(py: Any) -> list[str]:
+        def unmet_requirements(py: Any, prefixes: Any = None) -> list[str]:
+            """Requirements of installed packages that no longer hold (pip check), optionally
+            only those on packages whose names start with one of `prefixes`."""
             if not py:
                 return []
             out = []
             pkgs = py.get("packages") or {}
             for req in py.get("requirements") or []:
+                if prefixes and not any(req["package"].startswith(p) for p in prefixes):
+                    continue
                 have = pkgs.get(req["package"])
                 try:
                     spec = SpecifierSet(req["spec"])
@@ -395,6 +533,7 @@ class Functions:
             return (err or "its first build fails").replace("<v>", p)
 
         return {
+            **self.bind_breadth(facts),
             "tk_at": tk_at,
             "missing_libs": missing_libs,
             "nvcc_owner": nvcc_owner,
@@ -417,8 +556,261 @@ class Functions:
 
     invalid_errors: dict[tuple[str, str], str] = {}
 
+    # -- breadth (rules-breadth.yaml) ----------------------------------------------------
+    def statics_breadth(self) -> dict[str, Callable[..., Any]]:
+        return {
+            "min_cuda_for_target": self.min_cuda_for_target,
+            "compat_driver": compat_driver,
+            "max_gcc_for": max_gcc_for,
+            "major_of": major_of,
+            "cuda_major_of": cuda_major_of,
+            "arch_targets": arch_targets,
+            "min_arch_for": min_arch_for,
+            "exec_flag": exec_flag,
+            "with_flag": with_flag,
+        }
+
+    def bind_breadth(self, facts: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+        """Functions over one snapshot for the breadth rules. Each returns None / empty when a
+        fact is missing, so rules guard with `when`."""
+        from remedy.resolve import workload_python
+
+        def observed(key: Any) -> str | None:
+            """A fact recorded as a note 'observed: KEY=VALUE' (by a probe, or by a person who
+            ran a rule's confirm_with command); the last one wins. Stands in for typed fields
+            the collectors do not read yet (python_h, jit_cache)."""
+            val = None
+            for n in facts.get("notes") or ():
+                m = re.fullmatch(r"\s*observed:\s*([\w.-]+)\s*=\s*(.*?)\s*", str(n))
+                if m and m.group(1) == _s(key):
+                    val = m.group(2)
+            return val
+
+        def server_cmdline() -> str | None:
+            wl = facts.get("workload") or {}
+            for svc in facts.get("services", ()):
+                if svc.get("name") == wl.get("service"):
+                    return svc.get("exec_start")
+            return None
+
+        def tp_size() -> int:
+            v = exec_flag(server_cmdline(), "--tp", "--tp-size", "--tensor-parallel-size")
+            return int(v) if v and v.isdigit() else 1
+
+        def runtime_majors(py: Any) -> list[int]:
+            """CUDA majors whose runtime libraries the Python env can load: torch's own, the
+            nvidia-*-cuNN wheels, cu13-style unsuffixed nvidia-cuda-runtime, toolkits' libcudart."""
+            out: set[int] = set()
+            if py and major_of(py.get("torch_cuda")):
+                out.add(major_of(py.get("torch_cuda")))  # type: ignore[arg-type]
+            for name, v in ((py or {}).get("packages") or {}).items():
+                m = re.fullmatch(r"nvidia-cuda-(?:runtime|nvrtc)(?:-cu(\d+))?", name)
+                if m:
+                    out.add(int(m.group(1)) if m.group(1) else (major_of(v) or 0))
+            for tk in facts.get("toolkits", ()):
+                for names in (tk.get("libs") or {}).values():
+                    for n in names:
+                        m = re.fullmatch(r"libcudart\.so\.(\d+)", n)
+                        if m:
+                            out.add(int(m.group(1)))
+            return sorted(x for x in out if x)
+
+        def foreign_cuda_packages(py: Any) -> dict[str, int]:
+            """Packages built for a CUDA major (local tag +cuNNN) no runtime here provides."""
+            have = set(runtime_majors(py))
+            out = {}
+            for name, v in ((py or {}).get("packages") or {}).items():
+                m = cuda_major_of(v)
+                if m and name != "torch" and m not in have:
+                    out[name] = m
+            return out
+
+        def torch_pins(py: Any) -> list[dict[str, str]]:
+            """Requirements other packages put on torch (Requires-Dist), unmet ones first."""
+            if not py:
+                return []
+            have = (py.get("packages") or {}).get("torch")
+            out = []
+            for req in py.get("requirements") or []:
+                if req.get("package") != "torch":
+                    continue
+                try:
+                    ok = have is not None and SpecifierSet(req["spec"]).contains(
+                        have, prereleases=True)
+                except InvalidSpecifier:
+                    continue
+                out.append({**req, "ok": ok})
+            return sorted(out, key=lambda r: r["ok"])
+
+        def torch_pin_version(py: Any) -> str | None:
+            for r in torch_pins(py):
+                m = re.fullmatch(r"\s*===?\s*([\w.+]+)\s*", r["spec"])
+                if not r["ok"] and m:
+                    return m.group(1)
+            return None
+
+        def jit_jobs(env_: Any) -> int | None:
+            """ninja's parallelism for a JIT build: MAX_JOBS, else ninja's default (nproc + 2)."""
+            mj = (env_ or {}).get("MAX_JOBS")
+            if mj and str(mj).isdigit():
+                return int(mj)
+            cpus = facts.get("cpus")
+            return cpus + 2 if cpus else None
+
+        def capture_headroom_mib(gpu: Any) -> int | None:
+            """GPU memory SGLang leaves outside its static pool (--mem-fraction-static)."""
+            frac = exec_flag(server_cmdline(), "--mem-fraction-static")
+            mem = (gpu or {}).get("memory_mib")
+            try:
+                return int((1.0 - float(frac)) * mem) if frac and mem else None
+            except ValueError:
+                return None
+
+        def host_gcc(c: Any, env_: Any) -> str | None:
+            """Version of the host compiler nvcc runs for consumer `c`: NVCC_CCBIN, else CC
+            for consumers that pass -ccbin $CC (FlashInfer, torch), else gcc on PATH."""
+            comps = facts.get("host_compilers") or {}
+            env_ = env_ or {}
+            cid = (c or {}).get("id")
+            for var in ("NVCC_CCBIN", "CC") if cid in ("flashinfer-jit", "torch-cpp-extension") \
+                    else ("NVCC_CCBIN",):
+                if env_.get(var):
+                    return comps.get(posixpath.basename(env_[var]))
+            return comps.get("gcc")
+
+        def gcc_choices(release: Any) -> list[str]:
+            limit = max_gcc_for(release)
+            return [f"/usr/bin/{name}" for name, v in sorted((facts.get("host_compilers") or {})
+                                                             .items())
+                    if name.startswith("gcc") and limit and major_of(v) and
+                    major_of(v) <= limit]  # type: ignore[operator]
+
+        def ptxas_for_driver(gpu: Any) -> list[str]:
+            """ptxas binaries on the host whose cubins this GPU's driver loads."""
+            drv = ver((gpu or {}).get("driver"))
+            need = ver(self.min_cuda_for((gpu or {}).get("compute_cap"))) or Version("0")
+            out = []
+            for tk in facts.get("toolkits", ()):
+                r = tk.get("ptxas_release")
+                cd = ver(compat_driver(r))
+                if drv and cd and drv >= cd and ver(r) and ver(r) >= need:
+                    out.append(posixpath.join(tk["prefix"], "bin", "ptxas"))
+            return out
+
+        def fi_targets(gpu: Any, env_: Any) -> list[str]:
+            """FlashInfer's target archs: FLASHINFER_CUDA_ARCH_LIST, else the GPU normalised
+            as compilation_context._normalize_cuda_arch does (9.x -> a, 10.x/11.x -> a,
+            12.0 -> f, 12.x -> a)."""
+            lst = (env_ or {}).get("FLASHINFER_CUDA_ARCH_LIST")
+            if lst:
+                return arch_targets(lst)
+            t = parse_target((gpu or {}).get("compute_cap"))
+            if not t:
+                return []
+            maj, mnr, _ = t
+            sfx = "" if maj < 9 else ("f" if (maj, mnr) == (12, 0) else "a")
+            return [f"{maj}.{mnr}{sfx}"]
+
+        def targets_unknown_to(targets: Any, release: Any) -> list[str]:
+            r = ver(release)
+            out = []
+            for t in targets or []:
+                need = ver(self.min_cuda_for_target(t))
+                if r and need and need > r:
+                    out.append(t)
+            return out
+
+        def plain_targets_for(targets: Any, cap: Any) -> list[str]:
+            """Entries that cover a GPU of major >= 10 only through a plain (unsuffixed)
+            target: arch-specific instructions (FP4 cvt, block-scaled mma) are missing there."""
+            c = parse_target(cap)
+            if not c or c[0] < 10:
+                return []
+            cover = [t for t in targets or [] if arch_list_covers(t, cap)]
+            if any(t.endswith(("a", "f")) for t in cover):
+                return []
+            return cover
+
+        def nccl_wheel(py: Any) -> tuple[str, str] | None:
+            for name, v in sorted(((py or {}).get("packages") or {}).items()):
+                if re.fullmatch(r"nvidia-nccl(?:-cu\d+)?", name):
+                    return name, v
+            return None
+
+        def better_toolkits(tk: Any) -> list[str]:
+            """Other toolkits on the host whose nvcc is newer than `tk`'s."""
+            mine = ver((tk or {}).get("nvcc_release"))
+            return [t["prefix"] for t in facts.get("toolkits", ())
+                    if t.get("prefix") != (tk or {}).get("prefix") and ver(t.get("nvcc_release"))
+                    and (mine is None or ver(t.get("nvcc_release")) > mine)]  # type: ignore[operator]
+
+        def no_p2p_gpus() -> list[str]:
+            """GPUs without peer-to-peer between cards: GeForce boards (NVIDIA disables P2P on
+            them; sgl-project/sglang#4814 on RTX 4090)."""
+            return [g.get("name", "") for g in facts.get("gpus", ())
+                    if "GeForce" in (g.get("name") or "")]
+
+        def nccl_major(py: Any) -> int | None:
+            w = nccl_wheel(py)
+            if not w:
+                return None
+            m = re.search(r"-cu(\d+)$", w[0])
+            return int(m.group(1)) if m else None
+
+        def aligned_flashinfer(pkgs_: Any) -> dict[str, str]:
+            """flashinfer-cubin / flashinfer-jit-cache at flashinfer-python's version (the
+            jit-cache keeps its +cuXYZ tag)."""
+            pkgs_ = pkgs_ or {}
+            want = _s(pkgs_.get("flashinfer-python"))
+            out: dict[str, str] = {}
+            if not want:
+                return out
+            if pkgs_.get("flashinfer-cubin"):
+                out["flashinfer-cubin"] = want
+            jc = _s(pkgs_.get("flashinfer-jit-cache"))
+            if jc:
+                out["flashinfer-jit-cache"] = want.split("+")[0] + (
+                    "+" + jc.split("+", 1)[1] if "+" in jc else "")
+            return out
+
+        def runtime_wheels_for(major: Any) -> dict[str, str]:
+            """The pip wheels that bring libcudart/libnvrtc of a CUDA major (cu13 dropped the
+            -cuNN suffix)."""
+            m = int(major) if str(major).isdigit() else None
+            if m is None:
+                return {}
+            if m >= 13:
+                return {"nvidia-cuda-runtime": f"{m}.0", "nvidia-cuda-nvrtc": f"{m}.0"}
+            return {f"nvidia-cuda-runtime-cu{m}": f"{m}.0", f"nvidia-cuda-nvrtc-cu{m}": f"{m}.0"}
+
+        return {
+            "better_toolkits": better_toolkits,
+            "no_p2p_gpus": no_p2p_gpus,
+            "nccl_major": nccl_major,
+            "aligned_flashinfer": aligned_flashinfer,
+            "runtime_wheels_for": runtime_wheels_for,
+            "observed": observed,
+            "server_cmdline": server_cmdline,
+            "tp_size": tp_size,
+            "runtime_majors": runtime_majors,
+            "foreign_cuda_packages": foreign_cuda_packages,
+            "torch_pins": torch_pins,
+            "torch_pin_version": torch_pin_version,
+            "jit_jobs": jit_jobs,
+            "capture_headroom_mib": capture_headroom_mib,
+            "host_gcc": host_gcc,
+            "gcc_choices": gcc_choices,
+            "ptxas_for_driver": ptxas_for_driver,
+            "fi_targets": fi_targets,
+            "targets_unknown_to": targets_unknown_to,
+            "plain_targets_for": plain_targets_for,
+            "nccl_wheel": nccl_wheel,
+            "workload_py": lambda: workload_python(facts),
+        }
+
     def statics(self) -> dict[str, Callable[..., Any]]:
         return {
+            **self.statics_breadth(),
             "dropin_dir": lambda unit: f"/etc/systemd/system/{_s(unit)}.d",
             "dropin_name": dropin_name,
             "dropin_text": dropin_text,

@@ -167,8 +167,9 @@ def _verification(kb: Knowledge, facts: dict[str, Any]) -> list[Verification]:
             out.append(Verification(consumer=cid, probe="-", detail="needs a GPU host"
                                     if not has_gpu else "no probe"))
             continue
-        best = max(probes, key=lambda p: p.seconds)
-        out.append(Verification(consumer=cid, probe=best.id, detail=best.title))
+        ranked = sorted(probes, key=lambda p: -p.seconds)
+        out.append(Verification(consumer=cid, probe=ranked[0].id, detail=ranked[0].title,
+                                fallbacks=[p.id for p in ranked[1:] if p.level != "static"]))
     if has_gpu and (facts.get("workload") or {}).get("service"):
         lp = kb.probes["launch-probe"]
         out.append(Verification(consumer="sglang-server", probe=lp.id, detail=lp.title))
