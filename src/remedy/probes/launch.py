@@ -305,7 +305,8 @@ class LaunchProbe:
         return None
 
     async def _grace(self, queue: asyncio.Queue[str | None]) -> None:
-        """After the decision, read what is already coming (bounded) to complete the chain."""
+        """After the decision, read what is already coming (bounded) to complete the chain;
+        systemd's own line that the unit's process exited ends it early."""
         end = time.monotonic() + GRACE_S
         for _ in range(GRACE_LINES):
             left = end - time.monotonic()
@@ -319,6 +320,8 @@ class LaunchProbe:
                 await queue.put(None)
                 return
             self.w.lines.append(line)
+            if self.unit and UNIT_DEAD.search(line):
+                return
 
     def _ended(self) -> str:
         w = self.w
