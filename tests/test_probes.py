@@ -141,10 +141,17 @@ def test_toolkit_is_the_consumers_own_pick_or_the_steps_subject() -> None:
     prefix, how = ctx(f).toolkit()
     assert prefix == "/usr/local/cuda-12.8" and how.startswith("flashinfer-jit picks it by PATH")
     assert ctx(f, params={"prefix": cu13}).toolkit()[0] == cu13
-    # FlashInfer runs $FLASHINFER_NVCC when set: the probe runs that nvcc too
+    # FlashInfer runs $FLASHINFER_NVCC when set, with $CUDA_HOME's headers and libs: so does
+    # the probe (here CUDA_HOME is unset and nvcc not on PATH: FlashInfer's default prefix)
     f = _facts_two_toolkits(FLASHINFER_NVCC=cu13 + "/bin/nvcc")
     c = ctx(f)
-    assert c.toolkit()[0] == cu13 and c.nvcc(cu13) == cu13 + "/bin/nvcc"
+    prefix, how = c.toolkit()
+    assert (prefix, how) == (
+        "/usr/local/cuda",
+        "flashinfer-jit picks it by default /usr/local/cuda",
+    )
+    assert c.nvcc(prefix) == cu13 + "/bin/nvcc"
+    assert ctx(f, consumer="tvm-ffi").nvcc(prefix) == "/usr/local/cuda/bin/nvcc"  # no override
 
 
 def test_no_toolkit_found_says_so() -> None:

@@ -135,7 +135,9 @@ class ProbeContext:
     # ---- toolkit ----------------------------------------------------------------------------
     def toolkit(self) -> tuple[str, str]:
         """(prefix, how it was chosen): params["prefix"] (the action's subject), else the
-        toolkit the consumer itself picks under the workload's environment."""
+        toolkit the consumer itself picks under the workload's environment. The prefix gives
+        the include and link dirs; which nvcc runs is `nvcc()` (an override such as
+        FLASHINFER_NVCC changes the compiler, not $CUDA_HOME/include or lib64)."""
         if self.params.get("prefix"):
             return str(self.params["prefix"]), "params prefix (the step's subject)"
         kb = load_knowledge()
@@ -144,9 +146,6 @@ class ProbeContext:
             raise ProbeError(f"unknown consumer {self.consumer!r}")
         lookup = comp.toolkit_lookup or kb.components["flashinfer-jit"].toolkit_lookup
         env = self.env_from_facts()
-        if comp.nvcc_override and env.get(comp.nvcc_override):
-            nvcc = env[comp.nvcc_override]
-            return posixpath.dirname(posixpath.dirname(nvcc)), f"{comp.nvcc_override}={nvcc}"
         fd = self.fd
         pick = pick_toolkit(fd, lookup, env)
         if not pick.path:
