@@ -123,15 +123,26 @@ _COMPAT_DRIVER = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
 # Newest gcc major each nvcc accepts on x86_64 (include/crt/host_config.h guard: '#error --
 # unsupported GNU version! gcc versions later than N are not supported!'; CUDA Installation Guide
 # for Linux, "Supported compilers"). Keys are the first release with that limit.
-_MAX_GCC = [("11.0", 9), ("11.1", 10), ("11.4", 11), ("12.0", 12), ("12.4", 13), ("12.8", 14),
-            ("13.0", 15)]
+_MAX_GCC = [
+    ("11.0", 9),
+    ("11.1", 10),
+    ("11.4", 11),
+    ("12.0", 12),
+    ("12.4", 13),
+    ("12.8", 14),
+    ("13.0", 15),
+]
 
 # Packages whose CUDA kernels need a minimum architecture (their own checks / docs).
 _MIN_ARCH = {
-    "flash-attn": ("8.0", "Dao-AILab/flash-attention README: FlashAttention-2 supports Ampere, "
-                          "Ada and Hopper GPUs"),
-    "flashinfer-python": ("7.5", "flashinfer/jit/core.py check_cuda_arch: 'FlashInfer requires "
-                                 "GPUs with sm75 or higher'"),
+    "flash-attn": (
+        "8.0",
+        "Dao-AILab/flash-attention README: FlashAttention-2 supports Ampere, Ada and Hopper GPUs",
+    ),
+    "flashinfer-python": (
+        "7.5",
+        "flashinfer/jit/core.py check_cuda_arch: 'FlashInfer requires GPUs with sm75 or higher'",
+    ),
 }
 
 _TARGET = re.compile(r"(?:compute_|sm_)?(\d+)(?:\.(\d+))?([af]?)(\+PTX)?$")
@@ -636,7 +647,8 @@ class Functions:
                     continue
                 try:
                     ok = have is not None and SpecifierSet(req["spec"]).contains(
-                        have, prereleases=True)
+                        have, prereleases=True
+                    )
                 except InvalidSpecifier:
                     continue
                 out.append({**req, "ok": ok})
@@ -672,18 +684,22 @@ class Functions:
             comps = facts.get("host_compilers") or {}
             env_ = env_ or {}
             cid = (c or {}).get("id")
-            for var in ("NVCC_CCBIN", "CC") if cid in ("flashinfer-jit", "torch-cpp-extension") \
-                    else ("NVCC_CCBIN",):
+            for var in (
+                ("NVCC_CCBIN", "CC")
+                if cid in ("flashinfer-jit", "torch-cpp-extension")
+                else ("NVCC_CCBIN",)
+            ):
                 if env_.get(var):
                     return comps.get(posixpath.basename(env_[var]))
             return comps.get("gcc")
 
         def gcc_choices(release: Any) -> list[str]:
             limit = max_gcc_for(release)
-            return [f"/usr/bin/{name}" for name, v in sorted((facts.get("host_compilers") or {})
-                                                             .items())
-                    if name.startswith("gcc") and limit and major_of(v) and
-                    major_of(v) <= limit]  # type: ignore[operator]
+            return [
+                f"/usr/bin/{name}"
+                for name, v in sorted((facts.get("host_compilers") or {}).items())
+                if name.startswith("gcc") and limit and major_of(v) and major_of(v) <= limit
+            ]  # type: ignore[operator]
 
         def ptxas_for_driver(gpu: Any) -> list[str]:
             """ptxas binaries on the host whose cubins this GPU's driver loads."""
@@ -740,15 +756,22 @@ class Functions:
         def better_toolkits(tk: Any) -> list[str]:
             """Other toolkits on the host whose nvcc is newer than `tk`'s."""
             mine = ver((tk or {}).get("nvcc_release"))
-            return [t["prefix"] for t in facts.get("toolkits", ())
-                    if t.get("prefix") != (tk or {}).get("prefix") and ver(t.get("nvcc_release"))
-                    and (mine is None or ver(t.get("nvcc_release")) > mine)]  # type: ignore[operator]
+            return [
+                t["prefix"]
+                for t in facts.get("toolkits", ())
+                if t.get("prefix") != (tk or {}).get("prefix")
+                and ver(t.get("nvcc_release"))
+                and (mine is None or ver(t.get("nvcc_release")) > mine)
+            ]  # type: ignore[operator]
 
         def no_p2p_gpus() -> list[str]:
             """GPUs without peer-to-peer between cards: GeForce boards (NVIDIA disables P2P on
             them; sgl-project/sglang#4814 on RTX 4090)."""
-            return [g.get("name", "") for g in facts.get("gpus", ())
-                    if "GeForce" in (g.get("name") or "")]
+            return [
+                g.get("name", "")
+                for g in facts.get("gpus", ())
+                if "GeForce" in (g.get("name") or "")
+            ]
 
         def nccl_major(py: Any) -> int | None:
             w = nccl_wheel(py)
@@ -770,7 +793,8 @@ class Functions:
             jc = _s(pkgs_.get("flashinfer-jit-cache"))
             if jc:
                 out["flashinfer-jit-cache"] = want.split("+")[0] + (
-                    "+" + jc.split("+", 1)[1] if "+" in jc else "")
+                    "+" + jc.split("+", 1)[1] if "+" in jc else ""
+                )
             return out
 
         def runtime_wheels_for(major: Any) -> dict[str, str]:
