@@ -144,8 +144,16 @@ def sh(host: str, *argv: str) -> str:
     return asyncio.run(go())
 
 
+WAIT_READY = (
+    "for i in $(seq 300); do journalctl -o cat -u fake-sglang-ready.service"
+    " | grep -q 'ready to roll' && exit 0; sleep 0.1; done; exit 1"
+)
+
+
 def test_launch_probe_restarts_the_unit_and_ignores_the_old_instances_shutdown(host: str) -> None:
     sh(host, "systemctl", "start", "fake-sglang-ready.service")
+    # the old instance must be up (its SIGTERM handler installed) before the probe restarts it
+    sh(host, "sh", "-c", WAIT_READY)
     facts = Facts(workload=Workload(service="fake-sglang-ready.service"))
     r = probe(host, "launch-probe", facts, timeout=60)
     assert r.ok, f"{r.detail}\n{r.output_tail}"
@@ -154,7 +162,7 @@ def test_launch_probe_restarts_the_unit_and_ignores_the_old_instances_shutdown(h
     assert "server-ready" in sigs
     # the old instance did write its shutdown lines to this unit's journal ...
     journal = sh(host, "journalctl", "--no-pager", "-o", "cat", "-u", "fake-sglang-ready.service")
-    assert "It usually means one child failed" in journal
+    assert "It usually means one child failed" in journal, journal[-2000:]
     # ... but they belong to the previous invocation, so they were never read
     assert not sigs & {"sglang-child-sigquit", "sglang-child-exit-code", "sglang-sigterm-received"}
     assert sh(host, "systemctl", "is-active", "fake-sglang-ready.service").strip() == "active"

@@ -72,9 +72,18 @@ PROGRESS = re.compile(
     r"|Compiling num tokens|Capture piecewise|Load weight (?:begin|end)|Init torch distributed"
     r"|KV Cache is allocated|Memory pool end|Compiling a graph"
 )
-UNIT_DEAD = re.compile(
-    r"Main process exited, code=|Failed with result '|Deactivated successfully|Stopped .*\.$"
-)
+
+
+def unit_dead_rx(unit: str) -> re.Pattern[str]:
+    """systemd's own journal lines (INVOCATION_ID-tagged, `-o cat`) saying the unit's main
+    process is gone; anchored, so a server line that merely contains the words never counts."""
+    u = re.escape(unit)
+    return re.compile(
+        rf"^{u}: (?:Main process exited, code=|Failed with result '|Deactivated successfully)"
+        r"|^Stopped .*\.$"
+    )
+
+
 UVICORN = re.compile(r"Uvicorn running on (https?)://([^:/\s]+):(\d+)")
 COMPILERS = {
     "ninja", "nvcc", "cicc", "ptxas", "cc1plus", "cc1", "c++", "g++", "gcc", "cc", "ld",
@@ -173,6 +182,7 @@ class LaunchProbe:
         self.max_s = float(ctx.params["max_s"]) if ctx.params.get("max_s") else None
         self.w = Watch()
         self.source = f"launch-probe on {self.t.host}"
+        self.unit_dead = unit_dead_rx(self.unit or "")
 
     async def run(self) -> ProbeResult:
         ctx = self.ctx
@@ -288,7 +298,7 @@ class LaunchProbe:
         if m:
             host = "127.0.0.1" if m.group(2) in ("0.0.0.0", "::", "[::]") else m.group(2)
             w.url = f"{m.group(1)}://{host}:{m.group(3)}/health"
-        if self.unit and UNIT_DEAD.search(line) and w.ready_at is None:
+        if self.unit and self.unit_dead.search(line) and w.ready_at is None:
             return False, f"{self.unit} stopped before the readiness line: {line.strip()[:300]}"
         syms = [s for s in scan(list(w.recent), self.source) if s.line == len(w.recent)]
         if not any(s.signature in BENIGN for s in syms):
@@ -320,7 +330,7 @@ class LaunchProbe:
                 await queue.put(None)
                 return
             self.w.lines.append(line)
-            if self.unit and UNIT_DEAD.search(line):
+            if self.unit and self.unit_dead.search(line):
                 return
 
     def _ended(self) -> str:
