@@ -465,3 +465,21 @@ def test_a_build_without_any_arch_source_says_pass_arch() -> None:
     r = run(run_probe("flashinfer-jit-build", t, Facts(shell_env={"PATH": "/usr/bin"})))
     assert not r.ok and "no GPU in the facts: pass arch" in r.detail
     assert any(c.argv == ["rm", "-rf", "--", "/tmp/remedy-probe.N"] for c in t.calls)
+
+
+def test_launch_of_a_unit_systemd_refuses_says_why() -> None:
+    refused = (
+        "Job for sglang.service failed because start of the service was attempted too often.\n"
+        "REMEDY-LAUNCH-ERROR systemctl restart sglang.service failed (exit 1)\n"
+    )
+
+    def handler(call: ScriptedCall) -> Any:
+        if call.script and "mktemp" in call.script:
+            return "/tmp/remedy-probe.R"
+        if call.argv and call.argv[1:2] == ["/tmp/remedy-probe.R/launch_unit.sh"]:
+            return CommandResult(1, refused.encode(), b"", 0.1)
+        return 0
+
+    facts = Facts(workload=Workload(service="sglang.service"))
+    r = run(run_probe("launch-probe", ScriptedTransport(handler), facts, timeout=30))
+    assert not r.ok and "attempted too often" in r.detail and r.seconds < 5

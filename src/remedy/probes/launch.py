@@ -293,7 +293,9 @@ class LaunchProbe:
                 w.pid = int(line.split()[1])
             return None
         if line.startswith("REMEDY-LAUNCH-ERROR "):
-            return False, line[len("REMEDY-LAUNCH-ERROR ") :]
+            said = [ln.strip() for ln in w.lines[:-1] if not ln.startswith("REMEDY-")][-2:]
+            why = line[len("REMEDY-LAUNCH-ERROR ") :]
+            return False, why + (": " + " ".join(said) if said else "")
         m = UVICORN.search(line)
         if m:
             host = "127.0.0.1" if m.group(2) in ("0.0.0.0", "::", "[::]") else m.group(2)
