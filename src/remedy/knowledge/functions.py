@@ -350,27 +350,40 @@ class Functions:
                     )
             return out
 
+        def _parts(tk: Any) -> list[tuple[str | None, str]]:
+            """(release of a part, the wheel that ships it) for a split pip toolkit."""
+            return [
+                (rel(tk.get("nvcc_release")), "nvidia-cuda-nvcc"),
+                (rel(tk.get("ptxas_release")), "nvidia-cuda-nvcc"),
+                (rel(tk.get("cicc_release")), "nvidia-nvvm"),
+                (cudart_release(tk.get("cudart_version")), "nvidia-cuda-runtime"),
+            ]
+
         def releases_of(tk: Any) -> list[str]:
-            """Candidate releases to align a split toolkit on: the ones its parts already have."""
+            """Releases a split toolkit can be aligned on by reinstalling only its wheels: every
+            part not already at that release must come from a wheel the prefix has."""
             if not tk:
                 return []
-            cands = [
-                rel(tk.get("nvcc_release")),
-                cudart_release(tk.get("cudart_version")),
-                rel(tk.get("cicc_release")),
-            ]
+            pip = tk.get("pip") or {}
             out: list[str] = []
-            for c in cands:
-                if c and c not in out and self.by_release.get(c) and self.by_release[c].wheels:
-                    out.append(c)
+            for cand, _ in _parts(tk):
+                if not cand or cand in out:
+                    continue
+                r = self.by_release.get(cand)
+                if not r or not r.wheels:
+                    continue
+                if all(part == cand or part is None or (wh in pip and wh in r.wheels)
+                       for part, wh in _parts(tk)):
+                    out.append(cand)
             return out
 
         def aligned_pip(tk: Any, release: Any) -> dict[str, str]:
+            """The wheels to (re)install so that every wheel of the prefix is at `release`."""
             wheels = self.release_wheels(release)
-            names = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime"]
-            if tk and "nvidia-cuda-cccl" in (tk.get("pip") or {}):
-                names.append("nvidia-cuda-cccl")
-            return {n: wheels[n] for n in names if n in wheels}
+            pip = (tk or {}).get("pip") or {}
+            names = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime",
+                     "nvidia-cuda-cccl"]
+            return {n: wheels[n] for n in names if n in pip and n in wheels and pip[n] != wheels[n]}
 
         def merged(a: Any, b: Any) -> dict[str, Any]:
             return {**(a or {}), **(b or {})}

@@ -13,7 +13,15 @@ from remedy.transport import quote
 from remedy.transport.base import Command, CommandResult, Transport
 from remedy.transport.local import LocalTransport
 from remedy.transport.scripted import ScriptedCall, ScriptedTransport
-from remedy.transport.ssh import SSHTransport
+
+
+def __getattr__(name: str):
+    # asyncssh (and cryptography) cost ~0.2 s to import: only load them when SSH is used.
+    if name == "SSHTransport":
+        from remedy.transport.ssh import SSHTransport
+
+        return SSHTransport
+    raise AttributeError(name)
 
 __all__ = [
     "Command",
@@ -43,6 +51,8 @@ def open_transport(
     """
     if local:
         return LocalTransport(host=target or "localhost")
+    from remedy.transport.ssh import SSHTransport
+
     return SSHTransport(
         target, ssh_config=ssh_config, accept_new=accept_new, connect_timeout=connect_timeout
     )
