@@ -130,6 +130,7 @@ class Workload(Strict):
         ]
     )
     service: str | None = None  # systemd unit whose environment the server runs under
+    launch: str | None = None  # or the command that starts the server (run under shell_env)
     python: str | None = None  # venv prefix of the server
     cuda_graphs: bool = True
     attention_backend: str = "flashinfer"
@@ -261,6 +262,7 @@ class Verification(Strict):
     detail: str | None = None
     # cheaper probes to fall back on when `probe` cannot run on this host (no GPU there)
     fallbacks: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)  # e.g. the launch command
 
 
 class Plan(Strict):

@@ -170,9 +170,12 @@ def _verification(kb: Knowledge, facts: dict[str, Any]) -> list[Verification]:
         ranked = sorted(probes, key=lambda p: -p.seconds)
         out.append(Verification(consumer=cid, probe=ranked[0].id, detail=ranked[0].title,
                                 fallbacks=[p.id for p in ranked[1:] if p.level != "static"]))
-    if has_gpu and (facts.get("workload") or {}).get("service"):
+    wl = facts.get("workload") or {}
+    if has_gpu and (wl.get("service") or wl.get("launch")):
         lp = kb.probes["launch-probe"]
-        out.append(Verification(consumer="sglang-server", probe=lp.id, detail=lp.title))
+        params = {"unit": wl["service"]} if wl.get("service") else {"command": wl["launch"]}
+        out.append(Verification(consumer="sglang-server", probe=lp.id, detail=lp.title,
+                                params=params))
     return out
 
 
