@@ -154,6 +154,11 @@ def plan(
                                                "`remedy run --plan`.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show predicted fact changes "
                                             "and the search trace.")] = False,
+    service: Annotated[str | None, typer.Option("--service", metavar="UNIT", help="The "
+                                                "systemd unit that runs the server.")] = None,
+    launch: Annotated[str | None, typer.Option("--launch", metavar="CMD", help="Or the "
+                                               "command that starts the server (final launch "
+                                               "probe).")] = None,
 ) -> None:
     """Preview the minimal fix: findings, ordered steps with probes, rejected alternatives.
 
@@ -168,6 +173,7 @@ def plan(
     from remedy.planner.plan import make_plan
 
     f, ex_logs = _load_facts(example, facts, host, required=True)
+    f = _with_workload(f, service, launch)
     logs = list(log or []) or ex_logs
     symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
@@ -191,6 +197,22 @@ def plan(
             _console().print(f"[dim]plan saved to {out}[/]")
     if p.status in ("partial", "impossible"):
         raise typer.Exit(3)
+
+
+def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
+    """The user says how the server runs; facts alone cannot know it."""
+    if service and launch:
+        raise InputError("give --service or --launch, not both")
+    if service:
+        if not any(s.name == service for s in f.services):
+            raise InputError(f"no unit {service!r} in the host's facts",
+                             hint="units seen: " + (", ".join(s.name for s in f.services)
+                                                    or "none"))
+        f.workload.service = service
+    if launch:
+        f.workload.launch = launch
+        f.workload.service = None
+    return f
 
 
 @app.command()

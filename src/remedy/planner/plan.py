@@ -18,7 +18,8 @@ from remedy.planner.search import Reporter, SearchResult, Verdict, search
 
 def facts_digest(facts: Facts | dict[str, Any]) -> str:
     data = facts.model_dump() if isinstance(facts, Facts) else facts
-    data = {k: v for k, v in data.items() if k != "collected_at"}
+    # what the host IS, not when it was read nor what the user wants of it (the workload)
+    data = {k: v for k, v in data.items() if k not in ("collected_at", "workload")}
     blob = json.dumps(data, sort_keys=True, default=str).encode()
     return "sha256:" + hashlib.sha256(blob).hexdigest()
 
