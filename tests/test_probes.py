@@ -483,3 +483,11 @@ def test_launch_of_a_unit_systemd_refuses_says_why() -> None:
     facts = Facts(workload=Workload(service="sglang.service"))
     r = run(run_probe("launch-probe", ScriptedTransport(handler), facts, timeout=30))
     assert not r.ok and "attempted too often" in r.detail and r.seconds < 5
+
+
+def test_launch_uses_the_workloads_launch_command() -> None:
+    port = free_port()
+    cmd = f"exec {sys.executable} {FAKE_SERVER} --mode ready --port {port}"
+    facts = Facts(shell_env={"PATH": "/usr/bin:/bin"}, workload=Workload(launch=cmd))
+    r = run(run_probe("launch-probe", LocalTransport(), facts, timeout=30))
+    assert r.ok and f"127.0.0.1:{port}/health = 200" in r.detail, r.detail

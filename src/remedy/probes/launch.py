@@ -4,8 +4,8 @@ How it starts the server
   * a systemd unit (params["unit"], else facts.workload.service): `systemctl restart UNIT`,
     then `journalctl -f -o cat` of THIS invocation only (scripts/launch_unit.sh), so the old
     instance's shutdown lines never count. The unit is left running (it is the service).
-  * a command (params["command"], str for `sh -c` or an argv list): run under `env -i` + the
-    workload's environment (scripts/launch_cmd.sh prints the pid, then execs it); the log is its
+  * a command (params["command"], else facts.workload.launch; str for `sh -c` or an argv
+    list): run under `env -i` + the workload's environment (scripts/launch_cmd.sh prints the pid, then execs it); the log is its
     stdout+stderr. The server is stopped (SIGTERM, then the stream is closed) once decided,
     unless params["keep_running"].
 
@@ -157,11 +157,8 @@ def health_url(ctx: ProbeContext, watch: Watch) -> str:
         return str(ctx.params["health_url"])
     if watch.url:
         return watch.url
-    text = (
-        " ".join(ctx.params.get("command") or [])
-        if isinstance(ctx.params.get("command"), list)
-        else str(ctx.params.get("command") or "")
-    )
+    command = ctx.params.get("command") or getattr(ctx.facts.workload, "launch", None)
+    text = " ".join(command) if isinstance(command, list) else str(command or "")
     for svc in ctx.facts.services:
         if svc.name == (ctx.params.get("unit") or ctx.facts.workload.service):
             text += " " + (svc.exec_start or "")
@@ -175,8 +172,13 @@ class LaunchProbe:
     def __init__(self, ctx: ProbeContext) -> None:
         self.ctx = ctx
         self.t = ctx.transport
+        wl = ctx.facts.workload
         self.unit: str | None = ctx.params.get("unit") or (
-            None if ctx.params.get("command") else ctx.facts.workload.service
+            None if ctx.params.get("command") else wl.service
+        )
+        # params command, else the workload's own launch command (facts.workload.launch)
+        self.command: str | list[str] | None = ctx.params.get("command") or (
+            None if self.unit else getattr(wl, "launch", None)
         )
         self.extend_s = float(ctx.params.get("extend_s") or 120.0)
         self.max_s = float(ctx.params["max_s"]) if ctx.params.get("max_s") else None
@@ -186,12 +188,12 @@ class LaunchProbe:
 
     async def run(self) -> ProbeResult:
         ctx = self.ctx
-        command = ctx.params.get("command")
+        command = self.command
         if not self.unit and not command:
             return self.result(
                 False,
                 "launch-probe needs a server to start: a systemd unit (workload.service "
-                "or params unit) or params command",
+                "or params unit) or a command (workload.launch or params command)",
             )
         files = ["http_get.py", "launch_unit.sh" if self.unit else "launch_cmd.sh"]
         async with HostDir(self.t, files) as hd:
