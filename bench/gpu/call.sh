@@ -5,7 +5,8 @@
 # The device has no network; see bench/gpu/make_wheels.sh for the carried sets.
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
+FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL"
+OUT=/tmp/gpuout/call-$(date +%H%M%S); mkdir -p "$OUT"; export OUT   # many files: tarred below
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 PY=$(command -v python3)
 SITE=$($PY -c 'import site; print(site.getsitepackages()[0])')
@@ -25,6 +26,8 @@ if [ -d .whl3 ]; then mkdir -p /opt/remedy-wheels && cp .whl3/*.whl /opt/remedy-
 # remedy's fix commands run pip offline, from the carried wheels
 export PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/remedy-wheels PIP_DISABLE_PIP_VERSION_CHECK=1
 nvidia-smi --query-gpu=index,name,compute_cap,driver_version,memory.total --format=csv,noheader | tee "$OUT/nvidia-smi.csv"
-timeout 580 $PY bench/gpu/scenarios.py "$@"
+GPU_BUDGET_S=${GPU_BUDGET_S:-540} timeout 575 $PY bench/gpu/scenarios.py "$@"
 echo "scenarios rc=$?"
+cp "$OUT/results.json" "$FINAL/results-$(echo "$@" | tr -d ' ').json" 2>/dev/null
+tar czf "$FINAL/gpu-$(echo "$@" | tr -d ' ').tgz" -C "$OUT" . && ls -la "$FINAL"
 cat "$OUT/results.json" 2>/dev/null | head -c 6000
