@@ -69,6 +69,13 @@ def render() -> str:
         "  the action is the documented step).",
         "- **logs**: real logs of the class in tests/fixtures/corpus.",
         "",
+        "Rules marked (warning) are reported but never planned: the CUDA graph capture ones are",
+        "memory, collectives or code, and their only actions edit server flags or report. A few",
+        "breadth rules read `observed('KEY')`: a note `observed: KEY=VALUE` in the facts (from a",
+        "probe, or written after running the rule's confirm_with command) standing in for facts",
+        "no collector reads yet (Python.h, library headers, truncated cache objects, the op that",
+        "broke a capture).",
+        "",
         "| class | file | signatures | fix | logs | upstream source or thread |",
         "|---|---|---|---|---|---|",
     ]
