@@ -518,7 +518,42 @@ def _transport(host: str | None, local: bool) -> Any:
                           accept_new=State.accept_new, connect_timeout=10.0)
 
 
-def _runner(t: Any, log_file: Path | None, quiet: bool) -> Any:
+VerifyOpt = Annotated[str | None, typer.Option(
+    "--verify", metavar="full|cheap", help="Final verification: full = one expensive probe "
+    "per consumer (real JIT builds, a launch); cheap = their compile/link/env probes only "
+    "(says so in the report). resume keeps the run's own unless given.")]
+RunLogOpt = Annotated[Path | None, typer.Option("--log", metavar="FILE",
+                                                help="Append everything the run does and its "
+                                                "report to FILE.")]
+
+
+class _RunLog:
+    """The run's log: every line to FILE (timestamped, appended) and, unless quiet, stderr."""
+
+    def __init__(self, log_file: Path | None, quiet: bool) -> None:
+        self.quiet = quiet
+        self.con = _console(stderr=True)
+        try:
+            self.fh = log_file.open("a") if log_file else None
+        except OSError as exc:
+            raise InputError(f"cannot write the log {log_file}: {exc.strerror}") from None
+
+    def __call__(self, msg: str) -> None:
+        self.file(msg)
+        if not self.quiet:
+            self.con.print(msg, markup=False, highlight=False)
+
+    def file(self, msg: str) -> None:
+        if self.fh:
+            import time as _t
+
+            stamp = _t.strftime("%Y-%m-%d %H:%M:%S")
+            for line in msg.splitlines() or [""]:
+                self.fh.write(f"{stamp} {line}\n")
+            self.fh.flush()
+
+
+def _runner(t: Any, log: _RunLog, verify: str | None = None) -> Any:
     from remedy.executor.runner import Runner
     from remedy.facts import collect_facts
 
@@ -526,40 +561,101 @@ def _runner(t: Any, log_file: Path | None, quiet: bool) -> Any:
         from remedy.probes import run_probe
     except ImportError:  # pragma: no cover - probes not installed
         run_probe = None
-    con = _console(stderr=True)
-    fh = log_file.open("a") if log_file else None
-
-    def log(msg: str) -> None:
-        if fh:
-            fh.write(msg + "\n")
-            fh.flush()
-        if not quiet:
-            con.print(msg, markup=False, highlight=False)
 
     async def collect(tr: Any) -> Any:
         return await collect_facts(tr)
 
-    return Runner(t, collect=collect, prober=run_probe, log=log)
+    r = Runner(t, collect=collect, prober=run_probe, log=log, verify=verify or "full")
+    r.set_verify(verify)
+    return r
 
 
-def _finish_run(report: Any, json_: bool) -> None:
+def _check_verify(verify: str | None) -> None:
+    if verify not in (None, "full", "cheap"):
+        raise InputError(f"--verify must be full or cheap, not {verify!r}")
+
+
+def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
     import json
 
+    data = report.as_dict()
+    if log is not None:
+        log.file(f"outcome: {report.outcome} (exit {report.exit_code})"
+                 + (f": {report.message}" if report.message else ""))
+        log.file("report: " + json.dumps(data, default=str))
     if json_:
-        _emit_json(json.dumps(report.as_dict(), indent=2, default=str))
+        _emit_json(json.dumps(data, indent=2, default=str))
     else:
         con = _console()
         colour = {"fixed": "green", "nothing-to-do": "green", "rolled-back": "yellow"}.get(
             report.outcome, "red")
         con.print(f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
-                  + (f": {report.message}" if report.message else ""))
+                  + (f": {report.message}" if report.message else ""), markup=True,
+                  highlight=False)
         for st in report.steps:
+            proof = ("ok" if st.probe_ok else "failed" if st.probe_ok is False else
+                     f"deferred to step {st.deferred_to + 1}" if st.deferred_to is not None
+                     else "-")
             con.print(f"  {st.index + 1}. {st.action}: {st.outcome} (probe {st.probe}: "
-                      f"{'ok' if st.probe_ok else 'failed' if st.probe_ok is False else '-'})")
+                      f"{proof})", markup=False, highlight=False)
         for v in report.verification:
             con.print(f"  verify {v['consumer']}: {v['probe']} "
-                      f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}")
+                      f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}",
+                      markup=False, highlight=False)
+        if report.verification and report.verify_mode == "cheap":
+            con.print("  (cheap verification: compile/link/env probes, no real build or "
+                      "launch)", markup=False, highlight=False)
     raise typer.Exit(report.exit_code)
+
+
+def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
+    """A RunReport for a run that ended in an error: refused (lock, stale plan: 5), host
+    unreachable (4) — or interrupted mid-run (4), the lock kept for `remedy resume`."""
+    from remedy.errors import LockHeld, RollbackFailed, StalePlan, TransportError
+    from remedy.executor.runner import RunReport
+
+    cur = getattr(runner, "current", None)
+    outcome = ("refused" if isinstance(exc, (LockHeld, StalePlan)) else
+               "unreachable" if isinstance(exc, TransportError) else
+               "needs-attention" if isinstance(exc, RollbackFailed) else "error")
+    rep = RunReport(cur.run_id if cur else "-", host, outcome, message=exc.message,
+                    hint=exc.hint or "", diff=list(getattr(exc, "diff", None) or []))
+    if cur is not None and isinstance(exc, TransportError):
+        rep.outcome = "interrupted"
+        rep.steps = cur.steps
+        rep.verify_mode = cur.verify_mode
+        last = getattr(runner, "last_event", None)
+        where = ""
+        if last:
+            where = f" (last journal record: {last[1]}" + (
+                f" of step {last[2] + 1})" if last[2] is not None else ")")
+        rep.message = (f"{exc.message}; run {cur.run_id} was interrupted{where}, "
+                       "the host keeps remedy's lock")
+        rep.hint = (f"when {host} answers again: `remedy resume {host}` finishes the run, "
+                    f"`remedy resume {host} --rollback` undoes it")
+    return rep
+
+
+def _guarded(host: str, runner_box: list[Any], json_: bool, log: _RunLog, go: Any) -> Any:
+    """Run a run/resume/rollback coroutine; remedy's own errors become a report too (JSON on
+    stdout with --json, the log), then the usual message on stderr and exit code."""
+    import asyncio
+    import json
+
+    try:
+        return asyncio.run(go())
+    except RemedyError as exc:
+        rep = _error_report(exc, host, runner_box[0] if runner_box else None)
+        data = rep.as_dict()
+        data["exit_code"] = exc.exit_code
+        log.file(f"outcome: {rep.outcome} (exit {exc.exit_code}): {rep.message}")
+        for line in rep.diff[:50]:
+            log.file(f"  what changed: {line}")
+        log.file("report: " + json.dumps(data, default=str))
+        if json_:
+            _emit_json(json.dumps(data, indent=2, default=str))
+        exc.message, exc.hint = rep.message, rep.hint or exc.hint
+        raise
 
 
 @app.command()
@@ -571,35 +667,50 @@ def run(
                                                    "(refused if the host's facts changed).")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (unattended).")] = False,
     json_: JsonOpt = False,
-    log_file: Annotated[Path | None, typer.Option("--log", metavar="FILE",
-                                                  help="Append the run's log here.")] = None,
+    log_file: RunLogOpt = None,
     break_lock: Annotated[str | None, typer.Option("--break-lock", metavar="RUN_ID",
                                                    help="Remove a dead run's lock (its id is "
                                                    "the nonce).")] = None,
+    verify: VerifyOpt = None,
+    service: Annotated[str | None, typer.Option("--service", metavar="UNIT", help="The "
+                                                "systemd unit that runs the server (as for "
+                                                "`remedy plan`).")] = None,
+    launch: Annotated[str | None, typer.Option("--launch", metavar="CMD", help="Or the "
+                                               "command that starts the server.")] = None,
 ) -> None:
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
     Without --plan it collects facts, plans, shows the preview and asks (or --yes).
-    Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back · 5 refused (stale plan,
-    lock) · 6 needs attention · 4 host unreachable.
+    Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back (or no complete plan) ·
+    5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
+    keeps the lock: `remedy resume`).
 
     \b
     Examples:
       remedy run gpu01                     # preview, confirm, apply
       remedy plan --host gpu01 --out p.json && remedy run gpu01 --plan p.json --yes
+      remedy run gpu01 --yes --json --log run.log
+      remedy run gpu01 --service sglang.service --yes
       remedy run --local --yes --json
     """
-    import asyncio
-
     from remedy.inputs import load_facts_file
     from remedy.knowledge.loader import load_knowledge
     from remedy.model import Plan
     from remedy.planner.plan import make_plan
 
+    _check_verify(verify)
+    if plan_file and (service or launch):
+        raise InputError("a saved plan carries its workload: give --service/--launch to "
+                         "`remedy plan`, not with --plan")
+    log = _RunLog(log_file, quiet=json_)
     t = _transport(host, local)
+    box: list[Any] = []
+    log.file(f"remedy run {t.host}" + (f" --plan {plan_file}" if plan_file else "")
+             + (f" --verify {verify}" if verify else ""))
 
     async def go() -> Any:
-        runner = _runner(t, log_file, quiet=json_)
+        runner = _runner(t, log, verify)
+        box.append(runner)
         try:
             if plan_file:
                 try:
@@ -607,28 +718,49 @@ def run(
                 except (OSError, ValueError) as exc:
                     load_facts_file(plan_file)  # the clearer message for bad files
                     raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
+                _log_plan(log, p)
                 return await runner.run(p, break_lock=break_lock)
             from remedy.facts import collect_facts
 
-            facts = await collect_facts(t)
+            facts = _with_workload(await collect_facts(t), service, launch)
             p = make_plan(load_knowledge(), facts)
+            _log_plan(log, p)
             if not json_:
                 from remedy.report.terminal import print_plan
 
                 print_plan(_console(), p)
             if p.status in ("partial", "impossible"):
-                raise typer.Exit(3)
+                from remedy.executor.runner import RunReport
+
+                rep = RunReport("-", t.host, "no-complete-plan",
+                                message=f"the plan is {p.status}: "
+                                + ("; ".join(p.unresolved) or "no complete fix found"))
+                rep.exit_code_override = 3
+                return rep
             if p.steps and not yes:
                 if not sys.stdin.isatty():
                     raise InputError("refusing to apply without confirmation: no terminal to "
                                      "ask on", hint="pass --yes for unattended runs")
                 if not typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?"):
-                    raise typer.Exit(5)
+                    from remedy.executor.runner import RunReport
+
+                    return RunReport("-", t.host, "refused", message="not confirmed")
             return await runner.run(p, break_lock=break_lock, check_stale=False)
         finally:
             await t.close()
 
-    _finish_run(asyncio.run(go()), json_)
+    _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _log_plan(log: _RunLog, p: Any) -> None:
+    log.file(f"plan for {p.host} ({p.status}, facts {p.facts_digest[:19]}): "
+             f"{len(p.steps)} step(s)")
+    for i, st in enumerate(p.steps):
+        log.file(f"  {i + 1}. {st.action}: {st.title} (probe {st.probe}; fixes "
+                 f"{', '.join(st.fixes)})")
+    for v in p.verification:
+        log.file(f"  verify {v.consumer}: {v.probe}"
+                 + (f" (fallbacks {', '.join(v.fallbacks)})" if v.fallbacks else ""))
 
 
 @app.command()
@@ -638,23 +770,32 @@ def resume(
     rollback_: Annotated[bool, typer.Option("--rollback", help="Undo the interrupted run "
                                             "instead of finishing it.")] = False,
     json_: JsonOpt = False,
+    log_file: RunLogOpt = None,
+    verify: VerifyOpt = None,
 ) -> None:
     """Finish an interrupted run from the journal on the host (or roll it back).
+
+    First stops whatever the interrupted step left running on the host, restores that step
+    from its checkpoint, then goes on from the next step (or undoes every committed step).
 
     \b
     Example: remedy resume gpu01
     """
-    import asyncio
-
+    _check_verify(verify)
+    log = _RunLog(log_file, quiet=json_)
     t = _transport(host, local)
+    box: list[Any] = []
+    log.file(f"remedy resume {t.host}" + (" --rollback" if rollback_ else ""))
 
     async def go() -> Any:
+        runner = _runner(t, log, verify)
+        box.append(runner)
         try:
-            return await _runner(t, None, quiet=json_).resume(rollback=rollback_)
+            return await runner.resume(rollback=rollback_)
         finally:
             await t.close()
 
-    _finish_run(asyncio.run(go()), json_)
+    _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
 
 
 @app.command()
@@ -664,23 +805,27 @@ def rollback(
                                                  "applied one).")] = None,
     local: Annotated[bool, typer.Option("--local")] = False,
     json_: JsonOpt = False,
+    log_file: RunLogOpt = None,
 ) -> None:
     """Undo a finished run: every step restored from its checkpoint, newest first.
 
     \b
     Example: remedy rollback gpu01 3f2a9c1d0e4b
     """
-    import asyncio
-
+    log = _RunLog(log_file, quiet=json_)
     t = _transport(host, local)
+    box: list[Any] = []
+    log.file(f"remedy rollback {t.host}" + (f" {run_id}" if run_id else ""))
 
     async def go() -> Any:
+        runner = _runner(t, log)
+        box.append(runner)
         try:
-            return await _runner(t, None, quiet=json_).rollback(run_id)
+            return await runner.rollback(run_id)
         finally:
             await t.close()
 
-    _finish_run(asyncio.run(go()), json_)
+    _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
 
 
 @app.command()
@@ -701,7 +846,7 @@ def history(
 
     async def go() -> Any:
         try:
-            return await _runner(t, None, quiet=True).runs()
+            return await _runner(t, _RunLog(None, quiet=True)).runs()
         finally:
             await t.close()
 
@@ -714,8 +859,12 @@ def history(
         con.print("no runs recorded")
     for r in runs:
         started = time_str(r.get("started"))
+        last = "" if r["outcome"] != "interrupted" else (
+            f" at {r.get('last_event')}" + (f" of step {r['last_step'] + 1}"
+                                             if r.get("last_step") is not None else ""))
         con.print(f"{r['run_id']}  {started}  {r['outcome']:<14} steps committed "
-                  f"{[i + 1 for i in r['committed_steps']]}  {r.get('owner') or ''}")
+                  f"{[i + 1 for i in r['committed_steps']]}  {r.get('owner') or ''}{last}",
+                  markup=False, highlight=False)
 
 
 def time_str(ts: Any) -> str:

@@ -201,8 +201,12 @@ def _site_dirs(python):
     import glob
 
     found = []
-    for pat in ("lib/python*/site-packages", "lib64/python*/site-packages",
-                "lib/python*/dist-packages", "local/lib/python*/dist-packages"):
+    for pat in (
+        "lib/python*/site-packages",
+        "lib64/python*/site-packages",
+        "lib/python*/dist-packages",
+        "local/lib/python*/dist-packages",
+    ):
         found.extend(sorted(glob.glob(os.path.join(python, pat))))
     return found
 
@@ -275,11 +279,15 @@ def capture(cpdir, spec):
                     keep.add(a)
                     a = os.path.dirname(a)
         keep.update(_site_dirs(pk["python"]))
-        manifest["packages"].append({
-            "python": pk["python"], "names": pk["names"],
-            "installed": {n: d["version"] for n, d in info.items()},
-            "roots": roots, "dirs": sorted(keep),
-        })
+        manifest["packages"].append(
+            {
+                "python": pk["python"],
+                "names": pk["names"],
+                "installed": {n: d["version"] for n, d in info.items()},
+                "roots": roots,
+                "dirs": sorted(keep),
+            }
+        )
     tpath = os.path.join(cpdir, "files.tar")
     with tarfile.open(tpath, "w") as tf:
         for m in sorted(set(members)):
@@ -364,12 +372,42 @@ def restore(cpdir):
     out({"restored": True})
 
 
+def _file_digest(f, st, cache):
+    """sha256 of a file's bytes; with a cache, reused while (inode, size, mtime, ctime) are
+    unchanged: any write, rename over or restore changes ctime, which no caller can set."""
+    key = [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    hit = cache.get(f) if cache is not None else None
+    if hit and hit[:4] == key:
+        return hit[4]
+    h = hashlib.sha256()
+    with open(f, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    if cache is not None:
+        cache[f] = key + [h.hexdigest()]
+    return h.hexdigest()
+
+
 def snapshot(spec):
+    """Digest of paths (recursively): kind, link target, content, mode and owner of each
+    entry. spec["cache"]: a file of content digests by stat key, for repeated snapshots of
+    large unchanged trees (a test's before/after)."""
     h = hashlib.sha256()
     listing = []
+    cache_path = spec.get("cache")
+    cache = None
+    if cache_path:
+        try:
+            with open(cache_path) as fh:
+                cache = json.load(fh)
+        except (OSError, ValueError):
+            cache = {}
     for p in spec.get("paths", []):
-        for dp, dns, fns in (os.walk(p) if os.path.isdir(p) and not os.path.islink(p)
-                             else [(os.path.dirname(p), [], [os.path.basename(p)])]):
+        for dp, dns, fns in (
+            os.walk(p)
+            if os.path.isdir(p) and not os.path.islink(p)
+            else [(os.path.dirname(p), [], [os.path.basename(p)])]
+        ):
             dns.sort()
             if dp == os.path.dirname(p) and not os.path.isdir(p):
                 names = fns
@@ -385,12 +423,17 @@ def snapshot(spec):
                 if stat.S_ISLNK(st.st_mode):
                     listing.append(("L", f, os.readlink(f)))
                 elif stat.S_ISREG(st.st_mode):
-                    with open(f, "rb") as fh:
-                        digest = hashlib.sha256(fh.read()).hexdigest()
+                    digest = _file_digest(f, st, cache)
                     listing.append(("F", f, f"{digest} {st.st_mode:o} {st.st_uid}:{st.st_gid}"))
     for row in sorted(listing):
         h.update(repr(row).encode())
-    out({"digest": h.hexdigest(), "entries": len(listing)})
+    if cache_path and cache is not None:
+        private_dir(os.path.dirname(cache_path))
+        atomic_write(cache_path, json.dumps(cache).encode())
+    res = {"digest": h.hexdigest(), "entries": len(listing)}
+    if spec.get("listing"):
+        res["listing"] = sorted(listing)
+    out(res)
 
 
 def main(argv):

@@ -6,8 +6,15 @@ killed, the connection dropped — can be resumed or rolled back from what the h
 recorded (NixOS keeps its activation lists under /run for the same reason).
 
 Journal events, in order, per step i:  intent(i) · checkpoint(i) · applied(i) · probed(i) ·
-committed(i)   or, on failure:  restored(i) · rolled_back(i)
-and for the run: start · … · verify · finished(outcome).
+committed(i)   or, on failure:  rolled_back(i)
+and for the run: start · … · verify · finished(outcome). A step whose proof failed only
+because of a link of the chain that a later step repairs commits with `deferred_to` = that
+step; its probe is run again right after it (`proved`, or `proof_deferred` once more).
+
+A run that stops without a `finished` record (kill -9, a dropped connection, Ctrl-C) keeps the
+host's lock: only `resume` (finish or roll back, from the journal) or `--break-lock` continue,
+so no second run plans on a half-applied host. Each step's commands record their process group
+on the host, so a resume first stops whatever of an interrupted step is still running there.
 """
 
 from __future__ import annotations
@@ -24,13 +31,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remedy import __version__
-from remedy.errors import LockHeld, RemedyError, RunError, StalePlan
+from remedy.errors import (
+    LockHeld,
+    PlanError,
+    RemedyError,
+    RunError,
+    StalePlan,
+    TransportError,
+)
 from remedy.executor.hoststate import HostState
 from remedy.model import Facts, Plan, Step
 from remedy.transport import Transport
+from remedy.transport.quote import quote
 
-OUTCOME_EXIT = {"fixed": 0, "nothing-to-do": 10, "rolled-back": 3, "refused": 5,
-                "needs-attention": 6}
+OUTCOME_EXIT = {
+    "fixed": 0,
+    "nothing-to-do": 10,
+    "rolled-back": 3,
+    "no-complete-plan": 3,
+    "refused": 5,
+    "needs-attention": 6,
+    "unreachable": 4,
+    "interrupted": 4,
+    "error": 2,
+}
+
+# Final verification probes that build or launch for real (the expensive rung of the ladder),
+# and what `verify="cheap"` runs instead for their consumer: the same toolkit lookup, flags
+# and link line through nvcc alone (seconds, not minutes). GPU-only probes have no cheap
+# stand-in and are not run then.
+BUILD_PROBES = {"flashinfer-jit-build", "sglang-jit-build", "torch-ext-build", "jit-run-probe"}
+LAUNCH_PROBES = {"launch-probe"}
+CHEAP_FOR_BUILD = ("compile-probe", "link-probe")
+CHEAP_FOR_LAUNCH = ("env-probe",)
 
 
 def _crash_point(event: str, step: int | None) -> None:
@@ -54,6 +87,7 @@ class StepReport:
     probe_ok: bool | None = None
     detail: str = ""
     seconds: float = 0.0
+    deferred_to: int | None = None  # its proof waits for this (later) step
 
 
 @dataclass
@@ -66,20 +100,34 @@ class RunReport:
     wrong_finding: list[str] = field(default_factory=list)
     message: str = ""
     expensive_verifications: int = 0
+    verify_mode: str = "full"
     seconds: float = 0.0
+    hint: str = ""
+    diff: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
         return OUTCOME_EXIT.get(self.outcome, 6)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id, "host": self.host, "outcome": self.outcome,
-            "exit_code": self.exit_code, "message": self.message,
-            "wrong_finding": self.wrong_finding, "seconds": round(self.seconds, 2),
+        d = {
+            "run_id": self.run_id,
+            "host": self.host,
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "message": self.message,
+            "wrong_finding": self.wrong_finding,
+            "seconds": round(self.seconds, 2),
             "expensive_verifications": self.expensive_verifications,
-            "steps": [s.__dict__ for s in self.steps], "verification": self.verification,
+            "verify_mode": self.verify_mode,
+            "steps": [s.__dict__ for s in self.steps],
+            "verification": self.verification,
         }
+        if self.hint:
+            d["hint"] = self.hint
+        if self.diff:
+            d["diff"] = self.diff
+        return d
 
 
 Prober = Callable[..., Any]  # async (probe_id, transport, facts, params, consumer) -> result
@@ -101,16 +149,82 @@ def checkpoint_spec(step: Step) -> dict[str, Any]:
 
 
 def _reloads(step: Step) -> list[str]:
-    return [t.target for t in step.touches if t.kind == "service"]
+    """Units whose definition a step changes: systemd must reload after restoring them."""
+    units = [t.target for t in step.touches if t.kind == "service"]
+    if not units and any(t.kind in ("dropin", "unit") for t in step.touches):
+        units = [t.target for t in step.touches if t.kind in ("dropin", "unit")]
+    return units
+
+
+# Stops what an interrupted step left running on the host (its process group, recorded in
+# step-<i>.pgid by the step's own shell), so a restore never races a half-done `pip install`.
+_STOP_LEFTOVERS = r"""
+for f in "$1"/step-*.pgid; do
+  [ -f "$f" ] || continue
+  pg=$(cat "$f" 2>/dev/null)
+  case "$pg" in ''|*[!0-9]*) rm -f "$f"; continue;; esac
+  if kill -0 -"$pg" 2>/dev/null; then
+    kill -TERM -"$pg" 2>/dev/null
+    n=0
+    while kill -0 -"$pg" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.2; n=$((n+1)); done
+    kill -KILL -"$pg" 2>/dev/null
+    echo "stopped process group $pg of $(basename "$f" .pgid)"
+  fi
+  rm -f "$f"
+done
+exit 0
+"""
+
+
+# Login-session values the collectors read with the shell's environment: they differ on every
+# connection (the client's source port), so a saved plan would never match its host again.
+SESSION_ENV = frozenset(
+    {
+        "SSH_CLIENT",
+        "SSH_CONNECTION",
+        "SSH_TTY",
+        "SSH_AUTH_SOCK",
+        "XDG_SESSION_ID",
+        "XDG_SESSION_TYPE",
+        "XDG_SESSION_CLASS",
+        "XDG_RUNTIME_DIR",
+        "MOTD_SHOWN",
+        "OLDPWD",
+        "_",
+    }
+)
+
+
+def _host_facts(facts: Facts) -> dict[str, Any]:
+    """Facts as compared for staleness: what the host is (no timestamp, no workload, no
+    per-session environment)."""
+    d = facts.model_dump(exclude={"collected_at", "workload"})
+    d["shell_env"] = {k: v for k, v in (d.get("shell_env") or {}).items() if k not in SESSION_ENV}
+    return d
 
 
 class Runner:
     """Executes plans on one host through a Transport. The caller supplies how to collect
-    facts and how to run probes, so tests can drive it against sandbox hosts."""
+    facts and how to run probes, so tests can drive it against sandbox hosts.
 
-    def __init__(self, transport: Transport, *, collect: Collector, prober: Prober | None,
-                 log: Callable[[str], None] | None = None, owner: str | None = None,
-                 rollback_all_on_failure: bool = True, command_timeout: float = 900) -> None:
+    verify: "full" runs the plan's final verification (one expensive probe per consumer);
+    "cheap" replaces build probes by the compile and link probes of the same consumer and
+    launch probes by env-probe, and says so in the report (verify_mode)."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        collect: Collector,
+        prober: Prober | None,
+        log: Callable[[str], None] | None = None,
+        owner: str | None = None,
+        rollback_all_on_failure: bool = True,
+        command_timeout: float = 900,
+        verify: str = "full",
+    ) -> None:
+        if verify not in ("full", "cheap"):
+            raise ValueError(f"verify must be 'full' or 'cheap', not {verify!r}")
         self.t = transport
         self.hs = HostState(transport)
         self.collect = collect
@@ -119,12 +233,17 @@ class Runner:
         self.owner = owner or f"{getpass.getuser()}@{socket.gethostname()} pid {os.getpid()}"
         self.rollback_all = rollback_all_on_failure
         self.command_timeout = command_timeout
+        self.verify = verify
+        # the run in progress and its last journal record: what a caller reports when an
+        # exception (a dropped connection) ends it mid-way
+        self.current: RunReport | None = None
+        self.last_event: tuple[str, str, int | None] | None = None
 
     # -- journal & lock ---------------------------------------------------------------------
-    async def _journal(self, run_id: str, event: str, step: int | None = None, **data: Any
-                       ) -> None:
+    async def _journal(self, run_id: str, event: str, step: int | None = None, **data: Any) -> None:
         rec = {"run": run_id, "event": event, "step": step, **data}
         await self.hs.agent("append", self.hs.journal_path(run_id), json.dumps(rec, default=str))
+        self.last_event = (run_id, event, step)
         _crash_point(event, step)
 
     async def _records(self, run_id: str) -> list[dict[str, Any]]:
@@ -132,18 +251,26 @@ class Runner:
         return data.get("records", [])
 
     async def _lock(self, run_id: str, operation: str, break_lock: str | None = None) -> None:
-        info = {"run_id": run_id, "owner": self.owner, "operation": operation,
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "remedy_version": __version__}
+        info = {
+            "run_id": run_id,
+            "owner": self.owner,
+            "operation": operation,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "remedy_version": __version__,
+        }
         if break_lock:
-            code, held = await self.hs.agent("lock-release", self.hs.state_dir, break_lock,
-                                             ok_codes=(0, 3))
+            code, held = await self.hs.agent(
+                "lock-release", self.hs.state_dir, break_lock, ok_codes=(0, 3)
+            )
             if code == 3:
                 h = held.get("held", {})
-                raise LockHeld(f"--break-lock {break_lock} does not match the lock held by run "
-                               f"{h.get('run_id')} ({h.get('owner')}); nothing was changed")
-        code, data = await self.hs.agent("lock-acquire", self.hs.state_dir, json.dumps(info),
-                                         ok_codes=(0, 3))
+                raise LockHeld(
+                    f"--break-lock {break_lock} does not match the lock held by run "
+                    f"{h.get('run_id')} ({h.get('owner')}); nothing was changed"
+                )
+        code, data = await self.hs.agent(
+            "lock-acquire", self.hs.state_dir, json.dumps(info), ok_codes=(0, 3)
+        )
         if code == 3:
             h = data.get("held", {})
             raise LockHeld(
@@ -151,32 +278,48 @@ class Runner:
                 f"({h.get('operation')}, started {h.get('started')}, remedy "
                 f"{h.get('remedy_version')})",
                 hint=f"wait for it, `remedy resume {self.t.host}` if it died, or "
-                     f"--break-lock {h.get('run_id')} if you are sure it is gone")
+                f"--break-lock {h.get('run_id')} if you are sure it is gone",
+            )
 
     async def _unlock(self, run_id: str) -> None:
         await self.hs.agent("lock-release", self.hs.state_dir, run_id, ok_codes=(0, 3))
 
     # -- pieces of a step -----------------------------------------------------------------------
-    async def _apply(self, step: Step) -> tuple[bool, str]:
+    def _pgid_file(self, run_id: str, i: int) -> str:
+        return f"{self.hs.run_dir(run_id)}/step-{i}.pgid"
+
+    async def _apply(self, run_id: str, i: int, step: Step) -> tuple[bool, str]:
+        pgf = quote(self._pgid_file(run_id, i))
         for cmd in step.commands:
             if cmd.lstrip().startswith("#"):
                 continue
             self.log(f"  $ {cmd}")
-            r = await self.t.run(["sh", "-c", "set -e\n" + cmd], timeout=self.command_timeout)
+            # the step's process group goes to a file first, so a resume after a dropped
+            # connection can stop what is still running; removed when the command ends
+            script = (
+                f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
+                f"printf '%s\\n' \"${{pg:-$$}}\" > {pgf}\n"
+                f"( set -e\n{cmd}\n)\nrc=$?\nrm -f {pgf}\nexit $rc"
+            )
+            r = await self.t.run(["sh", "-c", script], timeout=self.command_timeout)
             if r.exit_status != 0:
                 tail = (r.stderr or r.stdout).decode(errors="replace").strip()[-800:]
                 return False, f"`{cmd}` exited {r.exit_status}: {tail}"
         return True, ""
 
-    async def _probe(self, probe: str, facts: Facts, params: dict[str, Any],
-                     consumer: str | None = None) -> tuple[bool | None, str]:
+    async def _probe(
+        self, probe: str, facts: Facts, params: dict[str, Any], consumer: str | None = None
+    ) -> tuple[bool | None, str, Any]:
         if self.prober is None:
-            return None, "no prober"
+            return None, "no prober", None
+        self.log(f"  probe {probe}" + (f" ({consumer})" if consumer else ""))
         res = await self.prober(probe, self.t, facts, params=params, consumer=consumer)
         if getattr(res, "skipped", None):
-            return None, f"skipped: {res.skipped}"
-        syms = ", ".join(s.signature for s in getattr(res, "symptoms", [])[:5])
-        return bool(res.ok), (res.detail or "") + (f" [{syms}]" if syms else "")
+            return None, f"skipped: {res.skipped}", res
+        syms = ", ".join(dict.fromkeys(s.signature for s in getattr(res, "symptoms", [])))
+        detail = (res.detail or "") + (f" [{syms}]" if syms and not res.ok else "")
+        self.log(f"    {'ok' if res.ok else 'FAILED'}: {detail}")
+        return bool(res.ok), detail, res
 
     async def _static_check(self, step: Step) -> tuple[bool, str, Facts]:
         """Re-collect facts and check the rules the step was meant to fix now hold."""
@@ -190,120 +333,400 @@ class Runner:
             return False, "still violated after the step: " + ", ".join(still), facts
         return True, "fixed rules hold on re-collected facts", facts
 
+    def _explained_later(
+        self, plan: Plan, after: int, facts: Facts, res: Any
+    ) -> tuple[int, list[str]] | None:
+        """When a probe failed with symptoms that a rule still violated on the host predicts,
+        and a later step of the plan repairs that rule, the failure is a known later link of
+        the chain, not the step's own: (the last such step, its rules). None otherwise."""
+        from remedy.evaluate import evaluate
+        from remedy.knowledge.loader import load_knowledge
+
+        syms = {s.signature for s in getattr(res, "symptoms", None) or []}
+        if not syms:
+            return None
+        kb = load_knowledge()
+        violated = {v.rule for v in evaluate(kb, facts.model_dump()).errors_only()}
+        last, rules = None, []
+        for j in range(after + 1, len(plan.steps)):
+            for rid in plan.steps[j].fixes:
+                rule = kb.rules.get(rid)
+                if rid in violated and rule is not None and syms & set(rule.rule.predicts):
+                    last = j
+                    rules.append(rid)
+        return (last, sorted(set(rules))) if last is not None else None
+
     async def _restore(self, run_id: str, i: int, step: Step) -> None:
         await self.hs.agent("restore", self.hs.cp_dir(run_id, i), timeout=600)
-        for unit in _reloads(step):
+        units = _reloads(step)
+        if units:
             await self.t.run(["systemctl", "daemon-reload"], timeout=120)
-            self.log(f"  reloaded systemd for {unit}")
+            self.log(f"  reloaded systemd ({', '.join(units)})")
+
+    async def _stop_leftovers(self, run_id: str) -> None:
+        r = await self.t.run(
+            ["sh", "-c", _STOP_LEFTOVERS, "sh", self.hs.run_dir(run_id)], timeout=60
+        )
+        for line in r.text().splitlines():
+            self.log(f"  {line}")
 
     # -- the run --------------------------------------------------------------------------------
-    async def run(self, plan: Plan, *, break_lock: str | None = None, check_stale: bool = True
-                  ) -> RunReport:
+    async def run(
+        self, plan: Plan, *, break_lock: str | None = None, check_stale: bool = True
+    ) -> RunReport:
         t0 = time.monotonic()
         await self.hs.setup()
-        if check_stale:
-            from remedy.planner.plan import facts_diff, facts_digest
-
-            now = await self.collect(self.t)
-            if facts_digest(now) != plan.facts_digest:
-                diff = facts_diff(plan.facts.model_dump(exclude={"collected_at"}),
-                                  now.model_dump(exclude={"collected_at"}))
-                raise StalePlan(f"the plan is stale: {self.t.host}'s facts changed since it was "
-                                "made; run `remedy plan` again", diff)
         run_id = uuid.uuid4().hex[:12]
         if plan.status == "nothing-to-do" or not plan.steps:
-            return RunReport(run_id, self.t.host, "nothing-to-do",
-                             message="every rule for the workload holds")
+            if check_stale:
+                await self._check_stale(plan)
+            return RunReport(
+                run_id,
+                self.t.host,
+                "nothing-to-do",
+                verify_mode=self.verify,
+                message="every rule for the workload holds",
+            )
+        # the lock first: a busy host is refused as busy (and no other run can change the
+        # facts between the staleness check and the first step)
         await self._lock(run_id, "run", break_lock)
+        started = False
         try:
-            await self.hs.agent("write", f"{self.hs.run_dir(run_id)}/plan.json", "600",
-                                input=plan.model_dump_json().encode())
-            await self._journal(run_id, "start", None, host=self.t.host, owner=self.owner,
-                                steps=len(plan.steps), facts_digest=plan.facts_digest,
-                                remedy_version=__version__)
+            if check_stale:
+                await self._check_stale(plan)
+            pending = [r for r in await self.runs() if r["outcome"] == "interrupted"]
+            if pending:
+                p = pending[-1]
+                raise LockHeld(
+                    f"run {p['run_id']} on {self.t.host} was interrupted (last record: "
+                    f"{p['last_event']}"
+                    + (f" of step {p['last_step'] + 1}" if p.get("last_step") is not None else "")
+                    + "): the host may be half-changed",
+                    hint=f"`remedy resume {self.t.host}` finishes it, `remedy resume "
+                    f"{self.t.host} --rollback` undoes it",
+                )
+            await self.hs.agent(
+                "write",
+                f"{self.hs.run_dir(run_id)}/plan.json",
+                "600",
+                input=plan.model_dump_json().encode(),
+            )
+            self.current = RunReport(run_id, self.t.host, "interrupted", verify_mode=self.verify)
+            started = True
+            await self._journal(
+                run_id,
+                "start",
+                None,
+                host=self.t.host,
+                owner=self.owner,
+                steps=len(plan.steps),
+                facts_digest=plan.facts_digest,
+                remedy_version=__version__,
+                verify=self.verify,
+            )
             report = await self._run_steps(run_id, plan, 0)
-        finally:
-            await self._unlock(run_id)
+        except BaseException:
+            # the journal says where it stopped; the lock stays so that only `resume` (or
+            # --break-lock) goes on from a half-applied host. Before `start` nothing changed.
+            if not started:
+                with _suppress_transport():
+                    await self._unlock(run_id)
+            raise
+        await self._unlock(run_id)
         report.seconds = time.monotonic() - t0
         return report
 
-    async def _run_steps(self, run_id: str, plan: Plan, start: int) -> RunReport:
-        report = RunReport(run_id, self.t.host, "fixed")
+    async def _check_stale(self, plan: Plan) -> None:
+        """Terraform's rule, with what Terraform does not say: the fact diff. Values that
+        differ per SSH session (SESSION_ENV) are not facts about the host and are compared
+        without; everything else the plan was made from must be unchanged."""
+        from remedy.planner.plan import facts_diff, facts_digest
+
+        if facts_digest(plan.facts) != plan.facts_digest:
+            raise PlanError(
+                "the saved plan's facts do not match its facts_digest (edited or damaged); "
+                "run `remedy plan` again"
+            )
+        now = await self.collect(self.t)
+        was, is_ = _host_facts(plan.facts), _host_facts(now)
+        if facts_digest(was) != facts_digest(is_):
+            raise StalePlan(
+                f"the plan is stale: {self.t.host}'s facts changed since it was made; run "
+                "`remedy plan` again",
+                facts_diff(was, is_),
+            )
+
+    async def _run_steps(
+        self,
+        run_id: str,
+        plan: Plan,
+        start: int,
+        deferred: dict[int, int] | None = None,
+        report: RunReport | None = None,
+    ) -> RunReport:
+        report = report or RunReport(run_id, self.t.host, "fixed", verify_mode=self.verify)
+        report.outcome = "fixed"
+        self.current = report
+        deferred = dict(deferred or {})
         facts = plan.facts
+        if deferred and start > 0:  # resumed: proofs that came due before the crash
+            facts = await self.collect(self.t)
+            if await self._due_proofs(run_id, plan, start - 1, facts, deferred, report):
+                return report
         for i in range(start, len(plan.steps)):
             step = plan.steps[i]
             ts = time.monotonic()
             self.log(f"step {i + 1}/{len(plan.steps)}: {step.title}")
-            await self._journal(run_id, "intent", i, action=step.action,
-                                touches=[t.model_dump() for t in step.touches])
-            await self.hs.agent("capture", self.hs.cp_dir(run_id, i),
-                                input=json.dumps(checkpoint_spec(step)).encode(), timeout=600)
+            await self._journal(
+                run_id,
+                "intent",
+                i,
+                action=step.action,
+                touches=[t.model_dump() for t in step.touches],
+            )
+            await self.hs.agent(
+                "capture",
+                self.hs.cp_dir(run_id, i),
+                input=json.dumps(checkpoint_spec(step)).encode(),
+                timeout=600,
+            )
             await self._journal(run_id, "checkpoint", i)
-            ok, why = await self._apply(step)
+            ok, why = await self._apply(run_id, i, step)
+            stage = "failed to apply"
+            defer: tuple[int, list[str]] | None = None
+            probe_ok: bool | None = None
             if ok:
                 await self._journal(run_id, "applied", i)
+                stage = "failed its static re-check"
                 ok, why, facts_now = await self._static_check(step)
                 if ok:
                     facts = facts_now
-                    pok, pdetail = await self._probe(step.probe, facts, step.params)
-                    ok = pok is not False
-                    why = pdetail if not ok else f"{why}; {step.probe}: {pdetail}"
-                await self._journal(run_id, "probed", i, ok=ok, detail=why[:2000])
+                    stage = "failed its proof"
+                    pok, pdetail, res = await self._probe(step.probe, facts, step.params)
+                    probe_ok = pok
+                    if pok is False:
+                        defer = self._explained_later(plan, i, facts, res)
+                    if defer is not None:
+                        why = (
+                            f"{why}; {step.probe} failed with what "
+                            f"{', '.join(defer[1])} predicts (repaired by step "
+                            f"{defer[0] + 1}): proof deferred to after step {defer[0] + 1}"
+                            f" ({pdetail})"
+                        )
+                        probe_ok = None
+                        self.log(
+                            f"  {step.probe}: failure explained by "
+                            f"{', '.join(defer[1])}, which step {defer[0] + 1} repairs: "
+                            "proof deferred"
+                        )
+                    else:
+                        ok = pok is not False
+                        why = pdetail if not ok else f"{why}; {step.probe}: {pdetail}"
+                await self._journal(
+                    run_id,
+                    "probed",
+                    i,
+                    ok=ok,
+                    detail=why[:2000],
+                    deferred_to=defer[0] if defer else None,
+                )
             if not ok:
                 self.log(f"  step failed: {why}")
-                await self._restore(run_id, i, step)
-                await self._journal(run_id, "rolled_back", i, reason=why[:2000])
-                report.steps.append(StepReport(i, step.action, step.title, "rolled-back",
-                                               step.probe, False, why,
-                                               time.monotonic() - ts))
+                report.steps.append(
+                    StepReport(
+                        i,
+                        step.action,
+                        step.title,
+                        "rolled-back",
+                        step.probe,
+                        False,
+                        why,
+                        time.monotonic() - ts,
+                    )
+                )
                 report.wrong_finding = list(step.fixes)
-                if self.rollback_all:
-                    await self._rollback_committed(run_id, plan, report)
-                report.outcome = "rolled-back"
-                report.message = (f"step {i + 1} ({step.action}) failed its proof: {why}; the "
-                                  "host is back as it was before the run")
-                await self._journal(run_id, "finished", None, outcome=report.outcome)
+                await self._fail(
+                    run_id, plan, report, i, step, f"step {i + 1} ({step.action}) {stage}: {why}"
+                )
                 return report
-            await self._journal(run_id, "committed", i)
-            report.steps.append(StepReport(i, step.action, step.title, "committed", step.probe,
-                                           True, why, time.monotonic() - ts))
-        # one expensive verification per consumer of the workload
-        await self._journal(run_id, "verify", None)
-        failed: list[str] = []
-        for v in plan.verification:
-            if v.probe == "-":
-                report.verification.append({"consumer": v.consumer, "probe": v.probe,
-                                            "ok": None, "detail": v.detail})
-                continue
-            used = v.probe
-            vok, vdetail = await self._probe(v.probe, facts, {}, consumer=v.consumer)
-            for fb in v.fallbacks:
-                if vok is not None:
-                    break
-                used = fb
-                vok, vdetail = await self._probe(fb, facts, {}, consumer=v.consumer)
-            if vok is not None:
-                report.expensive_verifications += 1
-            report.verification.append({"consumer": v.consumer, "probe": used, "ok": vok,
-                                        "detail": vdetail})
-            if vok is False:
-                failed.append(f"{v.consumer}: {vdetail}")
+            await self._journal(run_id, "committed", i, deferred_to=defer[0] if defer else None)
+            report.steps.append(
+                StepReport(
+                    i,
+                    step.action,
+                    step.title,
+                    "committed",
+                    step.probe,
+                    probe_ok,
+                    why,
+                    time.monotonic() - ts,
+                    deferred_to=defer[0] if defer else None,
+                )
+            )
+            if defer is not None:
+                deferred[i] = defer[0]
+            if await self._due_proofs(run_id, plan, i, facts, deferred, report):
+                return report
+        # (none left here: a proof waits only for a later step; never skip one all the same)
+        if deferred and await self._due_proofs(
+            run_id, plan, len(plan.steps), facts, deferred, report
+        ):
+            return report
+        await self._journal(run_id, "verify", None, mode=self.verify)
+        await self._verify(plan, facts, report)
+        failed = [
+            f"{v['consumer']}: {v['detail']}" for v in report.verification if v["ok"] is False
+        ]
         if failed:
+            msg = "final verification failed: " + "; ".join(failed)
             if self.rollback_all:
-                await self._rollback_committed(run_id, plan, report)
-                report.outcome = "rolled-back"
-            else:
-                report.outcome = "needs-attention"
-            report.message = "final verification failed: " + "; ".join(failed)
+                await self._fail(run_id, plan, report, None, None, msg)
+                return report
+            report.outcome = "needs-attention"
+            report.message = msg
         await self._journal(run_id, "finished", None, outcome=report.outcome)
         return report
 
+    async def _due_proofs(
+        self,
+        run_id: str,
+        plan: Plan,
+        upto: int,
+        facts: Facts,
+        deferred: dict[int, int],
+        report: RunReport,
+    ) -> bool:
+        """Run the deferred proofs that are due after step `upto`; True when one failed (the
+        run was then rolled back and `report` says why)."""
+        for k in sorted(k for k, due in deferred.items() if due <= upto):
+            st = plan.steps[k]
+            self.log(f"proof of step {k + 1} ({st.action}), deferred until now: {st.probe}")
+            pok, pdetail, res = await self._probe(st.probe, facts, st.params)
+            again = self._explained_later(plan, upto, facts, res) if pok is False else None
+            sr = next((s for s in report.steps if s.index == k), None)
+            if again is not None:
+                deferred[k] = again[0]
+                await self._journal(
+                    run_id, "proof_deferred", k, deferred_to=again[0], detail=pdetail[:2000]
+                )
+                if sr:
+                    sr.deferred_to = again[0]
+                continue
+            del deferred[k]
+            await self._journal(run_id, "proved", k, ok=pok is not False, detail=pdetail[:2000])
+            if sr:
+                sr.probe_ok = pok
+                sr.detail = f"{sr.detail}; proved after step {upto + 1}: {pdetail}"
+            if pok is False:
+                report.wrong_finding = list(st.fixes)
+                await self._fail(
+                    run_id,
+                    plan,
+                    report,
+                    None,
+                    None,
+                    f"step {k + 1} ({st.action}) failed its proof (run after step "
+                    f"{upto + 1}): {pdetail}",
+                )
+                return True
+        return False
+
+    async def _fail(
+        self,
+        run_id: str,
+        plan: Plan,
+        report: RunReport,
+        i: int | None,
+        step: Step | None,
+        message: str,
+    ) -> None:
+        """Undo: the failed step from its checkpoint, then every committed step, newest
+        first. A restore that fails leaves the host for a person: needs-attention."""
+        try:
+            if step is not None and i is not None:
+                await self._restore(run_id, i, step)
+                await self._journal(run_id, "rolled_back", i, reason=message[:2000])
+            if self.rollback_all:
+                await self._rollback_committed(run_id, plan, report)
+        except TransportError:
+            raise
+        except RemedyError as exc:
+            report.outcome = "needs-attention"
+            report.message = f"{message}; and rolling back failed: {exc}"
+            await self._journal(run_id, "finished", None, outcome=report.outcome)
+            return
+        report.outcome = (
+            "rolled-back" if self.rollback_all or step is not None else "needs-attention"
+        )
+        report.message = message + (
+            "; the host is back as it was before the run" if self.rollback_all else ""
+        )
+        await self._journal(run_id, "finished", None, outcome=report.outcome)
+
+    def _verifications(self, plan: Plan) -> list[tuple[Any, list[str], bool, str]]:
+        """(verification, probes to try, whether all must pass, note) per consumer."""
+        out: list[tuple[Any, list[str], bool, str]] = []
+        for v in plan.verification:
+            chain = [v.probe, *v.fallbacks]
+            if v.probe == "-":
+                out.append((v, [], False, v.detail or ""))
+            elif self.verify == "full":
+                out.append((v, chain, False, ""))
+            elif set(chain) & BUILD_PROBES:
+                out.append((v, list(CHEAP_FOR_BUILD), True, f"cheap, instead of {v.probe}"))
+            elif set(chain) & LAUNCH_PROBES:
+                out.append((v, list(CHEAP_FOR_LAUNCH), True, f"cheap, instead of {v.probe}"))
+            else:
+                out.append((v, [], False, f"not run: {v.probe} has no cheap stand-in"))
+        return out
+
+    async def _verify(self, plan: Plan, facts: Facts, report: RunReport) -> None:
+        """One verification per consumer of the workload: its expensive probe (or the first
+        fallback that can run here), or the cheap probes of verify='cheap'."""
+        report.verify_mode = self.verify
+        for v, probes, all_of, note in self._verifications(plan):
+            params = dict(getattr(v, "params", None) or {})
+            if not probes:
+                report.verification.append(
+                    {"consumer": v.consumer, "probe": "-", "ok": None, "detail": note}
+                )
+                continue
+            used, vok, vdetail = probes[0], None, ""
+            if all_of:
+                parts, oks = [], []
+                for pr in probes:
+                    # env-probe reads FlashInfer's gate: its own consumer, the unit's env
+                    who = None if pr == "env-probe" else v.consumer
+                    ok1, d1, _ = await self._probe(pr, facts, params, consumer=who)
+                    oks.append(ok1)
+                    parts.append(f"{pr}: {d1}")
+                used = "+".join(probes)
+                vok = False if False in oks else (True if True in oks else None)
+                vdetail = f"{note}; " + "; ".join(parts)
+            else:
+                for pr in probes:
+                    used = pr
+                    vok, vdetail, _ = await self._probe(pr, facts, params, consumer=v.consumer)
+                    if vok is not None:
+                        break
+                if vok is not None:
+                    report.expensive_verifications += 1
+            report.verification.append(
+                {"consumer": v.consumer, "probe": used, "ok": vok, "detail": vdetail}
+            )
+
     async def _rollback_committed(self, run_id: str, plan: Plan, report: RunReport) -> None:
-        done = [s.index for s in report.steps if s.outcome == "committed"]
-        recs = await self._records(run_id)
-        done = sorted({r["step"] for r in recs if r.get("event") == "committed"} | set(done),
-                      reverse=True)
+        """Restore every step whose last record is `committed` (the journal's word, so a
+        step restored earlier in this run's life is not restored twice), newest first."""
+        last: dict[int, str] = {
+            s.index: "committed" for s in report.steps if s.outcome == "committed"
+        }
+        for r in await self._records(run_id):
+            if r.get("step") is not None and r.get("event") in ("committed", "rolled_back"):
+                last[r["step"]] = r["event"]
+        done = sorted((i for i, ev in last.items() if ev == "committed"), reverse=True)
         for i in done:
+            self.log(f"rolling back step {i + 1}: {plan.steps[i].title}")
             await self._journal(run_id, "rollback_intent", i)
             await self._restore(run_id, i, plan.steps[i])
             await self._journal(run_id, "rolled_back", i, reason="run rolled back")
@@ -325,86 +748,177 @@ class Runner:
         for item in data.get("runs", []):
             last, first = item.get("last") or {}, item.get("first") or {}
             outcome = last.get("outcome") if last.get("event") == "finished" else "interrupted"
-            out.append({"run_id": item["run_id"], "started": first.get("ts"),
-                        "owner": first.get("owner"), "operation": first.get("event"),
-                        "outcome": outcome, "committed_steps": item.get("committed", []),
-                        "last_event": last.get("event"), "last_step": last.get("step")})
+            out.append(
+                {
+                    "run_id": item["run_id"],
+                    "started": first.get("ts"),
+                    "owner": first.get("owner"),
+                    "operation": first.get("event"),
+                    "outcome": outcome,
+                    "committed_steps": item.get("committed", []),
+                    "last_event": last.get("event"),
+                    "last_step": last.get("step"),
+                }
+            )
         out.sort(key=lambda x: x.get("started") or 0)
         return out
 
     async def resume(self, *, rollback: bool = False) -> RunReport:
         """Finish (or, with rollback=True, undo) the newest interrupted run."""
+        t0 = time.monotonic()
         runs = [r for r in await self.runs() if r["outcome"] == "interrupted"]
+        _, held = await self.hs.agent("lock-read", self.hs.state_dir)
+        h = held.get("held")
         if not runs:
+            if h and any(r["run_id"] == h.get("run_id") for r in await self.runs()):
+                # the run finished but died before releasing its lock
+                await self._unlock(h["run_id"])
+                return RunReport(
+                    h["run_id"],
+                    self.t.host,
+                    "nothing-to-do",
+                    message=f"run {h['run_id']} had finished; released its lock",
+                )
             return RunReport("-", self.t.host, "nothing-to-do", message="no interrupted run")
         run_id = runs[-1]["run_id"]
-        code, held = await self.hs.agent("lock-read", self.hs.state_dir)
-        h = held.get("held")
         if h and h.get("run_id") != run_id:
-            raise LockHeld(f"{self.t.host} is locked by run {h.get('run_id')} of "
-                           f"{h.get('owner')}: not resuming {run_id}")
+            raise LockHeld(
+                f"{self.t.host} is locked by run {h.get('run_id')} of "
+                f"{h.get('owner')}: not resuming {run_id}"
+            )
         if not h:
             await self._lock(run_id, "resume")
         plan, recs = await self._load_run(run_id)
+        start_rec = next((r for r in recs if r.get("event") == "start"), {})
+        self.verify = (
+            start_rec.get("verify", self.verify) if not self._verify_given else self.verify
+        )
+        await self._stop_leftovers(run_id)
         await self._journal(run_id, "resume", None, owner=self.owner, rollback=rollback)
-        try:
-            state: dict[int, str] = {}
-            for r in recs:
-                if r.get("step") is not None:
-                    state[r["step"]] = r["event"]
-            # an interrupted step goes back to its checkpoint first (safe whatever ran)
-            for i, ev in sorted(state.items()):
-                if ev in ("checkpoint", "applied", "probed", "rollback_intent"):
-                    self.log(f"step {i + 1}: restoring its checkpoint (interrupted at {ev})")
-                    await self._restore(run_id, i, plan.steps[i])
-                    await self._journal(run_id, "rolled_back", i, reason=f"interrupted at {ev}")
-                    state[i] = "rolled_back"
-            committed = sorted(i for i, ev in state.items() if ev == "committed")
-            rolling_back = any(r.get("event") == "rollback_intent" for r in recs)
-            if rollback or rolling_back:
-                report = RunReport(run_id, self.t.host, "rolled-back")
-                report.steps = [StepReport(i, plan.steps[i].action, plan.steps[i].title,
-                                           "committed", plan.steps[i].probe) for i in committed]
-                await self._rollback_committed(run_id, plan, report)
-                report.message = "the interrupted run was rolled back"
-                await self._journal(run_id, "finished", None, outcome="rolled-back")
-                return report
-            start = (max(committed) + 1) if committed else 0
-            report = await self._run_steps(run_id, plan, start)
-            report.message = (report.message or "") + f" (resumed at step {start + 1})"
-            return report
-        finally:
+        state: dict[int, str] = {}
+        deferred: dict[int, int] = {}
+        for r in recs:
+            i = r.get("step")
+            if i is None:
+                continue
+            ev = r["event"]
+            if ev in ("proved",):
+                deferred.pop(i, None)
+                continue
+            if ev in ("proof_deferred",) or (
+                ev == "committed" and r.get("deferred_to") is not None
+            ):
+                deferred[i] = r["deferred_to"]
+                if ev == "proof_deferred":
+                    continue
+            state[i] = ev
+        # an interrupted step goes back to its checkpoint first (safe whatever ran)
+        for i, ev in sorted(state.items()):
+            if ev in ("checkpoint", "applied", "probed", "rollback_intent"):
+                self.log(f"step {i + 1}: restoring its checkpoint (interrupted at {ev})")
+                await self._restore(run_id, i, plan.steps[i])
+                await self._journal(run_id, "rolled_back", i, reason=f"interrupted at {ev}")
+                state[i] = "rolled_back"
+        committed = sorted(i for i, ev in state.items() if ev == "committed")
+        rolling_back = any(r.get("event") == "rollback_intent" for r in recs)
+        if rollback or rolling_back:
+            report = RunReport(run_id, self.t.host, "rolled-back", verify_mode=self.verify)
+            self.current = report
+            report.steps = [
+                StepReport(
+                    i, plan.steps[i].action, plan.steps[i].title, "committed", plan.steps[i].probe
+                )
+                for i in committed
+            ]
+            await self._rollback_committed(run_id, plan, report)
+            report.message = "the interrupted run was rolled back"
+            await self._journal(run_id, "finished", None, outcome="rolled-back")
             await self._unlock(run_id)
+            report.seconds = time.monotonic() - t0
+            return report
+        start = (max(committed) + 1) if committed else 0
+        report = RunReport(run_id, self.t.host, "fixed", verify_mode=self.verify)
+        report.steps = [
+            StepReport(
+                i,
+                plan.steps[i].action,
+                plan.steps[i].title,
+                "committed",
+                plan.steps[i].probe,
+                None if i in deferred else True,
+                "committed before the interruption",
+                deferred_to=deferred.get(i),
+            )
+            for i in committed
+        ]
+        report = await self._run_steps(run_id, plan, start, deferred, report)
+        report.message = (
+            report.message + " " if report.message else ""
+        ) + f"(resumed at step {start + 1})"
+        await self._unlock(run_id)
+        report.seconds = time.monotonic() - t0
+        return report
+
+    _verify_given = False
+
+    def set_verify(self, mode: str | None) -> None:
+        """An explicit verification mode (a resume otherwise keeps the run's own)."""
+        if mode:
+            if mode not in ("full", "cheap"):
+                raise ValueError(f"verify must be 'full' or 'cheap', not {mode!r}")
+            self.verify = mode
+            self._verify_given = True
 
     async def rollback(self, run_id: str | None = None) -> RunReport:
         """Undo a finished run (the newest that left changes, or the one named)."""
+        t0 = time.monotonic()
         runs = await self.runs()
         candidates = [r for r in runs if r["outcome"] in ("fixed", "needs-attention")]
         if run_id:
             candidates = [r for r in runs if r["run_id"] == run_id]
             if not candidates:
                 raise RemedyError(f"no run {run_id} on {self.t.host} (see `remedy history`)")
+        if not candidates and any(r["outcome"] == "interrupted" for r in runs):
+            return await self.resume(rollback=True)
         if not candidates:
             return RunReport("-", self.t.host, "nothing-to-do", message="no run to roll back")
         target = candidates[-1]
         if target["outcome"] == "interrupted":
             return await self.resume(rollback=True)
         if target["outcome"] not in ("fixed", "needs-attention"):
-            return RunReport(target["run_id"], self.t.host, "nothing-to-do",
-                             message=f"run {target['run_id']} ended {target['outcome']}: "
-                                     "nothing of it is applied")
+            return RunReport(
+                target["run_id"],
+                self.t.host,
+                "nothing-to-do",
+                message=f"run {target['run_id']} ended {target['outcome']}: "
+                "nothing of it is applied",
+            )
         rid = target["run_id"]
         await self._lock(rid, "rollback")
-        try:
-            plan, _ = await self._load_run(rid)
-            report = RunReport(rid, self.t.host, "rolled-back")
-            report.steps = [StepReport(i, plan.steps[i].action, plan.steps[i].title,
-                                       "committed", plan.steps[i].probe)
-                            for i in target["committed_steps"]]
-            await self._journal(rid, "rollback", None, owner=self.owner)
-            await self._rollback_committed(rid, plan, report)
-            await self._journal(rid, "finished", None, outcome="rolled-back")
-            report.message = f"run {rid} rolled back"
-            return report
-        finally:
-            await self._unlock(rid)
+        plan, _ = await self._load_run(rid)
+        report = RunReport(rid, self.t.host, "rolled-back")
+        self.current = report
+        report.steps = [
+            StepReport(
+                i, plan.steps[i].action, plan.steps[i].title, "committed", plan.steps[i].probe
+            )
+            for i in target["committed_steps"]
+        ]
+        await self._journal(rid, "rollback", None, owner=self.owner)
+        await self._rollback_committed(rid, plan, report)
+        await self._journal(rid, "finished", None, outcome="rolled-back")
+        await self._unlock(rid)
+        report.message = f"run {rid} rolled back"
+        report.seconds = time.monotonic() - t0
+        return report
+
+
+class _suppress_transport:
+    """Best effort clean-up on the way out of a failure: a second transport error must not
+    replace the first."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        return et is not None and issubclass(et, RemedyError)
