@@ -22,6 +22,10 @@ PYEOF
 else
   echo "warm machine: SGLang already installed by the previous call"
 fi
+if [ -d .whl4 ]; then  # SGLang 0.5.12's pinned transformers/tokenizers (the image's newer
+  # transformers registers qwen3_asr, which SGLang 0.5.12 registers again: ValueError at start)
+  $PY -m pip install -q --no-index --no-deps --no-compile --upgrade .whl4/*.whl && echo "pinned transformers installed"
+fi
 if [ -d .whl3 ]; then mkdir -p /opt/remedy-wheels && cp .whl3/*.whl /opt/remedy-wheels/; fi
 # remedy's fix commands run pip offline, from the carried wheels
 export PIP_NO_INDEX=1 PIP_FIND_LINKS=/opt/remedy-wheels PIP_DISABLE_PIP_VERSION_CHECK=1

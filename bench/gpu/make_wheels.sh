@@ -8,6 +8,7 @@
 #                and sm100 ops (the full wheel is 322 MB)                          (~20 MB)
 #   .whl3        the small CUDA wheels scenario (d) and its fix use: nvidia-cuda-runtime
 #                13.2.75 (the skew) and 13.0.96 (the fix), nvidia-cuda-cccl 13.0.85  (~8 MB)
+#   .whl4        transformers 5.6.0 + tokenizers 0.22.2, SGLang 0.5.12's pins      (~14 MB)
 # The sets follow the lab's recorded closure (shared/reference/gpu-device/make_wheelsets.sh).
 set -eu
 cd "$(dirname "$0")/../.."
@@ -35,4 +36,5 @@ mkdir -p .whl2/extra "$tmp/x"
 mv "$tmp/x/sk.zip" .whl2/extra/sgl_kernel_sm90_only.zip; rm -rf "$tmp"
 dl .whl3 nvidia-cuda-runtime==13.2.75 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 2>/dev/null || {
   for w in nvidia-cuda-runtime==13.2.75 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85; do dl .whl3 "$w"; done; }
-du -sh .whl2 .whl3
+dl .whl4 transformers==5.6.0 tokenizers==0.22.2   # SGLang 0.5.12's pins (~14 MB)
+du -sh .whl2 .whl3 .whl4
