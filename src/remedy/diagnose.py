@@ -179,8 +179,11 @@ def diagnose(
     diag = Diagnosis(host=facts.host if facts else None, symptoms=symptoms)
     if facts is not None:
         ev = evaluation or evaluate(kb, facts.model_dump())
-        diag.findings = [finding_from(kb, v) for v in ev.violations]
-        diag.unexplained = link_symptoms(diag.findings, symptoms, wrappers)
+        found = [finding_from(kb, v) for v in ev.violations]
+        diag.unexplained = link_symptoms(found, symptoms, wrappers)
+        # a warning-level rule is advice unless the logs show what it warns about
+        diag.findings = [f for f in found if f.severity == "error" or f.observed]
+        diag.advice = [f for f in found if f.severity != "error" and not f.observed]
     else:
         diag.hypotheses = hypotheses_from_log(kb, symptoms, wrappers or set())
         diag.unexplained = [

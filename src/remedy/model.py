@@ -220,6 +220,7 @@ class Diagnosis(Strict):
     host: str | None = None
     symptoms: list[Symptom] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
+    advice: list[Finding] = Field(default_factory=list)  # warning-level rules: risks, not faults
     hypotheses: list[Hypothesis] = Field(default_factory=list)
     unexplained: list[int] = Field(default_factory=list)
     suspicious: list[SuspiciousLine] = Field(default_factory=list)
@@ -273,6 +274,7 @@ class Plan(Strict):
     facts: Facts
     target: Workload
     findings: list[Finding] = Field(default_factory=list)
+    advice: list[Finding] = Field(default_factory=list)  # warning-level rules: risks, not faults
     symptoms: list[Symptom] = Field(default_factory=list)
     steps: list[Step] = Field(default_factory=list)
     rejected: list[Rejected] = Field(default_factory=list)

@@ -233,6 +233,7 @@ def make_plan(kb: Knowledge, facts: Facts, symptoms: list[Symptom] | None = None
         facts=facts,
         target=facts.workload,
         findings=diag.findings,
+        advice=diag.advice,
         symptoms=symptoms,
         steps=steps,
         rejected=_rejected(kb, provider, result, initial),

@@ -25,8 +25,10 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     console.print(head)
     if plan.status == "nothing-to-do":
         console.print("[green]Nothing to do:[/] every rule for the target workload holds.")
+        _print_advice(console, plan.advice)
         return
     _print_findings(console, plan.findings, plan.symptoms)
+    _print_advice(console, plan.advice)
     cost = ", ".join(f"{k} {v}" for k, v in plan.cost.items())
     console.print()
     console.print(f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
@@ -88,7 +90,13 @@ def _print_findings(console: Console, findings: list[Any], symptoms: list[Sympto
             console.print(f"  … and {len(symptoms) - 30} more")
 
 
+def _print_advice(console: Console, advice: list[Any]) -> None:
+    for f in advice:
+        console.print(f" [yellow]![/] advice [bold]{escape(f.rule)}[/]: {escape(f.message)}")
+
+
 def print_diagnosis(console: Console, diag: Diagnosis) -> None:
+    _print_advice(console, diag.advice)
     if diag.findings:
         _print_findings(console, diag.findings, diag.symptoms)
         for f in diag.findings:
