@@ -42,17 +42,108 @@ def make_env() -> ImmutableSandboxedEnvironment:
 ENV = make_env()
 
 
-def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
+# Generating Python from ~500 templates costs seconds; the generated code only depends on the
+# source and the Jinja2 and Python versions, so the code objects are cached on disk (marshal:
+# source hash -> code) and a later run only loads them. A cache that cannot be read or written
+# is ignored; it holds nothing but what Jinja2 itself generated from remedy's own files.
+_CODE: dict[str, Any] = {}
+_CODE_DIRTY = False
+_CODE_LOADED = False
+
+
+def _cache_path() -> str:
+    import os
+    import sys
+
+    import jinja2
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tag = f"jinja{jinja2.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
+    return os.path.join(base, "remedy", f"templates-{tag}.marshal")
+
+
+def _load_code_cache() -> None:
+    global _CODE_LOADED
+    if _CODE_LOADED:
+        return
+    _CODE_LOADED = True
+    import marshal
+
     try:
-        return ENV.compile_expression(src, undefined_to_none=False)
+        with open(_cache_path(), "rb") as f:
+            data = marshal.load(f)
+        if isinstance(data, dict):
+            _CODE.update(data)
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+
+
+def save_code_cache() -> None:
+    """Persist newly generated code (atomic; failures are harmless)."""
+    global _CODE_DIRTY
+    if not _CODE_DIRTY:
+        return
+    import marshal
+    import os
+    import tempfile
+
+    path = _cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".templates-")
+        with os.fdopen(fd, "wb") as f:
+            marshal.dump(_CODE, f)
+        os.replace(tmp, path)
+        _CODE_DIRTY = False
+    except OSError:
+        pass
+
+
+def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> Any:
+    """A Template for `src`, from cached generated code when possible."""
+    import hashlib
+
+    from jinja2 import Template
+
+    global _CODE_DIRTY
+    _load_code_cache()
+    key = hashlib.sha256(f"{kind}\0{src}".encode()).hexdigest()
+    code = _CODE.get(key)
+    if code is None:
+        code = compile(ENV.compile(make_node(), raw=True), "<remedy knowledge>", "exec")
+        _CODE[key] = code
+        _CODE_DIRTY = True
+    return Template.from_code(ENV, code, ENV.make_globals(None))
+
+
+def _expression_node(src: str) -> Any:
+    from jinja2 import nodes
+    from jinja2.parser import Parser
+
+    parser = Parser(ENV, src, state="variable")
+    expr = parser.parse_expression()
+    if not parser.stream.eos:
+        raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno,
+                                  None, None)
+    expr.set_environment(ENV)
+    return nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)],
+                          lineno=1)
+
+
+def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
+    from jinja2.environment import TemplateExpression
+
+    try:
+        tmpl = _from_cache("expr", src, lambda: _expression_node(src))
     except TemplateSyntaxError as exc:
         raise KnowledgeError(f"{what}: bad expression {src!r}: {exc.message}", file=file,
                              line=line) from None
+    return TemplateExpression(tmpl, False)
 
 
 def compile_template(src: str, *, file: str | None, line: int | None, what: str):
     try:
-        return ENV.from_string(src)
+        return _from_cache("tmpl", src, lambda: ENV.parse(src))
     except TemplateSyntaxError as exc:
         raise KnowledgeError(f"{what}: bad template {src!r}: {exc.message}", file=file,
                              line=line) from None

@@ -10,7 +10,7 @@ from typing import Any
 
 import remedy
 from remedy.errors import KnowledgeError
-from remedy.knowledge.expr import compile_expr, compile_template
+from remedy.knowledge.expr import compile_expr, compile_template, save_code_cache
 from remedy.knowledge.functions import Functions
 from remedy.knowledge.schema import (
     Action,
@@ -293,6 +293,7 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
         if eff.error
     } if "CUDA_HOME" in variables else {}
 
+    save_code_cache()
     files = [str(p) for p in [comp_file, var_file, rel_file, *rule_files, probe_file,
                               *act_files]]
     return Knowledge(components=components, variables=variables, rules=rules, actions=actions,
