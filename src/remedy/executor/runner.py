@@ -32,6 +32,8 @@ from typing import Any
 
 from remedy import __version__
 from remedy.errors import (
+    CommandTimeout,
+    ConnectionDropped,
     LockHeld,
     PlanError,
     RemedyError,
@@ -104,6 +106,8 @@ class RunReport:
     seconds: float = 0.0
     hint: str = ""
     diff: list[str] = field(default_factory=list)
+    # every probe this run ran: {phase, probe, consumer, ok, seconds} (what the proof cost)
+    probes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -127,6 +131,7 @@ class RunReport:
             d["hint"] = self.hint
         if self.diff:
             d["diff"] = self.diff
+        d["probes"] = self.probes
         return d
 
 
@@ -237,6 +242,7 @@ class Runner:
         # the run in progress and its last journal record: what a caller reports when an
         # exception (a dropped connection) ends it mid-way
         self.current: RunReport | None = None
+        self.phase = ""
         self.last_event: tuple[str, str, int | None] | None = None
 
     # -- journal & lock ---------------------------------------------------------------------
@@ -301,7 +307,18 @@ class Runner:
                 f"printf '%s\\n' \"${{pg:-$$}}\" > {pgf}\n"
                 f"( set -e\n{cmd}\n)\nrc=$?\nrm -f {pgf}\nexit $rc"
             )
-            r = await self.t.run(["sh", "-c", script], timeout=self.command_timeout)
+            try:
+                r = await self.t.run(["sh", "-c", script], timeout=self.command_timeout)
+            except ConnectionDropped:
+                raise ConnectionDropped(
+                    f"{self.t.host}: the connection dropped while step {i + 1} ran `{cmd[:300]}`;"
+                    " it may still be running there (a resume stops it first)"
+                ) from None
+            except CommandTimeout:
+                raise CommandTimeout(
+                    f"{self.t.host}: step {i + 1}'s `{cmd[:300]}` ran past "
+                    f"{self.command_timeout:g} s and was killed"
+                ) from None
             if r.exit_status != 0:
                 tail = (r.stderr or r.stdout).decode(errors="replace").strip()[-800:]
                 return False, f"`{cmd}` exited {r.exit_status}: {tail}"
@@ -313,7 +330,18 @@ class Runner:
         if self.prober is None:
             return None, "no prober", None
         self.log(f"  probe {probe}" + (f" ({consumer})" if consumer else ""))
+        t0 = time.monotonic()
         res = await self.prober(probe, self.t, facts, params=params, consumer=consumer)
+        if self.current is not None:
+            self.current.probes.append(
+                {
+                    "phase": self.phase,
+                    "probe": probe,
+                    "consumer": consumer,
+                    "ok": None if getattr(res, "skipped", None) else bool(res.ok),
+                    "seconds": round(time.monotonic() - t0, 1),
+                }
+            )
         if getattr(res, "skipped", None):
             return None, f"skipped: {res.skipped}", res
         syms = ", ".join(dict.fromkeys(s.signature for s in getattr(res, "symptoms", [])))
@@ -321,17 +349,34 @@ class Runner:
         self.log(f"    {'ok' if res.ok else 'FAILED'}: {detail}")
         return bool(res.ok), detail, res
 
-    async def _static_check(self, step: Step) -> tuple[bool, str, Facts]:
-        """Re-collect facts and check the rules the step was meant to fix now hold."""
+    async def _collect(self, plan: Plan) -> Facts:
+        """Facts re-collected on the host, for the workload the plan was made for (how the
+        server runs, e.g. `--service UNIT`, is the user's word, not a fact collectors see)."""
+        facts = await self.collect(self.t)
+        return facts.model_copy(update={"workload": plan.target.model_copy(deep=True)})
+
+    async def _static_check(self, plan: Plan, step: Step) -> tuple[bool, str, Facts]:
+        """Re-collect facts and check the rules the step was meant to fix now hold, except
+        those the plan has a later step repair too (e.g. CUDA_HOME moved to a toolkit whose
+        lib64 layout the next step adds: toolkit-links-cudart holds only after both)."""
         from remedy.evaluate import evaluate
         from remedy.knowledge.loader import load_knowledge
 
-        facts = await self.collect(self.t)
+        facts = await self._collect(plan)
         ev = evaluate(load_knowledge(), facts.model_dump())
-        still = sorted({v.rule for v in ev.errors_only() if v.rule in step.fixes})
+        i = plan.steps.index(step)
+        later = {r: j for j in range(len(plan.steps) - 1, i, -1) for r in plan.steps[j].fixes}
+        viol = {v.rule for v in ev.errors_only() if v.rule in step.fixes}
+        still = sorted(viol - set(later))
         if still:
             return False, "still violated after the step: " + ", ".join(still), facts
-        return True, "fixed rules hold on re-collected facts", facts
+        why = "fixed rules hold on re-collected facts"
+        if viol:
+            why += "; " + ", ".join(
+                f"{r} still violated, as planned: step {later[r] + 1} completes it"
+                for r in sorted(viol)
+            )
+        return True, why, facts
 
     def _explained_later(
         self, plan: Plan, after: int, facts: Facts, res: Any
@@ -447,7 +492,7 @@ class Runner:
                 "the saved plan's facts do not match its facts_digest (edited or damaged); "
                 "run `remedy plan` again"
             )
-        now = await self.collect(self.t)
+        now = await self._collect(plan)
         was, is_ = _host_facts(plan.facts), _host_facts(now)
         if facts_digest(was) != facts_digest(is_):
             raise StalePlan(
@@ -470,7 +515,7 @@ class Runner:
         deferred = dict(deferred or {})
         facts = plan.facts
         if deferred and start > 0:  # resumed: proofs that came due before the crash
-            facts = await self.collect(self.t)
+            facts = await self._collect(plan)
             if await self._due_proofs(run_id, plan, start - 1, facts, deferred, report):
                 return report
         for i in range(start, len(plan.steps)):
@@ -498,10 +543,11 @@ class Runner:
             if ok:
                 await self._journal(run_id, "applied", i)
                 stage = "failed its static re-check"
-                ok, why, facts_now = await self._static_check(step)
+                ok, why, facts_now = await self._static_check(plan, step)
                 if ok:
                     facts = facts_now
                     stage = "failed its proof"
+                    self.phase = f"step {i + 1}"
                     pok, pdetail, res = await self._probe(step.probe, facts, step.params)
                     probe_ok = pok
                     if pok is False:
@@ -601,6 +647,7 @@ class Runner:
         for k in sorted(k for k, due in deferred.items() if due <= upto):
             st = plan.steps[k]
             self.log(f"proof of step {k + 1} ({st.action}), deferred until now: {st.probe}")
+            self.phase = f"proof of step {k + 1} after step {upto + 1}"
             pok, pdetail, res = await self._probe(st.probe, facts, st.params)
             again = self._explained_later(plan, upto, facts, res) if pok is False else None
             sr = next((s for s in report.steps if s.index == k), None)
@@ -684,6 +731,7 @@ class Runner:
         """One verification per consumer of the workload: its expensive probe (or the first
         fallback that can run here), or the cheap probes of verify='cheap'."""
         report.verify_mode = self.verify
+        self.phase = "verify"
         for v, probes, all_of, note in self._verifications(plan):
             params = dict(getattr(v, "params", None) or {})
             if not probes:

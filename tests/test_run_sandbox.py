@@ -1,0 +1,717 @@
+"""`remedy run` on real sandbox hosts (issue "remedy run"): real sshd, real pip toolchains,
+real JIT builds, real systemd; remedy itself always runs as a subprocess (`python -m remedy`),
+exactly as a user runs it, and the host's state is read back over SSH after every step.
+
+What the tests prove, in the order of the issue:
+  * seed-chain-a: FlashInfer's and SGLang's real JIT builds fail before, `remedy run` fixes the
+    chain (exit 0, every step committed with its probe ok, ONE expensive verification per
+    consumer), the same builds pass after, `remedy rollback` makes the venv byte-identical.
+  * kill -9 at every journal point (start; intent/checkpoint/applied/probed/committed of each
+    step; verify) on ONE host: each interrupted run is resumed by a `remedy resume` that is
+    itself killed at the next point, so every point is also a crash *during a resume*; at
+    each point the host must show exactly the steps the journal committed (plus the one in
+    flight); then `resume --rollback` from several points returns the host byte-identical.
+  * a dropped SSH connection inside step 1's pip install and an unreachable host during the
+    static re-check: a clear exit 4, the lock kept, `remedy resume` finishes.
+  * a second concurrent run is refused (exit 5, owner and lock id); a stale plan is refused
+    (exit 5) with the fact diff.
+  * seed-chain-b (systemd): the fix is a drop-in, daemon-reload, the unit's Environment shows
+    CUDA_HOME, the unit restarts once at the final launch probe and reaches readiness;
+    rollback removes the drop-in and the unit's environment is as before.
+
+Plans. The main seed-chain-a test runs `remedy run HOST --yes` exactly as a user does (remedy
+plans itself). The other tests apply a saved plan (`remedy plan --out`, `run --plan`), keeping
+the steps that repair the scenario's staged chain and printing any other (today none; the
+knowledge grows, and a step for a rule the sandbox does not stage, e.g. a wheel its offline
+index lacks, must not make a crash test fail for an unrelated reason). Crash, lock and
+connection tests verify with `--verify cheap` (compile/link probes) to keep time sane; the
+main seed-chain-a test and seed-chain-b verify for real (JIT builds, a launch).
+
+Needs root and `scripts/setup-sandbox.sh`; otherwise every test is skipped with the reason.
+Hosts are named r<pid>..., torn down by fixture finalizers (and atexit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SBX = REPO / "sandbox" / "sbx"
+PREFIX = f"r{os.getpid() % 100000}"
+SITE = "/opt/sglang-venv/lib/python3.11/site-packages"
+CU13 = f"{SITE}/nvidia/cu13"
+UNIT = "sglang-k26.service"
+DROPIN_DIR = f"/etc/systemd/system/{UNIT}.d"
+CUDA_HOME_DROPIN = f"{DROPIN_DIR}/50-remedy-cuda-home.conf"
+
+# the rules each scenario stages (sandbox/scenarios/*/scenario.yaml, seeds 000-003)
+CHAIN_A = {
+    "ptxas-accepts-cicc-ptx",
+    "nvcc-matches-cudart-headers",
+    "toolkit-links-cudart",
+    "cccl-complete",
+}
+EXPENSIVE = {
+    "flashinfer-jit-build",
+    "sglang-jit-build",
+    "torch-ext-build",
+    "jit-run-probe",
+    "launch-probe",
+    "graph-capture",
+}
+CHAIN_B = {
+    "toolkit-links-cudart",
+    "cccl-complete",
+    "flashinfer-sm12x-gate",
+    "toolkit-major-matches-torch",
+}
+
+pytestmark = pytest.mark.sandbox
+
+_started: set[str] = set()
+
+
+def _down_all() -> None:
+    for name in list(_started):
+        subprocess.run([str(SBX), "down", name], capture_output=True, check=False, timeout=300)
+        _started.discard(name)
+
+
+atexit.register(_down_all)
+
+
+@pytest.fixture(scope="module")
+def doctor() -> dict:
+    if os.geteuid() != 0:
+        pytest.skip("sandbox hosts need root (namespaces, overlayfs): not root")
+    if not SBX.exists():
+        pytest.skip(f"{SBX} is missing")
+    p = subprocess.run([str(SBX), "doctor"], capture_output=True, text=True, timeout=120)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        pytest.skip(f"sbx doctor failed: {p.stderr.strip()[-300:]}")
+    if not doc.get("ssh_tier"):
+        pytest.skip(f"sandbox ssh tier not ready (scripts/setup-sandbox.sh): {doc.get('missing')}")
+    return doc
+
+
+# --------------------------------------------------------------------------------------------
+# a host, and remedy against it
+# --------------------------------------------------------------------------------------------
+
+
+class Host:
+    """One sandbox host: remedy's CLI against it, SSH, and its state read back."""
+
+    def __init__(self, rec: dict) -> None:
+        self.rec = rec
+        self.name = rec["name"]
+        self.cfg = rec["ssh_config"]
+
+    # remedy, as a user runs it
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "remedy", "--ssh-config", self.cfg, *args]
+
+    def remedy(
+        self, *args: str, crash: str | None = None, timeout: float = 1200
+    ) -> subprocess.CompletedProcess:
+        env = dict(os.environ)
+        env.pop("REMEDY_CRASH_AT", None)
+        if crash:
+            env["REMEDY_CRASH_AT"] = crash
+        return subprocess.run(
+            self.argv(*args), capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO
+        )
+
+    def popen(self, *args: str) -> subprocess.Popen:
+        env = dict(os.environ)
+        env.pop("REMEDY_CRASH_AT", None)
+        return subprocess.Popen(
+            self.argv(*args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
+
+    def ssh(self, cmd: str, timeout: float = 120) -> tuple[int, str]:
+        p = subprocess.run(
+            ["ssh", "-F", self.cfg, self.name, cmd], capture_output=True, text=True, timeout=timeout
+        )
+        return p.returncode, p.stdout + p.stderr
+
+    def sbx_exec(self, cmd: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(SBX), "exec", self.name, "sh", "-c", cmd],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    # the host's state
+    def snapshot(self, extra: list[str] = ()) -> dict:
+        """Agent digest (contents, modes, owners, link targets, directories) of the venv's
+        nvidia tree, every nvidia dist-info, /etc/profile.d and `extra` paths."""
+        return asyncio.run(_snapshot(self, list(extra)))
+
+    def history(self) -> list[dict]:
+        r = self.remedy("history", self.name, "--json", timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    def markers(self) -> dict[str, bool]:
+        """Which step of the seed-chain-a fix is visible on the host right now."""
+        _, out = self.ssh(
+            f"cd {CU13} && printf 'align=%s\\n' \"$(bin/nvcc --version 2>/dev/null | "
+            "grep -c 'release 13.0')\"; printf 'layout=%s\\n' \"$(test -L lib64 && "
+            'test -e lib/libcudart.so && test -e lib/stubs/libcuda.so && echo 1 || echo 0)"; '
+            "printf 'cccl=%s\\n' \"$(test -e include/cccl/nv/target && echo 1 || echo 0)\""
+        )
+        vals = dict(line.split("=", 1) for line in out.split() if "=" in line)
+        return {k: vals.get(k, "0").strip() not in ("0", "") for k in ("align", "layout", "cccl")}
+
+
+async def _snapshot(h: Host, extra: list[str]) -> dict:
+    from remedy.executor.hoststate import HostState
+    from remedy.transport import open_transport
+
+    t = open_transport(h.name, ssh_config=h.cfg, connect_timeout=20.0)
+    try:
+        hs = HostState(t)
+        await hs.setup()
+        r = await t.run(["sh", "-c", f"ls -d {SITE}/nvidia {SITE}/nvidia_*.dist-info"], timeout=60)
+        paths = sorted(r.text().split()) + ["/etc/profile.d", *extra]
+        spec = {"paths": paths, "cache": "/root/.cache/remedy-test-snapshot.json", "listing": True}
+        _, data = await hs.agent("snapshot", input=json.dumps(spec).encode(), timeout=900)
+        return data
+    finally:
+        await t.close()
+
+
+def same(a: dict, b: dict) -> bool:
+    return a["digest"] == b["digest"]
+
+
+def snapshot_diff(a: dict, b: dict, n: int = 12) -> str:
+    la, lb = {tuple(x) for x in a["listing"]}, {tuple(x) for x in b["listing"]}
+    gone, new = sorted(la - lb)[:n], sorted(lb - la)[:n]
+    return f"only before: {gone}\nonly after: {new}"
+
+
+async def _probe(h: Host, probe: str, consumer: str, arch: str = "12.0") -> Any:
+    from remedy.facts import collect_facts
+    from remedy.probes import run_probe
+    from remedy.transport import open_transport
+
+    t = open_transport(h.name, ssh_config=h.cfg, connect_timeout=20.0)
+    try:
+        facts = await collect_facts(t)
+        return await run_probe(probe, t, facts, consumer=consumer, arch=arch, timeout=900)
+    finally:
+        await t.close()
+
+
+def probe(h: Host, probe_id: str, consumer: str) -> Any:
+    t0 = time.monotonic()
+    res = asyncio.run(_probe(h, probe_id, consumer))
+    print(
+        f"  {probe_id} ({consumer}) on {h.name}: {'ok' if res.ok else 'FAILED'} in "
+        f"{time.monotonic() - t0:.0f} s: {res.detail[:200]}"
+    )
+    return res
+
+
+def up(scenario: str, suffix: str, *extra: str) -> Host:
+    name = f"{PREFIX}{suffix}"
+    _started.add(name)
+    p = subprocess.run(
+        [str(SBX), "up", scenario, "--name", name, *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if p.returncode != 0:
+        _started.discard(name)
+        pytest.fail(f"sbx up {scenario} failed: {p.stderr.strip()[-500:]}")
+    return Host(json.loads(p.stdout.strip().splitlines()[-1]))
+
+
+def down(h: Host) -> None:
+    subprocess.run([str(SBX), "down", h.name], capture_output=True, timeout=300)
+    _started.discard(h.name)
+
+
+def report_of(p: subprocess.CompletedProcess) -> dict:
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        raise AssertionError(
+            f"no JSON report (rc {p.returncode}):\nstdout: {p.stdout[-1500:]}"
+            f"\nstderr: {p.stderr[-3000:]}"
+        ) from None
+
+
+def chain_plan(
+    h: Host, out: Path, rules: set[str], *args: str, consumers: set[str] | None = None
+) -> dict:
+    """The planner's plan for this host (`remedy plan --host --out`), keeping the steps that
+    repair the scenario's chain (and, when given, the verification of these consumers)."""
+    r = h.remedy("plan", "--host", h.name, "--out", str(out), *args, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    plan = json.loads(out.read_text())
+    kept = [s for s in plan["steps"] if set(s["fixes"]) & rules]
+    left = [s["action"] for s in plan["steps"] if not set(s["fixes"]) & rules]
+    plan["steps"] = kept
+    if consumers is not None:
+        plan["verification"] = [v for v in plan["verification"] if v["consumer"] in consumers]
+    out.write_text(json.dumps(plan))
+    print(
+        f"plan for {h.name}: steps {[s['action'] for s in kept]}; left out (rules the "
+        f"scenario does not stage): {left}; verify "
+        f"{[(v['consumer'], v['probe']) for v in plan['verification']]}"
+    )
+    return plan
+
+
+# --------------------------------------------------------------------------------------------
+# seed-chain-a: the whole chain, for real
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def host_a(doctor):
+    h = up("seed-chain-a", "a")
+    yield h
+    down(h)
+
+
+@pytest.mark.slow
+def test_seed_chain_a_run_fixes_the_chain_and_rollback_restores_it(host_a, tmp_path):
+    h = host_a
+    t0 = time.monotonic()
+    before = h.snapshot()
+    _, freeze_before = h.ssh("/opt/sglang-venv/bin/python -m pip freeze --all")
+    # 1. the real consumers fail before
+    fi = probe(h, "flashinfer-jit-build", "flashinfer-jit")
+    sg = probe(h, "sglang-jit-build", "sglang-jit-kernel")
+    assert not fi.ok and not sg.ok, (fi.detail, sg.detail)
+    assert "ptxas-unsupported-ptx-version" in {s.signature for s in fi.symptoms}, fi.detail
+    # 2. remedy run, exactly as a user runs it (it plans itself; full verification)
+    log = tmp_path / "run.log"
+    r = h.remedy("run", h.name, "--yes", "--json", "--log", str(log))
+    rep = report_of(r)
+    print(
+        f"remedy run: {rep['outcome']} in {rep['seconds']} s; steps "
+        f"{[(s['action'], s['probe'], s['probe_ok']) for s in rep['steps']]}; verification "
+        f"{[(v['consumer'], v['probe'], v['ok']) for v in rep['verification']]}"
+    )
+    assert r.returncode == 0 and rep["outcome"] == "fixed", (rep["message"], r.stderr[-2000:])
+    assert [s["action"] for s in rep["steps"]] == [
+        "pip-align-cuda-wheels",
+        "link-layout-symlinks",
+        "pip-install-cccl",
+    ]
+    assert all(s["outcome"] == "committed" and s["probe_ok"] is True for s in rep["steps"])
+    # exactly one expensive verification per consumer, at the end
+    consumers = [v["consumer"] for v in rep["verification"]]
+    assert len(consumers) == len(set(consumers)) >= 3, consumers
+    ran = [v for v in rep["verification"] if v["ok"] is not None]
+    assert rep["expensive_verifications"] == len(ran) >= 3, rep["verification"]
+    assert {v["consumer"]: v["probe"] for v in ran} == {
+        "flashinfer-jit": "flashinfer-jit-build",
+        "sglang-jit-kernel": "sglang-jit-build",
+        "torch-cpp-extension": "torch-ext-build",
+    }
+    assert all(v["ok"] for v in ran), ran
+    # ... and nothing expensive before it: the steps were proved by compile/link/preprocess
+    expensive = [p for p in rep["probes"] if p["probe"] in EXPENSIVE and p["ok"] is not None]
+    assert [p["phase"] for p in expensive] == ["verify"] * 3, rep["probes"]
+    text = log.read_text()
+    assert "step 3/3" in text and "outcome: fixed (exit 0)" in text and '"run_id"' in text
+    # 3. the same real builds pass after
+    fi = probe(h, "flashinfer-jit-build", "flashinfer-jit")
+    sg = probe(h, "sglang-jit-build", "sglang-jit-kernel")
+    assert fi.ok and sg.ok, (fi.detail, sg.detail)
+    assert h.markers() == {"align": True, "layout": True, "cccl": True}
+    # 4. rollback: byte-identical venv toolchain and package set
+    r = h.remedy("rollback", h.name, "--json")
+    assert r.returncode == 3 and report_of(r)["outcome"] == "rolled-back", r.stderr[-2000:]
+    after = h.snapshot()
+    assert same(before, after), snapshot_diff(before, after)
+    _, freeze_after = h.ssh("/opt/sglang-venv/bin/python -m pip freeze --all")
+    assert freeze_after == freeze_before
+    assert [x["outcome"] for x in h.history()] == ["rolled-back"]
+    print(f"seed-chain-a run + rollback: {time.monotonic() - t0:.0f} s")
+
+
+# --------------------------------------------------------------------------------------------
+# one host for the crash points, the dropped connection and the lock
+# --------------------------------------------------------------------------------------------
+
+
+class Shared:
+    host: Host
+    plan: Path
+    initial: dict
+    clean: bool = True
+
+
+@pytest.fixture(scope="module")
+def shared(doctor, tmp_path_factory):
+    h = up("seed-chain-a", "s")
+    s = Shared()
+    s.host = h
+    s.plan = tmp_path_factory.mktemp("plans") / "chain-a.json"
+    chain_plan(h, s.plan, CHAIN_A)
+    s.initial = h.snapshot()
+    yield s
+    down(h)
+
+
+def back_to_initial(s: Shared) -> None:
+    """The host as at the start: whatever the last test left is resumed-rolled back, then
+    its snapshot must equal the initial one (checked once between two tests)."""
+    if s.clean:
+        return
+    hist = s.host.history()
+    if any(x["outcome"] == "interrupted" for x in hist):
+        s.host.remedy("resume", s.host.name, "--rollback", "--json")
+    if any(x["outcome"] == "fixed" for x in s.host.history()):
+        s.host.remedy("rollback", s.host.name, "--json")
+    now = s.host.snapshot()
+    assert same(s.initial, now), snapshot_diff(s.initial, now)
+    s.clean = True
+
+
+@pytest.fixture
+def host_s(shared):
+    back_to_initial(shared)
+    shared.clean = False
+    yield shared
+    back_to_initial(shared)
+
+
+POINTS = (
+    ["start"]
+    + [
+        f"{ev}:{i}"
+        for i in range(3)
+        for ev in ("intent", "checkpoint", "applied", "probed", "committed")
+    ]
+    + ["verify"]
+)
+STEP_MARKER = ["align", "layout", "cccl"]
+
+
+def expected_markers(point: str) -> dict[str, bool]:
+    """What must be on the host after kill -9 right after this journal record: the
+    committed steps, plus the step in flight once its commands ran."""
+    ev, _, i = point.partition(":")
+    if ev == "start":
+        return dict.fromkeys(STEP_MARKER, False)
+    if ev == "verify":
+        return dict.fromkeys(STEP_MARKER, True)
+    n = int(i)
+    done = n + (1 if ev in ("applied", "probed", "committed") else 0)
+    return {m: k < done for k, m in enumerate(STEP_MARKER)}
+
+
+@pytest.mark.slow
+def test_kill_9_at_every_journal_point_then_resume_finishes(host_s):
+    """run killed at `start`; each resume killed at the next point; the last resume
+    finishes. After every kill: the host shows what the journal says, the run is
+    `interrupted` in history and keeps the lock."""
+    h, t0 = host_s.host, time.monotonic()
+    first = True
+    for point in POINTS:
+        ts = time.monotonic()
+        if first:
+            r = h.remedy(
+                "run",
+                h.name,
+                "--plan",
+                str(host_s.plan),
+                "--yes",
+                "--json",
+                "--verify",
+                "cheap",
+                crash=point,
+            )
+            first = False
+        else:
+            r = h.remedy("resume", h.name, "--json", crash=point)
+        assert r.returncode == -signal.SIGKILL, (point, r.returncode, r.stderr[-2000:])
+        last = last_records(h)
+        assert len(last) == 1, (point, last)
+        ev, _, i = point.partition(":")
+        rec = next(iter(last.values()))
+        assert (rec["event"], rec["step"]) == (ev, int(i) if i else None), (point, rec)
+        assert h.markers() == expected_markers(point), point
+        print(f"  kill -9 at {point}: host as the journal says ({time.monotonic() - ts:.0f} s)")
+    hist = h.history()
+    assert [x["outcome"] for x in hist] == ["interrupted"], hist
+    assert (hist[0]["last_event"], hist[0]["last_step"]) == ("verify", None)
+    # the lock is still held by the interrupted run: a new run is refused, naming it
+    r = h.remedy("run", h.name, "--plan", str(host_s.plan), "--yes", "--json")
+    assert r.returncode == 5 and report_of(r)["outcome"] == "refused", r.stderr[-1000:]
+    assert hist[0]["run_id"] in r.stderr
+    r = h.remedy("resume", h.name, "--json")
+    rep = report_of(r)
+    assert r.returncode == 0 and rep["outcome"] == "fixed", (rep["message"], r.stderr[-1500:])
+    assert rep["verify_mode"] == "cheap" and rep["expensive_verifications"] == 0
+    assert h.markers() == dict.fromkeys(STEP_MARKER, True)
+    assert [x["outcome"] for x in h.history()] == ["fixed"]
+    r = h.remedy("rollback", h.name, "--json")
+    assert r.returncode == 3 and report_of(r)["outcome"] == "rolled-back"
+    now = h.snapshot()
+    assert same(host_s.initial, now), snapshot_diff(host_s.initial, now)
+    print(f"17 journal points, resumed to fixed, rolled back: {time.monotonic() - t0:.0f} s")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["probed:1", "verify"])
+def test_kill_9_then_resume_rollback_is_byte_identical(host_s, point):
+    h = host_s.host
+    r = h.remedy(
+        "run",
+        h.name,
+        "--plan",
+        str(host_s.plan),
+        "--yes",
+        "--json",
+        "--verify",
+        "cheap",
+        crash=point,
+    )
+    assert r.returncode == -signal.SIGKILL, (point, r.stderr[-1500:])
+    assert h.markers() == expected_markers(point)
+    r = h.remedy("resume", h.name, "--rollback", "--json")
+    assert r.returncode == 3 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    now = h.snapshot()
+    assert same(host_s.initial, now), (point, snapshot_diff(host_s.initial, now))
+    assert [x["outcome"] for x in h.history()][-1] == "rolled-back"
+
+
+def last_records(h: Host) -> dict[str, dict]:
+    """The last journal record of every run on the host, read over SSH."""
+    _, out = h.ssh(
+        "cd ~/.local/state/remedy/runs 2>/dev/null && for d in */; do "
+        'printf \'%s \' "${d%/}"; tail -n 1 "$d/journal.jsonl"; done'
+    )
+    recs = {}
+    for line in out.splitlines():
+        rid, _, rest = line.partition(" ")
+        if rest.strip():
+            recs[rid] = json.loads(rest)
+    return recs
+
+
+def wait_journal(
+    h: Host, known: set[str], pattern: str, proc: subprocess.Popen, timeout: float = 300
+) -> str:
+    """Poll the host's journals until a run not in `known` has a record matching pattern;
+    returns that run's id."""
+    deadline = time.monotonic() + timeout
+    rx = re.compile(pattern)
+    while time.monotonic() < deadline:
+        _, out = h.ssh(
+            "cd ~/.local/state/remedy/runs 2>/dev/null && "
+            "for d in */; do printf '%s ' \"${d%/}\"; tr '\\n' ' ' < "
+            '"$d/journal.jsonl" 2>/dev/null; echo; done',
+            timeout=30,
+        )
+        for line in out.splitlines():
+            rid, _, rest = line.partition(" ")
+            if rid and rid not in known and rx.search(rest):
+                return rid
+        if proc.poll() is not None:
+            raise AssertionError(
+                f"remedy ended (rc {proc.returncode}) before {pattern}: "
+                f"{proc.stderr.read()[-1500:] if proc.stderr else ''}"
+            )
+        time.sleep(0.3)
+    raise AssertionError(f"no journal record {pattern} within {timeout} s")
+
+
+def known_runs(h: Host) -> set[str]:
+    return {x["run_id"] for x in h.history()}
+
+
+@pytest.mark.slow
+def test_second_run_refused_then_dropped_connection_mid_pip_then_resume(host_s):
+    """While run 1 is inside step 1's pip install: run 2 is refused (exit 5, run 1's id and
+    owner); then the host's sshd session processes are killed: run 1 exits 4 with one clear
+    line (no traceback, no hang), the lock stays, `remedy resume` stops what is left of the
+    pip install, restores step 1 and finishes."""
+    h = host_s.host
+    known = known_runs(h)
+    p1 = h.popen("run", h.name, "--plan", str(host_s.plan), "--yes", "--json", "--verify", "cheap")
+    try:
+        rid = wait_journal(h, known, r'"event": "checkpoint", [^}]*"step": 0\b', p1)
+        # a second run while the first holds the lock
+        r2 = h.remedy("run", h.name, "--plan", str(host_s.plan), "--yes", "--json", timeout=300)
+        rep2 = report_of(r2)
+        assert r2.returncode == 5 and rep2["outcome"] == "refused", r2.stderr[-1000:]
+        assert rid in rep2["message"] and f"pid {p1.pid}" in rep2["message"], rep2["message"]
+        assert f"--break-lock {rid}" in r2.stderr
+        # drop the connection: step 1 (pip install) is running now
+        _, j = h.ssh(f"cat ~/.local/state/remedy/runs/{rid}/journal.jsonl")
+        assert '"event": "applied"' not in j, "pip install already done: too late to drop"
+        k = h.sbx_exec("pkill -f '^sshd: root'")
+        t_drop = time.monotonic()
+        out, err = p1.communicate(timeout=120)
+        print(
+            f"  dropped after checkpoint:0; remedy exited {p1.returncode} in "
+            f"{time.monotonic() - t_drop:.1f} s: {err.strip().splitlines()[-3:]}"
+        )
+    finally:
+        if p1.poll() is None:
+            p1.kill()
+            p1.wait()
+    assert k.returncode == 0, k.stderr
+    assert p1.returncode == 4, (p1.returncode, err[-2000:])
+    assert "Traceback" not in err and err.startswith("remedy: error:"), err[-2000:]
+    assert "interrupted" in err and f"remedy resume {h.name}" in err
+    rep = json.loads(out)
+    assert rep["outcome"] == "interrupted" and rep["run_id"] == rid and rep["exit_code"] == 4
+    hist = h.history()
+    assert hist[-1]["outcome"] == "interrupted" and hist[-1]["last_step"] == 0
+    r = h.remedy("resume", h.name, "--json")
+    rep = report_of(r)
+    assert r.returncode == 0 and rep["outcome"] == "fixed", (rep["message"], r.stderr[-1500:])
+    assert h.markers() == dict.fromkeys(STEP_MARKER, True)
+    _, ps = h.ssh("ps -eo args | grep '[p]ip install' || true")
+    assert not ps.strip(), ps
+
+
+@pytest.mark.slow
+def test_host_unreachable_during_the_static_recheck_is_exit_4_then_resume(host_s):
+    """sshd sessions killed and the listener stopped right after step 2 applied (remedy is
+    re-collecting facts): exit 4, a clear message; once sshd answers, resume finishes."""
+    h = host_s.host
+    known = known_runs(h)
+    p1 = h.popen("run", h.name, "--plan", str(host_s.plan), "--yes", "--json", "--verify", "cheap")
+    try:
+        wait_journal(h, known, r'"event": "applied", [^}]*"step": 1\b', p1)
+        h.sbx_exec("pkill -STOP -f '[l]istener'; pkill -f '^sshd: root'")
+        t_drop = time.monotonic()
+        out, err = p1.communicate(timeout=180)
+        secs = time.monotonic() - t_drop
+    finally:
+        h.sbx_exec("pkill -CONT -f '[l]istener'")
+        if p1.poll() is None:
+            p1.kill()
+            p1.wait()
+    print(
+        f"  unreachable after applied:1; remedy exited {p1.returncode} in {secs:.1f} s: "
+        f"{err.strip().splitlines()[-3:]}"
+    )
+    assert p1.returncode == 4 and "Traceback" not in err, err[-2000:]
+    assert err.startswith("remedy: error:") and f"remedy resume {h.name}" in err
+    assert json.loads(out)["outcome"] == "interrupted"
+    r = h.remedy("resume", h.name, "--json")
+    rep = report_of(r)
+    assert r.returncode == 0 and rep["outcome"] == "fixed", (rep["message"], r.stderr[-1500:])
+
+
+def test_stale_plan_is_refused_with_the_fact_diff(doctor, tmp_path):
+    h = up("seed-chain-a", "p")
+    try:
+        r = h.remedy("plan", "--host", h.name, "--out", str(tmp_path / "p.json"))
+        assert r.returncode == 0, r.stderr[-1000:]
+        rc, out = h.ssh(
+            "/opt/sglang-venv/bin/python -m pip install --no-deps nvidia-cuda-cccl==13.0.85"
+        )
+        assert rc == 0, out
+        r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json")
+        rep = report_of(r)
+        print(f"  stale plan: exit {r.returncode}: {rep['message']}; diff {rep['diff'][:6]}")
+        assert r.returncode == 5 and rep["outcome"] == "refused", r.stderr[-1000:]
+        assert "stale" in rep["message"] and "what changed:" in r.stderr
+        assert any("cccl" in line for line in rep["diff"]), rep["diff"]
+        assert h.history() == []  # refused before taking the lock: nothing recorded
+    finally:
+        down(h)
+
+
+# --------------------------------------------------------------------------------------------
+# seed-chain-b: systemd
+# --------------------------------------------------------------------------------------------
+
+
+def unit_state(h: Host) -> tuple[str, str]:
+    _, env = h.ssh(f"systemctl show -p Environment {UNIT}")
+    _, listing = h.ssh(f"ls -la --time-style=+ {DROPIN_DIR} 2>&1; ls /etc/systemd/system")
+    return env.strip(), listing
+
+
+@pytest.fixture
+def host_b(doctor):
+    if not doctor.get("systemd_tier"):
+        pytest.skip(f"sandbox systemd tier not ready: {doctor.get('missing')}")
+    h = up("seed-chain-b", "b")
+    yield h
+    down(h)
+
+
+@pytest.mark.slow
+@pytest.mark.systemd
+def test_seed_chain_b_dropin_reload_one_restart_readiness_then_rollback(host_b, tmp_path):
+    h = host_b
+    env_before, listing_before = unit_state(h)
+    assert "CUDA_HOME" not in env_before
+    before = h.snapshot(["/etc/systemd/system"])
+    plan = chain_plan(
+        h, tmp_path / "b.json", CHAIN_B, "--service", UNIT, consumers={"sglang-server"}
+    )
+    assert [v["probe"] for v in plan["verification"]] == ["launch-probe"]
+    assert any(t["target"] == CUDA_HOME_DROPIN for s in plan["steps"] for t in s["touches"])
+    _, t_start = h.ssh("date +%s")
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "b.json"), "--yes", "--json")
+    rep = report_of(r)
+    print(
+        f"seed-chain-b run: {rep['outcome']} in {rep['seconds']} s: "
+        f"{[(s['action'], s['probe_ok']) for s in rep['steps']]}; {rep['verification']}"
+    )
+    assert r.returncode == 0 and rep["outcome"] == "fixed", (rep["message"], r.stderr[-2000:])
+    assert rep["expensive_verifications"] == 1
+    assert rep["verification"][0]["probe"] == "launch-probe" and rep["verification"][0]["ok"]
+    env_after, _ = unit_state(h)
+    assert f"CUDA_HOME={CU13}" in env_after, env_after
+    rc, dropin = h.ssh(f"cat {CUDA_HOME_DROPIN}")
+    assert rc == 0 and f'Environment="CUDA_HOME={CU13}"' in dropin
+    # one start of the unit during the run (the launch probe's restart), and it is ready
+    _, starts = h.ssh(
+        f"journalctl -u {UNIT} --since @{t_start.strip()} -o cat | grep -c '^Started '"
+    )
+    assert starts.strip() == "1", starts
+    _, jl = h.ssh(f"journalctl -u {UNIT} -o cat | tail -n 200")
+    assert "The server is fired up and ready to roll!" in jl
+    rc, active = h.ssh(f"systemctl is-active {UNIT}")
+    assert active.strip() == "active"
+    # rollback: drop-in gone, daemon reloaded, environment and unit dir as before
+    r = h.remedy("rollback", h.name, "--json")
+    assert r.returncode == 3 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    env_back, listing_back = unit_state(h)
+    assert env_back == env_before
+    assert listing_back == listing_before
+    after = h.snapshot(["/etc/systemd/system"])
+    assert same(before, after), snapshot_diff(before, after)
+    # the unit's definition is back; the process started by the launch probe still runs
+    # with the environment it was started with until the next restart (not remedy's call)
+    _, need = h.ssh(f"systemctl show -p NeedDaemonReload {UNIT}")
+    assert need.strip() == "NeedDaemonReload=no"
