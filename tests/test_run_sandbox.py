@@ -628,6 +628,74 @@ def test_host_unreachable_during_the_static_recheck_is_exit_4_then_resume(host_s
     assert r.returncode == 0 and rep["outcome"] == "fixed", (rep["message"], r.stderr[-1500:])
 
 
+@pytest.mark.slow
+def test_a_step_that_fails_its_check_rolls_back_every_step_exit_3(host_s, tmp_path):
+    """Fault injection in a saved plan: step 3 (install CCCL) does nothing, so its static
+    re-check finds cccl-complete still violated: the run restores step 3, then 2 and 1, and
+    ends rolled-back (exit 3) naming the finding that was wrong; the host is byte-identical."""
+    h = host_s.host
+    plan = json.loads(host_s.plan.read_text())
+    k = next(i for i, st in enumerate(plan["steps"]) if "cccl-complete" in st["fixes"])
+    plan["steps"][k]["commands"] = ["true"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(plan))
+    r = h.remedy("run", h.name, "--plan", str(bad), "--yes", "--json", "--verify", "cheap")
+    rep = report_of(r)
+    print(f"  fault in step {k + 1}: exit {r.returncode}: {rep['message'][:200]}")
+    assert r.returncode == 3 and rep["outcome"] == "rolled-back", (rep, r.stderr[-1000:])
+    assert rep["wrong_finding"] == plan["steps"][k]["fixes"]
+    assert "still violated after the step: cccl-complete" in rep["message"]
+    assert [st["outcome"] for st in rep["steps"]] == ["rolled-back"] * (k + 1)
+    now = h.snapshot()
+    assert same(host_s.initial, now), snapshot_diff(host_s.initial, now)
+    assert h.history()[-1]["outcome"] == "rolled-back"
+
+
+@pytest.mark.slow
+def test_a_failing_restore_is_needs_attention_exit_6_then_rollback(host_s):
+    """A checkpoint that cannot be restored (its manifest moved away on the host) ends the
+    rollback `needs-attention` (exit 6, JSON report) instead of an error; with the manifest
+    back, `remedy rollback` finishes and the host is byte-identical."""
+    h = host_s.host
+    r = h.remedy(
+        "run",
+        h.name,
+        "--plan",
+        str(host_s.plan),
+        "--yes",
+        "--json",
+        "--verify",
+        "cheap",
+        crash="committed:0",
+    )
+    assert r.returncode == -signal.SIGKILL, r.stderr[-1500:]
+    (rid,) = last_records(h)
+    cp = f"~/.local/state/remedy/runs/{rid}/cp/0"
+    assert h.ssh(f"mv {cp}/manifest.json {cp}/manifest.aside")[0] == 0
+    r = h.remedy("resume", h.name, "--rollback", "--json")
+    rep = report_of(r)
+    print(f"  restore failed: exit {r.returncode}: {rep['message'][:200]}")
+    assert r.returncode == 6 and rep["outcome"] == "needs-attention", (rep, r.stderr[-1000:])
+    assert "Traceback" not in r.stderr and "steps still applied: [1]" in rep["message"]
+    assert h.history()[-1]["outcome"] == "needs-attention"
+    assert h.ssh(f"mv {cp}/manifest.aside {cp}/manifest.json")[0] == 0
+    r = h.remedy("rollback", h.name, "--json")
+    assert r.returncode == 3 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1000:]
+    now = h.snapshot()
+    assert same(host_s.initial, now), snapshot_diff(host_s.initial, now)
+
+
+def test_nothing_to_do_on_a_healthy_host_is_exit_10(doctor):
+    h = up("healthy", "h")
+    try:
+        r = h.remedy("run", h.name, "--yes", "--json")
+        rep = report_of(r)
+        assert r.returncode == 10 and rep["outcome"] == "nothing-to-do", (rep, r.stderr[-500:])
+        assert h.history() == []  # no lock taken, nothing recorded
+    finally:
+        down(h)
+
+
 def test_stale_plan_is_refused_with_the_fact_diff(doctor, tmp_path):
     h = up("seed-chain-a", "p")
     try:

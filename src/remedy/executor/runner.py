@@ -514,9 +514,11 @@ class Runner:
         self.current = report
         deferred = dict(deferred or {})
         facts = plan.facts
-        if deferred and start > 0:  # resumed: proofs that came due before the crash
+        if start > 0:  # resumed: the host as it is now, and proofs that came due before
             facts = await self._collect(plan)
-            if await self._due_proofs(run_id, plan, start - 1, facts, deferred, report):
+            if deferred and await self._due_proofs(
+                run_id, plan, start - 1, facts, deferred, report
+            ):
                 return report
         for i in range(start, len(plan.steps)):
             step = plan.steps[i]
@@ -864,7 +866,19 @@ class Runner:
         for i, ev in sorted(state.items()):
             if ev in ("checkpoint", "applied", "probed", "rollback_intent"):
                 self.log(f"step {i + 1}: restoring its checkpoint (interrupted at {ev})")
-                await self._restore(run_id, i, plan.steps[i])
+                try:
+                    await self._restore(run_id, i, plan.steps[i])
+                except TransportError:
+                    raise
+                except RemedyError as exc:
+                    report = RunReport(run_id, self.t.host, "needs-attention")
+                    report.message = (
+                        f"step {i + 1} of run {run_id} was interrupted at {ev} and restoring "
+                        f"its checkpoint failed: {exc}"
+                    )
+                    report.hint = "fix the cause, then `remedy resume` again"
+                    await self._unlock(run_id)
+                    return report
                 await self._journal(run_id, "rolled_back", i, reason=f"interrupted at {ev}")
                 state[i] = "rolled_back"
         committed = sorted(i for i, ev in state.items() if ev == "committed")
@@ -878,9 +892,9 @@ class Runner:
                 )
                 for i in committed
             ]
-            await self._rollback_committed(run_id, plan, report)
-            report.message = "the interrupted run was rolled back"
-            await self._journal(run_id, "finished", None, outcome="rolled-back")
+            if await self._undo(run_id, plan, report):
+                report.message = "the interrupted run was rolled back"
+                await self._journal(run_id, "finished", None, outcome="rolled-back")
             await self._unlock(run_id)
             report.seconds = time.monotonic() - t0
             return report
@@ -953,12 +967,30 @@ class Runner:
             for i in target["committed_steps"]
         ]
         await self._journal(rid, "rollback", None, owner=self.owner)
-        await self._rollback_committed(rid, plan, report)
-        await self._journal(rid, "finished", None, outcome="rolled-back")
+        if await self._undo(rid, plan, report):
+            await self._journal(rid, "finished", None, outcome="rolled-back")
+            report.message = f"run {rid} rolled back"
         await self._unlock(rid)
-        report.message = f"run {rid} rolled back"
         report.seconds = time.monotonic() - t0
         return report
+
+    async def _undo(self, run_id: str, plan: Plan, report: RunReport) -> bool:
+        """Roll back every committed step; a restore that fails (a damaged checkpoint, a
+        full disk) ends the run `needs-attention` (exit 6) with what failed, instead of an
+        error: what was restored stays restored, the journal says which step is left, and
+        `remedy rollback` can be run again once the cause is fixed."""
+        try:
+            await self._rollback_committed(run_id, plan, report)
+            return True
+        except TransportError:
+            raise
+        except RemedyError as exc:
+            left = [s.index + 1 for s in report.steps if s.outcome == "committed"]
+            report.outcome = "needs-attention"
+            report.message = f"rolling back run {run_id} failed: {exc}; steps still applied: {left}"
+            report.hint = f"fix the cause, then `remedy rollback {self.t.host} {run_id}` again"
+            await self._journal(run_id, "finished", None, outcome="needs-attention")
+            return False
 
 
 class _suppress_transport:
