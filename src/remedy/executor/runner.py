@@ -514,7 +514,9 @@ class Runner:
         self.current = report
         deferred = dict(deferred or {})
         facts = plan.facts
-        if start > 0:  # resumed: the host as it is now, and proofs that came due before
+        # resumed: the host as it is now for what runs before the next static re-check (the
+        # proofs that came due before the interruption, or the final verification)
+        if start > 0 and (deferred or start >= len(plan.steps)):
             facts = await self._collect(plan)
             if deferred and await self._due_proofs(
                 run_id, plan, start - 1, facts, deferred, report
