@@ -216,3 +216,23 @@ def test_followup_round_probes_what_the_login_shell_names() -> None:
     assert f.shell_env == {"CUDA_HOME": "/opt/cuda-x", "HF_TOKEN": "<redacted>"}
     assert any("HF_TOKEN redacted" in n for n in f.notes)
     assert any("systemd is not PID 1" in n for n in f.notes)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "env"),
+    [
+        ("/opt/cuvenv/lib/python3.12/site-packages/nvidia/cu13", "/opt/cuvenv"),
+        (
+            "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/",
+            "/root/.pyenv/versions/3.11.7",
+        ),
+        ("/srv/v/lib/python3.10/site-packages/nvidia/cu12", "/srv/v"),
+        ("/usr/local/cuda-13.0", None),
+        ("/opt/x/lib/python3.12/site-packages/nvidia/cuda_runtime", None),
+        ("/usr/lib/python3/dist-packages/nvidia/cu13", None),
+    ],
+)
+def test_a_wheel_dir_named_by_cuda_home_is_owned_by_its_env(prefix: str, env: str | None) -> None:
+    from remedy.facts.toolkits import owning_env
+
+    assert owning_env(prefix) == env

@@ -418,6 +418,51 @@ def test_launch_reports_a_server_that_exits_early() -> None:
     assert not r.ok and "exited (exit status 3) before the readiness line" in r.detail
 
 
+def test_launch_then_generate_is_answered() -> None:
+    r = launch("ready", timeout=10, generate=True)
+    assert r.ok, r.detail
+    assert "/generate #1 200 in" in r.detail and "(16 output ids)" in r.detail
+
+
+def test_generate_waits_while_the_first_request_builds_sampling() -> None:
+    """The first non-greedy request JIT-builds FlashInfer sampling (87-106 s on an H200): a
+    silent `cicc` under the server keeps the 1 s wait open for the 4 s build."""
+    r = launch("ready", timeout=10, extend_s=1.0, args=["--generate", "build", "--build-s", "4"],
+               generate=[{"input_ids": [1, 2], "sampling_params": {"temperature": 0.8, "top_k": 20}}])  # fmt: skip
+    assert r.ok, r.detail
+    assert "waited on a build" in r.detail and "cicc[" in r.detail
+
+
+@pytest.mark.parametrize(
+    ("mode", "expect"),
+    [
+        ("hang", "got no answer within"),
+        ("error", "answered 500"),
+        ("die", "scheduler-exception"),
+    ],
+)
+def test_generate_failures_decide_failed(mode: str, expect: str) -> None:
+    r = launch("ready", timeout=10, extend_s=1.5, args=["--generate", mode], generate=True)
+    assert not r.ok
+    assert expect in r.detail, r.detail
+    assert r.seconds < 20
+
+
+def test_generate_answer_parsing() -> None:
+    from remedy.probes.launch import answered, generate_requests
+
+    assert answered('REMEDY-HTTP 200\nREMEDY-BODY {"output_ids": [1, 2]}') == (
+        "200",
+        "2 output ids",
+    )
+    assert answered('REMEDY-HTTP 200\nREMEDY-BODY [{"text": "hi"}]')[0] == "200"
+    assert answered("REMEDY-HTTP 200\nREMEDY-BODY <html>")[0] == "bad-body"
+    assert answered('REMEDY-HTTP 200\nREMEDY-BODY {"error": 1}')[0] == "bad-body"
+    assert answered("REMEDY-HTTP 0 URLError: refused") == ("0", "URLError: refused")
+    assert generate_requests(True)[0]["sampling_params"]["temperature"] == 0
+    assert generate_requests({"text": "x"}) == [{"text": "x"}] and generate_requests(None) == []
+
+
 def test_launch_needs_a_unit_or_a_command() -> None:
     r = run(run_probe("launch-probe", ScriptedTransport(lambda c: 0), Facts()))
     assert not r.ok and "needs a server to start" in r.detail

@@ -8,6 +8,8 @@ check (nvcc release vs CUDART_VERSION), missing `nv/target`, and `cannot find -l
 
 from __future__ import annotations
 
+import re
+
 from remedy.facts import parsers as p
 from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
 from remedy.model import CcclTree, Toolkit
@@ -311,10 +313,21 @@ def build_toolkit(rec: ToolkitRecord) -> Toolkit:
         libs=libs,
         nvcc_profile_libdir=profile_libdir,
         pip=pip,
-        python=meta.get("python") or None,
+        python=meta.get("python") or owning_env(rec.prefix),
         stand_in=stand_in,
         note=_join_note(meta, *notes),
     )
+
+
+WHEEL_DIR = re.compile(r"^(/.+?)/lib/python3\.\d+/site-packages/nvidia/cu1\d$")
+
+
+def owning_env(prefix: str) -> str | None:
+    """The Python environment a pip wheel dir lies in, when the prefix was reached by name
+    (CUDA_HOME=<venv>/lib/python3.X/site-packages/nvidia/cu13) rather than through that env:
+    its pip is the one that can align the wheels."""
+    m = WHEEL_DIR.match(prefix.rstrip("/"))
+    return m.group(1) if m else None
 
 
 def _first(text: str) -> str:

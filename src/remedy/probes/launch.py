@@ -33,12 +33,22 @@ The timeout is a budget, extended while a build is in progress, never a kill swi
     check, not the log, is what keeps a long cold build alive. Only a stalled or absent build
     lets the budget run out; then the verdict is "no readiness within N s".
   * params["max_s"], when the caller sets one, is an absolute ceiling.
+
+Serving, not only starting (params["generate"]: true for one greedy request, a JSON body, or a
+list of bodies): after /health, each body is POSTed to /generate (params["generate_url"], else
+next to /health) on the host, one after the other. These requests are also the pre-warm: the
+first non-greedy request JIT-builds FlashInfer's sampling module (87-106 s cold on an H200), so
+the same rule holds as for the launch: the answer is awaited for extend_s, and for as long
+after that as a compiler under the server makes progress; the server's log is still watched, and
+a fatal signature or the server exiting decides "failed" at once. A request is answered when the
+status is 200 and the body is JSON with `output_ids` or `text`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import time
 from collections import deque
@@ -95,6 +105,42 @@ HEALTH_TRIES = 5
 IDLE_TICK_S = 15.0
 CONTEXT_LINES = 20
 FOREVER = 30 * 86400.0
+GREEDY = {
+    "input_ids": [1, 450, 4996, 17354, 1701],
+    "sampling_params": {"max_new_tokens": 16, "temperature": 0},
+}  # token ids work with and without --skip-tokenizer-init
+CLIENT_S = 4 * 3600.0  # the client never gives up first: the probe's deadline decides
+
+
+def generate_requests(value: object) -> list[dict]:
+    """params["generate"] -> the request bodies (true: one greedy request)."""
+    if value is True:
+        return [GREEDY]
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return [v if isinstance(v, dict) else GREEDY for v in value]
+    return []
+
+
+def answered(text: str) -> tuple[str, str]:
+    """The helper's output -> (status, what the body says); status "200" and a JSON body with
+    output_ids/text is an answer."""
+    m = re.search(r"REMEDY-HTTP (\d+)(.*)", text)
+    status = m.group(1) if m else "none"
+    body = text.split("REMEDY-BODY ", 1)[1].strip() if "REMEDY-BODY " in text else ""
+    if status != "200":
+        why = (m.group(2).strip() if m else text.strip()[-200:]) or body[:200]
+        return status, why
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return "bad-body", f"200 but not JSON: {body[:200]}"
+    first = data[0] if isinstance(data, list) and data else data
+    if not isinstance(first, dict) or not ("output_ids" in first or "text" in first):
+        return "bad-body", f"200 without output_ids/text: {body[:200]}"
+    n = len(first.get("output_ids") or [])
+    return "200", f"{n} output ids" if n else f"text {str(first.get('text'))[:60]!r}"
 
 
 @dataclass
@@ -211,6 +257,10 @@ class LaunchProbe:
             pump = asyncio.create_task(self._pump(stream, queue))
             try:
                 ok, detail = await self._watch(queue)
+                requests = generate_requests(ctx.params.get("generate"))
+                if ok and requests:
+                    ok, said = await self._generate(queue, requests)
+                    detail += said
                 if self.unit is None and not ctx.params.get("keep_running"):
                     await self._stop(queue)
             finally:
@@ -364,6 +414,86 @@ class LaunchProbe:
             if i < HEALTH_TRIES - 1:
                 await asyncio.sleep(1.0)
         return False, f"readiness line seen but GET {url} answered {', '.join(statuses)}"
+
+    async def _generate(
+        self, queue: asyncio.Queue[str | None], requests: list[dict]
+    ) -> tuple[bool, str]:
+        """POST each body to /generate; wait while the server builds, fail on its death."""
+        url = self.ctx.params.get("generate_url") or (
+            health_url(self.ctx, self.w).rsplit("/health", 1)[0] + "/generate"
+        )
+        py = self.ctx.python()
+        said: list[str] = []
+        for i, body in enumerate(requests, 1):
+            t0 = time.monotonic()
+            argv = ["sh", "-c", 'p=$1; shift; [ -x "$p" ] || p=python3; exec "$p" "$@"', "sh",
+                    py, self.hd.join("http_get.py"), url, f"{CLIENT_S:g}", json.dumps(body)]  # fmt: skip
+            task = asyncio.create_task(self.t.run(argv, timeout=CLIENT_S + 60))
+            deadline = t0 + self.extend_s
+            try:
+                while not task.done():
+                    while not queue.empty():
+                        line = queue.get_nowait()
+                        if line is None:
+                            await queue.put(None)
+                            return (
+                                False,
+                                f"; the server died during POST {url} #{i}: {self._ended()}",
+                            )
+                        verdict = await self._line(line)
+                        if verdict is not None and not verdict[0]:
+                            await self._grace(queue)
+                            return False, f"; during POST {url} #{i}: {verdict[1]}"
+                    await asyncio.wait({task}, timeout=1.0)
+                    if not task.done() and time.monotonic() >= deadline:
+                        building = await self._building()
+                        if not building:
+                            return False, (
+                                f"; POST {url} #{i} got no answer within "
+                                f"{time.monotonic() - t0:.0f} s and no build in progress"
+                            )
+                        deadline = time.monotonic() + self.extend_s
+                        self.w.extensions.append(
+                            f"/generate #{i} {time.monotonic() - t0:.0f} s: {building}"
+                        )
+                r = task.result()
+            except TransportError as e:
+                return False, f"; POST {url} #{i}: {e}"
+            finally:
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(BaseException):
+                        await task
+            status, what = answered(r.text())
+            took = time.monotonic() - t0
+            waited = [e for e in self.w.extensions if e.startswith(f"/generate #{i} ")]
+            if waited:
+                what += f"; waited on a build {len(waited)}x: {waited[-1]}"
+            if status != "200":
+                why = await self._fatal_within_grace(queue)
+                return False, (
+                    f"; POST {url} #{i} answered {status} after {took:.1f} s: {what}"
+                    + (f"; the server's log: {why}" if why else "")
+                )
+            said.append(f"#{i} 200 in {took:.1f} s ({what})")
+        return True, f"; POST {url} " + ", ".join(said)
+
+    async def _fatal_within_grace(self, queue: asyncio.Queue[str | None]) -> str:
+        """A request that failed because the server is dying: its log says why a moment later."""
+        end = time.monotonic() + GRACE_S
+        while (left := end - time.monotonic()) > 0:
+            try:
+                line = await asyncio.wait_for(queue.get(), left)
+            except (asyncio.TimeoutError, TimeoutError):
+                return ""
+            if line is None:
+                await queue.put(None)
+                return self._ended()
+            verdict = await self._line(line)
+            if verdict is not None and not verdict[0]:
+                await self._grace(queue)
+                return verdict[1]
+        return ""
 
     def _ready_detail(self, url: str) -> str:
         w = self.w
