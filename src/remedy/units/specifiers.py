@@ -114,7 +114,7 @@ def unit_name_unescape(text: str) -> str:
                 raise SpecifierError(f"bad escape in unit name part {text!r}") from None
             i += 3
         else:
-            out += c.encode()
+            out += c.encode("utf-8", "surrogateescape")  # names read from a host may hold any byte
         i += 1
     return out.decode("utf-8", "surrogateescape")
 

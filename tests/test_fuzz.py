@@ -1,0 +1,426 @@
+"""Fuzzing every parser of outside input: recorded real files, mutated, plus plain random data.
+
+Targets: the log reader and signature scan (evidence/), the knowledge and playbook loaders
+(yamlload, loader, schema, the signature catalog), the unit parser (units/) and every fact
+parser (facts/). Each case must end without a crash (only remedy's own errors, with a message,
+where the target may refuse input at all), within CASE_SECONDS (a SIGALRM aborts a hang) and
+under CASE_PEAK_BYTES of Python allocations (tracemalloc peak, sampled: see TRACE_EVERY).
+
+The number of cases comes from the hypothesis profile (tests/conftest.py): `ci` by default,
+REMEDY_FUZZ=long for 10,000+ per target (bench/reliability.py). With REMEDY_FUZZ_COUNTS=FILE
+the cases run per target are written to FILE as JSON at the end of the module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import signal
+import tempfile
+import time
+import tracemalloc
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import example, given
+from hypothesis import strategies as st
+from test_facts_fixtures import PARSERS, fixture_files
+
+from remedy.errors import KnowledgeError, RemedyError
+from remedy.evidence.catalog import load_catalog
+from remedy.evidence.scan import scan_lines, scan_path
+from remedy.facts.collect import collect_facts
+from remedy.facts.sections import DEFAULT_TOKEN
+from remedy.knowledge import schema
+from remedy.knowledge.loader import load_knowledge
+from remedy.knowledge.yamlload import load_yaml, validate_entry
+from remedy.transport import CommandResult, ScriptedTransport
+from remedy.units.host import _parse_records
+from remedy.units.parse import SourceFile, UnitFiles, load_unit
+from remedy.units.specifiers import expand, unit_name_path_unescape, unit_name_unescape
+from remedy.units.syntax import parse_show_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+FIX = ROOT / "tests" / "fixtures"
+CASE_SECONDS = 5.0  # generous for a loaded 2-core CI box; a hang is minutes, not seconds
+CASE_PEAK_BYTES = 256 * 2**20  # inputs are at most ~100 KiB; a parse never needs 256 MiB
+# tracemalloc triples the cost of a case, so the peak is measured on every TRACE_EVERY-th case
+# of each target (the first included); bench/reliability.py also runs the long profile under
+# RLIMIT_AS, so a runaway allocation in any case ends in MemoryError, a failure.
+TRACE_EVERY = 8
+COUNTS: Counter[str] = Counter()
+
+
+class Hang(Exception):
+    """Raised by SIGALRM inside a case that ran past CASE_SECONDS."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise Hang(f"a case ran past {CASE_SECONDS}s")
+
+
+def bounded(target: str, fn: Callable[[], Any], *, may_refuse: bool = True) -> Any:
+    """Run one case under the time and memory bounds; remedy's own errors are fine when the
+    target may refuse its input, anything else fails the case."""
+    COUNTS[target] += 1
+    traced = COUNTS[target] % TRACE_EVERY == 1
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
+    if traced:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        return fn()
+    except RemedyError as exc:
+        if not may_refuse:
+            raise
+        assert str(exc).strip(), f"{type(exc).__name__} without a message"
+        return exc
+    finally:
+        elapsed = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1] if traced else 0
+        if traced:
+            tracemalloc.stop()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        assert elapsed < CASE_SECONDS, f"{target}: a case took {elapsed:.1f}s"
+        assert peak < CASE_PEAK_BYTES, f"{target}: a case allocated {peak >> 20} MiB"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_counts() -> Iterator[None]:
+    yield
+    out = os.environ.get("REMEDY_FUZZ_COUNTS")
+    if out:
+        Path(out).write_text(json.dumps(dict(sorted(COUNTS.items())), indent=1) + "\n")
+
+
+# ---- inputs: real recorded files, mutated ----------------------------------------------------
+
+NASTY = [
+    b"\0",
+    b"\xff\xfe",
+    b"\r\n",
+    b"\n\n\n",
+    b"%",
+    b"%i%n%%%",
+    b"\\",
+    b'"',
+    b"'",
+    b"`",
+    b"$(",
+    b"${X}",
+    b"\t",
+    b"\x1b[31m",
+    "é😀".encode(),
+    b"=" * 3,
+    b"[Service]\n",
+    b"{{ x }}",
+    b"{%",
+    b"- ",
+    b": ",
+    b"!!python/object:os.system",
+    b"&a *a",
+    b"\xe2\x80",
+    b"#",
+    b";",
+    b"A" * 5000,
+    DEFAULT_TOKEN.encode() + b" ",
+    b"\n" + DEFAULT_TOKEN.encode() + b" end\n",
+]
+
+
+def _read(paths: list[Path]) -> list[bytes]:
+    return [p.read_bytes() for p in paths if p.is_file()]
+
+
+def mutated(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
+    """A seed with up to 8 edits: insert nasty or random bytes, delete, duplicate, splice in a
+    piece of another seed, truncate, flip a byte. (Memoized: building a composite strategy
+    costs more than a case.)"""
+    return _mutated(tuple(seeds))
+
+
+@functools.cache
+def _mutated(seeds: tuple[bytes, ...]) -> st.SearchStrategy[bytes]:
+
+    @st.composite
+    def build(draw: st.DrawFn) -> bytes:
+        data = bytearray(draw(st.sampled_from(seeds)))
+        for op in draw(st.lists(st.integers(0, 6), max_size=8)):
+            n = len(data)
+            i = draw(st.integers(0, n))
+            j = draw(st.integers(i, min(n, i + 4096)))
+            if op == 0:
+                data[i:i] = draw(st.sampled_from(NASTY))
+            elif op == 1:
+                data[i:i] = draw(st.binary(max_size=40))
+            elif op == 2:
+                del data[i:j]
+            elif op == 3:
+                data[i:i] = data[i:j]
+            elif op == 4:
+                other = draw(st.sampled_from(seeds))
+                k = draw(st.integers(0, len(other)))
+                data[i:i] = other[k : k + draw(st.integers(0, 2000))]
+            elif op == 5:
+                del data[i:]
+            elif n:
+                data[min(i, n - 1)] = draw(st.integers(0, 255))
+        return bytes(data)
+
+    return build()
+
+
+@functools.cache
+def _inputs(seeds: tuple[bytes, ...]) -> st.SearchStrategy[bytes]:
+    return st.one_of(mutated(list(seeds)), mutated(list(seeds)), st.binary(max_size=300))
+
+
+def inputs(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
+    """Mostly mutated seeds, some plain random bytes."""
+    return _inputs(tuple(seeds))
+
+
+def as_text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+LOGS = _read(
+    sorted((FIX / "logs").glob("*.log"))
+    + sorted((FIX / "corpus").glob("*/*.log"))
+    + sorted((FIX / "gpu").glob("*.log"))
+)
+KNOWLEDGE = {p.name: p for p in sorted((ROOT / "knowledge").glob("*.yaml"))}
+PLAYBOOKS = {p.name: p for p in sorted((ROOT / "playbooks").glob("*.yaml"))}
+YAML_SEEDS = _read([*KNOWLEDGE.values(), *PLAYBOOKS.values(), FIX / "signature_cases.yaml"])
+UNIT_CASES = yaml.safe_load((FIX / "units" / "environment.yaml").read_text())
+UNIT_SEEDS = [(FIX / "units" / "sglang-k26.service").read_bytes()] + [
+    c["unit"].encode() for c in UNIT_CASES if isinstance(c.get("unit"), str)
+]
+ENV_FILE_SEEDS = [
+    t.encode()
+    for c in UNIT_CASES
+    for t in (c.get("env_files") or {}).values()
+    if isinstance(t, str)
+] or [b"A=1\n"]
+FACT_FIXTURES: dict[str, list[dict[str, Any]]] = {}
+for _f in fixture_files():
+    FACT_FIXTURES.setdefault(_f.parent.name, []).append(json.loads(_f.read_text()))
+HOSTS = [json.loads(p.read_text()) for p in sorted((FIX / "facts" / "hosts").glob("*.json"))]
+
+
+# ---- evidence: the log reader and the signature scan -----------------------------------------
+
+
+@given(data=inputs(LOGS))
+@example(data=b"\n")
+def test_fuzz_evidence_scan_lines(data: bytes) -> None:
+    bounded("evidence.scan_lines", lambda: scan_lines([data], source="fuzz"))
+
+
+@given(data=inputs(LOGS))
+@example(data=b"")
+@example(data=b"\0\0\0")
+def test_fuzz_evidence_scan_path(data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    fd, name = tempfile.mkstemp(dir=tmp_path_factory.getbasetemp(), suffix=".log")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    try:
+        bounded("evidence.scan_path", lambda: scan_path(name))
+    finally:
+        os.unlink(name)
+
+
+SIGNATURES = (ROOT / "knowledge" / "signatures.yaml").read_bytes()
+
+
+@given(data=mutated([SIGNATURES]))
+def test_fuzz_signature_catalog(data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.getbasetemp() / "signatures.yaml"
+    path.write_bytes(data)
+    res = bounded("evidence.catalog", lambda: load_catalog(path))
+    if isinstance(res, RemedyError):
+        assert isinstance(res, KnowledgeError) and str(path) in str(res), res
+    else:  # a catalog that loads scans real logs without crashing
+        bounded("evidence.catalog", lambda: scan_lines([LOGS[0]], catalog=res), may_refuse=False)
+
+
+# ---- knowledge and playbooks -----------------------------------------------------------------
+
+MODELS = {
+    "components.yaml": ("components", schema.Component),
+    "variables.yaml": ("variables", schema.Variable),
+    "cuda-releases.yaml": ("releases", schema.Release),
+    "rules.yaml": ("rules", schema.Rule),
+    "rules-breadth.yaml": ("rules", schema.Rule),
+    "actions.yaml": ("actions", schema.Action),
+    "breadth.yaml": ("actions", schema.Action),
+    "probes.yaml": ("probes", schema.Probe),
+}
+
+
+def _yaml_and_schema(path: Path) -> None:
+    doc = load_yaml(path)
+    if isinstance(doc, dict):
+        for key, model in {k: m for k, m in MODELS.values()}.items():
+            for entry in doc.get(key) or [] if isinstance(doc.get(key), list) else []:
+                validate_entry(model, entry, str(path))
+
+
+@given(data=inputs(YAML_SEEDS))
+@example(data=b"!!python/object/apply:os.system ['touch /tmp/remedy-pwned']")
+@example(data=b"a: &a [*a, *a]\n")
+def test_fuzz_yaml_and_schema(data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.getbasetemp() / "fuzz.yaml"
+    path.write_bytes(data)
+    res = bounded("knowledge.yaml+schema", lambda: _yaml_and_schema(path))
+    if isinstance(res, RemedyError):
+        assert isinstance(res, KnowledgeError) and str(path) in str(res), res
+
+
+@pytest.fixture(scope="module")
+def kb_copy(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("kb")
+    k, p = base / "knowledge", base / "playbooks"
+    k.mkdir()
+    p.mkdir()
+    for src, dst in ((KNOWLEDGE, k), (PLAYBOOKS, p)):
+        for name, path in src.items():
+            (dst / name).write_bytes(path.read_bytes())
+    return k, p
+
+
+_ALL_KB = {
+    **{n: ("k", p) for n, p in KNOWLEDGE.items()},
+    **{n: ("p", p) for n, p in PLAYBOOKS.items()},
+}
+
+
+@st.composite
+def kb_case(draw: st.DrawFn) -> tuple[str, bytes]:
+    name = draw(st.sampled_from(sorted(_ALL_KB)))
+    return name, draw(mutated([_ALL_KB[name][1].read_bytes()]))
+
+
+@given(case=kb_case())
+def test_fuzz_knowledge_loader(case: tuple[str, bytes], kb_copy: tuple[Path, Path]) -> None:
+    """One file of a copy of knowledge/ + playbooks/ is mutated, the whole base is loaded."""
+    name, data = case
+    where, orig = _ALL_KB[name]
+    target = (kb_copy[0] if where == "k" else kb_copy[1]) / name
+    target.write_bytes(data)
+    try:
+        res = bounded("knowledge.loader", lambda: load_knowledge(str(kb_copy[0]), str(kb_copy[1])))
+    finally:
+        target.write_bytes(orig.read_bytes())
+    if isinstance(res, RemedyError):
+        assert isinstance(res, KnowledgeError), res
+
+
+# ---- systemd units ---------------------------------------------------------------------------
+
+
+@given(
+    frag=inputs(UNIT_SEEDS),
+    dropin=st.one_of(st.none(), inputs(UNIT_SEEDS)),
+    env=inputs(ENV_FILE_SEEDS),
+    optional=st.booleans(),
+)
+def test_fuzz_unit_parser(frag: bytes, dropin: bytes | None, env: bytes, optional: bool) -> None:
+    dash = "-" if optional else ""
+    frag = frag + f"\n[Service]\nEnvironmentFile={dash}/etc/fx.env\n".encode()
+    files = UnitFiles(
+        name="fx.service",
+        fragment=SourceFile("/etc/systemd/system/fx.service", frag),
+        dropins=[SourceFile("/etc/systemd/system/fx.service.d/z.conf", dropin)] if dropin else [],
+        env_files={"/etc/fx.env": env},
+    )
+    bounded("units.load_unit", lambda: load_unit(files))
+    bounded("units.load_unit", lambda: load_unit(files, strict_env_files=False), may_refuse=False)
+
+
+def _refused(fn: Callable[[], Any]) -> None:
+    """These helpers refuse bad words with ValueError (SpecifierError: systemd drops the word;
+    parse_show_environment: not systemctl's output); their callers turn that into diagnostics."""
+    try:
+        fn()
+    except ValueError as exc:
+        assert str(exc)
+
+
+@given(data=inputs(UNIT_SEEDS + [b"Environment=A=1 B=two\\ words", b"%n %i %h/x %%"]))
+@example(data=b"=\x80")  # unit_name_unescape() re-encoded a host byte strictly: UnicodeEncodeError
+def test_fuzz_unit_words(data: bytes) -> None:
+    def run() -> None:
+        text = as_text(data)
+        _refused(lambda: parse_show_environment(text))
+        for unit in ("a@b.service", "x.service", f"a@{text[:200]}.service"):
+            _refused(lambda u=unit: expand(data[:2000], u, fragment_path="/etc/systemd/system/x"))
+        _refused(lambda: unit_name_unescape(text[:2000]))
+        _refused(lambda: unit_name_path_unescape(text[:2000]))
+
+    bounded("units.words", run, may_refuse=False)
+
+
+@given(data=inputs([b"F " + b"L2V0Yy94" + b" QT0xCg==\n", b"S 0 QT0x\nB 1\nX L2Jpbi9zaA==\n"]))
+def test_fuzz_unit_host_records(data: bytes) -> None:
+    bounded("units.host_records", lambda: _parse_records(data, ""))
+
+
+# ---- facts -----------------------------------------------------------------------------------
+
+
+@st.composite
+def fact_case(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    kind = draw(st.sampled_from(sorted(FACT_FIXTURES)))
+    fixtures = FACT_FIXTURES[kind]
+    fx = dict(draw(st.sampled_from(fixtures)))
+    seeds = [f["output"].encode("utf-8", "surrogateescape") for f in fixtures]
+    fx["output"] = as_text(draw(inputs(seeds)))
+    return kind, fx
+
+
+@given(case=fact_case())
+def test_fuzz_fact_parsers(case: tuple[str, dict[str, Any]]) -> None:
+    """Every facts parser on mutated recordings of its own kind: facts parsers never raise
+    (bad output becomes notes), so no error is allowed at all."""
+    kind, fx = case
+    bounded(f"facts.{kind}", lambda: PARSERS[kind](fx), may_refuse=False)
+
+
+@st.composite
+def host_case(draw: st.DrawFn) -> tuple[dict[str, Any], list[bytes], list[bytes]]:
+    fx = draw(st.sampled_from(HOSTS))
+    outs = [r["output"].encode() for r in fx["rounds"]]
+    replies = [draw(mutated([o])) for o in outs]
+    extra = draw(st.lists(mutated(outs), min_size=3, max_size=3))
+    return fx, replies, extra
+
+
+@given(case=host_case())
+def test_fuzz_collect_facts(case: tuple[dict[str, Any], list[bytes], list[bytes]]) -> None:
+    """A whole collection replayed with mutated replies (a reply to an unknown follow-up script
+    is a mutated reply of another round): collect_facts degrades to notes."""
+    fx, replies, extra = case
+    spare = iter(extra * 4)
+
+    def handler(call: Any) -> CommandResult:
+        for r, out in zip(fx["rounds"], replies, strict=True):
+            if r["command"] == call.script:
+                return CommandResult(r["exit_status"], out, b"", 0.0)
+        return CommandResult(0, next(spare, b""), b"", 0.0)
+
+    t = ScriptedTransport(handler, host=fx["host"])
+    bounded(
+        "facts.collect",
+        lambda: asyncio.run(
+            collect_facts(t, services=fx.get("services"), timeout=30, token=DEFAULT_TOKEN)
+        ),
+    )
