@@ -34,35 +34,36 @@ Hosts are named r<pid>..., torn down by fixture finalizers (and atexit).
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
 import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sandbox_hosts import (
+    CHAIN_A,
+    CU13,
+    Host,
+    SandboxUnavailable,
+    chain_plan,
+    report_of,
+    same,
+    snapshot_diff,
+)
+from sandbox_hosts import doctor as sbx_doctor
+from sandbox_hosts import down as _down
+from sandbox_hosts import up as _up
 
-REPO = Path(__file__).resolve().parents[1]
-SBX = REPO / "sandbox" / "sbx"
 PREFIX = f"r{os.getpid() % 100000}"
-SITE = "/opt/sglang-venv/lib/python3.11/site-packages"
-CU13 = f"{SITE}/nvidia/cu13"
 UNIT = "sglang-k26.service"
 DROPIN_DIR = f"/etc/systemd/system/{UNIT}.d"
 CUDA_HOME_DROPIN = f"{DROPIN_DIR}/50-remedy-cuda-home.conf"
 
-# the rules each scenario stages (sandbox/scenarios/*/scenario.yaml, seeds 000-003)
-CHAIN_A = {
-    "ptxas-accepts-cicc-ptx",
-    "nvcc-matches-cudart-headers",
-    "toolkit-links-cudart",
-    "cccl-complete",
-}
+# the rules each scenario stages (CHAIN_A: sandbox_hosts; seeds 000-003)
 EXPENSIVE = {
     "flashinfer-jit-build",
     "sglang-jit-build",
@@ -80,136 +81,18 @@ CHAIN_B = {
 
 pytestmark = pytest.mark.sandbox
 
-_started: set[str] = set()
-
-
-def _down_all() -> None:
-    for name in list(_started):
-        subprocess.run([str(SBX), "down", name], capture_output=True, check=False, timeout=300)
-        _started.discard(name)
-
-
-atexit.register(_down_all)
-
 
 @pytest.fixture(scope="module")
 def doctor() -> dict:
-    if os.geteuid() != 0:
-        pytest.skip("sandbox hosts need root (namespaces, overlayfs): not root")
-    if not SBX.exists():
-        pytest.skip(f"{SBX} is missing")
-    p = subprocess.run([str(SBX), "doctor"], capture_output=True, text=True, timeout=120)
     try:
-        doc = json.loads(p.stdout)
-    except ValueError:
-        pytest.skip(f"sbx doctor failed: {p.stderr.strip()[-300:]}")
-    if not doc.get("ssh_tier"):
-        pytest.skip(f"sandbox ssh tier not ready (scripts/setup-sandbox.sh): {doc.get('missing')}")
-    return doc
+        return sbx_doctor()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
 
 
 # --------------------------------------------------------------------------------------------
-# a host, and remedy against it
+# a host, and remedy against it (Host, snapshots, plans: tests/sandbox_hosts.py)
 # --------------------------------------------------------------------------------------------
-
-
-class Host:
-    """One sandbox host: remedy's CLI against it, SSH, and its state read back."""
-
-    def __init__(self, rec: dict) -> None:
-        self.rec = rec
-        self.name = rec["name"]
-        self.cfg = rec["ssh_config"]
-
-    # remedy, as a user runs it
-    def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "remedy", "--ssh-config", self.cfg, *args]
-
-    def remedy(
-        self, *args: str, crash: str | None = None, timeout: float = 1200
-    ) -> subprocess.CompletedProcess:
-        env = dict(os.environ)
-        env.pop("REMEDY_CRASH_AT", None)
-        if crash:
-            env["REMEDY_CRASH_AT"] = crash
-        return subprocess.run(
-            self.argv(*args), capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO
-        )
-
-    def popen(self, *args: str) -> subprocess.Popen:
-        env = dict(os.environ)
-        env.pop("REMEDY_CRASH_AT", None)
-        return subprocess.Popen(
-            self.argv(*args),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=REPO,
-        )
-
-    def ssh(self, cmd: str, timeout: float = 120) -> tuple[int, str]:
-        p = subprocess.run(
-            ["ssh", "-F", self.cfg, self.name, cmd], capture_output=True, text=True, timeout=timeout
-        )
-        return p.returncode, p.stdout + p.stderr
-
-    def sbx_exec(self, cmd: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [str(SBX), "exec", self.name, "sh", "-c", cmd],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
-    # the host's state
-    def snapshot(self, extra: list[str] = ()) -> dict:
-        """Agent digest (contents, modes, owners, link targets, directories) of the venv's
-        nvidia tree, every nvidia dist-info, /etc/profile.d and `extra` paths."""
-        return asyncio.run(_snapshot(self, list(extra)))
-
-    def history(self) -> list[dict]:
-        r = self.remedy("history", self.name, "--json", timeout=120)
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)
-
-    def markers(self) -> dict[str, bool]:
-        """Which step of the seed-chain-a fix is visible on the host right now."""
-        _, out = self.ssh(
-            f"cd {CU13} && printf 'align=%s\\n' \"$(bin/nvcc --version 2>/dev/null | "
-            "grep -c 'release 13.0')\"; printf 'layout=%s\\n' \"$(test -L lib64 && "
-            'test -e lib/libcudart.so && test -e lib/stubs/libcuda.so && echo 1 || echo 0)"; '
-            "printf 'cccl=%s\\n' \"$(test -e include/cccl/nv/target && echo 1 || echo 0)\""
-        )
-        vals = dict(line.split("=", 1) for line in out.split() if "=" in line)
-        return {k: vals.get(k, "0").strip() not in ("0", "") for k in ("align", "layout", "cccl")}
-
-
-async def _snapshot(h: Host, extra: list[str]) -> dict:
-    from remedy.executor.hoststate import HostState
-    from remedy.transport import open_transport
-
-    t = open_transport(h.name, ssh_config=h.cfg, connect_timeout=20.0)
-    try:
-        hs = HostState(t)
-        await hs.setup()
-        r = await t.run(["sh", "-c", f"ls -d {SITE}/nvidia {SITE}/nvidia_*.dist-info"], timeout=60)
-        paths = sorted(r.text().split()) + ["/etc/profile.d", *extra]
-        spec = {"paths": paths, "cache": "/root/.cache/remedy-test-snapshot.json", "listing": True}
-        _, data = await hs.agent("snapshot", input=json.dumps(spec).encode(), timeout=900)
-        return data
-    finally:
-        await t.close()
-
-
-def same(a: dict, b: dict) -> bool:
-    return a["digest"] == b["digest"]
-
-
-def snapshot_diff(a: dict, b: dict, n: int = 12) -> str:
-    la, lb = {tuple(x) for x in a["listing"]}, {tuple(x) for x in b["listing"]}
-    gone, new = sorted(la - lb)[:n], sorted(lb - la)[:n]
-    return f"only before: {gone}\nonly after: {new}"
 
 
 async def _probe(h: Host, probe: str, consumer: str, arch: str = "12.0") -> Any:
@@ -236,55 +119,14 @@ def probe(h: Host, probe_id: str, consumer: str) -> Any:
 
 
 def up(scenario: str, suffix: str, *extra: str) -> Host:
-    name = f"{PREFIX}{suffix}"
-    _started.add(name)
-    p = subprocess.run(
-        [str(SBX), "up", scenario, "--name", name, *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if p.returncode != 0:
-        _started.discard(name)
-        pytest.fail(f"sbx up {scenario} failed: {p.stderr.strip()[-500:]}")
-    return Host(json.loads(p.stdout.strip().splitlines()[-1]))
+    try:
+        return _up(scenario, f"{PREFIX}{suffix}", *extra)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 def down(h: Host) -> None:
-    subprocess.run([str(SBX), "down", h.name], capture_output=True, timeout=300)
-    _started.discard(h.name)
-
-
-def report_of(p: subprocess.CompletedProcess) -> dict:
-    try:
-        return json.loads(p.stdout)
-    except ValueError:
-        raise AssertionError(
-            f"no JSON report (rc {p.returncode}):\nstdout: {p.stdout[-1500:]}"
-            f"\nstderr: {p.stderr[-3000:]}"
-        ) from None
-
-
-def chain_plan(
-    h: Host, out: Path, rules: set[str], *args: str, consumers: set[str] | None = None
-) -> dict:
-    """The planner's plan for this host (`remedy plan --host --out`), keeping the steps that
-    repair the scenario's chain (and, when given, the verification of these consumers)."""
-    r = h.remedy("plan", "--host", h.name, "--out", str(out), *args, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    plan = json.loads(out.read_text())
-    kept = [s for s in plan["steps"] if set(s["fixes"]) & rules]
-    left = [s["action"] for s in plan["steps"] if not set(s["fixes"]) & rules]
-    plan["steps"] = kept
-    if consumers is not None:
-        plan["verification"] = [v for v in plan["verification"] if v["consumer"] in consumers]
-    out.write_text(json.dumps(plan))
-    print(
-        f"plan for {h.name}: steps {[s['action'] for s in kept]}; left out (rules the "
-        f"scenario does not stage): {left}; verify "
-        f"{[(v['consumer'], v['probe']) for v in plan['verification']]}"
-    )
-    return plan
+    _down(h)
 
 
 # --------------------------------------------------------------------------------------------
