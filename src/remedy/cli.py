@@ -8,6 +8,7 @@ Exit codes (stable, for scripts):
   4  a host could not be reached or dropped the connection
   5  refused: stale plan, host locked
   6  needs attention: a rollback failed
+  7  fleet rollout stopped: the canary failed or the error budget was spent (--inventory)
   70 internal error (a bug in remedy; REMEDY_DEBUG=1 shows the traceback)
   130 interrupted
 
@@ -33,7 +34,8 @@ app = typer.Typer(
     "minimal fix with its blast radius, apply it with rollback.\n\n"
     "Start with: remedy plan --example seed-sm120-pip-cu13",
     epilog="Exit codes: 0 ok · 1 findings/breakage · 2 bad input · 3 no complete plan · "
-    "4 host unreachable · 5 refused · 70 internal error.",
+    "4 host unreachable · 5 refused · 6 needs attention · 7 fleet rollout stopped · "
+    "70 internal error.",
 )
 
 ExampleOpt = Annotated[str | None, typer.Option("--example", "-e", metavar="NAME", help="A built-in example "
@@ -50,6 +52,30 @@ SshConfigOpt = Annotated[Path | None, typer.Option("--ssh-config", help="OpenSSH
                                                      "file (default ~/.ssh/config).")]
 AcceptNewOpt = Annotated[bool, typer.Option("--accept-new", help="Trust and record the host "
                                               "key of a host seen for the first time.")]
+
+InventoryOpt = Annotated[Path | None, typer.Option("--inventory", "-i", metavar="FILE", help="Many "
+                                                   "hosts: an Ansible inventory (INI or YAML) or "
+                                                   "a list, one host per line.")]
+LimitOpt = Annotated[str | None, typer.Option("--limit", metavar="PATTERN", help="With "
+                                              "--inventory: Ansible host pattern (group, "
+                                              "'gpu*', 'a:b', 'a:&b', 'a:!b', 'a,b').")]
+ForksOpt = Annotated[int, typer.Option("--forks", metavar="N", help="With --inventory: hosts "
+                                       "worked on at once.")]
+
+
+def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) -> Any:
+    """The fleet target of --inventory, or None; --limit without it is a mistake."""
+    if inventory is None:
+        if limit:
+            raise InputError("--limit goes with --inventory")
+        return None
+    if any(others):
+        raise InputError("give hosts by --inventory or by name, not both")
+    from remedy.fleet.commands import FleetTarget
+
+    return FleetTarget(inventory, limit, forks,
+                       ssh_config=str(State.ssh_config) if State.ssh_config else None,
+                       accept_new=State.accept_new)
 
 
 class State:
@@ -159,15 +185,29 @@ def plan(
     launch: Annotated[str | None, typer.Option("--launch", metavar="CMD", help="Or the "
                                                "command that starts the server (final launch "
                                                "probe).")] = None,
+    inventory: InventoryOpt = None,
+    limit: LimitOpt = None,
+    forks: ForksOpt = 20,
 ) -> None:
     """Preview the minimal fix: findings, ordered steps with probes, rejected alternatives.
+
+    With --inventory: facts from every host, ONE plan per set of hosts with the same facts,
+    each previewed once with the hosts it applies to (exit 3 if a set has no complete plan,
+    4 if a host was unreachable).
 
     \b
     Examples:
       remedy plan --example seed-sm120-pip-cu13
       remedy plan --facts host.json --log server.log --out plan.json
       remedy plan --host gpu01 --json
+      remedy plan --inventory hosts.ini --limit 'gpu:!gpu07' --json
     """
+    fleet = _fleet(inventory, limit, forks, example, facts, host, log, out, markdown)
+    if fleet is not None:
+        from remedy.fleet.commands import fleet_plan
+
+        raise typer.Exit(fleet_plan(fleet, json_=json_, explain=explain, service=service,
+                                    launch=launch))
     from remedy.inputs import scan_logs
     from remedy.knowledge.loader import load_knowledge
     from remedy.planner.plan import make_plan
@@ -465,14 +505,25 @@ def facts(
                                                "host:port).")] = None,
     local: Annotated[bool, typer.Option("--local", help="This machine, no SSH.")] = False,
     json_: JsonOpt = False,
+    inventory: InventoryOpt = None,
+    limit: LimitOpt = None,
+    forks: ForksOpt = 20,
 ) -> None:
     """Collect and print a host's facts: GPUs, every CUDA toolkit, Python envs, environment.
+
+    With --inventory: every host's facts, N at a time (exit 4 if a host was unreachable).
 
     \b
     Examples:
       remedy facts --local
       remedy --ssh-config sandbox/run/h1/ssh_config facts h1 --json > h1.json
+      remedy facts --inventory hosts.yml --limit gpu --json
     """
+    fleet = _fleet(inventory, limit, forks, host, local)
+    if fleet is not None:
+        from remedy.fleet.commands import fleet_facts
+
+        raise typer.Exit(fleet_facts(fleet, json_=json_))
     if not host and not local:
         raise InputError("say which host, or --local")
     f = _collect(host or "localhost", local=local)
@@ -677,6 +728,18 @@ def run(
                                                 "`remedy plan`).")] = None,
     launch: Annotated[str | None, typer.Option("--launch", metavar="CMD", help="Or the "
                                                "command that starts the server.")] = None,
+    inventory: InventoryOpt = None,
+    limit: LimitOpt = None,
+    forks: ForksOpt = 20,
+    canary: Annotated[int, typer.Option("--canary", metavar="N", help="With --inventory: "
+                                        "hosts that go first, alone; if one fails, nothing "
+                                        "else starts.")] = 1,
+    batch_size: Annotated[str | None, typer.Option("--batch-size", metavar="N|P%",
+                                                   help="With --inventory: hosts per batch "
+                                                   "after the canary (default: all).")] = None,
+    max_errors: Annotated[str, typer.Option("--max-errors", metavar="N|P%", help="With "
+                                            "--inventory: failed hosts tolerated before no "
+                                            "further host starts.")] = "0",
 ) -> None:
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
@@ -692,7 +755,29 @@ def run(
       remedy run gpu01 --yes --json --log run.log
       remedy run gpu01 --service sglang.service --yes
       remedy run --local --yes --json
+      remedy run --inventory hosts.ini --limit gpu --batch-size 25% --max-errors 2 --yes
+
+    With --inventory: facts from every host, one plan per set of hosts with the same facts
+    (previewed once), then a canary, batches and an error budget; hosts in flight when the
+    rollout stops finish (each is fully applied or rolled back), the others are not touched.
+    Hosts with nothing to do are not touched at all. A summary table (or --json: one document,
+    a record per host) at the end; progress on stderr. Fleet exit, worst first: 6 a host needs
+    attention · 7 stopped (canary failed / error budget spent) · 3 a host rolled back or has
+    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 0
+    all fixed or fine · 10 nothing to do anywhere.
     """
+    fleet = _fleet(inventory, limit, forks, host, local, plan_file, break_lock)
+    if fleet is not None:
+        from remedy.fleet.commands import fleet_run
+        from remedy.fleet.rollout import RolloutPolicy, parse_size
+
+        _check_verify(verify)
+        policy = RolloutPolicy(
+            canary=canary, forks=forks, max_errors=parse_size(max_errors, "--max-errors"),
+            batch_size=parse_size(batch_size, "--batch-size", minimum=1) if batch_size else None)
+        flog = _RunLog(log_file, quiet=True)
+        raise typer.Exit(fleet_run(fleet, policy, yes=yes, json_=json_, verify=verify,
+                                   service=service, launch=launch, log=flog))
     from remedy.inputs import load_facts_file
     from remedy.knowledge.loader import load_knowledge
     from remedy.model import Plan
