@@ -958,6 +958,57 @@ def time_str(ts: Any) -> str:
     return _t.strftime("%Y-%m-%d %H:%M:%S", _t.localtime(ts)) if ts else "?"
 
 
+@app.command()
+def export(
+    plan_file: Annotated[str, typer.Argument(metavar="PLAN", help="A saved plan (`remedy plan "
+                                             "--out`), or - for stdin.")],
+    format_: Annotated[str, typer.Option("--format", help="ansible (the only one for now).")]
+    = "ansible",
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE",
+                                             help="Write here instead of stdout.")] = None,
+    verify: Annotated[str, typer.Option("--verify", metavar="cheap|full", help="Probes after "
+                                        "the steps: cheap = each step's compile/link/env probe; "
+                                        "full = + the plan's final JIT builds.")] = "cheap",
+    hosts: Annotated[str, typer.Option("--hosts", metavar="PATTERN", help="The play's hosts: "
+                                       "pattern.")] = "all",
+) -> None:
+    """Write a plan as an Ansible playbook for your Ansible/AWX to run at any scale.
+
+    The playbook checks the host still matches the plan's facts, applies each step with
+    Ansible modules (--check and --diff work), reloads systemd, runs remedy's probes, and on
+    a failure undoes what it changed. No journal or host lock: that is `remedy run`.
+
+    \b
+    Examples:
+      remedy plan --host gpu01 --out plan.json
+      remedy export --format ansible plan.json --out fix.yml
+      ansible-playbook -i inventory fix.yml --check --diff     # preview, changes nothing
+      ansible-playbook -i inventory fix.yml
+      remedy plan --example seed-sm120-pip-cu13 --json | remedy export -
+    """
+    from remedy.export import export_plan
+    from remedy.model import Plan
+
+    try:
+        data = sys.stdin.buffer.read() if plan_file == "-" else Path(plan_file).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {plan_file}: {exc.strerror}") from None
+    try:
+        p = Plan.model_validate_json(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()[:3]
+        raise InputError(f"{plan_file} is not a saved remedy plan: {' '.join(first)}",
+                         hint="make one with `remedy plan ... --out plan.json`") from None
+    text = export_plan(p, format_, verify=verify, hosts=hosts)
+    if out:
+        try:
+            out.write_text(text)
+        except OSError as exc:
+            raise InputError(f"cannot write {out}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+
+
 @app.command(name="check")
 def check_knowledge() -> None:
     """Validate knowledge/ and playbooks/ (file:line on any error) and print what is known.
