@@ -273,10 +273,8 @@ def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = No
         )
     if not items:
         raise InventoryError(f"empty range [{spec}] in host {pattern!r}", file=file, line=line)
-    out: list[str] = []
-    for rest in expand_hosts(tail, file=file, line=line):
-        out.extend(head + item + rest for item in items)
-    return out
+    rests = expand_hosts(tail, file=file, line=line)
+    return [head + item + rest for item in items for rest in rests]
 
 
 def _split_port(token: str) -> tuple[str, int | None]:
