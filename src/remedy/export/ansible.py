@@ -180,6 +180,12 @@ def _pip_step(ctx: Ctx, cmd: str) -> Mapped:
     }
     if extra:
         task["ansible.builtin.pip"]["extra_args"] = U(shlex.join(extra))
+    changes = [f"{p['name']} {p['before'] or '(none)'} -> {p['after'] or 'any'}" for p in pins]
+    m.apply.append({
+        "name": ctx.name("what pip would change (check mode has no pip diff)"),
+        "ansible.builtin.debug": {"msg": U("planned: " + ", ".join(changes))},
+        "when": "ansible_check_mode",
+    })  # fmt: skip
     m.apply.append(task)
     back = [f"{p['name']}=={p['before']}" for p in pins if p["after"] and p["before"]]
     gone = [p["name"] for p in pins if p["after"] and not p["before"]]
@@ -272,6 +278,17 @@ def layout_step(ctx: Ctx) -> Mapped:
                 raise ExportError(
                     f"step {ctx.index + 1} ({ctx.step.action}): no command creates {t.target}"
                 )
+            d = posixpath.dirname(t.target)
+            m.apply.append({
+                "name": ctx.name(f"directory {d}"),
+                "ansible.builtin.file": {"path": U(d), "state": "directory", "mode": "0755"},
+                "register": reg + "_dir",
+            })  # fmt: skip
+            m.undo.insert(0, {
+                "name": ctx.name(f"remove {d} (this run created it)"),
+                "ansible.builtin.file": {"path": U(d), "state": "absent"},
+                "when": _changed(reg + "_dir"),
+            })  # fmt: skip
             m.apply.append({
                 "name": ctx.name(f"create {t.target}"),
                 "ansible.builtin.shell": {"cmd": U(cmd), "creates": U(t.target)},
@@ -348,6 +365,11 @@ def _file_task(ctx: Ctx, j: int, path: str, content: str, mode: str, notify: boo
             "name": ctx.name(f"remove {path} (this run created it)"),
             "ansible.builtin.file": {"path": U(path), "state": "absent"},
             "when": f"{_changed(reg)} and {reg}.backup_file is not defined",
+        },
+        {
+            "name": ctx.name(f"remove {d} (this run created it)"),
+            "ansible.builtin.file": {"path": U(d), "state": "absent"},
+            "when": _changed(reg + "_dir"),
         },
     ]  # fmt: skip
     m.checks.append({"kind": "file", "path": path, "content": content})
@@ -730,7 +752,7 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     if probes:
         main.append({
             "name": "remedy: verify with remedy's probes (not in check mode: nothing changed)",
-            "when": "not ansible_check_mode",
+            "when": "not ansible_check_mode and remedy_verify | bool",
             "block": probes,
         })  # fmt: skip
     rescue = [
@@ -764,7 +786,8 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         "hosts": U(hosts),
         "gather_facts": False,
         "vars": {
-            "remedy_restart": True,
+            "remedy_restart": True,  # restart the service after its drop-ins changed
+            "remedy_verify": True,  # run remedy's probes after the steps
             "remedy_plan": U(
                 {
                     "host": plan.host,
@@ -788,7 +811,7 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         f"{_comment(plan.remedy_version)}; exported by remedy {__version__} at {stamp}",
         f"# verification: {verify} ({len(probes)} probe(s) after the steps)",
         "# run: ansible-playbook -i INVENTORY THIS.yml --check --diff   (preview, changes nothing)",
-        "#      ansible-playbook -i INVENTORY THIS.yml [-e remedy_restart=false]",
+        "#      ansible-playbook -i INVENTORY THIS.yml [-e remedy_restart=false] [-e remedy_verify=false]",
         "# rollback: a failed step or probe undoes what this run changed (rescue); there is no",
         "# journal or host lock as with `remedy run`, and no undo after the playbook succeeded.",
     ]

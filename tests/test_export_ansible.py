@@ -1,0 +1,404 @@
+"""`remedy export --format ansible`: a plan as a playbook that `ansible-playbook` runs.
+
+Unit tests (no host): the YAML is valid for PyYAML and for Ansible (--syntax-check), has the
+handlers, maps every step to the modules the mapping table promises, escapes hostile values
+(proven by running ansible-playbook --check on localhost with a plan whose paths and titles
+carry Jinja: nothing is evaluated), refuses unknown and manual actions by name.
+
+Sandbox test (marked sandbox): on one seed-chain-a host, the exported playbook run by
+ansible-playbook: --check --diff leaves the host byte-identical; the real run fixes the chain
+(`remedy plan --host` then finds none of the chain's rules); a second run reports changed=0.
+With REMEDY_LONG=1 also: a plan whose last step cannot install rolls back (rescue) to
+byte-identical (+40 s, kept out of the default run's budget).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from remedy.export import ExportError, export_plan
+from remedy.export.ansible import MAPPERS, REFUSED
+from remedy.knowledge.loader import load_knowledge
+from remedy.model import Facts, Plan
+from remedy.planner.plan import facts_digest, make_plan
+from remedy.units.dropin import render_dropin
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "src" / "remedy" / "examples"
+BIN = Path(sys.executable).parent
+PLAYBOOK = shutil.which("ansible-playbook", path=str(BIN)) or shutil.which("ansible-playbook")
+needs_ansible = pytest.mark.skipif(
+    PLAYBOOK is None, reason="ansible-core not installed (pip install -e .[dev])"
+)
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML with Ansible's !unsafe tag kept visible (as Tagged)."""
+
+
+class Tagged(str):
+    pass
+
+
+_Loader.add_constructor("!unsafe", lambda loader, node: Tagged(loader.construct_scalar(node)))
+
+
+def example_plan(name: str) -> Plan:
+    facts = Facts.model_validate(yaml.safe_load((EXAMPLES / name / "facts.yaml").read_text()))
+    return make_plan(load_knowledge(), facts)
+
+
+def load(text: str) -> dict[str, Any]:
+    doc = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    assert isinstance(doc, list) and len(doc) == 1
+    return doc[0]
+
+
+def walk_tasks(tasks: list[dict[str, Any]]):
+    for t in tasks:
+        yield t
+        for key in ("block", "rescue", "always"):
+            if key in t:
+                yield from walk_tasks(t[key])
+
+
+def strings(node: Any):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, list):
+        for x in node:
+            yield from strings(x)
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            yield from strings(k)
+            yield from strings(v)
+
+
+def rehash(plan: Plan) -> Plan:
+    return plan.model_copy(update={"facts_digest": facts_digest(plan.facts)})
+
+
+# --------------------------------------------------------------------------------------------
+# unit tests
+# --------------------------------------------------------------------------------------------
+
+
+def test_pip_plan_maps_every_step_with_handlers_preconditions_and_probes():
+    plan = example_plan("seed-sm120-pip-cu13")
+    assert [s.action for s in plan.steps] == [
+        "pip-align-cuda-wheels",
+        "link-layout-symlinks",
+        "pip-install-cccl",
+    ]
+    play = load(export_plan(plan, "ansible"))
+    assert play["hosts"] == "all" and play["gather_facts"] is False
+    assert play["vars"]["remedy_plan"]["facts_digest"] == plan.facts_digest
+    assert [h["name"] for h in play["handlers"]][0] == "remedy: systemd daemon-reload"
+    assert play["handlers"][0]["ansible.builtin.systemd"] == {"daemon_reload": True}
+    pre, _, assert_, main = play["tasks"]
+    assert pre["check_mode"] is False and pre["changed_when"] is False
+    assert "remedy_pre.problems | length == 0" in assert_["ansible.builtin.assert"]["that"]
+    step_blocks = [t for t in main["block"] if str(t.get("name", "")).startswith("remedy step")]
+    assert [b["name"] for b in step_blocks] == [
+        f"remedy step {i + 1}: {s.title}" for i, s in enumerate(plan.steps)
+    ]
+    assert all(b["when"] == f"{i + 1} not in remedy_pre.done" for i, b in enumerate(step_blocks))
+    mods = [[k for k in t if k.startswith("ansible.builtin.")] for t in step_blocks[0]["block"]]
+    assert ["ansible.builtin.pip"] in mods
+    pip = next(
+        t["ansible.builtin.pip"] for t in step_blocks[0]["block"] if "ansible.builtin.pip" in t
+    )
+    wheels = plan.steps[0].touches[0].detail.split()
+    assert pip["name"] == wheels and pip["extra_args"] == "--no-deps"
+    assert pip["executable"] == "/root/venv/bin/pip"
+    links = [t["ansible.builtin.file"] for t in step_blocks[1]["block"]
+             if t.get("ansible.builtin.file", {}).get("state") == "link"]  # fmt: skip
+    prefix = plan.steps[1].params["prefix"]
+    assert {(x["path"], x["src"]) for x in links} == {
+        (f"{prefix}/lib64", "lib"),
+        (f"{prefix}/lib/libcudart.so", "libcudart.so.13"),
+    }
+    assert all(x["force"] is False for x in links)
+    stub = next(t for t in step_blocks[1]["block"] if "ansible.builtin.shell" in t)
+    assert stub["ansible.builtin.shell"]["creates"] == f"{prefix}/lib/stubs/libcuda.so"
+    # the rescue undoes each changing task; verification comes after flush_handlers
+    assert any(t.get("meta") == "flush_handlers" for t in main["block"])
+    verify = next(t for t in main["block"] if "verify" in str(t.get("name")))
+    assert verify["when"] == "not ansible_check_mode and remedy_verify | bool"
+    probes = [t["name"] for t in verify["block"]]
+    assert probes == [f"remedy verify: {s.probe}" for s in plan.steps]
+    # undone in reverse: step 3's new package goes, then step 1's pins return to the plan's
+    undo_pip = [t["ansible.builtin.pip"] for t in main["rescue"] if "ansible.builtin.pip" in t]
+    assert undo_pip == [
+        {"name": ["nvidia-cuda-cccl"], "executable": "/root/venv/bin/pip", "state": "absent"},
+        {"name": ["nvidia-cuda-nvcc==13.2.78", "nvidia-nvvm==13.3.73", "nvidia-cuda-crt==13.2.78"],
+         "executable": "/root/venv/bin/pip", "extra_args": "--no-deps"},
+    ]  # fmt: skip
+    assert main["rescue"][-1]["ansible.builtin.fail"]
+
+
+def test_service_plan_writes_the_dropin_remedy_writes_and_notifies_handlers():
+    plan = example_plan("seed-sm120-system-cuda128")
+    assert [s.action for s in plan.steps] == ["apt-install-cuda-toolkit", "service-env-cuda-home"]
+    play = load(export_plan(plan, "ansible"))
+    tasks = list(walk_tasks(play["tasks"]))
+    apt = next(t["ansible.builtin.apt"] for t in tasks if "ansible.builtin.apt" in t)
+    assert apt == {"name": plan.steps[0].touches[0].detail.split(), "state": "present"}
+    copy_ = next(t for t in tasks if "ansible.builtin.copy" in t
+                 and str(t["ansible.builtin.copy"]["dest"]).endswith(".conf"))  # fmt: skip
+    c = copy_["ansible.builtin.copy"]
+    assert c["dest"] == "/etc/systemd/system/sglang-k26.service.d/50-remedy-cuda-home.conf"
+    assert c["content"] == render_dropin({"CUDA_HOME": "/usr/local/cuda-13.0"}, [])
+    assert c["backup"] is True
+    assert copy_["notify"] == ["remedy: systemd daemon-reload", "remedy: restart the service"]
+    restart = play["handlers"][1]
+    assert restart["ansible.builtin.systemd"] == {
+        "name": "sglang-k26.service",
+        "state": "restarted",
+    }
+    assert restart["when"] == "remedy_restart | bool"
+    rescue = next(t for t in play["tasks"] if "rescue" in t)["rescue"]
+    assert any(t.get("ansible.builtin.systemd") == {"daemon_reload": True} for t in rescue)
+
+
+def test_unknown_and_manual_actions_are_refused_by_name():
+    plan = example_plan("seed-sm120-pip-cu13")
+    bad = plan.model_copy(deep=True)
+    bad.steps[1].action = "frobnicate-the-toolkit"
+    with pytest.raises(
+        ExportError, match=r"step 2: action 'frobnicate-the-toolkit' has no Ansible"
+    ):
+        export_plan(bad, "ansible")
+    bad.steps[1].action = "upgrade-driver"
+    with pytest.raises(ExportError, match="upgrade-driver.*manual"):
+        export_plan(bad, "ansible")
+    with pytest.raises(ExportError, match="unknown export format 'chef'"):
+        export_plan(plan, "chef")
+    # every action in the knowledge is either mapped or refused with a reason (or masks)
+    kb = load_knowledge()
+    left = [a for a, ca in kb.actions.items()
+            if a not in MAPPERS and a not in REFUSED and not ca.action.masks]  # fmt: skip
+    assert left == []
+
+
+def test_damaged_plan_is_refused():
+    plan = example_plan("seed-sm120-pip-cu13")
+    bad = plan.model_copy(deep=True)
+    bad.facts.toolkits[0].nvcc_release = "13.0"
+    with pytest.raises(ExportError, match="facts_digest"):
+        export_plan(bad, "ansible")
+
+
+HOSTILE = "{{ lookup('pipe', 'touch PWNED') }}{% raw %}x{% endraw %}"
+
+
+def hostile_plan(root: Path) -> Plan:
+    """The plan for the example host whose pip toolkit lives under a directory whose name carries
+    Jinja (a host's paths are its data): remedy plans it; the export keeps its layout step."""
+    data = yaml.safe_load((EXAMPLES / "seed-sm120-pip-cu13" / "facts.yaml").read_text())
+    old = data["toolkits"][0]["prefix"]
+    new = str(root / f"cu13 {HOSTILE}")
+    facts = Facts.model_validate(json.loads(json.dumps(data).replace(old, new)))
+    facts = facts.model_copy(update={"host": HOSTILE})
+    plan = make_plan(load_knowledge(), facts)
+    steps = [s for s in plan.steps if s.action == "link-layout-symlinks"]
+    assert steps and steps[0].params["prefix"] == new
+    return plan.model_copy(update={"steps": steps})
+
+
+def test_hostile_values_are_never_templated_yaml():
+    plan = hostile_plan(Path("/srv"))
+    play = load(export_plan(plan, "ansible"))
+    for s in strings(play):
+        if HOSTILE in s or "lookup(" in s:
+            assert isinstance(s, Tagged), s  # every string carrying host data is !unsafe
+    # and the comments cannot be broken out of
+    bad = rehash(plan.model_copy(update={"host": "x\n- hosts: all\n  tasks: []"}))
+    assert load(export_plan(bad, "ansible"))["vars"]["remedy_plan"]["host"].startswith("x\n")
+
+
+@needs_ansible
+def test_ansible_runs_the_hostile_playbook_in_check_mode_and_evaluates_nothing(tmp_path):
+    """ansible-playbook --check --diff on localhost: the precondition passes (the directory
+    exists), every step task runs in check mode with the hostile names and paths, and neither
+    the pipe lookup nor anything else was evaluated; nothing was created."""
+    plan = hostile_plan(tmp_path)
+    prefix = Path(plan.steps[0].params["prefix"])
+    (prefix / "lib").mkdir(parents=True)
+    (prefix / "lib" / "libcudart.so.13").write_bytes(b"")  # what the links point at
+    pb = tmp_path / "pb.yml"
+    pb.write_text(export_plan(plan, "ansible"))
+    syn = subprocess.run([PLAYBOOK, "--syntax-check", "-i", "localhost,", str(pb)],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert syn.returncode == 0, syn.stdout + syn.stderr
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCALHOST_WARNING": "0"}
+    r = subprocess.run(
+        [PLAYBOOK, "-i", "localhost,", "-c", "local", "--check", "--diff", str(pb),
+         "-e", f"ansible_python_interpreter={sys.executable}"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "PWNED" in out and "lookup(" in out  # shown literally
+    assert not (tmp_path / "PWNED").exists() and not Path("PWNED").exists()
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+    recap = re.search(r"ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=0", out)
+    assert recap and int(recap.group(2)) >= 3, out[-1500:]  # 2 links + the stub would change
+
+
+def _cli(args: list[str], monkeypatch: Any, stdin: str = "") -> tuple[int, str, str]:
+    import io
+
+    from remedy.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    return int(e.value.code or 0), out.getvalue(), err.getvalue()
+
+
+def test_cli_export_stdin_file_and_errors(tmp_path, monkeypatch):
+    plan = example_plan("seed-sm120-pip-cu13")
+    src = tmp_path / "plan.json"
+    src.write_text(plan.model_dump_json())
+    rc, out, err = _cli(["export", "-", "--verify", "full"], monkeypatch, src.read_text())
+    assert rc == 0, err
+    assert load(out)["vars"]["remedy_plan"]["verify"] == "full"
+    pb = tmp_path / "pb.yml"
+    rc, out, err = _cli(["export", "--format", "ansible", str(src), "--out", str(pb)], monkeypatch)
+    assert rc == 0 and out == "" and load(pb.read_text())["tasks"], err
+    rc, out, err = _cli(["export", "--format", "salt", str(src)], monkeypatch)
+    assert rc == 2 and "unknown export format 'salt'" in err and "Traceback" not in err
+    rc, out, err = _cli(["export", "-"], monkeypatch, "{}")
+    assert rc == 2 and "not a saved remedy plan" in err
+    rc, out, err = _cli(["export", str(tmp_path / "missing.json")], monkeypatch)
+    assert rc == 2 and "cannot read" in err
+
+
+# --------------------------------------------------------------------------------------------
+# sandbox: ansible-playbook against a real seed-chain-a host
+# --------------------------------------------------------------------------------------------
+
+
+def _inventory(h: Any, path: Path) -> Path:
+    rec = h.rec
+    args = (f"-o UserKnownHostsFile={rec['known_hosts']} -o StrictHostKeyChecking=yes "
+            "-o IdentitiesOnly=yes -o GlobalKnownHostsFile=/dev/null")  # fmt: skip
+    inv = {"all": {"hosts": {h.name: {
+        "ansible_host": rec["address"],
+        "ansible_port": rec["port"],
+        "ansible_user": rec.get("user", "root"),
+        "ansible_ssh_private_key_file": rec["identity_file"],
+        "ansible_ssh_common_args": args,
+        "ansible_python_interpreter": "/usr/bin/python3",
+    }}}}  # fmt: skip
+    path.write_text(yaml.safe_dump(inv))
+    return path
+
+
+def _play(inv: Path, pb: Path, *extra: str) -> tuple[int, str, dict[str, int], float]:
+    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_PIPELINING": "1",
+           "ANSIBLE_HOST_KEY_CHECKING": "1"}  # fmt: skip
+    t0 = time.monotonic()
+    r = subprocess.run([PLAYBOOK, "-i", str(inv), str(pb), *extra], capture_output=True,
+                       text=True, timeout=900, env=env)  # fmt: skip
+    secs = time.monotonic() - t0
+    out = r.stdout + r.stderr
+    m = re.search(r"ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+"
+                  r"skipped=(\d+)\s+rescued=(\d+)", out)  # fmt: skip
+    keys = ("ok", "changed", "unreachable", "failed", "skipped", "rescued")
+    recap = dict(zip(keys, map(int, m.groups()), strict=True)) if m else {}
+    return r.returncode, out, recap, secs
+
+
+def _failing_step_rolls_back(h: Any, sh: Any, inv: Path, tmp_path: Path, before: dict) -> None:
+    """Step 3 pins a version the host's index does not have: pip fails, the rescue undoes
+    steps 1 and 2 (pip back to the plan's versions, links and stub removed)."""
+    bad = json.loads((tmp_path / "plan.json").read_text())
+    st = bad["steps"][2]
+    st["commands"] = [c.replace("==13.0.85", "==99.0.0") for c in st["commands"]]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    bad_pb = tmp_path / "bad.yml"
+    bad_pb.write_text(export_plan(Plan.model_validate(bad), "ansible"))
+    rc, out, recap, secs = _play(inv, bad_pb)
+    print(f"failing step 3: rc {rc} {recap} in {secs:.0f} s")
+    assert rc != 0 and recap["rescued"] == 1 and recap["failed"] == 1, out[-3000:]
+    assert "what this run changed was undone" in out
+    after = h.snapshot()
+    assert sh.same(before, after), sh.snapshot_diff(before, after)
+
+
+@pytest.mark.sandbox
+@needs_ansible
+def test_sandbox_playbook_check_fix_and_idempotence(tmp_path):
+    sys.path.insert(0, str(REPO / "tests"))
+    import sandbox_hosts as sh
+
+    try:
+        sh.doctor()
+    except sh.SandboxUnavailable as e:
+        pytest.skip(str(e))
+    h = sh.up("seed-chain-a", f"an{os.getpid() % 100000}x")
+    try:
+        t0 = time.monotonic()
+        plan = sh.chain_plan(h, tmp_path / "plan.json", sh.CHAIN_A)
+        assert [s["action"] for s in plan["steps"]] == [
+            "pip-align-cuda-wheels", "link-layout-symlinks", "pip-install-cccl",
+        ]  # fmt: skip
+        inv = _inventory(h, tmp_path / "inventory.yml")
+        pb = tmp_path / "fix.yml"
+        r = subprocess.run([sys.executable, "-m", "remedy", "export", "--format", "ansible",
+                            str(tmp_path / "plan.json"), "--out", str(pb)],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        before = h.snapshot()
+
+        # 1. --check --diff: reports what would change, changes nothing
+        rc, out, recap, secs = _play(inv, pb, "--check", "--diff")
+        print(f"--check --diff: rc {rc} {recap} in {secs:.0f} s")
+        assert rc == 0 and recap["changed"] >= 5 and recap["failed"] == 0, out[-3000:]
+        assert "nvidia-nvvm 13.3.73 -> 13.0.88" in out and '"state": "link"' in out
+        after = h.snapshot()
+        assert sh.same(before, after), sh.snapshot_diff(before, after)
+
+        # 2. (REMEDY_LONG=1, +40 s) a failing last step: the rescue undoes steps 1-2, the
+        # host is byte-identical
+        if os.environ.get("REMEDY_LONG"):
+            _failing_step_rolls_back(h, sh, inv, tmp_path, before)
+
+        # 3. for real: the chain is fixed (remedy's own re-plan finds none of its rules)
+        rc, out, recap, secs = _play(inv, pb, "--diff")
+        print(f"real run: rc {rc} {recap} in {secs:.0f} s")
+        assert rc == 0 and recap["failed"] == 0 and recap["changed"] >= 5, out[-3000:]
+        for probe in ("compile-probe", "link-probe", "preprocess-probe"):  # remedy's probes passed
+            assert re.search(rf"TASK \[remedy verify: {probe}\] \**\s*ok: ", out), probe
+        assert h.markers() == {"align": True, "layout": True, "cccl": True}
+        r = h.remedy("plan", "--host", h.name, "--json", timeout=600)
+        now = json.loads(r.stdout)
+        left = {f["rule"] for f in now["findings"]} & sh.CHAIN_A
+        assert left == set(), left
+        assert now["status"] == "nothing-to-do", [f["rule"] for f in now["findings"]]
+
+        # 4. again: every step is skipped, nothing changes (the probes passed in 3; they run
+        # again unless -e remedy_verify=false, which keeps this within the test budget)
+        rc, out, recap, secs = _play(inv, pb, "-e", "remedy_verify=false")
+        print(f"second run: rc {rc} {recap} in {secs:.0f} s")
+        assert rc == 0 and recap["changed"] == 0 and recap["failed"] == 0, out[-3000:]
+        print(f"sandbox export test: {time.monotonic() - t0:.0f} s")
+    finally:
+        sh.down(h)
