@@ -278,7 +278,15 @@ def test_cli_export_stdin_file_and_errors(tmp_path, monkeypatch):
     src.write_text(plan.model_dump_json())
     rc, out, err = _cli(["export", "-", "--verify", "full"], monkeypatch, src.read_text())
     assert rc == 0, err
-    assert load(out)["vars"]["remedy_plan"]["verify"] == "full"
+    play = load(out)
+    assert play["vars"]["remedy_plan"]["verify"] == "full"
+    # full adds the plan's final builds; a GPU-only probe falls back to its build, and says so
+    main = next(t for t in play["tasks"] if "rescue" in t)
+    names = [t["name"] for t in next(t for t in main["block"] if "verify" in t["name"])["block"]]
+    assert "remedy verify: sglang-jit-build (sglang-jit-kernel)" in names
+    assert "remedy verify: flashinfer-jit-build (flashinfer-jit)" in names
+    notes = play["vars"]["remedy_plan"]["not_verified"]
+    assert any(n.startswith("jit-run-probe (flashinfer-jit) not exported") for n in notes), notes
     pb = tmp_path / "pb.yml"
     rc, out, err = _cli(["export", "--format", "ansible", str(src), "--out", str(pb)], monkeypatch)
     assert rc == 0 and out == "" and load(pb.read_text())["tasks"], err

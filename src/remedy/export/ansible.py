@@ -812,6 +812,8 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         f"# verification: {verify} ({len(probes)} probe(s) after the steps)",
         "# run: ansible-playbook -i INVENTORY THIS.yml --check --diff   (preview, changes nothing)",
         "#      ansible-playbook -i INVENTORY THIS.yml [-e remedy_restart=false] [-e remedy_verify=false]",
+        "# needs on each host: python3; ansible.builtin.pip also needs python3-setuptools or",
+        "# python3-packaging there. Run as root (or with --become).",
         "# rollback: a failed step or probe undoes what this run changed (rescue); there is no",
         "# journal or host lock as with `remedy run`, and no undo after the playbook succeeded.",
     ]
