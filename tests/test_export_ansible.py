@@ -200,6 +200,43 @@ def test_damaged_plan_is_refused():
         export_plan(bad, "ansible")
 
 
+def test_precondition_script_refuses_a_host_in_neither_state_and_skips_done_steps(tmp_path):
+    """The script the playbook runs first, run here on this machine against this venv."""
+    from importlib import metadata
+
+    from remedy.export.ansible import PRECHECK
+
+    have = metadata.version("PyYAML")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib64").write_text("a file where the plan wants a link")
+    os.symlink("lib", tmp_path / "done64")
+    venv = sys.prefix
+
+    def run(checks: list[dict[str, Any]]) -> dict[str, Any]:
+        spec = {"steps": [{"index": 1, "checks": checks}]}
+        r = subprocess.run([sys.executable, "-c", PRECHECK, json.dumps(spec)],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    pin = {"name": "PyYAML", "before": "0.0.1", "after": "0.0.2"}
+    res = run([{"kind": "packages", "python": venv, "pins": [pin]}])
+    assert res["done"] == [] and res["problems"] == [
+        f"step 1: PyYAML in {venv} is {have}; the plan was made from 0.0.1 and would install 0.0.2"
+    ]
+    assert run([{"kind": "packages", "python": venv, "pins": [{**pin, "before": have}]}]) == {
+        "problems": [], "done": [],
+    }  # fmt: skip
+    assert run([{"kind": "packages", "python": venv, "pins": [{**pin, "after": have}]}]) == {
+        "problems": [], "done": [1],
+    }  # fmt: skip
+    res = run([{"kind": "link", "path": str(tmp_path / "lib64"), "target": "lib"}])
+    assert res["done"] == [] and "exists and is not a link to lib" in res["problems"][0]
+    assert run([{"kind": "link", "path": str(tmp_path / "done64"), "target": "lib"}])["done"] == [1]
+    res = run([{"kind": "dir", "path": str(tmp_path / "gone"), "what": "prefix"}])
+    assert res["problems"] == [f"step 1: {tmp_path}/gone is not a directory (the plan's prefix)"]
+
+
 HOSTILE = "{{ lookup('pipe', 'touch PWNED') }}{% raw %}x{% endraw %}"
 
 
