@@ -361,3 +361,68 @@ def test_patterns_same_as_ansible(tmp_path, name, text):
     inv = load_inventory(p)
     for pat in patterns:
         assert {h.name for h in inv.select(pat)} == set(theirs[pat]), pat
+
+
+# --------------------------------------------------------------------------------------------
+# the command line, without SSH: local hosts and input errors
+# --------------------------------------------------------------------------------------------
+
+
+def remedy_cli(*args: str) -> subprocess.CompletedProcess:
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "remedy", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_fleet_plan_groups_identical_hosts_into_one_plan(tmp_path, capsys):
+    """Two inventory hosts that are this machine (ansible_connection=local) have the same facts
+    but for their names: ONE plan group with both; --limit narrows it; --json is one document."""
+    p = write(
+        tmp_path,
+        "local.ini",
+        "[here]\nme1 ansible_connection=local\nme2 ansible_connection=local\n",
+    )
+    r = remedy_cli("plan", "--inventory", str(p), "--json")
+    assert r.returncode in (0, 3), r.stderr  # 3: this machine may have no complete plan
+    doc = json.loads(r.stdout)
+    assert [g["hosts"] for g in doc["groups"]] == [["me1", "me2"]], doc["groups"]
+    assert set(doc["plans"]) == {"1"} and doc["plans"]["1"]["host"] == "me1"
+    assert "collecting facts from 2 host(s)" in r.stderr and "me2: facts ok" in r.stderr
+    code, out, _ = remedy_inproc(capsys, "facts", "--inventory", str(p), "--limit", "me2", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert [h["host"] for h in doc["hosts"]] == ["me2"] and doc["hosts"][0]["facts"][
+        "host"
+    ] == "me2"
+
+
+def remedy_inproc(capsys, *args: str) -> tuple[int, str, str]:
+    from remedy.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ei:
+        main(list(args))
+    cap = capsys.readouterr()
+    return ei.value.code, cap.out, cap.err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["plan", "--inventory", "{bad}"], "{bad}:2: expected key=value host variable"),
+        (["run", "--inventory", "{good}", "--limit", "nope"], "'nope' matches no host"),
+        (["run", "--inventory", "{good}", "--max-errors", "ten"], "--max-errors takes a number"),
+        (["run", "--inventory", "{good}", "--batch-size", "0"], "--batch-size must be at least 1"),
+        (["run", "gpu01", "--inventory", "{good}"], "by --inventory or by name, not both"),
+        (["facts", "--limit", "gpu"], "--limit goes with --inventory"),
+    ],
+)
+def test_fleet_cli_input_errors_exit_2(tmp_path, capsys, args, message):
+    bad = write(tmp_path, "bad.ini", "[gpu]\ngpu01 port 22\n")
+    good = write(tmp_path, "good.ini", "[gpu]\ngpu01\n")
+    argv = [a.format(bad=bad, good=good) for a in args]
+    code, out, err = remedy_inproc(capsys, *argv)
+    assert code == 2, (out, err)
+    assert message.format(bad=bad) in err and "Traceback" not in err
