@@ -89,6 +89,15 @@ def test_batches_canary_then_serial():
     assert plan_batches([], RolloutPolicy()) == []
 
 
+def test_each_plan_group_gets_its_own_canary():
+    kind = {h: ("A" if i % 3 else "B") for i, h in enumerate(HOSTS)}.__getitem__
+    b = plan_batches(HOSTS, RolloutPolicy(canary=1, batch_size=Size(6)), kind)
+    assert b[0] == ["h00", "h01"]  # the first B, the first A
+    assert b[1] == ["h02", "h03", "h04", "h05", "h06", "h07"]
+    b = plan_batches(HOSTS, RolloutPolicy(canary=2), kind)
+    assert b[0] == ["h00", "h01", "h02", "h03"] and len(b) == 2
+
+
 @given(
     n=st.integers(0, 60),
     canary=st.integers(0, 5),

@@ -732,8 +732,8 @@ def run(
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
     canary: Annotated[int, typer.Option("--canary", metavar="N", help="With --inventory: "
-                                        "hosts that go first, alone; if one fails, nothing "
-                                        "else starts.")] = 1,
+                                        "hosts of each plan group that go first, alone; if "
+                                        "one fails, nothing else starts.")] = 1,
     batch_size: Annotated[str | None, typer.Option("--batch-size", metavar="N|P%",
                                                    help="With --inventory: hosts per batch "
                                                    "after the canary (default: all).")] = None,

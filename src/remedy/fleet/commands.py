@@ -491,7 +491,7 @@ def fleet_run(
             + (f": {r.message[:200]}" if r.outcome not in ("fixed",) and r.message else ""),
         )
 
-    ro = asyncio.run(rollout(to_run, apply, policy, on_result=on_result))
+    ro = asyncio.run(rollout(to_run, apply, policy, on_result=on_result, kind_of=group_of.get))
     for name, r in ro.results.items():
         if isinstance(r, HostResult):
             results[name] = r

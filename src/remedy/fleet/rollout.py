@@ -2,8 +2,9 @@
 
 What the best rollout tools agree on, and what this does:
 
-* canary (`--canary N`, default 1): the first N hosts (inventory order) go alone; if any of
-  them fails, nothing else starts — a plan that breaks one host must not reach the fleet;
+* canary (`--canary N`, default 1): the first N hosts (inventory order) of each plan group go
+  first, alone; if any of them fails, nothing else starts — a plan that breaks one host must
+  not reach the fleet;
 * batches (`--batch-size N` or `P%` of the hosts, like Ansible's `serial`; default: every
   other host at once), each bounded by `--forks` hosts in flight;
 * error budget (`--max-errors N` or `P%`, default 0): once more hosts have failed than the
@@ -20,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,14 +74,27 @@ class RolloutPolicy:
             raise InputError("--forks must be at least 1")
 
 
-def plan_batches(hosts: Sequence[str], policy: RolloutPolicy) -> list[list[str]]:
-    """Batch 0 is the canary (when there is one); batch sizes count the whole rollout."""
+def plan_batches(
+    hosts: Sequence[str], policy: RolloutPolicy, kind_of: Callable[[str], Hashable] | None = None
+) -> list[list[str]]:
+    """Batch 0 is the canary (when there is one); batch sizes count the whole rollout.
+
+    kind_of: hosts of different kinds (plan groups: different plans) each get their own
+    canaries — a canary proves only the plan it ran."""
     hosts = list(hosts)
     out: list[list[str]] = []
-    n_canary = min(policy.canary, len(hosts))
-    if n_canary:
-        out.append(hosts[:n_canary])
-    rest = hosts[n_canary:]
+    kind = kind_of or (lambda _h: None)
+    taken: dict[Hashable, int] = {}
+    canaries: list[str] = []
+    for h in hosts:
+        k = kind(h)
+        if taken.get(k, 0) < policy.canary:
+            taken[k] = taken.get(k, 0) + 1
+            canaries.append(h)
+    if canaries:
+        out.append(canaries)
+    chosen = set(canaries)
+    rest = [h for h in hosts if h not in chosen]
     if not rest:
         return out
     size = len(rest) if policy.batch_size is None else max(1, policy.batch_size.of(len(hosts)))
@@ -117,11 +131,12 @@ async def rollout(
     *,
     is_error: Callable[[Any], bool] | None = None,
     on_result: Callable[[str, Any], None] | None = None,
+    kind_of: Callable[[str], Hashable] | None = None,
 ) -> RolloutResult:
     """Run `apply` on every host batch by batch; stop starting hosts once the canary failed
     or the error budget is spent. Returns every result, and which hosts never started."""
     failed = is_error or (lambda r: getattr(r, "outcome", "error") not in OK_OUTCOMES)
-    batches = plan_batches(hosts, policy)
+    batches = plan_batches(hosts, policy, kind_of)
     res = RolloutResult(
         batches=batches,
         allowed_errors=policy.max_errors.of(len(hosts)),
