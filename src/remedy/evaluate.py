@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jinja2.exceptions import SecurityError
+
+from remedy.errors import KnowledgeError
 from remedy.knowledge.expr import plain, truthy
 from remedy.knowledge.loader import CompiledRule, Knowledge
 from remedy.resolve import pick_toolkit, workload_env, workload_python
@@ -110,10 +113,19 @@ def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = N
     return Evaluation(violations=list(found.values()), errors=errors, picks=picks)
 
 
+def _refused(template: Any, exc: SecurityError) -> KnowledgeError:
+    """A template that reached for Python internals is hostile, not merely wrong: stop."""
+    src = getattr(template, "remedy_source", None) or "a knowledge template"
+    return KnowledgeError(f"{src}: refused by the template sandbox: {exc}")
+
+
 def render_raw(template: Any, ctx: dict[str, Any]) -> str:
-    """Rendered as is (commands keep their newlines); errors become a visible message."""
+    """Rendered as is (commands keep their newlines); errors become a visible message, except
+    a sandbox refusal, which is a KnowledgeError."""
     try:
         return template.render(**ctx).strip()
+    except SecurityError as exc:
+        raise _refused(template, exc) from None
     except Exception as exc:
         return f"(could not render: {type(exc).__name__}: {exc})"
 
@@ -121,5 +133,7 @@ def render_raw(template: Any, ctx: dict[str, Any]) -> str:
 def render(template: Any, ctx: dict[str, Any]) -> str:
     try:
         return " ".join(template.render(**ctx).split())
+    except SecurityError as exc:
+        raise _refused(template, exc) from None
     except Exception as exc:
         return f"(could not render: {type(exc).__name__}: {exc})"

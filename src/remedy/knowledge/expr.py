@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, Undefined
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from remedy.errors import KnowledgeError
@@ -32,8 +33,37 @@ def systemd_quote(value: Any) -> str:
     return f'"{s}"'
 
 
+# Bounds on what one template may build: Jinja2's sandbox stops attribute escapes and limits
+# range(), but `'a' * 10**10` or `10 ** 10 ** 10` would still take all memory or CPU.
+MAX_BUILT = 1_000_000  # items or characters one `*` may produce
+MAX_EXPONENT = 4096
+
+
+class Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja2's immutable sandbox, stricter: an unsafe attribute (`__class__`, `__globals__`,
+    `_TemplateReference__context`, ...) raises SecurityError at once instead of rendering as
+    an empty Undefined, and `*` / `**` cannot build values that exhaust the host."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Undefined:
+        raise SecurityError(
+            f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
+        )
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if (isinstance(seq, (str, bytes, list, tuple)) and isinstance(n, int)
+                        and len(seq) * n > MAX_BUILT):
+                    raise SecurityError(f"'*' would build more than {MAX_BUILT} items")
+        if operator == "**" and isinstance(right, int) and abs(right) > MAX_EXPONENT:
+            raise SecurityError(f"exponent above {MAX_EXPONENT}")
+        return super().call_binop(context, operator, left, right)
+
+
 def make_env() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(autoescape=False, keep_trailing_newline=False)
+    env = Sandbox(autoescape=False, keep_trailing_newline=False)
     env.filters["q"] = _quote
     env.filters["systemd_quote"] = systemd_quote
     return env
@@ -143,10 +173,12 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
 
 def compile_template(src: str, *, file: str | None, line: int | None, what: str):
     try:
-        return _from_cache("tmpl", src, lambda: ENV.parse(src))
+        tmpl = _from_cache("tmpl", src, lambda: ENV.parse(src))
     except TemplateSyntaxError as exc:
         raise KnowledgeError(f"{what}: bad template {src!r}: {exc.message}", file=file,
                              line=line) from None
+    tmpl.remedy_source = f"{file}:{line}: {what}" if file else what  # named in sandbox refusals
+    return tmpl
 
 
 def truthy(value: Any) -> bool:
