@@ -289,14 +289,22 @@ def capture(cpdir, spec):
             }
         )
     tpath = os.path.join(cpdir, "files.tar")
-    with tarfile.open(tpath, "w") as tf:
-        for m in sorted(set(members)):
-            tf.add(m, arcname=m.lstrip("/"), recursive=False)
-    fd = os.open(tpath, os.O_RDONLY)
-    os.fsync(fd)
-    os.close(fd)
-    os.chmod(tpath, 0o600)
-    atomic_write(os.path.join(cpdir, "manifest.json"), json.dumps(manifest).encode())
+    try:
+        with tarfile.open(tpath, "w") as tf:
+            for m in sorted(set(members)):
+                tf.add(m, arcname=m.lstrip("/"), recursive=False)
+        fd = os.open(tpath, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+        os.chmod(tpath, 0o600)
+        atomic_write(os.path.join(cpdir, "manifest.json"), json.dumps(manifest).encode())
+    except BaseException:
+        # a half-written checkpoint (a full disk) must not stay: it would hold the space the
+        # journal and the rollback of the earlier steps need, and look like a checkpoint
+        for f in ("manifest.json", "files.tar"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(cpdir, f))
+        raise
     out({"captured": len(set(members))})
 
 
@@ -309,16 +317,54 @@ def _remove(p):
         os.unlink(p)
 
 
+def _same(tf, m, dest):
+    """Whether dest is exactly the captured member already (kind, link target, bytes, mode
+    and, as root, owner): a restore leaves such a file alone, so undoing a step that changed
+    nothing (it failed on a read-only or root-owned file) writes nothing either."""
+    try:
+        st = os.lstat(dest)
+    except OSError:
+        return False
+    if m.issym():
+        return stat.S_ISLNK(st.st_mode) and os.readlink(dest) == m.linkname
+    if not m.isfile() or not stat.S_ISREG(st.st_mode) or st.st_size != m.size:
+        return False
+    if stat.S_IMODE(st.st_mode) != m.mode or (
+        os.geteuid() == 0 and (st.st_uid, st.st_gid) != (m.uid, m.gid)
+    ):
+        return False
+    src = tf.extractfile(m)
+    with open(dest, "rb") as fh:
+        while True:
+            a, b = src.read(1 << 20), fh.read(1 << 20)
+            if a != b:
+                return False
+            if not a:
+                return True
+
+
 def restore(cpdir):
     with open(os.path.join(cpdir, "manifest.json")) as f:
         manifest = json.load(f)
-    # 1. packages: remove whatever versions are installed now, then put the old files back
+    tf = tarfile.open(os.path.join(cpdir, "files.tar"))
+    members = {"/" + m.name: m for m in tf.getmembers()}
+
+    checked = {}
+
+    def unchanged(p):
+        if p not in checked:
+            m = members.get(p)
+            checked[p] = m is not None and _same(tf, m, p)
+        return checked[p]
+
+    # 1. packages: remove whatever versions are installed now (except files identical to
+    #    the captured ones), then put the old files back
     emptied = set()
     for pk in manifest["packages"]:
         now = _package_files(pk["python"], pk["names"])
         for d in now.values():
             for f in d["files"]:
-                if _lexists(f) and _kind(f) != "dir":
+                if _lexists(f) and _kind(f) != "dir" and not unchanged(f):
                     os.unlink(f)
                     emptied.add(os.path.dirname(f))
     # 2. paths: remove what the step created or changed
@@ -331,12 +377,14 @@ def restore(cpdir):
             for dp, _dns, _fns in os.walk(p, topdown=False):
                 if dp not in keep and not os.listdir(dp):
                     os.rmdir(dp)
-        else:
+        elif not unchanged(p):
             _remove(p)
     # 3. put the captured files back, with modes, owners and link targets
-    with tarfile.open(os.path.join(cpdir, "files.tar")) as tf:
+    with tf:
         for m in tf.getmembers():
             dest = "/" + m.name
+            if unchanged(dest):
+                continue
             parent = os.path.dirname(dest)
             if not os.path.isdir(parent):
                 os.makedirs(parent)

@@ -45,7 +45,12 @@ class HostState:
         if self.python == "MISSING":
             raise RunError(f"{self.transport.host} has no python3: remedy's host agent needs it")
         self.agent_path = f"{self.state_dir}/agent-{AGENT_HASH}.py"
-        check = await self.transport.run(join(["test", "-f", self.agent_path]), timeout=timeout)
+        # the whole file, not just its name: a put cut off by a kill -9 of remedy leaves a
+        # truncated agent behind (the host's `cat` sees EOF and renames what it got)
+        check = await self.transport.run(
+            f'[ "$(wc -c < {join([self.agent_path])} 2>/dev/null)" -eq {len(AGENT_SOURCE)} ]',
+            timeout=timeout,
+        )
         if check.exit_status != 0:
             await self.transport.put(self.agent_path, AGENT_SOURCE, mode=0o600)
 

@@ -342,6 +342,15 @@ class Runner:
                     "seconds": round(time.monotonic() - t0, 1),
                 }
             )
+        lost = getattr(res, "transport_error", None)
+        if lost:
+            # no verdict about the host: stop as interrupted (lock kept, `remedy resume`
+            # probes again) rather than roll back a step that may well be right
+            raise ConnectionDropped(
+                f"{self.t.host}: the connection failed during {probe}"
+                + (f" ({self.phase})" if self.phase else "")
+                + f": {lost}"
+            )
         if getattr(res, "skipped", None):
             return None, f"skipped: {res.skipped}", res
         syms = ", ".join(dict.fromkeys(s.signature for s in getattr(res, "symptoms", [])))
@@ -533,12 +542,37 @@ class Runner:
                 action=step.action,
                 touches=[t.model_dump() for t in step.touches],
             )
-            await self.hs.agent(
-                "capture",
-                self.hs.cp_dir(run_id, i),
-                input=json.dumps(checkpoint_spec(step)).encode(),
-                timeout=600,
-            )
+            try:
+                await self.hs.agent(
+                    "capture",
+                    self.hs.cp_dir(run_id, i),
+                    input=json.dumps(checkpoint_spec(step)).encode(),
+                    timeout=600,
+                )
+            except TransportError:
+                raise
+            except RemedyError as exc:
+                # (a full disk, an unreadable file): the step has not run, so nothing of it
+                # needs restoring; the steps before it are rolled back as for any failure
+                why = f"its checkpoint could not be written, so it was not applied: {exc}"
+                self.log(f"  step failed: {why}")
+                await self._journal(run_id, "checkpoint_failed", i, detail=str(exc)[:2000])
+                report.steps.append(
+                    StepReport(
+                        i,
+                        step.action,
+                        step.title,
+                        "failed",
+                        step.probe,
+                        None,
+                        why,
+                        time.monotonic() - ts,
+                    )
+                )
+                await self._fail(
+                    run_id, plan, report, None, None, f"step {i + 1} ({step.action}): {why}"
+                )
+                return report
             await self._journal(run_id, "checkpoint", i)
             ok, why = await self._apply(run_id, i, step)
             stage = "failed to apply"
@@ -822,16 +856,10 @@ class Runner:
         _, held = await self.hs.agent("lock-read", self.hs.state_dir)
         h = held.get("held")
         if not runs:
-            if h and any(r["run_id"] == h.get("run_id") for r in await self.runs()):
-                # the run finished but died before releasing its lock
-                await self._unlock(h["run_id"])
-                return RunReport(
-                    h["run_id"],
-                    self.t.host,
-                    "nothing-to-do",
-                    message=f"run {h['run_id']} had finished; released its lock",
-                )
-            return RunReport("-", self.t.host, "nothing-to-do", message="no interrupted run")
+            freed = await self._release_dead_lock(h)
+            return freed or RunReport(
+                "-", self.t.host, "nothing-to-do", message="no interrupted run"
+            )
         run_id = runs[-1]["run_id"]
         if h and h.get("run_id") != run_id:
             raise LockHeld(
@@ -923,6 +951,33 @@ class Runner:
         report.seconds = time.monotonic() - t0
         return report
 
+    async def _release_dead_lock(self, held: dict[str, Any] | None) -> RunReport | None:
+        """With no interrupted run: a lock left by a run that finished (died before
+        releasing it) or that never started (killed between taking the lock and its `start`
+        record, i.e. during the staleness check: nothing of it ran) is released, unless its
+        owner is a live process on this machine. None when there is no such lock."""
+        if not held or not held.get("run_id"):
+            return None
+        rid = held["run_id"]
+        finished = any(r["run_id"] == rid for r in await self.runs())
+        owner = str(held.get("owner") or "")
+        host, _, pid = owner.rpartition(" pid ")
+        if (
+            not finished
+            and host.endswith("@" + socket.gethostname())
+            and pid.isdigit()
+            and _alive(int(pid))
+        ):
+            raise LockHeld(
+                f"{self.t.host} is locked by run {rid} of {owner}, which is still running "
+                "(it has not started changing anything yet)"
+            )
+        await self._unlock(rid)
+        what = "had finished" if finished else "never started (no journal): nothing of it ran"
+        return RunReport(
+            rid, self.t.host, "nothing-to-do", message=f"run {rid} {what}; released its lock"
+        )
+
     _verify_given = False
 
     def set_verify(self, mode: str | None) -> None:
@@ -945,7 +1000,11 @@ class Runner:
         if not candidates and any(r["outcome"] == "interrupted" for r in runs):
             return await self.resume(rollback=True)
         if not candidates:
-            return RunReport("-", self.t.host, "nothing-to-do", message="no run to roll back")
+            _, held = await self.hs.agent("lock-read", self.hs.state_dir)
+            freed = await self._release_dead_lock(held.get("held"))
+            return freed or RunReport(
+                "-", self.t.host, "nothing-to-do", message="no run to roll back"
+            )
         target = candidates[-1]
         if target["outcome"] == "interrupted":
             return await self.resume(rollback=True)
@@ -993,6 +1052,16 @@ class Runner:
             report.hint = f"fix the cause, then `remedy rollback {self.t.host} {run_id}` again"
             await self._journal(run_id, "finished", None, outcome="needs-attention")
             return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class _suppress_transport:

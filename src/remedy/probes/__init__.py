@@ -111,7 +111,9 @@ async def run_probe(
     except CommandTimeout as e:
         return _failed(ctx, f"timed out: {e}")
     except TransportError as e:
-        return _failed(ctx, f"transport error: {e}")
+        res = _failed(ctx, f"transport error: {e}")
+        res.transport_error = str(e)
+        return res
 
 
 def _failed(ctx: ProbeContext, detail: str) -> ProbeResult:

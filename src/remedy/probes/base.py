@@ -45,6 +45,9 @@ class ProbeResult:
     output_tail: str
     symptoms: list[Symptom] = field(default_factory=list)
     skipped: str | None = None
+    # the connection failed under the probe (not a timeout): the verdict says nothing about
+    # the host, so `remedy run` stops as interrupted instead of blaming the step
+    transport_error: str | None = None
 
 
 class ProbeError(Exception):

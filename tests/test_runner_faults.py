@@ -1,0 +1,190 @@
+"""Faults the run must survive, on a scratch tree (LocalTransport): regressions for what the
+sandbox soak (bench/soak.py) and fault tests (tests/test_faults_sandbox.py) found.
+
+  * a probe whose connection failed is no verdict: the run stops interrupted (lock kept) and
+    a resume proves the step again, instead of rolling back a good fix
+  * a checkpoint that cannot be written (a full disk) fails its step before it runs: the
+    committed steps are rolled back (exit 3), nothing is left locked
+  * a lock whose run never wrote a journal (killed during its staleness check) is released by
+    `resume`/`rollback`, unless its owner still runs on this machine
+  * a restore leaves files that are already as captured alone (a step that failed on a
+    read-only or root-owned file changed nothing, and undoing it must not need to write)
+  * a truncated host agent (a put cut off by kill -9) is uploaded again
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_executor import setup_tree, snapshot
+
+from remedy.errors import ConnectionDropped, LockHeld
+from remedy.executor.hoststate import AGENT_SOURCE, HostState
+from remedy.executor.runner import Runner
+from remedy.transport import LocalTransport
+
+DRIVER = Path(__file__).parent / "executor_driver.py"
+AGENT = Path(__file__).parents[1] / "src" / "remedy" / "executor" / "agent.py"
+
+
+def driver(root: Path, monkeypatch):
+    """executor_driver (its three-step plan over root/tree), imported in this process."""
+    monkeypatch.setattr(sys, "argv", [str(DRIVER), str(root / "tree"), "run"])
+    spec = importlib.util.spec_from_file_location("executor_driver_faults", DRIVER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Res:
+    def __init__(self, ok: bool, transport_error: str | None = None) -> None:
+        self.ok, self.detail, self.symptoms, self.skipped = ok, "probe", [], None
+        self.transport_error = transport_error
+
+
+def runner(root: Path, prober=None, transport=None) -> Runner:
+    async def collect(_t):
+        from remedy.model import Facts
+
+        return Facts(host="scratch")
+
+    async def ok(probe, t, facts, params=None, consumer=None):
+        return Res(True)
+
+    t = transport or LocalTransport(host="scratch", env={"XDG_STATE_HOME": str(root / "state")})
+    return Runner(t, collect=collect, prober=prober or ok)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    setup_tree(tmp_path / "tree")
+    return tmp_path
+
+
+def lock_file(root: Path) -> Path:
+    return root / "state" / "remedy" / "lock.json"
+
+
+def test_a_probe_that_lost_its_connection_interrupts_instead_of_rolling_back(root, monkeypatch):
+    mod = driver(root, monkeypatch)
+
+    async def lost_on_step_2(probe, t, facts, params=None, consumer=None):
+        lost_on_step_2.calls += 1
+        if lost_on_step_2.calls == 2:
+            return Res(False, transport_error="scratch: connection lost (Connection lost)")
+        return Res(True)
+
+    lost_on_step_2.calls = 0
+    r = runner(root, lost_on_step_2)
+    with pytest.raises(ConnectionDropped) as exc:
+        asyncio.run(r.run(mod.plan()))
+    assert "connection failed during static" in str(exc.value) and "step 2" in str(exc.value)
+    assert lock_file(root).exists()  # kept for `remedy resume`
+    hist = asyncio.run(runner(root).runs())
+    assert [(h["outcome"], h["last_event"], h["last_step"]) for h in hist] == [
+        ("interrupted", "applied", 1)
+    ]
+    rep = asyncio.run(runner(root).resume())
+    assert rep.outcome == "fixed", rep.message
+    assert not lock_file(root).exists()
+
+
+def test_a_checkpoint_that_cannot_be_written_rolls_back_the_committed_steps(root, monkeypatch):
+    """The host agent's capture fails on step 3 (as on a full disk): step 3 never runs, steps
+    1-2 are restored, exit 3 with the agent's reason; the lock is released."""
+    mod = driver(root, monkeypatch)
+    before = snapshot(root)
+    t = LocalTransport(host="scratch", env={"XDG_STATE_HOME": str(root / "state")})
+    real_run = t.run
+
+    async def run(command, **kw):
+        if isinstance(command, list) and "capture" in command and command[-1].endswith("/cp/2"):
+            command = [*command[:-1], "/dev/null/cp/2"]  # NotADirectoryError, like ENOSPC
+        return await real_run(command, **kw)
+
+    t.run = run
+    rep = asyncio.run(runner(root, transport=t).run(mod.plan()))
+    assert rep.outcome == "rolled-back" and rep.exit_code == 3, rep.message
+    assert "step 3 (pip): its checkpoint could not be written" in rep.message
+    assert "host agent 'capture' failed" in rep.message
+    assert [s.outcome for s in rep.steps] == ["rolled-back", "rolled-back", "failed"]
+    assert rep.wrong_finding == []  # not the finding's fault
+    assert snapshot(root) == before
+    assert not lock_file(root).exists()
+    events = [
+        json.loads(x)["event"]
+        for x in next((root / "state").rglob("journal.jsonl")).read_text().splitlines()
+    ]
+    assert "checkpoint_failed" in events and events[-1] == "finished"
+
+
+def test_a_partial_checkpoint_is_removed(tmp_path):
+    """capture that fails while writing its tar leaves no files.tar/manifest behind."""
+    big = tmp_path / "f"
+    big.write_bytes(b"x" * 4096)
+    cp = tmp_path / "cp"
+    cp.mkdir()
+    (cp / "manifest.json").mkdir()  # the manifest cannot be written: after the tar
+    p = subprocess.run(
+        [sys.executable, str(AGENT), "capture", str(cp)],
+        input=json.dumps({"paths": [str(big)]}),
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 1 and "error" in json.loads(p.stdout)
+    assert not (cp / "files.tar").exists()
+
+
+@pytest.mark.parametrize("command", ["resume", "rollback"])
+def test_a_lock_whose_run_never_started_is_released(root, command):
+    r = runner(root)
+    asyncio.run(r.hs.setup())
+    lock_file(root).write_text(
+        json.dumps({"run_id": "deadbeef0001", "owner": "u@elsewhere pid 1", "operation": "run"})
+    )
+    rep = asyncio.run(getattr(runner(root), command)())
+    assert rep.outcome == "nothing-to-do" and "never started" in rep.message, rep.message
+    assert not lock_file(root).exists()
+
+
+def test_a_lock_of_a_live_run_on_this_machine_is_not_released(root):
+    r = runner(root)
+    asyncio.run(r.hs.setup())
+    me = f"u@{socket.gethostname()} pid {os.getpid()}"
+    lock_file(root).write_text(json.dumps({"run_id": "live00000001", "owner": me}))
+    with pytest.raises(LockHeld, match="still running"):
+        asyncio.run(runner(root).resume())
+    assert lock_file(root).exists()
+
+
+def test_restore_leaves_unchanged_files_alone(tmp_path):
+    same, changed = tmp_path / "same", tmp_path / "changed"
+    same.write_bytes(b"a" * 100)
+    changed.write_bytes(b"b" * 100)
+    cp = tmp_path / "cp"
+    spec = json.dumps({"paths": [str(same), str(changed)]})
+    agent = [sys.executable, str(AGENT)]
+    assert subprocess.run([*agent, "capture", str(cp)], input=spec, text=True).returncode == 0
+    ino = same.stat().st_ino
+    changed.write_bytes(b"c" * 100)
+    p = subprocess.run([*agent, "restore", str(cp)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout
+    assert same.stat().st_ino == ino  # not rewritten
+    assert changed.read_bytes() == b"b" * 100
+
+
+def test_a_truncated_agent_is_uploaded_again(tmp_path):
+    t = LocalTransport(host="scratch", env={"XDG_STATE_HOME": str(tmp_path)})
+    hs = HostState(t)
+    asyncio.run(hs.setup())
+    Path(hs.agent_path).write_bytes(AGENT_SOURCE[:1000])
+    asyncio.run(HostState(t).setup())
+    assert Path(hs.agent_path).read_bytes() == AGENT_SOURCE
