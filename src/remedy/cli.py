@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from remedy.errors import InputError, RemedyError
+from remedy.redact import redact_text
 
 app = typer.Typer(
     add_completion=False,
@@ -99,6 +100,7 @@ def _console(stderr: bool = False):
 
 
 def _emit_json(text: str) -> None:
+    text = redact_text(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -220,7 +222,7 @@ def plan(
     p = make_plan(kb, f, symptoms, wrappers=wrappers)
     if out:
         try:
-            out.write_text(p.model_dump_json(indent=2) + "\n")
+            out.write_text(redact_text(p.model_dump_json(indent=2)) + "\n")
         except OSError as exc:
             raise InputError(f"cannot write {out}: {exc.strerror}") from None
     if json_:
@@ -228,7 +230,7 @@ def plan(
     elif markdown:
         from remedy.report.markdown import plan_markdown
 
-        sys.stdout.write(plan_markdown(p))
+        sys.stdout.write(redact_text(plan_markdown(p)))
     else:
         from remedy.report.terminal import print_plan
 
@@ -590,6 +592,7 @@ class _RunLog:
             raise InputError(f"cannot write the log {log_file}: {exc.strerror}") from None
 
     def __call__(self, msg: str) -> None:
+        msg = redact_text(msg)
         self.file(msg)
         if not self.quiet:
             self.con.print(msg, markup=False, highlight=False)
@@ -599,7 +602,7 @@ class _RunLog:
             import time as _t
 
             stamp = _t.strftime("%Y-%m-%d %H:%M:%S")
-            for line in msg.splitlines() or [""]:
+            for line in redact_text(msg).splitlines() or [""]:
                 self.fh.write(f"{stamp} {line}\n")
             self.fh.flush()
 
@@ -999,7 +1002,7 @@ def export(
         first = str(exc).splitlines()[:3]
         raise InputError(f"{plan_file} is not a saved remedy plan: {' '.join(first)}",
                          hint="make one with `remedy plan ... --out plan.json`") from None
-    text = export_plan(p, format_, verify=verify, hosts=hosts)
+    text = redact_text(export_plan(p, format_, verify=verify, hosts=hosts))
     if out:
         try:
             out.write_text(text)
@@ -1048,16 +1051,17 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(2)
         if os.environ.get("REMEDY_DEBUG"):
             raise
-        sys.stderr.write(f"remedy: internal error: {type(exc).__name__}: {exc}\n"
+        msg = redact_text(str(exc))
+        sys.stderr.write(f"remedy: internal error: {type(exc).__name__}: {msg}\n"
                          "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n")
         sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
 def _report_error(exc: RemedyError) -> None:
-    sys.stderr.write(f"remedy: error: {exc.message}\n")
+    sys.stderr.write(f"remedy: error: {redact_text(exc.message)}\n")
     if exc.hint:
-        sys.stderr.write(f"  hint: {exc.hint}\n")
+        sys.stderr.write(f"  hint: {redact_text(exc.hint)}\n")
     diff = getattr(exc, "diff", None)
     if diff:
         sys.stderr.write("  what changed:\n")

@@ -43,6 +43,7 @@ from remedy.errors import (
 )
 from remedy.executor.hoststate import HostState
 from remedy.model import Facts, Plan, Step
+from remedy.redact import redact_obj
 from remedy.transport import Transport
 from remedy.transport.quote import quote
 
@@ -248,7 +249,9 @@ class Runner:
     # -- journal & lock ---------------------------------------------------------------------
     async def _journal(self, run_id: str, event: str, step: int | None = None, **data: Any) -> None:
         rec = {"run": run_id, "event": event, "step": step, **data}
-        await self.hs.agent("append", self.hs.journal_path(run_id), json.dumps(rec, default=str))
+        # redacted: a step's output or error can echo a secret (an index URL with a password)
+        rec = redact_obj(json.loads(json.dumps(rec, default=str)))
+        await self.hs.agent("append", self.hs.journal_path(run_id), json.dumps(rec))
         self.last_event = (run_id, event, step)
         _crash_point(event, step)
 

@@ -25,6 +25,7 @@ from remedy.facts.sections import Section, new_token, prelude, split_sections
 from remedy.facts.services import ServicesCollector
 from remedy.facts.toolkits import SH_TK, build_toolkits, group_toolkits, tk_call
 from remedy.model import Facts, PythonEnv, Service, Toolkit
+from remedy.redact import REDACTED, is_secret_name, redact_env  # noqa: F401
 from remedy.transport.base import Transport
 from remedy.transport.quote import quote
 
@@ -104,40 +105,12 @@ def main_script(token: str, services: list[str] | None = None) -> str:
     return "".join(parts)
 
 
-_SECRET_WORDS = {
-    "TOKEN",
-    "TOKENS",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "APIKEY",
-    "CREDENTIAL",
-    "CREDENTIALS",
-    "COOKIE",
-    "AUTHTOKEN",
-}
-_SECRET_PAIRS = {("API", "KEY"), ("PRIVATE", "KEY"), ("ACCESS", "KEY"), ("SESSION", "KEY")}
-REDACTED = "<redacted>"
-
-
-def is_secret_name(name: str) -> bool:
-    """HF_TOKEN, AWS_SECRET_ACCESS_KEY, OPENAI_API_KEY: yes. TIKTOKEN_CACHE_DIR,
-    TOKENIZERS_PARALLELISM, SSH_AUTH_SOCK: no (matched on `_`-separated words)."""
-    words = name.upper().split("_")
-    return any(w in _SECRET_WORDS for w in words) or any(
-        pair in _SECRET_PAIRS for pair in zip(words, words[1:], strict=False)
-    )
-
-
 def redact(env: dict[str, str]) -> list[str]:
     """Blank secret-looking values in place (facts are saved in plan files); returns names.
 
     HF_TOKEN and friends are common on inference hosts and nothing in remedy needs them.
     """
-    hidden = [k for k in env if is_secret_name(k) and env[k]]
-    for k in hidden:
-        env[k] = REDACTED
-    return sorted(hidden)
+    return redact_env(env)
 
 
 @dataclass

@@ -1,0 +1,106 @@
+"""Secrets never leave the host: one redaction used at every boundary.
+
+Inference hosts carry HF_TOKEN, API keys and package-index URLs with credentials in their
+environment, and remedy reads that environment (login shell, units, EnvironmentFiles). Nothing
+in remedy needs those values, so they are replaced by REDACTED where facts are collected, and
+again wherever text leaves remedy: plans, reports (terminal, markdown, JSON), the run log, the
+host journal and error messages (a command's output can echo a secret remedy never saw).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REDACTED = "<redacted>"
+
+_SECRET_WORDS = {
+    "TOKEN",
+    "TOKENS",
+    "SECRET",
+    "SECRETS",
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "KEY",
+    "APIKEY",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "COOKIE",
+    "AUTH",
+    "AUTHTOKEN",
+}
+# words that make a name look secret but whose values are paths or flags, not secrets
+_NOT_SECRET_SUFFIX = ("_SOCK", "_FILE", "_PATH", "_DIR")
+
+# scheme://user:password@host (any scheme; the user part alone is no secret but is dropped too)
+_URL_CRED = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/\s@'\"]+)@")
+# NAME=value / NAME: value in free text, for secret-looking names
+_ASSIGN = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_]*)(?P<sep>=|: )(?P<value>[^\s'\"]+)")
+# well-known token shapes, wherever they appear
+_TOKENS = re.compile(r"\b(hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,})\b")
+
+
+def is_secret_name(name: str) -> bool:
+    """HF_TOKEN, AWS_SECRET_ACCESS_KEY, OPENAI_API_KEY, DB_PASSWORD, HTTP_AUTH: yes.
+    TIKTOKEN_CACHE_DIR, TOKENIZERS_PARALLELISM, SSH_AUTH_SOCK, KEY_FILE: no (whole
+    `_`-separated words only; a name ending in _SOCK/_FILE/_PATH/_DIR holds a location)."""
+    upper = name.upper()
+    if upper.endswith(_NOT_SECRET_SUFFIX):
+        return False
+    return any(w in _SECRET_WORDS for w in upper.split("_"))
+
+
+def redact_text(text: str) -> str:
+    """Credentials in URLs, secret-named assignments and known token shapes in free text."""
+    if not text:
+        return text
+    text = _URL_CRED.sub(lambda m: m["scheme"] + REDACTED + "@", text)
+    text = _ASSIGN.sub(
+        lambda m: (
+            m["name"] + m["sep"] + REDACTED
+            if is_secret_name(m["name"]) and m["value"] != REDACTED
+            else m[0]
+        ),
+        text,
+    )
+    return _TOKENS.sub(REDACTED, text)
+
+
+def redact_value(name: str, value: str) -> str:
+    """One environment value: all of it for a secret name, else only what looks secret."""
+    if is_secret_name(name) and value:
+        return REDACTED
+    return redact_text(value)
+
+
+def redact_env(env: dict[str, str]) -> list[str]:
+    """Redact an environment in place; returns the names whose value changed (sorted)."""
+    changed = []
+    for k, v in env.items():
+        new = redact_value(k, v)
+        if new != v:
+            env[k] = new
+            changed.append(k)
+    return sorted(changed)
+
+
+def redact_obj(obj: Any) -> Any:
+    """A JSON-like structure (a plan, a report, a journal record) with every string redacted
+    and the values of secret-named string keys replaced."""
+    if isinstance(obj, dict):
+        return {
+            k: (
+                REDACTED
+                if isinstance(k, str) and isinstance(v, str) and v and is_secret_name(k)
+                else redact_obj(v)
+            )
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [redact_obj(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(redact_obj(v) for v in obj)
+    if isinstance(obj, str):
+        return redact_text(obj)
+    return obj

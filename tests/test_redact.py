@@ -1,0 +1,121 @@
+"""One redaction at every boundary: names, URL credentials, token shapes; plans, logs, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from remedy.facts.collect import redact
+from remedy.redact import REDACTED, is_secret_name, redact_env, redact_obj, redact_text
+
+SECRET = "s3cretPLANTED"
+TOKEN = "hf_PLANTEDabcdefghijklmnopqrstuvwxyz"
+
+
+def test_secret_names():
+    for n in (
+        "HF_TOKEN",
+        "OPENAI_API_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "DB_PASSWORD",
+        "FTP_PASSWD",
+        "GIT_CREDENTIALS",
+        "HTTP_AUTH",
+        "WANDB_KEY",
+    ):
+        assert is_secret_name(n), n
+    for n in (
+        "TIKTOKEN_CACHE_DIR",
+        "TOKENIZERS_PARALLELISM",
+        "SSH_AUTH_SOCK",
+        "CUDA_HOME",
+        "PATH",
+        "KEYBOARD",
+        "GOOGLE_APPLICATION_CREDENTIALS_FILE",
+    ):
+        assert not is_secret_name(n), n
+
+
+def test_url_credentials_anywhere_in_a_value():
+    env = {
+        "PIP_INDEX_URL": f"https://user:{SECRET}@pypi.example.com/simple",
+        "PIP_EXTRA_INDEX_URL": f"https://a.example/simple https://tok:{SECRET}@b.example/simple",
+        "HF_ENDPOINT": f"https://{SECRET}@hf.example",
+        "HF_TOKEN": TOKEN,
+        "CUDA_HOME": "/usr/local/cuda",
+    }
+    assert redact_env(env) == ["HF_ENDPOINT", "HF_TOKEN", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL"]
+    assert SECRET not in json.dumps(env) and TOKEN not in json.dumps(env)
+    assert env["PIP_INDEX_URL"] == f"https://{REDACTED}@pypi.example.com/simple"
+    assert env["CUDA_HOME"] == "/usr/local/cuda"
+    assert redact(dict(env)) == [], "the collector's redact is the same, and idempotent"
+
+
+def test_free_text_logs_and_errors():
+    line = (
+        f"pip: Looking in indexes: https://u:{SECRET}@idx.example/simple; HF_TOKEN={TOKEN} "
+        f"OPENAI_API_KEY: sk-{SECRET}xxxxxxxxxxxxxx token {TOKEN} CUDA_HOME=/opt/cuda"
+    )
+    out = redact_text(line)
+    assert SECRET not in out and TOKEN not in out
+    assert "CUDA_HOME=/opt/cuda" in out and "idx.example/simple" in out
+
+
+def test_structures_plans_and_journal_records():
+    rec = {
+        "event": "step-done",
+        "env": {"HF_TOKEN": TOKEN, "X": "1"},
+        "output": [f"https://me:{SECRET}@h/x"],
+        "n": 3,
+    }
+    out = redact_obj(rec)
+    assert SECRET not in json.dumps(out) and TOKEN not in json.dumps(out)
+    assert out["env"]["X"] == "1" and out["n"] == 3
+
+
+def test_cli_error_messages_are_redacted(tmp_path: Path):
+    """A secret in an argument that ends in a remedy error is not echoed back."""
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "remedy",
+            "plan",
+            "--facts",
+            str(tmp_path / f"https:__u:{SECRET}@x" / "HF_TOKEN=x.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    bad = f"https://u:{SECRET}@host/simple"
+    r2 = subprocess.run(
+        [sys.executable, "-m", "remedy", "impact", f"PIP_INDEX_URL={bad}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert SECRET not in r2.stdout + r2.stderr
+
+
+def test_agent_state_is_private(tmp_path: Path):
+    """The host agent's journal and checkpoints: 0600 files in a 0700 directory."""
+    from remedy.executor import agent
+
+    d = tmp_path / "state" / "runs"
+    j = d / "journal.jsonl"
+    subprocess.run(
+        [sys.executable, agent.__file__, "append", str(j), json.dumps({"a": 1})],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    assert stat.S_IMODE(j.stat().st_mode) == 0o600
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
