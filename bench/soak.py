@@ -196,6 +196,8 @@ def faulted(
     if "Traceback" in (err or ""):
         f.phase += " (TRACEBACK)"
         raise AssertionError(f"{command} after a {kind}: traceback: {err[-1500:]}")
+    if not f.hit and proc.returncode not in (0, 3, 10):
+        raise AssertionError(f"{command} ended {proc.returncode} before the fault: {err[-800:]}")
     if f.hit and kind in ("drop",) and proc.returncode not in (4, 0, 3, 5, 6, 10):
         raise AssertionError(f"{command} after a drop exited {proc.returncode}: {err[-800:]}")
     return f
@@ -353,7 +355,8 @@ class Soak:
             for t in threads:
                 t.start()
             for t in threads:
-                t.join()
+                while t.is_alive():  # a timed join keeps Ctrl-C working (hosts go at exit)
+                    t.join(timeout=1.0)
         return self.summary(time.monotonic() - t0)
 
     def summary(self, seconds: float) -> dict[str, Any]:
@@ -401,8 +404,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--minutes", type=float, default=None, help="start no new run after this many minutes"
     )
+    ap.add_argument(
+        "--frozen",
+        action="store_true",
+        help="run remedy from a copy of HEAD's src/, knowledge/ and playbooks/ (git archive), "
+        "so edits others make to the checkout meanwhile cannot change what is measured",
+    )
     ap.add_argument("--json", action="store_true", help="the summary as one JSON line")
     a = ap.parse_args(argv)
+    if a.frozen:
+        frozen = Path(tempfile.mkdtemp(prefix="remedy-soak-head-"))
+        repo = Path(__file__).resolve().parents[1]
+        arch = subprocess.run(
+            ["git", "-C", str(repo), "archive", "HEAD", "src", "knowledge", "playbooks"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(frozen)], input=arch, check=True)
+        os.environ["PYTHONPATH"] = str(frozen / "src")
+        sys.path.insert(0, str(frozen / "src"))
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        log(f"soak: remedy from HEAD {head}, frozen in {frozen}")
     try:
         doctor()
     except SandboxUnavailable as exc:
