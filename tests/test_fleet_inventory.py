@@ -237,10 +237,10 @@ def test_split_pattern():
 @pytest.mark.parametrize(
     "name, text, line, what",
     [
-        ("h.ini", "[gpu]\ngpu01\n[gpu:vars]\nnovalue\n", 4, "expected key=value"),
+        ("h.ini", "[gpu]\ngpu01\n[gpu:vars]\nnovalue\n", 4, "expected NAME=VALUE"),
         ("h.ini", "[gpu\ngpu01\n", 1, "bad section header"),
         ("h.ini", "[gpu:hostz]\ngpu01\n", 1, "unknown section kind"),
-        ("h.ini", "[gpu]\ngpu01 port 22\n", 2, "expected key=value host variable"),
+        ("h.ini", "[gpu]\ngpu01 port 22\n", 2, "expected NAME=VALUE host variable"),
         ("h.ini", "[gpu]\ngpu01\ngpu[05:]\n", 3, "bad range"),
         ("h.ini", "[gpu]\ngpu01 ansible_user='root\n", 2, "No closing quotation"),
         ("h.ini", "[a:children]\nb\n[b:children]\na\n", 4, "its own ancestor"),
@@ -411,11 +411,11 @@ def remedy_inproc(capsys, *args: str) -> tuple[int, str, str]:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["plan", "--inventory", "{bad}"], "{bad}:2: expected key=value host variable"),
+        (["plan", "--inventory", "{bad}"], "{bad}:2: expected NAME=VALUE host variable"),
         (["run", "--inventory", "{good}", "--limit", "nope"], "'nope' matches no host"),
         (["run", "--inventory", "{good}", "--max-errors", "ten"], "--max-errors takes a number"),
         (["run", "--inventory", "{good}", "--batch-size", "0"], "--batch-size must be at least 1"),
-        (["run", "gpu01", "--inventory", "{good}"], "by --inventory or by name, not both"),
+        (["run", "gpu01", "--inventory", "{good}"], "--inventory names the hosts"),
         (["facts", "--limit", "gpu"], "--limit goes with --inventory"),
     ],
 )

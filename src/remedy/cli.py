@@ -71,7 +71,9 @@ def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) 
             raise InputError("--limit goes with --inventory")
         return None
     if any(others):
-        raise InputError("give hosts by --inventory or by name, not both")
+        raise InputError("--inventory names the hosts: give no host, --local, --example, "
+                         "--facts, --host, --plan, --out, --markdown, --log FILE (plan) or "
+                         "--break-lock with it")
     from remedy.fleet.commands import FleetTarget
 
     return FleetTarget(inventory, limit, forks,

@@ -427,7 +427,8 @@ def fleet_run(
             run_probe = None
 
         async def collect(tr: Any) -> Any:
-            return await collect_facts(tr)
+            # the same collection the plan was made from (a --service unit is always read)
+            return await collect_facts(tr, services=[service] if service else None)
 
         hf = by_name[name]
         t = None

@@ -330,7 +330,7 @@ def parse_ini(text: str, source: str = "<inventory>") -> Inventory:
             k, eq, v = line.partition("=")
             if not eq or not k.strip():
                 raise InventoryError(
-                    f"expected key=value in [{group}:vars], got {line!r}", file=source, line=n
+                    f"expected NAME=VALUE in [{group}:vars], got {line!r}", file=source, line=n
                 )
             try:
                 words = shlex.split(v.strip(), comments=True)
@@ -361,7 +361,7 @@ def parse_ini(text: str, source: str = "<inventory>") -> Inventory:
             k, eq, v = a.partition("=")
             if not eq or not k:
                 raise InventoryError(
-                    f"expected key=value host variable after {name!r}, got {a!r}",
+                    f"expected NAME=VALUE host variable after {name!r}, got {a!r}",
                     file=source,
                     line=n,
                 )
