@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from remedy.diagnose import diagnose
 from remedy.evidence import scan_path
+from remedy.inputs import scan_logs
 from remedy.model import Facts
 from remedy.planner.plan import make_plan
 
@@ -65,3 +67,89 @@ def test_arch_list_80_launch_reached_readiness_on_this_stack(name):
     res = scan_path(str(GPU / name))
     assert "server-ready" in {s.signature for s in res.symptoms}
     assert "no-kernel-image" not in {s.signature for s in res.symptoms}
+
+
+# ---- session 2 (2026-11-29 22:34-22:58 UTC): scenarios c and d, a again with /generate -------
+# Each row: the real failing launch's log (the tail the launch probe kept), the facts remedy
+# collected on the H200 with the fault in place, and what remedy must make of them.
+SCENARIOS = [
+    pytest.param(
+        "h200-c-flashinfer-nvcc-broken-launch.log",
+        "h200-c-facts.json",
+        {"compiler-cannot-start", "ninja-failed-target", "ninja-subcommand-failed"},
+        {"flashinfer-nvcc-override-consistent": True},
+        ["env-unset-flashinfer-nvcc"],
+        id="c-broken-FLASHINFER_NVCC",
+    ),
+    pytest.param(
+        "h200-d-pip-prefix-skew-launch.log",
+        "h200-d-facts.json",
+        {"cccl-ctk-incompatible", "ninja-failed-target"},
+        {
+            "nvcc-matches-cudart-headers": True,
+            "toolkit-links-cudart": False,
+            "cccl-complete": False,
+        },
+        ["pip-align-cuda-wheels", "link-layout-symlinks", "pip-install-cccl"],
+        id="d-pip-prefix-skew",
+    ),
+    pytest.param(
+        "h200-a2-cuda-home-devnull-launch.log",
+        "h200-a-facts.json",
+        {"nvcc-not-a-directory", "scheduler-exception"},
+        {"cuda-home-is-toolkit": True},
+        ["shell-env-cuda-home"],
+        id="a-CUDA_HOME-devnull",
+    ),
+]
+
+
+def workload_facts(name: str) -> Facts:
+    """The facts as the scenario handed them to remedy: the server's consumers named."""
+    data = json.loads((GPU / name).read_text())
+    data["workload"]["consumers"] = ["flashinfer-jit", "sglang-jit-kernel", "cuda-graph-capture"]
+    return Facts.model_validate(data)
+
+
+@pytest.mark.parametrize(("log", "facts_file", "sigs", "findings", "steps"), SCENARIOS)
+def test_real_h200_failure_is_diagnosed_and_planned(kb, log, facts_file, sigs, findings, steps):
+    syms, _, wrappers = scan_logs([GPU / log])  # as `remedy diagnose/plan --log` reads it
+    assert sigs <= {s.signature for s in syms}
+    f = workload_facts(facts_file)
+    d = diagnose(kb, f, syms, wrappers=wrappers)
+    got = {x.rule: x.observed for x in d.findings}
+    assert {r: got.get(r) for r in findings} == findings, got
+    p = make_plan(kb, f, syms, wrappers=wrappers)
+    assert [s.action for s in p.steps] == steps
+    assert not p.unresolved
+
+
+def test_broken_compiler_line_names_the_program_and_the_library():
+    syms = scan_path(str(GPU / "h200-c-flashinfer-nvcc-broken-launch.log")).symptoms
+    s = next(s for s in syms if s.signature == "compiler-cannot-start")
+    assert s.fields == {"program": "nvcc", "shared_lib": "libnvvm.so.4"}, s.fields
+
+
+def test_pip_prefix_wheels_are_aligned_by_the_venv_that_owns_them(kb):
+    """CUDA_HOME named the wheel dir of /opt/cuvenv directly: its pip does the aligning."""
+    f = workload_facts("h200-d-facts.json")
+    tk = next(t for t in f.toolkits if t.prefix.startswith("/opt/cuvenv"))
+    assert (tk.python, tk.cudart_version, tk.nvcc_release) == ("/opt/cuvenv", 13020, "13.0")
+    p = make_plan(kb, f, scan_path(str(GPU / "h200-d-pip-prefix-skew-launch.log")).symptoms)
+    assert p.steps[0].params["python"] == "/opt/cuvenv"
+    assert "nvidia-cuda-runtime==13.0.96" in " ".join(p.steps[0].commands)
+
+
+@pytest.mark.parametrize("name", ["h200-a2-run.json", "h200-c-run.json", "h200-d-run.json"])
+def test_recorded_final_launch_served_greedy_and_sampled_generate(name):
+    """The final launch answered /generate twice; the second (top-k/top-p) request waited on
+    FlashInfer's sampling JIT build (>100 s) instead of being cut off."""
+    rep = json.loads((GPU / name).read_text())
+    assert rep["outcome"] == "fixed" and rep["exit_code"] == 0
+    assert rep["expensive_verifications"] == 1
+    assert all(s["outcome"] == "committed" and s["probe_ok"] for s in rep["steps"])
+    v = rep["verification"][0]
+    assert v["probe"] == "launch-probe" and v["ok"] is True
+    m = re.findall(r"#(\d) 200 in ([\d.]+) s \((\d+) output ids\)", v["detail"])
+    assert [x[0] for x in m] == ["1", "2"] and all(x[2] == "16" for x in m)
+    assert float(m[1][1]) > 90, "the sampled request waited out a real cold build"

@@ -1021,9 +1021,11 @@ def check_knowledge() -> None:
     \b
     Example: remedy check
     """
+    from remedy.evidence.catalog import default_catalog
     from remedy.knowledge.loader import load_knowledge
 
     kb = load_knowledge()
+    default_catalog()  # signatures.yaml is validated by the log reader's own schema
     con = _console()
     con.print(f"{len(kb.components)} components, {len(kb.variables)} variables, "
               f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
