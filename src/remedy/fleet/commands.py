@@ -42,6 +42,7 @@ from remedy.fleet.report import (
     print_summary,
 )
 from remedy.fleet.rollout import RolloutPolicy, rollout
+from remedy.redact import redact_obj, redact_text
 
 
 @dataclass
@@ -112,7 +113,7 @@ def _failed_result(hf: HostFacts) -> HostResult:
         address=hf.host.connection.address if _safe_conn(hf.host) else None,
         outcome="unreachable" if isinstance(exc, TransportError) else "error",
         exit_code=exc.exit_code,
-        message=exc.message,
+        message=redact_text(exc.message),
         hint=exc.hint or "",
         seconds=round(hf.seconds, 2),
     )
@@ -136,7 +137,7 @@ async def _collect(
         if hf.error is None:
             prog(hf.name, f"facts ok ({hf.seconds:.1f} s)")
         else:
-            prog(hf.name, f"FAILED: {hf.error.message}")
+            prog(hf.name, f"FAILED: {redact_text(hf.error.message)}")
 
     return await collect_fleet(
         hosts, target.opener(), forks=target.forks, services=services, on_done=done
@@ -177,7 +178,7 @@ def fleet_facts(target: FleetTarget, *, json_: bool) -> int:
             "groups": len(groups),
             "hosts": rows,
         }
-        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(redact_obj(doc), indent=2, default=str) + "\n")
         return rc
     from rich.markup import escape
     from rich.table import Table
@@ -303,12 +304,17 @@ def fleet_plan(
         )
         doc = rep.model_dump(mode="json")
         doc["plans"] = {str(g.id): g.plan.model_dump(mode="json") for g in groups if g.plan}
-        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(redact_obj(doc), indent=2, default=str) + "\n")
         return rc
+    from rich.markup import escape
+
     _preview(groups, explain)
     con = _console()
     for r in failed:
-        con.print(f"[red]{r.outcome}[/] {r.host}: {r.message}", highlight=False)
+        con.print(
+            f"[red]{r.outcome}[/] {escape(r.host)}: {escape(redact_text(r.message))}",
+            highlight=False,
+        )
     con.print(
         f"{sum(len(g.hosts) for g in groups)} host(s) in {len(groups)} plan group(s), "
         f"{len(failed)} failed; {secs:.1f} s",
@@ -489,7 +495,11 @@ def fleet_run(
             f"{r.outcome}"
             + (f" ({len(steps)} step(s)" if steps else " (")
             + f"{', ' if steps else ''}{getattr(r, 'seconds', 0):.1f} s)"
-            + (f": {r.message[:200]}" if r.outcome not in ("fixed",) and r.message else ""),
+            + (
+                f": {redact_text(r.message[:200])}"
+                if r.outcome not in ("fixed",) and r.message
+                else ""
+            ),
         )
 
     ro = asyncio.run(rollout(to_run, apply, policy, on_result=on_result, kind_of=group_of.get))
@@ -513,7 +523,9 @@ def fleet_run(
             group=group_of.get(name),
             message="not started: the rollout stopped before it",
         )
-    for r in results.values():
+    for r in results.values():  # a command's output can echo a secret remedy never saw
+        r.message, r.hint = redact_text(r.message), redact_text(r.hint)
+        r.steps = redact_obj(r.steps)
         hf = by_name.get(r.host)
         if hf is not None and r.address is None and _safe_conn(hf.host):
             r.address = hf.host.connection.address
