@@ -153,3 +153,28 @@ def test_recorded_final_launch_served_greedy_and_sampled_generate(name):
     m = re.findall(r"#(\d) 200 in ([\d.]+) s \((\d+) output ids\)", v["detail"])
     assert [x[0] for x in m] == ["1", "2"] and all(x[2] == "16" for x in m)
     assert float(m[1][1]) > 90, "the sampled request waited out a real cold build"
+
+
+@pytest.mark.parametrize(
+    ("log", "proofs"),
+    [
+        ("h200-c-remedy-run.log", ["env-probe", "launch-probe"]),
+        (
+            "h200-d-remedy-run.log",
+            ["compile-probe", "link-probe", "preprocess-probe", "launch-probe"],
+        ),
+        ("h200-a2-remedy-run.log", ["env-probe", "launch-probe"]),
+    ],
+)
+def test_remedy_run_logs_show_every_proof_ok_in_plan_order(log, proofs):
+    """remedy's own run log on the H200: each step's probe, then the one launch, all ok."""
+    lines = (GPU / log).read_text().splitlines()
+    ran = [
+        ln.split("probe ", 1)[1].split()[0] for ln in lines if re.search(r"^\S+ \S+   probe ", ln)
+    ]
+    assert ran == proofs
+    verdicts = [
+        m.group(1) for ln in lines if (m := re.search(r"^\S+ \S+ {5}(ok|FAILED|failed):", ln))
+    ]
+    assert verdicts == ["ok"] * len(proofs)
+    assert '"outcome": "fixed"' in lines[-1] or any('"outcome": "fixed"' in ln for ln in lines)
