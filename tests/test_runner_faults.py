@@ -188,3 +188,60 @@ def test_a_truncated_agent_is_uploaded_again(tmp_path):
     Path(hs.agent_path).write_bytes(AGENT_SOURCE[:1000])
     asyncio.run(HostState(t).setup())
     assert Path(hs.agent_path).read_bytes() == AGENT_SOURCE
+
+
+def _tree(root: Path) -> list[tuple]:
+    return sorted(
+        (str(p.relative_to(root)), p.is_dir(), p.read_bytes() if p.is_file() else b"")
+        for p in root.rglob("*")
+    )
+
+
+def test_a_restore_killed_half_way_finishes_on_retry(tmp_path, monkeypatch):
+    """kill -9 inside a package restore after the newer version's RECORD is gone: the retry
+    (what `remedy resume` does) still removes that version's files, byte-identical after."""
+    spec = importlib.util.spec_from_file_location("remedy_agent_inproc", AGENT)
+    agent = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agent)
+    prefix = tmp_path / "venv"
+    site = prefix / "lib" / "python3.11" / "site-packages"
+
+    def install(version: str, extra: list[str]) -> None:
+        for old in site.glob("fakepkg*"):
+            subprocess.run(["rm", "-rf", str(old)], check=True)
+        info = site / f"fakepkg-{version}.dist-info"
+        (site / "fakepkg").mkdir(parents=True)
+        info.mkdir()
+        files = [f"fakepkg-{version}.dist-info/RECORD", "fakepkg/__init__.py", *extra]
+        for f in files[1:]:
+            (site / f).write_text(f"# {version} {f}\n")
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: fakepkg\nVersion: {version}\n"
+        )
+        files.append(f"fakepkg-{version}.dist-info/METADATA")
+        (info / "RECORD").write_text("".join(f"{f},,\n" for f in files))
+
+    install("1.0", [])
+    before = _tree(tmp_path / "venv")
+    cp = tmp_path / "cp"
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(SystemExit):
+        agent.capture(str(cp), {"packages": [{"python": str(prefix), "names": ["fakepkg"]}]})
+    install("2.0", ["fakepkg/new.py"])
+    real_unlink, calls = os.unlink, []
+
+    def dies_after_record(path):
+        real_unlink(path)
+        calls.append(path)
+        if str(path).endswith("RECORD"):
+            raise KeyboardInterrupt  # the process dies here (kill -9)
+
+    monkeypatch.setattr(agent.os, "unlink", dies_after_record)
+    with pytest.raises(KeyboardInterrupt):
+        agent.restore(str(cp))
+    assert (site / "fakepkg" / "new.py").exists()  # left behind, its RECORD gone
+    monkeypatch.setattr(agent.os, "unlink", real_unlink)
+    with pytest.raises(SystemExit) as done:
+        agent.restore(str(cp))
+    assert done.value.code == 0
+    assert _tree(tmp_path / "venv") == before

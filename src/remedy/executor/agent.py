@@ -48,7 +48,12 @@ def fsync_dir(path):
 
 
 def private_dir(path):
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    # umask 077: makedirs gives `mode` to the leaf only; parents it creates (runs/) get 0700 too
+    old = os.umask(0o077)
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    finally:
+        os.umask(old)
     os.chmod(path, 0o700)
 
 
@@ -358,15 +363,27 @@ def restore(cpdir):
         return checked[p]
 
     # 1. packages: remove whatever versions are installed now (except files identical to
-    #    the captured ones), then put the old files back
-    emptied = set()
+    #    the captured ones), then put the old files back. The list is written first: a
+    #    restore killed half-way may already have removed a RECORD, and its retry must still
+    #    find the files that RECORD listed
+    todo_path = os.path.join(cpdir, "restore-remove.json")
+    try:
+        with open(todo_path) as fh:
+            todo = set(json.load(fh))
+    except (OSError, ValueError):
+        todo = set()
     for pk in manifest["packages"]:
-        now = _package_files(pk["python"], pk["names"])
-        for d in now.values():
-            for f in d["files"]:
-                if _lexists(f) and _kind(f) != "dir" and not unchanged(f):
-                    os.unlink(f)
-                    emptied.add(os.path.dirname(f))
+        for d in _package_files(pk["python"], pk["names"]).values():
+            todo.update(d["files"])
+    if manifest["packages"]:
+        atomic_write(todo_path, json.dumps(sorted(todo)).encode())
+    emptied = set()
+    for f in sorted(todo):
+        if _lexists(f) and _kind(f) != "dir" and not unchanged(f):
+            os.unlink(f)
+            emptied.add(os.path.dirname(f))
+        elif not _lexists(f):
+            emptied.add(os.path.dirname(f))
     # 2. paths: remove what the step created or changed
     for e in manifest["paths"]:
         p = e["path"]
@@ -417,6 +434,8 @@ def restore(cpdir):
     for e in manifest["paths"]:
         d = os.path.dirname(e["path"])
         fsync_dir(d)
+    with contextlib.suppress(OSError):
+        os.unlink(todo_path)
     out({"restored": True})
 
 
@@ -505,7 +524,7 @@ def main(argv):
             data = sys.stdin.buffer.read()
             parent = os.path.dirname(args[0])
             if parent and not os.path.isdir(parent):
-                os.makedirs(parent, mode=0o700)
+                private_dir(parent)
             atomic_write(args[0], data, int(args[1], 8))
             out({"written": len(data)})
         elif cmd == "capture":
