@@ -16,7 +16,8 @@ from remedy.model import Facts
 
 # Hypothesis profiles. `ci` (the default) is derandomized (same cases on every run, so CI is
 # reproducible) and modest; `long` is for bench/reliability.py and local runs:
-# REMEDY_FUZZ=long, or pytest --hypothesis-profile=long (10,000+ cases per fuzz target).
+# REMEDY_FUZZ=long, or pytest --hypothesis-profile=long (10,000 cases per fuzz target;
+# REMEDY_FUZZ_CASES=N changes that).
 # Tests that set their own max_examples keep it; the fuzz targets in test_fuzz.py scale with
 # the profile. The deadline is off: the fuzz tests assert their own per-case time bound, which
 # is robust to a busy 2-core box, where hypothesis' deadline is not.
@@ -25,7 +26,8 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "long", derandomize=False, max_examples=10_000, deadline=None, print_blob=True,
+    "long", derandomize=False, max_examples=int(os.environ.get("REMEDY_FUZZ_CASES", "10000")),
+    deadline=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 settings.load_profile(os.environ.get("REMEDY_FUZZ", "ci"))

@@ -119,3 +119,15 @@ def test_agent_state_is_private(tmp_path: Path):
     )
     assert stat.S_IMODE(j.stat().st_mode) == 0o600
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    # `write` (the run's plan copy, checkpoints) creates its parents private too
+    f = tmp_path / "state2" / "runs" / "r1" / "plan.json"
+    subprocess.run(
+        [sys.executable, agent.__file__, "write", str(f), "600"],
+        input=b"{}",
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    for p in (f.parent, f.parent.parent):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o700, p
+    assert stat.S_IMODE(f.stat().st_mode) == 0o600
