@@ -14,10 +14,13 @@ the cases run per target are written to FILE as JSON at the end of the module.
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
+import io
 import json
 import os
 import signal
+import tarfile
 import tempfile
 import time
 import tracemalloc
@@ -378,7 +381,18 @@ def test_fuzz_unit_words(data: bytes) -> None:
     bounded("units.words", run, may_refuse=False)
 
 
-@given(data=inputs([b"F " + b"L2V0Yy94" + b" QT0xCg==\n", b"S 0 QT0x\nB 1\nX L2Jpbi9zaA==\n"]))
+def _tar_record() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        body = (FIX / "units" / "sglang-k26.service").read_bytes()
+        info = tarfile.TarInfo("etc/systemd/system/x.service")
+        info.size = len(body)
+        tf.addfile(info, io.BytesIO(body))
+    return b"T " + base64.b64encode(buf.getvalue()) + b"\n"
+
+
+@given(data=inputs([b"F L2V0Yy94 QT0xCg==\n", b"S 0 QT0x\nB 1\nX L2Jpbi9zaA==\n", _tar_record()]))
+@example(data=b"T")  # an empty/garbled tar record escaped as tarfile.ReadError
 def test_fuzz_unit_host_records(data: bytes) -> None:
     bounded("units.host_records", lambda: _parse_records(data, ""))
 
@@ -413,7 +427,17 @@ def host_case(draw: st.DrawFn) -> tuple[dict[str, Any], list[bytes], list[bytes]
     return fx, replies, extra
 
 
+def _nul_in_a_path() -> tuple[dict[str, Any], list[bytes], list[bytes]]:
+    fx = HOSTS[0]
+    outs = [r["output"].encode() for r in fx["rounds"]]
+    outs[-1] = outs[-1].replace(b"py.real /usr", b"py.real /u\x00sr")
+    # a CUDA_HOME round 1 did not probe: the follow-up script runs, with what was seen
+    outs[0] = outs[0].replace(b"SHELL=/bin/bash\x00", b"SHELL=/bin/bash\x00CUDA_HOME=/opt/c\x00")
+    return fx, outs, [b""] * 3
+
+
 @given(case=host_case())
+@example(case=_nul_in_a_path())  # a NUL in a reply reached quote() in the follow-up: ValueError
 def test_fuzz_collect_facts(case: tuple[dict[str, Any], list[bytes], list[bytes]]) -> None:
     """A whole collection replayed with mutated replies (a reply to an unknown follow-up script
     is a mutated reply of another round): collect_facts degrades to notes."""

@@ -211,17 +211,27 @@ def _needs(state: _State, login_env: dict[str, str], services: list[Service]) ->
 
 
 def followup_script(token: str, state: _State, need: _Needs) -> str:
-    """Round 2+: probe only what round 1 did not (already-probed dirs come back as aliases)."""
-    seen_tk = "".join(f"|{r}|" for r in state.tk_real)
-    seen_py = "".join(f"|{r}|" for r in state.py_real)
+    """Round 2+: probe only what round 1 did not (already-probed dirs come back as aliases).
+
+    A value holding NUL came from a garbled reply (no path or name on a host can hold one, and
+    no shell word either): it is left out rather than failing the whole collection."""
+
+    def ok(*values: str) -> bool:
+        return not any("\0" in v for v in values)
+
+    seen_tk = "".join(f"|{r}|" for r in state.tk_real if ok(r))
+    seen_py = "".join(f"|{r}|" for r in state.py_real if ok(r))
     parts = [library(token), f"TKSEEN={quote(seen_tk)}\nPYSEEN={quote(seen_py)}\n"]
     for path, label in need.paths:
-        parts.append(f"look {quote(path)} {quote(label)}; drain {quote(label)}\n")
+        if ok(path, label):
+            parts.append(f"look {quote(path)} {quote(label)}; drain {quote(label)}\n")
     for prefix, origin in need.prefixes:
-        parts.append(tk_call(prefix, "", "", origin))
+        if ok(prefix, origin):
+            parts.append(tk_call(prefix, "", "", origin))
     for x, origin in need.interpreters:
-        parts.append(py_call(x, origin))
-    for f in need.env_files:
+        if ok(x, origin):
+            parts.append(py_call(x, origin))
+    for f in filter(ok, need.env_files):
         q = quote(f)
         parts.append(
             f"if [ -f {q} ] && [ -r {q} ]; then m envfile {q}; head -c 65536 -- {q}; "

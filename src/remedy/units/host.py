@@ -20,6 +20,7 @@ import io
 import posixpath
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass, field
 
 from remedy.errors import InputError, TransportError
@@ -153,7 +154,8 @@ def _parse_records(out: bytes, root: str) -> HostRead:
                 res.show = _d(parts[1]) if len(parts) > 1 else ""
             elif kind == b"B":
                 res.booted = parts[0] == b"1"
-        except (IndexError, ValueError) as e:
+        # a cut or garbled tar/gzip too (ReadError, BadGzipFile is an OSError, zlib.error)
+        except (IndexError, ValueError, EOFError, OSError, tarfile.TarError, zlib.error) as e:
             raise TransportError(f"garbled reply while reading unit files: {e}") from None
     return res
 
