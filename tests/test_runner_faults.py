@@ -245,3 +245,28 @@ def test_a_restore_killed_half_way_finishes_on_retry(tmp_path, monkeypatch):
         agent.restore(str(cp))
     assert done.value.code == 0
     assert _tree(tmp_path / "venv") == before
+
+
+def test_a_half_done_install_that_no_record_lists_is_removed(tmp_path, monkeypatch):
+    """pip killed mid-install (connection gone, `resume` stopped it) leaves files and
+    directories that no RECORD owns: the restore removes them too (the soak found this)."""
+    spec = importlib.util.spec_from_file_location("remedy_agent_inproc2", AGENT)
+    agent = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agent)
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    (site / "nvidia" / "cu13" / "include").mkdir(parents=True)
+    (site / "nvidia" / "cu13" / "include" / "cuda.h").write_text("old\n")
+    (site / "keep-empty").mkdir()
+    before = _tree(tmp_path / "venv")
+    cp = tmp_path / "cp"
+    pk = {"python": str(tmp_path / "venv"), "names": ["nvidia-cuda-cccl"]}
+    with pytest.raises(SystemExit):
+        agent.capture(str(cp), {"packages": [pk]})
+    half = site / "nvidia" / "cu13" / "include" / "cccl" / "cub" / "agent"
+    half.mkdir(parents=True)
+    (half / "a.cuh").write_text("partial\n")
+    (site / "nvidia" / "cu13" / "include" / "cccl" / "thrust").mkdir()
+    with pytest.raises(SystemExit) as done:
+        agent.restore(str(cp))
+    assert done.value.code == 0
+    assert _tree(tmp_path / "venv") == before

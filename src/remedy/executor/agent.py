@@ -246,6 +246,34 @@ def _dirs_under(roots):
     return sorted(found)
 
 
+def _site_listing(python):
+    """Every entry under the environment's site dirs: an install cut off half-way (pip
+    killed before it wrote RECORD) leaves files no distribution owns, which only this
+    listing can tell from the environment's own."""
+    entries = []
+    for sd in _site_dirs(python):
+        for dp, dns, fns in os.walk(sd):
+            entries.extend(os.path.join(dp, n) for n in dns + fns)
+    return sorted(entries)
+
+
+def _orphans(pk, members):
+    """Entries under the site dirs that the capture did not see (files first, then the
+    directories deepest first), except what the checkpoint itself puts back."""
+    if "site" not in pk:
+        return [], []
+    seen = set(pk["site"])
+    files, dirs = [], []
+    for sd in _site_dirs(pk["python"]):
+        for dp, dns, fns in os.walk(sd):
+            for n in fns + [d for d in dns if os.path.islink(os.path.join(dp, d))]:
+                f = os.path.join(dp, n)
+                if f not in seen and f not in members:
+                    files.append(f)
+            dirs.extend(os.path.join(dp, d) for d in dns if os.path.join(dp, d) not in seen)
+    return files, sorted(dirs, key=len, reverse=True)
+
+
 def capture(cpdir, spec):
     """spec: {"paths": [...], "packages": [{"python": prefix, "names": [...]}]}"""
     private_dir(cpdir)
@@ -291,6 +319,7 @@ def capture(cpdir, spec):
                 "installed": {n: d["version"] for n, d in info.items()},
                 "roots": roots,
                 "dirs": sorted(keep),
+                "site": _site_listing(pk["python"]),
             }
         )
     tpath = os.path.join(cpdir, "files.tar")
@@ -384,6 +413,13 @@ def restore(cpdir):
             emptied.add(os.path.dirname(f))
         elif not _lexists(f):
             emptied.add(os.path.dirname(f))
+    # what a half-done install left that no RECORD lists (its process was killed)
+    new_dirs = []
+    for pk in manifest["packages"]:
+        files, dirs = _orphans(pk, members)
+        for f in files:
+            os.unlink(f)
+        new_dirs.extend(dirs)
     # 2. paths: remove what the step created or changed
     for e in manifest["paths"]:
         p = e["path"]
@@ -426,6 +462,9 @@ def restore(cpdir):
             for dp, _, _ in sorted(os.walk(r, topdown=False), key=lambda t: -len(t[0])):
                 if dp not in keep and os.path.isdir(dp) and not os.listdir(dp):
                     os.rmdir(dp)
+    for d in sorted(set(new_dirs), key=len, reverse=True):
+        if os.path.isdir(d) and not os.path.islink(d) and not os.listdir(d):
+            os.rmdir(d)
     # directories the newer versions created (a new dist-info, new subpackages)
     for d in sorted(emptied, key=len, reverse=True):
         while d and d != "/" and d not in keep and os.path.isdir(d) and not os.listdir(d):
