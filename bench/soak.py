@@ -192,12 +192,15 @@ def faulted(
     f.phase = last_phase(h)
     with contextlib.suppress(ValueError):
         rep = json.loads(out)
-        f.outcome, f.message = rep.get("outcome", ""), rep.get("message", "")[:300]
+        f.outcome, f.message = rep.get("outcome", ""), rep.get("message", "")[:1500]
     if "Traceback" in (err or ""):
         f.phase += " (TRACEBACK)"
         raise AssertionError(f"{command} after a {kind}: traceback: {err[-1500:]}")
     if not f.hit and proc.returncode not in (0, 3, 10):
-        raise AssertionError(f"{command} ended {proc.returncode} before the fault: {err[-800:]}")
+        raise AssertionError(
+            f"{command} ended {proc.returncode} before the fault: {f.outcome}: {f.message} "
+            f"{err[-800:]}"
+        )
     if f.hit and kind in ("drop",) and proc.returncode not in (4, 0, 3, 5, 6, 10):
         raise AssertionError(f"{command} after a drop exited {proc.returncode}: {err[-800:]}")
     return f
