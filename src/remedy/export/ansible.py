@@ -38,6 +38,7 @@ import yaml
 
 from remedy import __version__
 from remedy.errors import InputError
+from remedy.executor.runner import SESSION_ENV
 from remedy.model import Facts, Plan, Step
 from remedy.units.dropin import dropin_path, render_dropin
 
@@ -47,10 +48,7 @@ _BUILD = {"flashinfer-jit-build", "sglang-jit-build", "torch-ext-build", "jit-ru
 _LAUNCH = {"launch-probe"}
 # Probes whose host work is a GPU (no stand-in at export time) or nothing at all.
 _NO_HOST_WORK = {"static"}
-_SESSION_ENV = {
-    "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "XDG_SESSION_ID",
-    "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_RUNTIME_DIR", "MOTD_SHOWN", "OLDPWD", "_",
-}  # fmt: skip
+_SESSION_ENV = SESSION_ENV  # per-connection values are not facts about the host
 
 
 class ExportError(InputError):

@@ -26,25 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remedy.errors import RemedyError
+from remedy.executor.runner import SESSION_ENV
 from remedy.fleet.inventory import InventoryHost
 from remedy.model import Facts, Plan
 
-NOISE_ENV = frozenset(
-    {
-        "SSH_CLIENT",
-        "SSH_CONNECTION",
-        "SSH_TTY",
-        "SSH_AUTH_SOCK",
-        "XDG_SESSION_ID",
-        "XDG_SESSION_TYPE",
-        "XDG_SESSION_CLASS",
-        "XDG_RUNTIME_DIR",
-        "MOTD_SHOWN",
-        "OLDPWD",
-        "_",
-        "HOSTNAME",
-    }
-)
+NOISE_ENV = SESSION_ENV | {"HOSTNAME"}  # + the one per-host name identical hosts differ by
 
 
 def fleet_key(facts: Facts) -> str:

@@ -23,19 +23,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from remedy.executor.runner import OUTCOME_EXIT as RUN_EXIT
+
 EXIT_STOPPED = 7
 _PRECEDENCE = (6, 7, 3, 2, 5, 4)
 
 OUTCOME_EXIT = {
-    "fixed": 0,
-    "nothing-to-do": 10,
-    "rolled-back": 3,
-    "no-complete-plan": 3,
-    "refused": 5,
-    "needs-attention": 6,
-    "unreachable": 4,
-    "interrupted": 4,
-    "error": 2,
+    **RUN_EXIT,
     "skipped": 0,  # never started: untouched; the rollout's stop says why (7)
 }
 
