@@ -76,18 +76,23 @@ def sbx_usable() -> bool:
         return False
 
 
-def sbx_up(names: list[str], scenario: str) -> list[tuple[str, str]]:
-    def up(name: str) -> tuple[str, str]:
+def sbx_up_records(names: list[str], scenario: str) -> list[dict]:
+    """Start sandbox hosts in parallel; each is `sbx up`'s JSON record."""
+
+    def up(name: str) -> dict:
         r = subprocess.run(
             [str(SBX), "up", scenario, "--name", name], capture_output=True, text=True, timeout=300
         )
         if r.returncode != 0:
             raise RuntimeError(f"sbx up {name}: {r.stderr.strip()}")
-        rec = json.loads(r.stdout.strip().splitlines()[-1])
-        return rec["name"], rec["ssh_config"]
+        return json.loads(r.stdout.strip().splitlines()[-1])
 
     with ThreadPoolExecutor(8) as ex:
         return list(ex.map(up, names))
+
+
+def sbx_up(names: list[str], scenario: str) -> list[tuple[str, str]]:
+    return [(r["name"], r["ssh_config"]) for r in sbx_up_records(names, scenario)]
 
 
 def sbx_down(names: list[str]) -> None:

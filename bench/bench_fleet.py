@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,32 +38,15 @@ from remedy.fleet.inventory import load_inventory  # noqa: E402
 from remedy.knowledge.loader import load_knowledge  # noqa: E402
 from remedy.planner.plan import make_plan  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_facts import sbx_down  # noqa: E402
+from bench_facts import sbx_up_records as sbx_up  # noqa: E402
+
 SBX = ROOT / "sandbox" / "sbx"
 
 
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def sbx_up(names: list[str], scenario: str) -> list[dict]:
-    def up(name: str) -> dict:
-        r = subprocess.run(
-            [str(SBX), "up", scenario, "--name", name], capture_output=True, text=True, timeout=300
-        )
-        if r.returncode != 0:
-            raise RuntimeError(f"sbx up {name}: {r.stderr.strip()}")
-        return json.loads(r.stdout.strip().splitlines()[-1])
-
-    with ThreadPoolExecutor(8) as ex:
-        return list(ex.map(up, names))
-
-
-def sbx_down(names: list[str]) -> None:
-    def down(name: str) -> None:
-        subprocess.run([str(SBX), "down", name], capture_output=True, timeout=300)
-
-    with ThreadPoolExecutor(8) as ex:
-        list(ex.map(down, names))
 
 
 def write_inventory(recs: list[dict], path: Path) -> None:

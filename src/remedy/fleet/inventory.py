@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from remedy.errors import InputError, KnowledgeError
+from remedy.knowledge.yamlload import read_utf8
 
 
 class InventoryError(InputError):
@@ -539,15 +540,7 @@ def parse_inventory(text: str, source: str = "<inventory>", fmt: str | None = No
 
 def load_inventory(path: str | Path) -> Inventory:
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InventoryError(f"cannot read the inventory: {exc.strerror}", file=str(p)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InventoryError("not valid UTF-8", file=str(p), line=line) from None
+    text = read_utf8(p, InventoryError, "the inventory")
     inv = parse_inventory(text, str(p))
     if not inv.hosts:
         raise InventoryError("the inventory names no host", file=str(p))

@@ -8,6 +8,7 @@ loading knowledge never executes code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,27 +59,33 @@ def load_yaml_text(text: str, file: str = "<string>") -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise KnowledgeError(
-            f"invalid YAML: {exc.problem or exc}", file=file, line=line
-        ) from None
+        raise KnowledgeError(f"invalid YAML: {exc.problem or exc}", file=file, line=line) from None
     except yaml.YAMLError as exc:
         raise KnowledgeError(f"invalid YAML: {exc}", file=file) from None
     finally:
         loader.dispose()
 
 
-def load_yaml(path: str | Path) -> Any:
+def read_utf8(
+    path: str | Path, error: Callable[..., Exception] = KnowledgeError, what: str = ""
+) -> str:
+    """A data file's text; unreadable or non-UTF-8 is `error` naming the file (and line)."""
     p = Path(path)
     try:
         raw = p.read_bytes()
     except OSError as exc:
-        raise KnowledgeError(f"cannot read: {exc.strerror}", file=str(p)) from None
+        raise error(
+            f"cannot read{' ' + what if what else ''}: {exc.strerror}", file=str(p)
+        ) from None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise KnowledgeError("not valid UTF-8", file=str(p), line=line) from None
-    return load_yaml_text(text, str(p))
+        raise error("not valid UTF-8", file=str(p), line=line) from None
+
+
+def load_yaml(path: str | Path) -> Any:
+    return load_yaml_text(read_utf8(path), str(path))
 
 
 def strip_lines(obj: Any) -> Any:
@@ -102,8 +109,9 @@ def validate_entry(model: type, entry: Any, file: str, what: str = "entry") -> A
     """Validate one YAML mapping with a pydantic model; errors name file:line and the field."""
     line = line_of(entry)
     if not isinstance(entry, dict):
-        raise KnowledgeError(f"{what} must be a mapping, got {type(entry).__name__}", file=file,
-                             line=line)
+        raise KnowledgeError(
+            f"{what} must be a mapping, got {type(entry).__name__}", file=file, line=line
+        )
     try:
         return model.model_validate(strip_lines(entry))
     except ValidationError as exc:
@@ -112,7 +120,13 @@ def validate_entry(model: type, entry: Any, file: str, what: str = "entry") -> A
         # Point at the line of the nested mapping where possible.
         node: Any = entry
         for part in err["loc"]:
-            if isinstance(node, dict) and part in node or isinstance(node, list) and isinstance(part, int) and part < len(node):
+            if (
+                isinstance(node, dict)
+                and part in node
+                or isinstance(node, list)
+                and isinstance(part, int)
+                and part < len(node)
+            ):
                 node = node[part]
                 line = line_of(node) or line
             else:
