@@ -75,6 +75,20 @@ def pytest(
     return results, took, (p.stdout + p.stderr)[-3000:]
 
 
+def head() -> str:
+    """The commit the checkout is at now: each figure says which code it measured."""
+    p = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    )
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return (p.stdout.strip() or "unknown") + ("+dirty" if dirty else "")
+
+
 def count(results: dict[str, str], prefix: str) -> tuple[int, int]:
     sel = [s for n, s in results.items() if n.startswith(prefix) and s != "skipped"]
     return len(sel), sum(s == "passed" for s in sel)
@@ -92,7 +106,10 @@ def main() -> int:
     notes: list[str] = []
     t_all = time.monotonic()
 
+    commits: dict[str, str] = {}
+
     # 1. fuzzing
+    commits["fuzz"] = head()
     with tempfile.TemporaryDirectory() as td:
         counts_file = Path(td) / "counts.json"
         res, took, tail = pytest(
@@ -127,6 +144,7 @@ def main() -> int:
     )
 
     # 2. injection, sandbox escapes, YAML tags
+    commits["injection"] = head()
     res, took, tail = pytest(["tests/test_injection.py"], {})
     for label, prefix in (
         ("hostile facts paths -> plan -> real shell", "test_hostile_python_and_toolkit"),
@@ -144,6 +162,7 @@ def main() -> int:
 
     # 3. secret scan (sandbox)
     if not args.no_sandbox:
+        commits["secrets"] = head()
         with tempfile.TemporaryDirectory() as td:
             out = Path(td) / "scan.json"
             res, took, tail = pytest(
@@ -164,6 +183,7 @@ def main() -> int:
     # 4. the crash-safety soak and the fault tests (another part of the issue), if present
     soak = ROOT / "bench" / "soak.py"
     if soak.exists() and not args.no_sandbox:
+        commits["soak"] = head()
         t0 = time.monotonic()
         p = subprocess.run(
             [PY, str(soak), "--json", "--runs", str(args.soak_runs)],
@@ -194,6 +214,7 @@ def main() -> int:
         notes.append("bench/soak.py not run (absent, or --no-sandbox)")
     faults = ROOT / "tests" / "test_faults_sandbox.py"
     if faults.exists() and not args.no_sandbox:
+        commits["faults"] = head()
         res, took, _ = pytest([str(faults.relative_to(ROOT))], {})
         n = sum(s != "skipped" for s in res.values())
         ok = sum(s == "passed" for s in res.values())
@@ -220,6 +241,10 @@ def main() -> int:
         f"Generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC by `{command}` "
         f"in {time.monotonic() - t_all:.0f} s on {platform.node()} ({os.cpu_count()} CPUs "
         f"{cpu}, Python {platform.python_version()}, {platform.system()} {platform.release()}).",
+        "",
+        "Code measured (commit per part): "
+        + ", ".join(f"{k} `{v}`" for k, v in commits.items())
+        + ".",
         "",
         "| what | attempts | result |",
         "|---|---|---|",
