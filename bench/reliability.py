@@ -190,7 +190,7 @@ def main() -> int:
             cwd=ROOT,
             capture_output=True,
             text=True,
-            timeout=3600,
+            timeout=4 * 3600,
         )
         last = (p.stdout.strip().splitlines() or ["{}"])[-1]
         try:
