@@ -30,6 +30,7 @@ steps about as often as on the final probes.
     bench/soak.py --runs 40 --seed 7 --json        # final line: the JSON summary
     bench/soak.py --runs 4 --hosts 2               # two hosts in parallel
     bench/soak.py --runs 500 --minutes 20 --hosts 2 --json   # as many as fit in 20 min
+    bench/soak.py --runs 10 --during 'pip install' --window 8  # faults inside pip installs
 
 Human progress goes to stderr; with --json the last stdout line is
 {"runs", "faults_injected", "faults_survived", "violations", "by_kind", "seconds", ...}.
@@ -43,6 +44,7 @@ import contextlib
 import json
 import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -169,15 +171,39 @@ def inject(h: Host, proc: subprocess.Popen, kind: str, rng: random.Random) -> No
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+def wait_for_process(h: Host, proc: subprocess.Popen, pattern: str, limit: float) -> float | None:
+    """Seconds until a process whose command line matches `pattern` runs on the host (polled
+    inside its namespaces, not over SSH), or None if remedy ended or `limit` passed first."""
+    t0 = time.monotonic()
+    probe = f"pgrep -f {shlex.quote(pattern)} >/dev/null"
+    while time.monotonic() - t0 < limit and proc.poll() is None:
+        if h.sbx_exec(probe, timeout=30).returncode == 0:
+            return time.monotonic() - t0
+        time.sleep(0.05)
+    return None
+
+
 def faulted(
-    h: Host, args: tuple[str, ...], kind: str, delay: float, rng: random.Random, command: str
+    h: Host,
+    args: tuple[str, ...],
+    kind: str,
+    delay: float,
+    rng: random.Random,
+    command: str,
+    during: str | None = None,
 ) -> Fault:
     """Start remedy with args, inject `kind` after `delay` seconds if it still runs, wait for
-    it; the fault carries whether it hit, remedy's exit and the journal phase reached."""
+    it; the fault carries whether it hit, remedy's exit and the journal phase reached. With
+    `during`, `delay` counts from when a host process matching that pattern appears."""
     f = Fault(kind, round(delay, 2), command)
     proc = h.popen(*args, new_session=True)
     try:
         try:
+            if during:
+                # never seen (remedy ended first, or 300 s passed): the fault comes at once
+                seen = wait_for_process(h, proc, during, limit=300)
+                delay = delay if seen is not None else 0.0
+                f.at = round(delay + (seen or 0.0), 2)
             proc.wait(timeout=delay)
         except subprocess.TimeoutExpired:
             f.hit = True
@@ -247,15 +273,27 @@ def check(h: Host, ref: Reference) -> tuple[str, list[str]]:
     return state, problems
 
 
-def one_run(h: Host, ref: Reference, rng: random.Random, index: int) -> RunResult:
-    """One iteration on a host in the baseline state (see the module docstring)."""
+def one_run(
+    h: Host,
+    ref: Reference,
+    rng: random.Random,
+    index: int,
+    during: tuple[str, float] | None = None,
+) -> RunResult:
+    """One iteration on a host in the baseline state (see the module docstring). With
+    `during` (pattern, window), the first fault lands 0-window s after a matching host
+    process appears (see --during)."""
     res = RunResult(index)
     t0 = time.monotonic()
     run_args = ("run", h.name, "--plan", str(ref.plan), "--yes", "--json", "--verify", "cheap")
     try:
         kind = rng.choice(FAULTS)
-        delay = rng.uniform(0.3, ref.run_seconds)
-        res.faults.append(faulted(h, run_args, kind, delay, rng, "run"))
+        if during:
+            delay = rng.uniform(0.0, during[1])
+            res.faults.append(faulted(h, run_args, kind, delay, rng, "run", during[0]))
+        else:
+            delay = rng.uniform(0.3, ref.run_seconds)
+            res.faults.append(faulted(h, run_args, kind, delay, rng, "run"))
         rec = rng.choice(RECOVERIES)
         if rec == "resume" and rng.random() < 1 / 3:
             # the resume is hit too, at a random time within what is left of a run
@@ -269,8 +307,12 @@ def one_run(h: Host, ref: Reference, rng: random.Random, index: int) -> RunResul
         res.recovery.append(rec)
         r = h.remedy(*RECOVERY_ARGS[rec], h.name, "--json", timeout=600)
         if r.returncode not in (0, 3, 10) or "Traceback" in r.stderr:
+            rep: dict[str, Any] = {}
+            with contextlib.suppress(ValueError):
+                rep = json.loads(r.stdout)
             res.problems.append(
                 f"final `{' '.join(RECOVERY_ARGS[rec])}` exited {r.returncode}: "
+                f"{rep.get('outcome', '')}: {str(rep.get('message', ''))[:1200]} "
                 f"{r.stderr.strip()[-1200:]}"
             )
         else:
@@ -294,7 +336,7 @@ def describe(res: RunResult) -> str:
             if f.hit
             else f"(missed: exit {f.exit} {f.outcome})"
         )
-        + (f" [{f.message[:160]}]" if f.hit and f.kind == "drop" and f.message else "")
+        + (f" [{f.message[:300]}]" if f.hit and f.message else "")
         for f in res.faults
     )
     verdict = "OK" if not res.problems else "VIOLATION: " + res.problems[0][:400]
@@ -315,7 +357,9 @@ class Soak:
         consumers: set[str] | None = None,
         prefix: str | None = None,
         minutes: float | None = None,
+        during: tuple[str, float] | None = None,
     ) -> None:
+        self.during = during
         self.runs, self.seed, self.hosts = runs, seed, max(1, min(hosts, runs))
         self.deadline = time.monotonic() + minutes * 60 if minutes else None
         self.consumers = consumers if consumers is not None else {"flashinfer-jit"}
@@ -337,7 +381,7 @@ class Soak:
                     down(h)
                     h = up("seed-chain-a", name)
                     push_cache(h, ref.cache)
-                    res = one_run(h, ref, rng, i)
+                    res = one_run(h, ref, rng, i, self.during)
                     with self._lock:
                         self.results.append(res)
                     log(f"[{name}] {describe(res)}")
@@ -413,6 +457,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run remedy from a copy of HEAD's src/, knowledge/ and playbooks/ (git archive), "
         "so edits others make to the checkout meanwhile cannot change what is measured",
     )
+    ap.add_argument(
+        "--during",
+        metavar="PATTERN",
+        help="aim the run's fault inside a host process: it lands 0..--window s after a "
+        "process whose command line matches PATTERN (pgrep -f) appears, e.g. 'pip install'",
+    )
+    ap.add_argument("--window", type=float, default=10.0, help="see --during (seconds)")
     ap.add_argument("--json", action="store_true", help="the summary as one JSON line")
     a = ap.parse_args(argv)
     if a.frozen:
@@ -436,7 +487,14 @@ def main(argv: list[str] | None = None) -> int:
         log(f"soak: {exc}")
         return 2
     consumers = {c for c in a.consumers.split(",") if c}
-    soak = Soak(a.runs, a.seed, a.hosts, consumers, minutes=a.minutes)
+    soak = Soak(
+        a.runs,
+        a.seed,
+        a.hosts,
+        consumers,
+        minutes=a.minutes,
+        during=(a.during, a.window) if a.during else None,
+    )
     s = soak.run()
     log(
         f"soak: {s['runs']} runs, {s['faults_injected']} faults injected {s['by_kind']}, "
