@@ -175,7 +175,8 @@ def wait_for_process(h: Host, proc: subprocess.Popen, pattern: str, limit: float
     """Seconds until a process whose command line matches `pattern` runs on the host (polled
     inside its namespaces, not over SSH), or None if remedy ended or `limit` passed first."""
     t0 = time.monotonic()
-    probe = f"pgrep -f {shlex.quote(pattern)} >/dev/null"
+    # the probe's own `sh -c` holds the pattern in its command line: not counted
+    probe = f'pgrep -f {shlex.quote(pattern)} | grep -qvx "$$"'
     while time.monotonic() - t0 < limit and proc.poll() is None:
         if h.sbx_exec(probe, timeout=30).returncode == 0:
             return time.monotonic() - t0
