@@ -270,3 +270,30 @@ def test_a_half_done_install_that_no_record_lists_is_removed(tmp_path, monkeypat
         agent.restore(str(cp))
     assert done.value.code == 0
     assert _tree(tmp_path / "venv") == before
+
+
+def test_a_half_done_install_in_a_venv_with_lib64_is_removed_once(tmp_path, monkeypatch):
+    """A venv's lib64 is a symlink to lib: the site dir must be walked once, or every file
+    pip left (here its uninstall stash `~rt`, from a kill -9 mid-uninstall) is removed twice
+    and the second unlink fails (FileNotFoundError, found by `bench/soak.py --during`)."""
+    spec = importlib.util.spec_from_file_location("remedy_agent_inproc3", AGENT)
+    agent = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agent)
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (site / "nvidia" / "cu13" / "include").mkdir(parents=True)
+    (site / "nvidia" / "cu13" / "include" / "cuda.h").write_text("old\n")
+    (venv / "lib64").symlink_to("lib")
+    before = _tree(venv)
+    assert len(agent._site_dirs(str(venv))) == 1
+    cp = tmp_path / "cp"
+    pk = {"python": str(venv), "names": ["nvidia-cuda-runtime"]}
+    with pytest.raises(SystemExit):
+        agent.capture(str(cp), {"packages": [pk]})
+    stash = site / "nvidia" / "cu13" / "include" / "~rt"
+    stash.mkdir()
+    (stash / "device_double_functions.hpp").write_text("stashed by pip's uninstall\n")
+    with pytest.raises(SystemExit) as done:
+        agent.restore(str(cp))
+    assert done.value.code == 0
+    assert _tree(venv) == before

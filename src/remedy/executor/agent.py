@@ -205,14 +205,19 @@ def _site_dirs(python):
     """site-packages dirs of a Python environment prefix (venv or system prefix)."""
     import glob
 
-    found = []
+    found, real = [], set()
     for pat in (
         "lib/python*/site-packages",
         "lib64/python*/site-packages",
         "lib/python*/dist-packages",
         "local/lib/python*/dist-packages",
     ):
-        found.extend(sorted(glob.glob(os.path.join(python, pat))))
+        for d in sorted(glob.glob(os.path.join(python, pat))):
+            # a venv's lib64 is a symlink to lib: one directory, walked (and emptied) once
+            r = os.path.realpath(d)
+            if r not in real:
+                real.add(r)
+                found.append(d)
     return found
 
 
@@ -418,7 +423,8 @@ def restore(cpdir):
     for pk in manifest["packages"]:
         files, dirs = _orphans(pk, members)
         for f in files:
-            os.unlink(f)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f)
         new_dirs.extend(dirs)
     # 2. paths: remove what the step created or changed
     for e in manifest["paths"]:
