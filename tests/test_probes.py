@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from remedy.errors import ConnectionDropped
 from remedy.model import Facts, Gpu, PythonEnv, Service, Workload
 from remedy.probes import PROBES, ProbeResult, run_probe
 from remedy.probes.base import Arch, ProbeContext, ProbeError
@@ -349,7 +350,14 @@ def test_compilers_are_looked_for_under_the_server_only() -> None:
 # ---- launch-probe against the stand-in server (real recorded SGLang lines) -----------------
 
 
-def launch(mode: str, *, timeout: float = 3.0, extend_s: float = 2.0, **extra: Any) -> ProbeResult:
+def launch(
+    mode: str,
+    *,
+    timeout: float = 3.0,
+    extend_s: float = 2.0,
+    transport: Any = None,
+    **extra: Any,
+) -> ProbeResult:
     port = free_port()
     cmd = [
         sys.executable,
@@ -362,7 +370,8 @@ def launch(mode: str, *, timeout: float = 3.0, extend_s: float = 2.0, **extra: A
     ]
     facts = Facts(shell_env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"})
     params = {"command": cmd, "extend_s": extend_s, **extra}
-    return run(run_probe("launch-probe", LocalTransport(), facts, params=params, timeout=timeout))
+    t = transport or LocalTransport()
+    return run(run_probe("launch-probe", t, facts, params=params, timeout=timeout))
 
 
 def test_launch_ready_means_readiness_line_then_health_200() -> None:
@@ -461,6 +470,59 @@ def test_generate_answer_parsing() -> None:
     assert answered("REMEDY-HTTP 0 URLError: refused") == ("0", "URLError: refused")
     assert generate_requests(True)[0]["sampling_params"]["temperature"] == 0
     assert generate_requests({"text": "x"}) == [{"text": "x"}] and generate_requests(None) == []
+
+
+class DroppingTransport(LocalTransport):
+    """The connection drops: the server's log stream after a line matching `after`, or the
+    /generate request (a run carrying a JSON body)."""
+
+    def __init__(self, *, after: str | None = None, on_generate: bool = False) -> None:
+        super().__init__()
+        self.after, self.on_generate = after, on_generate
+
+    def stream(self, command: Any, *, timeout: float, env: Any = None) -> Any:
+        inner = super().stream(command, timeout=timeout, env=env)
+        after = self.after
+
+        async def lines() -> Any:
+            try:
+                async for raw in inner:
+                    yield raw
+                    if after and after in raw.decode(errors="replace"):
+                        raise ConnectionDropped("scratch: connection lost (test)")
+            finally:
+                await inner.aclose()
+
+        return lines()
+
+    async def run(self, command: Any, **kw: Any) -> Any:
+        if self.on_generate and isinstance(command, list) and "input_ids" in command[-1]:
+            raise ConnectionDropped("scratch: connection lost during the request (test)")
+        return await super().run(command, **kw)
+
+
+@pytest.mark.parametrize(
+    ("transport", "generate"),
+    [
+        (lambda: DroppingTransport(after="Load weight begin"), None),
+        (lambda: DroppingTransport(on_generate=True), True),
+    ],
+    ids=["during-startup", "during-generate"],
+)
+def test_a_connection_drop_inside_the_launch_is_no_verdict(transport: Any, generate: Any) -> None:
+    """A drop under the launch says nothing about the host: the result carries the transport
+    error, so `remedy run` stops as interrupted (exit 4, resumable) instead of rolling back a
+    step that may be right."""
+    extra = {"generate": generate} if generate else {}
+    r = launch("ready", timeout=10, transport=transport(), **extra)
+    assert not r.ok
+    assert r.transport_error and "connection lost" in r.transport_error, r.detail
+
+
+def test_a_drop_after_the_fatal_line_keeps_the_verdict() -> None:
+    r = launch("fatal", timeout=30, transport=DroppingTransport(after="Capture cuda graph failed"))
+    assert not r.ok and "capture-cuda-graph-failed" in r.detail
+    assert r.transport_error is None
 
 
 def test_launch_needs_a_unit_or_a_command() -> None:

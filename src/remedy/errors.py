@@ -74,6 +74,10 @@ class ConnectionDropped(TransportError):
     pass
 
 
+# the connection itself is gone: whatever ran under it says nothing about the host
+CONNECTION_LOST = (ConnectionDropped, HostUnreachable)
+
+
 class PlanError(RemedyError):
     pass
 

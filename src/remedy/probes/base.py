@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from remedy.errors import CommandTimeout, TransportError
+from remedy.errors import CONNECTION_LOST, CommandTimeout, TransportError
 from remedy.facts.envs import parse_env_file, parse_systemd_environment
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts, Symptom
@@ -225,6 +225,8 @@ class ProbeContext:
             try:
                 env, self.env_note = await read_unit_env(self.transport, unit)
             except (ProbeError, TransportError) as e:
+                if isinstance(e, CONNECTION_LOST):
+                    raise  # no verdict without the host: the caller stops as interrupted
                 self.env_note = f"{unit}'s environment from facts ({e})"
         elif unit:
             self.env_note = f"{unit}'s environment from facts"

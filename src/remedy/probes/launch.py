@@ -55,7 +55,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from remedy.errors import CommandTimeout, TransportError
+from remedy.errors import CONNECTION_LOST, CommandTimeout, TransportError
 from remedy.model import Symptom
 from remedy.probes.base import (
     HostDir,
@@ -159,6 +159,7 @@ class Watch:
     cpu: dict[int, int] = field(default_factory=dict)
     error: str | None = None
     exit_status: int | None = None
+    lost: str | None = None  # the connection dropped under the probe: no verdict on the host
 
 
 def parse_stat(text: str) -> dict[int, tuple[int, str, int]]:
@@ -284,6 +285,8 @@ class LaunchProbe:
             self.w.error = str(e)
         except TransportError as e:
             self.w.error = f"lost the log stream: {e}"
+            if isinstance(e, CONNECTION_LOST):
+                self.w.lost = str(e)
         finally:
             self.w.exit_status = getattr(stream, "exit_status", None)
             await queue.put(None)
@@ -458,6 +461,8 @@ class LaunchProbe:
                         )
                 r = task.result()
             except TransportError as e:
+                if isinstance(e, CONNECTION_LOST):
+                    self.w.lost = str(e)
                 return False, f"; POST {url} #{i}: {e}"
             finally:
                 if not task.done():
@@ -566,6 +571,7 @@ class LaunchProbe:
             detail=detail,
             output_tail=tail(text),
             symptoms=symptoms,
+            transport_error=None if ok or self.w.fatal else self.w.lost,
         )
 
 
