@@ -131,3 +131,24 @@ def test_agent_state_is_private(tmp_path: Path):
     for p in (f.parent, f.parent.parent):
         assert stat.S_IMODE(p.stat().st_mode) == 0o700, p
     assert stat.S_IMODE(f.stat().st_mode) == 0o600
+
+
+def test_an_existing_journal_with_a_looser_mode_is_made_private(tmp_path: Path):
+    """A journal left 0644 (by an older remedy, an operator's cp, a restored backup) is
+    tightened on the next append, not kept as it was."""
+    from remedy.executor import agent
+
+    d = tmp_path / "state" / "runs"
+    d.mkdir(parents=True, mode=0o755)
+    j = d / "journal.jsonl"
+    j.write_text('{"event": "start"}\n')
+    j.chmod(0o644)
+    subprocess.run(
+        [sys.executable, agent.__file__, "append", str(j), json.dumps({"a": 1})],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    assert stat.S_IMODE(j.stat().st_mode) == 0o600
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert j.read_text().count("\n") == 2  # appended, nothing lost

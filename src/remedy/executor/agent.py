@@ -130,6 +130,7 @@ def append(path, line):
     data = (json.dumps(rec, sort_keys=True) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
+        os.fchmod(fd, 0o600)  # a journal left looser (an older remedy, a copy) is tightened
         os.write(fd, data)
         os.fsync(fd)
     finally:
