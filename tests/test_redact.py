@@ -152,3 +152,54 @@ def test_an_existing_journal_with_a_looser_mode_is_made_private(tmp_path: Path):
     assert stat.S_IMODE(j.stat().st_mode) == 0o600
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
     assert j.read_text().count("\n") == 2  # appended, nothing lost
+
+
+# ---- the terminal: styles and wrapping must not hide a secret from the redaction ----------
+
+
+def _render(*renderables: object, width: int = 60) -> str:
+    import io
+
+    from remedy.report.console import RedactingConsole, RedactingStream
+
+    buf = io.StringIO()
+    con = RedactingConsole(
+        file=RedactingStream(buf), force_terminal=True, color_system="truecolor", width=width
+    )
+    for r in renderables:
+        con.print(r)
+    return buf.getvalue()
+
+
+def test_a_secret_split_by_styles_is_redacted():
+    out = _render("[bold]DB_PASSWORD[/bold]=s3cr3t-value-123 and [red]more[/]")
+    assert "s3cr3t-value-123" not in out and "<redacted>" in out
+
+
+def test_a_secret_wrapped_over_lines_is_redacted():
+    from rich.panel import Panel
+    from rich.table import Table
+
+    url = "https://alice:pa55word-9876@pypi.example.com/simple/some/very/long/index/path"
+    t = Table("what", "value")
+    t.add_row("index", url)
+    out = _render(t, Panel("x", title=f"[b]API_KEY[/b]=k3y-material-42 {url}"), width=40)
+    assert "pa55word" not in out and "k3y-material" not in out, out
+
+
+def test_the_stream_redacts_across_escape_codes():
+    import io
+
+    from remedy.report.console import RedactingStream
+
+    buf = io.StringIO()
+    RedactingStream(buf).write("\x1b[1mOPENAI_API_KEY\x1b[0m=abc123xyz\n")
+    assert "abc123xyz" not in buf.getvalue() and "<redacted>" in buf.getvalue()
+
+
+def test_text_without_secrets_keeps_its_colours():
+    from remedy.report.console import _ANSI
+
+    out = _render("[bold red]ptxas fatal[/]: Unsupported .version 9.3 (CUDA_HOME=/usr/local/cuda)")
+    assert "\x1b[1;31mptxas fatal" in out
+    assert "CUDA_HOME=/usr/local/cuda" in _ANSI.sub("", out)

@@ -95,24 +95,10 @@ def _global(
     State.accept_new = accept_new
 
 
-class _Redacting:
-    """A text stream that redacts what is written (every terminal report goes through one)."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        return self._stream.write(redact_text(text))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
 def _console(stderr: bool = False):
-    from rich.console import Console
+    from remedy.report.console import terminal_console
 
-    stream = _Redacting(sys.stderr if stderr else sys.stdout)
-    return Console(file=stream, highlight=False, soft_wrap=False)
+    return terminal_console(sys.stderr if stderr else sys.stdout)
 
 
 def _emit_json(text: str) -> None:

@@ -1,0 +1,69 @@
+"""The terminal console: rich, with every secret redacted before it is drawn.
+
+Redacting only the bytes rich writes is not enough: styles put escape codes inside a
+`NAME=value` pair (`[bold]HF_TOKEN[/]=...`) and wrapping folds a long URL with credentials
+over two lines, so no pattern sees it whole. Text is therefore redacted as rich builds it
+(after markup, before wrapping), and the written output once more with escape codes taken
+out of the match (defence in depth: a renderable built some other way).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.text import Text
+
+from remedy.redact import redact_text
+
+# SGR colours and OSC 8 hyperlinks: what rich writes between characters
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def redact_rich_text(text: Text) -> Text:
+    """The same Text, or a plain copy in its base style when something had to go."""
+    plain = text.plain
+    clean = redact_text(plain)
+    if clean == plain:
+        return text
+    return Text(clean, style=text.style, justify=text.justify, no_wrap=text.no_wrap)
+
+
+def redact_terminal(text: str) -> str:
+    """Written output: redacted as is, or, when escape codes split a secret, without them."""
+    text = redact_text(text)
+    if "\x1b" not in text:
+        return text
+    plain = _ANSI.sub("", text)
+    clean = redact_text(plain)
+    return text if clean == plain else clean
+
+
+class RedactingStream:
+    """A text stream that redacts what is written."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(redact_terminal(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class RedactingConsole(Console):
+    """rich's Console; strings and Text are redacted before layout (see the module doc)."""
+
+    def render_str(self, text: str, **kw: Any) -> Text:
+        return redact_rich_text(super().render_str(text, **kw))
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Any:
+        if isinstance(renderable, Text):
+            renderable = redact_rich_text(renderable)
+        yield from super().render(renderable, options)
+
+
+def terminal_console(stream: Any) -> Console:
+    return RedactingConsole(file=RedactingStream(stream), highlight=False, soft_wrap=False)
