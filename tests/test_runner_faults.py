@@ -297,3 +297,47 @@ def test_a_half_done_install_in_a_venv_with_lib64_is_removed_once(tmp_path, monk
         agent.restore(str(cp))
     assert done.value.code == 0
     assert _tree(venv) == before
+
+
+def test_resume_refuses_a_run_that_is_still_going_here(root, monkeypatch):
+    """An interrupted-looking run (no `finished` record) whose last owner is a live remedy
+    process on this machine is not taken over; once that process is gone, resume proceeds."""
+    mod = driver(root, monkeypatch)
+
+    async def lost(probe, t, facts, params=None, consumer=None):
+        return Res(False, transport_error="scratch: connection lost (Connection lost)")
+
+    with pytest.raises(ConnectionDropped):
+        asyncio.run(runner(root, lost).run(mod.plan()))
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "remedy", "resume"]
+    )
+    try:
+        journal = next((root / "state").rglob("journal.jsonl"))
+        me = f"u@{socket.gethostname()} pid {other.pid}"
+        with journal.open("a") as f:
+            f.write(json.dumps({"event": "resume", "owner": me, "ts": 1e10}) + "\n")
+        with pytest.raises(LockHeld, match="still running"):
+            asyncio.run(runner(root).resume())
+        assert lock_file(root).exists()
+    finally:
+        other.kill()
+        other.wait()
+    rep = asyncio.run(runner(root).resume())
+    assert rep.outcome == "fixed", rep.message
+    assert not lock_file(root).exists()
+
+
+def test_a_reused_pid_does_not_block_a_resume():
+    """A live pid whose command line is not remedy's (the pid was reused) is not an owner."""
+    from remedy.executor.runner import _remedy_alive_here
+
+    host = socket.gethostname()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        assert not _remedy_alive_here(f"u@{host} pid {sleeper.pid}")
+        assert not _remedy_alive_here(f"u@elsewhere pid {sleeper.pid}")
+        assert not _remedy_alive_here(f"u@{host} pid {os.getpid()}")  # this very process
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from remedy import __version__
@@ -869,6 +870,18 @@ class Runner:
                 f"{self.t.host} is locked by run {h.get('run_id')} of "
                 f"{h.get('owner')}: not resuming {run_id}"
             )
+        # "interrupted" only means no `finished` record yet: the run (or the resume that took
+        # it over) may still be going in another remedy process on this machine
+        owners = [
+            r.get("owner")
+            for r in await self._records(run_id)
+            if r.get("event") in ("start", "resume")
+        ]
+        if owners and _remedy_alive_here(str(owners[-1] or "")):
+            raise LockHeld(
+                f"run {run_id} on {self.t.host} is still running in {owners[-1]}: "
+                "not resuming it (wait for it, or stop that process first)"
+            )
         if not h:
             await self._lock(run_id, "resume")
         plan, recs = await self._load_run(run_id)
@@ -1055,6 +1068,21 @@ class Runner:
             report.hint = f"fix the cause, then `remedy rollback {self.t.host} {run_id}` again"
             await self._journal(run_id, "finished", None, outcome="needs-attention")
             return False
+
+
+def _remedy_alive_here(owner: str) -> bool:
+    """Whether `owner` (`user@host pid N`) is another live remedy process on this machine
+    (its command line names remedy: a reused pid does not block anything)."""
+    host, _, pid = owner.rpartition(" pid ")
+    if not (host.endswith("@" + socket.gethostname()) and pid.isdigit()):
+        return False
+    if int(pid) == os.getpid() or not _alive(int(pid)):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # alive, and nothing says it is something else
+    return b"remedy" in cmdline
 
 
 def _alive(pid: int) -> bool:
