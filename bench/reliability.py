@@ -4,6 +4,7 @@
     bench/reliability.py                      # long fuzz profile (10,000 cases per target)
     bench/reliability.py --cases 2000         # shorter
     bench/reliability.py --soak-runs 20       # crash-safety soak size (bench/soak.py)
+    bench/reliability.py --pip-soak-runs 10   # + runs whose fault lands inside a pip install
     bench/reliability.py --no-sandbox         # skip what needs sandbox hosts
 
 What it runs, each as its own pytest (or script) subprocess:
@@ -13,7 +14,8 @@ What it runs, each as its own pytest (or script) subprocess:
   * tests/test_injection.py: hostile values through plan -> commands -> a real shell, the
     Jinja2 sandbox escapes, YAML python tags (attempts = cases, blocked = cases that passed);
   * tests/test_secrets_sandbox.py: artefacts scanned and hits for planted secrets;
-  * bench/soak.py --json --runs N (crash-safety soak) and tests/test_faults_sandbox.py, when
+  * bench/soak.py --json --runs N (crash-safety soak; again with --during aimed inside the
+    steps' pip installs) and tests/test_faults_sandbox.py, when
     those exist (they belong to another part of the issue).
 """
 
@@ -94,10 +96,44 @@ def count(results: dict[str, str], prefix: str) -> tuple[int, int]:
     return len(sel), sum(s == "passed" for s in sel)
 
 
+PIP_INSTALL = "^/opt/sglang-venv/bin/python -m pip install"
+
+
+def run_soak(soak: Path, label: str, extra: list[str], notes: list[str]) -> tuple[str, str, str]:
+    """One bench/soak.py run -> a table row (its violations and fault kinds go to notes)."""
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [PY, str(soak), "--json", *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=4 * 3600,
+    )
+    last = (p.stdout.strip().splitlines() or ["{}"])[-1]
+    try:
+        s = json.loads(last)
+    except ValueError:
+        notes.append(f"{label}: output\n\n```\n{(p.stdout + p.stderr)[-2000:]}\n```")
+        return (label, "no JSON summary", f"exit {p.returncode}")
+    kinds = ", ".join(f"{k}: {v}" for k, v in (s.get("by_kind") or {}).items())
+    if kinds:
+        notes.append(f"{label}: faults by kind: {kinds}; final states {s.get('final_state')}")
+    for v in s.get("violations") or []:
+        notes.append(f"{label}: VIOLATION in run {v['run']}: {'; '.join(v['problems'])[:1500]}")
+    return (
+        label,
+        f"{s.get('runs')} runs, {s.get('faults_injected')} faults injected",
+        f"{s.get('faults_survived')} survived ({time.monotonic() - t0:.0f} s)",
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=10_000, help="fuzz cases per target")
-    ap.add_argument("--soak-runs", type=int, default=20)
+    ap.add_argument("--soak-runs", type=int, default=20, help="soak runs at random times")
+    ap.add_argument(
+        "--pip-soak-runs", type=int, default=10, help="soak runs with the fault inside pip"
+    )
     ap.add_argument("--no-sandbox", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "RELIABILITY.md")
     args = ap.parse_args()
@@ -180,36 +216,21 @@ def main() -> int:
         if state == "failed":
             notes.append(f"secret scan:\n\n```\n{tail}\n```")
 
-    # 4. the crash-safety soak and the fault tests (another part of the issue), if present
+    # 4. the crash-safety soak (random times, then aimed inside the steps' pip installs,
+    #    where a half-done install is hardest to undo) and the fault tests
     soak = ROOT / "bench" / "soak.py"
     if soak.exists() and not args.no_sandbox:
         commits["soak"] = head()
-        t0 = time.monotonic()
-        p = subprocess.run(
-            [PY, str(soak), "--json", "--runs", str(args.soak_runs)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=4 * 3600,
-        )
-        last = (p.stdout.strip().splitlines() or ["{}"])[-1]
-        try:
-            s = json.loads(last)
-            kinds = ", ".join(f"{k}: {v}" for k, v in (s.get("by_kind") or {}).items())
-            rows.append(
-                (
-                    "crash-safety soak (bench/soak.py)",
-                    f"{s.get('runs')} runs, {s.get('faults_injected')} faults injected",
-                    f"{s.get('faults_survived')} survived ({time.monotonic() - t0:.0f} s)",
-                )
-            )
-            if kinds:
-                notes.append(f"soak faults by kind: {kinds}")
-        except ValueError:
-            rows.append(
-                ("crash-safety soak (bench/soak.py)", "no JSON summary", f"exit {p.returncode}")
-            )
-            notes.append(f"soak output:\n\n```\n{(p.stdout + p.stderr)[-2000:]}\n```")
+        for label, extra in (
+            ("crash-safety soak, random times (bench/soak.py)", ["--runs", str(args.soak_runs)]),
+            (
+                "crash-safety soak, faults inside pip installs (bench/soak.py --during)",
+                ["--runs", str(args.pip_soak_runs), "--during", PIP_INSTALL, "--window", "6"],
+            ),
+        ):
+            if extra[1] == "0":
+                continue
+            rows.append(run_soak(soak, label, extra, notes))
     else:
         notes.append("bench/soak.py not run (absent, or --no-sandbox)")
     faults = ROOT / "tests" / "test_faults_sandbox.py"
