@@ -33,12 +33,16 @@ def main() -> None:
     base = wall([py, "-c", "pass"], 10)
     helps = wall([py, "-m", "remedy", "--help"], 10)
     print(f"python -c pass (baseline)              {base * 1000:7.1f} ms")
-    print(f"remedy --help                          {helps * 1000:7.1f} ms  "
-          f"({helps / base:.1f}x baseline; target < 300 ms)")
+    print(
+        f"remedy --help                          {helps * 1000:7.1f} ms  "
+        f"({helps / base:.1f}x baseline; target < 300 ms)"
+    )
     for ex in ("seed-sm120-pip-cu13", "seed-sm120-system-cuda128"):
         t = wall([py, "-m", "remedy", "plan", "--example", ex, "--json"], 7)
-        print(f"remedy plan --example {ex:26s} {t * 1000:7.1f} ms  "
-              f"({t / base:.1f}x baseline; target < 1000 ms)")
+        print(
+            f"remedy plan --example {ex:26s} {t * 1000:7.1f} ms  "
+            f"({t / base:.1f}x baseline; target < 1000 ms)"
+        )
     sys.path.insert(0, str(ROOT / "src"))
     from remedy.knowledge.loader import load_knowledge
     from remedy.model import Facts
@@ -49,8 +53,9 @@ def main() -> None:
     load = time.perf_counter() - t
     print(f"load + compile knowledge (in-process)  {load * 1000:7.1f} ms")
     for ex in ("seed-sm120-pip-cu13", "seed-sm120-system-cuda128"):
-        facts = Facts.model_validate(yaml.safe_load(
-            (ROOT / "src/remedy/examples" / ex / "facts.yaml").read_text()))
+        facts = Facts.model_validate(
+            yaml.safe_load((ROOT / "src/remedy/examples" / ex / "facts.yaml").read_text())
+        )
         times = []
         for _ in range(20):
             t = time.perf_counter()

@@ -22,12 +22,19 @@ from remedy.model import Facts
 # the profile. The deadline is off: the fuzz tests assert their own per-case time bound, which
 # is robust to a busy 2-core box, where hypothesis' deadline is not.
 settings.register_profile(
-    "ci", derandomize=True, max_examples=100, deadline=None, print_blob=True,
+    "ci",
+    derandomize=True,
+    max_examples=100,
+    deadline=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "long", derandomize=False, max_examples=int(os.environ.get("REMEDY_FUZZ_CASES", "10000")),
-    deadline=None, print_blob=True,
+    "long",
+    derandomize=False,
+    max_examples=int(os.environ.get("REMEDY_FUZZ_CASES", "10000")),
+    deadline=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 settings.load_profile(os.environ.get("REMEDY_FUZZ", "ci"))

@@ -43,25 +43,49 @@ def plan() -> Plan:
     facts = Facts(host="scratch")
     prefix = ROOT / "cu13"
     steps = [
-        Step(action="link-layout", title="lib64 -> lib", probe="static",
-             commands=[f"ln -s lib {quote(str(prefix / 'lib64'))}",
-                       f"ln -s libcudart.so.13 {quote(str(prefix / 'lib' / 'libcudart.so'))}"],
-             touches=[Touch(kind="symlink", target=str(prefix / "lib64")),
-                      Touch(kind="symlink", target=str(prefix / "lib" / "libcudart.so"))]),
-        Step(action="dropin", title="write a drop-in", probe="static",
-             commands=[f"mkdir -p {quote(str(ROOT / 'etc' / 'x.service.d'))}",
-                       "printf '[Service]\\nEnvironment=\"CUDA_HOME=/opt/cuda\"\\n' > "
-                       + quote(str(ROOT / "etc" / "x.service.d" / "50-remedy.conf"))],
-             touches=[Touch(kind="dropin",
-                            target=str(ROOT / "etc" / "x.service.d" / "50-remedy.conf"))]),
-        Step(action="pip", title="fakepkg 2.0", probe="static",
-             commands=[make_pkg("2.0")],
-             touches=[Touch(kind="package", target=str(ROOT / "venv"),
-                            detail="fakepkg==2.0")]),
+        Step(
+            action="link-layout",
+            title="lib64 -> lib",
+            probe="static",
+            commands=[
+                f"ln -s lib {quote(str(prefix / 'lib64'))}",
+                f"ln -s libcudart.so.13 {quote(str(prefix / 'lib' / 'libcudart.so'))}",
+            ],
+            touches=[
+                Touch(kind="symlink", target=str(prefix / "lib64")),
+                Touch(kind="symlink", target=str(prefix / "lib" / "libcudart.so")),
+            ],
+        ),
+        Step(
+            action="dropin",
+            title="write a drop-in",
+            probe="static",
+            commands=[
+                f"mkdir -p {quote(str(ROOT / 'etc' / 'x.service.d'))}",
+                "printf '[Service]\\nEnvironment=\"CUDA_HOME=/opt/cuda\"\\n' > "
+                + quote(str(ROOT / "etc" / "x.service.d" / "50-remedy.conf")),
+            ],
+            touches=[
+                Touch(kind="dropin", target=str(ROOT / "etc" / "x.service.d" / "50-remedy.conf"))
+            ],
+        ),
+        Step(
+            action="pip",
+            title="fakepkg 2.0",
+            probe="static",
+            commands=[make_pkg("2.0")],
+            touches=[Touch(kind="package", target=str(ROOT / "venv"), detail="fakepkg==2.0")],
+        ),
     ]
-    return Plan(remedy_version="t", host="scratch", facts_digest=facts_digest(facts),
-                facts=facts, target=facts.workload, steps=steps,
-                verification=[Verification(consumer="x", probe="final-check")])
+    return Plan(
+        remedy_version="t",
+        host="scratch",
+        facts_digest=facts_digest(facts),
+        facts=facts,
+        target=facts.workload,
+        steps=steps,
+        verification=[Verification(consumer="x", probe="final-check")],
+    )
 
 
 class Res:

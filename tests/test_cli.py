@@ -13,8 +13,9 @@ from conftest import EXAMPLES
 
 
 def remedy(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "remedy", *args], capture_output=True,
-                          input=stdin, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "remedy", *args], capture_output=True, input=stdin, timeout=60
+    )
 
 
 def test_help_lists_commands_and_examples():
@@ -42,7 +43,8 @@ def test_plan_example_json_and_saved_plan(tmp_path: Path):
     assert data["steps"] and all({"action", "params", "probe"} <= set(s) for s in data["steps"])
     devnull = [x for x in data["rejected"] if x["params"].get("prefix") == "/dev/null"]
     assert devnull and {"sglang-jit-kernel", "torch-cpp-extension", "flashinfer-jit"} <= set(
-        devnull[0]["breaks"])
+        devnull[0]["breaks"]
+    )
 
 
 def test_plan_terminal_and_markdown():
@@ -134,6 +136,9 @@ def test_hostile_strings_in_facts_are_rendered_quoted(tmp_path: Path):
 
     for c in cmds:
         if evil in c:
-            assert shlex.quote(evil + "/lib64") in c or shlex.quote(evil + "/lib/libcudart.so") \
-                in c or shlex.quote(evil + "/lib/stubs") in c or shlex.quote(
-                evil + "/lib/stubs/libcuda.so") in c, c
+            assert (
+                shlex.quote(evil + "/lib64") in c
+                or shlex.quote(evil + "/lib/libcudart.so") in c
+                or shlex.quote(evil + "/lib/stubs") in c
+                or shlex.quote(evil + "/lib/stubs/libcuda.so") in c
+            ), c

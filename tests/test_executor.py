@@ -25,8 +25,9 @@ def setup_tree(root: Path) -> None:
     info = site / "fakepkg-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakepkg\nVersion: 1.0\n")
-    (info / "RECORD").write_text("fakepkg/__init__.py,,\nfakepkg-1.0.dist-info/METADATA,,\n"
-                                 "fakepkg-1.0.dist-info/RECORD,,\n")
+    (info / "RECORD").write_text(
+        "fakepkg/__init__.py,,\nfakepkg-1.0.dist-info/METADATA,,\nfakepkg-1.0.dist-info/RECORD,,\n"
+    )
     (root / "cu13" / "lib" / "libcudart.so.13").chmod(0o755)
 
 
@@ -71,8 +72,12 @@ def drive(root: Path, *args: str, crash: str | None = None) -> subprocess.Comple
     env.pop("REMEDY_CRASH_AT", None)
     if crash:
         env["REMEDY_CRASH_AT"] = crash
-    return subprocess.run([sys.executable, str(DRIVER), str(root / "tree"), *args], env=env,
-                          capture_output=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(DRIVER), str(root / "tree"), *args],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -119,8 +124,11 @@ def test_failed_final_verification_rolls_back_everything(root):
     assert snapshot(root) == before
 
 
-POINTS = [f"{ev}:{i}" for i in range(3) for ev in ("intent", "checkpoint", "applied", "probed",
-                                                    "committed")] + ["start", "verify"]
+POINTS = [
+    f"{ev}:{i}"
+    for i in range(3)
+    for ev in ("intent", "checkpoint", "applied", "probed", "committed")
+] + ["start", "verify"]
 
 
 @pytest.mark.parametrize("point", POINTS)

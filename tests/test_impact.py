@@ -40,13 +40,23 @@ def test_impact_with_facts_simulates_what_each_consumer_picks(kb):
 def test_good_change_fixes_and_breaks_nothing(kb):
     # add the toolkit the plan would install, then point CUDA_HOME at it
     d = base_facts("system")
-    d["toolkits"].append({**d["toolkits"][0], "prefix": "/usr/local/cuda-13.0", "aliases": [],
-                          "nvcc_release": "13.0", "ptxas_release": "13.0",
-                          "cicc_release": "13.0", "cudart_version": 13000})
+    d["toolkits"].append(
+        {
+            **d["toolkits"][0],
+            "prefix": "/usr/local/cuda-13.0",
+            "aliases": [],
+            "nvcc_release": "13.0",
+            "ptxas_release": "13.0",
+            "cicc_release": "13.0",
+            "cudart_version": 13000,
+        }
+    )
     rep = analyse(kb, {"CUDA_HOME": "/usr/local/cuda-13.0"}, Facts.model_validate(d))
     assert rep.breaks == []
-    assert {f.rule for f in rep.fixed_findings} == {"flashinfer-sm12x-gate",
-                                                     "toolkit-major-matches-torch"}
+    assert {f.rule for f in rep.fixed_findings} == {
+        "flashinfer-sm12x-gate",
+        "toolkit-major-matches-torch",
+    }
 
 
 @pytest.mark.parametrize(

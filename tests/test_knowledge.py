@@ -40,10 +40,25 @@ def test_shipped_knowledge_loads(kb):
 
 
 def test_required_variables_are_known(kb):
-    need = {"CUDA_HOME", "CUDA_PATH", "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "CC",
-            "CXX", "MAX_JOBS", "FLASHINFER_CUDA_ARCH_LIST", "FLASHINFER_NVCC",
-            "FLASHINFER_EXTRA_CUDAFLAGS", "FLASHINFER_WORKSPACE_BASE", "TVM_FFI_CUDA_ARCH_LIST",
-            "TORCH_CUDA_ARCH_LIST", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH"}
+    need = {
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "PATH",
+        "LD_LIBRARY_PATH",
+        "LIBRARY_PATH",
+        "CPATH",
+        "CC",
+        "CXX",
+        "MAX_JOBS",
+        "FLASHINFER_CUDA_ARCH_LIST",
+        "FLASHINFER_NVCC",
+        "FLASHINFER_EXTRA_CUDAFLAGS",
+        "FLASHINFER_WORKSPACE_BASE",
+        "TVM_FFI_CUDA_ARCH_LIST",
+        "TORCH_CUDA_ARCH_LIST",
+        "TRITON_PTXAS_PATH",
+        "TRITON_PTXAS_BLACKWELL_PATH",
+    }
     assert need <= set(kb.variables)
     for v in kb.variables.values():
         for edge in v.consumers:
@@ -60,19 +75,38 @@ def test_rules_reference_existing_signatures(kb):
 @pytest.mark.parametrize(
     ("file", "old", "new", "needle"),
     [
-        ("knowledge/rules.yaml", "    holds: \"ptx_isa(tk.cicc_release) <= ptx_isa(tk.ptxas_release)\"",
-         "    holds: \"ptx_isa(tk.cicc_release) <=\"", "bad expression"),
-        ("knowledge/rules.yaml", "    repairs: [pip-install-cccl]", "    repairs: [no-such-action]",
-         "unknown action 'no-such-action'"),
-        ("knowledge/rules.yaml", "    scope: workload\n    subject: \"'driver'\"",
-         "    scope: galaxy\n    subject: \"'driver'\"", "scope"),
-        ("knowledge/components.yaml", "  - id: ptxas\n", "  - id: ptxas\n    bogus: 1\n",
-         "bogus"),
+        (
+            "knowledge/rules.yaml",
+            '    holds: "ptx_isa(tk.cicc_release) <= ptx_isa(tk.ptxas_release)"',
+            '    holds: "ptx_isa(tk.cicc_release) <="',
+            "bad expression",
+        ),
+        (
+            "knowledge/rules.yaml",
+            "    repairs: [pip-install-cccl]",
+            "    repairs: [no-such-action]",
+            "unknown action 'no-such-action'",
+        ),
+        (
+            "knowledge/rules.yaml",
+            "    scope: workload\n    subject: \"'driver'\"",
+            "    scope: galaxy\n    subject: \"'driver'\"",
+            "scope",
+        ),
+        ("knowledge/components.yaml", "  - id: ptxas\n", "  - id: ptxas\n    bogus: 1\n", "bogus"),
         ("playbooks/actions.yaml", "    probe: link-probe", "    probe: no-probe", "unknown probe"),
-        ("knowledge/variables.yaml", "  - name: CUDA_PATH\n    kind: dir",
-         "  - name: CUDA_PATH\n    kind: [dir", "invalid YAML"),
-        ("knowledge/cuda-releases.yaml", "  - {release: \"12.1\", ptx_isa: \"8.1\", min_driver: \"530.30.02\"}",
-         "  - {release: \"12.1\", min_driver: \"530.30.02\"}", "ptx_isa"),
+        (
+            "knowledge/variables.yaml",
+            "  - name: CUDA_PATH\n    kind: dir",
+            "  - name: CUDA_PATH\n    kind: [dir",
+            "invalid YAML",
+        ),
+        (
+            "knowledge/cuda-releases.yaml",
+            '  - {release: "12.1", ptx_isa: "8.1", min_driver: "530.30.02"}',
+            '  - {release: "12.1", min_driver: "530.30.02"}',
+            "ptx_isa",
+        ),
     ],
 )
 def test_mistakes_name_file_and_line(kcopy, file, old, new, needle):
@@ -108,8 +142,9 @@ def test_graph_blast_radius_of_cuda_home(kb):
     reach = downstream(g, "env:CUDA_HOME")
     assert {"flashinfer-jit", "sglang-jit-kernel", "torch-cpp-extension"} <= set(reach)
     assert "cuda-graph-capture" in reach and "sglang-server" in reach
-    assert "triton" not in [m for _, m, d in g.out_edges("env:CUDA_HOME", data=True)
-                            if d["type"] == "read_by"]
+    assert "triton" not in [
+        m for _, m, d in g.out_edges("env:CUDA_HOME", data=True) if d["type"] == "read_by"
+    ]
     assert to_dot(g).startswith("digraph remedy {")
     assert "<graphml" in to_graphml(g)
     assert '"nodes"' in to_json(g)

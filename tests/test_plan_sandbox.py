@@ -11,23 +11,41 @@ import sys
 import pytest
 from test_facts_sandbox import DOCTOR, SBX
 
-SEED_CHAIN = {"ptxas-accepts-cicc-ptx", "nvcc-matches-cudart-headers", "toolkit-links-cudart",
-              "cccl-complete"}
+SEED_CHAIN = {
+    "ptxas-accepts-cicc-ptx",
+    "nvcc-matches-cudart-headers",
+    "toolkit-links-cudart",
+    "cccl-complete",
+}
 
 
 def _up(scenario: str, name: str) -> dict:
     if not DOCTOR.get("ssh_tier"):
         pytest.skip(f"sandbox ssh tier not ready: {DOCTOR.get('missing')}")
-    r = subprocess.run([str(SBX), "up", scenario, "--name", name], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [str(SBX), "up", scenario, "--name", name], capture_output=True, text=True, timeout=300
+    )
     if r.returncode != 0:
         pytest.skip(f"sbx up {scenario} failed: {r.stderr.strip()[-300:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def _plan(rec: dict) -> dict:
-    r = subprocess.run([sys.executable, "-m", "remedy", "--ssh-config", rec["ssh_config"], "plan",
-                        "--host", rec["name"], "--json"], capture_output=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "remedy",
+            "--ssh-config",
+            rec["ssh_config"],
+            "plan",
+            "--host",
+            rec["name"],
+            "--json",
+        ],
+        capture_output=True,
+        timeout=300,
+    )
     assert r.returncode in (0, 3), r.stderr.decode()[-2000:]
     return json.loads(r.stdout)
 
@@ -40,16 +58,21 @@ def test_plan_host_seed_chain_a_equals_the_builtin_example():
         host = _plan(rec)
     finally:
         subprocess.run([str(SBX), "down", name], capture_output=True, timeout=300)
-    ex = json.loads(subprocess.run(
-        [sys.executable, "-m", "remedy", "plan", "--example", "seed-sm120-pip-cu13", "--json"],
-        capture_output=True, timeout=300).stdout)
+    ex = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "remedy", "plan", "--example", "seed-sm120-pip-cu13", "--json"],
+            capture_output=True,
+            timeout=300,
+        ).stdout
+    )
     host_rules = {f["rule"] for f in host["findings"]}
     assert host_rules >= SEED_CHAIN
     assert {f["rule"] for f in ex["findings"]} >= SEED_CHAIN
     # the same fix chain: same actions in the same order, same parameters but the paths
     assert [s["action"] for s in host["steps"]] == [s["action"] for s in ex["steps"]]
     assert [s["params"].get("release") for s in host["steps"]] == [
-        s["params"].get("release") for s in ex["steps"]]
+        s["params"].get("release") for s in ex["steps"]
+    ]
     assert host["status"] == "ok"
 
 

@@ -55,8 +55,10 @@ def test_seed_chain_b_fixes_selection_with_a_dropin_and_rejects_dev_null(kb):
     actions = [s.action for s in p.steps]
     assert actions[-1] == "service-env-cuda-home"
     assert p.steps[-1].params["prefix"] == "/usr/local/cuda-13.0"
-    assert any(t.kind == "dropin" and t.target.endswith("sglang-k26.service.d/50-remedy-cuda-home.conf")
-               for t in p.steps[-1].touches)
+    assert any(
+        t.kind == "dropin" and t.target.endswith("sglang-k26.service.d/50-remedy-cuda-home.conf")
+        for t in p.steps[-1].touches
+    )
     assert "apt-install-cuda-toolkit" in actions
     devnull = [r for r in p.rejected if r.params.get("prefix") == "/dev/null"]
     assert devnull, "CUDA_HOME=/dev/null must be listed among the rejected alternatives"

@@ -78,8 +78,9 @@ def sh(cmd: str, timeout: float = 600, check: bool = False) -> subprocess.Comple
 
 def remedy(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'src'}:{os.environ.get('PYTHONPATH', '')}")
-    return subprocess.run([PY, "-m", "remedy", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [PY, "-m", "remedy", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def set_scenario_env(env: dict[str, str]) -> None:
@@ -87,7 +88,7 @@ def set_scenario_env(env: dict[str, str]) -> None:
     /etc/profile.d/remedy-*.sh, which the login shell sources after this file."""
     lines = ["# remedy GPU scenario (bench/gpu/scenarios.py): the injected environment"]
     for k, v in {**COMMON, **env}.items():
-        lines.append(f"export {k}={v!r}" if "'" not in v else f"export {k}=\"{v}\"")
+        lines.append(f"export {k}={v!r}" if "'" not in v else f'export {k}="{v}"')
     SCEN_FILE.write_text("\n".join(lines) + "\n")
     for f in Path("/etc/profile.d").glob("remedy-*.sh"):
         f.unlink()  # the previous scenario's fix
@@ -95,9 +96,11 @@ def set_scenario_env(env: dict[str, str]) -> None:
 
 def build_broken_nvcc() -> None:
     BROKEN_NVCC.parent.mkdir(parents=True, exist_ok=True)
-    BROKEN_NVCC.write_text("#!/bin/sh\n# a broken compiler (remedy GPU scenario c)\n"
-                           "echo 'nvcc: error while loading shared libraries: libnvvm.so.4: "
-                           "cannot open shared object file' >&2\nexit 127\n")
+    BROKEN_NVCC.write_text(
+        "#!/bin/sh\n# a broken compiler (remedy GPU scenario c)\n"
+        "echo 'nvcc: error while loading shared libraries: libnvvm.so.4: "
+        "cannot open shared object file' >&2\nexit 127\n"
+    )
     BROKEN_NVCC.chmod(0o755)
 
 
@@ -127,12 +130,17 @@ def build_pip_prefix() -> Path:
     if site is None:
         sh(f"{PY} -m venv --without-pip {CUVENV}", check=True)
         site = next(CUVENV.glob("lib/python3*/site-packages"))
-        pip_dir = sh(f"{PY} -c 'import os, pip; print(os.path.dirname(os.path.dirname("
-                     "pip.__file__)))'", check=True).stdout.strip()
+        pip_dir = sh(
+            f"{PY} -c 'import os, pip; print(os.path.dirname(os.path.dirname(pip.__file__)))'",
+            check=True,
+        ).stdout.strip()
         (site / "_pip_from_image.pth").write_text(pip_dir + "\n")
     wheels = Path("/opt/remedy-wheels") if Path("/opt/remedy-wheels").is_dir() else ROOT / ".whl3"
-    sh(f"{CUVENV}/bin/python -m pip install -q --no-index --no-deps "
-       f"{wheels}/nvidia_cuda_runtime-13.2.75-*.whl", check=True)
+    sh(
+        f"{CUVENV}/bin/python -m pip install -q --no-index --no-deps "
+        f"{wheels}/nvidia_cuda_runtime-13.2.75-*.whl",
+        check=True,
+    )
     p = site / "nvidia" / "cu13"
     src = Path("/usr/local/cuda-13.0")
     (p / "bin").mkdir(parents=True, exist_ok=True)
@@ -142,8 +150,12 @@ def build_pip_prefix() -> Path:
     if (src / "bin" / "crt").is_dir():
         shutil.copytree(src / "bin" / "crt", p / "bin" / "crt", dirs_exist_ok=True)
     (p / "bin" / "nvcc.profile").write_text(NVCC_PROFILE)
-    shutil.copytree(src / "nvvm", p / "nvvm", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("lib64", "include"))
+    shutil.copytree(
+        src / "nvvm",
+        p / "nvvm",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("lib64", "include"),
+    )
     inc = src / "targets" / "x86_64-linux" / "include"
     if not inc.is_dir():
         inc = src / "include"
@@ -161,11 +173,18 @@ def build_pip_prefix() -> Path:
 
 SCENARIOS = {
     "a": {"title": "CUDA_HOME=/dev/null", "env": {"CUDA_HOME": "/dev/null"}},
-    "b": {"title": "FLASHINFER_CUDA_ARCH_LIST=8.0 (an arch the H200 cannot run)",
-          "env": {"FLASHINFER_CUDA_ARCH_LIST": "8.0"}},
-    "c": {"title": "FLASHINFER_NVCC=a broken compiler", "env": {"FLASHINFER_NVCC": str(BROKEN_NVCC)}},
-    "d": {"title": "CUDA_HOME=pip cu13 prefix, nvcc 13.0 vs runtime headers 13.2, pip layout, no CCCL",
-          "env": {}},
+    "b": {
+        "title": "FLASHINFER_CUDA_ARCH_LIST=8.0 (an arch the H200 cannot run)",
+        "env": {"FLASHINFER_CUDA_ARCH_LIST": "8.0"},
+    },
+    "c": {
+        "title": "FLASHINFER_NVCC=a broken compiler",
+        "env": {"FLASHINFER_NVCC": str(BROKEN_NVCC)},
+    },
+    "d": {
+        "title": "CUDA_HOME=pip cu13 prefix, nvcc 13.0 vs runtime headers 13.2, pip layout, no CCCL",
+        "env": {},
+    },
 }
 
 
@@ -208,7 +227,7 @@ def launch_probe(tag: str, keep_running: bool = False) -> dict:
     """A real launch through remedy's own launch probe (log-decided, never a fixed sleep)."""
     code = f"""
 import asyncio, json, sys
-sys.path.insert(0, {str(ROOT / 'src')!r})
+sys.path.insert(0, {str(ROOT / "src")!r})
 from remedy.facts import collect_facts
 from remedy.probes import run_probe
 from remedy.transport import LocalTransport
@@ -227,16 +246,22 @@ asyncio.run(go())
     try:
         res = json.loads(r.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        res = {"ok": False, "detail": "probe crashed: " + r.stderr[-2000:], "symptoms": [],
-               "tail": r.stdout[-4000:]}
+        res = {
+            "ok": False,
+            "detail": "probe crashed: " + r.stderr[-2000:],
+            "symptoms": [],
+            "tail": r.stdout[-4000:],
+        }
     res["wall_s"] = round(time.monotonic() - t, 1)
     (OUT / f"{tag}.log").write_text(res.get("tail") or "")
     return res
 
 
 def stop_server() -> None:
-    sh("pkill -TERM -f 'sglang.launch_server' ; sleep 3; pkill -KILL -f 'sglang.launch_server'; "
-       "pkill -KILL -f 'sglang::' ; true")
+    sh(
+        "pkill -TERM -f 'sglang.launch_server' ; sleep 3; pkill -KILL -f 'sglang.launch_server'; "
+        "pkill -KILL -f 'sglang::' ; true"
+    )
 
 
 def run_scenario(key: str) -> None:
@@ -261,12 +286,28 @@ def run_scenario(key: str) -> None:
     fdata["workload"]["consumers"] = ["flashinfer-jit", "sglang-jit-kernel", "cuda-graph-capture"]
     fpath = OUT / f"{key}-facts-workload.json"
     fpath.write_text(json.dumps(fdata))
-    diag = remedy("diagnose", "--facts", str(fpath), "--log", str(OUT / f"{key}-1-failing-launch.log"),
-                  "--json")
+    diag = remedy(
+        "diagnose",
+        "--facts",
+        str(fpath),
+        "--log",
+        str(OUT / f"{key}-1-failing-launch.log"),
+        "--json",
+    )
     (OUT / f"{key}-diagnosis.json").write_text(diag.stdout or diag.stderr)
     plan_path = OUT / f"{key}-plan.json"
-    pl = remedy("plan", "--facts", str(fpath), "--log", str(OUT / f"{key}-1-failing-launch.log"),
-                "--launch", LAUNCH, "--json", "--out", str(plan_path))
+    pl = remedy(
+        "plan",
+        "--facts",
+        str(fpath),
+        "--log",
+        str(OUT / f"{key}-1-failing-launch.log"),
+        "--launch",
+        LAUNCH,
+        "--json",
+        "--out",
+        str(plan_path),
+    )
     try:
         plan = json.loads(pl.stdout)
     except ValueError:
@@ -276,8 +317,10 @@ def run_scenario(key: str) -> None:
         return
     res["diagnosis"] = [f["rule"] for f in plan["findings"]]
     res["steps"] = [s["action"] + " " + json.dumps(s["params"]) for s in plan["steps"]]
-    res["rejected"] = [r["action"] + " " + json.dumps(r["params"]) + " breaks " + ",".join(r["breaks"])
-                       for r in plan["rejected"]]
+    res["rejected"] = [
+        r["action"] + " " + json.dumps(r["params"]) + " breaks " + ",".join(r["breaks"])
+        for r in plan["rejected"]
+    ]
     # Device time is short: the final verification is the one real launch (it covers
     # FlashInfer's JIT, SGLang's jit_kernel and CUDA graph capture), kept up for /generate.
     plan["verification"] = [v for v in plan["verification"] if v["probe"] == "launch-probe"] or [
@@ -288,17 +331,30 @@ def run_scenario(key: str) -> None:
         v["params"]["extend_s"] = 180
     plan_path.write_text(json.dumps(plan))
     log(f"  plan: {res['diagnosis']} -> {res['steps']}")
-    run = remedy("run", "--local", "--plan", str(plan_path), "--yes", "--json", "--log",
-                 str(OUT / f"{key}-run.log"), timeout=1200)
+    run = remedy(
+        "run",
+        "--local",
+        "--plan",
+        str(plan_path),
+        "--yes",
+        "--json",
+        "--log",
+        str(OUT / f"{key}-run.log"),
+        timeout=1200,
+    )
     (OUT / f"{key}-run.json").write_text(run.stdout or run.stderr)
     try:
         rep = json.loads(run.stdout)
     except ValueError:
         rep = {"outcome": "error", "message": run.stderr[-1500:]}
-    res["run"] = {k: rep.get(k) for k in ("outcome", "exit_code", "message",
-                                           "expensive_verifications", "seconds")}
+    res["run"] = {
+        k: rep.get(k)
+        for k in ("outcome", "exit_code", "message", "expensive_verifications", "seconds")
+    }
     res["verification"] = rep.get("verification")
-    res["generate"] = [d for d in json.dumps(rep.get("verification")).split("; ") if "/generate" in d]
+    res["generate"] = [
+        d for d in json.dumps(rep.get("verification")).split("; ") if "/generate" in d
+    ]
     stop_server()
     res["launches_to_green"] = 2  # the failing one and remedy's final verification launch
     res["minutes_to_green"] = round((time.monotonic() - t0) / 60, 1)

@@ -39,29 +39,73 @@ app = typer.Typer(
     "70 internal error.",
 )
 
-ExampleOpt = Annotated[str | None, typer.Option("--example", "-e", metavar="NAME", help="A built-in example "
-                                                  "host (see `remedy examples`).")]
-FactsOpt = Annotated[Path | None, typer.Option("--facts", "-f", metavar="FILE", help="Facts file (JSON/YAML, "
-                                                 "as written by `remedy facts --json`).")]
-HostOpt = Annotated[str | None, typer.Option("--host", "-H", metavar="HOST", help="Collect facts from this "
-                                               "host over SSH (an ssh_config alias works).")]
-LogOpt = Annotated[list[Path] | None, typer.Option("--log", "-l", metavar="FILE", help="A failing log (server "
-                                                     "log, journalctl -u output, ninja output). "
-                                                     "Repeatable.")]
+ExampleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--example", "-e", metavar="NAME", help="A built-in example host (see `remedy examples`)."
+    ),
+]
+FactsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--facts",
+        "-f",
+        metavar="FILE",
+        help="Facts file (JSON/YAML, as written by `remedy facts --json`).",
+    ),
+]
+HostOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--host",
+        "-H",
+        metavar="HOST",
+        help="Collect facts from this host over SSH (an ssh_config alias works).",
+    ),
+]
+LogOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--log",
+        "-l",
+        metavar="FILE",
+        help="A failing log (server log, journalctl -u output, ninja output). Repeatable.",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
-SshConfigOpt = Annotated[Path | None, typer.Option("--ssh-config", help="OpenSSH client config "
-                                                     "file (default ~/.ssh/config).")]
-AcceptNewOpt = Annotated[bool, typer.Option("--accept-new", help="Trust and record the host "
-                                              "key of a host seen for the first time.")]
+SshConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--ssh-config", help="OpenSSH client config file (default ~/.ssh/config)."),
+]
+AcceptNewOpt = Annotated[
+    bool,
+    typer.Option(
+        "--accept-new", help="Trust and record the host key of a host seen for the first time."
+    ),
+]
 
-InventoryOpt = Annotated[Path | None, typer.Option("--inventory", "-i", metavar="FILE", help="Many "
-                                                   "hosts: an Ansible inventory (INI or YAML) or "
-                                                   "a list, one host per line.")]
-LimitOpt = Annotated[str | None, typer.Option("--limit", metavar="PATTERN", help="With "
-                                              "--inventory: Ansible host pattern (group, "
-                                              "'gpu*', 'a:b', 'a:&b', 'a:!b', 'a,b').")]
-ForksOpt = Annotated[int, typer.Option("--forks", metavar="N", help="With --inventory: hosts "
-                                       "worked on at once.")]
+InventoryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--inventory",
+        "-i",
+        metavar="FILE",
+        help="Many hosts: an Ansible inventory (INI or YAML) or a list, one host per line.",
+    ),
+]
+LimitOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--limit",
+        metavar="PATTERN",
+        help="With "
+        "--inventory: Ansible host pattern (group, "
+        "'gpu*', 'a:b', 'a:&b', 'a:!b', 'a,b').",
+    ),
+]
+ForksOpt = Annotated[
+    int, typer.Option("--forks", metavar="N", help="With --inventory: hosts worked on at once.")
+]
 
 
 def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) -> Any:
@@ -71,14 +115,20 @@ def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) 
             raise InputError("--limit goes with --inventory")
         return None
     if any(others):
-        raise InputError("--inventory names the hosts: give no host, --local, --example, "
-                         "--facts, --host, --plan, --out, --markdown, --log FILE (plan) or "
-                         "--break-lock with it")
+        raise InputError(
+            "--inventory names the hosts: give no host, --local, --example, "
+            "--facts, --host, --plan, --out, --markdown, --log FILE (plan) or "
+            "--break-lock with it"
+        )
     from remedy.fleet.commands import FleetTarget
 
-    return FleetTarget(inventory, limit, forks,
-                       ssh_config=str(State.ssh_config) if State.ssh_config else None,
-                       accept_new=State.accept_new)
+    return FleetTarget(
+        inventory,
+        limit,
+        forks,
+        ssh_config=str(State.ssh_config) if State.ssh_config else None,
+        accept_new=State.accept_new,
+    )
 
 
 class State:
@@ -116,9 +166,13 @@ def _collect(host: str, local: bool = False) -> Any:
         raise RemedyError(f"collecting facts from hosts is not available: {exc}") from None
 
     async def go() -> Any:
-        t = open_transport(host, local=local, ssh_config=str(State.ssh_config)
-                                 if State.ssh_config else None,
-                                 accept_new=State.accept_new, connect_timeout=10.0)
+        t = open_transport(
+            host,
+            local=local,
+            ssh_config=str(State.ssh_config) if State.ssh_config else None,
+            accept_new=State.accept_new,
+            connect_timeout=10.0,
+        )
         try:
             return await collect_facts(t)
         finally:
@@ -127,8 +181,9 @@ def _collect(host: str, local: bool = False) -> Any:
     return asyncio.run(go())
 
 
-def _load_facts(example: str | None, facts: Path | None, host: str | None,
-                *, required: bool) -> tuple[Any, list[Path]]:
+def _load_facts(
+    example: str | None, facts: Path | None, host: str | None, *, required: bool
+) -> tuple[Any, list[Path]]:
     """Facts from exactly one source, and the example's own logs when it is an example."""
     from remedy.inputs import get_example, load_facts_file
 
@@ -143,8 +198,10 @@ def _load_facts(example: str | None, facts: Path | None, host: str | None,
     if host:
         return _collect(host), []
     if required:
-        raise InputError("say which host: --example NAME, --facts FILE or --host HOST",
-                         hint="try: remedy plan --example seed-sm120-pip-cu13")
+        raise InputError(
+            "say which host: --example NAME, --facts FILE or --host HOST",
+            hint="try: remedy plan --example seed-sm120-pip-cu13",
+        )
     return None, []
 
 
@@ -161,9 +218,20 @@ def examples(json_: JsonOpt = False) -> None:
     if json_:
         import json
 
-        _emit_json(json.dumps([{"name": e.name, "title": e.title, "description": e.description,
-                                "logs": [p.name for p in e.logs]} for e in exs.values()],
-                              indent=2))
+        _emit_json(
+            json.dumps(
+                [
+                    {
+                        "name": e.name,
+                        "title": e.title,
+                        "description": e.description,
+                        "logs": [p.name for p in e.logs],
+                    }
+                    for e in exs.values()
+                ],
+                indent=2,
+            )
+        )
         return
     con = _console()
     for e in exs.values():
@@ -178,17 +246,28 @@ def plan(
     host: HostOpt = None,
     log: LogOpt = None,
     json_: JsonOpt = False,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown report on "
-                                             "stdout.")] = False,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Save the plan (JSON) for "
-                                               "`remedy run --plan`.")] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Show predicted fact changes "
-                                            "and the search trace.")] = False,
-    service: Annotated[str | None, typer.Option("--service", metavar="UNIT", help="The "
-                                                "systemd unit that runs the server.")] = None,
-    launch: Annotated[str | None, typer.Option("--launch", metavar="CMD", help="Or the "
-                                               "command that starts the server (final launch "
-                                               "probe).")] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Markdown report on stdout.")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Save the plan (JSON) for `remedy run --plan`."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show predicted fact changes and the search trace.")
+    ] = False,
+    service: Annotated[
+        str | None,
+        typer.Option("--service", metavar="UNIT", help="The systemd unit that runs the server."),
+    ] = None,
+    launch: Annotated[
+        str | None,
+        typer.Option(
+            "--launch",
+            metavar="CMD",
+            help="Or the command that starts the server (final launch probe).",
+        ),
+    ] = None,
     inventory: InventoryOpt = None,
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
@@ -210,8 +289,9 @@ def plan(
     if fleet is not None:
         from remedy.fleet.commands import fleet_plan
 
-        raise typer.Exit(fleet_plan(fleet, json_=json_, explain=explain, service=service,
-                                    launch=launch))
+        raise typer.Exit(
+            fleet_plan(fleet, json_=json_, explain=explain, service=service, launch=launch)
+        )
     from remedy.inputs import scan_logs
     from remedy.knowledge.loader import load_knowledge
     from remedy.planner.plan import make_plan
@@ -249,9 +329,10 @@ def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
         raise InputError("give --service or --launch, not both")
     if service:
         if not any(s.name == service for s in f.services):
-            raise InputError(f"no unit {service!r} in the host's facts",
-                             hint="units seen: " + (", ".join(s.name for s in f.services)
-                                                    or "none"))
+            raise InputError(
+                f"no unit {service!r} in the host's facts",
+                hint="units seen: " + (", ".join(s.name for s in f.services) or "none"),
+            )
         f.workload.service = service
     if launch:
         f.workload.launch = launch
@@ -285,8 +366,9 @@ def diagnose(
     f, ex_logs = _load_facts(example, facts, host, required=False)
     logs = list(log or []) or ex_logs
     if f is None and not logs:
-        raise InputError("nothing to diagnose: give --log FILE and/or facts "
-                         "(--example, --facts, --host)")
+        raise InputError(
+            "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
+        )
     logs = [_stdin_to_file(p) for p in logs]
     symptoms, suspicious, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
@@ -322,24 +404,38 @@ def _stdin_to_file(p: Path) -> Path:
 
 @app.command()
 def impact(
-    assignments: Annotated[list[str] | None, typer.Argument(
-        help="VAR=VALUE to set, -VAR to unset.", show_default=False)] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Argument(help="VAR=VALUE to set, -VAR to unset.", show_default=False),
+    ] = None,
     example: ExampleOpt = None,
     facts: FactsOpt = None,
     host: HostOpt = None,
-    unit: Annotated[str | None, typer.Option("--unit", metavar="UNIT", help="Preview the "
-                                             "change as a drop-in for this systemd unit (read "
-                                             "from --host or --local).")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", metavar="VAR=VALUE",
-                                                   help="With --unit: a variable to set.")] = None,
-    unset: Annotated[list[str] | None, typer.Option("--unset", metavar="VAR",
-                                                    help="With --unit: a variable to "
-                                                    "unset.")] = None,
-    local: Annotated[bool, typer.Option("--local", help="With --unit: read the unit on "
-                                        "this machine.")] = False,
+    unit: Annotated[
+        str | None,
+        typer.Option(
+            "--unit",
+            metavar="UNIT",
+            help="Preview the "
+            "change as a drop-in for this systemd unit (read "
+            "from --host or --local).",
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="VAR=VALUE", help="With --unit: a variable to set."),
+    ] = None,
+    unset: Annotated[
+        list[str] | None,
+        typer.Option("--unset", metavar="VAR", help="With --unit: a variable to unset."),
+    ] = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="With --unit: read the unit on this machine.")
+    ] = False,
     json_: JsonOpt = False,
-    fail_on_breakage: Annotated[bool, typer.Option("--fail-on-breakage", help="Exit 1 if any "
-                                                     "consumer would break.")] = False,
+    fail_on_breakage: Annotated[
+        bool, typer.Option("--fail-on-breakage", help="Exit 1 if any consumer would break.")
+    ] = False,
 ) -> None:
     """Blast radius of an environment change, before anyone makes it.
 
@@ -382,9 +478,16 @@ def impact(
         raise typer.Exit(1)
 
 
-def _impact_unit_cmd(unit: str, changes: dict[str, str | None], example: str | None,
-                     facts_file: Path | None, host: str | None, local: bool, json_: bool,
-                     fail_on_breakage: bool) -> None:
+def _impact_unit_cmd(
+    unit: str,
+    changes: dict[str, str | None],
+    example: str | None,
+    facts_file: Path | None,
+    host: str | None,
+    local: bool,
+    json_: bool,
+    fail_on_breakage: bool,
+) -> None:
     import asyncio
 
     from remedy.knowledge.functions import dropin_name
@@ -408,8 +511,9 @@ def _impact_unit_cmd(unit: str, changes: dict[str, str | None], example: str | N
                     facts_now = None
             else:
                 facts_now = f
-            return await impact_unit(t, load_knowledge(), unit, changes, facts_now,
-                                     dropin_name=name)
+            return await impact_unit(
+                t, load_knowledge(), unit, changes, facts_now, dropin_name=name
+            )
         finally:
             await t.close()
 
@@ -429,8 +533,11 @@ def _print_impact(rep: Any) -> None:
     con = _console()
     for var, value in rep.changes.items():
         rows = [c for c in rep.consumers if c.variable == var]
-        t = Table(title=f"{var}={value if value is not None else '(unset)'} — "
-                  f"{len(rows)} consumer(s)", title_justify="left", show_lines=True)
+        t = Table(
+            title=f"{var}={value if value is not None else '(unset)'} — {len(rows)} consumer(s)",
+            title_justify="left",
+            show_lines=True,
+        )
         t.add_column("consumer", style="bold")
         t.add_column("how it reads it")
         t.add_column("predicted effect")
@@ -450,8 +557,10 @@ def _print_impact(rep: Any) -> None:
         for p in rep.picks:
             con.print(f"  {escape(p.component)}: {escape(p.before)} → [bold]{escape(p.after)}[/]")
         for f in rep.new_findings:
-            con.print(f"  [red]new[/] {escape(f.rule)} ({escape(', '.join(f.consumers))}): "
-                      f"{escape(f.message)}")
+            con.print(
+                f"  [red]new[/] {escape(f.rule)} ({escape(', '.join(f.consumers))}): "
+                f"{escape(f.message)}"
+            )
         for f in rep.fixed_findings:
             con.print(f"  [green]fixed[/] {escape(f.rule)}: {escape(f.message)}")
     if rep.breaks:
@@ -505,8 +614,9 @@ def schema(
 
 @app.command()
 def facts(
-    host: Annotated[str | None, typer.Argument(help="Host (ssh_config alias, user@host, "
-                                               "host:port).")] = None,
+    host: Annotated[
+        str | None, typer.Argument(help="Host (ssh_config alias, user@host, host:port).")
+    ] = None,
     local: Annotated[bool, typer.Option("--local", help="This machine, no SSH.")] = False,
     json_: JsonOpt = False,
     inventory: InventoryOpt = None,
@@ -548,17 +658,26 @@ def _print_facts(f: Any) -> None:
         con.print(f"  GPU {g.index}: {escape(g.name)} sm {g.compute_cap} driver {g.driver}")
     for tk in f.toolkits:
         layout = ", ".join(f"{d}/{{{', '.join(n)}}}" for d, n in tk.libs.items()) or "no libs"
-        cccl = ("complete" if tk.cccl.nv_target and tk.cccl.nv_detail
-                else "incomplete" if tk.cccl.present else "absent")
-        con.print(f"  toolkit [cyan]{escape(tk.prefix)}[/] ({tk.kind}): nvcc {tk.nvcc_release}"
-                  f" ptxas {tk.ptxas_release} cicc {tk.cicc_release} CUDART {tk.cudart_version}"
-                  f" CCCL {cccl}; {escape(layout)}")
+        cccl = (
+            "complete"
+            if tk.cccl.nv_target and tk.cccl.nv_detail
+            else "incomplete"
+            if tk.cccl.present
+            else "absent"
+        )
+        con.print(
+            f"  toolkit [cyan]{escape(tk.prefix)}[/] ({tk.kind}): nvcc {tk.nvcc_release}"
+            f" ptxas {tk.ptxas_release} cicc {tk.cicc_release} CUDART {tk.cudart_version}"
+            f" CCCL {cccl}; {escape(layout)}"
+        )
     for py in f.pythons:
         pk = ", ".join(f"{k} {v}" for k, v in py.packages.items() if not k.startswith("nvidia"))
         con.print(f"  python {escape(py.path)}: torch cuda {py.torch_cuda}; {escape(pk)}")
     for s in f.services:
-        con.print(f"  unit {escape(s.name)}: " + escape(" ".join(f"{k}={v}" for k, v in
-                                                                s.environment.items())))
+        con.print(
+            f"  unit {escape(s.name)}: "
+            + escape(" ".join(f"{k}={v}" for k, v in s.environment.items()))
+        )
     for n in f.notes:
         con.print(f"  [dim]note: {escape(n)}[/]")
 
@@ -568,18 +687,31 @@ def _transport(host: str | None, local: bool) -> Any:
 
     if not host and not local:
         raise InputError("say which host, or --local")
-    return open_transport(host or "localhost", local=local,
-                          ssh_config=str(State.ssh_config) if State.ssh_config else None,
-                          accept_new=State.accept_new, connect_timeout=10.0)
+    return open_transport(
+        host or "localhost",
+        local=local,
+        ssh_config=str(State.ssh_config) if State.ssh_config else None,
+        accept_new=State.accept_new,
+        connect_timeout=10.0,
+    )
 
 
-VerifyOpt = Annotated[str | None, typer.Option(
-    "--verify", metavar="full|cheap", help="Final verification: full = one expensive probe "
-    "per consumer (real JIT builds, a launch); cheap = their compile/link/env probes only "
-    "(says so in the report). resume keeps the run's own unless given.")]
-RunLogOpt = Annotated[Path | None, typer.Option("--log", metavar="FILE",
-                                                help="Append everything the run does and its "
-                                                "report to FILE.")]
+VerifyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--verify",
+        metavar="full|cheap",
+        help="Final verification: full = one expensive probe "
+        "per consumer (real JIT builds, a launch); cheap = their compile/link/env probes only "
+        "(says so in the report). resume keeps the run's own unless given.",
+    ),
+]
+RunLogOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--log", metavar="FILE", help="Append everything the run does and its report to FILE."
+    ),
+]
 
 
 class _RunLog:
@@ -636,31 +768,52 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
 
     data = report.as_dict()
     if log is not None:
-        log.file(f"outcome: {report.outcome} (exit {report.exit_code})"
-                 + (f": {report.message}" if report.message else ""))
+        log.file(
+            f"outcome: {report.outcome} (exit {report.exit_code})"
+            + (f": {report.message}" if report.message else "")
+        )
         log.file("report: " + json.dumps(data, default=str))
     if json_:
         _emit_json(json.dumps(data, indent=2, default=str))
     else:
         con = _console()
         colour = {"fixed": "green", "nothing-to-do": "green", "rolled-back": "yellow"}.get(
-            report.outcome, "red")
-        con.print(f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
-                  + (f": {report.message}" if report.message else ""), markup=True,
-                  highlight=False)
+            report.outcome, "red"
+        )
+        con.print(
+            f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
+            + (f": {report.message}" if report.message else ""),
+            markup=True,
+            highlight=False,
+        )
         for st in report.steps:
-            proof = ("ok" if st.probe_ok else "failed" if st.probe_ok is False else
-                     f"deferred to step {st.deferred_to + 1}" if st.deferred_to is not None
-                     else "-")
-            con.print(f"  {st.index + 1}. {st.action}: {st.outcome} (probe {st.probe}: "
-                      f"{proof})", markup=False, highlight=False)
+            proof = (
+                "ok"
+                if st.probe_ok
+                else "failed"
+                if st.probe_ok is False
+                else f"deferred to step {st.deferred_to + 1}"
+                if st.deferred_to is not None
+                else "-"
+            )
+            con.print(
+                f"  {st.index + 1}. {st.action}: {st.outcome} (probe {st.probe}: {proof})",
+                markup=False,
+                highlight=False,
+            )
         for v in report.verification:
-            con.print(f"  verify {v['consumer']}: {v['probe']} "
-                      f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}",
-                      markup=False, highlight=False)
+            con.print(
+                f"  verify {v['consumer']}: {v['probe']} "
+                f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}",
+                markup=False,
+                highlight=False,
+            )
         if report.verification and report.verify_mode == "cheap":
-            con.print("  (cheap verification: compile/link/env probes, no real build or "
-                      "launch)", markup=False, highlight=False)
+            con.print(
+                "  (cheap verification: compile/link/env probes, no real build or launch)",
+                markup=False,
+                highlight=False,
+            )
     raise typer.Exit(report.exit_code)
 
 
@@ -671,11 +824,23 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
     from remedy.executor.runner import RunReport
 
     cur = getattr(runner, "current", None)
-    outcome = ("refused" if isinstance(exc, (LockHeld, StalePlan)) else
-               "unreachable" if isinstance(exc, TransportError) else
-               "needs-attention" if isinstance(exc, RollbackFailed) else "error")
-    rep = RunReport(cur.run_id if cur else "-", host, outcome, message=exc.message,
-                    hint=exc.hint or "", diff=list(getattr(exc, "diff", None) or []))
+    outcome = (
+        "refused"
+        if isinstance(exc, (LockHeld, StalePlan))
+        else "unreachable"
+        if isinstance(exc, TransportError)
+        else "needs-attention"
+        if isinstance(exc, RollbackFailed)
+        else "error"
+    )
+    rep = RunReport(
+        cur.run_id if cur else "-",
+        host,
+        outcome,
+        message=exc.message,
+        hint=exc.hint or "",
+        diff=list(getattr(exc, "diff", None) or []),
+    )
     if cur is not None and isinstance(exc, TransportError):
         rep.outcome = "interrupted"
         rep.steps = cur.steps
@@ -684,11 +849,15 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
         where = ""
         if last:
             where = f" (last journal record: {last[1]}" + (
-                f" of step {last[2] + 1})" if last[2] is not None else ")")
-        rep.message = (f"{exc.message}; run {cur.run_id} was interrupted{where}, "
-                       "the host keeps remedy's lock")
-        rep.hint = (f"when {host} answers again: `remedy resume {host}` finishes the run, "
-                    f"`remedy resume {host} --rollback` undoes it")
+                f" of step {last[2] + 1})" if last[2] is not None else ")"
+            )
+        rep.message = (
+            f"{exc.message}; run {cur.run_id} was interrupted{where}, the host keeps remedy's lock"
+        )
+        rep.hint = (
+            f"when {host} answers again: `remedy resume {host}` finishes the run, "
+            f"`remedy resume {host} --rollback` undoes it"
+        )
     return rep
 
 
@@ -718,33 +887,65 @@ def _guarded(host: str, runner_box: list[Any], json_: bool, log: _RunLog, go: An
 def run(
     host: Annotated[str | None, typer.Argument(help="Host (ssh_config alias, user@host).")] = None,
     local: Annotated[bool, typer.Option("--local", help="This machine, no SSH.")] = False,
-    plan_file: Annotated[Path | None, typer.Option("--plan", metavar="FILE",
-                                                   help="Apply exactly this saved plan "
-                                                   "(refused if the host's facts changed).")] = None,
+    plan_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            metavar="FILE",
+            help="Apply exactly this saved plan (refused if the host's facts changed).",
+        ),
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (unattended).")] = False,
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
-    break_lock: Annotated[str | None, typer.Option("--break-lock", metavar="RUN_ID",
-                                                   help="Remove a dead run's lock (its id is "
-                                                   "the nonce).")] = None,
+    break_lock: Annotated[
+        str | None,
+        typer.Option(
+            "--break-lock", metavar="RUN_ID", help="Remove a dead run's lock (its id is the nonce)."
+        ),
+    ] = None,
     verify: VerifyOpt = None,
-    service: Annotated[str | None, typer.Option("--service", metavar="UNIT", help="The "
-                                                "systemd unit that runs the server (as for "
-                                                "`remedy plan`).")] = None,
-    launch: Annotated[str | None, typer.Option("--launch", metavar="CMD", help="Or the "
-                                               "command that starts the server.")] = None,
+    service: Annotated[
+        str | None,
+        typer.Option(
+            "--service",
+            metavar="UNIT",
+            help="The systemd unit that runs the server (as for `remedy plan`).",
+        ),
+    ] = None,
+    launch: Annotated[
+        str | None,
+        typer.Option("--launch", metavar="CMD", help="Or the command that starts the server."),
+    ] = None,
     inventory: InventoryOpt = None,
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
-    canary: Annotated[int, typer.Option("--canary", metavar="N", help="With --inventory: "
-                                        "hosts of each plan group that go first, alone; if "
-                                        "one fails, nothing else starts.")] = 1,
-    batch_size: Annotated[str | None, typer.Option("--batch-size", metavar="N|P%",
-                                                   help="With --inventory: hosts per batch "
-                                                   "after the canary (default: all).")] = None,
-    max_errors: Annotated[str, typer.Option("--max-errors", metavar="N|P%", help="With "
-                                            "--inventory: failed hosts tolerated before no "
-                                            "further host starts.")] = "0",
+    canary: Annotated[
+        int,
+        typer.Option(
+            "--canary",
+            metavar="N",
+            help="With --inventory: "
+            "hosts of each plan group that go first, alone; if "
+            "one fails, nothing else starts.",
+        ),
+    ] = 1,
+    batch_size: Annotated[
+        str | None,
+        typer.Option(
+            "--batch-size",
+            metavar="N|P%",
+            help="With --inventory: hosts per batch after the canary (default: all).",
+        ),
+    ] = None,
+    max_errors: Annotated[
+        str,
+        typer.Option(
+            "--max-errors",
+            metavar="N|P%",
+            help="With --inventory: failed hosts tolerated before no further host starts.",
+        ),
+    ] = "0",
 ) -> None:
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
@@ -778,11 +979,24 @@ def run(
 
         _check_verify(verify)
         policy = RolloutPolicy(
-            canary=canary, forks=forks, max_errors=parse_size(max_errors, "--max-errors"),
-            batch_size=parse_size(batch_size, "--batch-size", minimum=1) if batch_size else None)
+            canary=canary,
+            forks=forks,
+            max_errors=parse_size(max_errors, "--max-errors"),
+            batch_size=parse_size(batch_size, "--batch-size", minimum=1) if batch_size else None,
+        )
         flog = _RunLog(log_file, quiet=True)
-        raise typer.Exit(fleet_run(fleet, policy, yes=yes, json_=json_, verify=verify,
-                                   service=service, launch=launch, log=flog))
+        raise typer.Exit(
+            fleet_run(
+                fleet,
+                policy,
+                yes=yes,
+                json_=json_,
+                verify=verify,
+                service=service,
+                launch=launch,
+                log=flog,
+            )
+        )
     from remedy.inputs import load_facts_file
     from remedy.knowledge.loader import load_knowledge
     from remedy.model import Plan
@@ -790,13 +1004,18 @@ def run(
 
     _check_verify(verify)
     if plan_file and (service or launch):
-        raise InputError("a saved plan carries its workload: give --service/--launch to "
-                         "`remedy plan`, not with --plan")
+        raise InputError(
+            "a saved plan carries its workload: give --service/--launch to "
+            "`remedy plan`, not with --plan"
+        )
     log = _RunLog(log_file, quiet=json_)
     t = _transport(host, local)
     box: list[Any] = []
-    log.file(f"remedy run {t.host}" + (f" --plan {plan_file}" if plan_file else "")
-             + (f" --verify {verify}" if verify else ""))
+    log.file(
+        f"remedy run {t.host}"
+        + (f" --plan {plan_file}" if plan_file else "")
+        + (f" --verify {verify}" if verify else "")
+    )
 
     async def go() -> Any:
         runner = _runner(t, log, verify)
@@ -822,15 +1041,21 @@ def run(
             if p.status in ("partial", "impossible"):
                 from remedy.executor.runner import RunReport
 
-                rep = RunReport("-", t.host, "no-complete-plan",
-                                message=f"the plan is {p.status}: "
-                                + ("; ".join(p.unresolved) or "no complete fix found"))
+                rep = RunReport(
+                    "-",
+                    t.host,
+                    "no-complete-plan",
+                    message=f"the plan is {p.status}: "
+                    + ("; ".join(p.unresolved) or "no complete fix found"),
+                )
                 rep.exit_code_override = 3
                 return rep
             if p.steps and not yes:
                 if not sys.stdin.isatty():
-                    raise InputError("refusing to apply without confirmation: no terminal to "
-                                     "ask on", hint="pass --yes for unattended runs")
+                    raise InputError(
+                        "refusing to apply without confirmation: no terminal to ask on",
+                        hint="pass --yes for unattended runs",
+                    )
                 if not typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?"):
                     from remedy.executor.runner import RunReport
 
@@ -843,22 +1068,25 @@ def run(
 
 
 def _log_plan(log: _RunLog, p: Any) -> None:
-    log.file(f"plan for {p.host} ({p.status}, facts {p.facts_digest[:19]}): "
-             f"{len(p.steps)} step(s)")
+    log.file(f"plan for {p.host} ({p.status}, facts {p.facts_digest[:19]}): {len(p.steps)} step(s)")
     for i, st in enumerate(p.steps):
-        log.file(f"  {i + 1}. {st.action}: {st.title} (probe {st.probe}; fixes "
-                 f"{', '.join(st.fixes)})")
+        log.file(
+            f"  {i + 1}. {st.action}: {st.title} (probe {st.probe}; fixes {', '.join(st.fixes)})"
+        )
     for v in p.verification:
-        log.file(f"  verify {v.consumer}: {v.probe}"
-                 + (f" (fallbacks {', '.join(v.fallbacks)})" if v.fallbacks else ""))
+        log.file(
+            f"  verify {v.consumer}: {v.probe}"
+            + (f" (fallbacks {', '.join(v.fallbacks)})" if v.fallbacks else "")
+        )
 
 
 @app.command()
 def resume(
     host: Annotated[str | None, typer.Argument()] = None,
     local: Annotated[bool, typer.Option("--local")] = False,
-    rollback_: Annotated[bool, typer.Option("--rollback", help="Undo the interrupted run "
-                                            "instead of finishing it.")] = False,
+    rollback_: Annotated[
+        bool, typer.Option("--rollback", help="Undo the interrupted run instead of finishing it.")
+    ] = False,
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
     verify: VerifyOpt = None,
@@ -891,8 +1119,9 @@ def resume(
 @app.command()
 def rollback(
     host: Annotated[str | None, typer.Argument()] = None,
-    run_id: Annotated[str | None, typer.Argument(help="Run to undo (default: the newest "
-                                                 "applied one).")] = None,
+    run_id: Annotated[
+        str | None, typer.Argument(help="Run to undo (default: the newest applied one).")
+    ] = None,
     local: Annotated[bool, typer.Option("--local")] = False,
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
@@ -949,12 +1178,20 @@ def history(
         con.print("no runs recorded")
     for r in runs:
         started = time_str(r.get("started"))
-        last = "" if r["outcome"] != "interrupted" else (
-            f" at {r.get('last_event')}" + (f" of step {r['last_step'] + 1}"
-                                             if r.get("last_step") is not None else ""))
-        con.print(f"{r['run_id']}  {started}  {r['outcome']:<14} steps committed "
-                  f"{[i + 1 for i in r['committed_steps']]}  {r.get('owner') or ''}{last}",
-                  markup=False, highlight=False)
+        last = (
+            ""
+            if r["outcome"] != "interrupted"
+            else (
+                f" at {r.get('last_event')}"
+                + (f" of step {r['last_step'] + 1}" if r.get("last_step") is not None else "")
+            )
+        )
+        con.print(
+            f"{r['run_id']}  {started}  {r['outcome']:<14} steps committed "
+            f"{[i + 1 for i in r['committed_steps']]}  {r.get('owner') or ''}{last}",
+            markup=False,
+            highlight=False,
+        )
 
 
 def time_str(ts: Any) -> str:
@@ -965,17 +1202,30 @@ def time_str(ts: Any) -> str:
 
 @app.command()
 def export(
-    plan_file: Annotated[str, typer.Argument(metavar="PLAN", help="A saved plan (`remedy plan "
-                                             "--out`), or - for stdin.")],
-    format_: Annotated[str, typer.Option("--format", help="ansible (the only one for now).")]
-    = "ansible",
-    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE",
-                                             help="Write here instead of stdout.")] = None,
-    verify: Annotated[str, typer.Option("--verify", metavar="cheap|full", help="Probes after "
-                                        "the steps: cheap = each step's compile/link/env probe; "
-                                        "full = + the plan's final JIT builds.")] = "cheap",
-    hosts: Annotated[str, typer.Option("--hosts", metavar="PATTERN", help="The play's hosts: "
-                                       "pattern.")] = "all",
+    plan_file: Annotated[
+        str,
+        typer.Argument(metavar="PLAN", help="A saved plan (`remedy plan --out`), or - for stdin."),
+    ],
+    format_: Annotated[
+        str, typer.Option("--format", help="ansible (the only one for now).")
+    ] = "ansible",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", metavar="FILE", help="Write here instead of stdout."),
+    ] = None,
+    verify: Annotated[
+        str,
+        typer.Option(
+            "--verify",
+            metavar="cheap|full",
+            help="Probes after "
+            "the steps: cheap = each step's compile/link/env probe; "
+            "full = + the plan's final JIT builds.",
+        ),
+    ] = "cheap",
+    hosts: Annotated[
+        str, typer.Option("--hosts", metavar="PATTERN", help="The play's hosts: pattern.")
+    ] = "all",
 ) -> None:
     """Write a plan as an Ansible playbook for your Ansible/AWX to run at any scale.
 
@@ -1002,8 +1252,10 @@ def export(
         p = Plan.model_validate_json(data)
     except ValueError as exc:
         first = str(exc).splitlines()[:3]
-        raise InputError(f"{plan_file} is not a saved remedy plan: {' '.join(first)}",
-                         hint="make one with `remedy plan ... --out plan.json`") from None
+        raise InputError(
+            f"{plan_file} is not a saved remedy plan: {' '.join(first)}",
+            hint="make one with `remedy plan ... --out plan.json`",
+        ) from None
     text = redact_text(export_plan(p, format_, verify=verify, hosts=hosts))
     if out:
         try:
@@ -1027,9 +1279,11 @@ def check_knowledge() -> None:
     kb = load_knowledge()
     default_catalog()  # signatures.yaml is validated by the log reader's own schema
     con = _console()
-    con.print(f"{len(kb.components)} components, {len(kb.variables)} variables, "
-              f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
-              f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK")
+    con.print(
+        f"{len(kb.components)} components, {len(kb.variables)} variables, "
+        f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
+        f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -1056,8 +1310,10 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("REMEDY_DEBUG"):
             raise
         msg = redact_text(str(exc))
-        sys.stderr.write(f"remedy: internal error: {type(exc).__name__}: {msg}\n"
-                         "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n")
+        sys.stderr.write(
+            f"remedy: internal error: {type(exc).__name__}: {msg}\n"
+            "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n"
+        )
         sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)
 

@@ -43,8 +43,9 @@ def finding_from(kb: Knowledge, v: Violation) -> Finding:
     )
 
 
-def link_symptoms(findings: list[Finding], symptoms: list[Symptom],
-                  wrappers: set[str] | None = None) -> list[int]:
+def link_symptoms(
+    findings: list[Finding], symptoms: list[Symptom], wrappers: set[str] | None = None
+) -> list[int]:
     """Fill explains/observed/predicts; return indexes of error symptoms nobody explains.
 
     A finding counts as observed only through a specific signature: wrapper lines ("Ninja
@@ -58,8 +59,9 @@ def link_symptoms(findings: list[Finding], symptoms: list[Symptom],
         f.observed = any(symptoms[i].signature not in wrappers for i in f.explains)
         f.predicts = [sid for sid in f.predicts if sid not in seen]
         explained.update(f.explains)
-    return [i for i, s in enumerate(symptoms)
-            if i not in explained and s.severity in ("error", "fatal")]
+    return [
+        i for i, s in enumerate(symptoms) if i not in explained and s.severity in ("error", "fatal")
+    ]
 
 
 def hypotheses_from_log(

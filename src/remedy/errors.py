@@ -1,21 +1,21 @@
 """remedy's own errors. Every failure a user can cause ends in one of these, never a traceback.
 
-    RemedyError                      exit code 2 unless a subclass says otherwise
-    ├── InputError                   bad user input: a log, a facts file, an argument
-    │   ├── LogReadError             a log that cannot be read (binary, missing, permission)
-    │   └── UnknownExample           an --example name that is not built in
-    ├── KnowledgeError               knowledge/ or playbooks/ YAML is malformed (names file:line)
-    ├── TransportError               talking to a host failed
-    │   ├── HostUnreachable          connect refused / timed out / DNS
-    │   ├── HostKeyRejected          unknown or changed host key
-    │   ├── CommandTimeout           a remote command ran past its timeout (killed)
-    │   └── ConnectionDropped        the connection went away mid-command
-    ├── PlanError                    no plan can be made, or a saved plan is unusable
-    │   └── StalePlan                facts changed since the plan was made (carries the diff)
-    ├── LockHeld                     another run holds the host lock (carries owner, id)
-    └── RunError                     apply/probe/rollback failed
-        ├── ProbeFailed
-        └── RollbackFailed
+RemedyError                      exit code 2 unless a subclass says otherwise
+├── InputError                   bad user input: a log, a facts file, an argument
+│   ├── LogReadError             a log that cannot be read (binary, missing, permission)
+│   └── UnknownExample           an --example name that is not built in
+├── KnowledgeError               knowledge/ or playbooks/ YAML is malformed (names file:line)
+├── TransportError               talking to a host failed
+│   ├── HostUnreachable          connect refused / timed out / DNS
+│   ├── HostKeyRejected          unknown or changed host key
+│   ├── CommandTimeout           a remote command ran past its timeout (killed)
+│   └── ConnectionDropped        the connection went away mid-command
+├── PlanError                    no plan can be made, or a saved plan is unusable
+│   └── StalePlan                facts changed since the plan was made (carries the diff)
+├── LockHeld                     another run holds the host lock (carries owner, id)
+└── RunError                     apply/probe/rollback failed
+    ├── ProbeFailed
+    └── RollbackFailed
 """
 
 from __future__ import annotations
@@ -46,8 +46,14 @@ class UnknownExample(InputError):
 
 
 class KnowledgeError(RemedyError):
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
         where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
         super().__init__(where + message, hint=hint)
         self.file = file

@@ -58,8 +58,9 @@ def base_context(kb: Knowledge, facts: dict[str, Any]) -> dict[str, Any]:
     return ctx
 
 
-def consumer_context(kb: Knowledge, base: dict[str, Any], cid: str, picks: dict[str, Any]
-                     ) -> dict[str, Any]:
+def consumer_context(
+    kb: Knowledge, base: dict[str, Any], cid: str, picks: dict[str, Any]
+) -> dict[str, Any]:
     comp = kb.components[cid]
     if cid not in picks:
         picks[cid] = pick_toolkit(base["facts"], comp.toolkit_lookup, base["env"])
@@ -80,8 +81,7 @@ def _check(rule: CompiledRule, ctx: dict[str, Any], errors: list[str]) -> bool |
         return None
 
 
-def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = None
-             ) -> Evaluation:
+def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = None) -> Evaluation:
     base = base_context(kb, facts)
     wl_consumers = list((facts.get("workload") or {}).get("consumers") or [])
     errors: list[str] = []
@@ -92,8 +92,11 @@ def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = N
             continue
         r = rule.rule
         if r.scope == "consumer":
-            contexts = [(cid, consumer_context(kb, base, cid, picks))
-                        for cid in r.consumers if cid in wl_consumers]
+            contexts = [
+                (cid, consumer_context(kb, base, cid, picks))
+                for cid in r.consumers
+                if cid in wl_consumers
+            ]
         else:
             contexts = [(None, base)]
         for cid, ctx in contexts:
@@ -108,8 +111,14 @@ def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = N
                 if cid and cid not in found[key].consumers:
                     found[key].consumers.append(cid)
                 continue
-            found[key] = Violation(rule=rid, subject=subject, consumers=[cid] if cid else [],
-                                   ctx=ctx, hard=r.hard, severity=r.severity)
+            found[key] = Violation(
+                rule=rid,
+                subject=subject,
+                consumers=[cid] if cid else [],
+                ctx=ctx,
+                hard=r.hard,
+                severity=r.severity,
+            )
     return Evaluation(violations=list(found.values()), errors=errors, picks=picks)
 
 

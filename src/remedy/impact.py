@@ -77,8 +77,10 @@ def parse_assignment(text: str) -> tuple[str, str | None]:
     else:
         name, value = text, None
     if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
-        raise InputError(f"not an environment variable assignment: {text!r}",
-                         hint="write VAR=VALUE (e.g. CUDA_HOME=/dev/null) or -VAR to unset")
+        raise InputError(
+            f"not an environment variable assignment: {text!r}",
+            hint="write VAR=VALUE (e.g. CUDA_HOME=/dev/null) or -VAR to unset",
+        )
     return name, value
 
 
@@ -92,8 +94,10 @@ def classify(kind: str, value: str | None, facts: dict[str, Any] | None) -> str:
             tk = toolkit_at(facts, value)
             if tk and tk.get("nvcc_release"):
                 return "toolkit"
-            if tk or any(posixpath.normpath(value) == posixpath.join(t["prefix"], "bin")
-                         for t in facts.get("toolkits", ())):
+            if tk or any(
+                posixpath.normpath(value) == posixpath.join(t["prefix"], "bin")
+                for t in facts.get("toolkits", ())
+            ):
                 return "directory"
             return "nonexistent"
         if posixpath.basename(posixpath.normpath(value)) == "bin":
@@ -111,8 +115,9 @@ def classify(kind: str, value: str | None, facts: dict[str, Any] | None) -> str:
     return "set"
 
 
-def analyse(kb: Knowledge, changes: dict[str, str | None], facts: Facts | None = None
-            ) -> ImpactReport:
+def analyse(
+    kb: Knowledge, changes: dict[str, str | None], facts: Facts | None = None
+) -> ImpactReport:
     from remedy.knowledge.graph import build_graph, downstream
 
     g = build_graph(kb)
@@ -130,37 +135,46 @@ def analyse(kb: Knowledge, changes: dict[str, str | None], facts: Facts | None =
             eff = edge.effects.get(cls) or edge.effects.get("set")
             comp = kb.components[edge.component]
             v = value or ""
-            text = (eff.effect if eff else "no predicted effect for this kind of value")
-            report.consumers.append(ConsumerImpact(
-                component=edge.component,
-                name=comp.name,
-                variable=name,
-                value=value,
-                value_class=cls,
-                how=edge.how,
-                read_at=edge.read_at,
-                effect=text.replace("<v>", v),
-                breaks=bool(eff and eff.breaks),
-                error=eff.error.replace("<v>", v) if eff and eff.error else None,
-                signature=eff.signature if eff else None,
-                source=(edge.source or comp.source).short() if (edge.source or comp.source)
-                else "knowledge/variables.yaml",
-                downstream=[n for n in downstream(g, f"env:{name}")
-                            if n != edge.component and g.nodes[n].get("type") == "component"
-                            and n in downstream(g, edge.component)],
-            ))
+            text = eff.effect if eff else "no predicted effect for this kind of value"
+            report.consumers.append(
+                ConsumerImpact(
+                    component=edge.component,
+                    name=comp.name,
+                    variable=name,
+                    value=value,
+                    value_class=cls,
+                    how=edge.how,
+                    read_at=edge.read_at,
+                    effect=text.replace("<v>", v),
+                    breaks=bool(eff and eff.breaks),
+                    error=eff.error.replace("<v>", v) if eff and eff.error else None,
+                    signature=eff.signature if eff else None,
+                    source=(edge.source or comp.source).short()
+                    if (edge.source or comp.source)
+                    else "knowledge/variables.yaml",
+                    downstream=[
+                        n
+                        for n in downstream(g, f"env:{name}")
+                        if n != edge.component
+                        and g.nodes[n].get("type") == "component"
+                        and n in downstream(g, edge.component)
+                    ],
+                )
+            )
         for un in var.unaffected:
-            report.unaffected.append(Unaffected(component=un.component, variable=name,
-                                                why=un.why))
+            report.unaffected.append(Unaffected(component=un.component, variable=name, why=un.why))
     if fdict is not None:
         _simulate(kb, fdict, changes, report)
-    report.breaks = sorted({c.component for c in report.consumers if c.breaks}
-                           | {c for f in report.new_findings for c in f.consumers})
+    report.breaks = sorted(
+        {c.component for c in report.consumers if c.breaks}
+        | {c for f in report.new_findings for c in f.consumers}
+    )
     return report
 
 
-def _simulate(kb: Knowledge, facts: dict[str, Any], changes: dict[str, str | None],
-              report: ImpactReport) -> None:
+def _simulate(
+    kb: Knowledge, facts: dict[str, Any], changes: dict[str, str | None], report: ImpactReport
+) -> None:
     after = copy.deepcopy(facts)
     for name, value in changes.items():
         set_workload_env(after, name, value)
@@ -184,13 +198,23 @@ def _simulate(kb: Knowledge, facts: dict[str, Any], changes: dict[str, str | Non
     for v in ev_a.errors_only():
         if v.key not in kb_keys:
             cr = kb.rules[v.rule]
-            report.new_findings.append(SimulatedFinding(
-                rule=v.rule, consumers=v.consumers or [cr.rule.breaks_component or "host"],
-                message=render(cr.message, v.ctx), source=cr.rule.source.short()))
+            report.new_findings.append(
+                SimulatedFinding(
+                    rule=v.rule,
+                    consumers=v.consumers or [cr.rule.breaks_component or "host"],
+                    message=render(cr.message, v.ctx),
+                    source=cr.rule.source.short(),
+                )
+            )
     for v in ev_b.errors_only():
         if v.key not in ka_keys:
             cr = kb.rules[v.rule]
-            report.fixed_findings.append(SimulatedFinding(
-                rule=v.rule, consumers=v.consumers, message=render(cr.message, v.ctx),
-                source=cr.rule.source.short()))
+            report.fixed_findings.append(
+                SimulatedFinding(
+                    rule=v.rule,
+                    consumers=v.consumers,
+                    message=render(cr.message, v.ctx),
+                    source=cr.rule.source.short(),
+                )
+            )
     report.simulated = True

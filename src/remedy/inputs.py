@@ -52,9 +52,10 @@ def examples() -> dict[str, Example]:
 def get_example(name: str) -> Example:
     all_ = examples()
     if name not in all_:
-        raise UnknownExample(f"unknown example {name!r}",
-                             hint="built-in examples: " + ", ".join(all_) +
-                             " (list them with `remedy examples`)")
+        raise UnknownExample(
+            f"unknown example {name!r}",
+            hint="built-in examples: " + ", ".join(all_) + " (list them with `remedy examples`)",
+        )
     return all_[name]
 
 
@@ -83,8 +84,11 @@ def load_facts_file(path: str | Path) -> Facts:
         data: Any = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else (
-            f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "")
+        where = (
+            f" at line {mark.line + 1}"
+            if mark
+            else (f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "")
+        )
         raise InputError(f"{p} is not valid JSON/YAML{where}") from None
     if isinstance(data, dict) and "facts" in data and "steps" in data:
         data = data["facts"]  # a saved plan carries its facts

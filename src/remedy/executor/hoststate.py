@@ -39,8 +39,10 @@ class HostState:
         r = await self.transport.run(script, timeout=timeout)
         lines = r.text().strip().splitlines()
         if r.exit_status != 0 or len(lines) < 2:
-            raise RunError(f"cannot prepare remedy's state directory on {self.transport.host}: "
-                           f"{r.stderr.decode(errors='replace').strip()[:300]}")
+            raise RunError(
+                f"cannot prepare remedy's state directory on {self.transport.host}: "
+                f"{r.stderr.decode(errors='replace').strip()[:300]}"
+            )
         self.state_dir, self.python = lines[0], lines[-1]
         if self.python == "MISSING":
             raise RunError(f"{self.transport.host} has no python3: remedy's host agent needs it")
@@ -54,10 +56,16 @@ class HostState:
         if check.exit_status != 0:
             await self.transport.put(self.agent_path, AGENT_SOURCE, mode=0o600)
 
-    async def agent(self, *args: str, input: bytes | None = None, timeout: float = 300,
-                    ok_codes: tuple[int, ...] = (0,)) -> tuple[int, dict[str, Any]]:
-        r = await self.transport.run([self.python, self.agent_path, *args], input=input,
-                                     timeout=timeout)
+    async def agent(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        timeout: float = 300,
+        ok_codes: tuple[int, ...] = (0,),
+    ) -> tuple[int, dict[str, Any]]:
+        r = await self.transport.run(
+            [self.python, self.agent_path, *args], input=input, timeout=timeout
+        )
         try:
             data = json.loads(r.text().strip().splitlines()[-1]) if r.stdout.strip() else {}
         except ValueError:

@@ -349,8 +349,11 @@ async def collect_facts(
                 shown = ", ".join(f"{k}={v}" for k, v in values.items())
                 notes.append(f"service {s.name}: EnvironmentFile {f} sets {shown}")
                 files_env.update(values)
-        services_out.append(s.model_copy(update={"python": py, "environment": env,
-                                                 "environment_files_env": files_env}))
+        services_out.append(
+            s.model_copy(
+                update={"python": py, "environment": env, "environment_files_env": files_env}
+            )
+        )
     notes += state.notes
 
     return Facts(

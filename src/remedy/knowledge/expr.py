@@ -54,8 +54,11 @@ class Sandbox(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
-                if (isinstance(seq, (str, bytes, list, tuple)) and isinstance(n, int)
-                        and len(seq) * n > MAX_BUILT):
+                if (
+                    isinstance(seq, (str, bytes, list, tuple))
+                    and isinstance(n, int)
+                    and len(seq) * n > MAX_BUILT
+                ):
                     raise SecurityError(f"'*' would build more than {MAX_BUILT} items")
         if operator == "**" and isinstance(right, int) and abs(right) > MAX_EXPONENT:
             raise SecurityError(f"exponent above {MAX_EXPONENT}")
@@ -153,11 +156,11 @@ def _expression_node(src: str) -> Any:
     parser = Parser(ENV, src, state="variable")
     expr = parser.parse_expression()
     if not parser.stream.eos:
-        raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno,
-                                  None, None)
+        raise TemplateSyntaxError(
+            "chunk after expression", parser.stream.current.lineno, None, None
+        )
     expr.set_environment(ENV)
-    return nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)],
-                          lineno=1)
+    return nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)], lineno=1)
 
 
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
@@ -166,8 +169,9 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
     try:
         tmpl = _from_cache("expr", src, lambda: _expression_node(src))
     except TemplateSyntaxError as exc:
-        raise KnowledgeError(f"{what}: bad expression {src!r}: {exc.message}", file=file,
-                             line=line) from None
+        raise KnowledgeError(
+            f"{what}: bad expression {src!r}: {exc.message}", file=file, line=line
+        ) from None
     return TemplateExpression(tmpl, False)
 
 
@@ -175,8 +179,9 @@ def compile_template(src: str, *, file: str | None, line: int | None, what: str)
     try:
         tmpl = _from_cache("tmpl", src, lambda: ENV.parse(src))
     except TemplateSyntaxError as exc:
-        raise KnowledgeError(f"{what}: bad template {src!r}: {exc.message}", file=file,
-                             line=line) from None
+        raise KnowledgeError(
+            f"{what}: bad template {src!r}: {exc.message}", file=file, line=line
+        ) from None
     tmpl.remedy_source = f"{file}:{line}: {what}" if file else what  # named in sandbox refusals
     return tmpl
 

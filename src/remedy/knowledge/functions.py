@@ -372,8 +372,10 @@ class Functions:
                 r = self.by_release.get(cand)
                 if not r or not r.wheels:
                     continue
-                if all(part == cand or part is None or (wh in pip and wh in r.wheels)
-                       for part, wh in _parts(tk)):
+                if all(
+                    part == cand or part is None or (wh in pip and wh in r.wheels)
+                    for part, wh in _parts(tk)
+                ):
                     out.append(cand)
             return out
 
@@ -381,8 +383,13 @@ class Functions:
             """The wheels to (re)install so that every wheel of the prefix is at `release`."""
             wheels = self.release_wheels(release)
             pip = (tk or {}).get("pip") or {}
-            names = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime",
-                     "nvidia-cuda-cccl"]
+            names = [
+                "nvidia-cuda-nvcc",
+                "nvidia-nvvm",
+                "nvidia-cuda-crt",
+                "nvidia-cuda-runtime",
+                "nvidia-cuda-cccl",
+            ]
             return {n: wheels[n] for n in names if n in pip and n in wheels and pip[n] != wheels[n]}
 
         def merged(a: Any, b: Any) -> dict[str, Any]:
@@ -417,10 +424,16 @@ class Functions:
                 "ptxas_release": r,
                 "cicc_release": r,
                 "cudart_version": cudart_int(r),
-                "cccl": {"present": True, "nv_target": True, "nv_detail": True,
-                         "include_dir": "include/cccl"},
-                "libs": {"lib64": ["libcudart.so", f"libcudart.so.{r.split('.')[0]}"],
-                         "lib64/stubs": ["libcuda.so"]},
+                "cccl": {
+                    "present": True,
+                    "nv_target": True,
+                    "nv_detail": True,
+                    "include_dir": "include/cccl",
+                },
+                "libs": {
+                    "lib64": ["libcudart.so", f"libcudart.so.{r.split('.')[0]}"],
+                    "lib64/stubs": ["libcuda.so"],
+                },
                 "nvcc_profile_libdir": "lib64",
                 "pip": {},
                 "python": None,
@@ -451,8 +464,12 @@ class Functions:
                 "ptxas_release": r,
                 "cicc_release": r,
                 "cudart_version": cudart_int(r),
-                "cccl": {"present": False, "nv_target": False, "nv_detail": False,
-                         "include_dir": None},
+                "cccl": {
+                    "present": False,
+                    "nv_target": False,
+                    "nv_detail": False,
+                    "include_dir": None,
+                },
                 "libs": libs,
                 "nvcc_profile_libdir": "lib",
                 "pip": pip,
@@ -516,8 +533,10 @@ class Functions:
             gpus = facts.get("gpus") or []
             need = Version(needed_release(gpus[0] if gpus else None))
             for r in self.releases:
-                if r.wheels and Version(r.release) >= need and (
-                    not torch_rel or r.release.split(".")[0] == torch_rel.split(".")[0]
+                if (
+                    r.wheels
+                    and Version(r.release) >= need
+                    and (not torch_rel or r.release.split(".")[0] == torch_rel.split(".")[0])
                 ):
                     return r.release
             return None

@@ -19,8 +19,13 @@ from remedy.knowledge.loader import Knowledge
 def build_graph(kb: Knowledge) -> nx.MultiDiGraph:
     g = nx.MultiDiGraph(name="remedy knowledge graph")
     for c in kb.components.values():
-        g.add_node(c.id, type="component", kind=c.kind, label=c.name,
-                   source=c.source.short() if c.source else "")
+        g.add_node(
+            c.id,
+            type="component",
+            kind=c.kind,
+            label=c.name,
+            source=c.source.short() if c.source else "",
+        )
     for c in kb.components.values():
         for dep in c.depends_on:
             # failure of `dep` propagates to `c`
@@ -29,9 +34,14 @@ def build_graph(kb: Knowledge) -> nx.MultiDiGraph:
         vid = f"env:{v.name}"
         g.add_node(vid, type="variable", kind=v.kind, label=v.name)
         for edge in v.consumers:
-            g.add_edge(vid, edge.component, type="read_by", how=edge.how,
-                       read_at=edge.read_at or "", source=edge.source.short() if edge.source
-                       else "")
+            g.add_edge(
+                vid,
+                edge.component,
+                type="read_by",
+                how=edge.how,
+                read_at=edge.read_at or "",
+                source=edge.source.short() if edge.source else "",
+            )
         for un in v.unaffected:
             g.add_edge(vid, un.component, type="ignored_by", why=un.why)
     for sid in sorted(kb.signature_ids):
@@ -67,16 +77,22 @@ def downstream(g: nx.MultiDiGraph, node: str) -> list[str]:
 
 
 def to_dot(g: nx.MultiDiGraph) -> str:
-    shapes = {"component": "box", "variable": "ellipse", "rule": "diamond", "action": "note",
-              "signature": "plaintext"}
+    shapes = {
+        "component": "box",
+        "variable": "ellipse",
+        "rule": "diamond",
+        "action": "note",
+        "signature": "plaintext",
+    }
 
     def q(s: Any) -> str:
         return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
     lines = ["digraph remedy {", "  rankdir=LR;"]
     for n, d in g.nodes(data=True):
-        lines.append(f"  {q(n)} [shape={shapes.get(d.get('type'), 'box')}, "
-                     f"label={q(d.get('label', n))}];")
+        lines.append(
+            f"  {q(n)} [shape={shapes.get(d.get('type'), 'box')}, label={q(d.get('label', n))}];"
+        )
     for a, b, d in g.edges(data=True):
         lines.append(f"  {q(a)} -> {q(b)} [label={q(d.get('type', ''))}];")
     lines.append("}")

@@ -85,8 +85,9 @@ class Knowledge:
 def _entries(path: Path, key: str) -> list[Any]:
     data = load_yaml(path)
     if not isinstance(data, dict) or key not in data:
-        raise KnowledgeError(f"top level must be a mapping with a '{key}:' list", file=str(path),
-                             line=1)
+        raise KnowledgeError(
+            f"top level must be a mapping with a '{key}:' list", file=str(path), line=1
+        )
     items = data[key]
     if not isinstance(items, list):
         raise KnowledgeError(f"'{key}' must be a list", file=str(path), line=line_of(data))
@@ -98,8 +99,9 @@ def _unique(items: list[Any], attr: str, file: str, lines: list[int | None], wha
     for item, line in zip(items, lines, strict=True):
         key = getattr(item, attr)
         if key in seen:
-            raise KnowledgeError(f"duplicate {what} {key!r} (first at line {seen[key]})",
-                                 file=file, line=line)
+            raise KnowledgeError(
+                f"duplicate {what} {key!r} (first at line {seen[key]})", file=file, line=line
+            )
         seen[key] = line
 
 
@@ -107,16 +109,24 @@ def _load_list(path: Path, key: str, model: type, what: str) -> list[tuple[Any, 
     """(model, raw mapping) pairs; the raw mapping gives field lines for later errors."""
     raw = _entries(path, key)
     out = [(validate_entry(model, e, str(path), what), e) for e in raw]
-    _unique([o for o, _ in out], "id" if hasattr(model, "model_fields") and "id" in
-            model.model_fields else "name", str(path), [line_of(e) for _, e in out], what)
+    _unique(
+        [o for o, _ in out],
+        "id" if hasattr(model, "model_fields") and "id" in model.model_fields else "name",
+        str(path),
+        [line_of(e) for _, e in out],
+        what,
+    )
     return out
 
 
 def _compile_effect(eff: dict[str, Any], file: str, line: int | None, aid: str) -> dict[str, Any]:
     def ex(src: Any) -> Any:
         if not isinstance(src, str):
-            raise KnowledgeError(f"action {aid!r}: effect values must be expression strings, got "
-                                 f"{src!r}", file=file, line=line)
+            raise KnowledgeError(
+                f"action {aid!r}: effect values must be expression strings, got {src!r}",
+                file=file,
+                line=line,
+            )
         return compile_expr(src, file=file, line=line, what=f"action {aid!r} effect")
 
     out: dict[str, Any] = {}
@@ -128,8 +138,9 @@ def _compile_effect(eff: dict[str, Any], file: str, line: int | None, aid: str) 
         elif k == "set" or (k == "env" and isinstance(v, dict)):
             out[k] = {f: ex(e) for f, e in v.items() if f != "__line__"}
         elif k == "packages":
-            out[k] = ex(v) if isinstance(v, str) else {n: ex(e) for n, e in v.items()
-                                                       if n != "__line__"}
+            out[k] = (
+                ex(v) if isinstance(v, str) else {n: ex(e) for n, e in v.items() if n != "__line__"}
+            )
         elif k == "unset_env":
             out[k] = list(v)
         else:  # add_toolkit, gpu_driver
@@ -152,8 +163,11 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
     for c, raw in comps:
         for dep in c.depends_on:
             if dep not in components:
-                raise KnowledgeError(f"component {c.id!r} depends on unknown component {dep!r}",
-                                     file=str(comp_file), line=line_of(raw, "depends_on"))
+                raise KnowledgeError(
+                    f"component {c.id!r} depends on unknown component {dep!r}",
+                    file=str(comp_file),
+                    line=line_of(raw, "depends_on"),
+                )
 
     var_file = kdir / "variables.yaml"
     variables: dict[str, Variable] = {}
@@ -161,18 +175,22 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
     for e in raw_vars:
         v = validate_entry(Variable, e, str(var_file), "variable")
         if v.name in variables:
-            raise KnowledgeError(f"duplicate variable {v.name!r}", file=str(var_file),
-                                 line=line_of(e))
+            raise KnowledgeError(
+                f"duplicate variable {v.name!r}", file=str(var_file), line=line_of(e)
+            )
         for edge in [*v.consumers, *v.unaffected]:
             if edge.component not in components:
                 raise KnowledgeError(
                     f"variable {v.name!r}: unknown component {edge.component!r}",
-                    file=str(var_file), line=line_of(e))
+                    file=str(var_file),
+                    line=line_of(e),
+                )
         variables[v.name] = v
 
     rel_file = kdir / "cuda-releases.yaml"
-    releases = [validate_entry(Release, e, str(rel_file), "release")
-                for e in _entries(rel_file, "releases")]
+    releases = [
+        validate_entry(Release, e, str(rel_file), "release") for e in _entries(rel_file, "releases")
+    ]
 
     sig_file = kdir / "signatures.yaml"
     signature_ids: set[str] = set()
@@ -194,19 +212,24 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
     seen_actions: dict[str, str] = {}
     for a, f, raw in raw_actions:
         if a.id in seen_actions:
-            raise KnowledgeError(f"duplicate action {a.id!r} (also in {seen_actions[a.id]})",
-                                 file=f, line=line_of(raw))
+            raise KnowledgeError(
+                f"duplicate action {a.id!r} (also in {seen_actions[a.id]})",
+                file=f,
+                line=line_of(raw),
+            )
         seen_actions[a.id] = f
 
     rule_files = sorted(kdir.glob("rules*.yaml"))
-    rule_entries = [(r, raw, rf) for rf in rule_files
-                    for r, raw in _load_list(rf, "rules", Rule, "rule")]
+    rule_entries = [
+        (r, raw, rf) for rf in rule_files for r, raw in _load_list(rf, "rules", Rule, "rule")
+    ]
     rules: dict[str, CompiledRule] = {}
     for r, raw, rule_file in rule_entries:
         f = str(rule_file)
         if r.id in rules:
-            raise KnowledgeError(f"duplicate rule {r.id!r} (also in {rules[r.id].file})",
-                                 file=f, line=line_of(raw))
+            raise KnowledgeError(
+                f"duplicate rule {r.id!r} (also in {rules[r.id].file})", file=f, line=line_of(raw)
+            )
         line = line_of(raw)
 
         def at(key: str, raw: Any = raw) -> int | None:
@@ -214,28 +237,36 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
 
         for cid in r.consumers:
             if cid not in components:
-                raise KnowledgeError(f"rule {r.id!r}: unknown consumer {cid!r}", file=f,
-                                     line=at("consumers"))
+                raise KnowledgeError(
+                    f"rule {r.id!r}: unknown consumer {cid!r}", file=f, line=at("consumers")
+                )
         for aid in r.repairs:
             if aid not in seen_actions:
-                raise KnowledgeError(f"rule {r.id!r}: repairs unknown action {aid!r}", file=f,
-                                     line=at("repairs"))
+                raise KnowledgeError(
+                    f"rule {r.id!r}: repairs unknown action {aid!r}", file=f, line=at("repairs")
+                )
         if signature_ids:
             for sid in r.predicts:
                 if sid not in signature_ids:
-                    raise KnowledgeError(f"rule {r.id!r}: predicts unknown signature {sid!r}",
-                                         file=f, line=at("predicts"))
+                    raise KnowledgeError(
+                        f"rule {r.id!r}: predicts unknown signature {sid!r}",
+                        file=f,
+                        line=at("predicts"),
+                    )
         what = f"rule {r.id!r}"
         rules[r.id] = CompiledRule(
-            rule=r, file=f, line=line,
+            rule=r,
+            file=f,
+            line=line,
             when=compile_expr(r.when, file=f, line=at("when"), what=what),
             holds=compile_expr(r.holds, file=f, line=at("holds"), what=what),
             subject=compile_expr(r.subject, file=f, line=at("subject"), what=what),
             message=compile_template(r.message, file=f, line=at("message"), what=what),
-            because=[compile_template(b, file=f, line=at("because"), what=what)
-                     for b in r.because],
-            confirm_with=[compile_template(b, file=f, line=at("confirm_with"), what=what)
-                          for b in r.confirm_with],
+            because=[compile_template(b, file=f, line=at("because"), what=what) for b in r.because],
+            confirm_with=[
+                compile_template(b, file=f, line=at("confirm_with"), what=what)
+                for b in r.confirm_with
+            ],
         )
 
     actions: dict[str, CompiledAction] = {}
@@ -244,58 +275,93 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
         line = line_of(raw)
         for rid in a.repairs:
             if rid not in rules:
-                raise KnowledgeError(f"{what}: repairs unknown rule {rid!r}", file=f,
-                                     line=line_of(raw, "repairs"))
+                raise KnowledgeError(
+                    f"{what}: repairs unknown rule {rid!r}", file=f, line=line_of(raw, "repairs")
+                )
         if a.probe not in probes:
-            raise KnowledgeError(f"{what}: unknown probe {a.probe!r}", file=f,
-                                 line=line_of(raw, "probe"))
+            raise KnowledgeError(
+                f"{what}: unknown probe {a.probe!r}", file=f, line=line_of(raw, "probe")
+            )
         for b in a.before:
             if b.action not in seen_actions:
-                raise KnowledgeError(f"{what}: before names unknown action {b.action!r}", file=f,
-                                     line=line_of(raw, "before"))
+                raise KnowledgeError(
+                    f"{what}: before names unknown action {b.action!r}",
+                    file=f,
+                    line=line_of(raw, "before"),
+                )
         actions[a.id] = CompiledAction(
-            action=a, file=f, line=line,
+            action=a,
+            file=f,
+            line=line,
             title=compile_template(a.title, file=f, line=line_of(raw, "title"), what=what),
             when=compile_expr(a.when, file=f, line=line_of(raw, "when"), what=what),
-            bind={k: compile_expr(v, file=f, line=line_of(raw.get("bind"), k), what=what)
-                  for k, v in a.bind.items()},
-            before=[CompiledBefore(
-                action=b.action,
-                when=compile_expr(b.when, file=f, line=line, what=what),
-                params={k: compile_expr(v, file=f, line=line, what=what)
-                        for k, v in b.params.items()},
-            ) for b in a.before],
+            bind={
+                k: compile_expr(v, file=f, line=line_of(raw.get("bind"), k), what=what)
+                for k, v in a.bind.items()
+            },
+            before=[
+                CompiledBefore(
+                    action=b.action,
+                    when=compile_expr(b.when, file=f, line=line, what=what),
+                    params={
+                        k: compile_expr(v, file=f, line=line, what=what)
+                        for k, v in b.params.items()
+                    },
+                )
+                for b in a.before
+            ],
             effects=[_compile_effect(e, f, line_of(raw, "effects"), a.id) for e in a.effects],
-            touches=[(compile_template(t.kind, file=f, line=line, what=what),
-                      compile_template(t.target, file=f, line=line, what=what),
-                      compile_template(t.detail or "", file=f, line=line, what=what))
-                     for t in a.touches],
-            commands=[compile_template(c, file=f, line=line_of(raw, "commands"), what=what)
-                      for c in a.commands],
+            touches=[
+                (
+                    compile_template(t.kind, file=f, line=line, what=what),
+                    compile_template(t.target, file=f, line=line, what=what),
+                    compile_template(t.detail or "", file=f, line=line, what=what),
+                )
+                for t in a.touches
+            ],
+            commands=[
+                compile_template(c, file=f, line=line_of(raw, "commands"), what=what)
+                for c in a.commands
+            ],
         )
     for pid, p in probes.items():
         for rid in p.requires:
             if rid not in rules:
-                raise KnowledgeError(f"probe {pid!r} requires unknown rule {rid!r}",
-                                     file=str(probe_file),
-                                     line=line_of(probe_raw[pid], "requires"))
+                raise KnowledgeError(
+                    f"probe {pid!r} requires unknown rule {rid!r}",
+                    file=str(probe_file),
+                    line=line_of(probe_raw[pid], "requires"),
+                )
         for cid in p.verifies:
             if cid not in components:
-                raise KnowledgeError(f"probe {pid!r} verifies unknown component {cid!r}",
-                                     file=str(probe_file),
-                                     line=line_of(probe_raw[pid], "verifies"))
+                raise KnowledgeError(
+                    f"probe {pid!r} verifies unknown component {cid!r}",
+                    file=str(probe_file),
+                    line=line_of(probe_raw[pid], "verifies"),
+                )
 
     fns = Functions(releases, {k: c.model_dump() for k, c in components.items()})
-    fns.invalid_errors = {
-        (edge.component, cls): eff.error
-        for edge in variables["CUDA_HOME"].consumers
-        for cls, eff in edge.effects.items()
-        if eff.error
-    } if "CUDA_HOME" in variables else {}
+    fns.invalid_errors = (
+        {
+            (edge.component, cls): eff.error
+            for edge in variables["CUDA_HOME"].consumers
+            for cls, eff in edge.effects.items()
+            if eff.error
+        }
+        if "CUDA_HOME" in variables
+        else {}
+    )
 
     save_code_cache()
-    files = [str(p) for p in [comp_file, var_file, rel_file, *rule_files, probe_file,
-                              *act_files]]
-    return Knowledge(components=components, variables=variables, rules=rules, actions=actions,
-                     probes=probes, releases=releases, signature_ids=signature_ids,
-                     functions=fns, files=files)
+    files = [str(p) for p in [comp_file, var_file, rel_file, *rule_files, probe_file, *act_files]]
+    return Knowledge(
+        components=components,
+        variables=variables,
+        rules=rules,
+        actions=actions,
+        probes=probes,
+        releases=releases,
+        signature_ids=signature_ids,
+        functions=fns,
+        files=files,
+    )

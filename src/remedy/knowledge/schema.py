@@ -49,7 +49,9 @@ class Component(Entry):
         for item in v:
             kind, _, arg = item.partition(":")
             if kind not in ("env", "which", "default") or not arg:
-                raise ValueError(f"lookup entry {item!r} must be env:VAR, which:PROG or default:PATH")
+                raise ValueError(
+                    f"lookup entry {item!r} must be env:VAR, which:PROG or default:PATH"
+                )
         return v
 
 

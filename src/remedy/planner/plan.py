@@ -38,11 +38,15 @@ def facts_diff(before: Any, after: Any, path: str = "") -> list[str]:
                 out.extend(facts_diff(before[k], after[k], p))
         return out
     if isinstance(before, list) and isinstance(after, list):
-        keyed = all(isinstance(x, dict) and ("prefix" in x or "path" in x or "name" in x)
-                    for x in before + after)
+        keyed = all(
+            isinstance(x, dict) and ("prefix" in x or "path" in x or "name" in x)
+            for x in before + after
+        )
         if keyed:
+
             def ident(x: dict[str, Any]) -> str:
                 return str(x.get("prefix") or x.get("path") or x.get("name"))
+
             b = {ident(x): x for x in before}
             a = {ident(x): x for x in after}
             for k in sorted(set(b) | set(a)):
@@ -55,7 +59,9 @@ def facts_diff(before: Any, after: Any, path: str = "") -> list[str]:
                     out.extend(facts_diff(b[k], a[k], p))
             return out
     if before != after:
-        out.append(f"~ {path}: {json.dumps(before, default=str)} → {json.dumps(after, default=str)}")
+        out.append(
+            f"~ {path}: {json.dumps(before, default=str)} → {json.dumps(after, default=str)}"
+        )
     return out
 
 
@@ -66,12 +72,15 @@ class TraceReporter(Reporter):
         self.lines: list[str] = []
 
     def starting(self, unmet: Any) -> None:
-        self.lines.append(f"start: {len(unmet)} violated rule(s): "
-                          + ", ".join(f"{r}@{s}" for r, s in unmet))
+        self.lines.append(
+            f"start: {len(unmet)} violated rule(s): " + ", ".join(f"{r}@{s}" for r, s in unmet)
+        )
 
     def expanding(self, depth: int, cost: tuple[int, ...], unmet: Any) -> None:
-        self.lines.append(f"{'  ' * depth}expand (cost {dict(zip(CRITERIA, cost, strict=True))}): "
-                          f"{len(unmet)} unmet")
+        self.lines.append(
+            f"{'  ' * depth}expand (cost {dict(zip(CRITERIA, cost, strict=True))}): "
+            f"{len(unmet)} unmet"
+        )
 
     def adding(self, depth: int, move: Any, cost: tuple[int, ...]) -> None:
         self.lines.append(f"{'  ' * depth}  try {_move_label(move)}")
@@ -81,8 +90,10 @@ class TraceReporter(Reporter):
         self.lines.append(f"{'  ' * depth}  reject {_move_label(move)}: {verdict.reason} {breaks}")
 
     def ending(self, result: SearchResult) -> None:
-        self.lines.append(f"end: {len(result.moves)} move(s), {result.expansions} expansion(s), "
-                          f"{'solved' if result.solved else 'unsolved'}")
+        self.lines.append(
+            f"end: {len(result.moves)} move(s), {result.expansions} expansion(s), "
+            f"{'solved' if result.solved else 'unsolved'}"
+        )
 
 
 def _move_label(move: Move) -> str:
@@ -97,13 +108,24 @@ def _render_step(kb: Knowledge, facts: dict[str, Any], spec: StepSpec) -> dict[s
     return {
         "title": render(ca.title, ctx),
         "commands": [render_raw(c, ctx) for c in ca.commands],
-        "touches": [Touch(kind=render(k, ctx) or "file", target=render(t, ctx),  # type: ignore[arg-type]
-                          detail=render(d, ctx) or None) for k, t, d in ca.touches],
+        "touches": [
+            Touch(
+                kind=render(k, ctx) or "file",
+                target=render(t, ctx),  # type: ignore[arg-type]
+                detail=render(d, ctx) or None,
+            )
+            for k, t, d in ca.touches
+        ],
     }
 
 
-def _because(kb: Knowledge, provider: FactsProvider, before: dict[str, Any],
-             after: dict[str, Any], title: str) -> tuple[list[str], list[str]]:
+def _because(
+    kb: Knowledge,
+    provider: FactsProvider,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    title: str,
+) -> tuple[list[str], list[str]]:
     ev_b, ev_a = provider.evaluation(before), provider.evaluation(after)
     after_keys = ev_a.keys()
     fixed = [v for v in ev_b.errors_only() if v.key not in after_keys]
@@ -123,8 +145,9 @@ def _because(kb: Knowledge, provider: FactsProvider, before: dict[str, Any],
     return [v.rule for v in fixed], reasons
 
 
-def _rejected(kb: Knowledge, provider: FactsProvider, result: SearchResult,
-              initial: dict[str, Any]) -> list[Rejected]:
+def _rejected(
+    kb: Knowledge, provider: FactsProvider, result: SearchResult, initial: dict[str, Any]
+) -> list[Rejected]:
     out: list[Rejected] = []
     seen: set[Any] = set()
     for rej in sorted(result.rejections, key=lambda r: r.depth):
@@ -137,23 +160,31 @@ def _rejected(kb: Knowledge, provider: FactsProvider, result: SearchResult,
         msgs = []
         for v in data.get("violations", []):
             msgs.append(render(kb.rules[v.rule].message, v.ctx))
-        out.append(Rejected(
-            action=move.main.action,
-            params=move.main.as_dict(),
-            reason=f"breaks {', '.join(data.get('breaks', [])) or 'another consumer'}: "
-                   + " | ".join(dict.fromkeys(msgs)),
-            breaks=list(data.get("breaks", [])),
-            rules=list(dict.fromkeys(v.rule for v in data.get("violations", []))),
-        ))
+        out.append(
+            Rejected(
+                action=move.main.action,
+                params=move.main.as_dict(),
+                reason=f"breaks {', '.join(data.get('breaks', [])) or 'another consumer'}: "
+                + " | ".join(dict.fromkeys(msgs)),
+                breaks=list(data.get("breaks", [])),
+                rules=list(dict.fromkeys(v.rule for v in data.get("violations", []))),
+            )
+        )
     # Actions that only hide a symptom are never candidates; say so where they would apply.
     for v in provider.violations(initial):
         for aid in kb.rules[v.rule].rule.repairs:
             a = kb.actions[aid].action
             if a.masks and (aid, v.subject) not in seen:
                 seen.add((aid, v.subject))
-                out.append(Rejected(action=aid, params={"for": v.subject},
-                                    reason=f"masks the symptom, not a fix: {a.reason}",
-                                    breaks=[], rules=[v.rule]))
+                out.append(
+                    Rejected(
+                        action=aid,
+                        params={"for": v.subject},
+                        reason=f"masks the symptom, not a fix: {a.reason}",
+                        breaks=[],
+                        rules=[v.rule],
+                    )
+                )
     return out
 
 
@@ -162,34 +193,55 @@ def _verification(kb: Knowledge, facts: dict[str, Any]) -> list[Verification]:
     out: list[Verification] = []
     consumers = list((facts.get("workload") or {}).get("consumers") or [])
     for cid in consumers:
-        probes = [p for p in kb.probes.values() if cid in p.verifies and (has_gpu or not p.gpu)
-                  and p.level != "launch"]
+        probes = [
+            p
+            for p in kb.probes.values()
+            if cid in p.verifies and (has_gpu or not p.gpu) and p.level != "launch"
+        ]
         if not probes:
-            out.append(Verification(consumer=cid, probe="-", detail="needs a GPU host"
-                                    if not has_gpu else "no probe"))
+            out.append(
+                Verification(
+                    consumer=cid,
+                    probe="-",
+                    detail="needs a GPU host" if not has_gpu else "no probe",
+                )
+            )
             continue
         ranked = sorted(probes, key=lambda p: -p.seconds)
-        out.append(Verification(consumer=cid, probe=ranked[0].id, detail=ranked[0].title,
-                                fallbacks=[p.id for p in ranked[1:] if p.level != "static"]))
+        out.append(
+            Verification(
+                consumer=cid,
+                probe=ranked[0].id,
+                detail=ranked[0].title,
+                fallbacks=[p.id for p in ranked[1:] if p.level != "static"],
+            )
+        )
     wl = facts.get("workload") or {}
     if has_gpu and (wl.get("service") or wl.get("launch")):
         lp = kb.probes["launch-probe"]
         params = {"unit": wl["service"]} if wl.get("service") else {"command": wl["launch"]}
-        out.append(Verification(consumer="sglang-server", probe=lp.id, detail=lp.title,
-                                params=params))
+        out.append(
+            Verification(consumer="sglang-server", probe=lp.id, detail=lp.title, params=params)
+        )
     return out
 
 
-def make_plan(kb: Knowledge, facts: Facts, symptoms: list[Symptom] | None = None, *,
-              wrappers: set[str] | None = None, max_expansions: int = 3000) -> Plan:
+def make_plan(
+    kb: Knowledge,
+    facts: Facts,
+    symptoms: list[Symptom] | None = None,
+    *,
+    wrappers: set[str] | None = None,
+    max_expansions: int = 3000,
+) -> Plan:
     symptoms = symptoms or []
     initial = facts.model_dump()
     provider = FactsProvider(kb)
     trace = TraceReporter()
-    result = search(provider, initial, reporter=trace, criteria=len(CRITERIA),
-                    max_expansions=max_expansions)
-    diag = diagnose(kb, facts, symptoms, wrappers=wrappers,
-                    evaluation=provider.evaluation(initial))
+    result = search(
+        provider, initial, reporter=trace, criteria=len(CRITERIA), max_expansions=max_expansions
+    )
+    diag = diagnose(kb, facts, symptoms, wrappers=wrappers, evaluation=provider.evaluation(initial))
 
     steps: list[Step] = []
     state = initial
@@ -201,21 +253,26 @@ def make_plan(kb: Knowledge, facts: Facts, symptoms: list[Symptom] | None = None
             fixes, because = _because(kb, provider, state, after, r["title"])
             ca = kb.actions[spec.action].action
             probe = kb.probes[ca.probe]
-            steps.append(Step(
-                action=spec.action,
-                title=r["title"],
-                params=spec.as_dict(),
-                commands=r["commands"],
-                touches=r["touches"],
-                probe=probe.id,
-                probe_detail=probe.title,
-                fixes=fixes,
-                because=because or [f"Because the next step ({main_title}) needs what this "
-                                    f"step provides, so: {r['title']}."],
-                risk=ca.risk,
-                cost=ca.cost.model_dump(),
-                facts_after={"changes": facts_diff(state, after)},
-            ))
+            steps.append(
+                Step(
+                    action=spec.action,
+                    title=r["title"],
+                    params=spec.as_dict(),
+                    commands=r["commands"],
+                    touches=r["touches"],
+                    probe=probe.id,
+                    probe_detail=probe.title,
+                    fixes=fixes,
+                    because=because
+                    or [
+                        f"Because the next step ({main_title}) needs what this "
+                        f"step provides, so: {r['title']}."
+                    ],
+                    risk=ca.risk,
+                    cost=ca.cost.model_dump(),
+                    facts_after={"changes": facts_diff(state, after)},
+                )
+            )
             state = after
 
     errors = [f for f in diag.findings if f.severity == "error"]

@@ -137,13 +137,18 @@ class FactsProvider:
                 for f, e in eff["set"].items():
                     tk[f] = plain(e(**ctx))
             elif "python" in eff:
-                py = next((p for p in facts.get("pythons", ())
-                           if p["path"] == params.get(eff["python"])), None)
+                py = next(
+                    (p for p in facts.get("pythons", ()) if p["path"] == params.get(eff["python"])),
+                    None,
+                )
                 if py is None:
                     continue
                 pk = eff["packages"]
-                new = plain(pk(**ctx)) if callable(pk) else {n: plain(e(**ctx))
-                                                             for n, e in pk.items()}
+                new = (
+                    plain(pk(**ctx))
+                    if callable(pk)
+                    else {n: plain(e(**ctx)) for n, e in pk.items()}
+                )
                 py.setdefault("packages", {}).update(new or {})
             elif "env" in eff:
                 for var, e in eff["env"].items():

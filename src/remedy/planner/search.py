@@ -88,9 +88,15 @@ class SearchResult(Generic[S, M]):
         return not self.unmet
 
 
-def search(provider: Provider[S, M], initial: S, *, reporter: Reporter | None = None,
-           criteria: int = 4, max_expansions: int = 5000, max_depth: int = 8
-           ) -> SearchResult[S, M]:
+def search(
+    provider: Provider[S, M],
+    initial: S,
+    *,
+    reporter: Reporter | None = None,
+    criteria: int = 4,
+    max_expansions: int = 5000,
+    max_depth: int = 8,
+) -> SearchResult[S, M]:
     rep = reporter or Reporter()
     zero = (0,) * criteria
     start_unmet = list(provider.unmet(initial))
@@ -138,10 +144,19 @@ def search(provider: Provider[S, M], initial: S, *, reporter: Reporter | None = 
                 continue
             best[key] = new_cost
             rep.adding(depth, move, new_cost)
-            heapq.heappush(frontier, (new_cost, depth + 1, next(counter), after,
-                                      [*moves, move], [*states, after]))
+            heapq.heappush(
+                frontier,
+                (new_cost, depth + 1, next(counter), after, [*moves, move], [*states, after]),
+            )
     _, cost, state, moves, states, unmet = closest
-    result = SearchResult(moves, states, cost, unmet, list(rejections.values()), expansions,
-                          exhausted=expansions >= max_expansions)
+    result = SearchResult(
+        moves,
+        states,
+        cost,
+        unmet,
+        list(rejections.values()),
+        expansions,
+        exhausted=expansions >= max_expansions,
+    )
     rep.ending(result)
     return result

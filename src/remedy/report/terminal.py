@@ -31,24 +31,34 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     _print_advice(console, plan.advice)
     cost = ", ".join(f"{k} {v}" for k, v in plan.cost.items())
     console.print()
-    console.print(f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
-                  + escape(" > ".join(plan.criteria)))
+    console.print(
+        f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
+        + escape(" > ".join(plan.criteria))
+    )
     for i, s in enumerate(plan.steps, 1):
         body: list[Any] = []
         for b in s.because:
             body.append(Text(b, style="italic"))
         for c in s.commands:
             body.append(Text("$ " + c, style="green"))
-        touches = "; ".join(f"{t.kind} {t.target}" + (f" ({t.detail})" if t.detail else "")
-                            for t in s.touches)
+        touches = "; ".join(
+            f"{t.kind} {t.target}" + (f" ({t.detail})" if t.detail else "") for t in s.touches
+        )
         if touches:
             body.append(Text("touches: " + touches, style="dim"))
         body.append(Text(f"probe: {s.probe} — {s.probe_detail}", style="cyan"))
         if explain and s.facts_after.get("changes"):
-            body.append(Text("predicted facts:\n  " + "\n  ".join(s.facts_after["changes"]),
-                             style="dim"))
-        console.print(Panel(Group(*body), title=f"{i}. {escape(s.title)}", title_align="left",
-                            border_style="blue"))
+            body.append(
+                Text("predicted facts:\n  " + "\n  ".join(s.facts_after["changes"]), style="dim")
+            )
+        console.print(
+            Panel(
+                Group(*body),
+                title=f"{i}. {escape(s.title)}",
+                title_align="left",
+                border_style="blue",
+            )
+        )
     if plan.rejected:
         console.print("[bold]Rejected alternatives[/]")
         for r in plan.rejected:
@@ -58,8 +68,10 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     if plan.verification:
         console.print("[bold]Final verification[/] (one expensive probe per consumer):")
         for v in plan.verification:
-            console.print(f"  • {escape(v.consumer)}: [cyan]{escape(v.probe)}[/] "
-                          f"[dim]{escape(v.detail or '')}[/]")
+            console.print(
+                f"  • {escape(v.consumer)}: [cyan]{escape(v.probe)}[/] "
+                f"[dim]{escape(v.detail or '')}[/]"
+            )
     if plan.unresolved:
         console.print("[red bold]Not resolved:[/] " + escape(", ".join(plan.unresolved)))
     if explain and plan.trace:
@@ -101,8 +113,10 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
         _print_findings(console, diag.findings, diag.symptoms)
         for f in diag.findings:
             if f.predicts:
-                console.print(f"[yellow]next in the chain if '{escape(f.rule)}' stays:[/] "
-                              + escape(", ".join(f.predicts)))
+                console.print(
+                    f"[yellow]next in the chain if '{escape(f.rule)}' stays:[/] "
+                    + escape(", ".join(f.predicts))
+                )
     elif diag.host:
         console.print("[green]No finding:[/] every rule holds on these facts.")
         if diag.symptoms:
@@ -114,15 +128,18 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
             for s in diag.symptoms[:30]:
                 console.print("  " + _symptom_line(s))
         if diag.hypotheses:
-            t = Table(title="Hypotheses (log only: collect facts to confirm)",
-                      title_justify="left")
+            t = Table(title="Hypotheses (log only: collect facts to confirm)", title_justify="left")
             t.add_column("#")
             t.add_column("cause")
             t.add_column("score")
             t.add_column("confirm with")
             for i, h in enumerate(diag.hypotheses[:8], 1):
-                t.add_row(str(i), escape(f"{h.rule}: {h.message}"), f"{h.score:.2f}",
-                          escape("; ".join(h.confirm_with[:2])))
+                t.add_row(
+                    str(i),
+                    escape(f"{h.rule}: {h.message}"),
+                    f"{h.score:.2f}",
+                    escape("; ".join(h.confirm_with[:2])),
+                )
             console.print(t)
         else:
             console.print("[yellow]No known failure matches this log.[/]")

@@ -23,6 +23,7 @@ def __getattr__(name: str):
         return SSHTransport
     raise AttributeError(name)
 
+
 __all__ = [
     "Command",
     "CommandResult",
