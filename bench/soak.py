@@ -175,8 +175,12 @@ def wait_for_process(h: Host, proc: subprocess.Popen, pattern: str, limit: float
     """Seconds until a process whose command line matches `pattern` runs on the host (polled
     inside its namespaces, not over SSH), or None if remedy ended or `limit` passed first."""
     t0 = time.monotonic()
-    # the probe's own `sh -c` holds the pattern in its command line: not counted
-    probe = f'pgrep -f {shlex.quote(pattern)} | grep -qvx "$$"'
+    # the probe's own processes (its `sh -c`, the shell's forks before exec) hold the pattern
+    # in their command lines: `[p]ip install` matches pip but not the probe's own text
+    i = 1 if pattern.startswith("^") else 0
+    if i < len(pattern) and pattern[i].isalnum():
+        pattern = f"{pattern[:i]}[{pattern[i]}]{pattern[i + 1 :]}"
+    probe = f"pgrep -f {shlex.quote(pattern)} >/dev/null"
     while time.monotonic() - t0 < limit and proc.poll() is None:
         if h.sbx_exec(probe, timeout=30).returncode == 0:
             return time.monotonic() - t0
