@@ -280,10 +280,11 @@ def test_a_half_done_install_in_a_venv_with_lib64_is_removed_once(tmp_path, monk
     agent = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(agent)
     venv = tmp_path / "venv"
-    site = venv / "lib" / "python3.11" / "site-packages"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    assert (venv / "lib64").is_symlink(), "the premise: a real venv's lib64 -> lib"
+    site = next((venv / "lib").glob("python3*/site-packages"))
     (site / "nvidia" / "cu13" / "include").mkdir(parents=True)
     (site / "nvidia" / "cu13" / "include" / "cuda.h").write_text("old\n")
-    (venv / "lib64").symlink_to("lib")
     before = _tree(venv)
     assert len(agent._site_dirs(str(venv))) == 1
     cp = tmp_path / "cp"
