@@ -3,8 +3,10 @@
 RemedyError                      exit code 2 unless a subclass says otherwise
 ├── InputError                   bad user input: a log, a facts file, an argument
 │   ├── LogReadError             a log that cannot be read (binary, missing, permission)
-│   └── UnknownExample           an --example name that is not built in
-├── KnowledgeError               knowledge/ or playbooks/ YAML is malformed (names file:line)
+│   ├── UnknownExample           an --example name that is not built in
+│   └── fleet's InventoryError   a malformed inventory or --limit (also an AtFileLine)
+├── AtFileLine                   about a data file: the message starts with file:line
+│   └── KnowledgeError           knowledge/ or playbooks/ YAML is malformed
 ├── TransportError               talking to a host failed
 │   ├── HostUnreachable          connect refused / timed out / DNS
 │   ├── HostKeyRejected          unknown or changed host key
@@ -45,7 +47,9 @@ class UnknownExample(InputError):
     pass
 
 
-class KnowledgeError(RemedyError):
+class AtFileLine(RemedyError):
+    """An error about a data file: the message starts with `file:line: ` where known."""
+
     def __init__(
         self,
         message: str,
@@ -58,6 +62,10 @@ class KnowledgeError(RemedyError):
         super().__init__(where + message, hint=hint)
         self.file = file
         self.line = line
+
+
+class KnowledgeError(AtFileLine):
+    pass
 
 
 class TransportError(RemedyError):

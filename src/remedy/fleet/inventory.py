@@ -34,25 +34,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from remedy.errors import InputError, KnowledgeError
+from remedy.errors import AtFileLine, InputError, KnowledgeError
 from remedy.knowledge.yamlload import read_utf8
 
 
-class InventoryError(InputError):
+class InventoryError(AtFileLine, InputError):
     """A malformed inventory or a bad pattern; names the file and line where it can."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        hint: str | None = None,
-    ) -> None:
-        where = f"{file}:{line}: " if file and line else (f"{file}: " if file else "")
-        super().__init__(where + message, hint=hint)
-        self.file = file
-        self.line = line
 
 
 # --------------------------------------------------------------------------------------------
