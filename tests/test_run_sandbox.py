@@ -393,17 +393,28 @@ def known_runs(h: Host) -> set[str]:
     return {x["run_id"] for x in h.history()}
 
 
+# step 1's pip process ([p] so that pgrep's own shell never matches)
+PIP_PROCESS = "^/opt/sglang-venv/bin/[p]ython -m pip install"
+
+
 @pytest.mark.slow
 def test_second_run_refused_then_dropped_connection_mid_pip_then_resume(host_s):
     """While run 1 is inside step 1's pip install: run 2 is refused (exit 5, run 1's id and
     owner); then the host's sshd session processes are killed: run 1 exits 4 with one clear
     line (no traceback, no hang), the lock stays, `remedy resume` stops what is left of the
-    pip install, restores step 1 and finishes."""
+    pip install, restores step 1 and finishes. The pip process is held (SIGSTOP) while run 2
+    is refused, so that a loaded machine cannot let it finish first; it continues at the drop."""
     h = host_s.host
     known = known_runs(h)
     p1 = h.popen("run", h.name, "--plan", str(host_s.plan), "--yes", "--json", "--verify", "cheap")
+    stopped = False
     try:
         rid = wait_journal(h, known, r'"event": "checkpoint", [^}]*"step": 0\b', p1)
+        deadline = time.monotonic() + 120
+        while h.sbx_exec(f"pkill -STOP -f '{PIP_PROCESS}'").returncode != 0:
+            assert p1.poll() is None and time.monotonic() < deadline, "no pip install seen"
+            time.sleep(0.05)
+        stopped = True
         # a second run while the first holds the lock
         r2 = h.remedy("run", h.name, "--plan", str(host_s.plan), "--yes", "--json", timeout=300)
         rep2 = report_of(r2)
@@ -415,12 +426,16 @@ def test_second_run_refused_then_dropped_connection_mid_pip_then_resume(host_s):
         assert '"event": "applied"' not in j, "pip install already done: too late to drop"
         k = h.sbx_exec("pkill -f '^sshd: root'")
         t_drop = time.monotonic()
+        h.sbx_exec(f"pkill -CONT -f '{PIP_PROCESS}'")  # it runs on, its connection gone
+        stopped = False
         out, err = p1.communicate(timeout=120)
         print(
             f"  dropped after checkpoint:0; remedy exited {p1.returncode} in "
             f"{time.monotonic() - t_drop:.1f} s: {err.strip().splitlines()[-3:]}"
         )
     finally:
+        if stopped:
+            h.sbx_exec(f"pkill -CONT -f '{PIP_PROCESS}'")
         if p1.poll() is None:
             p1.kill()
             p1.wait()
