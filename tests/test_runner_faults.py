@@ -342,3 +342,62 @@ def test_a_reused_pid_does_not_block_a_resume():
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_run_last_driven_from_another_machine_needs_break_lock(root, monkeypatch):
+    """remedy cannot see a process on another controller: taking its run over (resume, or
+    rollback of an interrupted run) needs --break-lock RUN_ID; with it, the run finishes."""
+    mod = driver(root, monkeypatch)
+
+    async def lost(probe, t, facts, params=None, consumer=None):
+        return Res(False, transport_error="scratch: connection lost (Connection lost)")
+
+    with pytest.raises(ConnectionDropped):
+        asyncio.run(runner(root, lost).run(mod.plan()))
+    journal = next((root / "state").rglob("journal.jsonl"))
+    rid = journal.parent.name
+    with journal.open("a") as f:
+        f.write(json.dumps({"event": "resume", "owner": "ops@ctl-2 pid 4242", "ts": 1e10}) + "\n")
+    for attempt in (
+        lambda r: r.resume(),
+        lambda r: r.rollback(),
+        lambda r: r.resume(break_lock="x"),
+    ):
+        with pytest.raises(LockHeld, match="another machine") as exc:
+            asyncio.run(attempt(runner(root)))
+        assert exc.value.hint == f"if that process is gone: add --break-lock {rid}"
+    assert lock_file(root).exists()
+    rep = asyncio.run(runner(root).resume(break_lock=rid))
+    assert rep.outcome == "fixed", rep.message
+    assert not lock_file(root).exists()
+
+
+def test_cli_resume_and_rollback_refuse_a_foreign_run_with_the_break_lock_hint(root, monkeypatch):
+    mod = driver(root, monkeypatch)
+
+    async def lost(probe, t, facts, params=None, consumer=None):
+        return Res(False, transport_error="scratch: connection lost (Connection lost)")
+
+    with pytest.raises(ConnectionDropped):
+        asyncio.run(runner(root, lost).run(mod.plan()))
+    journal = next((root / "state").rglob("journal.jsonl"))
+    rid = journal.parent.name
+    with journal.open("a") as f:
+        f.write(json.dumps({"event": "resume", "owner": "ops@ctl-2 pid 4242", "ts": 1e10}) + "\n")
+    env = {**os.environ, "XDG_STATE_HOME": str(root / "state")}
+    for args in (["resume", "--local"], ["rollback", "--local"]):
+        p = subprocess.run(
+            [sys.executable, "-m", "remedy", *args, "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert p.returncode == 5, (p.returncode, p.stderr[-800:])
+        assert json.loads(p.stdout)["outcome"] == "refused"
+        assert "Traceback" not in p.stderr and f"--break-lock {rid}" in p.stderr, p.stderr
+    assert lock_file(root).exists() and journal.read_text().count('"event": "resume"') == 1
+    h = subprocess.run(
+        [sys.executable, "-m", "remedy", "resume", "--help"], capture_output=True, text=True
+    )
+    assert "--break-lock" in h.stdout and "another machine" in h.stdout

@@ -108,6 +108,17 @@ ForksOpt = Annotated[
 ]
 
 
+TakeOverOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--break-lock",
+        metavar="RUN_ID",
+        help="Take over interrupted run RUN_ID last driven from another machine (only if its "
+        "remedy process there is gone).",
+    ),
+]
+
+
 def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) -> Any:
     """The fleet target of --inventory, or None; --limit without it is a mistake."""
     if inventory is None:
@@ -1090,14 +1101,18 @@ def resume(
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
     verify: VerifyOpt = None,
+    break_lock: TakeOverOpt = None,
 ) -> None:
     """Finish an interrupted run from the journal on the host (or roll it back).
 
     First stops whatever the interrupted step left running on the host, restores that step
     from its checkpoint, then goes on from the next step (or undoes every committed step).
+    Refused while the run's remedy process still lives on this machine; a run last driven
+    from another machine needs --break-lock RUN_ID (remedy cannot see that process).
 
     \b
     Example: remedy resume gpu01
+    Example: remedy resume gpu01 --rollback --break-lock 3f2a9c1d0e4b
     """
     _check_verify(verify)
     log = _RunLog(log_file, quiet=json_)
@@ -1109,7 +1124,7 @@ def resume(
         runner = _runner(t, log, verify)
         box.append(runner)
         try:
-            return await runner.resume(rollback=rollback_)
+            return await runner.resume(rollback=rollback_, break_lock=break_lock)
         finally:
             await t.close()
 
@@ -1125,8 +1140,11 @@ def rollback(
     local: Annotated[bool, typer.Option("--local")] = False,
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
+    break_lock: TakeOverOpt = None,
 ) -> None:
     """Undo a finished run: every step restored from its checkpoint, newest first.
+
+    An interrupted run is rolled back as `remedy resume --rollback` does (same refusals).
 
     \b
     Example: remedy rollback gpu01 3f2a9c1d0e4b
@@ -1140,7 +1158,7 @@ def rollback(
         runner = _runner(t, log)
         box.append(runner)
         try:
-            return await runner.rollback(run_id)
+            return await runner.rollback(run_id, break_lock=break_lock)
         finally:
             await t.close()
 

@@ -853,8 +853,9 @@ class Runner:
         out.sort(key=lambda x: x.get("started") or 0)
         return out
 
-    async def resume(self, *, rollback: bool = False) -> RunReport:
-        """Finish (or, with rollback=True, undo) the newest interrupted run."""
+    async def resume(self, *, rollback: bool = False, break_lock: str | None = None) -> RunReport:
+        """Finish (or, with rollback=True, undo) the newest interrupted run. break_lock: its
+        id, to take it over from another machine (whose process remedy cannot see)."""
         t0 = time.monotonic()
         runs = [r for r in await self.runs() if r["outcome"] == "interrupted"]
         _, held = await self.hs.agent("lock-read", self.hs.state_dir)
@@ -873,14 +874,21 @@ class Runner:
         # "interrupted" only means no `finished` record yet: the run (or the resume that took
         # it over) may still be going in another remedy process on this machine
         owners = [
-            r.get("owner")
+            str(r.get("owner") or "")
             for r in await self._records(run_id)
             if r.get("event") in ("start", "resume")
         ]
-        if owners and _remedy_alive_here(str(owners[-1] or "")):
+        last = owners[-1] if owners else ""
+        if _remedy_alive_here(last):
             raise LockHeld(
-                f"run {run_id} on {self.t.host} is still running in {owners[-1]}: "
+                f"run {run_id} on {self.t.host} is still running in {last}: "
                 "not resuming it (wait for it, or stop that process first)"
+            )
+        if _elsewhere(last) and break_lock != run_id:
+            raise LockHeld(
+                f"run {run_id} on {self.t.host} was last driven by {last}, another machine: "
+                "remedy cannot tell whether it still runs there; not resuming it",
+                hint=f"if that process is gone: add --break-lock {run_id}",
             )
         if not h:
             await self._lock(run_id, "resume")
@@ -1004,8 +1012,11 @@ class Runner:
             self.verify = mode
             self._verify_given = True
 
-    async def rollback(self, run_id: str | None = None) -> RunReport:
-        """Undo a finished run (the newest that left changes, or the one named)."""
+    async def rollback(
+        self, run_id: str | None = None, *, break_lock: str | None = None
+    ) -> RunReport:
+        """Undo a finished run (the newest that left changes, or the one named); an
+        interrupted one goes through resume(rollback=True) (break_lock: see resume)."""
         t0 = time.monotonic()
         runs = await self.runs()
         candidates = [r for r in runs if r["outcome"] in ("fixed", "needs-attention")]
@@ -1014,7 +1025,7 @@ class Runner:
             if not candidates:
                 raise RemedyError(f"no run {run_id} on {self.t.host} (see `remedy history`)")
         if not candidates and any(r["outcome"] == "interrupted" for r in runs):
-            return await self.resume(rollback=True)
+            return await self.resume(rollback=True, break_lock=break_lock)
         if not candidates:
             _, held = await self.hs.agent("lock-read", self.hs.state_dir)
             freed = await self._release_dead_lock(held.get("held"))
@@ -1023,7 +1034,7 @@ class Runner:
             )
         target = candidates[-1]
         if target["outcome"] == "interrupted":
-            return await self.resume(rollback=True)
+            return await self.resume(rollback=True, break_lock=break_lock)
         if target["outcome"] not in ("fixed", "needs-attention"):
             return RunReport(
                 target["run_id"],
@@ -1068,6 +1079,13 @@ class Runner:
             report.hint = f"fix the cause, then `remedy rollback {self.t.host} {run_id}` again"
             await self._journal(run_id, "finished", None, outcome="needs-attention")
             return False
+
+
+def _elsewhere(owner: str) -> bool:
+    """Whether `owner` (`user@host pid N`) names another machine (unparsable: no)."""
+    who, _, pid = owner.rpartition(" pid ")
+    user, at, host = who.rpartition("@")
+    return bool(at and host and pid.isdigit()) and host != socket.gethostname()
 
 
 def _remedy_alive_here(owner: str) -> bool:
