@@ -105,18 +105,25 @@ def test_cli_error_messages_are_redacted(tmp_path: Path):
     assert SECRET not in r2.stdout + r2.stderr
 
 
+def agent_append(journal: Path, record: dict) -> None:
+    """One journal record written by the host agent (as remedy does on a host)."""
+    from remedy.executor import agent
+
+    subprocess.run(
+        [sys.executable, agent.__file__, "append", str(journal), json.dumps(record)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+
+
 def test_agent_state_is_private(tmp_path: Path):
     """The host agent's journal and checkpoints: 0600 files in a 0700 directory."""
     from remedy.executor import agent
 
     d = tmp_path / "state" / "runs"
     j = d / "journal.jsonl"
-    subprocess.run(
-        [sys.executable, agent.__file__, "append", str(j), json.dumps({"a": 1})],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    agent_append(j, {"a": 1})
     assert stat.S_IMODE(j.stat().st_mode) == 0o600
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
     # `write` (the run's plan copy, checkpoints) creates its parents private too
@@ -136,19 +143,12 @@ def test_agent_state_is_private(tmp_path: Path):
 def test_an_existing_journal_with_a_looser_mode_is_made_private(tmp_path: Path):
     """A journal left 0644 (by an older remedy, an operator's cp, a restored backup) is
     tightened on the next append, not kept as it was."""
-    from remedy.executor import agent
-
     d = tmp_path / "state" / "runs"
     d.mkdir(parents=True, mode=0o755)
     j = d / "journal.jsonl"
     j.write_text('{"event": "start"}\n')
     j.chmod(0o644)
-    subprocess.run(
-        [sys.executable, agent.__file__, "append", str(j), json.dumps({"a": 1})],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    agent_append(j, {"a": 1})
     assert stat.S_IMODE(j.stat().st_mode) == 0o600
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
     assert j.read_text().count("\n") == 2  # appended, nothing lost

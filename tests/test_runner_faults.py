@@ -300,9 +300,9 @@ def test_a_half_done_install_in_a_venv_with_lib64_is_removed_once(tmp_path, monk
     assert _tree(venv) == before
 
 
-def test_resume_refuses_a_run_that_is_still_going_here(root, monkeypatch):
-    """An interrupted-looking run (no `finished` record) whose last owner is a live remedy
-    process on this machine is not taken over; once that process is gone, resume proceeds."""
+def interrupted_run(root: Path, monkeypatch, owner: str) -> Path:
+    """The driver's run cut off by a lost connection in step 1's proof, then a `resume`
+    record of `owner` (as a remedy on that machine/pid would write it); its journal."""
     mod = driver(root, monkeypatch)
 
     async def lost(probe, t, facts, params=None, consumer=None):
@@ -310,14 +310,20 @@ def test_resume_refuses_a_run_that_is_still_going_here(root, monkeypatch):
 
     with pytest.raises(ConnectionDropped):
         asyncio.run(runner(root, lost).run(mod.plan()))
+    journal = next((root / "state").rglob("journal.jsonl"))
+    with journal.open("a") as f:
+        f.write(json.dumps({"event": "resume", "owner": owner, "ts": 1e10}) + "\n")
+    return journal
+
+
+def test_resume_refuses_a_run_that_is_still_going_here(root, monkeypatch):
+    """An interrupted-looking run (no `finished` record) whose last owner is a live remedy
+    process on this machine is not taken over; once that process is gone, resume proceeds."""
     other = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)", "remedy", "resume"]
     )
     try:
-        journal = next((root / "state").rglob("journal.jsonl"))
-        me = f"u@{socket.gethostname()} pid {other.pid}"
-        with journal.open("a") as f:
-            f.write(json.dumps({"event": "resume", "owner": me, "ts": 1e10}) + "\n")
+        interrupted_run(root, monkeypatch, f"u@{socket.gethostname()} pid {other.pid}")
         with pytest.raises(LockHeld, match="still running"):
             asyncio.run(runner(root).resume())
         assert lock_file(root).exists()
@@ -347,17 +353,8 @@ def test_a_reused_pid_does_not_block_a_resume():
 def test_a_run_last_driven_from_another_machine_needs_break_lock(root, monkeypatch):
     """remedy cannot see a process on another controller: taking its run over (resume, or
     rollback of an interrupted run) needs --break-lock RUN_ID; with it, the run finishes."""
-    mod = driver(root, monkeypatch)
-
-    async def lost(probe, t, facts, params=None, consumer=None):
-        return Res(False, transport_error="scratch: connection lost (Connection lost)")
-
-    with pytest.raises(ConnectionDropped):
-        asyncio.run(runner(root, lost).run(mod.plan()))
-    journal = next((root / "state").rglob("journal.jsonl"))
+    journal = interrupted_run(root, monkeypatch, "ops@ctl-2 pid 4242")
     rid = journal.parent.name
-    with journal.open("a") as f:
-        f.write(json.dumps({"event": "resume", "owner": "ops@ctl-2 pid 4242", "ts": 1e10}) + "\n")
     for attempt in (
         lambda r: r.resume(),
         lambda r: r.rollback(),
@@ -373,17 +370,8 @@ def test_a_run_last_driven_from_another_machine_needs_break_lock(root, monkeypat
 
 
 def test_cli_resume_and_rollback_refuse_a_foreign_run_with_the_break_lock_hint(root, monkeypatch):
-    mod = driver(root, monkeypatch)
-
-    async def lost(probe, t, facts, params=None, consumer=None):
-        return Res(False, transport_error="scratch: connection lost (Connection lost)")
-
-    with pytest.raises(ConnectionDropped):
-        asyncio.run(runner(root, lost).run(mod.plan()))
-    journal = next((root / "state").rglob("journal.jsonl"))
+    journal = interrupted_run(root, monkeypatch, "ops@ctl-2 pid 4242")
     rid = journal.parent.name
-    with journal.open("a") as f:
-        f.write(json.dumps({"event": "resume", "owner": "ops@ctl-2 pid 4242", "ts": 1e10}) + "\n")
     env = {**os.environ, "XDG_STATE_HOME": str(root / "state")}
     for args in (["resume", "--local"], ["rollback", "--local"]):
         p = subprocess.run(

@@ -985,13 +985,8 @@ class Runner:
         rid = held["run_id"]
         finished = any(r["run_id"] == rid for r in await self.runs())
         owner = str(held.get("owner") or "")
-        host, _, pid = owner.rpartition(" pid ")
-        if (
-            not finished
-            and host.endswith("@" + socket.gethostname())
-            and pid.isdigit()
-            and _alive(int(pid))
-        ):
+        machine, pid = _parse_owner(owner)
+        if not finished and machine == socket.gethostname() and _alive(pid):
             raise LockHeld(
                 f"{self.t.host} is locked by run {rid} of {owner}, which is still running "
                 "(it has not started changing anything yet)"
@@ -1081,20 +1076,24 @@ class Runner:
             return False
 
 
-def _elsewhere(owner: str) -> bool:
-    """Whether `owner` (`user@host pid N`) names another machine (unparsable: no)."""
+def _parse_owner(owner: str) -> tuple[str, int]:
+    """`user@machine pid N` (what Runner.owner writes) -> (machine, N); ("", 0) otherwise."""
     who, _, pid = owner.rpartition(" pid ")
-    user, at, host = who.rpartition("@")
-    return bool(at and host and pid.isdigit()) and host != socket.gethostname()
+    _, at, machine = who.rpartition("@")
+    return (machine, int(pid)) if at and machine and pid.isdigit() else ("", 0)
+
+
+def _elsewhere(owner: str) -> bool:
+    """Whether `owner` names another machine (unparsable: no)."""
+    machine, _ = _parse_owner(owner)
+    return bool(machine) and machine != socket.gethostname()
 
 
 def _remedy_alive_here(owner: str) -> bool:
-    """Whether `owner` (`user@host pid N`) is another live remedy process on this machine
-    (its command line names remedy: a reused pid does not block anything)."""
-    host, _, pid = owner.rpartition(" pid ")
-    if not (host.endswith("@" + socket.gethostname()) and pid.isdigit()):
-        return False
-    if int(pid) == os.getpid() or not _alive(int(pid)):
+    """Whether `owner` is another live remedy process on this machine (its command line
+    names remedy: a reused pid does not block anything)."""
+    machine, pid = _parse_owner(owner)
+    if machine != socket.gethostname() or pid in (0, os.getpid()) or not _alive(pid):
         return False
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
