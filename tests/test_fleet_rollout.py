@@ -220,3 +220,38 @@ def r(outcome: str, code: int) -> HostResult:
 )
 def test_fleet_exit_precedence(results, stopped, code):
     assert fleet_exit(results, stopped=stopped) == code
+
+
+def test_an_outside_stop_lets_hosts_in_flight_finish_and_starts_nothing_more():
+    """What the first Ctrl-C / SIGTERM of a fleet run does (remedy.interrupts): stop_reason
+    turns non-empty while h01..h03 run; they finish, nobody else starts."""
+    f = FakeFleet(delay=0.05)
+    why: list[str] = []
+
+    async def main():
+        async def apply(host, batch):
+            if host == "h02":
+                why.append("interrupted by SIGTERM")
+            return await f.apply(host, batch)
+
+        return await rollout(
+            HOSTS, apply, RolloutPolicy(canary=0, forks=3), stop_reason=lambda: "".join(why)
+        )
+
+    res = asyncio.run(main())
+    assert res.stopped and res.stop_reason == "interrupted by SIGTERM"
+    assert sorted(res.results) == ["h00", "h01", "h02"]
+    assert all(r.outcome == "fixed" for r in res.results.values())
+    assert res.skipped == HOSTS[3:] and f.started() == HOSTS[:3]
+
+
+@pytest.mark.parametrize(
+    "results, code",
+    [
+        ([r("fixed", 0), r("skipped", 0)], 143),
+        ([r("rolled-back", 3), r("interrupted", 4)], 143),
+        ([r("needs-attention", 6), r("skipped", 0)], 6),  # a broken host still comes first
+    ],
+)
+def test_fleet_exit_of_a_signalled_rollout(results, code):
+    assert fleet_exit(results, stopped=True, signal=15) == code

@@ -263,6 +263,33 @@ def test_timeout_kills_the_remote_process_group(sshd: LocalSshd) -> None:
     assert procs_matching(f"sleep {mark}") == []
 
 
+def test_cancel_kills_the_remote_process_group(sshd: LocalSshd) -> None:
+    """What a signal to remedy does (remedy.interrupts cancels the work): the command it was
+    running on the host is killed there, not left running after remedy stops."""
+    mark = "41.7717"
+
+    async def go():
+        t = transport(sshd)
+        try:
+            task = asyncio.ensure_future(t.run(f"sleep {mark}; echo never", timeout=60))
+            for _ in range(100):
+                if procs_matching(f"sleep {mark}"):
+                    break
+                await asyncio.sleep(0.05)
+            assert procs_matching(f"sleep {mark}"), "the command never started"
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return (
+                await t.run(["sh", "-c", f"ps -eo args | grep -c '^slee[p] {mark}'"], timeout=5)
+            ).stdout
+        finally:
+            await t.close()
+
+    assert run(go()).strip() == b"0"
+    assert procs_matching(f"sleep {mark}") == []
+
+
 def test_connection_dropped_mid_command(sshd: LocalSshd) -> None:
     mark = "43.5557"
 

@@ -10,7 +10,8 @@ Exit codes (stable, for scripts):
   6  needs attention: a rollback failed
   7  fleet rollout stopped: the canary failed or the error budget was spent (--inventory)
   70 internal error (a bug in remedy; REMEDY_DEBUG=1 shows the traceback)
-  130 interrupted
+  128+N stopped by signal N: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (a run keeps its lock and
+        says how to `remedy resume` it)
 
 Heavy modules are imported inside the commands so `remedy --help` stays fast.
 """
@@ -36,7 +37,7 @@ app = typer.Typer(
     "Start with: remedy plan --example seed-sm120-pip-cu13",
     epilog="Exit codes: 0 ok · 1 findings/breakage · 2 bad input · 3 no complete plan · "
     "4 host unreachable · 5 refused · 6 needs attention · 7 fleet rollout stopped · "
-    "70 internal error.",
+    "70 internal error · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).",
 )
 
 ExampleOpt = Annotated[
@@ -830,11 +831,14 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
 
 def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
     """A RunReport for a run that ended in an error: refused (lock, stale plan: 5), host
-    unreachable (4) — or interrupted mid-run (4), the lock kept for `remedy resume`."""
-    from remedy.errors import LockHeld, RollbackFailed, StalePlan, TransportError
+    unreachable (4) — or interrupted mid-run (4; 128+N by a signal), the lock kept for
+    `remedy resume`."""
+    from remedy.errors import Interrupted, LockHeld, RollbackFailed, StalePlan, TransportError
     from remedy.executor.runner import RunReport
 
     cur = getattr(runner, "current", None)
+    if isinstance(exc, Interrupted):
+        return _interrupted_report(exc, host, runner)
     outcome = (
         "refused"
         if isinstance(exc, (LockHeld, StalePlan))
@@ -872,14 +876,43 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
     return rep
 
 
+def _interrupted_report(exc: Any, host: str, runner: Any) -> Any:
+    """A signal stopped run/resume/rollback: where (from the journal records this process
+    wrote), and that `remedy resume` goes on; before the first record nothing had changed."""
+    from remedy.executor.runner import RunReport
+
+    cur = getattr(runner, "current", None)
+    last = getattr(runner, "last_event", None)
+    run_id = cur.run_id if cur is not None else (last[0] if last else "-")
+    rep = RunReport(run_id, host, "interrupted", message=exc.message)
+    if cur is not None:
+        rep.steps, rep.verify_mode = cur.steps, cur.verify_mode
+    if last is None:
+        rep.message = f"{exc.message} before remedy changed anything on {host}"
+        return rep
+    where = f"last journal record: {last[1]}" + (
+        f" of step {last[2] + 1}" if last[2] is not None else ""
+    )
+    rep.message = (
+        f"{exc.message}: run {run_id} stopped ({where}), the host keeps remedy's lock; "
+        "what the step had started there was stopped"
+    )
+    rep.hint = (
+        f"`remedy resume {host}` finishes the run, `remedy resume {host} --rollback` undoes it"
+    )
+    return rep
+
+
 def _guarded(host: str, runner_box: list[Any], json_: bool, log: _RunLog, go: Any) -> Any:
-    """Run a run/resume/rollback coroutine; remedy's own errors become a report too (JSON on
-    stdout with --json, the log), then the usual message on stderr and exit code."""
-    import asyncio
+    """Run a run/resume/rollback coroutine (signals cancel it: `remedy.interrupts`); remedy's
+    own errors become a report too (JSON on stdout with --json, the log), then the usual
+    message on stderr and exit code."""
     import json
 
+    from remedy.interrupts import run_interruptible
+
     try:
-        return asyncio.run(go())
+        return run_interruptible(go)
     except RemedyError as exc:
         rep = _error_report(exc, host, runner_box[0] if runner_box else None)
         data = rep.as_dict()
@@ -963,7 +996,8 @@ def run(
     Without --plan it collects facts, plans, shows the preview and asks (or --yes).
     Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back (or no complete plan) ·
     5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
-    keeps the lock: `remedy resume`).
+    keeps the lock: `remedy resume`) · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM:
+    the step is stopped where it stands, the lock kept for `remedy resume`).
 
     \b
     Examples:
@@ -978,8 +1012,9 @@ def run(
     (previewed once), then a canary, batches and an error budget; hosts in flight when the
     rollout stops finish (each is fully applied or rolled back), the others are not touched.
     Hosts with nothing to do are not touched at all. A summary table (or --json: one document,
-    a record per host) at the end; progress on stderr. Fleet exit, worst first: 6 a host needs
-    attention · 7 stopped (canary failed / error budget spent) · 3 a host rolled back or has
+    a record per host) at the end; progress on stderr. A first Ctrl-C/SIGTERM stops new
+    starts (hosts in flight finish), a second stops those too. Fleet exit, worst first: 6 a
+    host needs attention · 128+N a signal · 7 stopped (canary failed / error budget spent) · 3 a host rolled back or has
     no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 0
     all fixed or fine · 10 nothing to do anywhere.
     """
@@ -1067,7 +1102,11 @@ def run(
                         "refusing to apply without confirmation: no terminal to ask on",
                         hint="pass --yes for unattended runs",
                     )
-                if not typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?"):
+                from remedy.interrupts import prompting
+
+                with prompting():
+                    ok = typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?")
+                if not ok:
                     from remedy.executor.runner import RunReport
 
                     return RunReport("-", t.host, "refused", message="not confirmed")
@@ -1337,7 +1376,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _report_error(exc: RemedyError) -> None:
-    sys.stderr.write(f"remedy: error: {redact_text(exc.message)}\n")
+    sys.stderr.write(f"remedy: {exc.label}: {redact_text(exc.message)}\n")
     if exc.hint:
         sys.stderr.write(f"  hint: {redact_text(exc.hint)}\n")
     diff = getattr(exc, "diff", None)

@@ -15,9 +15,10 @@ RemedyError                      exit code 2 unless a subclass says otherwise
 ├── PlanError                    no plan can be made, or a saved plan is unusable
 │   └── StalePlan                facts changed since the plan was made (carries the diff)
 ├── LockHeld                     another run holds the host lock (carries owner, id)
-└── RunError                     apply/probe/rollback failed
-    ├── ProbeFailed
-    └── RollbackFailed
+├── RunError                     apply/probe/rollback failed
+│   ├── ProbeFailed
+│   └── RollbackFailed
+└── Interrupted                  a signal stopped remedy (exit 128 + the signal's number)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 class RemedyError(Exception):
     exit_code = 2
+    label = "error"  # how the CLI's one-line message starts
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -118,3 +120,21 @@ class ProbeFailed(RunError):
 
 class RollbackFailed(RunError):
     exit_code = 6
+
+
+class Interrupted(RemedyError):
+    """Ctrl-C, SIGTERM (a service stop, a CI timeout) or SIGHUP (a closed terminal): the work
+    was cancelled where it stood. Exit 128 + the signal's number, as a shell reports it."""
+
+    label = "stopped"
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        super().__init__(f"interrupted by {name}")
+        self.signum = signum
+        self.exit_code = 128 + signum

@@ -17,6 +17,7 @@ from typing import Any
 
 from remedy.errors import (
     InputError,
+    Interrupted,
     LockHeld,
     RemedyError,
     RollbackFailed,
@@ -41,7 +42,8 @@ from remedy.fleet.report import (
     fleet_exit,
     print_summary,
 )
-from remedy.fleet.rollout import RolloutPolicy, rollout
+from remedy.fleet.rollout import RolloutPolicy, RolloutResult, plan_batches, rollout
+from remedy.interrupts import run_interruptible
 from remedy.redact import redact_obj, redact_text
 
 
@@ -346,6 +348,52 @@ def _run_error(exc: RemedyError, host: str, runner: Any) -> tuple[str, str, str]
     return "error", exc.message, exc.hint or ""
 
 
+def _cut_off_rollout(
+    exc: Interrupted,
+    to_run: list[str],
+    policy: RolloutPolicy,
+    group_of: dict[str, int],
+    finished: dict[str, Any],
+    cut_off: dict[str, Any],
+    started: set[str],
+) -> RolloutResult:
+    """What the rollout had done when a second signal cancelled it: the finished hosts'
+    results; hosts cut off are reported by the caller; the rest never started."""
+    ro = RolloutResult(batches=plan_batches(to_run, policy, group_of.get))
+    ro.results = dict(finished)
+    ro.stopped = True
+    ro.stop_reason = (
+        f"{exc.message} (twice): no further host was started, hosts in flight were stopped"
+    )
+    ro.skipped = [h for h in to_run if h not in started]
+    return ro
+
+
+def _cut_off_result(exc: Interrupted, host: str, runner: Any) -> HostResult:
+    """A host whose run a signal cancelled: interrupted (lock kept) once its journal has a
+    record, else nothing of it ran (the runner released the lock on the way out)."""
+    last = getattr(runner, "last_event", None)
+    cur = getattr(runner, "current", None)
+    if last is None:
+        return HostResult(
+            host=host,
+            outcome="skipped",
+            exit_code=0,
+            message=f"{exc.message} before remedy changed anything",
+        )
+    where = f"{last[1]}" + (f" of step {last[2] + 1}" if last[2] is not None else "")
+    return HostResult(
+        host=host,
+        outcome="interrupted",
+        exit_code=4,
+        run_id=last[0],
+        message=f"{exc.message}: run {last[0]} stopped (last journal record: {where}), "
+        "the host keeps remedy's lock",
+        hint=f"`remedy resume {host}` finishes it, `remedy resume {host} --rollback` undoes it",
+        steps=[dict(s.__dict__) for s in cur.steps] if cur else [],
+    )
+
+
 def fleet_run(
     target: FleetTarget,
     policy: RolloutPolicy,
@@ -423,7 +471,43 @@ def fleet_run(
             f"max errors {policy.max_errors}"
         )
 
+    # signals (remedy.interrupts): the first stops new starts, hosts in flight finish; a
+    # second cancels those too, each where it stood (its lock kept for `remedy resume`)
+    signals: list[int] = []
+    started: set[str] = set()
+    finished: dict[str, Any] = {}
+    cut_off: dict[str, Any] = {}  # host -> its Runner (None: cancelled before it had one)
+
+    def first_signal(signum: int) -> None:
+        import signal
+
+        signals.append(signum)
+        flying = len(started) - len(finished)
+        msg = (
+            f"{signal.Signals(signum).name}: no further host starts; {flying} host(s) in "
+            "flight finish (a second signal stops them too, each keeping its lock for "
+            "`remedy resume`)"
+        )
+        log(msg)
+        if not prog.quiet:
+            prog.con.print(msg, markup=False, highlight=False)
+
+    def stop_reason() -> str:
+        import signal
+
+        if not signals:
+            return ""
+        return f"interrupted by {signal.Signals(signals[0]).name}: no further host was started"
+
     async def apply(name: str, batch: int) -> HostResult:
+        started.add(name)
+        try:
+            return await _apply(name, batch, lambda r: cut_off.__setitem__(name, r))
+        except asyncio.CancelledError:
+            cut_off.setdefault(name, None)
+            raise
+
+    async def _apply(name: str, batch: int, got_runner: Callable[[Any], None]) -> HostResult:
         from remedy.executor.runner import Runner
         from remedy.facts import collect_facts
 
@@ -455,6 +539,7 @@ def fleet_run(
                 verify=verify or "full",
             )
             runner.set_verify(verify)
+            got_runner(runner)
             rep = await runner.run(plan_of[name], check_stale=True)
             res = HostResult(
                 host=name,
@@ -489,6 +574,7 @@ def fleet_run(
         return res
 
     def on_result(name: str, r: Any) -> None:
+        finished[name] = r
         steps = getattr(r, "steps", []) or []
         prog(
             name,
@@ -502,7 +588,24 @@ def fleet_run(
             ),
         )
 
-    ro = asyncio.run(rollout(to_run, apply, policy, on_result=on_result, kind_of=group_of.get))
+    def go() -> Any:
+        return rollout(
+            to_run,
+            apply,
+            policy,
+            on_result=on_result,
+            kind_of=group_of.get,
+            stop_reason=stop_reason,
+        )
+
+    try:
+        ro = run_interruptible(go, on_first=first_signal)
+    except Interrupted as exc:
+        ro = _cut_off_rollout(exc, to_run, policy, group_of, finished, cut_off, started)
+        signals[:1] = signals[:1] or [exc.signum]
+        for name, runner in cut_off.items():
+            results[name] = _cut_off_result(exc, name, runner)
+            results[name].group = group_of.get(name)
     for name, r in ro.results.items():
         if isinstance(r, HostResult):
             results[name] = r
@@ -550,7 +653,7 @@ def fleet_run(
         counts=counts(ordered),
         seconds=round(time.monotonic() - t0, 2),
     )
-    rep.exit_code = fleet_exit(ordered, stopped=ro.stopped)
+    rep.exit_code = fleet_exit(ordered, stopped=ro.stopped, signal=signals[0] if signals else None)
     log(f"fleet outcome: exit {rep.exit_code}; " + json.dumps(rep.counts))
     if json_:
         sys.stdout.write(rep.model_dump_json(indent=2) + "\n")

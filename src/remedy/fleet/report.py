@@ -3,6 +3,8 @@
 Fleet exit codes (`remedy run --inventory`), worst first — the first that applies wins:
 
     6  a host needs attention (its rollback failed: look at it first)
+    128+N  a signal N stopped the rollout (130 Ctrl-C, 143 SIGTERM): hosts in flight at the
+       first signal finished, unless a second one stopped them too (`interrupted`, lock kept)
     7  the rollout stopped: the canary failed or the error budget was spent
     3  a host failed and was rolled back, or its plan group has no complete plan
     2  a host could not be handled for a reason of input (a bad host variable, …)
@@ -71,8 +73,10 @@ class FleetReport(BaseModel):
     hosts: list[HostResult] = Field(default_factory=list)
 
 
-def fleet_exit(results: list[HostResult], *, stopped: bool) -> int:
+def fleet_exit(results: list[HostResult], *, stopped: bool, signal: int | None = None) -> int:
     codes = {r.exit_code for r in results}
+    if signal is not None and 6 not in codes:
+        return 128 + signal
     if stopped:
         codes.add(EXIT_STOPPED)
     for c in _PRECEDENCE:

@@ -10,7 +10,9 @@ What the best rollout tools agree on, and what this does:
 * error budget (`--max-errors N` or `P%`, default 0): once more hosts have failed than the
   budget allows, no further host starts. Hosts already in flight finish — each host's run is
   atomic (fully applied or rolled back, `executor/runner.py`), so stopping never leaves a
-  half-changed host; a host that never started is untouched (outcome `skipped`).
+  half-changed host; a host that never started is untouched (outcome `skipped`);
+* an outside stop (`stop_reason`, e.g. the first Ctrl-C / SIGTERM, see `remedy.interrupts`)
+  works like the error budget: nothing further starts, hosts in flight finish.
 
 The scheduler knows nothing about SSH or plans: it calls `apply(host, batch)` and reads the
 `outcome` of what comes back, so tests drive it with a fake runner.
@@ -132,9 +134,11 @@ async def rollout(
     is_error: Callable[[Any], bool] | None = None,
     on_result: Callable[[str, Any], None] | None = None,
     kind_of: Callable[[str], Hashable] | None = None,
+    stop_reason: Callable[[], str] | None = None,
 ) -> RolloutResult:
-    """Run `apply` on every host batch by batch; stop starting hosts once the canary failed
-    or the error budget is spent. Returns every result, and which hosts never started."""
+    """Run `apply` on every host batch by batch; stop starting hosts once the canary failed,
+    the error budget is spent or `stop_reason()` gives a reason. Returns every result, and
+    which hosts never started."""
     failed = is_error or (lambda r: getattr(r, "outcome", "error") not in OK_OUTCOMES)
     batches = plan_batches(hosts, policy, kind_of)
     res = RolloutResult(
@@ -147,9 +151,14 @@ async def rollout(
     def over_budget() -> bool:
         return len(res.errors) > res.allowed_errors
 
+    def stopped() -> bool:
+        if not res.stopped and stop_reason is not None and (why := stop_reason()):
+            res.stopped, res.stop_reason = True, why
+        return res.stopped
+
     async def one(host: str, b: int) -> None:
         async with sem:
-            if res.stopped:
+            if stopped():
                 res.skipped.append(host)
                 return
             res.batch_of[host] = b
@@ -170,7 +179,7 @@ async def rollout(
                 on_result(host, r)
 
     for b, batch in enumerate(batches):
-        if res.stopped:
+        if stopped():
             res.skipped.extend(batch)
             continue
         await asyncio.gather(*(one(h, b) for h in batch))

@@ -1,0 +1,200 @@
+"""Signals stop remedy cleanly (`remedy.interrupts`).
+
+`remedy run` on this machine (the real CLI, LocalTransport): Ctrl-C, SIGTERM or SIGHUP while a
+step runs stops that step's processes, keeps the lock, reports the run as interrupted (JSON and
+stderr, exit 128+N) with the resume hint, and `remedy resume --rollback` then restores the file
+byte for byte. Before any step, a signal at a blocking prompt ends it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from remedy.errors import Interrupted
+from remedy.interrupts import prompting, run_interruptible
+from remedy.model import Facts, Plan, Step, Touch
+from remedy.planner.plan import facts_digest
+from remedy.transport.quote import quote
+
+REMEDY = [sys.executable, "-m", "remedy"]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "NO_COLOR": "1"}
+
+
+def _pids(marker: str) -> list[str]:
+    p = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    return p.stdout.split()
+
+
+def _saved_plan(tmp_path: Path, conf: Path, marker: str) -> Path:
+    """A plan for this machine (its real facts) whose one step rewrites conf, then waits."""
+    out = subprocess.run(
+        [*REMEDY, "facts", "--local", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        check=True,
+    ).stdout
+    facts = Facts.model_validate_json(out)
+    step = Step(
+        action="edit-conf",
+        title="rewrite conf, then a long command",
+        probe="static",
+        commands=[f"printf 'new\\n' > {quote(str(conf))} && {marker}"],
+        touches=[Touch(kind="file", target=str(conf))],
+    )
+    plan = Plan(
+        remedy_version="test",
+        host=facts.host,
+        facts_digest=facts_digest(facts),
+        facts=facts,
+        target=facts.workload,
+        steps=[step],
+    )
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_dump_json())
+    return path
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_mid_step_stops_it_keeps_the_lock_and_resume_rolls_back(tmp_path, sig):
+    conf = tmp_path / "app.conf"
+    conf.write_bytes(b"old\n")
+    os.chmod(conf, 0o640)
+    marker = f"sleep {300 + random.random():.6f}"  # unique argv: pgrep finds only this one
+    plan = _saved_plan(tmp_path, conf, marker)
+    env = _env(tmp_path)
+    proc = subprocess.Popen(
+        [*REMEDY, "run", "--local", "--plan", str(plan), "--yes", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not _pids(marker):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the step never started"
+            time.sleep(0.1)
+        assert conf.read_bytes() == b"new\n"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, (proc.returncode, err[-1500:])
+    assert "Traceback" not in err, err
+    rep = json.loads(out)
+    assert rep["outcome"] == "interrupted" and rep["exit_code"] == 128 + sig
+    name = signal.Signals(sig).name
+    assert f"remedy: stopped: interrupted by {name}: run {rep['run_id']} stopped" in err, err
+    assert "last journal record: " in err and "of step 1" in err, err
+    assert f"remedy resume {rep['host']} --rollback" in err, err
+    time.sleep(0.5)
+    assert not _pids(marker), "the step's command outlived remedy"
+    assert (tmp_path / "state" / "remedy" / "lock.json").exists(), "the lock must stay"
+
+    # a new run is refused while the interrupted one is pending; a rollback restores the file
+    again = subprocess.run(
+        [*REMEDY, "run", "--local", "--plan", str(plan), "--yes", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert again.returncode == 5, (again.returncode, again.stderr[-800:])
+    back = subprocess.run(
+        [*REMEDY, "resume", "--local", "--rollback", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert back.returncode == 3, (back.returncode, back.stderr[-1500:])  # rolled back: 3
+    assert json.loads(back.stdout)["outcome"] == "rolled-back"
+    assert conf.read_bytes() == b"old\n" and (conf.stat().st_mode & 0o777) == 0o640
+    assert not (tmp_path / "state" / "remedy" / "lock.json").exists()
+
+
+def test_a_signal_at_a_blocking_prompt_ends_it_at_once(tmp_path):
+    """The loop cannot turn while input() blocks: inside prompting() the handler raises."""
+    script = (
+        "import sys\n"
+        "from remedy.errors import Interrupted\n"
+        "from remedy.interrupts import prompting, run_interruptible\n"
+        "async def work():\n"
+        "    print('asking', flush=True)\n"
+        "    with prompting():\n"
+        "        sys.stdin.readline()\n"
+        "    return 'answered'\n"
+        "try:\n"
+        "    print(run_interruptible(work))\n"
+        "except Interrupted as e:\n"
+        "    print(e.message, e.exit_code); sys.exit(e.exit_code)\n"
+    )
+    r_fd, w_fd = os.pipe()  # stdin that never answers
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=r_fd, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "asking"
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=20)[0]
+    finally:
+        os.close(w_fd)
+        os.close(r_fd)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143 and out.strip() == "interrupted by SIGTERM 143", out
+
+
+def test_first_signal_goes_to_on_first_and_a_second_cancels():
+    seen: list[int] = []
+    progress: list[str] = []
+
+    async def work() -> str:
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.sleep(0.3)
+        progress.append("went on after the first signal")
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(30)
+        progress.append("not reached")
+        return "done"
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted) as exc:
+        run_interruptible(work, on_first=seen.append)
+    assert seen == [signal.SIGTERM] and progress == ["went on after the first signal"]
+    assert exc.value.exit_code == 128 + signal.SIGTERM
+    assert exc.value.message == "interrupted by SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) is before  # handlers are put back
+
+
+def test_work_that_finishes_returns_and_no_signal_means_no_interruption():
+    async def work() -> int:
+        with prompting():
+            pass
+        return 7
+
+    assert run_interruptible(work) == 7
+
+    async def fails() -> None:
+        raise asyncio.CancelledError  # cancelled by its own code, not by a signal
+
+    with pytest.raises(asyncio.CancelledError):
+        run_interruptible(fails)
