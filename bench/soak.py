@@ -10,6 +10,9 @@ ONE fault at a random time (seeded):
          kills sshd's per-connection processes (`sshd: root@notty`, `sshd: root [priv]`);
          the listener stays, so the host answers the next connection
   both   drop, then kill -9 a random 0-0.5 s later
+  term   SIGTERM to remedy's process group (a service stop, a CI job's timeout)
+  int    SIGINT to it (Ctrl-C): remedy must stop the step where it stands, report the run
+         interrupted (exit 128+N, a JSON report) and keep the lock (src/remedy/interrupts.py)
 
 then recovers with a random choice: `remedy resume` (itself hit by a second random fault in a
 third of the cases, then recovered again), `remedy resume --rollback` or `remedy rollback`;
@@ -71,7 +74,8 @@ from sandbox_hosts import (  # noqa: E402
     up,
 )
 
-FAULTS = ("kill", "drop", "both")
+FAULTS = ("kill", "drop", "both", "term", "int")
+SIGNALS = {"term": signal.SIGTERM, "int": signal.SIGINT}
 RECOVERIES = ("resume", "resume", "resume-rollback", "rollback")  # resume twice as often
 RECOVERY_ARGS = {
     "resume": ("resume",),
@@ -169,6 +173,9 @@ def inject(h: Host, proc: subprocess.Popen, kind: str, rng: random.Random) -> No
     if kind in ("kill", "both"):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+    if kind in SIGNALS:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, SIGNALS[kind])
 
 
 def wait_for_process(h: Host, proc: subprocess.Popen, pattern: str, limit: float) -> float | None:
@@ -201,6 +208,7 @@ def faulted(
     it; the fault carries whether it hit, remedy's exit and the journal phase reached. With
     `during`, `delay` counts from when a host process matching that pattern appears."""
     f = Fault(kind, round(delay, 2), command)
+    phase_before = last_phase(h) if kind in SIGNALS else ""
     proc = h.popen(*args, new_session=True)
     try:
         try:
@@ -234,6 +242,22 @@ def faulted(
         )
     if f.hit and kind in ("drop",) and proc.returncode not in (4, 0, 3, 5, 6, 10):
         raise AssertionError(f"{command} after a drop exited {proc.returncode}: {err[-800:]}")
+    if f.hit and kind in SIGNALS:
+        n = int(SIGNALS[kind])
+        if proc.returncode == 128 + n:
+            if f.outcome != "interrupted":
+                raise AssertionError(f"{command} stopped by {kind} without a report: {out[-300:]}")
+        elif proc.returncode == -n:
+            # the signal came before remedy's handlers (while Python imported it): allowed
+            # only if nothing of the command reached the host's journal
+            if f.phase != phase_before:
+                raise AssertionError(
+                    f"{command} died of {kind} silently after changing the host "
+                    f"(journal {phase_before} -> {f.phase})"
+                )
+            f.outcome = "killed before its handlers"
+        elif proc.returncode not in (0, 3, 10):  # finished before the signal was handled
+            raise AssertionError(f"{command} after {kind} exited {proc.returncode}: {err[-800:]}")
     return f
 
 
