@@ -88,6 +88,12 @@ def test_graph_formats(fmt):
         (["graph", "--format", "png"], "unknown format"),
         (["impact", "NOT_A_VAR=1"], "knows no consumer"),
         (["plan", "--example", "seed-sm120-pip-cu13", "--facts", "x.json"], "only one of"),
+        # the CLI parser's own errors (typer's vendored click): no traceback either
+        (["plan", "--bogus"], "No such option: --bogus"),
+        (["run", "--inventory", "x.ini", "--forks", "many"], "Invalid value for '--forks'"),
+        (["plan", "--example"], "requires an argument"),
+        (["no-such-command"], "No such command"),
+        (["impact", "--unit"], "requires an argument"),
     ],
 )
 def test_usage_errors_are_clear(args, needle):

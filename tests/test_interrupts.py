@@ -86,11 +86,11 @@ def test_a_signal_mid_step_stops_it_keeps_the_lock_and_resume_rolls_back(tmp_pat
     )
     try:
         deadline = time.monotonic() + 90
-        while not _pids(marker):
+        # the step's shell matches the marker before its printf ran: wait for both
+        while not (_pids(marker) and conf.read_bytes() == b"new\n"):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the step never started"
             time.sleep(0.1)
-        assert conf.read_bytes() == b"new\n"
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:

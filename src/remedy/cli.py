@@ -169,7 +169,6 @@ def _emit_json(text: str) -> None:
 
 
 def _collect(host: str, local: bool = False) -> Any:
-    import asyncio
 
     try:
         from remedy.facts import collect_facts
@@ -190,7 +189,9 @@ def _collect(host: str, local: bool = False) -> Any:
         finally:
             await t.close()
 
-    return asyncio.run(go())
+    from remedy.interrupts import run_interruptible
+
+    return run_interruptible(go)
 
 
 def _load_facts(
@@ -500,7 +501,6 @@ def _impact_unit_cmd(
     json_: bool,
     fail_on_breakage: bool,
 ) -> None:
-    import asyncio
 
     from remedy.knowledge.functions import dropin_name
     from remedy.knowledge.loader import load_knowledge
@@ -529,7 +529,9 @@ def _impact_unit_cmd(
         finally:
             await t.close()
 
-    imp = asyncio.run(go())
+    from remedy.interrupts import run_interruptible
+
+    imp = run_interruptible(go)
     if json_:
         _emit_json(imp.model_dump_json(indent=2))
     else:
@@ -1215,7 +1217,6 @@ def history(
     \b
     Example: remedy history gpu01 --json
     """
-    import asyncio
     import json
 
     t = _transport(host, local)
@@ -1226,7 +1227,9 @@ def history(
         finally:
             await t.close()
 
-    runs = asyncio.run(go())
+    from remedy.interrupts import run_interruptible
+
+    runs = run_interruptible(go)
     if json_:
         _emit_json(json.dumps(runs, indent=2, default=str))
         return
@@ -1356,13 +1359,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write("remedy: interrupted\n")
         sys.exit(130)
     except Exception as exc:
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
+        # typer >= 0.2x vendors click (typer._click) and no longer installs it: match
+        # click's usage errors by class name, which both arrangements share
+        if isinstance(exc, typer.Abort):
             sys.stderr.write("remedy: aborted\n")
             sys.exit(130)
-        if isinstance(exc, click.ClickException):
-            exc.show()
+        if _is_click_error(exc):
+            exc.show()  # type: ignore[attr-defined]
             sys.exit(2)
         if os.environ.get("REMEDY_DEBUG"):
             raise
@@ -1373,6 +1376,11 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _is_click_error(exc: BaseException) -> bool:
+    """A usage error of the CLI parser (unknown option, bad value, missing argument)."""
+    return hasattr(exc, "show") and any(c.__name__ == "ClickException" for c in type(exc).__mro__)
 
 
 def _report_error(exc: RemedyError) -> None:

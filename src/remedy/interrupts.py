@@ -85,3 +85,8 @@ def run_interruptible(
         if received:
             raise Interrupted(received[0]) from None
         raise
+    except Exception as exc:
+        # a prompt (click's) turns the KeyboardInterrupt raised into it into its Abort
+        if received and type(exc).__name__ == "Abort":
+            raise Interrupted(received[0]) from None
+        raise

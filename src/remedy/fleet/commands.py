@@ -157,7 +157,7 @@ def fleet_facts(target: FleetTarget, *, json_: bool) -> int:
     from remedy.fleet.fanout import fleet_key
 
     hosts = target.hosts()
-    items = asyncio.run(_collect(target, hosts, None, quiet=False))
+    items = run_interruptible(lambda: _collect(target, hosts, None, quiet=False))
     groups = {g.key: g.id for g in group_by_facts(items)}
     rows = []
     for hf in items:
@@ -233,7 +233,8 @@ def _plan_all(
         raise InputError("give --service or --launch, not both")
     hosts = target.hosts()
     t0 = time.monotonic()
-    items = asyncio.run(_collect(target, hosts, [service] if service else None, quiet))
+    services = [service] if service else None
+    items = run_interruptible(lambda: _collect(target, hosts, services, quiet))
     for hf in items:
         _with_workload(hf, service, launch)
     groups = group_by_facts(items)
