@@ -148,3 +148,67 @@ def test_hostile_strings_in_facts_are_rendered_quoted(tmp_path: Path):
                 or shlex.quote(evil + "/lib/stubs") in c
                 or shlex.quote(evil + "/lib/stubs/libcuda.so") in c
             ), c
+
+
+@pytest.mark.parametrize("args", [["graph", "--format", "graphml"], ["schema", "plan"]])
+def test_a_reader_that_leaves_is_exit_141_without_a_traceback(args):
+    """`remedy graph | head`: the pipe closes before remedy has written everything."""
+    import os
+
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "remedy", *args], stdout=w, stderr=subprocess.PIPE, timeout=60
+        )
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and b"Traceback" not in p.stderr, p.stderr[-800:]
+
+
+def test_an_out_file_is_whole_or_untouched(tmp_path: Path):
+    """A write that fails is a clear error, and a saved plan that cannot be replaced stays the
+    last good one: on a 64 KiB tmpfs nearly full, the 28 KiB plan does not fit; written in
+    place it would have truncated the good 16 KiB plan and left half of the new one."""
+    import os
+
+    r = remedy("graph", "--out", "/dev/full")
+    assert r.returncode == 2 and b"cannot write /dev/full: No space left" in r.stderr, r.stderr
+    d = tmp_path / "small"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "none", str(d)]).returncode:
+        pytest.skip("cannot mount a small tmpfs here (not root)")
+    try:
+        out = d / "plan.json"
+        assert (
+            remedy("plan", "--example", "seed-sm120-system-cuda128", "--out", str(out)).returncode
+            == 0
+        )
+        good = out.read_bytes()
+        st = os.statvfs(d)
+        (d / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize - 12 * 1024))
+        r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(out))
+        assert r.returncode == 2 and b"cannot write" in r.stderr, r.stderr[-800:]
+        assert b"Traceback" not in r.stderr
+        assert out.read_bytes() == good
+        assert sorted(p.name for p in d.iterdir()) == ["filler", "plan.json"]  # no temp left
+    finally:
+        subprocess.run(["umount", str(d)])
+
+
+def test_a_log_file_that_fails_mid_run_does_not_stop_the_run(tmp_path: Path):
+    """--log on a full disk: one warning, the command finishes with its own outcome."""
+    import os
+
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    p = subprocess.run(
+        [sys.executable, "-m", "remedy", "resume", "--local", "--json", "--log", "/dev/full"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert p.returncode == 10, p.stderr[-1500:]
+    assert json.loads(p.stdout)["outcome"] == "nothing-to-do"
+    assert "the log file cannot be written (No space left on device)" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import functools
 import io
 import json
@@ -31,7 +32,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_facts_fixtures import PARSERS, fixture_files
 
@@ -463,3 +464,117 @@ def test_fuzz_collect_facts(case: tuple[dict[str, Any], list[bytes], list[bytes]
             collect_facts(t, services=fx.get("services"), timeout=30, token=DEFAULT_TOKEN)
         ),
     )
+
+
+# ---- the command line ------------------------------------------------------------------------
+
+# Options that would reach a host or this machine's units (SSH, systemd) stay out; every other
+# option of every read-only command is drawn, for any command, with valid, hostile and missing
+# values. A short-option cluster (`-Hx`) or a long one from random text could name a forbidden
+# option, so random tokens never start with "-".
+CLI_COMMANDS = ["examples", "plan", "diagnose", "impact", "graph", "schema", "export", "check"]
+CLI_FLAGS = ["--json", "--markdown", "--explain", "--fail-on-breakage", "--help", "-h", "--"]
+CLI_FILE_OPTIONS = ["--facts", "-f", "--log", "-l"]
+CLI_VALUE_OPTIONS = [
+    "--example", "-e", "--format", "--set", "--unset", "--unit", "--service", "--launch",
+    "--verify", "--hosts", "--out", "-o",
+]  # fmt: skip
+CLI_EXAMPLES = ["seed-sm120-pip-cu13", "seed-sm120-system-cuda128", "nope", ""]
+
+
+@functools.cache
+def _cli_files() -> dict[str, Path]:
+    """Inputs on disk: real ones, a saved plan, a mutated copy of each, odd paths."""
+    d = Path(tempfile.mkdtemp(prefix="remedy-fuzz-cli-"))
+    real = {
+        "facts": ROOT / "src" / "remedy" / "examples" / "seed-sm120-pip-cu13" / "facts.yaml",
+        "log": FIX / "logs" / "lab_f2_cccl_ctk_mismatch.log",
+    }
+    from remedy.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["plan", "--example", "seed-sm120-pip-cu13", "--out", str(d / "plan.json")])
+    real["plan"] = d / "plan.json"
+    return real | {"dir": d}
+
+
+@st.composite
+def cli_argv(draw: st.DrawFn) -> list[str]:
+    files = _cli_files()
+    out_dir = files["dir"]
+    junk = st.text(max_size=30).map(lambda s: "x" + s[1:] if s.startswith("-") else s)
+
+    def path() -> str:
+        k = draw(st.sampled_from(["facts", "log", "plan", "mutant", "odd"]))
+        if k == "mutant":
+            src = files[draw(st.sampled_from(["facts", "log", "plan"]))].read_bytes()
+            p = out_dir / f"m{draw(st.integers(0, 7))}"
+            p.write_bytes(draw(mutated([src])))
+            return str(p)
+        if k == "odd":
+            return draw(
+                st.sampled_from(
+                    [
+                        "/dev/null",
+                        "/dev/zero",
+                        "/nonexistent/x",
+                        str(out_dir),
+                        "/proc/self/status",
+                        "",
+                    ]
+                )
+            )
+        return str(files[k])
+
+    argv = [draw(st.sampled_from(CLI_COMMANDS + ["", "nope"]))]
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(st.integers(0, 4))
+        if kind == 0:
+            argv.append(draw(st.sampled_from(CLI_FLAGS)))
+        elif kind == 1:
+            argv += [draw(st.sampled_from(CLI_FILE_OPTIONS)), path()]
+        elif kind == 2:
+            opt = draw(st.sampled_from(CLI_VALUE_OPTIONS))
+            if opt in ("--out", "-o"):
+                val = draw(st.sampled_from([str(out_dir / "o.out"), str(out_dir), "/dev/full"]))
+            elif opt in ("--example", "-e"):
+                val = draw(st.sampled_from(CLI_EXAMPLES))
+            elif opt == "--set":
+                var = draw(st.sampled_from(["CUDA_HOME", "PATH", "MAX_JOBS", "X"]))
+                val = f"{var}={draw(junk)}"
+            else:
+                val = draw(junk)
+            argv += [opt, val] if draw(st.booleans()) or not argv else [opt]
+        elif kind == 3:
+            argv.append(path())
+        else:
+            argv.append(draw(junk))
+    return argv
+
+
+@settings(max_examples=max(100, settings.default.max_examples // 5))
+@given(argv=cli_argv())
+@example(argv=["plan", "--bogus"])  # typer's vendored click: main imported click, a traceback
+@example(argv=["graph", "--out", "/dev/full"])
+def test_fuzz_cli_arguments(argv: list[str]) -> None:
+    """Random command lines of the read-only commands (in-process `remedy.cli.main`): every
+    one ends with a documented exit code and, when it refuses, a message; never a traceback
+    or an internal error (70)."""
+    from remedy.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+
+    def call() -> int:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(argv)
+            except SystemExit as exc:
+                return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        return 0
+
+    code = bounded("cli.argv", call, may_refuse=False)
+    text = err.getvalue()
+    assert code in (0, 1, 2, 3, 10), (argv, code, text[-1500:])
+    assert "Traceback" not in text, (argv, text[-1500:])
+    if code == 2:
+        assert text.strip(), (argv, "exit 2 without a message")

@@ -11,13 +11,14 @@ Exit codes (stable, for scripts):
   7  fleet rollout stopped: the canary failed or the error budget was spent (--inventory)
   70 internal error (a bug in remedy; REMEDY_DEBUG=1 shows the traceback)
   128+N stopped by signal N: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (a run keeps its lock and
-        says how to `remedy resume` it)
+        says how to `remedy resume` it); 141 the reader of stdout left (`| head`)
 
 Heavy modules are imported inside the commands so `remedy --help` stays fast.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -316,10 +317,7 @@ def plan(
     kb = load_knowledge()
     p = make_plan(kb, f, symptoms, wrappers=wrappers)
     if out:
-        try:
-            out.write_text(redact_text(p.model_dump_json(indent=2)) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {out}: {exc.strerror}") from None
+        _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
     if json_:
         _emit_json(p.model_dump_json(indent=2))
     elif markdown:
@@ -601,7 +599,7 @@ def graph(
         raise InputError(f"unknown format {format_!r}: use dot, graphml or json")
     text = writers[format_](build_graph(load_knowledge()))
     if out:
-        out.write_text(text)
+        _write_out(out, text)
     else:
         sys.stdout.write(text)
 
@@ -750,9 +748,19 @@ class _RunLog:
             import time as _t
 
             stamp = _t.strftime("%Y-%m-%d %H:%M:%S")
-            for line in redact_text(msg).splitlines() or [""]:
-                self.fh.write(f"{stamp} {line}\n")
-            self.fh.flush()
+            try:
+                for line in redact_text(msg).splitlines() or [""]:
+                    self.fh.write(f"{stamp} {line}\n")
+                self.fh.flush()
+            except OSError as exc:
+                # the run goes on: its journal on the host is the record; the log is a copy
+                self.fh = None
+                self.con.print(
+                    f"remedy: warning: the log file cannot be written ({exc.strerror or exc}); "
+                    "logging to it stopped, the run goes on",
+                    markup=False,
+                    highlight=False,
+                )
 
 
 def _runner(t: Any, log: _RunLog, verify: str | None = None) -> Any:
@@ -1318,10 +1326,7 @@ def export(
         ) from None
     text = redact_text(export_plan(p, format_, verify=verify, hosts=hosts))
     if out:
-        try:
-            out.write_text(text)
-        except OSError as exc:
-            raise InputError(f"cannot write {out}: {exc.strerror}") from None
+        _write_out(out, text)
     else:
         sys.stdout.write(text)
 
@@ -1350,6 +1355,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: remedy's own errors become one clear message and an exit code."""
     try:
         rc = app(args=argv, standalone_mode=False)
+        sys.stdout.flush()  # a reader that left shows here, not in Python's exit
     except RemedyError as exc:
         _report_error(exc)
         sys.exit(exc.exit_code)
@@ -1358,6 +1364,18 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("remedy: interrupted\n")
         sys.exit(130)
+    except SystemExit as exc:
+        # click's parser turns a reader that left (EPIPE) into a silent exit 1, which is
+        # "findings" here: say 141 like the shell (128 + SIGPIPE)
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            sys.exit(141)
+        raise
+    except BrokenPipeError:
+        # `remedy graph | head`: the reader left; no traceback, and no second one when Python
+        # flushes stdout at exit
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
     except Exception as exc:
         # typer >= 0.2x vendors click (typer._click) and no longer installs it: match
         # click's usage errors by class name, which both arrangements share
@@ -1376,6 +1394,39 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _write_out(path: Path, text: str) -> None:
+    """An --out file is whole or untouched: a temp file beside it, fsynced, renamed over it
+    (a full disk must not leave half a plan where the last good one was). Special files
+    (/dev/stdout, a FIFO) are written as they are."""
+    import tempfile
+
+    try:
+        if path.exists() and not path.is_file():
+            with path.open("w") as f:
+                f.write(text)
+            return
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644 & ~_umask())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _is_click_error(exc: BaseException) -> bool:
