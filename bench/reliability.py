@@ -274,7 +274,13 @@ def main() -> int:
         "Fuzz cases: mutated recorded inputs (tests/fixtures: logs, corpus, facts, units, the "
         "knowledge and playbooks) and random bytes; each case is bounded in time (SIGALRM) and "
         f"memory (tracemalloc peak, sampled; the process runs under RLIMIT_AS {MEM_LIMIT >> 30} "
-        "GiB).",
+        "GiB). `cli.argv` (random command lines of the read-only commands, each case a whole "
+        "in-process `remedy` command) runs a fifth of the cases of the parser targets.",
+        "",
+        "Soak fault kinds: kill (kill -9 of remedy), drop (the host's SSH connections cut), both, "
+        "term (SIGTERM) and int (SIGINT): after a signal remedy must report the run interrupted "
+        "(exit 128+N) and keep the lock; after every fault the recovery must leave the host "
+        "fully applied or byte-identical to before.",
         "",
         *[f"- {n}" for n in notes],
         "",
