@@ -870,12 +870,8 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
         rep.outcome = "interrupted"
         rep.steps = cur.steps
         rep.verify_mode = cur.verify_mode
-        last = getattr(runner, "last_event", None)
-        where = ""
-        if last:
-            where = f" (last journal record: {last[1]}" + (
-                f" of step {last[2] + 1})" if last[2] is not None else ")"
-            )
+        at = runner.stopped_at() if runner is not None else ""
+        where = f" ({at})" if at else ""
         rep.message = (
             f"{exc.message}; run {cur.run_id} was interrupted{where}, the host keeps remedy's lock"
         )
@@ -900,11 +896,8 @@ def _interrupted_report(exc: Any, host: str, runner: Any) -> Any:
     if last is None:
         rep.message = f"{exc.message} before remedy changed anything on {host}"
         return rep
-    where = f"last journal record: {last[1]}" + (
-        f" of step {last[2] + 1}" if last[2] is not None else ""
-    )
     rep.message = (
-        f"{exc.message}: run {run_id} stopped ({where}), the host keeps remedy's lock; "
+        f"{exc.message}: run {run_id} stopped ({runner.stopped_at()}), the host keeps remedy's lock; "
         "what the step had started there was stopped"
     )
     rep.hint = (

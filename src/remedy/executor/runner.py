@@ -247,6 +247,16 @@ class Runner:
         self.phase = ""
         self.last_event: tuple[str, str, int | None] | None = None
 
+    def stopped_at(self) -> str:
+        """Where the run this process drove stopped, for the report of an interruption
+        ('' before its first journal record: nothing of it had changed the host)."""
+        if self.last_event is None:
+            return ""
+        _, event, step = self.last_event
+        return f"last journal record: {event}" + (
+            f" of step {step + 1}" if step is not None else ""
+        )
+
     # -- journal & lock ---------------------------------------------------------------------
     async def _journal(self, run_id: str, event: str, step: int | None = None, **data: Any) -> None:
         rec = {"run": run_id, "event": event, "step": step, **data}

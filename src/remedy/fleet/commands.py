@@ -382,13 +382,12 @@ def _cut_off_result(exc: Interrupted, host: str, runner: Any) -> HostResult:
             exit_code=0,
             message=f"{exc.message} before remedy changed anything",
         )
-    where = f"{last[1]}" + (f" of step {last[2] + 1}" if last[2] is not None else "")
     return HostResult(
         host=host,
         outcome="interrupted",
         exit_code=4,
         run_id=last[0],
-        message=f"{exc.message}: run {last[0]} stopped (last journal record: {where}), "
+        message=f"{exc.message}: run {last[0]} stopped ({runner.stopped_at()}), "
         "the host keeps remedy's lock",
         hint=f"`remedy resume {host}` finishes it, `remedy resume {host} --rollback` undoes it",
         steps=[dict(s.__dict__) for s in cur.steps] if cur else [],
