@@ -94,6 +94,10 @@ def test_graph_formats(fmt):
         (["plan", "--example"], "requires an argument"),
         (["no-such-command"], "No such command"),
         (["impact", "--unit"], "requires an argument"),
+        # an endless or huge file where a small one belongs: refused, not read for ever
+        (["plan", "--facts", "/dev/zero"], "/dev/zero is larger than 16 MiB: not a facts file"),
+        (["export", "/dev/zero"], "larger than 16 MiB: not a saved remedy plan"),
+        (["plan", "--inventory", "/dev/zero"], "/dev/zero: larger than 16 MiB"),
     ],
 )
 def test_usage_errors_are_clear(args, needle):

@@ -556,6 +556,8 @@ def cli_argv(draw: st.DrawFn) -> list[str]:
 @given(argv=cli_argv())
 @example(argv=["plan", "--bogus"])  # typer's vendored click: main imported click, a traceback
 @example(argv=["graph", "--out", "/dev/full"])
+@example(argv=["plan", "--facts", "/dev/zero"])  # read for ever (the long profile found it)
+@example(argv=["export", "/dev/zero"])
 def test_fuzz_cli_arguments(argv: list[str]) -> None:
     """Random command lines of the read-only commands (in-process `remedy.cli.main`): every
     one ends with a documented exit code and, when it refuses, a message; never a traceback

@@ -1072,8 +1072,8 @@ def run(
         try:
             if plan_file:
                 try:
-                    p = Plan.model_validate_json(plan_file.read_bytes())
-                except (OSError, ValueError) as exc:
+                    p = Plan.model_validate_json(_read_plan_file(plan_file))
+                except ValueError as exc:
                     load_facts_file(plan_file)  # the clearer message for bad files
                     raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
                 _log_plan(log, p)
@@ -1305,10 +1305,7 @@ def export(
     from remedy.export import export_plan
     from remedy.model import Plan
 
-    try:
-        data = sys.stdin.buffer.read() if plan_file == "-" else Path(plan_file).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {plan_file}: {exc.strerror}") from None
+    data = _read_plan_file(plan_file)
     try:
         p = Plan.model_validate_json(data)
     except ValueError as exc:
@@ -1387,6 +1384,18 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _read_plan_file(path: str | Path) -> bytes:
+    """A saved plan's bytes ('-': stdin), at most fileread.LIMIT; errors name the file."""
+    from remedy.fileread import TooLarge, read_limited
+
+    try:
+        return read_limited(path)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except TooLarge as exc:
+        raise InputError(f"{path} is {exc}: not a saved remedy plan") from None
 
 
 def _write_out(path: Path, text: str) -> None:

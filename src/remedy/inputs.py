@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from remedy.errors import InputError, UnknownExample
+from remedy.fileread import TooLarge, read_limited
 from remedy.model import Facts, SuspiciousLine, Symptom
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
@@ -69,9 +70,11 @@ def _validation_message(exc: ValidationError) -> str:
 def load_facts_file(path: str | Path) -> Facts:
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_limited(p)
     except OSError as exc:
         raise InputError(f"cannot read facts file {p}: {exc.strerror}") from None
+    except TooLarge as exc:
+        raise InputError(f"{p} is {exc}: not a facts file") from None
     if b"\x00" in raw[:65536]:
         raise InputError(f"{p} is a binary file, not a facts file (JSON or YAML)")
     try:

@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from remedy.errors import KnowledgeError
+from remedy.fileread import TooLarge, read_limited
 
 LINE_KEY = "__line__"
 KEYLINES_KEY = "__keylines__"
@@ -72,11 +73,13 @@ def read_utf8(
     """A data file's text; unreadable or non-UTF-8 is `error` naming the file (and line)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_limited(p)
     except OSError as exc:
         raise error(
             f"cannot read{' ' + what if what else ''}: {exc.strerror}", file=str(p)
         ) from None
+    except TooLarge as exc:
+        raise error(str(exc), file=str(p)) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
