@@ -7,7 +7,6 @@ result (summary table, plan previews, or with --json ONE JSON document) goes to 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from collections.abc import Callable
@@ -355,7 +354,6 @@ def _cut_off_rollout(
     policy: RolloutPolicy,
     group_of: dict[str, int],
     finished: dict[str, Any],
-    cut_off: dict[str, Any],
     started: set[str],
 ) -> RolloutResult:
     """What the rollout had done when a second signal cancelled it: the finished hosts'
@@ -476,7 +474,7 @@ def fleet_run(
     signals: list[int] = []
     started: set[str] = set()
     finished: dict[str, Any] = {}
-    cut_off: dict[str, Any] = {}  # host -> its Runner (None: cancelled before it had one)
+    runners: dict[str, Any] = {}  # host -> its Runner, once it has one
 
     def first_signal(signum: int) -> None:
         import signal
@@ -500,14 +498,6 @@ def fleet_run(
         return f"interrupted by {signal.Signals(signals[0]).name}: no further host was started"
 
     async def apply(name: str, batch: int) -> HostResult:
-        started.add(name)
-        try:
-            return await _apply(name, batch, lambda r: cut_off.__setitem__(name, r))
-        except asyncio.CancelledError:
-            cut_off.setdefault(name, None)
-            raise
-
-    async def _apply(name: str, batch: int, got_runner: Callable[[Any], None]) -> HostResult:
         from remedy.executor.runner import Runner
         from remedy.facts import collect_facts
 
@@ -520,6 +510,7 @@ def fleet_run(
             # the same collection the plan was made from (a --service unit is always read)
             return await collect_facts(tr, services=[service] if service else None)
 
+        started.add(name)
         hf = by_name[name]
         t = None
         runner = None
@@ -539,7 +530,7 @@ def fleet_run(
                 verify=verify or "full",
             )
             runner.set_verify(verify)
-            got_runner(runner)
+            runners[name] = runner
             rep = await runner.run(plan_of[name], check_stale=True)
             res = HostResult(
                 host=name,
@@ -601,10 +592,10 @@ def fleet_run(
     try:
         ro = run_interruptible(go, on_first=first_signal)
     except Interrupted as exc:
-        ro = _cut_off_rollout(exc, to_run, policy, group_of, finished, cut_off, started)
+        ro = _cut_off_rollout(exc, to_run, policy, group_of, finished, started)
         signals[:1] = signals[:1] or [exc.signum]
-        for name, runner in cut_off.items():
-            results[name] = _cut_off_result(exc, name, runner)
+        for name in sorted(started - set(finished)):  # in flight at the second signal
+            results[name] = _cut_off_result(exc, name, runners.get(name))
             results[name].group = group_of.get(name)
     for name, r in ro.results.items():
         if isinstance(r, HostResult):
