@@ -47,6 +47,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shlex
 import signal
 import subprocess
@@ -195,6 +196,19 @@ def wait_for_process(h: Host, proc: subprocess.Popen, pattern: str, limit: float
     return None
 
 
+def died_starting(err: str) -> bool:
+    """A KeyboardInterrupt in Python's own start-up or in the console script's first import:
+    no frame of remedy's (its entry module notes signals from its first line on)."""
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    if not lines or lines[-1].strip() != "KeyboardInterrupt":
+        return False
+    frames = re.findall(r'File "([^"]+)"', err)
+    return not any(
+        "/remedy/" in f and not f.endswith(("/remedy/__init__.py", "/remedy/entry.py"))
+        for f in frames
+    )
+
+
 def faulted(
     h: Host,
     args: tuple[str, ...],
@@ -232,6 +246,11 @@ def faulted(
     with contextlib.suppress(ValueError):
         rep = json.loads(out)
         f.outcome, f.message = rep.get("outcome", ""), rep.get("message", "")[:1500]
+    if f.hit and kind in SIGNALS and proc.returncode in (-int(SIGNALS[kind]), 1):
+        if died_starting(err or "") and f.phase == phase_before:
+            # the signal came while Python itself started, before remedy's entry point
+            f.outcome = "killed while Python started"
+            return f
     if "Traceback" in (err or ""):
         f.phase += " (TRACEBACK)"
         raise AssertionError(f"{command} after a {kind}: traceback: {err[-1500:]}")

@@ -198,3 +198,127 @@ def test_work_that_finishes_returns_and_no_signal_means_no_interruption():
 
     with pytest.raises(asyncio.CancelledError):
         run_interruptible(fails)
+
+
+# The process-wide handler (`install`, the console script's): a signal before the work, or
+# after it, is held or raised by mode instead of killing remedy without its report.
+
+ENTRY_THEN_SIGNAL = (
+    "import os, signal, sys\n"
+    "from remedy.entry import main\n"  # from here on signals are noted
+    "os.kill(os.getpid(), getattr(signal, sys.argv[1]))\n"  # as if sent while Python imports
+    "sys.argv = ['remedy', *sys.argv[2:]]\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_before_the_cli_is_imported_still_ends_in_the_runs_report(tmp_path, sig):
+    """The CI soak found this: SIGINT while `remedy resume --json` started exited 130 with no
+    JSON (Python's own KeyboardInterrupt, caught as "remedy: interrupted")."""
+    r = subprocess.run(
+        [sys.executable, "-c", ENTRY_THEN_SIGNAL, sig, "resume", "--local", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+    )
+    n = int(getattr(signal, sig))
+    assert r.returncode == 128 + n, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["outcome"] == "interrupted" and rep["exit_code"] == 128 + n
+    assert rep["message"] == f"interrupted by {sig} before remedy changed anything on localhost"
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "state" / "remedy").exists(), "nothing may have been started"
+
+
+def test_a_signal_before_a_read_only_command_stops_it_with_a_message(tmp_path):
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            ENTRY_THEN_SIGNAL,
+            "SIGTERM",
+            "plan",
+            "--example",
+            "seed-sm120-pip-cu13",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+    )
+    assert r.returncode == 143, r.stderr
+    assert r.stdout == ""
+    assert r.stderr == "remedy: stopped: interrupted by SIGTERM\n"
+
+
+@pytest.fixture
+def process_handler():
+    """install() in this process, undone afterwards (pytest's own SIGINT handler back)."""
+    from remedy import interrupts
+
+    P = interrupts._Process
+    saved = {s: signal.getsignal(s) for s in interrupts.STOP_SIGNALS}
+    state = (P.installed, P.mode, list(P.pending), P.count, P.dispatch)
+    P.count = 0  # the in-process tests above went through the same handler
+    yield interrupts
+    for s, h in saved.items():
+        signal.signal(s, h)
+    P.installed, P.mode, P.pending, P.count, P.dispatch = state
+
+
+def test_held_signal_cancels_the_next_work_before_it_starts(process_handler):
+    process_handler.install("hold")
+    os.kill(os.getpid(), signal.SIGHUP)  # held: nothing raised here
+    started: list[str] = []
+
+    async def work() -> str:
+        started.append("work")
+        return "done"
+
+    with pytest.raises(Interrupted) as exc:
+        run_interruptible(work)
+    assert exc.value.exit_code == 128 + signal.SIGHUP and started == []
+    assert process_handler.current_mode() == "hold"
+
+
+def test_held_signal_goes_to_on_first_and_the_work_runs(process_handler):
+    """A fleet rollout with a signal held since start: it starts no host, and reports."""
+    process_handler.install("hold")
+    os.kill(os.getpid(), signal.SIGTERM)
+    seen: list[int] = []
+
+    async def work() -> str:
+        await asyncio.sleep(0)
+        return f"stopped={seen}"
+
+    assert run_interruptible(work, on_first=seen.append) == f"stopped={[int(signal.SIGTERM)]}"
+
+
+def test_after_the_work_a_held_signal_waits_and_raise_mode_raises_it(process_handler):
+    process_handler.install("hold")
+
+    async def work() -> int:
+        return 3
+
+    assert run_interruptible(work) == 3
+    os.kill(os.getpid(), signal.SIGINT)  # while the finished run's report is printed: held
+    assert process_handler._Process.pending == [signal.SIGINT]
+    with pytest.raises(Interrupted) as exc:
+        process_handler.set_mode("raise")
+    assert exc.value.signum == signal.SIGINT and process_handler._Process.pending == []
+    with pytest.raises(Interrupted):
+        os.kill(os.getpid(), signal.SIGTERM)  # raise mode: at once, where the program stands
+        time.sleep(5)
+
+
+def test_a_third_signal_while_held_raises(process_handler):
+    process_handler.install("hold")
+    os.kill(os.getpid(), signal.SIGINT)
+    os.kill(os.getpid(), signal.SIGINT)
+    with pytest.raises(Interrupted) as exc:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert exc.value.signum == signal.SIGINT  # the first one names it

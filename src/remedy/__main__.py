@@ -1,3 +1,3 @@
-from remedy.cli import main
+from remedy.entry import main
 
 main()

@@ -149,13 +149,23 @@ class State:
     accept_new: bool = False
 
 
+# commands that change hosts: a signal from process start to their work is held and acted on
+# when the work starts, so it ends in their report (`remedy.interrupts`)
+HOLDING_COMMANDS = frozenset({"run", "resume", "rollback"})
+
+
 @app.callback()
 def _global(
+    ctx: typer.Context,
     ssh_config: SshConfigOpt = None,
     accept_new: AcceptNewOpt = False,
 ) -> None:
     State.ssh_config = ssh_config
     State.accept_new = accept_new
+    if ctx.invoked_subcommand not in HOLDING_COMMANDS:
+        from remedy.interrupts import set_mode
+
+        set_mode("raise")  # nothing to unwind: a signal (one held since start too) ends it now
 
 
 def _console(stderr: bool = False):
@@ -1343,6 +1353,19 @@ def check_knowledge() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: remedy's own errors become one clear message and an exit code."""
+    from remedy.errors import Interrupted
+
+    try:
+        _main(argv)
+    except Interrupted as exc:  # a signal while an error was reported, or at exit
+        from remedy.interrupts import ignore
+
+        ignore()
+        sys.stderr.write(f"remedy: stopped: {exc.message}\n")
+        sys.exit(exc.exit_code)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         rc = app(args=argv, standalone_mode=False)
         sys.stdout.flush()  # a reader that left shows here, not in Python's exit

@@ -1,0 +1,30 @@
+"""The console script's first code: signals are noted from here on, before the CLI (typer,
+rich: ~140 ms of imports) is imported, so a signal in that window is held for the command
+instead of a KeyboardInterrupt traceback or a silent death. Only Python's own start-up
+(~40 ms) stays uncovered.
+
+The handler goes in at import (this module is only ever imported as the entry point): the
+console script imports it and calls main() a moment later."""
+
+from __future__ import annotations
+
+import signal
+
+_early: list[int] = []
+
+
+def _note(signum: int, _frame: object) -> None:
+    _early.append(signum)
+
+
+for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(_s, _note)
+
+
+def main() -> None:
+    from remedy.interrupts import install
+
+    install("hold", pending=_early)
+    from remedy.cli import main as cli_main
+
+    cli_main()
