@@ -322,3 +322,13 @@ def test_a_third_signal_while_held_raises(process_handler):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert exc.value.signum == signal.SIGINT  # the first one names it
+
+
+def test_a_prompt_outside_the_work_is_not_held(process_handler):
+    """The fleet's confirmation comes before its rollout (hold mode): a signal must end the
+    question at once, not wait for an answer."""
+    process_handler.install("hold")
+    with pytest.raises(Interrupted) as exc, prompting():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    assert exc.value.signum == signal.SIGINT and process_handler._Process.pending == []

@@ -456,9 +456,13 @@ def fleet_run(
             )
         import typer
 
-        if not typer.confirm(
-            f"Apply to {len(to_run)} host(s) (canary {policy.canary}, then batches)?"
-        ):
+        from remedy.interrupts import prompting
+
+        with prompting():  # a run holds signals until its work: not while it waits on a human
+            ok = typer.confirm(
+                f"Apply to {len(to_run)} host(s) (canary {policy.canary}, then batches)?"
+            )
+        if not ok:
             raise InputError("not confirmed")
 
     prog = Progress(len(to_run))
