@@ -246,11 +246,16 @@ def faulted(
     with contextlib.suppress(ValueError):
         rep = json.loads(out)
         f.outcome, f.message = rep.get("outcome", ""), rep.get("message", "")[:1500]
-    if f.hit and kind in SIGNALS and proc.returncode in (-int(SIGNALS[kind]), 1):
-        if died_starting(err or "") and f.phase == phase_before:
-            # the signal came while Python itself started, before remedy's entry point
-            f.outcome = "killed while Python started"
-            return f
+    if (
+        f.hit
+        and kind in SIGNALS
+        and proc.returncode in (-int(SIGNALS[kind]), 1)
+        and died_starting(err or "")
+        and f.phase == phase_before
+    ):
+        # the signal came while Python itself started, before remedy's entry point
+        f.outcome = "killed while Python started"
+        return f
     if "Traceback" in (err or ""):
         f.phase += " (TRACEBACK)"
         raise AssertionError(f"{command} after a {kind}: traceback: {err[-1500:]}")
