@@ -44,21 +44,10 @@ from remedy.errors import (
 )
 from remedy.executor.hoststate import HostState
 from remedy.model import Facts, Plan, Step
+from remedy.outcomes import OUTCOME_EXIT
 from remedy.redact import redact_obj
 from remedy.transport import Transport
 from remedy.transport.quote import quote
-
-OUTCOME_EXIT = {
-    "fixed": 0,
-    "nothing-to-do": 10,
-    "rolled-back": 3,
-    "no-complete-plan": 3,
-    "refused": 5,
-    "needs-attention": 6,
-    "unreachable": 4,
-    "interrupted": 4,
-    "error": 2,
-}
 
 # Final verification probes that build or launch for real (the expensive rung of the ladder),
 # and what `verify="cheap"` runs instead for their consumer: the same toolkit lookup, flags

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from remedy.executor.runner import OUTCOME_EXIT as RUN_EXIT
+from remedy.outcomes import EXIT_STOPPED
+from remedy.outcomes import OUTCOME_EXIT as RUN_EXIT
 
-EXIT_STOPPED = 7
 _PRECEDENCE = (6, 7, 3, 2, 5, 4)
 
 OUTCOME_EXIT = {
