@@ -172,6 +172,11 @@ class _State:
                 self.files_read[s.arg] = s.body
             elif s.name == "envfile.missing":
                 self.files_read[s.arg] = None
+            elif s.name == "py.triton.untrusted":
+                tool, _, why = s.arg.partition(" ")
+                self.notes.append(f"Triton's {tool} not executed: {why}")
+            elif s.name == "py.untrusted":
+                self.notes.append(f"Python interpreter not executed: {s.arg}")
 
 
 def _needs(state: _State, login_env: dict[str, str], services: list[Service]) -> _Needs:
@@ -288,7 +293,7 @@ async def collect_facts(
     elif isinstance(res_login, BaseException):
         raise res_login
     else:
-        login_env, shell = parse_login_env(res_login, token)
+        login_env, shell = parse_login_env(res_login, token, notes)
         if not login_env:
             notes.append(f"login shell {shell or '?'} printed no environment")
         hidden = redact(login_env)
