@@ -34,8 +34,8 @@ def login_env_script(token: str = DEFAULT_TOKEN, timeout: int = 10) -> str:
     files = " ".join([*SYSTEM_PROFILES, "/etc/profile.d/*.sh"])
     users = " ".join(f'"$HOME"/{f}' for f in USER_PROFILES)
     return (
-        f"T={t}\nm() {{ printf '\\n%s %s\\n' \"$T\" \"$*\"; }}\n"
-        "m shell \"${SHELL:-/bin/sh}\"\n"
+        f'T={t}\nm() {{ printf \'\\n%s %s\\n\' "$T" "$*"; }}\n'
+        'm shell "${SHELL:-/bin/sh}"\n'
         'm uid "$(id -u 2>/dev/null)"\n'
         "m env; env -0 2>/dev/null || env; m env.end\n"
         f"for f in {files}; do\n"
@@ -113,7 +113,9 @@ def parse_login_env(
     return env, shell
 
 
-_ASSIGN_HEAD = re.compile(r"^(?:(export|readonly|declare\s+-x|typeset\s+-x)\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?=)")
+_ASSIGN_HEAD = re.compile(
+    r"^(?:(export|readonly|declare\s+-x|typeset\s+-x)\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?=)"
+)
 _EXPORT_NAMES = re.compile(r"^export\s+((?:[A-Za-z_][A-Za-z0-9_]*\s*)+)$")
 _UNSET = re.compile(r"^unset\s+(?:-v\s+)?((?:[A-Za-z_][A-Za-z0-9_]*\s*)+)$")
 _ROOT_TEST = re.compile(
@@ -172,9 +174,8 @@ def _expand(text: str, scope: dict[str, str]) -> tuple[str, int]:
                 if not m:
                     raise _Unsafe(f"${{{inner}}}")
                 val = scope.get(m.group(1))
-                if m.group(2):
-                    if val is None or (m.group(2) == ":-" and not val):
-                        val, _ = _expand(m.group(3), scope)
+                if m.group(2) and (val is None or (m.group(2) == ":-" and not val)):
+                    val, _ = _expand(m.group(3), scope)
                 out.append(val or "")
                 i = close + 1
                 continue

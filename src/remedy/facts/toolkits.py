@@ -15,6 +15,7 @@ from remedy.facts import parsers as p
 from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
 from remedy.model import CcclTree, Toolkit
 from remedy.transport.quote import quote
+from remedy.trust import SH_TRUST
 
 # Relative paths probed in every prefix (`e` = exists, `L` = symlink and its target).
 _FILES = (
@@ -54,32 +55,6 @@ _CCCL_DIRS = (
     "targets/x86_64-linux/include",
     "../cuda_cccl/include",
 )
-
-# trusted FILE: 0 when FILE's real path and every directory above it are owned by root or by
-# this user and not writable by group or others (a root-owned sticky directory such as /tmp is
-# safe: only an entry's owner may rename it); RP is then the real path to execute (a link
-# swapped after the check cannot redirect it: every directory on RP is trusted). Else 1, WHY.
-SH_TRUST = r"""
-ME=$(id -u 2>/dev/null) || ME=0
-trusted() {
-  WHY=; RP=
-  r=$(readlink -f -- "$1" 2>/dev/null)
-  [ -n "$r" ] || { WHY="$1 cannot be resolved"; return 1; }
-  RP=$r
-  while :; do
-    s=$(stat -c '%u %a %U' -- "$r" 2>/dev/null) || { WHY="$r cannot be checked (no stat)"; return 1; }
-    u=${s%% *}; a=${s#* }; n=${a#* }; a=${a%% *}
-    if [ "$u" != 0 ] && [ "$u" != "$ME" ]; then WHY="$r owned by $n (uid $u)"; return 1; fi
-    if [ $(( 0$a & 022 )) -ne 0 ]; then
-      if ! { [ -d "$r" ] && [ "$u" = 0 ] && [ $(( 0$a & 01000 )) -ne 0 ]; }; then
-        WHY="$r writable by group or others (mode $a)"; return 1
-      fi
-    fi
-    [ "$r" = / ] && return 0
-    r=${r%/*}; [ -n "$r" ] || r=/
-  done
-}
-"""
 
 SH_TK = r"""
 tk() {
