@@ -644,7 +644,7 @@ trap 'rm -f -- "$t"' EXIT
 cat > "$t"
 chmod "$2" "$t"
 sync -- "$t" 2>/dev/null || sync
-mv -f -- "$t" "$1"
+mv -fT -- "$t" "$1"  # -T: a link or directory at $1 is replaced, never entered
 trap - EXIT
 sync -- "$d" 2>/dev/null || true
 """
