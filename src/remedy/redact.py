@@ -39,7 +39,7 @@ _SECRET_INFIX = ("PASSWORD", "PASSWD", "SECRET", "APIKEY", "AUTHORIZATION")
 _URL_CRED = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/\s@'\"]+)@")
 # NAME=value, NAME: value, "NAME": "value", 'NAME'='value' in free text (env dumps, JSON, YAML,
 # unit files); the name is judged by is_secret_name
-_VALUE = r"""(?:"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>(?:[^\s'",;}\]\\]|\\.)+))"""
+_VALUE = r"""(?:\\"(?P<jq>(?:(?!\\").)*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>(?:[^\s'",;}\]\\]|\\.)+))"""
 _ASSIGN = re.compile(
     r"""(?P<lead>(?<![A-Za-z0-9_.-])(?P<q>["']?))(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)"""
     r"(?P<sep>[ \t]*(?:=|:)[ \t]*)" + _VALUE
@@ -77,7 +77,9 @@ def is_secret_name(name: str) -> bool:
 
 def _value_sub(m: re.Match[str]) -> str:
     """Keep the value's quoting, replace its content."""
-    if m["dq"] is not None:
+    if m["jq"] is not None:  # a quoted value inside a JSON string: \"…\"
+        v, q = m["jq"], '\\"'
+    elif m["dq"] is not None:
         v, q = m["dq"], '"'
     elif m["sq"] is not None:
         v, q = m["sq"], "'"
@@ -85,8 +87,27 @@ def _value_sub(m: re.Match[str]) -> str:
         v, q = m["bare"], ""
     if v in ("", REDACTED):
         return m[0]
-    start = m.start("dq") if q == '"' else m.start("sq") if q == "'" else m.start("bare")
+    group = {'"': "dq", "'": "sq", "": "bare"}.get(q, "jq")
+    start = m.start(group)
     return m[0][: start - m.start()] + REDACTED + q
+
+
+def _sub_values(pat: re.Pattern[str], text: str, secret: Any) -> str:
+    """Like pat.sub, but a match whose name is not secret consumes only up to its separator:
+    its value (`"b": "x HF_TOKEN=…"`) is scanned again for secrets inside it."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = pat.search(text, pos)
+        if m is None:
+            out.append(text[pos:])
+            return "".join(out)
+        if secret(m):
+            out.append(text[pos : m.start()] + _value_sub(m))
+            pos = m.end()
+        else:
+            out.append(text[pos : m.end("sep")])
+            pos = m.end("sep")
 
 
 def redact_text(text: str) -> str:
@@ -97,15 +118,12 @@ def redact_text(text: str) -> str:
     text = _URL_CRED.sub(lambda m: m["scheme"] + REDACTED + "@", text)
     text = _AUTH.sub(lambda m: m[0] if m["cred"] == REDACTED else m["head"] + REDACTED, text)
     text = _BEARER.sub(lambda m: m[0] if m["cred"] == REDACTED else m["head"] + REDACTED, text)
-    text = _ASSIGN.sub(
-        lambda m: (
-            _value_sub(m)
-            if is_secret_name(m["name"]) and not m["name"].lower().endswith("authorization")
-            else m[0]
-        ),
+    text = _sub_values(
+        _ASSIGN,
         text,
+        lambda m: is_secret_name(m["name"]) and not m["name"].lower().endswith("authorization"),
     )
-    text = _FLAG.sub(lambda m: _value_sub(m) if is_secret_name(m["name"]) else m[0], text)
+    text = _sub_values(_FLAG, text, lambda m: is_secret_name(m["name"]))
     return _TOKENS.sub(REDACTED, text)
 
 
