@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import select
 import shutil
 import stat
 import subprocess
@@ -100,6 +101,7 @@ class SniffedStream:
 
 # A pipe (`--log <(journalctl …)`, `--log -`) can be endless: what is read of it is bounded.
 STREAM_CAP = 2 * 2**30
+FIFO_WAIT_S = 60
 
 
 class _Capped:
@@ -160,6 +162,13 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISSOCK(st.st_mode):
             raise LogReadError(f"cannot read log {p}: it is a device or socket, not a log file")
         if stat.S_ISFIFO(st.st_mode):
+            # wait for its writer's first bytes, but not for ever (a FIFO nobody writes to)
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(FIFO_WAIT_S * 1000):
+                raise LogReadError(
+                    f"cannot read log {p}: a FIFO nobody wrote to within {FIFO_WAIT_S} s"
+                )
             os.set_blocking(fd, True)
         try:
             head = f.read(SNIFF)
