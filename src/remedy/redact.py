@@ -41,7 +41,8 @@ _URL_CRED = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/\s@
 # unit files); the name is judged by is_secret_name
 _VALUE = r"""(?:\\"(?P<jq>(?:(?!\\").)*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>(?:[^\s'",;}\]\\]|\\.)+))"""
 _ASSIGN = re.compile(
-    r"""(?P<lead>(?<![A-Za-z0-9_.-])(?P<q>["']?))(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)"""
+    r"""(?P<lead>(?<![A-Za-z0-9_.-])(?P<q>\\?["']?))(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)"""
+    r"""(?:\\?["'])?"""
     r"(?P<sep>[ \t]*(?:=|:)[ \t]*)" + _VALUE
 )
 # --api-key X, --token=X, -password X (a command line, an ExecStart)
@@ -51,8 +52,8 @@ _FLAG = re.compile(
 )
 # Authorization: Bearer X / Basic X (an HTTP header in a curl line, a log, an ExecStart)
 _AUTH = re.compile(
-    r"(?i)(?P<head>\b(?:proxy-)?authorization\b[\"']?[ \t]*[:=][ \t]*[\"']?"
-    r"(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?)(?P<cred>[^\s\"',;]+)"
+    r"(?i)(?P<head>\b(?:proxy-)?authorization\b(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
+    r"(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?)(?P<cred>[^\s\"',;\\]+)"
 )
 _BEARER = re.compile(r"(?i)(?P<head>\bbearer[ \t]+)(?P<cred>[A-Za-z0-9._~+/=-]{8,})")
 # well-known token shapes, wherever they appear
