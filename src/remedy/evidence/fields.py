@@ -92,12 +92,12 @@ class Signal(BaseModel):
                 raise ValueError(f"where.{key}: invalid regex: {exc}") from None
         return v
 
-    def cites_only(self, repo: str) -> bool:
-        """True when every citation is a thread of ``repo`` (nothing upstream)."""
+    def learned_from(self, repo: str) -> bool:
+        """True when it cites a thread of ``repo`` and nothing upstream (code or docs): it was
+        learned from that repository's threads, so leave-one-repository-out drops it."""
         if self.source.repo or self.source.doc or self.source.path:
             return False
-        threads = _THREAD.findall(self.source.thread or "")
-        return bool(threads) and all(t == repo for t in threads)
+        return repo in _THREAD.findall(self.source.thread or "")
 
 
 @dataclass
@@ -156,7 +156,7 @@ def load_signals(
                 raise KnowledgeError(
                     f"signal {sig.id!r}: unknown signature {sid!r}", file=file, line=line
                 )
-        if exclude_repo and sig.cites_only(exclude_repo):
+        if exclude_repo and sig.learned_from(exclude_repo):
             continue
         out.append(sig)
     return out
