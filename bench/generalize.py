@@ -68,6 +68,11 @@ TUNED_AFTER: list[str] = [
     " source path names flash-attn/xformers/...: ostris/ai-toolkit#475, flash-attention#2168)",
     "after 69b691c: signature ld-needed-libcuda-not-found ('warning: libcuda.so.1, needed by"
     " ..., not found', ggml-org/llama.cpp#18022), predicted by toolkit-links-cudart",
+    "after 8d806c0 (round 2 misses): field signals that discount the arch-list rules when the"
+    " log never names FLASHINFER_/TORCH_CUDA_ARCH_LIST and torch's wheel rule when torch's"
+    " capability warning is absent (a bare 'no kernel image' ranks package-has-gpu-arch first);"
+    " signature arch-list-env-mentioned; driver-too-old with torch's 'found version N' ->"
+    " driver-supports-cuda",
 ]
 
 TOOLCHAIN_ENV = re.compile(

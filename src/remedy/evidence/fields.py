@@ -78,7 +78,9 @@ class Signal(BaseModel):
     signature: str
     where: dict[str, str] = Field(default_factory=dict)
     with_: list[str] = Field(default_factory=list, alias="with")
-    weight: float = Field(default=1.0, ge=0.0, le=5.0)
+    without: list[str] = Field(default_factory=list)
+    # negative: the line is weaker evidence for the rule when a precondition is not shown
+    weight: float = Field(default=1.0, ge=-1.0, le=5.0)
     excludes: list[str] = Field(default_factory=list)
     source: Source
 
@@ -151,7 +153,7 @@ def load_signals(
                 raise KnowledgeError(
                     f"signal {sig.id!r}: unknown rule {rid!r}", file=file, line=line
                 )
-        for sid in [sig.signature, *sig.with_]:
+        for sid in [sig.signature, *sig.with_, *sig.without]:
             if known_sigs is not None and sid not in known_sigs:
                 raise KnowledgeError(
                     f"signal {sig.id!r}: unknown signature {sid!r}", file=file, line=line
@@ -169,7 +171,7 @@ def apply_signals(signals: list[Signal], symptoms: list[Symptom]) -> SignalResul
     present = {s.signature for s in symptoms}
     views = [fields_of(s) for s in symptoms]
     for sig in signals:
-        if any(w not in present for w in sig.with_):
+        if any(w not in present for w in sig.with_) or any(w in present for w in sig.without):
             continue
         hit = False
         for i, s in enumerate(symptoms):
