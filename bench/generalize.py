@@ -58,7 +58,7 @@ SPLIT_DATE = "2025-06-01"
 BEFORE_REF = "2fdae7f"  # the branch's starting commit (main at the time)
 # Frozen rounds: 69b691c was written from pre-split threads only; each later ref is the
 # knowledge after a tuning round, evaluated on post-split threads collected after it.
-FROZEN_REFS: list[str] = ["69b691c", "8d806c0"]
+FROZEN_REFS: list[str] = ["69b691c", "8d806c0", "e9c0621"]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
     "after 69b691c: signature glibc-math-exception-spec also matches the message wrapped after"
