@@ -83,7 +83,8 @@ def hypotheses_from_log(
 
     Ties are broken by evidence, never by rule id first: more independent lines, then more
     distinct specific signatures. ``confidence`` is the hypothesis's share of all the evidence
-    (1.0 when it is the only explanation); ``settle_with`` is the fact that would confirm it.
+    times its strength score/(score+1) (one line unique to the rule alone: 0.5; it grows with
+    independent lines and field matches); ``settle_with`` is the fact that would confirm it.
     confirm_with is rendered with the partial facts the symptoms assert, and distinguishes_from
     names, for every close hypothesis that shares evidence, the fact that would tell them apart."""
     if signals is None:
@@ -134,7 +135,8 @@ def hypotheses_from_log(
                 score=round(sc, 3),
                 evidence=evidence[rid],
                 confirm_with=confirm,
-                confidence=round(sc / total, 3),
+                # share of the evidence x its strength: one specific line alone is 50%
+                confidence=round((sc / total) * (sc / (sc + 1.0)), 3),
                 support_lines=len({(symptoms[i].source, symptoms[i].line) for i in evidence[rid]}),
                 matched_fields=list(sig_res.matched.get(rid, [])),
                 settle_with=confirm[0] if confirm else None,
