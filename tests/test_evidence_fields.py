@@ -71,6 +71,7 @@ SHAPES = [
     ("toolkit-knows-target-archs/2.log", "toolkit-knows-target-archs", "arch-supported-by-toolkit"),
     ("arch-supported-by-toolkit/2.log", "arch-supported-by-toolkit", "toolkit-knows-target-archs"),
     ("package-has-gpu-arch/3.log", "package-has-gpu-arch", "torch-arch-list-covers-gpu"),
+    ("cccl-complete/2.log", "cccl-complete", None),
 ]
 
 
