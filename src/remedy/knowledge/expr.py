@@ -172,7 +172,9 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
         raise KnowledgeError(
             f"{what}: bad expression {src!r}: {exc.message}", file=file, line=line
         ) from None
-    return TemplateExpression(tmpl, False)
+    out = TemplateExpression(tmpl, False)
+    out.remedy_source_text = src  # type: ignore[attr-defined]  # the names it reads: evaluate.py
+    return out
 
 
 def compile_template(src: str, *, file: str | None, line: int | None, what: str):
