@@ -350,12 +350,14 @@ for g in range(max(1, n // 100)):
 lines.append("[gpus:children]")
 lines += [f"rack{g:03d}" for g in range(max(1, n // 100))]
 text = "\n".join(lines) + "\n"
-t = time.perf_counter()
-inv = parse_inventory(text, "bench.ini")
-t_parse = time.perf_counter() - t
-t = time.perf_counter()
-sel = inv.select("gpus:!rack000:&gpus")
-t_sel = time.perf_counter() - t
+t_parse = t_sel = float("inf")
+for _ in range(3):  # best of 3: the machine is shared
+    t = time.perf_counter()
+    inv = parse_inventory(text, "bench.ini")
+    t_parse = min(t_parse, time.perf_counter() - t)
+    t = time.perf_counter()
+    sel = inv.select("gpus:!rack000:&gpus")
+    t_sel = min(t_sel, time.perf_counter() - t)
 print(json.dumps({"parse": t_parse, "select": t_sel, "hosts": len(inv.hosts), "selected": len(sel),
                   "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
