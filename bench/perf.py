@@ -328,7 +328,7 @@ def startup_bench(args: argparse.Namespace, env: dict[str, str]) -> None:
         w = med([t[0] for t in ts])
         print(
             f"start-up {k:50s} {w * 1000:7.0f} ms  ({w / base:5.1f}x python -c pass)"
-            f"  RSS {med([t[2] for t in ts]) / 1024:4.0f} MiB"
+            f"  cpu {med([t[1] for t in ts]) * 1000:5.0f} ms  RSS {med([t[2] for t in ts]) / 1024:4.0f} MiB"
         )
 
 

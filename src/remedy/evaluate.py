@@ -94,28 +94,23 @@ _CONSTANT = frozenset({"c"})
 
 def _rule_names(kb: Knowledge) -> dict[str, frozenset[str]]:
     """Per rule, the context names its when/holds/subject expressions read (cached on kb)."""
-    names = getattr(kb, "_rule_names", None)
+    hit = _RULE_NAMES.get(id(kb))
+    names = hit[1] if hit is not None and hit[0] is kb else None
     if names is None:
-        import jinja2.meta
-
         names = {}
         for rid, cr in kb.rules.items():
             used: set[str] = set()
             for expr in (cr.when, cr.holds, cr.subject):
-                tmpl = getattr(expr, "_template", None)
-                src = getattr(expr, "remedy_source_text", None)
-                if tmpl is None or src is None:
-                    used.add("facts")  # unknown: depends on everything
-                    continue
-                try:
-                    ast = tmpl.environment.parse("{{ (" + src + ") }}")
-                except Exception:
-                    used.add("facts")
-                    continue
-                used |= jinja2.meta.find_undeclared_variables(ast)
+                got = getattr(expr, "remedy_names", None)
+                used |= got if got is not None else {"facts"}  # unknown: reads everything
             names[rid] = frozenset(used)
-        kb._rule_names = names  # type: ignore[attr-defined]
+        if len(_RULE_NAMES) > 8:
+            _RULE_NAMES.clear()
+        _RULE_NAMES[id(kb)] = (kb, names)
     return names
+
+
+_RULE_NAMES: dict[int, tuple[Knowledge, dict[str, frozenset[str]]]] = {}
 
 
 class _Unchanged:
