@@ -219,7 +219,27 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
         raise KnowledgeError(
             f"{what}: bad expression {src!r}: {exc.message}", file=file, line=line
         ) from None
-    return TemplateExpression(tmpl, False)
+    out = TemplateExpression(tmpl, False)
+    out.remedy_names = _names(src)  # type: ignore[attr-defined]  # what it reads: evaluate.py
+    return out
+
+
+def _names(src: str) -> frozenset[str]:
+    """The context names an expression reads, kept in the code cache next to its code."""
+    import hashlib
+
+    from jinja2 import meta
+
+    global _CODE_DIRTY
+    key = "names:" + hashlib.sha256(src.encode()).hexdigest()
+    names = _CODE.get(key)
+    if not isinstance(names, tuple):
+        node = _expression_node(src)
+        node.set_environment(ENV)
+        names = tuple(sorted(meta.find_undeclared_variables(node)))
+        _CODE[key] = names
+        _CODE_DIRTY = True
+    return frozenset(names)
 
 
 def compile_template(src: str, *, file: str | None, line: int | None, what: str):

@@ -8,6 +8,11 @@ loading knowledge never executes code.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -135,7 +140,65 @@ def read_utf8(
 
 
 def load_yaml(path: str | Path) -> Any:
-    return load_yaml_text(read_utf8(path), str(path))
+    """A data file, parsed; a file parsed before (same bytes) comes from the parse cache."""
+    text = read_utf8(path)
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    cache = _parse_cache()
+    blob = cache.get(key)
+    if isinstance(blob, bytes):
+        try:
+            return marshal.loads(blob)  # fresh objects on every load: callers may change them
+        except (ValueError, EOFError, TypeError):
+            pass
+    data = load_yaml_text(text, str(path))
+    try:
+        cache[key] = marshal.dumps(data)
+    except ValueError:  # a type marshal cannot hold (a YAML timestamp): not cached
+        return data
+    _save_parse_cache(cache, key)
+    return data
+
+
+# Parsing the knowledge YAML with line marks took ~100 ms of every command's start-up;
+# loading its marshalled result takes ~2 ms. Entries are keyed by the text's SHA-256, so an
+# edited file is simply parsed again.
+_PARSED: dict[str, Any] | None = None
+_KEEP = 64
+
+
+def _parse_cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tag = f"yaml{yaml.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
+    return os.path.join(base, "remedy", f"parsed-{tag}.marshal")
+
+
+def _parse_cache() -> dict[str, Any]:
+    global _PARSED
+    if _PARSED is None:
+        _PARSED = {}
+        try:
+            with open(_parse_cache_path(), "rb") as f:
+                data = marshal.load(f)
+            if isinstance(data, dict):
+                _PARSED.update(data)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    return _PARSED
+
+
+def _save_parse_cache(cache: dict[str, Any], newest: str) -> None:
+    """Write the cache atomically (newest entries kept); failures are harmless."""
+    keep = dict(list((k, v) for k, v in cache.items() if k != newest)[-(_KEEP - 1) :])
+    keep[newest] = cache[newest]
+    path = _parse_cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".parsed-")
+        with os.fdopen(fd, "wb") as f:
+            marshal.dump(keep, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def strip_lines(obj: Any) -> Any:
