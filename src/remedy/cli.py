@@ -109,6 +109,15 @@ ForksOpt = Annotated[
 ]
 
 
+ReportOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--report",
+        metavar="FILE",
+        help="Also draw it: FILE.html (self-contained page, inline SVG) or FILE.md (Mermaid).",
+    ),
+]
+
 TakeOverOpt = Annotated[
     str | None,
     typer.Option(
@@ -305,6 +314,7 @@ def plan(
             help="Or the command that starts the server (final launch probe).",
         ),
     ] = None,
+    report: ReportOpt = None,
     inventory: InventoryOpt = None,
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
@@ -321,8 +331,9 @@ def plan(
       remedy plan --facts host.json --log server.log --out plan.json
       remedy plan --host gpu01 --json
       remedy plan --inventory hosts.ini --limit 'gpu:!gpu07' --json
+      remedy plan --example seed-sm120-pip-cu13 --report chain.html
     """
-    fleet = _fleet(inventory, limit, forks, example, facts, host, log, out, markdown)
+    fleet = _fleet(inventory, limit, forks, example, facts, host, log, out, markdown, report)
     if fleet is not None:
         from remedy.fleet.commands import fleet_plan
 
@@ -341,6 +352,10 @@ def plan(
     p = make_plan(kb, f, symptoms, wrappers=wrappers)
     if out:
         _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
+    if report:
+        from remedy.report.files import plan_report, report_format
+
+        _write_out(report, redact_text(plan_report(p, report_format(report))))
     if json_:
         _emit_json(p.model_dump_json(indent=2))
     elif markdown:
@@ -482,6 +497,7 @@ def impact(
     fail_on_breakage: Annotated[
         bool, typer.Option("--fail-on-breakage", help="Exit 1 if any consumer would break.")
     ] = False,
+    report: ReportOpt = None,
 ) -> None:
     """Blast radius of an environment change, before anyone makes it.
 
@@ -496,6 +512,7 @@ def impact(
       remedy impact CUDA_HOME=/usr/local/cuda-13.0 --example seed-sm120-system-cuda128
       remedy impact --unit sglang-k26.service --set CUDA_HOME=/dev/null --host gpu01
       remedy impact --unit sglang.service --unset FLASHINFER_NVCC --local --json
+      remedy impact CUDA_HOME=/dev/null --report blast.html
     """
     from remedy.impact import analyse, parse_assignment, parse_name
     from remedy.knowledge.loader import load_knowledge
@@ -509,12 +526,18 @@ def impact(
     if not changes:
         raise InputError("nothing to analyse: give VAR=VALUE (or --set/--unset with --unit)")
     if unit:
-        _impact_unit_cmd(unit, changes, example, facts, host, local, json_, fail_on_breakage)
+        _impact_unit_cmd(
+            unit, changes, example, facts, host, local, json_, fail_on_breakage, report
+        )
         return
     if set_ or local:
         raise InputError("--set and --local go with --unit (without it: VAR=VALUE, --unset VAR)")
     f, _ = _load_facts(example, facts, host, required=False)
     rep = analyse(load_knowledge(), changes, f)
+    if report:
+        from remedy.report.files import impact_report, report_format
+
+        _write_out(report, redact_text(impact_report(rep, report_format(report))))
     if json_:
         _emit_json(rep.model_dump_json(indent=2))
     else:
@@ -532,6 +555,7 @@ def _impact_unit_cmd(
     local: bool,
     json_: bool,
     fail_on_breakage: bool,
+    report: Path | None = None,
 ) -> None:
 
     from remedy.knowledge.functions import dropin_name
@@ -564,6 +588,11 @@ def _impact_unit_cmd(
     from remedy.interrupts import run_interruptible
 
     imp = run_interruptible(go)
+    if report and imp.impact is not None:
+        from remedy.report.files import impact_report, report_format
+
+        title = f"remedy impact — {unit} on {imp.host}"
+        _write_out(report, redact_text(impact_report(imp.impact, report_format(report), title)))
     if json_:
         _emit_json(imp.model_dump_json(indent=2))
     else:
@@ -1324,6 +1353,39 @@ def export(
         _write_out(out, text)
     else:
         sys.stdout.write(text)
+
+
+@app.command(name="report")
+def report_cmd(
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="JSON",
+            help="A saved plan, `impact --json` or `--inventory --json` output; - for stdin.",
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", metavar="FILE", help="FILE.html or FILE.md."),
+    ],
+) -> None:
+    """Draw a saved plan, impact report or fleet report as HTML (inline SVG) or markdown.
+
+    \b
+    Examples:
+      remedy report plan.json --out plan.html
+      remedy run --inventory hosts.ini --yes --json > fleet.json; remedy report fleet.json -o fleet.html
+    """
+    from remedy.report.files import report_format, report_from_json
+
+    fmt = report_format(out)
+    name = "stdin" if source == "-" else source
+    _write_out(out, redact_text(report_from_json(_read_plan_file(source), name, fmt)))
+
+
+from remedy.knowledge_cli import knowledge_app  # noqa: E402  (its own module; imports little)
+
+app.add_typer(knowledge_app, name="knowledge")
 
 
 @app.command(name="check")
