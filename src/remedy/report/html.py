@@ -20,7 +20,7 @@ GAP_X = 90  # between layers
 LINE_H = 15
 PAD = 8
 GAP_Y = 14
-CHARS = 34  # characters per label line at 12px in a 250px box
+CHARS = 31  # characters per label line at 12px monospace in a 250px box
 MAX_LINES = 4
 
 FILL = {"bad": "#fde2e1", "ok": "#dff3e4", "warn": "#fff1cc", "info": "#e8eefc"}
