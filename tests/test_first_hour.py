@@ -404,3 +404,53 @@ def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     assert "test_leaves_tmp left files behind" in out and "/left-" in out
     assert "test_leaves_cwd left files behind" in out and "left-here" in out
     (tmp_path / "left-here").unlink()
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+
+def test_progress_goes_to_a_terminal_stderr_and_json_stays_clean():
+    """`facts --local --json` with stderr on a terminal: a spinner with the elapsed time there,
+    one clean JSON document on stdout."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS="100", TERM="xterm")
+    env.pop("REMEDY_NO_PROGRESS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "remedy", "facts", "--local", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    out, _ = proc.communicate(timeout=300)
+    os.close(master)
+    assert proc.returncode == 0, seen[-2000:]
+    doc = json.loads(out)  # nothing but the document on stdout
+    assert doc["host"]
+    assert b"collecting facts from this machine" in seen
+    assert re.search(rb"0:00:\d\d", seen), seen[-500:]  # the elapsed time
+
+
+def test_shell_completion_is_typer_s():
+    env = dict(os.environ, _REMEDY_COMPLETE="complete_bash", COMP_WORDS="remedy pl", COMP_CWORD="1")
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "remedy")], env=env, capture_output=True, timeout=60
+    )
+    assert r.stdout.decode().split() == ["plan"], (r.stdout, r.stderr)

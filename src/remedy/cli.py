@@ -223,8 +223,10 @@ def _collect(host: str, local: bool = False) -> Any:
             await t.close()
 
     from remedy.interrupts import run_interruptible
+    from remedy.report.progress import activity
 
-    return run_interruptible(go)
+    with activity(f"collecting facts from {'this machine' if local else host}"):
+        return run_interruptible(go)
 
 
 def _load_facts(
