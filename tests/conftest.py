@@ -144,7 +144,6 @@ DOCUMENTED_SKIPS = (
     "this interpreter has flashinfer installed",
     "root reads everything",
     "(not root)",
-    "not root",
 )
 
 
