@@ -138,8 +138,9 @@ def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) 
     if any(others):
         raise InputError(
             "--inventory names the hosts: give no host, --local, --example, "
-            "--facts, --host, --plan, --out, --markdown, --log FILE (plan) or "
-            "--break-lock with it"
+            "--facts, --host, --plan, --out, --markdown, --report, --log FILE (plan) or "
+            "--break-lock with it",
+            hint="a fleet's report: --json > fleet.json, then remedy report fleet.json -o fleet.html",
         )
     from remedy.fleet.commands import FleetTarget
 
