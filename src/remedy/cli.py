@@ -29,6 +29,7 @@ import typer
 from remedy.errors import InputError, RemedyError
 from remedy.helptext import exit_code_epilog
 from remedy.redact import redact_text
+from remedy.report.safe import term
 
 app = typer.Typer(
     add_completion=True,
@@ -284,8 +285,8 @@ def examples(json_: JsonOpt = False) -> None:
         return
     con = _console()
     for e in exs.values():
-        con.print(f"[bold cyan]{e.name}[/]  {e.title}")
-        con.print(f"  [dim]{e.description}[/]")
+        con.print(f"[bold cyan]{term(e.name)}[/]  {term(e.title)}")
+        con.print(f"  [dim]{term(e.description)}[/]")
 
 
 @app.command()
@@ -840,8 +841,8 @@ def _finish_run(
             report.outcome, "red"
         )
         con.print(
-            f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
-            + (f": {report.message}" if report.message else ""),
+            f"[{colour} bold]{report.outcome}[/] run {term(report.run_id)} on {term(report.host)}"
+            + (f": {term(report.message)}" if report.message else ""),
             markup=True,
             highlight=False,
         )

@@ -90,6 +90,11 @@ class CommandTimeout(TransportError):
     pass
 
 
+class OutputTooLarge(TransportError):
+    """A host command printed more than remedy keeps (its process was killed): a command's
+    output is data from the host and must not exhaust this machine's memory."""
+
+
 class ConnectionDropped(TransportError):
     pass
 

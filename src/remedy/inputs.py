@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from remedy.errors import InputError, UnknownExample
 from remedy.fileread import TooLarge, read_limited
 from remedy.model import Facts, SuspiciousLine, Symptom
+from remedy.redact import redact_facts
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
@@ -106,9 +107,10 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
     if not isinstance(data, dict):
         raise InputError(f"{p}: facts must be a mapping, got {type(data).__name__}")
     try:
-        return Facts.model_validate(data)
+        facts = Facts.model_validate(data)
     except ValidationError as exc:
         raise InputError(f"{p}: invalid facts: {_validation_message(exc)}") from None
+    return redact_facts(facts)  # before anything digests them
 
 
 def scan_logs(paths: list[str | Path]) -> tuple[list[Symptom], list[SuspiciousLine], set[str]]:

@@ -12,6 +12,16 @@ from remedy.model import Diagnosis, Plan, Symptom
 from remedy.report.wrap import Prose, whole
 
 
+def _evidence_cell(h: Any) -> str:
+    """Lines and field matches behind a hypothesis (why it ranks where it does)."""
+    lines = getattr(h, "support_lines", 0)
+    out = f"{lines} line{'s' if lines != 1 else ''}"
+    fields = getattr(h, "matched_fields", [])
+    if fields:
+        out += "; " + ", ".join(fields[:2])
+    return out
+
+
 def _symptom_line(s: Symptom) -> str:
     where = f"{s.source}:{s.line}"
     return f"[bold]{escape(s.signature)}[/] [dim]{escape(where)}[/]  {escape(s.text[:160])}"
@@ -188,15 +198,25 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
             t.add_column("#")
             t.add_column("cause")
             t.add_column("score")
+            t.add_column("confidence")
+            t.add_column("evidence")
             t.add_column("confirm with")
             for i, h in enumerate(diag.hypotheses[:8], 1):
                 t.add_row(
                     str(i),
                     escape(f"{h.rule}: {h.message}"),
                     f"{h.score:.2f}",
+                    f"{h.confidence:.0%}",
+                    escape(_evidence_cell(h)),
                     escape("; ".join(h.confirm_with[:2])),
                 )
             console.print(t)
+            top = diag.hypotheses[0]
+            if top.settle_with:
+                console.print(
+                    f"[bold]Would settle it[/] ({top.confidence:.0%} on {escape(top.rule)}): "
+                    + escape(top.settle_with)
+                )
         else:
             console.print("[yellow]No known failure matches this log.[/]")
     if diag.unexplained and not diag.findings:

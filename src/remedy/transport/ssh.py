@@ -35,9 +35,12 @@ from remedy.errors import (
     HostKeyRejected,
     HostUnreachable,
     InputError,
+    OutputTooLarge,
     TransportError,
 )
 from remedy.transport.base import (
+    OUTPUT_CAP,
+    STDERR_CAP,
     Command,
     CommandResult,
     LineSplitter,
@@ -237,6 +240,7 @@ class _Session(asyncssh.SSHClientSession):  # type: ignore[type-arg]
         self.closed = asyncio.Event()
         self.lost: Exception | None = None
         self.lines: deque[bytes] | None = deque() if lines else None
+        self.overflow: str | None = None
         self.more = asyncio.Event()
         self._splitter = LineSplitter()
         self._errbuf = bytearray()
@@ -249,10 +253,21 @@ class _Session(asyncssh.SSHClientSession):  # type: ignore[type-arg]
             self.more.set()
         else:
             self.out += data
+            if len(self.out) > OUTPUT_CAP:
+                self._overflow(f"stdout past {OUTPUT_CAP >> 20} MiB")
+
+    def _overflow(self, what: str) -> None:
+        """Stop keeping output; run() kills the command and raises OutputTooLarge."""
+        self.overflow = what
+        del self.out[OUTPUT_CAP:]
+        del self.err[STDERR_CAP:]
+        self.closed.set()
 
     def _stderr(self, data: bytes) -> None:
         if self.pid is not None:
             self.err += data
+            if len(self.err) > STDERR_CAP:
+                self._overflow(f"stderr past {STDERR_CAP >> 20} MiB")
             return
         self._errbuf += data
         m = _PID_RE.search(self._errbuf)
@@ -526,6 +541,12 @@ class SSHTransport:
             except BaseException:
                 await asyncio.shield(self._abort(chan, sess))
                 raise
+            if sess.overflow:
+                await asyncio.shield(self._abort(chan, sess))
+                raise OutputTooLarge(
+                    f"{self.target}: {describe(argv_or_script)} printed {sess.overflow}; "
+                    "it was killed (remedy keeps a host command's output bounded)"
+                )
             if not sess.finished:
                 self._conn = None
                 raise ConnectionDropped(
@@ -546,7 +567,18 @@ class SSHTransport:
             raise file_error(path, r.stderr)
 
     async def get(self, path: str, *, timeout: float = 60) -> bytes:
-        r = await self.run(["cat", "--", path], timeout=timeout)
+        # a regular file only (a FIFO would block, a device never end), at most OUTPUT_CAP
+        r = await self.run(
+            [
+                "sh",
+                "-c",
+                '[ -f "$1" ] || { echo "$1: not a regular file" >&2; exit 1; }; '
+                f'exec head -c {OUTPUT_CAP} -- "$1"',
+                "sh",
+                path,
+            ],
+            timeout=timeout,
+        )
         if r.exit_status != 0:
             raise file_error(path, r.stderr)
         return r.stdout
@@ -650,7 +682,7 @@ trap 'rm -f -- "$t"' EXIT
 cat > "$t"
 chmod "$2" "$t"
 sync -- "$t" 2>/dev/null || sync
-mv -f -- "$t" "$1"
+mv -fT -- "$t" "$1"  # -T: a link or directory at $1 is replaced, never entered
 trap - EXIT
 sync -- "$d" 2>/dev/null || true
 """
