@@ -79,7 +79,11 @@ class HostUnreachable(TransportError):
 
 
 class HostKeyRejected(TransportError):
-    pass
+    """Unknown or changed host key: its own exit code (outcomes: host-key-rejected), since
+    the host answered and waiting will not help."""
+
+    exit_code = 8
+    label = "host key"
 
 
 class CommandTimeout(TransportError):

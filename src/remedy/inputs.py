@@ -68,7 +68,9 @@ def _validation_message(exc: ValidationError) -> str:
     return f"{loc}: {err['msg']}{more}"
 
 
-def load_facts_file(path: str | Path) -> Facts:
+def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
+    """Facts from a file; a saved plan is refused unless ``plan_ok`` (it carries facts, but
+    given as --facts it is almost always the wrong file: the plan's facts are old news)."""
     p = Path(path)
     try:
         raw = read_limited(p)
@@ -95,6 +97,12 @@ def load_facts_file(path: str | Path) -> Facts:
         )
         raise InputError(f"{p} is not valid JSON/YAML{where}") from None
     if isinstance(data, dict) and "facts" in data and "steps" in data:
+        if not plan_ok:
+            raise InputError(
+                f"{p} is a saved remedy plan, not a facts file",
+                hint="give the host's facts (`remedy facts HOST --json > host.json`), "
+                "or apply the plan with `remedy run HOST --plan " + str(p) + "`",
+            )
         data = data["facts"]  # a saved plan carries its facts
     if not isinstance(data, dict):
         raise InputError(f"{p}: facts must be a mapping, got {type(data).__name__}")

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shlex
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
@@ -402,11 +403,16 @@ class SSHTransport:
                     asyncssh.connect(self._t.host, **kwargs), self.connect_timeout + 1
                 )
             except asyncssh.HostKeyNotVerifiable as exc:
-                raise HostKeyRejected(
-                    f"{name}: {self._key_problem or exc}",
-                    hint="remedy --accept-new records an unknown key; a changed key is never "
-                    "accepted",
-                ) from None
+                problem = self._key_problem or str(exc)
+                hint = "a changed key is never accepted: check it out of band"
+                if problem.startswith("unknown host key"):
+                    port = f"-p {self._port} " if self._port and self._port != 22 else ""
+                    hint = (
+                        f"check the fingerprint, then either `ssh-keyscan {port}{shlex.quote(self._t.host)}"
+                        " >> ~/.ssh/known_hosts` or run remedy once with --accept-new "
+                        "(`remedy --accept-new ...`, records it)"
+                    )
+                raise HostKeyRejected(f"{name}: {problem}", hint=hint) from None
             except asyncssh.KeyExchangeFailed as exc:
                 if self._known_hosts.matching(self._t.host, self._t.host, self._port):
                     raise HostKeyRejected(
