@@ -345,20 +345,11 @@ def plan(
 
 
 def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
-    """The user says how the server runs; facts alone cannot know it."""
-    if service and launch:
-        raise InputError("give --service or --launch, not both")
-    if service:
-        if not any(s.name == service for s in f.services):
-            raise InputError(
-                f"no unit {service!r} in the host's facts",
-                hint="units seen: " + (", ".join(s.name for s in f.services) or "none"),
-            )
-        f.workload.service = service
-    if launch:
-        f.workload.launch = launch
-        f.workload.service = None
-    return f
+    """The user says how the server runs, or remedy finds which consumers fail (remedy.scope)."""
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.scope import with_scopes
+
+    return with_scopes(load_knowledge(), f, service=service, launch=launch)
 
 
 @app.command()
@@ -704,11 +695,22 @@ def _print_facts(f: Any) -> None:
         con.print(f"  [dim]note: {escape(n)}[/]")
 
 
-def _transport(host: str | None, local: bool) -> Any:
+def _transport(host: str | None, local: bool, inventory: Path | None = None) -> Any:
     from remedy.transport import open_transport
 
     if not host and not local:
         raise InputError("say which host, or --local")
+    if inventory is not None:
+        if local or not host:
+            raise InputError("--inventory names the host's connection: give its name, not --local")
+        from remedy.fleet.commands import inventory_transport
+
+        return inventory_transport(
+            inventory,
+            host,
+            ssh_config=str(State.ssh_config) if State.ssh_config else None,
+            accept_new=State.accept_new,
+        )
     return open_transport(
         host or "localhost",
         local=local,
@@ -809,9 +811,12 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
         _emit_json(json.dumps(data, indent=2, default=str))
     else:
         con = _console()
-        colour = {"fixed": "green", "nothing-to-do": "green", "rolled-back": "yellow"}.get(
-            report.outcome, "red"
-        )
+        colour = {
+            "fixed": "green",
+            "nothing-to-do": "green",
+            "rolled-back": "yellow",
+            "applied-restart-pending": "yellow",
+        }.get(report.outcome, "red")
         con.print(
             f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
             + (f": {report.message}" if report.message else ""),
@@ -837,6 +842,12 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
             con.print(
                 f"  verify {v['consumer']}: {v['probe']} "
                 f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}",
+                markup=False,
+                highlight=False,
+            )
+        if getattr(report, "restart_pending", None):
+            con.print(
+                "  restart pending (not proven running): " + " ".join(report.restart_pending),
                 markup=False,
                 highlight=False,
             )
@@ -1154,6 +1165,10 @@ def resume(
     log_file: RunLogOpt = None,
     verify: VerifyOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
 ) -> None:
     """Finish an interrupted run from the journal on the host (or roll it back).
 
@@ -1168,7 +1183,7 @@ def resume(
     """
     _check_verify(verify)
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy resume {t.host}" + (" --rollback" if rollback_ else ""))
 
@@ -1193,6 +1208,10 @@ def rollback(
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
 ) -> None:
     """Undo a finished run: every step restored from its checkpoint, newest first.
 
@@ -1202,7 +1221,7 @@ def rollback(
     Example: remedy rollback gpu01 3f2a9c1d0e4b
     """
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy rollback {t.host}" + (f" {run_id}" if run_id else ""))
 

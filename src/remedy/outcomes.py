@@ -20,6 +20,8 @@ OUTCOME_EXIT: dict[str, int] = {
     "unreachable": 4,
     "interrupted": 4,
     "error": 2,
+    # fleet only: a host the rollout never started (untouched); the stop says why (7)
+    "skipped": 13,
 }
 
 # a fleet rollout that stopped before every host was tried (error budget, canary, signal)
