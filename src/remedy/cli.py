@@ -1018,7 +1018,10 @@ def run(
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
     Without --plan it collects facts, plans, shows the preview and asks (or --yes).
-    Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back (or no complete plan) ·
+    Without --service, the units whose ExecStart runs SGLang/a JIT build and fail under their
+    own environment get drop-ins, the login shell profile.d if it fails too (remedy.scope).
+    Exit: 0 fixed (a unit in scope: restarted, active and ready) · 10 nothing to do · 11
+    applied, units still to restart (--verify cheap) · 3 failed and rolled back (or no complete plan) ·
     5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
     keeps the lock: `remedy resume`) · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM:
     the step is stopped where it stands, the lock kept for `remedy resume`).
@@ -1039,8 +1042,9 @@ def run(
     a record per host) at the end; progress on stderr. A first Ctrl-C/SIGTERM stops new
     starts (hosts in flight finish), a second stops those too. Fleet exit, worst first: 6 a
     host needs attention · 128+N a signal · 7 stopped (canary failed / error budget spent) · 3 a host rolled back or has
-    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 0
-    all fixed or fine · 10 nothing to do anywhere.
+    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 11
+    a host's units still to restart · 0 all fixed or fine · 10 nothing to do anywhere; a
+    skipped host's own record is 13. Per host, `remedy_services` in the inventory names units.
     """
     fleet = _fleet(inventory, limit, forks, host, local, plan_file, break_lock)
     if fleet is not None:

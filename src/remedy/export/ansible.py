@@ -122,6 +122,16 @@ def _changed(reg: str) -> str:
     return f"{reg} is defined and {reg} is changed"
 
 
+def system_python(facts: dict[str, Any]) -> str:
+    """The interpreter Ansible's modules run with: the system python the facts found
+    (prefix /usr, else /usr/local), else Debian's and RHEL's /usr/bin/python3."""
+    prefixes = {posixpath.normpath(p["path"]) for p in facts.get("pythons", []) if p.get("path")}
+    for prefix in ("/usr", "/usr/local"):
+        if prefix in prefixes:
+            return f"{prefix}/bin/python3"
+    return "/usr/bin/python3"
+
+
 def _python_env(facts: dict[str, Any], path: str) -> dict[str, Any] | None:
     norm = posixpath.normpath(path)
     return next(
@@ -378,7 +388,11 @@ def env_step(ctx: Ctx) -> Mapped:
     """A variable of the server's environment: a systemd drop-in (one per variable, as
     remedy writes it) for a service, a /etc/profile.d file for a shell-launched server."""
     env, unset = _env_effects(ctx)
-    unit = ctx.plan.target.service
+    from remedy.scope import LOGIN_SHELL
+
+    # the environment the step was planned in (remedy.scope), else the plan's workload
+    scope = ctx.step.scope
+    unit = None if scope == LOGIN_SHELL else (scope or ctx.plan.target.service)
     if unit:
         var = next(iter(env), None) or unset[0]
         from remedy.knowledge.functions import dropin_name
@@ -770,10 +784,14 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         {"name": "remedy: systemd daemon-reload",
          "ansible.builtin.systemd": {"daemon_reload": True}},
     ]  # fmt: skip
-    if plan.target.service:
+    from remedy.executor.services import units_in_scope
+
+    units = units_in_scope(plan) or ([plan.target.service] if plan.target.service else [])
+    if units:
         handlers.append({
             "name": "remedy: restart the service",
-            "ansible.builtin.systemd": {"name": U(plan.target.service), "state": "restarted"},
+            "ansible.builtin.systemd": {"name": "{{ item }}", "state": "restarted"},
+            "loop": U(units),
             "when": "remedy_restart | bool",
         })  # fmt: skip
     else:
@@ -784,6 +802,9 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         "hosts": U(hosts),
         "gather_facts": False,
         "vars": {
+            # the host's system python from the plan's facts, never Ansible's discovery
+            # (which can pick a venv's python from PATH, as it did on seed-chain-b)
+            "ansible_python_interpreter": U(system_python(plan.facts.model_dump())),
             "remedy_restart": True,  # restart the service after its drop-ins changed
             "remedy_verify": True,  # run remedy's probes after the steps
             "remedy_plan": U(
