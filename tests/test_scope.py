@@ -277,9 +277,28 @@ def test_exported_playbook_pins_the_system_python_from_the_facts(kb, tmp_path):
     assert "/usr" not in pys
     assert play["vars"]["ansible_python_interpreter"] == "/usr/bin/python3"
     restart = next(h for h in play["handlers"] if h["name"] == "remedy: restart the service")
-    assert restart["loop"] == [UNIT]
+    assert restart["ansible.builtin.systemd"] == {"name": UNIT, "state": "restarted"}
     f = seed002()
     f.pythons.append(f.pythons[0].model_copy(update={"path": "/usr/local", "packages": {}}))
     p = make_plan(kb, with_scopes(kb, f))
     text = export_plan(p, "ansible", verify="cheap", hosts="all")
     assert "ansible_python_interpreter: !unsafe '/usr/local/bin/python3'" in text
+
+
+def test_exported_playbook_waits_for_readiness_and_says_the_outcome(kb):
+    from remedy.export import export_plan
+
+    p = make_plan(kb, with_scopes(kb, seed002()))
+    play = yaml.safe_load(
+        export_plan(p, "ansible", verify="cheap", hosts="all")
+        .replace("!unsafe ", "")
+        .split("\n---\n", 1)[1]
+    )[0]
+    main = next(t for t in play["tasks"] if t["name"] == "remedy: apply and verify")["block"]
+    wait = next(t for t in main if "ansible.builtin.uri" in t)
+    assert wait["ansible.builtin.uri"]["url"] == "http://127.0.0.1:30000/health"
+    assert wait["until"] == "remedy_health.status == 200"
+    assert play["vars"]["remedy_units"] == [UNIT]
+    outcome = next(t for t in play["tasks"] if t["name"] == "remedy: outcome")
+    msg = outcome["ansible.builtin.debug"]["msg"]
+    assert "'fixed: '" in msg and "'applied-restart-pending: restart '" in msg

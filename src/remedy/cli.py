@@ -1133,7 +1133,9 @@ def run(
                 from remedy.interrupts import prompting
 
                 with prompting():
-                    ok = typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?")
+                    ok = typer.confirm(
+                        f"Apply these {len(p.steps)} step(s) to {t.host}{_restarts(p, verify)}?"
+                    )
                 if not ok:
                     from remedy.executor.runner import RunReport
 
@@ -1143,6 +1145,14 @@ def run(
             await t.close()
 
     _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _restarts(p: Any, verify: str | None) -> str:
+    """What the confirmation also agrees to: the units full verification restarts."""
+    from remedy.executor.services import units_in_scope
+
+    units = units_in_scope(p)
+    return f" and restart {', '.join(units)}" if units and verify != "cheap" else ""
 
 
 def _log_plan(log: _RunLog, p: Any) -> None:
