@@ -65,20 +65,25 @@ def test_consumer_of_known_launches_and_builds():
     assert kind("/usr/bin/python3 -m http.server") is None
 
 
-def test_no_unit_named_every_failing_consumer_unit_and_the_failing_shell(kb):
-    f = seed002()
-    assert choose_scopes(kb, f) == [UNIT, LOGIN_SHELL]
-    # --service still names one, and only that one
+def test_no_unit_named_the_failing_consumer_unit_is_the_scope(kb):
+    assert choose_scopes(kb, seed002()) == [UNIT]
+    # no unit runs a consumer: the server is started by hand, from the login shell
+    bare = seed002()
+    bare.services = []
+    assert choose_scopes(kb, bare) == [LOGIN_SHELL]
+    # --service still names one, and only that one; login-shell names the shell
     assert choose_scopes(kb, seed002(), service=UNIT) == [UNIT]
+    assert choose_scopes(kb, seed002(), services=[UNIT, LOGIN_SHELL]) == [UNIT, LOGIN_SHELL]
     assert choose_scopes(kb, seed002(), launch="python -m sglang.launch_server") == [LOGIN_SHELL]
     with pytest.raises(InputError, match="no unit 'other.service'"):
         choose_scopes(kb, seed002(), services=["other"])
 
 
-def test_a_unit_that_passes_is_not_in_scope_and_a_passing_shell_neither(kb):
+def test_a_passing_unit_means_nothing_to_do_though_the_shell_would_fail(kb):
     f = seed002()
     cu13 = "/usr/local/cuda-13.0"
-    # a host where the unit already works: only the (failing) login shell is left
+    # a host where the unit works (CUDA_HOME at a consistent 13.0 toolkit); the login shell
+    # still finds nvcc 12.8 first, but no consumer runs there: the server is the unit
     f.services[0].environment["CUDA_HOME"] = cu13
     f.toolkits.append(
         f.toolkits[0].model_copy(
@@ -94,35 +99,44 @@ def test_a_unit_that_passes_is_not_in_scope_and_a_passing_shell_neither(kb):
             }
         )
     )
-    scopes = choose_scopes(kb, f)
-    assert scopes == [LOGIN_SHELL], failing(kb, f, UNIT)
+    assert failing(kb, f, UNIT) == [] and failing(kb, f, LOGIN_SHELL) != []
+    assert choose_scopes(kb, f) == [UNIT]
+    assert make_plan(kb, with_scopes(kb, f)).status == "nothing-to-do"
 
 
-def test_plan_writes_the_drop_in_for_the_unit_and_profile_d_for_the_shell(kb):
-    f = with_scopes(kb, seed002())
-    p = make_plan(kb, f)
-    assert p.status == "ok" and p.target.scopes == [UNIT, LOGIN_SHELL]
-    by_scope: dict[str, list[str]] = {}
-    for s in p.steps:
-        by_scope.setdefault(s.scope, []).append(s.action)
-    assert "service-env-cuda-home" in by_scope[UNIT], by_scope
-    assert "shell-env-cuda-home" in by_scope[LOGIN_SHELL], by_scope
-    dropins = [t.target for s in p.steps if s.scope == UNIT for t in s.touches]
-    assert any(t.startswith(f"/etc/systemd/system/{UNIT}.d/") for t in dropins), dropins
-    # the unit is restarted and watched: a launch probe for it, in its own scope
-    launches = [v for v in p.verification if v.probe == "launch-probe"]
-    assert [(v.scope, v.params.get("unit")) for v in launches] == [(UNIT, UNIT)]
-    assert {fd.scope for fd in p.findings} == {UNIT, LOGIN_SHELL}
+def test_plan_writes_the_units_drop_in_and_restarts_it(kb):
+    p = make_plan(kb, with_scopes(kb, seed002()))
+    assert p.status == "ok" and p.target.scopes == [UNIT] and p.target.service == UNIT
+    assert {s.scope for s in p.steps} == {UNIT}
+    assert "service-env-cuda-home" in [s.action for s in p.steps]
+    touched = [t.target for s in p.steps for t in s.touches]
+    assert any(t.startswith(f"/etc/systemd/system/{UNIT}.d/") for t in touched), touched
+    assert not any(t.startswith("/etc/profile.d/") for t in touched), touched
+    # the unit is restarted and watched: its launch is its consumers' verification
+    assert [(v.scope, v.probe, v.params.get("unit")) for v in p.verification] == [
+        (UNIT, "launch-probe", UNIT)
+    ]
     assert units_in_scope(p) == [UNIT]
     # a saved plan round-trips with its scopes
     again = type(p).model_validate_json(p.model_dump_json())
     assert again.target.scopes == p.target.scopes and again.steps[0].scope == UNIT
 
 
-def test_only_the_named_unit_gets_a_drop_in(kb):
-    p = make_plan(kb, with_scopes(kb, seed002(), service=UNIT))
-    assert {s.scope for s in p.steps} == {UNIT}
-    assert not any("profile.d" in t.target for s in p.steps for t in s.touches)
+def test_both_named_each_environment_gets_its_own_write(kb):
+    p = make_plan(kb, with_scopes(kb, seed002(), services=[UNIT, LOGIN_SHELL]))
+    by_scope: dict[str, list[str]] = {}
+    for s in p.steps:
+        by_scope.setdefault(s.scope, []).append(s.action)
+    assert "service-env-cuda-home" in by_scope[UNIT], by_scope
+    assert "shell-env-cuda-home" in by_scope[LOGIN_SHELL], by_scope
+    # a fix both need comes once (the apt toolkit, in the first scope that needs it)
+    actions = [s.action for s in p.steps]
+    assert actions.count("apt-install-cuda-toolkit") == 1, actions
+    assert {fd.scope for fd in p.findings} == {UNIT, LOGIN_SHELL}
+    launches = [v for v in p.verification if v.probe == "launch-probe"]
+    builds = [v for v in p.verification if v.probe != "launch-probe"]
+    assert [(v.scope, v.params["unit"]) for v in launches] == [(UNIT, UNIT)]
+    assert builds and {v.scope for v in builds} == {LOGIN_SHELL}
 
 
 def test_inventory_services_per_host_or_group(tmp_path):
@@ -168,7 +182,7 @@ class _T:
 
 
 def _settle(kb, mode: str, verification: list[dict], states: dict[str, str]) -> RunReport:
-    p = make_plan(kb, with_scopes(kb, seed002()))
+    p = make_plan(kb, with_scopes(kb, seed002(), services=[UNIT, LOGIN_SHELL]))
     rep = RunReport("r1", "h", "fixed", verify_mode=mode)
     rep.verification = verification
     t = _T(states)

@@ -8,12 +8,14 @@ unit fails is not fixed by the shell's environment (issue 22).
 
 How the scopes are chosen (``choose_scopes``):
   * ``--service UNIT`` (or the inventory's ``remedy_services`` for a host or group): exactly
-    those units; the user said which consumer matters.
+    those; the user said which consumer matters. The name ``login-shell`` stands for the
+    login shell, so ``remedy_services=sglang-k26.service,login-shell`` asks for both.
   * ``--launch CMD``: the login shell (the command runs under its environment).
-  * otherwise: every unit in the facts whose ExecStart runs a known consumer (an SGLang
-    launch, a FlashInfer/SGLang JIT build) and fails under its own environment (a rule of
-    the workload is violated there), then the login shell when it fails too, or when no unit
-    is in scope (a server started by hand). Both, where both fail.
+  * otherwise, where units run a known consumer (their ExecStart is an SGLang launch or a
+    FlashInfer/SGLang JIT build): every such unit that fails under its own environment (a
+    rule of the workload is violated there); the server is the service, so the login shell
+    is no consumer of its own. Where no unit runs one, the login shell (a server started by
+    hand). A host whose consumer units all pass has nothing to do.
 """
 
 from __future__ import annotations
@@ -90,9 +92,12 @@ def choose_scopes(
     launch: str | None = None,
 ) -> list[str]:
     """The scopes a plan for these facts covers, first the units (see the module docstring)."""
-    named = [unit_name(s) for s in ([service] if service else list(services or []))]
+    named = [
+        s if s == LOGIN_SHELL else unit_name(s)
+        for s in ([service] if service else list(services or []))
+    ]
     if named:
-        have = {s.name for s in facts.services}
+        have = {s.name for s in facts.services} | {LOGIN_SHELL}
         missing = [n for n in named if n not in have]
         if missing:
             raise InputError(
@@ -102,10 +107,10 @@ def choose_scopes(
         return list(dict.fromkeys(named))
     if launch:
         return [LOGIN_SHELL]
-    units = [s.name for s in facts.services if consumer_of(s) and failing(kb, facts, s.name)]
-    if not units or failing(kb, facts, LOGIN_SHELL):
-        units.append(LOGIN_SHELL)
-    return units
+    consumers = [s.name for s in facts.services if consumer_of(s)]
+    if not consumers:
+        return [LOGIN_SHELL]
+    return [u for u in consumers if failing(kb, facts, u)] or consumers
 
 
 def inventory_services(hostvars: dict[str, Any], host: str) -> list[str] | None:
@@ -124,6 +129,8 @@ def inventory_services(hostvars: dict[str, Any], host: str) -> list[str] | None:
     from remedy.units.specifiers import unit_type  # a name systemd accepts, with its type
 
     for n in names:
+        if n == LOGIN_SHELL:
+            continue
         if not re.fullmatch(r"[A-Za-z0-9:_.\\@-]+", n) or unit_type(unit_name(n)) is None:
             raise InputError(f"{host}: remedy_services names no unit: {n!r}")
     return names

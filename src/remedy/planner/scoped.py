@@ -102,17 +102,16 @@ def make_scoped_plan(
 def _scoped_verification(
     kb: Knowledge, scopes: list[str], final: dict[str, Any], ends: dict[str, dict[str, Any]]
 ) -> list[Verification]:
-    """The consumers' own verification once, in the login shell when it is in scope (else in
-    the first unit), and one launch per unit in scope: restarted, watched until ready."""
+    """Per scope, the operation that failed, run again in its own environment: for the login
+    shell, each consumer's own build (its expensive probe); for a unit, its launch: restarted
+    and watched until ready (the server builds its JIT kernels at start-up under the unit's
+    environment). A unit with no launch probe (no GPU in the facts) gets the consumers'
+    builds in its environment instead, and the run will not claim it fixed."""
     out: list[Verification] = []
-    first = LOGIN_SHELL if LOGIN_SHELL in scopes else scopes[0]
-    for v in _verification(kb, scoped_dict(final, first)):
-        if v.probe != "launch-probe":
-            out.append(v.model_copy(update={"scope": first}))
     for sc in scopes:
-        if sc == LOGIN_SHELL:
-            continue
-        for v in _verification(kb, scoped_dict(final, sc)):
-            if v.probe == "launch-probe":
-                out.append(v.model_copy(update={"scope": sc}))
+        vs = _verification(kb, scoped_dict(final, sc))
+        launches = [v for v in vs if v.probe == "launch-probe"]
+        if sc != LOGIN_SHELL and launches:
+            vs = launches
+        out.extend(v.model_copy(update={"scope": sc}) for v in vs)
     return out
