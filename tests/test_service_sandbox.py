@@ -44,6 +44,10 @@ HEALTH = (
     "print(u.urlopen('http://127.0.0.1:30000/health', timeout=10).status)\""
 )
 
+# a torch-extension build probe ran past its default 600 s on this 2-core machine at load 10
+# (other sessions' builds): the builds get longer here, the verdicts stay the same
+PROBE_BUDGET = "2400"
+
 pytestmark = pytest.mark.sandbox
 
 
@@ -70,6 +74,17 @@ def systemd_host(doctor: dict, suffix: str) -> Host:
 
 def unit_now(h: Host) -> str:
     return h.ssh(f"systemctl is-active {UNIT}")[1].strip()
+
+
+def settled(h: Host, budget: float = 300) -> str:
+    """The unit's state once its first start (at boot) has ended one way or the other."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < budget:
+        state = unit_now(h)
+        if state not in ("activating", "active", "reloading"):
+            return state
+        time.sleep(2)
+    return unit_now(h)
 
 
 def health(h: Host) -> str:
@@ -110,8 +125,9 @@ def restart_and_wait_ready(h: Host, budget: float = 900) -> tuple[str, str, floa
 def test_run_without_a_unit_named_fixes_the_service_and_it_restarts_healthy(doctor):
     h = systemd_host(doctor, "b")
     try:
-        assert unit_now(h) == "failed"  # the seed's own failure, before remedy
+        assert settled(h) == "failed"  # the seed's own failure, before remedy
         t = host_time(h)
+        os.environ.setdefault("REMEDY_PROBE_TIMEOUT", PROBE_BUDGET)  # Host.env copies it
         r = h.remedy("run", h.name, "--yes", "--json", timeout=3000)
         rep = report_of(r)
         print(
@@ -156,6 +172,7 @@ def test_run_without_a_unit_named_fixes_the_service_and_it_restarts_healthy(doct
 def test_cheap_verification_is_restart_pending_not_fixed(doctor):
     h = systemd_host(doctor, "c")
     try:
+        assert settled(h) == "failed"
         t = host_time(h)
         r = h.remedy("run", h.name, "--yes", "--json", "--verify", "cheap", timeout=1800)
         rep = report_of(r)
@@ -211,6 +228,7 @@ def test_mixed_fleet_each_host_fixed_in_its_own_scope(doctor, tmp_path):
         inv = tmp_path / "hosts.ini"
         inv.write_text("\n".join(inventory_line(h) for h in hosts.values()) + "\n")
         healthy_before = listing(hosts["h"])
+        assert settled(hosts["b"]) == "failed"
         p = report_run(inv, "--yes", "--json")
         doc = json.loads(p.stdout)
         res = {r["host"]: r for r in doc["hosts"]}
@@ -250,7 +268,7 @@ def test_mixed_fleet_each_host_fixed_in_its_own_scope(doctor, tmp_path):
 
 
 def report_run(
-    inv: Path, *args: str, command: str = "run", inventory_last: bool = False, timeout=3000
+    inv: Path, *args: str, command: str = "run", inventory_last: bool = False, timeout=5000
 ):
     import subprocess
     import sys
@@ -260,6 +278,7 @@ def report_run(
     argv = [sys.executable, "-m", "remedy", command]
     argv += [*args, "--inventory", str(inv)] if inventory_last else ["--inventory", str(inv), *args]
     env = {k: v for k, v in os.environ.items() if k != "REMEDY_CRASH_AT"}
+    env.setdefault("REMEDY_PROBE_TIMEOUT", PROBE_BUDGET)
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=env)
 
 
