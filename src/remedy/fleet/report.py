@@ -10,6 +10,7 @@ Fleet exit codes (`remedy run --inventory`), worst first — the first that appl
     12 a host's steps were applied but its original failure remains
     2  a host could not be handled for a reason of input (a bad host variable, …)
     5  a host was refused (held lock, stale plan)
+    8  a host's key is unknown or changed
     4  a host was unreachable (at fact collection or mid-run)
     11 a host's steps were applied, its units still to restart (--verify cheap)
     13 a host was skipped (only when the rollout stopped, which 7 says first)
@@ -31,7 +32,7 @@ from pydantic import BaseModel, Field
 from remedy.outcomes import EXIT_STOPPED
 from remedy.outcomes import OUTCOME_EXIT as RUN_EXIT
 
-_PRECEDENCE = (6, 7, 3, 12, 2, 5, 4, 11, 13)
+_PRECEDENCE = (6, 7, 3, 12, 2, 5, 8, 4, 11, 13)
 
 OUTCOME_EXIT = RUN_EXIT  # one table (remedy.outcomes); `skipped` is 13, never 0
 
@@ -167,6 +168,7 @@ def exit_meaning(code: int) -> str:
         4: "a host unreachable",
         6: "a host needs attention",
         7: "rollout stopped",
+        8: "a host key unknown or changed",
         11: "applied, units still to restart",
         12: "applied, original failure remains",
         13: "hosts skipped",
