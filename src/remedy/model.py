@@ -134,6 +134,9 @@ class Workload(Strict):
     python: str | None = None  # venv prefix of the server
     cuda_graphs: bool = True
     attention_backend: str = "flashinfer"
+    # files the failing operation could not find (the log's fatal lines: a missing header,
+    # `cannot find -lX`, `libX.so.N: cannot open shared object file`); looked up, never run
+    missing_files: list[str] = Field(default_factory=list)
 
 
 class Facts(Strict):
@@ -247,6 +250,9 @@ class Step(Strict):
     risk: str = "low"
     cost: dict[str, int] = Field(default_factory=dict)
     facts_after: dict[str, Any] = Field(default_factory=dict)  # predicted fact changes
+    # the log's fatal lines ("source:line: text") this step's findings explain
+    addresses: list[str] = Field(default_factory=list)
+    found_by_effect: bool = False  # chosen for its declared effect, not a rule's `repairs`
 
 
 class Rejected(Strict):
@@ -283,4 +289,6 @@ class Plan(Strict):
     cost: dict[str, int] = Field(default_factory=dict)
     unresolved: list[str] = Field(default_factory=list)
     trace: list[str] = Field(default_factory=list)
-    status: Literal["ok", "nothing-to-do", "partial", "impossible"] = "ok"
+    # the log's fatal lines that no finding explains: applying the plan will not fix them
+    unexplained: list[str] = Field(default_factory=list)
+    status: Literal["ok", "nothing-to-do", "partial", "impossible", "unexplained"] = "ok"

@@ -14,6 +14,7 @@ from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
+from remedy.planner.verdict import attribute, missing_files
 
 
 def facts_digest(facts: Facts | dict[str, Any]) -> str:
@@ -235,6 +236,10 @@ def make_plan(
     max_expansions: int = 3000,
 ) -> Plan:
     symptoms = symptoms or []
+    needs = missing_files(symptoms)
+    if needs and not facts.workload.missing_files:
+        wl = facts.workload.model_copy(update={"missing_files": needs})
+        facts = facts.model_copy(update={"workload": wl})
     initial = facts.model_dump()
     provider = FactsProvider(kb)
     trace = TraceReporter()
@@ -271,6 +276,7 @@ def make_plan(
                     risk=ca.risk,
                     cost=ca.cost.model_dump(),
                     facts_after={"changes": facts_diff(state, after)},
+                    found_by_effect=move.by_effect and spec is move.main,
                 )
             )
             state = after
@@ -283,7 +289,7 @@ def make_plan(
     else:
         status = "partial" if result.moves else "impossible"
     unresolved = [f"{r} @ {s}" for r, s in result.unmet]
-    return Plan(
+    plan = Plan(
         remedy_version=__version__,
         host=facts.host,
         facts_digest=facts_digest(facts),
@@ -301,3 +307,5 @@ def make_plan(
         trace=trace.lines,
         status=status,
     )
+    attribute(plan)
+    return plan

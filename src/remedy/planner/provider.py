@@ -20,6 +20,7 @@ from remedy.planner.search import Verdict
 from remedy.resolve import set_workload_env, toolkit_at, workload_python
 
 CRITERIA = ["driver", "pins", "launches", "steps"]
+RISK = {"low": 0, "medium": 1, "high": 2}
 CRITERIA_TEXT = [
     "touch no driver",
     "keep pinned package versions",
@@ -44,6 +45,8 @@ class Move:
     steps: tuple[StepSpec, ...]
     fixes: str  # the rule the main step was chosen for
     subject: str
+    # found by its declared effect, not because the rule lists it among its repairs
+    by_effect: bool = field(default=False, compare=False)
 
     @property
     def main(self) -> StepSpec:
@@ -84,12 +87,37 @@ class FactsProvider:
         return [v.key for v in self.violations(state)]
 
     def candidates(self, state: dict[str, Any]) -> Iterable[Move]:
-        for v in self.violations(state):
+        violations = self.violations(state)
+        for v in violations:
             for aid in self.kb.rules[v.rule].rule.repairs:
                 ca = self.kb.actions[aid]
                 if ca.action.masks:
                     continue
                 yield from self.bind(ca, v)
+        # then any other action whose declared effect makes a violated rule hold, least
+        # blast radius first (risk, then how much it touches): a rule's `repairs` is a hint,
+        # not the limit of what the planner may do
+        for v in violations:
+            yield from self.by_effect(state, v)
+
+    def by_effect(self, state: dict[str, Any], v: Violation) -> Iterable[Move]:
+        listed = set(self.kb.rules[v.rule].rule.repairs)
+        others = sorted(
+            (
+                ca
+                for aid, ca in self.kb.actions.items()
+                if aid not in listed and not ca.action.masks
+            ),
+            key=lambda ca: (RISK.get(ca.action.risk, 3), len(ca.action.touches), ca.action.id),
+        )
+        for ca in others:
+            for move in self.bind(ca, v):
+                try:
+                    after = self.apply(state, move)
+                except Exception:  # an effect that cannot be simulated here proves nothing
+                    continue
+                if v.key not in self.evaluation(after).keys():
+                    yield Move(move.steps, move.fixes, move.subject, by_effect=True)
 
     def bind(self, ca: CompiledAction, v: Violation) -> Iterable[Move]:
         ctx = v.ctx
