@@ -272,6 +272,18 @@ class Verification(Strict):
     params: dict[str, Any] = Field(default_factory=dict)  # e.g. the launch command
 
 
+class FailedOperation(Strict):
+    """The operation the log came from, as remedy re-runs it at the end of `run`: the
+    consumer's own build probe with what the log's failing command needed (the headers its
+    failing translation unit included), never the log's command line itself."""
+
+    consumer: str  # torch-cpp-extension | flashinfer-jit | sglang-jit-kernel
+    probe: str  # the consumer's build probe (playbooks/probes.yaml)
+    params: dict[str, Any] = Field(default_factory=dict)  # e.g. headers: [c10/cuda/driver_api.h]
+    first_error: str  # the log's first fatal line ("source:line: text")
+    from_lines: list[str] = Field(default_factory=list)  # the log lines it was rebuilt from
+
+
 class Plan(Strict):
     schema_version: int = 1
     remedy_version: str
@@ -291,4 +303,5 @@ class Plan(Strict):
     trace: list[str] = Field(default_factory=list)
     # the log's fatal lines that no finding explains: applying the plan will not fix them
     unexplained: list[str] = Field(default_factory=list)
+    failed_operation: FailedOperation | None = None  # what `run` re-runs to say `fixed`
     status: Literal["ok", "nothing-to-do", "partial", "impossible", "unexplained"] = "ok"

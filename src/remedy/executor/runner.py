@@ -43,6 +43,7 @@ from remedy.errors import (
     TransportError,
 )
 from remedy.executor.hoststate import HostState
+from remedy.executor.verdict import rerun_failed_operation
 from remedy.model import Facts, Plan, Step
 from remedy.outcomes import OUTCOME_EXIT
 from remedy.redact import redact_obj
@@ -230,6 +231,8 @@ class Runner:
         self.rollback_all = rollback_all_on_failure
         self.command_timeout = command_timeout
         self.verify = verify
+        # `--rollback-if-not-fixed`: undo the steps when the failed operation still fails
+        self.rollback_if_not_fixed = False
         # the run in progress and its last journal record: what a caller reports when an
         # exception (a dropped connection) ends it mid-way
         self.current: RunReport | None = None
@@ -671,6 +674,8 @@ class Runner:
                 return report
             report.outcome = "needs-attention"
             report.message = msg
+        elif await rerun_failed_operation(self, run_id, plan, facts, report):
+            return report
         await self._journal(run_id, "finished", None, outcome=report.outcome)
         return report
 
@@ -1013,7 +1018,9 @@ class Runner:
         interrupted one goes through resume(rollback=True) (break_lock: see resume)."""
         t0 = time.monotonic()
         runs = await self.runs()
-        candidates = [r for r in runs if r["outcome"] in ("fixed", "needs-attention")]
+        candidates = [
+            r for r in runs if r["outcome"] in ("fixed", "needs-attention", "applied-not-fixed")
+        ]
         if run_id:
             candidates = [r for r in runs if r["run_id"] == run_id]
             if not candidates:
@@ -1029,7 +1036,7 @@ class Runner:
         target = candidates[-1]
         if target["outcome"] == "interrupted":
             return await self.resume(rollback=True, break_lock=break_lock)
-        if target["outcome"] not in ("fixed", "needs-attention"):
+        if target["outcome"] not in ("fixed", "needs-attention", "applied-not-fixed"):
             return RunReport(
                 target["run_id"],
                 self.t.host,

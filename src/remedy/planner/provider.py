@@ -116,7 +116,8 @@ class FactsProvider:
                     after = self.apply(state, move)
                 except Exception:  # an effect that cannot be simulated here proves nothing
                     continue
-                if v.key not in self.evaluation(after).keys():
+                still = self.evaluation(after).keys()
+                if v.key not in still:
                     yield Move(move.steps, move.fixes, move.subject, by_effect=True)
 
     def bind(self, ca: CompiledAction, v: Violation) -> Iterable[Move]:

@@ -7,8 +7,10 @@ at its top, in its JSON and in its status: applying it will not make the failure
 
 from __future__ import annotations
 
-from remedy.knowledge.providers import missing_file
-from remedy.model import Finding, Plan, Symptom
+import re
+
+from remedy.knowledge.providers import missing_file, safe_name
+from remedy.model import FailedOperation, Finding, Plan, Symptom
 
 # the fields a signature extracts that name a missing file, and how to read them
 FILE_FIELDS = {"missing_header": "header", "missing_lib": "lib", "shared_lib": "so"}
@@ -51,7 +53,7 @@ def explains(f: Finding, i: int, s: Symptom) -> bool:
 
 
 def line_ref(s: Symptom) -> str:
-    return f"{s.source}:{s.line}: {s.text}"
+    return f"{s.source}:{s.line}: {s.text[:300]}"
 
 
 def attribute(plan: Plan) -> None:
@@ -71,5 +73,62 @@ def attribute(plan: Plan) -> None:
                     if ref not in step.addresses:
                         step.addresses.append(ref)
     plan.unexplained = [line_ref(plan.symptoms[i]) for i in fatal if i not in explained]
+    plan.failed_operation = failed_operation(plan.symptoms)
     if plan.unexplained and plan.status in ("ok", "nothing-to-do"):
         plan.status = "unexplained"
+
+
+# signature -> the consumer whose build failed, most specific first
+CONSUMER_OF = [
+    ("torch-extension-build-failed", "torch-cpp-extension"),
+    ("traceback-sglang-load-jit", "sglang-jit-kernel"),
+    ("traceback-flashinfer-jit", "flashinfer-jit"),
+]
+BUILD_PROBE = {
+    "torch-cpp-extension": "torch-ext-build",
+    "sglang-jit-kernel": "sglang-jit-build",
+    "flashinfer-jit": "flashinfer-jit-build",
+}
+_INCLUDE_ROOT = re.compile(r"/include/(?:cccl/)?(?P<rel>[^/].*)$")
+
+
+def _header_of(s: Symptom) -> str | None:
+    """The header whose #include failed, as the failing unit reached it: the including header
+    relative to its include root when a header included it (torch/include/c10/cuda/
+    driver_api.h -> c10/cuda/driver_api.h), else the missing header itself."""
+    inc = s.fields.get("includer") or ""
+    m = _INCLUDE_ROOT.search(inc)
+    if m and safe_name(m.group("rel")):
+        return m.group("rel")
+    return safe_name(s.fields.get("missing_header"))
+
+
+def failed_operation(symptoms: list[Symptom]) -> FailedOperation | None:
+    """The build the log came from, rebuilt from its failing command's consumer and fatal
+    lines; None when the log does not say which consumer's build failed."""
+    fatal = fatal_indexes(symptoms)
+    if not fatal:
+        return None
+    sigs = {s.signature for s in symptoms}
+    consumer = next((c for sig, c in CONSUMER_OF if sig in sigs), None)
+    if consumer is None:
+        return None
+    params: dict[str, list[str]] = {}
+    lines: list[str] = []
+    if consumer == "torch-cpp-extension":
+        headers: list[str] = []
+        for i in fatal:
+            h = _header_of(symptoms[i]) if symptoms[i].fields.get("missing_header") else None
+            if h and h not in headers:
+                headers.append(h)
+                lines.append(line_ref(symptoms[i]))
+        if headers:
+            params["headers"] = headers
+    wrapper = next(s for s in symptoms if any(s.signature == sig for sig, _ in CONSUMER_OF))
+    return FailedOperation(
+        consumer=consumer,
+        probe=BUILD_PROBE[consumer],
+        params=params,
+        first_error=line_ref(symptoms[fatal[0]]),
+        from_lines=[line_ref(wrapper), *lines],
+    )

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from remedy.errors import CommandTimeout
+from remedy.knowledge.providers import safe_name
 from remedy.probes.base import (
     HostDir,
     ProbeContext,
@@ -173,8 +174,10 @@ async def torch_ext_build(ctx: ProbeContext) -> ProbeResult:
         out.update(arch_env(ctx, "TORCH_CUDA_ARCH_LIST", env))
         return out
 
+    # the failing operation's headers (FailedOperation.params), validated again by the script
+    headers = [h for h in ctx.params.get("headers") or () if safe_name(h)]
     try:
-        rc, out, res, env = await _run_script(ctx, "torch_ext_build.py", [], extra)
+        rc, out, res, env = await _run_script(ctx, "torch_ext_build.py", headers, extra)
     except CommandTimeout as e:
         return timeout_result(ctx, e)
     ok_detail = (

@@ -23,6 +23,12 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     if plan.target.service:
         head += f", unit [cyan]{escape(plan.target.service)}[/]"
     console.print(head)
+    if plan.unexplained:
+        console.print(
+            "[bold red]not explained by this plan:[/] "
+            + "; ".join(escape(u[:200]) for u in plan.unexplained)
+            + " [red](no finding explains this fatal line: applying the plan will not fix it)[/]"
+        )
     if plan.status == "nothing-to-do":
         console.print("[green]Nothing to do:[/] every rule for the target workload holds.")
         _print_advice(console, plan.advice)
@@ -37,6 +43,12 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     )
     for i, s in enumerate(plan.steps, 1):
         body: list[Any] = []
+        for a in s.addresses:
+            body.append(Text("addresses: " + a[:200], style="bold"))
+        if s.found_by_effect:
+            body.append(
+                Text("found by its declared effect (no rule lists it as a repair)", style="dim")
+            )
         for b in s.because:
             body.append(Text(b, style="italic"))
         for c in s.commands:
