@@ -12,6 +12,8 @@ import re
 from remedy.knowledge.providers import missing_file, safe_name
 from remedy.model import FailedOperation, Finding, Plan, Symptom
 
+# the one rule about missing files (knowledge/rules-providers.yaml)
+FILE_RULE = "needed-files-provided"
 # the fields a signature extracts that name a missing file, and how to read them
 FILE_FIELDS = {"missing_header": "header", "missing_lib": "lib", "shared_lib": "so"}
 
@@ -43,9 +45,10 @@ def explains(f: Finding, i: int, s: Symptom) -> bool:
     """A finding explains a fatal line when it predicts the line's signature and, for a line
     that names a missing file, the finding is about that file (names it): "cannot find
     -lcudart" is the link layout's, "cutlass/cutlass.h: No such file" is not."""
-    if i not in f.explains:
-        return False
     name = _named_file(s)
+    names_it = bool(name) and name in (f.message or "")
+    if i not in f.explains and not (f.rule == FILE_RULE and names_it):
+        return False
     if not name:
         return True
     base = name[3:] if name.startswith("lib") else name

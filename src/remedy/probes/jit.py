@@ -180,8 +180,13 @@ async def torch_ext_build(ctx: ProbeContext) -> ProbeResult:
         rc, out, res, env = await _run_script(ctx, "torch_ext_build.py", headers, extra)
     except CommandTimeout as e:
         return timeout_result(ctx, e)
+    what = (
+        f"a load_inline C++ unit including {', '.join(headers)}"
+        if headers
+        else "a load_inline CUDA extension"
+    )
     ok_detail = (
-        f"built and loaded a load_inline CUDA extension with torch {res.get('torch')} "
+        f"built and loaded {what} with torch {res.get('torch')} "
         f"(CUDA {res.get('torch_cuda')}, CUDA_HOME {res.get('cuda_home_resolved')}) in {res.get('seconds')} s"
     )
     return _verdict(ctx, rc, out, res, ok_detail, "torch cpp_extension build")
