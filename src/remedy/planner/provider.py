@@ -117,8 +117,25 @@ class FactsProvider:
                 except Exception:  # an effect that cannot be simulated here proves nothing
                     continue
                 still = self.evaluation(after).keys()
-                if v.key not in still:
+                if v.key not in still and self.holds_after(v, after):
                     yield Move(move.steps, move.fixes, move.subject, by_effect=True)
+
+    def holds_after(self, v: Violation, after: dict[str, Any]) -> bool:
+        """The rule applies after the move and holds: a move that only makes the rule not
+        apply (CUDA_HOME=/dev/null: no toolkit left to check) does not satisfy it."""
+        from remedy.evaluate import base_context, consumer_context
+
+        cr = self.kb.rules[v.rule]
+        base = base_context(self.kb, after)
+        ctxs = (
+            [consumer_context(self.kb, base, c, {}) for c in v.consumers]
+            if cr.rule.scope == "consumer"
+            else [base]
+        )
+        try:
+            return all(truthy(cr.when(**c)) and truthy(cr.holds(**c)) for c in ctxs)
+        except Exception:
+            return False
 
     def bind(self, ca: CompiledAction, v: Violation) -> Iterable[Move]:
         ctx = v.ctx
