@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from remedy.outcomes import EXIT_STOPPED
 from remedy.outcomes import OUTCOME_EXIT as RUN_EXIT
 
-_PRECEDENCE = (6, 7, 3, 2, 5, 4)
+_PRECEDENCE = (6, 7, 3, 12, 2, 5, 4)  # 12: a host applied, not fixed
 
 OUTCOME_EXIT = {
     **RUN_EXIT,
@@ -96,6 +96,7 @@ _COLOUR = {
     "nothing-to-do": "green",
     "skipped": "dim",
     "rolled-back": "yellow",
+    "applied-not-fixed": "bold yellow",
     "unreachable": "red",
     "interrupted": "red",
     "needs-attention": "bold red",
