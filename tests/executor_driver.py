@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from remedy.executor.runner import Runner
-from remedy.model import FailedOperation, Facts, Plan, Step, Touch, Verification
+from remedy.model import Facts, FailedOperation, Plan, Step, Touch, Verification
 from remedy.planner.plan import facts_digest
 from remedy.transport import LocalTransport
 from remedy.transport.quote import quote
