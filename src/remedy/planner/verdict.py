@@ -92,6 +92,9 @@ BUILD_PROBE = {
     "sglang-jit-kernel": "sglang-jit-build",
     "flashinfer-jit": "flashinfer-jit-build",
 }
+# FlashInfer JIT module names in a failing build's paths -> fi_build.py's module argument
+FI_MODULES = {"quantization": "quant", "norm": "norm", "silu_and_mul": "act", "act_and_mul": "act"}
+_FI_MODULE = re.compile(r"(?:cached_ops|generated)/(quantization|norm|silu_and_mul|act_and_mul)\b")
 _INCLUDE_ROOT = re.compile(r"/include/(?:cccl/)?(?P<rel>[^/].*)$")
 
 
@@ -127,6 +130,14 @@ def failed_operation(symptoms: list[Symptom]) -> FailedOperation | None:
                 lines.append(line_ref(symptoms[i]))
         if headers:
             params["headers"] = headers
+    if consumer == "flashinfer-jit":
+        # the module whose build failed, among those probes/scripts/fi_build.py can build
+        for s in symptoms:
+            m = _FI_MODULE.search(s.text)
+            if m:
+                params["module"] = FI_MODULES[m.group(1)]
+                lines.append(line_ref(s))
+                break
     wrapper = next(s for s in symptoms if any(s.signature == sig for sig, _ in CONSUMER_OF))
     return FailedOperation(
         consumer=consumer,
