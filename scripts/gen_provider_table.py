@@ -153,11 +153,18 @@ def classify(path: str) -> tuple[str, str] | None:
     return None
 
 
-def add(table: dict, kind: str, key: str, entry: dict) -> None:
+def add(pkg: dict, kind: str, key: str) -> None:
+    """One file of a package, by kind: header (path under include/), header dir, library."""
     group = {"header": "headers", "hdir": "header_dirs", "lib": "libraries"}[kind]
-    bucket = table.setdefault(group, {}).setdefault(key, [])
-    if entry not in bucket:
-        bucket.append(entry)
+    bucket = pkg.setdefault(group, [])
+    if key not in bucket:
+        bucket.append(key)
+
+
+def finish(pkg: dict) -> dict:
+    for g in ("headers", "header_dirs", "libraries"):
+        pkg[g] = sorted(pkg.get(g, []))
+    return pkg
 
 
 def pip_line(line: str, tk_version: str, wheels: Path | None) -> dict:
@@ -166,7 +173,7 @@ def pip_line(line: str, tk_version: str, wheels: Path | None) -> dict:
         "cuda_toolkit": tk_version,
         "pins": dict(sorted(pins.items())),
         "pins_source": f"cuda-toolkit=={tk_version} METADATA Requires-Dist (extra 'all'), {where}",
-        "sources": {},
+        "packages": {},
     }
     for name, version in sorted(pins.items()):
         try:
@@ -175,19 +182,18 @@ def pip_line(line: str, tk_version: str, wheels: Path | None) -> dict:
             print(f"  {name}=={version}: {e}", file=sys.stderr)
             out.setdefault("unread", []).append(f"{name}=={version}: {e}")
             continue
-        out["sources"][name] = src
+        pkg: dict = {"version": version, "source": src}
         for path in names:
             c = classify(path)
             if c:
-                add(out, c[0], c[1], {"pip": name, "version": version, "path": path})
+                add(pkg, c[0], c[1])
+        out["packages"][name] = finish(pkg)
         print(f"  {line} {name}=={version}: {len(names)} files ({src})", file=sys.stderr)
-    for g in ("headers", "header_dirs", "libraries"):
-        out[g] = dict(sorted(out.get(g, {}).items()))
     return out
 
 
 def debian() -> dict:
-    out: dict = {"release": "bookworm", "sources": []}
+    out: dict = {"release": "bookworm", "sources": [], "packages": {}}
     for comp in DEBIAN_COMPONENTS:
         url = DEBIAN.format(comp=comp)
         text = gzip.decompress(http(url)).decode("utf-8", "replace")
@@ -203,10 +209,9 @@ def debian() -> dict:
                     continue
                 c = classify("/" + path)
                 if c:
-                    add(out, c[0], c[1], {"apt": pkg, "path": "/" + path})
+                    add(out["packages"].setdefault(pkg, {}), c[0], c[1])
         print(f"  debian {comp}: read", file=sys.stderr)
-    for g in ("headers", "header_dirs", "libraries"):
-        out[g] = dict(sorted(out.get(g, {}).items()))
+    out["packages"] = {k: finish(v) for k, v in sorted(out["packages"].items())}
     return out
 
 
@@ -230,7 +235,9 @@ def main() -> int:
         print(f"line {line}: cuda-toolkit=={LINES[line]}", file=sys.stderr)
         doc["pip"][line] = pip_line(line, LINES[line], a.wheels)
     doc["debian"] = debian()
-    text = "# " + doc["note"] + "\n" + yaml.safe_dump(doc, sort_keys=False, width=200)
+    text = "# " + doc["note"] + "\n" + yaml.safe_dump(
+        doc, sort_keys=False, width=1 << 20, default_flow_style=None
+    )
     a.out.write_text(text)
     print(f"wrote {a.out} ({len(text)} bytes)", file=sys.stderr)
     return 0

@@ -24,18 +24,41 @@ _SAFE = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+/-]{0,199}")
 
 
 class Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """One package that ships a file (built from the table when it is loaded)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
     pip: str | None = None
     apt: str | None = None
     version: str | None = None
-    path: str
+
+
+class Package(BaseModel):
+    """A package's files as its own file list has them: headers by their path under
+    include/, deep header trees by their top two dirs, libraries by file name."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: str | None = None
+    source: str | None = None
+    headers: list[str] = Field(default_factory=list)
+    header_dirs: list[str] = Field(default_factory=list)
+    libraries: list[str] = Field(default_factory=list)
 
 
 class Files(BaseModel):
     model_config = ConfigDict(extra="allow")
-    headers: dict[str, list[Entry]] = Field(default_factory=dict)
-    header_dirs: dict[str, list[Entry]] = Field(default_factory=dict)
-    libraries: dict[str, list[Entry]] = Field(default_factory=dict)
+    packages: dict[str, Package] = Field(default_factory=dict)
+    # file -> who ships it (filled from `packages`)
+    headers: dict[str, list[Entry]] = Field(default_factory=dict, exclude=True)
+    header_dirs: dict[str, list[Entry]] = Field(default_factory=dict, exclude=True)
+    libraries: dict[str, list[Entry]] = Field(default_factory=dict, exclude=True)
+
+    def index(self, manager: str) -> None:
+        for name, pkg in self.packages.items():
+            e = Entry(pip=name, version=pkg.version) if manager == "pip" else Entry(apt=name)
+            for group in ("headers", "header_dirs", "libraries"):
+                idx: dict[str, list[Entry]] = getattr(self, group)
+                for f in getattr(pkg, group):
+                    idx.setdefault(f, []).append(e)
 
 
 class PipLine(Files):
@@ -64,9 +87,13 @@ def _load(path: str, mtime: float) -> Table:
     try:
         with open(path, encoding="utf-8") as f:
             data = yaml.load(f, Loader=loader)  # noqa: S506 - a safe loader
-        return Table.model_validate(data)
+        table = Table.model_validate(data)
     except (OSError, yaml.YAMLError, ValueError) as e:
         raise KnowledgeError(f"provider table: {e}", file=path) from e
+    for line in table.pip.values():
+        line.index("pip")
+    table.debian.index("apt")
+    return table
 
 
 def load_table(path: Path | None = None) -> Table | None:
