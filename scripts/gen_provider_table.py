@@ -235,8 +235,11 @@ def main() -> int:
         print(f"line {line}: cuda-toolkit=={LINES[line]}", file=sys.stderr)
         doc["pip"][line] = pip_line(line, LINES[line], a.wheels)
     doc["debian"] = debian()
-    text = "# " + doc["note"] + "\n" + yaml.safe_dump(
-        doc, sort_keys=False, width=1 << 20, default_flow_style=None
+    text = (
+        "# "
+        + doc["note"]
+        + "\n"
+        + yaml.safe_dump(doc, sort_keys=False, width=1 << 20, default_flow_style=None)
     )
     a.out.write_text(text)
     print(f"wrote {a.out} ({len(text)} bytes)", file=sys.stderr)
