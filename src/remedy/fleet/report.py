@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from remedy.outcomes import EXIT_STOPPED
 from remedy.outcomes import OUTCOME_EXIT as RUN_EXIT
 
-_PRECEDENCE = (6, 7, 3, 12, 2, 5, 4)  # 12: a host applied, not fixed
+_PRECEDENCE = (6, 7, 3, 12, 2, 5, 8, 4)  # 12: a host applied, not fixed
 
 OUTCOME_EXIT = {
     **RUN_EXIT,
