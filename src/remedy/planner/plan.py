@@ -239,6 +239,31 @@ def make_plan(
     wrappers: set[str] | None = None,
     max_expansions: int = 3000,
 ) -> Plan:
+    """The plan for the facts' workload; with `workload.scopes` (remedy.scope), one part per
+    scope (each unit's drop-in, the login shell's profile.d), chained: a later scope starts
+    from the state the earlier ones predict, so a shared fix (a toolkit's layout) comes once."""
+    if facts.workload.scopes:
+        from remedy.planner.scoped import make_scoped_plan
+
+        plan = make_scoped_plan(
+            kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
+        )
+    else:
+        plan = plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+    # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
+    attribute(plan)
+    return plan
+
+
+def plan_one(
+    kb: Knowledge,
+    facts: Facts,
+    symptoms: list[Symptom] | None = None,
+    *,
+    wrappers: set[str] | None = None,
+    max_expansions: int = 3000,
+) -> tuple[Plan, dict[str, Any]]:
+    """One environment's plan, and the facts it predicts after its last step."""
     symptoms = symptoms or []
     needs = missing_files(symptoms)
     if needs and not facts.workload.missing_files:
@@ -311,5 +336,4 @@ def make_plan(
         trace=trace.lines,
         status=status,
     )
-    attribute(plan)
-    return plan
+    return plan, state
