@@ -27,18 +27,18 @@ from typing import Annotated, Any
 import typer
 
 from remedy.errors import InputError, RemedyError
+from remedy.helptext import exit_code_epilog
 from remedy.redact import redact_text
+from remedy.report.safe import term
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     help="remedy: see the whole CUDA / JIT failure chain of a GPU inference host, preview a "
     "minimal fix with its blast radius, apply it with rollback.\n\n"
     "Start with: remedy plan --example seed-sm120-pip-cu13",
-    epilog="Exit codes: 0 ok · 1 findings/breakage · 2 bad input · 3 no complete plan · "
-    "4 host unreachable · 5 refused · 6 needs attention · 7 fleet rollout stopped · "
-    "70 internal error · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).",
+    epilog=exit_code_epilog(),
 )
 
 ExampleOpt = Annotated[
@@ -110,6 +110,15 @@ ForksOpt = Annotated[
 ]
 
 
+ReportOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--report",
+        metavar="FILE",
+        help="Also draw it: FILE.html (self-contained page, inline SVG) or FILE.md (Mermaid).",
+    ),
+]
+
 TakeOverOpt = Annotated[
     str | None,
     typer.Option(
@@ -130,8 +139,9 @@ def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) 
     if any(others):
         raise InputError(
             "--inventory names the hosts: give no host, --local, --example, "
-            "--facts, --host, --plan, --out, --markdown, --log FILE (plan) or "
-            "--break-lock with it"
+            "--facts, --host, --plan, --out, --markdown, --report, --log FILE (plan) or "
+            "--break-lock with it",
+            hint="a fleet's report: --json > fleet.json, then remedy report fleet.json -o fleet.html",
         )
     from remedy.fleet.commands import FleetTarget
 
@@ -154,11 +164,25 @@ class State:
 HOLDING_COMMANDS = frozenset({"run", "resume", "rollback"})
 
 
+def _version(value: bool) -> None:
+    if value:
+        from remedy import __version__
+
+        sys.stdout.write(f"remedy {__version__}\n")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
     ssh_config: SshConfigOpt = None,
     accept_new: AcceptNewOpt = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print remedy's version and exit."
+        ),
+    ] = False,
 ) -> None:
     State.ssh_config = ssh_config
     State.accept_new = accept_new
@@ -201,8 +225,10 @@ def _collect(host: str, local: bool = False) -> Any:
             await t.close()
 
     from remedy.interrupts import run_interruptible
+    from remedy.report.progress import activity
 
-    return run_interruptible(go)
+    with activity(f"collecting facts from {'this machine' if local else host}"):
+        return run_interruptible(go)
 
 
 def _load_facts(
@@ -259,8 +285,8 @@ def examples(json_: JsonOpt = False) -> None:
         return
     con = _console()
     for e in exs.values():
-        con.print(f"[bold cyan]{e.name}[/]  {e.title}")
-        con.print(f"  [dim]{e.description}[/]")
+        con.print(f"[bold cyan]{term(e.name)}[/]  {term(e.title)}")
+        con.print(f"  [dim]{term(e.description)}[/]")
 
 
 @app.command()
@@ -292,6 +318,7 @@ def plan(
             help="Or the command that starts the server (final launch probe).",
         ),
     ] = None,
+    report: ReportOpt = None,
     inventory: InventoryOpt = None,
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
@@ -308,8 +335,9 @@ def plan(
       remedy plan --facts host.json --log server.log --out plan.json
       remedy plan --host gpu01 --json
       remedy plan --inventory hosts.ini --limit 'gpu:!gpu07' --json
+      remedy plan --example seed-sm120-pip-cu13 --report chain.html
     """
-    fleet = _fleet(inventory, limit, forks, example, facts, host, log, out, markdown)
+    fleet = _fleet(inventory, limit, forks, example, facts, host, log, out, markdown, report)
     if fleet is not None:
         from remedy.fleet.commands import fleet_plan
 
@@ -328,6 +356,10 @@ def plan(
     p = make_plan(kb, f, symptoms, wrappers=wrappers)
     if out:
         _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
+    if report:
+        from remedy.report.files import plan_report, report_format
+
+        _write_out(report, redact_text(plan_report(p, report_format(report))))
     if json_:
         _emit_json(p.model_dump_json(indent=2))
     elif markdown:
@@ -345,20 +377,11 @@ def plan(
 
 
 def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
-    """The user says how the server runs; facts alone cannot know it."""
-    if service and launch:
-        raise InputError("give --service or --launch, not both")
-    if service:
-        if not any(s.name == service for s in f.services):
-            raise InputError(
-                f"no unit {service!r} in the host's facts",
-                hint="units seen: " + (", ".join(s.name for s in f.services) or "none"),
-            )
-        f.workload.service = service
-    if launch:
-        f.workload.launch = launch
-        f.workload.service = None
-    return f
+    """The user says how the server runs, or remedy finds which consumers fail (remedy.scope)."""
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.scope import with_scopes
+
+    return with_scopes(load_knowledge(), f, service=service, launch=launch)
 
 
 @app.command()
@@ -390,8 +413,18 @@ def diagnose(
         raise InputError(
             "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
         )
-    logs = [_stdin_to_file(p) for p in logs]
-    symptoms, suspicious, wrappers = scan_logs(logs) if logs else ([], [], set())
+    spooled: list[Path] = []
+    try:
+        logs = [_stdin_to_file(p, spooled) for p in logs]
+        symptoms, suspicious, wrappers = scan_logs(logs) if logs else ([], [], set())
+    finally:
+        for tmp in spooled:  # stdin's copy is ours: gone once read
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    if spooled:  # name the log as the user gave it, not the spool file
+        names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
+        for s in [*symptoms, *suspicious]:
+            s.source = names.get(s.source, s.source)
     kb = load_knowledge()
     d = run_diagnose(kb, f, symptoms, wrappers=wrappers)
     d.suspicious = suspicious
@@ -410,14 +443,16 @@ def diagnose(
         raise typer.Exit(1)
 
 
-def _stdin_to_file(p: Path) -> Path:
-    """`--log -` streams stdin into a temporary file so the fast scanner can read it."""
+def _stdin_to_file(p: Path, spooled: list[Path]) -> Path:
+    """`--log -` streams stdin into a temporary file so the fast scanner can read it; the
+    caller removes what ``spooled`` lists."""
     if str(p) != "-":
         return p
     import shutil
     import tempfile
 
     tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
+    spooled.append(Path(tmp.name))
     with tmp:
         shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
     return Path(tmp.name)
@@ -427,7 +462,7 @@ def _stdin_to_file(p: Path) -> Path:
 def impact(
     assignments: Annotated[
         list[str] | None,
-        typer.Argument(help="VAR=VALUE to set, -VAR to unset.", show_default=False),
+        typer.Argument(help="VAR=VALUE to set (unset with --unset VAR).", show_default=False),
     ] = None,
     example: ExampleOpt = None,
     facts: FactsOpt = None,
@@ -448,7 +483,7 @@ def impact(
     ] = None,
     unset: Annotated[
         list[str] | None,
-        typer.Option("--unset", metavar="VAR", help="With --unit: a variable to unset."),
+        typer.Option("--unset", metavar="VAR", help="A variable to unset (repeatable)."),
     ] = None,
     local: Annotated[
         bool, typer.Option("--local", help="With --unit: read the unit on this machine.")
@@ -457,6 +492,7 @@ def impact(
     fail_on_breakage: Annotated[
         bool, typer.Option("--fail-on-breakage", help="Exit 1 if any consumer would break.")
     ] = False,
+    report: ReportOpt = None,
 ) -> None:
     """Blast radius of an environment change, before anyone makes it.
 
@@ -471,8 +507,9 @@ def impact(
       remedy impact CUDA_HOME=/usr/local/cuda-13.0 --example seed-sm120-system-cuda128
       remedy impact --unit sglang-k26.service --set CUDA_HOME=/dev/null --host gpu01
       remedy impact --unit sglang.service --unset FLASHINFER_NVCC --local --json
+      remedy impact CUDA_HOME=/dev/null --report blast.html
     """
-    from remedy.impact import analyse, parse_assignment
+    from remedy.impact import analyse, parse_assignment, parse_name
     from remedy.knowledge.loader import load_knowledge
 
     changes: dict[str, str | None] = {}
@@ -480,17 +517,22 @@ def impact(
         k, v = parse_assignment(a)
         changes[k] = v
     for u in unset or []:
-        k, _ = parse_assignment("-" + u.lstrip("-"))
-        changes[k] = None
+        changes[parse_name(u)] = None
     if not changes:
         raise InputError("nothing to analyse: give VAR=VALUE (or --set/--unset with --unit)")
     if unit:
-        _impact_unit_cmd(unit, changes, example, facts, host, local, json_, fail_on_breakage)
+        _impact_unit_cmd(
+            unit, changes, example, facts, host, local, json_, fail_on_breakage, report
+        )
         return
-    if set_ or unset or local:
-        raise InputError("--set, --unset and --local go with --unit")
+    if set_ or local:
+        raise InputError("--set and --local go with --unit (without it: VAR=VALUE, --unset VAR)")
     f, _ = _load_facts(example, facts, host, required=False)
     rep = analyse(load_knowledge(), changes, f)
+    if report:
+        from remedy.report.files import impact_report, report_format
+
+        _write_out(report, redact_text(impact_report(rep, report_format(report))))
     if json_:
         _emit_json(rep.model_dump_json(indent=2))
     else:
@@ -508,6 +550,7 @@ def _impact_unit_cmd(
     local: bool,
     json_: bool,
     fail_on_breakage: bool,
+    report: Path | None = None,
 ) -> None:
 
     from remedy.knowledge.functions import dropin_name
@@ -540,6 +583,11 @@ def _impact_unit_cmd(
     from remedy.interrupts import run_interruptible
 
     imp = run_interruptible(go)
+    if report and imp.impact is not None:
+        from remedy.report.files import impact_report, report_format
+
+        title = f"remedy impact — {unit} on {imp.host}"
+        _write_out(report, redact_text(impact_report(imp.impact, report_format(report), title)))
     if json_:
         _emit_json(imp.model_dump_json(indent=2))
     else:
@@ -549,46 +597,9 @@ def _impact_unit_cmd(
 
 
 def _print_impact(rep: Any) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+    from remedy.report.impact_text import print_impact
 
-    con = _console()
-    for var, value in rep.changes.items():
-        rows = [c for c in rep.consumers if c.variable == var]
-        t = Table(
-            title=f"{var}={value if value is not None else '(unset)'} — {len(rows)} consumer(s)",
-            title_justify="left",
-            show_lines=True,
-        )
-        t.add_column("consumer", style="bold")
-        t.add_column("how it reads it")
-        t.add_column("predicted effect")
-        t.add_column("source", style="dim")
-        for c in rows:
-            eff = ("[red]BREAKS[/] " if c.breaks else "") + escape(c.effect)
-            if c.error:
-                eff += f"\n[red]{escape(c.error)}[/]"
-            if c.downstream:
-                eff += "\n[dim]then: " + escape(", ".join(c.downstream)) + "[/]"
-            t.add_row(escape(c.name), escape(c.how), eff, escape(c.source))
-        con.print(t)
-        for u in [u for u in rep.unaffected if u.variable == var]:
-            con.print(f"  [green]unaffected[/] {escape(u.component)}: {escape(u.why)}")
-    if rep.simulated:
-        con.print("[bold]On this host[/]:")
-        for p in rep.picks:
-            con.print(f"  {escape(p.component)}: {escape(p.before)} → [bold]{escape(p.after)}[/]")
-        for f in rep.new_findings:
-            con.print(
-                f"  [red]new[/] {escape(f.rule)} ({escape(', '.join(f.consumers))}): "
-                f"{escape(f.message)}"
-            )
-        for f in rep.fixed_findings:
-            con.print(f"  [green]fixed[/] {escape(f.rule)}: {escape(f.message)}")
-    if rep.breaks:
-        con.print("[red bold]Breaks:[/] " + escape(", ".join(rep.breaks)))
-    else:
-        con.print("[green]No consumer is predicted to break.[/]")
+    print_impact(_console(), rep)
 
 
 @app.command()
@@ -704,11 +715,22 @@ def _print_facts(f: Any) -> None:
         con.print(f"  [dim]note: {escape(n)}[/]")
 
 
-def _transport(host: str | None, local: bool) -> Any:
+def _transport(host: str | None, local: bool, inventory: Path | None = None) -> Any:
     from remedy.transport import open_transport
 
     if not host and not local:
         raise InputError("say which host, or --local")
+    if inventory is not None:
+        if local or not host:
+            raise InputError("--inventory names the host's connection: give its name, not --local")
+        from remedy.fleet.commands import inventory_transport
+
+        return inventory_transport(
+            inventory,
+            host,
+            ssh_config=str(State.ssh_config) if State.ssh_config else None,
+            accept_new=State.accept_new,
+        )
     return open_transport(
         host or "localhost",
         local=local,
@@ -795,13 +817,21 @@ def _check_verify(verify: str | None) -> None:
         raise InputError(f"--verify must be full or cheap, not {verify!r}")
 
 
-def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
+def _finish_run(
+    report: Any, json_: bool, log: _RunLog | None = None, *, requested_rollback: bool = False
+) -> None:
     import json
 
+    from remedy.outcomes import REQUESTED_ROLLBACK_EXIT
+
     data = report.as_dict()
+    code = report.exit_code
+    if requested_rollback:  # the rollback that was asked for, done: the command succeeded
+        code = REQUESTED_ROLLBACK_EXIT.get(report.outcome, code)
+    data["exit_code"] = code
     if log is not None:
         log.file(
-            f"outcome: {report.outcome} (exit {report.exit_code})"
+            f"outcome: {report.outcome} (exit {code})"
             + (f": {report.message}" if report.message else "")
         )
         log.file("report: " + json.dumps(data, default=str))
@@ -809,12 +839,15 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
         _emit_json(json.dumps(data, indent=2, default=str))
     else:
         con = _console()
-        colour = {"fixed": "green", "nothing-to-do": "green", "rolled-back": "yellow"}.get(
-            report.outcome, "red"
-        )
+        colour = {
+            "fixed": "green",
+            "nothing-to-do": "green",
+            "rolled-back": "yellow",
+            "applied-restart-pending": "yellow",
+        }.get(report.outcome, "red")
         con.print(
-            f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
-            + (f": {report.message}" if report.message else ""),
+            f"[{colour} bold]{report.outcome}[/] run {term(report.run_id)} on {term(report.host)}"
+            + (f": {term(report.message)}" if report.message else ""),
             markup=True,
             highlight=False,
         )
@@ -840,21 +873,35 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
                 markup=False,
                 highlight=False,
             )
+        if getattr(report, "restart_pending", None):
+            con.print(
+                "  restart pending (not proven running): " + " ".join(report.restart_pending),
+                markup=False,
+                highlight=False,
+            )
         if report.verification and report.verify_mode == "cheap":
             con.print(
                 "  (cheap verification: compile/link/env probes, no real build or launch)",
                 markup=False,
                 highlight=False,
             )
-    raise typer.Exit(report.exit_code)
+    raise typer.Exit(code)
 
 
 def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
     """A RunReport for a run that ended in an error: refused (lock, stale plan: 5), host
     unreachable (4) — or interrupted mid-run (4; 128+N by a signal), the lock kept for
     `remedy resume`."""
-    from remedy.errors import Interrupted, LockHeld, RollbackFailed, StalePlan, TransportError
+    from remedy.errors import (
+        HostKeyRejected,
+        Interrupted,
+        LockHeld,
+        RollbackFailed,
+        StalePlan,
+        TransportError,
+    )
     from remedy.executor.runner import RunReport
+    from remedy.outcomes import transport_outcome
 
     cur = getattr(runner, "current", None)
     if isinstance(exc, Interrupted):
@@ -862,7 +909,7 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
     outcome = (
         "refused"
         if isinstance(exc, (LockHeld, StalePlan))
-        else "unreachable"
+        else transport_outcome(exc)
         if isinstance(exc, TransportError)
         else "needs-attention"
         if isinstance(exc, RollbackFailed)
@@ -876,7 +923,7 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
         hint=exc.hint or "",
         diff=list(getattr(exc, "diff", None) or []),
     )
-    if cur is not None and isinstance(exc, TransportError):
+    if cur is not None and isinstance(exc, TransportError) and not isinstance(exc, HostKeyRejected):
         rep.outcome = "interrupted"
         rep.steps = cur.steps
         rep.verify_mode = cur.verify_mode
@@ -1007,7 +1054,10 @@ def run(
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
     Without --plan it collects facts, plans, shows the preview and asks (or --yes).
-    Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back (or no complete plan) ·
+    Without --service, the units whose ExecStart runs SGLang/a JIT build and fail under their
+    own environment get drop-ins, the login shell profile.d if it fails too (remedy.scope).
+    Exit: 0 fixed (a unit in scope: restarted, active and ready) · 10 nothing to do · 11
+    applied, units still to restart (--verify cheap) · 3 failed and rolled back (or no complete plan) ·
     5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
     keeps the lock: `remedy resume`) · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM:
     the step is stopped where it stands, the lock kept for `remedy resume`).
@@ -1028,8 +1078,9 @@ def run(
     a record per host) at the end; progress on stderr. A first Ctrl-C/SIGTERM stops new
     starts (hosts in flight finish), a second stops those too. Fleet exit, worst first: 6 a
     host needs attention · 128+N a signal · 7 stopped (canary failed / error budget spent) · 3 a host rolled back or has
-    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 0
-    all fixed or fine · 10 nothing to do anywhere.
+    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 11
+    a host's units still to restart · 0 all fixed or fine · 10 nothing to do anywhere; a
+    skipped host's own record is 13. Per host, `remedy_services` in the inventory names units.
     """
     fleet = _fleet(inventory, limit, forks, host, local, plan_file, break_lock)
     if fleet is not None:
@@ -1084,7 +1135,7 @@ def run(
                 try:
                     p = Plan.model_validate_json(_read_plan_file(plan_file))
                 except ValueError as exc:
-                    load_facts_file(plan_file)  # the clearer message for bad files
+                    load_facts_file(plan_file, plan_ok=True)  # the clearer message for bad files
                     raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
                 _log_plan(log, p)
                 return await runner.run(p, break_lock=break_lock)
@@ -1118,7 +1169,9 @@ def run(
                 from remedy.interrupts import prompting
 
                 with prompting():
-                    ok = typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?")
+                    ok = typer.confirm(
+                        f"Apply these {len(p.steps)} step(s) to {t.host}{_restarts(p, verify)}?"
+                    )
                 if not ok:
                     from remedy.executor.runner import RunReport
 
@@ -1128,6 +1181,14 @@ def run(
             await t.close()
 
     _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _restarts(p: Any, verify: str | None) -> str:
+    """What the confirmation also agrees to: the units full verification restarts."""
+    from remedy.executor.services import units_in_scope
+
+    units = units_in_scope(p)
+    return f" and restart {', '.join(units)}" if units and verify != "cheap" else ""
 
 
 def _log_plan(log: _RunLog, p: Any) -> None:
@@ -1154,6 +1215,10 @@ def resume(
     log_file: RunLogOpt = None,
     verify: VerifyOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
 ) -> None:
     """Finish an interrupted run from the journal on the host (or roll it back).
 
@@ -1168,7 +1233,7 @@ def resume(
     """
     _check_verify(verify)
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy resume {t.host}" + (" --rollback" if rollback_ else ""))
 
@@ -1180,7 +1245,7 @@ def resume(
         finally:
             await t.close()
 
-    _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+    _finish_run(_guarded(t.host, box, json_, log, go), json_, log, requested_rollback=rollback_)
 
 
 @app.command()
@@ -1193,6 +1258,10 @@ def rollback(
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
 ) -> None:
     """Undo a finished run: every step restored from its checkpoint, newest first.
 
@@ -1202,7 +1271,7 @@ def rollback(
     Example: remedy rollback gpu01 3f2a9c1d0e4b
     """
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy rollback {t.host}" + (f" {run_id}" if run_id else ""))
 
@@ -1214,7 +1283,7 @@ def rollback(
         finally:
             await t.close()
 
-    _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+    _finish_run(_guarded(t.host, box, json_, log, go), json_, log, requested_rollback=True)
 
 
 @app.command()
@@ -1313,22 +1382,47 @@ def export(
       remedy plan --example seed-sm120-pip-cu13 --json | remedy export -
     """
     from remedy.export import export_plan
-    from remedy.model import Plan
+    from remedy.planfile import load_plan
 
-    data = _read_plan_file(plan_file)
-    try:
-        p = Plan.model_validate_json(data)
-    except ValueError as exc:
-        first = str(exc).splitlines()[:3]
-        raise InputError(
-            f"{plan_file} is not a saved remedy plan: {' '.join(first)}",
-            hint="make one with `remedy plan ... --out plan.json`",
-        ) from None
+    p = load_plan(_read_plan_file(plan_file), "stdin" if plan_file == "-" else plan_file)
     text = redact_text(export_plan(p, format_, verify=verify, hosts=hosts))
     if out:
         _write_out(out, text)
     else:
         sys.stdout.write(text)
+
+
+@app.command(name="report")
+def report_cmd(
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="JSON",
+            help="A saved plan, `impact --json` or `--inventory --json` output; - for stdin.",
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", metavar="FILE", help="FILE.html or FILE.md."),
+    ],
+) -> None:
+    """Draw a saved plan, impact report or fleet report as HTML (inline SVG) or markdown.
+
+    \b
+    Examples:
+      remedy report plan.json --out plan.html
+      remedy run --inventory hosts.ini --yes --json > fleet.json; remedy report fleet.json -o fleet.html
+    """
+    from remedy.report.files import report_format, report_from_json
+
+    fmt = report_format(out)
+    name = "stdin" if source == "-" else source
+    _write_out(out, redact_text(report_from_json(_read_plan_file(source), name, fmt)))
+
+
+from remedy.knowledge_cli import knowledge_app  # noqa: E402  (its own module; imports little)
+
+app.add_typer(knowledge_app, name="knowledge")
 
 
 @app.command(name="check")
@@ -1367,6 +1461,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _main(argv: list[str] | None) -> None:
     try:
+        from remedy.argcheck import check_argv
+
+        check_argv(list(sys.argv[1:] if argv is None else argv), typer.main.get_command(app))
         rc = app(args=argv, standalone_mode=False)
         sys.stdout.flush()  # a reader that left shows here, not in Python's exit
     except RemedyError as exc:

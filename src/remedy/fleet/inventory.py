@@ -137,6 +137,10 @@ class _Builder:
         return g
 
     def add_host(self, group: str, host: str, hvars: dict[str, Any], line: int | None) -> None:
+        if host not in self.host_vars and len(self.host_vars) >= MAX_HOSTS:
+            raise InventoryError(
+                f"more than {MAX_HOSTS:,} hosts: refused", file=self.source, line=line
+            )
         if host not in self.host_vars:
             self.host_vars[host] = {}
             self.host_lines[host] = line
@@ -226,6 +230,11 @@ class _Builder:
 _RANGE = re.compile(r"\[([^\]]*)\]")
 
 
+# An inventory's hosts, all ranges expanded: far above any fleet remedy drives (a range such
+# as gpu[0:99999999999] would otherwise be built in memory before anything could refuse it).
+MAX_HOSTS = 100_000
+
+
 def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = None) -> list[str]:
     """`gpu[01:03]` → gpu01 gpu02 gpu03; `[a:c]` letters; `[1:9:2]` a stride; several ranges
     multiply. Zero padding follows the start's width, as Ansible does."""
@@ -252,6 +261,12 @@ def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = No
     if beg.isdigit() and end.isdigit():
         width = len(beg) if beg.startswith("0") and len(beg) > 1 else 0
         lo, hi = int(beg), int(end)
+        if len(range(lo, hi + 1, step)) > MAX_HOSTS:  # counted before anything is built
+            raise InventoryError(
+                f"range [{spec}] in host {pattern!r} has more than {MAX_HOSTS:,} hosts: refused",
+                file=file,
+                line=line,
+            )
         items = [str(i).zfill(width) for i in range(lo, hi + 1, step)]
     elif len(beg) == 1 and len(end) == 1 and beg.isalpha() and end.isalpha():
         items = [chr(c) for c in range(ord(beg), ord(end) + 1, step)]
@@ -264,6 +279,12 @@ def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = No
     if not items:
         raise InventoryError(f"empty range [{spec}] in host {pattern!r}", file=file, line=line)
     rests = expand_hosts(tail, file=file, line=line)
+    if len(items) * len(rests) > MAX_HOSTS:
+        raise InventoryError(
+            f"host {pattern!r} expands to more than {MAX_HOSTS:,} hosts: refused",
+            file=file,
+            line=line,
+        )
     return [head + item + rest for item in items for rest in rests]
 
 

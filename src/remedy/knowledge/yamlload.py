@@ -55,11 +55,58 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool =
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+# What a document may expand to once its aliases are followed: nested aliases (`&a [*b, *b]`,
+# "billion laughs") make a few hundred bytes expand exponentially when walked or validated.
+MAX_NODES = 1_000_000
+
+
+def _check_expansion(root: yaml.Node, file: str) -> None:
+    """KnowledgeError when the document, aliases expanded, has more than MAX_NODES nodes or
+    refers to itself (a node reached again while it is being counted)."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in busy:
+            raise KnowledgeError(
+                "a YAML alias refers to the node that contains it",
+                file=file,
+                line=node.start_mark.line + 1,
+            )
+        busy.add(key)
+        n = 1
+        if isinstance(node, yaml.SequenceNode):
+            n += sum(size(c) for c in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n += sum(size(k) + size(v) for k, v in node.value)
+        busy.discard(key)
+        if n > MAX_NODES:
+            raise KnowledgeError(
+                f"YAML aliases expand to more than {MAX_NODES:,} nodes: refused",
+                file=file,
+                line=node.start_mark.line + 1,
+            )
+        sizes[key] = n
+        return n
+
+    try:
+        size(root)
+    except RecursionError:
+        raise KnowledgeError("YAML nested too deep", file=file) from None
+
+
 def load_yaml_text(text: str, file: str = "<string>") -> Any:
     loader = _LineLoader(text)
     loader._remedy_file = file  # type: ignore[attr-defined]
     try:
-        return loader.get_single_data()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node, file)
+        return loader.construct_document(node)
     except KnowledgeError:
         raise
     except yaml.MarkedYAMLError as exc:

@@ -14,12 +14,16 @@ from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
+from remedy.redact import redact_obj
 
 
 def facts_digest(facts: Facts | dict[str, Any]) -> str:
     data = facts.model_dump() if isinstance(facts, Facts) else facts
     # what the host IS, not when it was read nor what the user wants of it (the workload)
     data = {k: v for k, v in data.items() if k not in ("collected_at", "workload")}
+    # redacted before the digest: a plan file is written redacted, and its digest must be
+    # over exactly what it shows (redact_obj is idempotent)
+    data = redact_obj(json.loads(json.dumps(data, default=str)))
     blob = json.dumps(data, sort_keys=True, default=str).encode()
     return "sha256:" + hashlib.sha256(blob).hexdigest()
 
@@ -234,6 +238,27 @@ def make_plan(
     wrappers: set[str] | None = None,
     max_expansions: int = 3000,
 ) -> Plan:
+    """The plan for the facts' workload; with `workload.scopes` (remedy.scope), one part per
+    scope (each unit's drop-in, the login shell's profile.d), chained: a later scope starts
+    from the state the earlier ones predict, so a shared fix (a toolkit's layout) comes once."""
+    if facts.workload.scopes:
+        from remedy.planner.scoped import make_scoped_plan
+
+        return make_scoped_plan(
+            kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
+        )
+    return plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+
+
+def plan_one(
+    kb: Knowledge,
+    facts: Facts,
+    symptoms: list[Symptom] | None = None,
+    *,
+    wrappers: set[str] | None = None,
+    max_expansions: int = 3000,
+) -> tuple[Plan, dict[str, Any]]:
+    """One environment's plan, and the facts it predicts after its last step."""
     symptoms = symptoms or []
     initial = facts.model_dump()
     provider = FactsProvider(kb)
@@ -283,7 +308,7 @@ def make_plan(
     else:
         status = "partial" if result.moves else "impossible"
     unresolved = [f"{r} @ {s}" for r, s in result.unmet]
-    return Plan(
+    plan = Plan(
         remedy_version=__version__,
         host=facts.host,
         facts_digest=facts_digest(facts),
@@ -301,3 +326,4 @@ def make_plan(
         trace=trace.lines,
         status=status,
     )
+    return plan, state
