@@ -190,19 +190,27 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
 
 
 def _names(src: str) -> frozenset[str]:
-    """The context names an expression reads, kept in the code cache next to its code."""
+    """The context names an expression reads, kept in the code cache next to its code (as
+    the code of a tuple of strings: the cache holds code objects only)."""
     import hashlib
 
     from jinja2 import meta
 
     global _CODE_DIRTY
+    _load_code_cache()
     key = "names:" + hashlib.sha256(src.encode()).hexdigest()
-    names = _CODE.get(key)
-    if not isinstance(names, tuple):
+    code = _CODE.get(key)
+    names: Any = None
+    if code is not None:
+        try:
+            names = eval(code, {"__builtins__": {}})  # noqa: S307 - a literal tuple we wrote
+        except Exception:
+            names = None
+    if not (isinstance(names, tuple) and all(isinstance(n, str) for n in names)):
         node = _expression_node(src)
         node.set_environment(ENV)
         names = tuple(sorted(meta.find_undeclared_variables(node)))
-        _CODE[key] = names
+        _CODE[key] = compile(repr(names), "<remedy names>", "eval")
         _CODE_DIRTY = True
     return frozenset(names)
 
