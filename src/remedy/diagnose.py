@@ -156,14 +156,18 @@ def default_signals(kb: Knowledge) -> list[Signal]:
     """The knowledge's field signals, checked against its rules and signatures (cached)."""
     from remedy.evidence.catalog import default_catalog
 
-    key = (id(kb), str(default_signals_path()))
-    if key not in _SIGNALS:
+    # keyed by the knowledge object (load_knowledge caches it): no path lookups per diagnosis
+    hit = _SIGNALS.get(id(kb))
+    if hit is None or hit[0] is not kb:
         _SIGNALS.clear()
-        _SIGNALS[key] = load_signals(rules=kb.rules, signatures=default_catalog().ids())
-    return _SIGNALS[key]
+        sigs = load_signals(
+            default_signals_path(), rules=kb.rules, signatures=default_catalog().ids()
+        )
+        hit = _SIGNALS[id(kb)] = (kb, sigs)
+    return hit[1]
 
 
-_SIGNALS: dict[tuple[int, str], list[Signal]] = {}
+_SIGNALS: dict[int, tuple[Knowledge, list[Signal]]] = {}
 
 
 def partial_facts_of(symptoms: list[Symptom], catalog: Catalog | None = None) -> dict[str, str]:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from remedy.transport.base import Transport
 from remedy.transport.quote import join
 
+# (its variables are _t*: callers loop over s, r, d, f)
 # trusted FILE: 0 when FILE's real path and every directory above it are owned by root or by
 # this user and not writable by group or others (a root-owned sticky directory such as /tmp is
 # safe: only an entry's owner may rename it); RP is then the real path to execute (a link
@@ -24,20 +25,20 @@ SH_TRUST = r"""
 ME=$(id -u 2>/dev/null) || ME=0
 trusted() {
   WHY=; RP=
-  r=$(readlink -f -- "$1" 2>/dev/null)
-  [ -n "$r" ] || { WHY="$1 cannot be resolved"; return 1; }
-  RP=$r
+  _tr=$(readlink -f -- "$1" 2>/dev/null)
+  [ -n "$_tr" ] || { WHY="$1 cannot be resolved"; return 1; }
+  RP=$_tr
   while :; do
-    s=$(stat -c '%u %a %U' -- "$r" 2>/dev/null) || { WHY="$r cannot be checked (no stat)"; return 1; }
-    u=${s%% *}; a=${s#* }; n=${a#* }; a=${a%% *}
-    if [ "$u" != 0 ] && [ "$u" != "$ME" ]; then WHY="$r owned by $n (uid $u)"; return 1; fi
-    if [ $(( 0$a & 022 )) -ne 0 ]; then
-      if ! { [ -d "$r" ] && [ "$u" = 0 ] && [ $(( 0$a & 01000 )) -ne 0 ]; }; then
-        WHY="$r writable by group or others (mode $a)"; return 1
+    _ts=$(stat -c '%u %a %U' -- "$_tr" 2>/dev/null) || { WHY="$_tr cannot be checked (no stat)"; return 1; }
+    _tu=${_ts%% *}; _ta=${_ts#* }; _tn=${_ta#* }; _ta=${_ta%% *}
+    if [ "$_tu" != 0 ] && [ "$_tu" != "$ME" ]; then WHY="$_tr owned by $_tn (uid $_tu)"; return 1; fi
+    if [ $(( 0$_ta & 022 )) -ne 0 ]; then
+      if ! { [ -d "$_tr" ] && [ "$_tu" = 0 ] && [ $(( 0$_ta & 01000 )) -ne 0 ]; }; then
+        WHY="$_tr writable by group or others (mode $_ta)"; return 1
       fi
     fi
-    [ "$r" = / ] && return 0
-    r=${r%/*}; [ -n "$r" ] || r=/
+    [ "$_tr" = / ] && return 0
+    _tr=${_tr%/*}; [ -n "$_tr" ] || _tr=/
   done
 }
 """

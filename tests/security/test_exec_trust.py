@@ -185,3 +185,24 @@ def test_facts_over_ssh_execute_no_untrusted_binary_and_no_profile(host):
     tk = next(t for t in facts["toolkits"] if t["prefix"] == "/opt/evilcuda")
     assert "nvcc not executed" in tk["note"] and "owned by nobody" in tk["note"]
     assert tk["nvcc_release"] == "12.8"
+
+
+@needs_root
+@pytest.mark.parametrize("probe", ["preprocess-probe", "compile-probe"])
+def test_probe_does_not_run_an_untrusted_nvcc(area: Path, probe: str):
+    """A probe (run as root by `remedy run`) with the consumer's toolkit owned by another
+    user: skipped with the reason, the canary never made."""
+    from remedy.model import Facts, Gpu
+    from remedy.probes import run_probe
+
+    canary = area / f"canary-{probe}"
+    prefix = fake_prefix(area, canary)
+    chown_tree(prefix, NOBODY)
+    facts = Facts(gpus=[Gpu(name="g", compute_cap="12.0")], shell_env={"PATH": "/usr/bin:/bin"})
+    res = asyncio.run(
+        run_probe(probe, LocalTransport("local"), facts, params={"prefix": str(prefix)}, timeout=60)
+    )
+    assert not canary.exists(), f"{probe} executed an nvcc owned by another user"
+    assert (
+        not res.ok and res.skipped and "not executed" in res.skipped and "owned by" in res.skipped
+    )

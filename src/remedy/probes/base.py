@@ -68,7 +68,9 @@ async def require_trusted(
     from remedy.trust import untrusted_reason
 
     why = await untrusted_reason(
-        ctx.transport, [p for p in paths if p.startswith("/")], pythons=[p for p in pythons if p]
+        ctx.transport,
+        [p for p in paths if p.startswith("/")],
+        pythons=[p for p in pythons if p.startswith("/")],
     )
     if why:
         raise ProbeUntrusted(why)

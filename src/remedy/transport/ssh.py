@@ -572,6 +572,8 @@ class SSHTransport:
             [
                 "sh",
                 "-c",
+                '[ -e "$1" ] || { echo "$1: No such file or directory" >&2; exit 1; }; '
+                '[ -d "$1" ] && { echo "$1: Is a directory" >&2; exit 1; }; '
                 '[ -f "$1" ] || { echo "$1: not a regular file" >&2; exit 1; }; '
                 f'exec head -c {OUTPUT_CAP} -- "$1"',
                 "sh",
