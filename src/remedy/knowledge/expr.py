@@ -139,10 +139,17 @@ def _load_code_cache() -> None:
             _CODE_DIRTY = True
             return
         data = marshal.loads(body)
-        if isinstance(data, dict) and all(
-            isinstance(k, str) and isinstance(v, types.CodeType) for k, v in data.items()
-        ):
-            _CODE.update(data)
+        if isinstance(data, dict):
+            # only code is kept; an entry of another kind (another remedy version's, which
+            # stored expression names as tuples) is dropped, not a reason to drop them all
+            good = {
+                k: v
+                for k, v in data.items()
+                if isinstance(k, str) and isinstance(v, types.CodeType)
+            }
+            _CODE.update(good)
+            if len(good) != len(data):
+                _CODE_DIRTY = True
         else:
             _CODE_DIRTY = True
     except Exception:  # a corrupted cache is rebuilt, never a crash of `plan`
