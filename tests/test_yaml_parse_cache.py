@@ -66,9 +66,11 @@ def _poisoned(tmp_path: Path, cache_home: Path) -> Path:
     import hashlib
     import marshal
 
+    from remedy.cachefile import MAGIC
+
     body = marshal.dumps({key: marshal.dumps({"cmd": "poisoned"})})
     cache = Path(yamlload._parse_cache_path())
-    cache.write_bytes(yamlload._MAGIC + hashlib.sha256(body).digest() + body)
+    cache.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
     yamlload._PARSED = None
     return p
 

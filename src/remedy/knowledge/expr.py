@@ -117,15 +117,21 @@ def _load_code_cache() -> None:
         data = marshal.loads(body)
     except Exception:
         data = None
-    if isinstance(data, dict) and all(
-        isinstance(k, str)
-        and (
-            isinstance(v, types.CodeType)
-            or (isinstance(v, tuple) and all(isinstance(x, str) for x in v))
-        )
-        for k, v in data.items()
-    ):
-        _CODE.update(data)
+    if isinstance(data, dict):
+        # only code and expression names (tuples of str) are kept; an entry of another kind
+        # is dropped, not a reason to drop them all (the file is shared by every remedy here)
+        good = {
+            k: v
+            for k, v in data.items()
+            if isinstance(k, str)
+            and (
+                isinstance(v, types.CodeType)
+                or (isinstance(v, tuple) and all(isinstance(x, str) for x in v))
+            )
+        }
+        _CODE.update(good)
+        if len(good) != len(data):
+            _CODE_DIRTY = True
     else:
         _CODE_DIRTY = True
 
@@ -190,8 +196,8 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
 
 
 def _names(src: str) -> frozenset[str]:
-    """The context names an expression reads, kept in the code cache next to its code (as
-    the code of a tuple of strings: the cache holds code objects only)."""
+    """The context names an expression reads, kept in the code cache next to its code (a
+    tuple of str; older entries hold the code of such a tuple)."""
     import hashlib
 
     from jinja2 import meta
@@ -199,18 +205,12 @@ def _names(src: str) -> frozenset[str]:
     global _CODE_DIRTY
     _load_code_cache()
     key = "names:" + hashlib.sha256(src.encode()).hexdigest()
-    code = _CODE.get(key)
-    names: Any = None
-    if code is not None:
-        try:
-            names = eval(code, {"__builtins__": {}})  # noqa: S307 - a literal tuple we wrote
-        except Exception:
-            names = None
+    names: Any = _CODE.get(key)
     if not (isinstance(names, tuple) and all(isinstance(n, str) for n in names)):
         node = _expression_node(src)
         node.set_environment(ENV)
         names = tuple(sorted(meta.find_undeclared_variables(node)))
-        _CODE[key] = compile(repr(names), "<remedy names>", "eval")
+        _CODE[key] = names
         _CODE_DIRTY = True
     return frozenset(names)
 

@@ -173,37 +173,33 @@ def _parse_cache_path() -> str:
 
 
 def _parse_cache() -> dict[str, Any]:
-    """The cache, loaded once. Knowledge decides what runs on hosts, so, like the template
-    code cache (expr.py), only a file this user owns in a directory this user owns, neither
-    writable by others, with an intact checksum, is used (remedy.cachefile); anything else is
-    ignored and rebuilt."""
+    """The cache, loaded once. Knowledge decides what runs on hosts: like the template code
+    cache, it is read only when it is ours and intact (remedy.cachefile); else ignored."""
     global _PARSED
     if _PARSED is None:
         _PARSED = {}
         from remedy.cachefile import read_private
 
         body = read_private(_parse_cache_path())
-        if body is None:
-            return _PARSED
-        try:
-            data = marshal.loads(body)
-        except Exception:  # a damaged cache is rebuilt, never a failure
-            return _PARSED
-        if isinstance(data, dict):
-            _PARSED.update(
-                (k, v) for k, v in data.items() if isinstance(k, str) and isinstance(v, bytes)
-            )
+        if body is not None:
+            try:
+                data = marshal.loads(body)
+            except Exception:  # a damaged cache is rebuilt, never a failure
+                data = None
+            if isinstance(data, dict):
+                _PARSED.update(
+                    (k, v) for k, v in data.items() if isinstance(k, str) and isinstance(v, bytes)
+                )
     return _PARSED
 
 
 def _save_parse_cache(cache: dict[str, Any], newest: str) -> None:
-    """Write the cache atomically (newest entries kept) through remedy.cachefile; failures
-    are harmless."""
+    """Write the cache (newest entries kept) through remedy.cachefile; failures are harmless."""
     from remedy.cachefile import write_private
 
     keep = dict(list((k, v) for k, v in cache.items() if k != newest)[-(_KEEP - 1) :])
     keep[newest] = cache[newest]
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(ValueError):  # marshal: a type it cannot hold
         write_private(_parse_cache_path(), marshal.dumps(keep))
 
 
