@@ -93,6 +93,11 @@ TUNED_AFTER: list[str] = [
     "after e9c0621/33214ee (round 3 misses): signature nvcc-exec-not-found (FileNotFoundError"
     " for 'nvcc', flashinfer-ai/flashinfer#1781), predicted by toolkit-found; no new round was"
     " collected after it, so the clean figures do not include it",
+    "after d08be8c (round 6 misses): signature glibc-math-exception-spec also matches the"
+    " message wrapped before 'of previous function' (JustVugg/colibri#966); field signal"
+    " bare-ptxas-gpu-name-is-triton (an sm_XYa 'gpu-name' rejection with no nvcc/ninja line is"
+    " Triton's bundled ptxas: triton compiler.py sm_arch_from_capability), which also removes"
+    " the 2 harmful CUDA_HOME proposals of round 6",
 ]
 
 TOOLCHAIN_ENV = re.compile(
