@@ -99,6 +99,11 @@ TUNED_AFTER: list[str] = [
     " bare-ptxas-gpu-name-is-triton (an sm_XYa 'gpu-name' rejection with no nvcc/ninja line is"
     " Triton's bundled ptxas: triton compiler.py sm_arch_from_capability), which also removes"
     " the 2 harmful CUDA_HOME proposals of round 6",
+    "after 9786cf4 (round 7 misses): signature nvcc-unsupported-arch also matches 'sm_XY'"
+    " values (nvcc echoes -arch=sm_100f, sgl-project/sglang#9340); nvcc-exec-not-found also"
+    " matches an absolute path to nvcc (CUDA_HOME/bin/nvcc, lenML/Speech-AI-Forge#258); new"
+    " signature custom-allreduce-v2-disabled-capture (AttributeError on a disabled"
+    " CustomAllReduceV2, sglang custom_all_reduce_v2.py), predicted by capture-custom-allreduce",
 ]
 
 TOOLCHAIN_ENV = re.compile(
