@@ -62,7 +62,19 @@ SPLIT_DATE = "2025-06-01"
 BEFORE_REF = "2fdae7f"  # the branch's starting commit (main at the time)
 # Frozen rounds: 69b691c was written from pre-split threads only; each later ref is the
 # knowledge after a tuning round, evaluated on post-split threads collected after it.
-FROZEN_REFS: list[str] = ["69b691c", "8d806c0", "e9c0621", "33214ee", "b31ce0a", "d08be8c", "9786cf4", "23414a7", "f78b0af", "89169e4", "30a1953"]
+FROZEN_REFS: list[str] = [
+    "69b691c",
+    "8d806c0",
+    "e9c0621",
+    "33214ee",
+    "b31ce0a",
+    "d08be8c",
+    "9786cf4",
+    "23414a7",
+    "f78b0af",
+    "89169e4",
+    "30a1953",
+]
 # Clean rounds: (knowledge ref, ref whose corpus the round's logs were absent from). A held-out
 # log belongs to the LAST round whose candidate set holds it, and is scored only by that
 # round's knowledge, which was committed before the log was collected (round 1: before any
