@@ -62,7 +62,19 @@ SPLIT_DATE = "2025-06-01"
 BEFORE_REF = "2fdae7f"  # the branch's starting commit (main at the time)
 # Frozen rounds: 69b691c was written from pre-split threads only; each later ref is the
 # knowledge after a tuning round, evaluated on post-split threads collected after it.
-FROZEN_REFS: list[str] = ["69b691c", "8d806c0", "e9c0621", "33214ee", "b31ce0a"]
+FROZEN_REFS: list[str] = [
+    "69b691c",
+    "8d806c0",
+    "e9c0621",
+    "33214ee",
+    "b31ce0a",
+    "d08be8c",
+    "9786cf4",
+    "23414a7",
+    "f78b0af",
+    "89169e4",
+    "30a1953",
+]
 # Clean rounds: (knowledge ref, ref whose corpus the round's logs were absent from). A held-out
 # log belongs to the LAST round whose candidate set holds it, and is scored only by that
 # round's knowledge, which was committed before the log was collected (round 1: before any
@@ -73,6 +85,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     ("e9c0621", "e9c0621"),
     ("33214ee", "33214ee"),
     ("b31ce0a", "b31ce0a"),
+    # round 6: d08be8c (main after issue 17's first merge) on a batch collected after it
+    ("d08be8c", "d08be8c"),
+    ("9786cf4", "9786cf4"),
+    ("23414a7", "23414a7"),
+    ("f78b0af", "f78b0af"),
+    ("89169e4", "89169e4"),
+    ("30a1953", "30a1953"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
@@ -91,6 +110,20 @@ TUNED_AFTER: list[str] = [
     "after e9c0621/33214ee (round 3 misses): signature nvcc-exec-not-found (FileNotFoundError"
     " for 'nvcc', flashinfer-ai/flashinfer#1781), predicted by toolkit-found; no new round was"
     " collected after it, so the clean figures do not include it",
+    "after d08be8c (round 6 misses): signature glibc-math-exception-spec also matches the"
+    " message wrapped before 'of previous function' (JustVugg/colibri#966); field signal"
+    " bare-ptxas-gpu-name-is-triton (an sm_XYa 'gpu-name' rejection with no nvcc/ninja line is"
+    " Triton's bundled ptxas: triton compiler.py sm_arch_from_capability), which also removes"
+    " the 2 harmful CUDA_HOME proposals of round 6",
+    "after 9786cf4 (round 7 misses): signature nvcc-unsupported-arch also matches 'sm_XY'"
+    " values (nvcc echoes -arch=sm_100f, sgl-project/sglang#9340); nvcc-exec-not-found also"
+    " matches an absolute path to nvcc (CUDA_HOME/bin/nvcc, lenML/Speech-AI-Forge#258); new"
+    " signature custom-allreduce-v2-disabled-capture (AttributeError on a disabled"
+    " CustomAllReduceV2, sglang custom_all_reduce_v2.py), predicted by capture-custom-allreduce",
+    "after 30a1953 (round 11 miss): field signal undefined-driver-api-symbol (an unmangled cuXxx"
+    " undefined symbol is a libcuda driver-API entry point -> driver-supports-build-cuda, not the"
+    " torch ABI; sgl-project/sglang#8131); no round was collected after it, so the clean figures"
+    " do not include it",
 ]
 
 TOOLCHAIN_ENV = re.compile(
