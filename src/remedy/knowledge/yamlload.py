@@ -8,11 +8,11 @@ loading knowledge never executes code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -172,64 +172,39 @@ def _parse_cache_path() -> str:
     return os.path.join(base, "remedy", f"parsed-{tag}.marshal")
 
 
-_MAGIC = b"remedy-parsed-1\n"
-
-
 def _parse_cache() -> dict[str, Any]:
     """The cache, loaded once. Knowledge decides what runs on hosts, so, like the template
     code cache (expr.py), only a file this user owns in a directory this user owns, neither
-    writable by others, with an intact checksum, is used; anything else is ignored."""
+    writable by others, with an intact checksum, is used (remedy.cachefile); anything else is
+    ignored and rebuilt."""
     global _PARSED
     if _PARSED is None:
         _PARSED = {}
-        from remedy.knowledge.expr import _cache_file_ok
+        from remedy.cachefile import read_private
 
-        path = _parse_cache_path()
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
+        body = read_private(_parse_cache_path())
+        if body is None:
             return _PARSED
         try:
-            if not _cache_file_ok(fd, path):
-                return _PARSED
-            with os.fdopen(os.dup(fd), "rb") as f:
-                blob = f.read()
-            n = len(_MAGIC)
-            head, digest, body = blob[:n], blob[n : n + 32], blob[n + 32 :]
-            if head == _MAGIC and hashlib.sha256(body).digest() == digest:
-                data = marshal.loads(body)
-                if isinstance(data, dict):
-                    _PARSED.update(
-                        (k, v)
-                        for k, v in data.items()
-                        if isinstance(k, str) and isinstance(v, bytes)
-                    )
+            data = marshal.loads(body)
         except Exception:  # a damaged cache is rebuilt, never a failure
-            pass
-        finally:
-            os.close(fd)
+            return _PARSED
+        if isinstance(data, dict):
+            _PARSED.update(
+                (k, v) for k, v in data.items() if isinstance(k, str) and isinstance(v, bytes)
+            )
     return _PARSED
 
 
 def _save_parse_cache(cache: dict[str, Any], newest: str) -> None:
-    """Write the cache atomically (newest entries kept) in a 0700 directory of this user's;
-    failures are harmless."""
+    """Write the cache atomically (newest entries kept) through remedy.cachefile; failures
+    are harmless."""
+    from remedy.cachefile import write_private
+
     keep = dict(list((k, v) for k, v in cache.items() if k != newest)[-(_KEEP - 1) :])
     keep[newest] = cache[newest]
-    path = _parse_cache_path()
-    try:
-        d = os.path.dirname(path)
-        os.makedirs(d, mode=0o700, exist_ok=True)
-        st = os.lstat(d)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or os.path.islink(d):
-            return
-        body = marshal.dumps(keep)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".parsed-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(body).digest() + body)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError):
+        write_private(_parse_cache_path(), marshal.dumps(keep))
 
 
 def strip_lines(obj: Any) -> Any:
