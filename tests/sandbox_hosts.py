@@ -98,6 +98,20 @@ class Host:
             cwd=REPO,
         )
 
+    def remedy_unverified(self, *args: str, timeout: float = 1200) -> subprocess.CompletedProcess:
+        """remedy through tests/cli_fixture_driver.py: the saved-plan check off and the runner
+        fixture operation registered, for fault injection through a hand-edited plan (which
+        `remedy run --plan` itself refuses)."""
+        driver = str(REPO / "tests" / "cli_fixture_driver.py")
+        return subprocess.run(
+            [sys.executable, driver, "--ssh-config", self.cfg, *args],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=timeout,
+            cwd=REPO,
+        )
+
     def popen(self, *args: str, new_session: bool = False) -> subprocess.Popen:
         return subprocess.Popen(
             self.argv(*args),

@@ -7,11 +7,16 @@ import hashlib
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
 from remedy import __version__
 from remedy.diagnose import diagnose
-from remedy.evaluate import base_context, render, render_raw
+from remedy.errors import InputError, PlanError
+from remedy.evaluate import base_context, render
+from remedy.knowledge.expr import plain
 from remedy.knowledge.loader import Knowledge
-from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
+from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
+from remedy.operations import Operation, OperationError, known_packages, parse_operation
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
 
@@ -105,18 +110,32 @@ def _move_label(move: Move) -> str:
 def _render_step(kb: Knowledge, facts: dict[str, Any], spec: StepSpec) -> dict[str, Any]:
     ca = kb.actions[spec.action]
     ctx = {**base_context(kb, facts), **spec.as_dict()}
-    return {
-        "title": render(ca.title, ctx),
-        "commands": [render_raw(c, ctx) for c in ca.commands],
-        "touches": [
-            Touch(
-                kind=render(k, ctx) or "file",
-                target=render(t, ctx),  # type: ignore[arg-type]
-                detail=render(d, ctx) or None,
-            )
-            for k, t, d in ca.touches
-        ],
-    }
+    return {"title": render(ca.title, ctx)}
+
+
+def build_operation(kb: Knowledge, facts: dict[str, Any], spec: StepSpec) -> Operation:
+    """The step's typed operation: the action's operation parameters evaluated on the facts
+    the step is planned from, validated in form and checked against those facts."""
+    ca = kb.actions[spec.action]
+    if ca.operation is None:
+        raise PlanError(f"action {spec.action!r} has no operation: it cannot be a step")
+    name, params = ca.operation
+    ctx = {**base_context(kb, facts), **spec.as_dict()}
+    values = {k: plain(e(**ctx)) if callable(e) else e for k, e in params.items()}
+    try:
+        op = parse_operation({"op": name, **values})
+        op.check(facts, known_packages(kb))
+    except (ValueError, OperationError) as exc:
+        why = (
+            "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            if isinstance(exc, ValidationError)
+            else str(exc)
+        )
+        raise InputError(
+            f"step {spec.action} ({name}) would use a value remedy refuses to write: {why}",
+            hint="the facts hold it (a path, a unit name, a package); nothing was planned",
+        ) from None
+    return op
 
 
 def _because(
@@ -258,8 +277,7 @@ def make_plan(
                     action=spec.action,
                     title=r["title"],
                     params=spec.as_dict(),
-                    commands=r["commands"],
-                    touches=r["touches"],
+                    operation=build_operation(kb, state, spec),
                     probe=probe.id,
                     probe_detail=probe.title,
                     fixes=fixes,
@@ -283,10 +301,11 @@ def make_plan(
     else:
         status = "partial" if result.moves else "impossible"
     unresolved = [f"{r} @ {s}" for r, s in result.unmet]
-    return Plan(
+    plan = Plan(
         remedy_version=__version__,
         host=facts.host,
         facts_digest=facts_digest(facts),
+        knowledge_version=kb.version,
         facts=facts,
         target=facts.workload,
         findings=diag.findings,
@@ -301,3 +320,27 @@ def make_plan(
         trace=trace.lines,
         status=status,
     )
+    return plan.model_copy(update={"plan_digest": plan_digest(plan)})
+
+
+# What a saved plan's digest covers: everything the planner derives from the facts and what
+# remedy acts on (the steps' operations, the status, the final verification), with the facts
+# themselves, the workload and the knowledge version. Findings, rejected alternatives and the
+# trace are explanations only.
+DIGEST_FIELDS = (
+    "host",
+    "facts_digest",
+    "knowledge_version",
+    "target",
+    "steps",
+    "verification",
+    "status",
+    "unresolved",
+)
+
+
+def plan_digest(plan: Plan) -> str:
+    data = plan.model_dump(include=set(DIGEST_FIELDS))
+    data["facts_digest"] = facts_digest(plan.facts)
+    blob = json.dumps(data, sort_keys=True, default=str).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
