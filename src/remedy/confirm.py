@@ -18,7 +18,7 @@ from remedy.model import Plan
 
 
 def _show(con: Console, text: str) -> None:
-    con.print(text, markup=False, highlight=False)
+    con.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def show_rollback(con: Console, host: str, target: dict[str, Any]) -> None:
