@@ -252,3 +252,38 @@ def test_verify_names_the_field_in_process(good):
     assert e.value.diff == [
         'steps[2].operation.packages.nvidia-cuda-cccl: saved "99.0.0", planned "13.0.85"'
     ]
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_over_ssh_a_tampered_plan_changes_nothing_on_the_host(tmp_path):
+    """The real path over SSH: a plan made with `remedy plan --host` on a seed-chain-a
+    sandbox host, one operation swapped for a link into a canary prefix on that host (both
+    digests recomputed): `remedy run HOST --plan` refuses it naming the field; the host has
+    no canary link, no run in its history and is byte-identical."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import sandbox_hosts as sh
+
+    try:
+        sh.doctor()
+    except sh.SandboxUnavailable as e:
+        pytest.skip(str(e))
+    h = sh.up("seed-chain-a", "trust-plan-t")
+    try:
+        r = h.remedy("plan", "--host", h.name, "--out", str(tmp_path / "p.json"), timeout=600)
+        assert r.returncode == 0, r.stderr[-1500:]
+        assert h.ssh("mkdir -p /root/canary-prefix/lib")[0] == 0
+        before = h.snapshot()
+        plan = json.loads((tmp_path / "p.json").read_text())
+        t_op_name(plan, Path("/root/canary-prefix"))
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(plan))
+        r = h.remedy("run", h.name, "--plan", str(bad), "--yes", "--json", timeout=600)
+        assert r.returncode == 5 and "steps[0].operation.op" in r.stderr, r.stderr[-1500:]
+        rc, out = h.ssh("test -e /root/canary-prefix/lib64 || test -L /root/canary-prefix/lib64")
+        assert rc != 0, "the canary link was created"
+        assert h.history() == []
+        after = h.snapshot()
+        assert sh.same(before, after), sh.snapshot_diff(before, after)
+    finally:
+        sh.down(h)
