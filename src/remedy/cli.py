@@ -295,6 +295,22 @@ def plan(
     inventory: InventoryOpt = None,
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
+    rules: Annotated[
+        str | None,
+        typer.Option(
+            "--rules",
+            metavar="R1,R2",
+            help="Keep only the steps that repair these rules (recorded in the plan).",
+        ),
+    ] = None,
+    consumers: Annotated[
+        str | None,
+        typer.Option(
+            "--consumers",
+            metavar="C1,C2",
+            help="Final verification of these consumers only (recorded in the plan).",
+        ),
+    ] = None,
 ) -> None:
     """Preview the minimal fix: findings, ordered steps with probes, rejected alternatives.
 
@@ -325,7 +341,7 @@ def plan(
     logs = list(log or []) or ex_logs
     symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
-    p = make_plan(kb, f, symptoms, wrappers=wrappers)
+    p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=_csv(rules), consumers=_csv(consumers))
     if out:
         _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
     if json_:
@@ -342,6 +358,11 @@ def plan(
             _console().print(f"[dim]plan saved to {out}[/]")
     if p.status in ("partial", "impossible"):
         raise typer.Exit(3)
+
+
+def _csv(value: str | None) -> list[str] | None:
+    """`a,b` -> ["a", "b"]; None stays None (no selection)."""
+    return None if value is None else [x.strip() for x in value.split(",") if x.strip()]
 
 
 def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:

@@ -299,6 +299,10 @@ class Plan(Strict):
     knowledge_version: str = ""
     # sha256 over facts, target, steps, status, verification and knowledge_version
     plan_digest: str = ""
+    # the user's selection (`remedy plan --rules/--consumers`): only the steps that repair
+    # these rules, only the final verification of these consumers (None: all)
+    scope_rules: list[str] | None = None
+    scope_consumers: list[str] | None = None
     facts: Facts
     target: Workload
     findings: list[Finding] = Field(default_factory=list)

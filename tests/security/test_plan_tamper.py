@@ -287,3 +287,28 @@ def test_over_ssh_a_tampered_plan_changes_nothing_on_the_host(tmp_path):
         assert sh.same(before, after), sh.snapshot_diff(before, after)
     finally:
         sh.down(h)
+
+
+def test_a_selection_is_recorded_and_replayed_not_trusted():
+    """`remedy plan --rules/--consumers` keeps a subset of the steps and verification; the
+    selection is part of the plan (and its digest), so the saved subset verifies, while a
+    selection widened by hand, or steps dropped without one, are refused."""
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["host"] = "localhost"
+    kb = load_knowledge()
+    plan = make_plan(
+        kb, Facts.model_validate(data), rules=["cccl-complete"], consumers=["flashinfer-jit"]
+    )
+    assert [s.action for s in plan.steps] == ["pip-install-cccl"]
+    assert [v.consumer for v in plan.verification] == ["flashinfer-jit"]
+    verify_saved_plan(Plan.model_validate_json(plan.model_dump_json()), kb)
+    wider = json.loads(plan.model_dump_json())
+    wider["scope_rules"] = ["cccl-complete", "toolkit-links-cudart"]
+    _redigest(wider)
+    with pytest.raises(PlanRefused, match=r"field steps\[0\]"):
+        verify_saved_plan(Plan.model_validate(wider), kb)
+    dropped = json.loads(plan.model_dump_json())
+    dropped["scope_rules"] = None
+    _redigest(dropped)
+    with pytest.raises(PlanRefused, match="steps"):
+        verify_saved_plan(Plan.model_validate(dropped), kb)

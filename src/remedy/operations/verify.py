@@ -84,7 +84,13 @@ def verify_saved_plan(plan: Plan, kb: Any) -> None:
         )
     facts = plan.facts.model_copy(update={"workload": plan.target.model_copy(deep=True)})
     try:
-        derived = make_plan(kb, facts, list(plan.symptoms))
+        derived = make_plan(
+            kb,
+            facts,
+            list(plan.symptoms),
+            rules=plan.scope_rules,
+            consumers=plan.scope_consumers,
+        )
     except PlanError as exc:
         raise PlanRefused(f"refusing the saved plan: its facts cannot be planned: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - an InputError names what the facts hold

@@ -252,7 +252,12 @@ def make_plan(
     *,
     wrappers: set[str] | None = None,
     max_expansions: int = 3000,
+    rules: list[str] | None = None,
+    consumers: list[str] | None = None,
 ) -> Plan:
+    """The plan for `facts`. rules/consumers: the user's selection, recorded in the plan (and
+    replayed when a saved plan is verified): only the steps that repair one of `rules`, only
+    the final verification of `consumers`."""
     symptoms = symptoms or []
     initial = facts.model_dump()
     provider = FactsProvider(kb)
@@ -301,6 +306,11 @@ def make_plan(
     else:
         status = "partial" if result.moves else "impossible"
     unresolved = [f"{r} @ {s}" for r, s in result.unmet]
+    verification = _verification(kb, state) if steps or errors else []
+    if rules is not None:
+        steps = [st for st in steps if set(st.fixes) & set(rules)]
+    if consumers is not None:
+        verification = [v for v in verification if v.consumer in set(consumers)]
     plan = Plan(
         remedy_version=__version__,
         host=facts.host,
@@ -313,7 +323,9 @@ def make_plan(
         symptoms=symptoms,
         steps=steps,
         rejected=_rejected(kb, provider, result, initial),
-        verification=_verification(kb, state) if steps or errors else [],
+        verification=verification,
+        scope_rules=sorted(set(rules)) if rules is not None else None,
+        scope_consumers=sorted(set(consumers)) if consumers is not None else None,
         criteria=CRITERIA_TEXT,
         cost=dict(zip(CRITERIA, result.cost, strict=True)),
         unresolved=unresolved,
@@ -336,6 +348,8 @@ DIGEST_FIELDS = (
     "verification",
     "status",
     "unresolved",
+    "scope_rules",
+    "scope_consumers",
 )
 
 
