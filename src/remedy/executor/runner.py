@@ -99,14 +99,9 @@ class RunReport:
     diff: list[str] = field(default_factory=list)
     # every probe this run ran: {phase, probe, consumer, ok, seconds} (what the proof cost)
     probes: list[dict[str, Any]] = field(default_factory=list)
-    # the command's own success code where it is not the outcome's (`rollback` that rolled
-    # back: 0)
-    exit_override: int | None = None
 
     @property
     def exit_code(self) -> int:
-        if self.exit_override is not None:
-            return self.exit_override
         return OUTCOME_EXIT.get(self.outcome, 6)
 
     def as_dict(self) -> dict[str, Any]:

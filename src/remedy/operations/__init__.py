@@ -566,6 +566,10 @@ OPERATIONS: dict[str, type[Operation]] = {
 }
 
 
+# remedy's own operations (tests may register fixtures besides them)
+BUILTIN: tuple[str, ...] = tuple(OPERATIONS)
+
+
 def register(cls: type[Operation]) -> type[Operation]:
     """Add an operation type (tests use this for runner-only fixtures)."""
     OPERATIONS[cls.model_fields["op"].default] = cls

@@ -19,12 +19,16 @@ from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
 from remedy.operations import Operation, OperationError, known_packages, parse_operation
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
+from remedy.redact import redact_obj
 
 
 def facts_digest(facts: Facts | dict[str, Any]) -> str:
     data = facts.model_dump() if isinstance(facts, Facts) else facts
     # what the host IS, not when it was read nor what the user wants of it (the workload)
     data = {k: v for k, v in data.items() if k not in ("collected_at", "workload")}
+    # redacted before the digest: a plan file is written redacted, and its digest must be
+    # over exactly what it shows (redact_obj is idempotent)
+    data = redact_obj(json.loads(json.dumps(data, default=str)))
     blob = json.dumps(data, sort_keys=True, default=str).encode()
     return "sha256:" + hashlib.sha256(blob).hexdigest()
 
@@ -356,5 +360,7 @@ DIGEST_FIELDS = (
 def plan_digest(plan: Plan) -> str:
     data = plan.model_dump(include=set(DIGEST_FIELDS))
     data["facts_digest"] = facts_digest(plan.facts)
+    # over what the saved file shows: it is written redacted (facts_digest does the same)
+    data = redact_obj(json.loads(json.dumps(data, default=str)))
     blob = json.dumps(data, sort_keys=True, default=str).encode()
     return "sha256:" + hashlib.sha256(blob).hexdigest()
