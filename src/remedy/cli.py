@@ -388,7 +388,8 @@ def plan(
         print_plan(_console(), p, explain=explain)
         if out:
             _console().print(f"[dim]plan saved to {out}[/]")
-    if p.status in ("partial", "impossible"):
+    # "unexplained": a fatal line of the log no finding explains, so no complete plan for it
+    if p.status in ("partial", "impossible", "unexplained"):
         raise typer.Exit(3)
 
 
@@ -398,20 +399,11 @@ def _csv(value: str | None) -> list[str] | None:
 
 
 def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
-    """The user says how the server runs; facts alone cannot know it."""
-    if service and launch:
-        raise InputError("give --service or --launch, not both")
-    if service:
-        if not any(s.name == service for s in f.services):
-            raise InputError(
-                f"no unit {service!r} in the host's facts",
-                hint="units seen: " + (", ".join(s.name for s in f.services) or "none"),
-            )
-        f.workload.service = service
-    if launch:
-        f.workload.launch = launch
-        f.workload.service = None
-    return f
+    """The user says how the server runs, or remedy finds which consumers fail (remedy.scope)."""
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.scope import with_scopes
+
+    return with_scopes(load_knowledge(), f, service=service, launch=launch)
 
 
 @app.command()
@@ -756,12 +748,23 @@ def _print_facts(f: Any) -> None:
         con.print(f"  [dim]note: {escape(n)}[/]")
 
 
-def _transport(host: str | None, local: bool) -> Any:
+def _transport(host: str | None, local: bool, inventory: Path | None = None) -> Any:
     from remedy.transport import open_transport
 
     if not host and not local:
         raise InputError("say which host, or --local")
     _host_or_local(host, local)
+    if inventory is not None:
+        if local or not host:
+            raise InputError("--inventory names the host's connection: give its name, not --local")
+        from remedy.fleet.commands import inventory_transport
+
+        return inventory_transport(
+            inventory,
+            host,
+            ssh_config=str(State.ssh_config) if State.ssh_config else None,
+            accept_new=State.accept_new,
+        )
     return open_transport(
         host or "localhost",
         local=local,
@@ -870,9 +873,12 @@ def _finish_run(
         _emit_json(json.dumps(data, indent=2, default=str))
     else:
         con = _console()
-        colour = {"fixed": "green", "nothing-to-do": "green", "rolled-back": "yellow"}.get(
-            report.outcome, "red"
-        )
+        colour = {
+            "fixed": "green",
+            "nothing-to-do": "green",
+            "rolled-back": "yellow",
+            "applied-restart-pending": "yellow",
+        }.get(report.outcome, "red")
         con.print(
             f"[{colour} bold]{report.outcome}[/] run {term(report.run_id)} on {term(report.host)}"
             + (f": {term(report.message)}" if report.message else ""),
@@ -898,6 +904,12 @@ def _finish_run(
             con.print(
                 f"  verify {v['consumer']}: {v['probe']} "
                 f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}",
+                markup=False,
+                highlight=False,
+            )
+        if getattr(report, "restart_pending", None):
+            con.print(
+                "  restart pending (not proven running): " + " ".join(report.restart_pending),
                 markup=False,
                 highlight=False,
             )
@@ -1073,11 +1085,23 @@ def run(
             help="With --inventory: failed hosts tolerated before no further host starts.",
         ),
     ] = "0",
+    rollback_if_not_fixed: Annotated[
+        bool,
+        typer.Option(
+            "--rollback-if-not-fixed",
+            help="When the plan's log names the operation that failed and it still fails "
+            "after the steps, roll them back (default: keep them, exit 12 applied-not-fixed).",
+        ),
+    ] = False,
 ) -> None:
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
     Without --plan it collects facts, plans, shows the preview and asks (or --yes).
-    Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back (or no complete plan) ·
+    Without --service, the units whose ExecStart runs SGLang/a JIT build and fail under their
+    own environment get drop-ins, the login shell profile.d if it fails too (remedy.scope).
+    Exit: 0 fixed (a unit in scope: restarted, active and ready) · 10 nothing to do · 11
+    applied, units still to restart (--verify cheap) · 12 applied, not fixed (the
+    operation the plan's log came from, re-run, still fails) · 3 failed and rolled back (or no complete plan) ·
     5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
     keeps the lock: `remedy resume`) · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM:
     the step is stopped where it stands, the lock kept for `remedy resume`).
@@ -1098,8 +1122,9 @@ def run(
     a record per host) at the end; progress on stderr. A first Ctrl-C/SIGTERM stops new
     starts (hosts in flight finish), a second stops those too. Fleet exit, worst first: 6 a
     host needs attention · 128+N a signal · 7 stopped (canary failed / error budget spent) · 3 a host rolled back or has
-    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 0
-    all fixed or fine · 10 nothing to do anywhere.
+    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 11
+    a host's units still to restart · 0 all fixed or fine · 10 nothing to do anywhere; a
+    skipped host's own record is 13. Per host, `remedy_services` in the inventory names units.
     """
     fleet = _fleet(inventory, limit, forks, host, local, plan_file, break_lock)
     if fleet is not None:
@@ -1151,6 +1176,7 @@ def run(
         from remedy.executor.runner import RunReport
 
         runner = _runner(t, log, verify)
+        runner.rollback_if_not_fixed = rollback_if_not_fixed
         box.append(runner)
         try:
             if plan_file:
@@ -1171,7 +1197,7 @@ def run(
                 p = make_plan(load_knowledge(), facts)
             _log_plan(log, p)
             show_plan(p, json_=json_, yes=yes, console=_console(stderr=json_))
-            question = f"Apply these {len(p.steps)} step(s) to {t.host}?"
+            question = f"Apply these {len(p.steps)} step(s) to {t.host}{_restarts(p, verify)}?"
             if p.steps and p.status == "ok" and not ask(question, yes=yes, what="apply the plan"):
                 return RunReport("-", t.host, "refused", message="not confirmed")
             # (a plan that is not `ok` is never applied: the runner reports why)
@@ -1180,6 +1206,14 @@ def run(
             await t.close()
 
     _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _restarts(p: Any, verify: str | None) -> str:
+    """What the confirmation also agrees to: the units full verification restarts."""
+    from remedy.executor.services import units_in_scope
+
+    units = units_in_scope(p)
+    return f" and restart {', '.join(units)}" if units and verify != "cheap" else ""
 
 
 def _log_plan(log: _RunLog, p: Any) -> None:
@@ -1206,6 +1240,10 @@ def resume(
     log_file: RunLogOpt = None,
     verify: VerifyOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
 ) -> None:
     """Finish an interrupted run from the journal on the host (or roll it back).
 
@@ -1220,7 +1258,7 @@ def resume(
     """
     _check_verify(verify)
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy resume {t.host}" + (" --rollback" if rollback_ else ""))
 
@@ -1245,6 +1283,10 @@ def rollback(
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (unattended).")] = False,
 ) -> None:
     """Undo a finished run: every step restored from its checkpoint, newest first.
@@ -1259,7 +1301,7 @@ def rollback(
     if local and host and not run_id:
         host, run_id = None, host  # `rollback --local RUN_ID`: the argument is the run
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy rollback {t.host}" + (f" {run_id}" if run_id else ""))
 

@@ -132,8 +132,14 @@ class Workload(Strict):
     service: str | None = None  # systemd unit whose environment the server runs under
     launch: str | None = None  # or the command that starts the server (run under shell_env)
     python: str | None = None  # venv prefix of the server
+    # the environments the plan covers (remedy.scope): units, then "login-shell"; empty = the
+    # one of `service` (or the login shell) alone, as plans made before scopes
+    scopes: list[str] = Field(default_factory=list)
     cuda_graphs: bool = True
     attention_backend: str = "flashinfer"
+    # files the failing operation could not find (the log's fatal lines: a missing header,
+    # `cannot find -lX`, `libX.so.N: cannot open shared object file`); looked up, never run
+    missing_files: list[str] = Field(default_factory=list)
 
 
 class Facts(Strict):
@@ -203,6 +209,7 @@ class Finding(Strict):
     observed: bool = False  # at least one predicted signature was seen
     source: Source | None = None
     confirm_with: list[str] = Field(default_factory=list)  # facts that would confirm it
+    scope: str | None = None  # the environment it holds in (a unit, "login-shell"; remedy.scope)
 
 
 class Hypothesis(Strict):
@@ -255,6 +262,10 @@ class Step(Strict):
     risk: str = "low"
     cost: dict[str, int] = Field(default_factory=dict)
     facts_after: dict[str, Any] = Field(default_factory=dict)  # predicted fact changes
+    # the log's fatal lines ("source:line: text") this step's findings explain
+    addresses: list[str] = Field(default_factory=list)
+    found_by_effect: bool = False  # chosen for its declared effect, not a rule's `repairs`
+    scope: str | None = None  # the unit (or "login-shell") whose environment it was planned in
 
     @field_validator("operation", mode="before")
     @classmethod
@@ -293,6 +304,19 @@ class Verification(Strict):
     # cheaper probes to fall back on when `probe` cannot run on this host (no GPU there)
     fallbacks: list[str] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)  # e.g. the launch command
+    scope: str | None = None  # the environment it runs in (remedy.scope); None: the plan's
+
+
+class FailedOperation(Strict):
+    """The operation the log came from, as remedy re-runs it at the end of `run`: the
+    consumer's own build probe with what the log's failing command needed (the headers its
+    failing translation unit included), never the log's command line itself."""
+
+    consumer: str  # torch-cpp-extension | flashinfer-jit | sglang-jit-kernel
+    probe: str  # the consumer's build probe (playbooks/probes.yaml)
+    params: dict[str, Any] = Field(default_factory=dict)  # e.g. headers: [c10/cuda/driver_api.h]
+    first_error: str  # the log's first fatal line ("source:line: text")
+    from_lines: list[str] = Field(default_factory=list)  # the log lines it was rebuilt from
 
 
 class Plan(Strict):
@@ -320,4 +344,7 @@ class Plan(Strict):
     cost: dict[str, int] = Field(default_factory=dict)
     unresolved: list[str] = Field(default_factory=list)
     trace: list[str] = Field(default_factory=list)
-    status: Literal["ok", "nothing-to-do", "partial", "impossible"] = "ok"
+    # the log's fatal lines that no finding explains: applying the plan will not fix them
+    unexplained: list[str] = Field(default_factory=list)
+    failed_operation: FailedOperation | None = None  # what `run` re-runs to say `fixed`
+    status: Literal["ok", "nothing-to-do", "partial", "impossible", "unexplained"] = "ok"

@@ -246,6 +246,18 @@ def exec_flag(cmdline: Any, *names: str) -> str | None:
     return None
 
 
+def provider_functions() -> dict[str, Callable[..., Any]]:
+    """The provider table's lookups (knowledge/providers.yaml), for rules and actions."""
+    from remedy.knowledge import providers as pv
+
+    return {
+        "unprovided_files": pv.unprovided,
+        "pip_providers": pv.pip_providers,
+        "provider_version": pv.provider_version,
+        "provided_files": pv.provided_files,
+    }
+
+
 class Functions:
     """Expression functions bound to one knowledge base and one facts snapshot."""
 
@@ -889,4 +901,5 @@ class Functions:
             "wheel": self.wheel,
             "release_wheels": self.release_wheels,
             "apt_packages": self.apt_packages,
+            **provider_functions(),
         }

@@ -172,32 +172,81 @@ def _parse_cache_path() -> str:
     return os.path.join(base, "remedy", f"parsed-{tag}.marshal")
 
 
+_MAGIC = b"remedy-parsed-1\n"
+
+
+def _cache_file_ok(fd: int, path: str) -> bool:
+    """The open cache file is a regular file of this user's, not writable by others, in a
+    directory of this user's that others cannot write (remedy.cachefile's rule)."""
+    import stat
+
+    from remedy.cachefile import _dir_ok
+
+    try:
+        st = os.fstat(fd)
+        return (
+            stat.S_ISREG(st.st_mode)
+            and st.st_uid == os.geteuid()
+            and not st.st_mode & 0o022
+            and _dir_ok(os.path.dirname(path))
+        )
+    except OSError:
+        return False
+
+
 def _parse_cache() -> dict[str, Any]:
+    """The cache, loaded once. Knowledge decides what runs on hosts, so, like the template
+    code cache (expr.py), only a file this user owns in a directory this user owns, neither
+    writable by others, with an intact checksum, is used; anything else is ignored."""
     global _PARSED
     if _PARSED is None:
         _PARSED = {}
+
+        path = _parse_cache_path()
         try:
-            with open(_parse_cache_path(), "rb") as f:
-                data = marshal.load(f)
-            if isinstance(data, dict):
-                _PARSED.update(data)
-        except (OSError, ValueError, EOFError, TypeError):
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return _PARSED
+        try:
+            if not _cache_file_ok(fd, path):
+                return _PARSED
+            with os.fdopen(os.dup(fd), "rb") as f:
+                blob = f.read()
+            n = len(_MAGIC)
+            head, digest, body = blob[:n], blob[n : n + 32], blob[n + 32 :]
+            if head == _MAGIC and hashlib.sha256(body).digest() == digest:
+                data = marshal.loads(body)
+                if isinstance(data, dict):
+                    _PARSED.update(
+                        (k, v)
+                        for k, v in data.items()
+                        if isinstance(k, str) and isinstance(v, bytes)
+                    )
+        except Exception:  # a damaged cache is rebuilt, never a failure
             pass
+        finally:
+            os.close(fd)
     return _PARSED
 
 
 def _save_parse_cache(cache: dict[str, Any], newest: str) -> None:
-    """Write the cache atomically (newest entries kept); failures are harmless."""
+    """Write the cache atomically (newest entries kept) in a 0700 directory of this user's;
+    failures are harmless."""
     keep = dict(list((k, v) for k, v in cache.items() if k != newest)[-(_KEEP - 1) :])
     keep[newest] = cache[newest]
     path = _parse_cache_path()
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".parsed-")
+        d = os.path.dirname(path)
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        st = os.lstat(d)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or os.path.islink(d):
+            return
+        body = marshal.dumps(keep)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".parsed-")
         with os.fdopen(fd, "wb") as f:
-            marshal.dump(keep, f)
+            f.write(_MAGIC + hashlib.sha256(body).digest() + body)
         os.replace(tmp, path)
-    except OSError:
+    except (OSError, ValueError):
         pass
 
 

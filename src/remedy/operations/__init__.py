@@ -623,6 +623,16 @@ def known_packages(kb: Any) -> set[str]:
     for r in kb.releases:
         names |= set(r.wheels) | set(r.apt)
     names |= {c.package for c in kb.components.values() if c.package}
+    try:  # the provider table (knowledge/providers.yaml): who ships a missing file
+        from remedy.knowledge.providers import load_table
+
+        table = load_table()
+    except Exception:  # noqa: BLE001 - no table: no provider packages
+        table = None
+    if table is not None:
+        for line in table.pip.values():
+            names |= set(line.packages)
+        names |= set(table.debian.packages)
     return {norm_pkg(n) for n in names}
 
 

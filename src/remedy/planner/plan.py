@@ -19,6 +19,7 @@ from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
 from remedy.operations import Operation, OperationError, known_packages, parse_operation
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
+from remedy.planner.verdict import attribute, missing_files
 from remedy.redact import redact_obj
 
 
@@ -259,10 +260,51 @@ def make_plan(
     rules: list[str] | None = None,
     consumers: list[str] | None = None,
 ) -> Plan:
-    """The plan for `facts`. rules/consumers: the user's selection, recorded in the plan (and
-    replayed when a saved plan is verified): only the steps that repair one of `rules`, only
-    the final verification of `consumers`."""
+    """The plan for the facts' workload; with `workload.scopes` (remedy.scope), one part per
+    scope (each unit's drop-in, the login shell's profile.d), chained: a later scope starts
+    from the state the earlier ones predict, so a shared fix (a toolkit's layout) comes once.
+    rules/consumers: the user's selection, recorded in the plan (and replayed when a saved
+    plan is verified): only the steps that repair one of `rules`, only the final verification
+    of `consumers`. The plan digest is computed last, over the plan as returned."""
+    if facts.workload.scopes:
+        from remedy.planner.scoped import make_scoped_plan
+
+        plan = make_scoped_plan(
+            kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
+        )
+    else:
+        plan = plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+    # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
+    attribute(plan)
+    plan = plan.model_copy(update={"knowledge_version": kb.version})
+    if rules is not None or consumers is not None:
+        plan = plan.model_copy(
+            update={
+                "steps": [s for s in plan.steps if rules is None or set(s.fixes) & set(rules)],
+                "verification": [
+                    v for v in plan.verification if consumers is None or v.consumer in consumers
+                ],
+                "scope_rules": sorted(set(rules)) if rules is not None else None,
+                "scope_consumers": sorted(set(consumers)) if consumers is not None else None,
+            }
+        )
+    return plan.model_copy(update={"plan_digest": plan_digest(plan)})
+
+
+def plan_one(
+    kb: Knowledge,
+    facts: Facts,
+    symptoms: list[Symptom] | None = None,
+    *,
+    wrappers: set[str] | None = None,
+    max_expansions: int = 3000,
+) -> tuple[Plan, dict[str, Any]]:
+    """One environment's plan, and the facts it predicts after its last step."""
     symptoms = symptoms or []
+    needs = missing_files(symptoms)
+    if needs and not facts.workload.missing_files:
+        wl = facts.workload.model_copy(update={"missing_files": needs})
+        facts = facts.model_copy(update={"workload": wl})
     initial = facts.model_dump()
     provider = FactsProvider(kb)
     trace = TraceReporter()
@@ -298,6 +340,7 @@ def make_plan(
                     risk=ca.risk,
                     cost=ca.cost.model_dump(),
                     facts_after={"changes": facts_diff(state, after)},
+                    found_by_effect=move.by_effect and spec is move.main,
                 )
             )
             state = after
@@ -311,10 +354,6 @@ def make_plan(
         status = "partial" if result.moves else "impossible"
     unresolved = [f"{r} @ {s}" for r, s in result.unmet]
     verification = _verification(kb, state) if steps or errors else []
-    if rules is not None:
-        steps = [st for st in steps if set(st.fixes) & set(rules)]
-    if consumers is not None:
-        verification = [v for v in verification if v.consumer in set(consumers)]
     plan = Plan(
         remedy_version=__version__,
         host=facts.host,
@@ -328,15 +367,13 @@ def make_plan(
         steps=steps,
         rejected=_rejected(kb, provider, result, initial),
         verification=verification,
-        scope_rules=sorted(set(rules)) if rules is not None else None,
-        scope_consumers=sorted(set(consumers)) if consumers is not None else None,
         criteria=CRITERIA_TEXT,
         cost=dict(zip(CRITERIA, result.cost, strict=True)),
         unresolved=unresolved,
         trace=trace.lines,
         status=status,
     )
-    return plan.model_copy(update={"plan_digest": plan_digest(plan)})
+    return plan, state
 
 
 # What a saved plan's digest covers: everything the planner derives from the facts and what
