@@ -81,7 +81,7 @@ RECOVERIES = ("resume", "resume", "resume-rollback", "rollback")  # resume twice
 RECOVERY_ARGS = {
     "resume": ("resume",),
     "resume-rollback": ("resume", "--rollback"),
-    "rollback": ("rollback",),
+    "rollback": ("rollback", "--yes"),
 }
 DROP = "pkill -f '^sshd: root'"
 

@@ -18,8 +18,12 @@ import json
 import sys
 from pathlib import Path
 
-from remedy.executor.runner import Runner
-from remedy.model import Facts, FailedOperation, Plan, Step, Touch, Verification
+sys.path.insert(0, str(Path(__file__).parent))
+
+from runner_fixture_op import FixtureShell  # noqa: E402
+
+from remedy.executor.runner import Runner  # noqa: E402
+from remedy.model import Facts, FailedOperation, Plan, Step, Touch, Verification  # noqa: E402
 from remedy.planner.plan import facts_digest
 from remedy.transport import LocalTransport
 from remedy.transport.quote import quote
@@ -51,34 +55,42 @@ def plan() -> Plan:
             action="link-layout",
             title="lib64 -> lib",
             probe="static",
-            commands=[
-                f"ln -s lib {quote(str(prefix / 'lib64'))}",
-                f"ln -s libcudart.so.13 {quote(str(prefix / 'lib' / 'libcudart.so'))}",
-            ],
-            touches=[
-                Touch(kind="symlink", target=str(prefix / "lib64")),
-                Touch(kind="symlink", target=str(prefix / "lib" / "libcudart.so")),
-            ],
+            operation=FixtureShell(
+                cmds=[
+                    f"ln -s lib {quote(str(prefix / 'lib64'))}",
+                    f"ln -s libcudart.so.13 {quote(str(prefix / 'lib' / 'libcudart.so'))}",
+                ],
+                paths=[
+                    Touch(kind="symlink", target=str(prefix / "lib64")),
+                    Touch(kind="symlink", target=str(prefix / "lib" / "libcudart.so")),
+                ],
+            ),
         ),
         Step(
             action="dropin",
             title="write a drop-in",
             probe="static",
-            commands=[
-                f"mkdir -p {quote(str(ROOT / 'etc' / 'x.service.d'))}",
-                "printf '[Service]\\nEnvironment=\"CUDA_HOME=/opt/cuda\"\\n' > "
-                + quote(str(ROOT / "etc" / "x.service.d" / "50-remedy.conf")),
-            ],
-            touches=[
-                Touch(kind="dropin", target=str(ROOT / "etc" / "x.service.d" / "50-remedy.conf"))
-            ],
+            operation=FixtureShell(
+                cmds=[
+                    f"mkdir -p {quote(str(ROOT / 'etc' / 'x.service.d'))}",
+                    "printf '[Service]\\nEnvironment=\"CUDA_HOME=/opt/cuda\"\\n' > "
+                    + quote(str(ROOT / "etc" / "x.service.d" / "50-remedy.conf")),
+                ],
+                paths=[
+                    Touch(
+                        kind="dropin", target=str(ROOT / "etc" / "x.service.d" / "50-remedy.conf")
+                    )
+                ],
+            ),
         ),
         Step(
             action="pip",
             title="fakepkg 2.0",
             probe="static",
-            commands=[make_pkg("2.0")],
-            touches=[Touch(kind="package", target=str(ROOT / "venv"), detail="fakepkg==2.0")],
+            operation=FixtureShell(
+                cmds=[make_pkg("2.0")],
+                paths=[Touch(kind="package", target=str(ROOT / "venv"), detail="fakepkg==2.0")],
+            ),
         ),
     ]
     return Plan(

@@ -98,6 +98,20 @@ class Host:
             cwd=REPO,
         )
 
+    def remedy_unverified(self, *args: str, timeout: float = 1200) -> subprocess.CompletedProcess:
+        """remedy through tests/cli_fixture_driver.py: the saved-plan check off and the runner
+        fixture operation registered, for fault injection through a hand-edited plan (which
+        `remedy run --plan` itself refuses)."""
+        driver = str(REPO / "tests" / "cli_fixture_driver.py")
+        return subprocess.run(
+            [sys.executable, driver, "--ssh-config", self.cfg, *args],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=timeout,
+            cwd=REPO,
+        )
+
     def popen(self, *args: str, new_session: bool = False) -> subprocess.Popen:
         return subprocess.Popen(
             self.argv(*args),
@@ -229,20 +243,20 @@ def chain_plan(
     quiet: bool = False,
 ) -> dict[str, Any]:
     """The planner's plan for this host (`remedy plan --host --out`), keeping the steps that
-    repair the scenario's chain (and, when given, the verification of these consumers)."""
-    r = h.remedy("plan", "--host", h.name, "--out", str(out), *args, timeout=600)
+    repair the scenario's chain (and, when given, the verification of these consumers): the
+    selection is remedy's own (`--rules`, `--consumers`, recorded in the plan), so the saved
+    plan is one `run --plan` accepts (an edited plan is refused)."""
+    sel = ["--rules", ",".join(sorted(rules))]
+    if consumers is not None:
+        sel += ["--consumers", ",".join(sorted(consumers))]
+    r = h.remedy("plan", "--host", h.name, "--out", str(out), *args, *sel, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     plan = json.loads(out.read_text())
-    kept = [s for s in plan["steps"] if set(s["fixes"]) & rules]
-    left = [s["action"] for s in plan["steps"] if not set(s["fixes"]) & rules]
-    plan["steps"] = kept
-    if consumers is not None:
-        plan["verification"] = [v for v in plan["verification"] if v["consumer"] in consumers]
-    out.write_text(json.dumps(plan))
+    kept = plan["steps"]
     if not quiet:
         print(
-            f"plan for {h.name}: steps {[s['action'] for s in kept]}; left out (rules the "
-            f"scenario does not stage): {left}; verify "
+            f"plan for {h.name}: steps {[s['action'] for s in kept]} (only those repairing "
+            f"the rules the scenario stages: {sorted(rules)}); verify "
             f"{[(v['consumer'], v['probe']) for v in plan['verification']]}"
         )
     return plan

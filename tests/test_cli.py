@@ -139,8 +139,11 @@ def test_hostile_strings_in_facts_are_rendered_quoted(tmp_path: Path):
     f.write_text(yaml.safe_dump(facts))
     r = remedy("plan", "--facts", str(f), "--json")
     assert r.returncode == 0, r.stderr.decode()
-    data = json.loads(r.stdout)
-    cmds = [c for s in data["steps"] for c in s["commands"]]
+    from remedy.model import Plan
+
+    # the plan stores typed operations; their commands are rendered (and quoted) from them
+    data = Plan.model_validate_json(r.stdout)
+    cmds = [c for s in data.steps for c in s.commands]
     assert cmds
     import shlex
 

@@ -34,7 +34,8 @@ def test_capture_rules_repair_only_with_flags_or_reports(kb):
         for aid in rule.repairs:
             a = kb.actions[aid].action
             assert a.effects == [], (rid, aid)  # no toolkit, package, env or driver change
-            assert {t.kind for t in a.touches} <= {"dropin", "service"}, (rid, aid)
+            # a drop-in resetting the unit's ExecStart, or a report (never shell)
+            assert (a.operation or {}).get("op") in {"exec-start", "manual"}, (rid, aid)
     # and no other action claims to repair them
     for aid, ca in kb.actions.items():
         if set(ca.action.repairs) & CAPTURE:

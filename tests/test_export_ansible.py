@@ -28,10 +28,12 @@ import pytest
 import yaml
 
 from remedy.export import ExportError, export_plan
-from remedy.export.ansible import MAPPERS, REFUSED
+from remedy.export.ansible import map_step
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts, Plan
-from remedy.planner.plan import facts_digest, make_plan
+from remedy.operations import BUILTIN, OPERATIONS, Manual, Operation
+from remedy.operations.verify import PlanRefused
+from remedy.planner.plan import make_plan
 from remedy.units.dropin import render_dropin
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,10 +85,6 @@ def strings(node: Any):
         for k, v in node.items():
             yield from strings(k)
             yield from strings(v)
-
-
-def rehash(plan: Plan) -> Plan:
-    return plan.model_copy(update={"facts_digest": facts_digest(plan.facts)})
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,31 +170,32 @@ def test_service_plan_writes_the_dropin_remedy_writes_and_notifies_handlers():
     assert any(t.get("ansible.builtin.systemd") == {"daemon_reload": True} for t in rescue)
 
 
-def test_unknown_and_manual_actions_are_refused_by_name():
+def test_edited_actions_and_manual_operations_are_refused_by_name():
     plan = example_plan("seed-sm120-pip-cu13")
     bad = plan.model_copy(deep=True)
     bad.steps[1].action = "frobnicate-the-toolkit"
-    with pytest.raises(
-        ExportError, match=r"step 2: action 'frobnicate-the-toolkit' has no Ansible"
-    ):
+    with pytest.raises(PlanRefused, match=r"field steps\[1\]\.action"):
         export_plan(bad, "ansible")
-    bad.steps[1].action = "upgrade-driver"
-    with pytest.raises(ExportError, match="upgrade-driver.*manual"):
-        export_plan(bad, "ansible")
+    # a manual step (a driver upgrade) has no playbook form: refused with its reason
+    step = plan.steps[1].model_copy(update={"operation": Manual(text="x", kind="driver")})
+    with pytest.raises(ExportError, match="step 2.*not exported: a driver upgrade.*manual"):
+        map_step(plan, 1, step, plan.facts.model_dump())
     with pytest.raises(ExportError, match="unknown export format 'chef'"):
         export_plan(plan, "chef")
-    # every action in the knowledge is either mapped or refused with a reason (or masks)
+    # every operation either renders its own tasks or says why a playbook must not automate it
+    for name in BUILTIN:
+        cls = OPERATIONS[name]
+        has_tasks = cls.ansible is not Operation.ansible
+        assert has_tasks or cls.not_exported or name == "manual", name
     kb = load_knowledge()
-    left = [a for a, ca in kb.actions.items()
-            if a not in MAPPERS and a not in REFUSED and not ca.action.masks]  # fmt: skip
-    assert left == []
+    assert all(ca.operation or ca.action.masks for ca in kb.actions.values())
 
 
 def test_damaged_plan_is_refused():
     plan = example_plan("seed-sm120-pip-cu13")
     bad = plan.model_copy(deep=True)
     bad.facts.toolkits[0].nvcc_release = "13.0"
-    with pytest.raises(ExportError, match="facts_digest"):
+    with pytest.raises(PlanRefused, match="facts_digest"):
         export_plan(bad, "ansible")
 
 
@@ -240,18 +239,26 @@ def test_precondition_script_refuses_a_host_in_neither_state_and_skips_done_step
 HOSTILE = "{{ lookup('pipe', 'touch PWNED') }}{% raw %}x{% endraw %}"
 
 
-def hostile_plan(root: Path) -> Plan:
-    """The plan for the example host whose pip toolkit lives under a directory whose name carries
-    Jinja (a host's paths are its data): remedy plans it; the export keeps its layout step."""
+def hostile_plan(root: Path, host: str = HOSTILE) -> Plan:
+    """The plan for a host whose pip toolkit lives under a directory whose name carries Jinja
+    (a host's paths are its data) and whose wheels are aligned already: remedy plans the lib64
+    layout step only."""
     data = yaml.safe_load((EXAMPLES / "seed-sm120-pip-cu13" / "facts.yaml").read_text())
-    old = data["toolkits"][0]["prefix"]
+    tk = data["toolkits"][0]
+    wheels = {"nvidia-cuda-nvcc": "13.0.88", "nvidia-nvvm": "13.0.88", "nvidia-cuda-crt": "13.0.88",
+              "nvidia-cuda-runtime": "13.0.96", "nvidia-cuda-cccl": "13.0.85"}  # fmt: skip
+    tk.update(nvcc_version="13.0.88", nvcc_release="13.0", ptxas_release="13.0",
+              cicc_release="13.0", pip=wheels, cccl={"present": True, "nv_target": True,
+              "nv_detail": True, "include_dir": "include/cccl"})  # fmt: skip
+    data["pythons"][0]["packages"].update(wheels)
+    old = tk["prefix"]
     new = str(root / f"cu13 {HOSTILE}")
     facts = Facts.model_validate(json.loads(json.dumps(data).replace(old, new)))
-    facts = facts.model_copy(update={"host": HOSTILE})
+    facts = facts.model_copy(update={"host": host})
     plan = make_plan(load_knowledge(), facts)
-    steps = [s for s in plan.steps if s.action == "link-layout-symlinks"]
-    assert steps and steps[0].params["prefix"] == new
-    return plan.model_copy(update={"steps": steps})
+    assert [s.action for s in plan.steps] == ["link-layout-symlinks"]
+    assert plan.steps[0].params["prefix"] == new
+    return plan
 
 
 def test_hostile_values_are_never_templated_yaml():
@@ -261,7 +268,7 @@ def test_hostile_values_are_never_templated_yaml():
         if HOSTILE in s or "lookup(" in s:
             assert isinstance(s, Tagged), s  # every string carrying host data is !unsafe
     # and the comments cannot be broken out of
-    bad = rehash(plan.model_copy(update={"host": "x\n- hosts: all\n  tasks: []"}))
+    bad = hostile_plan(Path("/srv"), host="x\n- hosts: all\n  tasks: []")
     assert load(export_plan(bad, "ansible"))["vars"]["remedy_plan"]["host"].startswith("x\n")
 
 
@@ -374,12 +381,12 @@ def _play(inv: Path, pb: Path, *extra: str) -> tuple[int, str, dict[str, int], f
 def _failing_step_rolls_back(h: Any, sh: Any, inv: Path, tmp_path: Path, before: dict) -> None:
     """Step 3 pins a version the host's index does not have: pip fails, the rescue undoes
     steps 1 and 2 (pip back to the plan's versions, links and stub removed)."""
-    bad = json.loads((tmp_path / "plan.json").read_text())
-    st = bad["steps"][2]
-    st["commands"] = [c.replace("==13.0.85", "==99.0.0") for c in st["commands"]]
-    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    # the fault goes into the playbook (a saved plan that was edited is refused by export)
+    plan = Plan.model_validate_json((tmp_path / "plan.json").read_text())
+    text = export_plan(plan, "ansible")
+    assert "nvidia-cuda-cccl==13.0.85" in text
     bad_pb = tmp_path / "bad.yml"
-    bad_pb.write_text(export_plan(Plan.model_validate(bad), "ansible"))
+    bad_pb.write_text(text.replace("nvidia-cuda-cccl==13.0.85", "nvidia-cuda-cccl==99.0.0"))
     rc, out, recap, secs = _play(inv, bad_pb)
     print(f"failing step 3: rc {rc} {recap} in {secs:.0f} s")
     assert rc != 0 and recap["rescued"] == 1 and recap["failed"] == 1, out[-3000:]

@@ -263,15 +263,18 @@ def test_plan_at_80_columns_cuts_nothing(tmp_path: Path, example: str):
     lines = out.splitlines()
     # no line is cut short with an ellipsis (knowledge text may contain one mid-line)
     assert not [ln for ln in lines if ln.rstrip().endswith("…")], out
-    for i, s in enumerate(plan["steps"], 1):
-        assert f"{i}. {s['title']}" in lines, s["title"]  # the title, whole, on its line
-        for c in s["commands"]:
+    from remedy.model import Plan
+
+    # the plan file holds typed operations; commands and touches are rendered from them
+    for i, s in enumerate(Plan.model_validate(plan).steps, 1):
+        assert f"{i}. {s.title}" in lines, s.title  # the title, whole, on its line
+        for c in s.commands:
             first, *rest = f"$ {c}".splitlines()
             assert any(ln.strip() == first for ln in lines), c
             for part in rest:  # a command of several lines: each line whole
                 assert any(ln.rstrip() == part.rstrip() for ln in lines), (c, part)
-        for t in s["touches"]:
-            assert any(t["target"] in ln for ln in lines), t["target"]
+        for t in s.touches:
+            assert any(t.target in ln for ln in lines), t.target
     for f in plan["findings"]:
         assert _whole(f["message"], out), f["message"]
     for rej in plan["rejected"]:

@@ -26,7 +26,13 @@ from remedy.model import Facts, Plan, Step, Touch
 from remedy.planner.plan import facts_digest
 from remedy.transport.quote import quote
 
+sys.path.insert(0, str(Path(__file__).parent))
+from runner_fixture_op import FixtureShell  # noqa: E402
+
 REMEDY = [sys.executable, "-m", "remedy"]
+# a hand-made step (not what the planner makes) needs the fixture driver: the real CLI with
+# the runner fixture operation registered and the saved-plan check off (see that file)
+FIXTURE_CLI = [sys.executable, str(Path(__file__).parent / "cli_fixture_driver.py")]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -53,8 +59,10 @@ def _saved_plan(tmp_path: Path, conf: Path, marker: str) -> Path:
         action="edit-conf",
         title="rewrite conf, then a long command",
         probe="static",
-        commands=[f"printf 'new\\n' > {quote(str(conf))} && {marker}"],
-        touches=[Touch(kind="file", target=str(conf))],
+        operation=FixtureShell(
+            cmds=[f"printf 'new\\n' > {quote(str(conf))} && {marker}"],
+            paths=[Touch(kind="file", target=str(conf))],
+        ),
     )
     plan = Plan(
         remedy_version="test",
@@ -78,7 +86,7 @@ def test_a_signal_mid_step_stops_it_keeps_the_lock_and_resume_rolls_back(tmp_pat
     plan = _saved_plan(tmp_path, conf, marker)
     env = _env(tmp_path)
     proc = subprocess.Popen(
-        [*REMEDY, "run", "--local", "--plan", str(plan), "--yes", "--json"],
+        [*FIXTURE_CLI, "run", "--local", "--plan", str(plan), "--yes", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -110,7 +118,7 @@ def test_a_signal_mid_step_stops_it_keeps_the_lock_and_resume_rolls_back(tmp_pat
 
     # a new run is refused while the interrupted one is pending; a rollback restores the file
     again = subprocess.run(
-        [*REMEDY, "run", "--local", "--plan", str(plan), "--yes", "--json"],
+        [*FIXTURE_CLI, "run", "--local", "--plan", str(plan), "--yes", "--json"],
         capture_output=True,
         text=True,
         env=env,
@@ -118,7 +126,7 @@ def test_a_signal_mid_step_stops_it_keeps_the_lock_and_resume_rolls_back(tmp_pat
     )
     assert again.returncode == 5, (again.returncode, again.stderr[-800:])
     back = subprocess.run(
-        [*REMEDY, "resume", "--local", "--rollback", "--json"],
+        [*FIXTURE_CLI, "resume", "--local", "--rollback", "--json"],
         capture_output=True,
         text=True,
         env=env,

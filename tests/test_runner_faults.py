@@ -373,9 +373,12 @@ def test_cli_resume_and_rollback_refuse_a_foreign_run_with_the_break_lock_hint(r
     journal = interrupted_run(root, monkeypatch, "ops@ctl-2 pid 4242")
     rid = journal.parent.name
     env = {**os.environ, "XDG_STATE_HOME": str(root / "state")}
-    for args in (["resume", "--local"], ["rollback", "--local"]):
+    # rollback asks first: --yes (no terminal here); the fixture driver because the run's
+    # saved plan holds the runner fixture operation, which it registers
+    fixture_cli = [sys.executable, str(Path(__file__).parent / "cli_fixture_driver.py")]
+    for args in (["resume", "--local"], ["rollback", "--local", "--yes"]):
         p = subprocess.run(
-            [sys.executable, "-m", "remedy", *args, "--json"],
+            [*fixture_cli, *args, "--json"],
             capture_output=True,
             text=True,
             env=env,

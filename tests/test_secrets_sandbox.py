@@ -102,7 +102,9 @@ def test_planted_secrets_appear_in_no_artefact(host, tmp_path: Path):
     one = tmp_path / "one-step.json"
     one.write_text(json.dumps(plan))
     log = tmp_path / "run.log"
-    r = host.remedy(
+    # a trimmed plan is refused by `run --plan` (not what remedy plans): the fixture driver
+    # (saved-plan check off) runs it; what is checked here is what the run prints and writes
+    r = host.remedy_unverified(
         "run",
         host.name,
         "--plan",

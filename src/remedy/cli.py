@@ -322,6 +322,22 @@ def plan(
     inventory: InventoryOpt = None,
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
+    rules: Annotated[
+        str | None,
+        typer.Option(
+            "--rules",
+            metavar="R1,R2",
+            help="Keep only the steps that repair these rules (recorded in the plan).",
+        ),
+    ] = None,
+    consumers: Annotated[
+        str | None,
+        typer.Option(
+            "--consumers",
+            metavar="C1,C2",
+            help="Final verification of these consumers only (recorded in the plan).",
+        ),
+    ] = None,
 ) -> None:
     """Preview the minimal fix: findings, ordered steps with probes, rejected alternatives.
 
@@ -353,7 +369,7 @@ def plan(
     logs = list(log or []) or ex_logs
     symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
-    p = make_plan(kb, f, symptoms, wrappers=wrappers)
+    p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=_csv(rules), consumers=_csv(consumers))
     if out:
         _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
     if report:
@@ -375,6 +391,11 @@ def plan(
     # "unexplained": a fatal line of the log no finding explains, so no complete plan for it
     if p.status in ("partial", "impossible", "unexplained"):
         raise typer.Exit(3)
+
+
+def _csv(value: str | None) -> list[str] | None:
+    """`a,b` -> ["a", "b"]; None stays None (no selection)."""
+    return None if value is None else [x.strip() for x in value.split(",") if x.strip()]
 
 
 def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
@@ -674,11 +695,22 @@ def facts(
         raise typer.Exit(fleet_facts(fleet, json_=json_))
     if not host and not local:
         raise InputError("say which host, or --local")
+    _host_or_local(host, local)
     f = _collect(host or "localhost", local=local)
     if json_:
         _emit_json(f.model_dump_json(indent=2))
         return
     _print_facts(f)
+
+
+def _host_or_local(host: str | None, local: bool) -> None:
+    """--local is this machine, labelled `localhost`: never another host's name (its facts,
+    plans and runs would then pass for that host's)."""
+    if host and local:
+        raise InputError(
+            f"give a HOST or --local, not both: --local reads this machine, not {host!r}",
+            hint="`remedy ... --local` labels this machine localhost",
+        )
 
 
 def _print_facts(f: Any) -> None:
@@ -721,6 +753,7 @@ def _transport(host: str | None, local: bool, inventory: Path | None = None) -> 
 
     if not host and not local:
         raise InputError("say which host, or --local")
+    _host_or_local(host, local)
     if inventory is not None:
         if local or not host:
             raise InputError("--inventory names the host's connection: give its name, not --local")
@@ -897,6 +930,7 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
         HostKeyRejected,
         Interrupted,
         LockHeld,
+        Refused,
         RollbackFailed,
         StalePlan,
         TransportError,
@@ -909,7 +943,7 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
         return _interrupted_report(exc, host, runner)
     outcome = (
         "refused"
-        if isinstance(exc, (LockHeld, StalePlan))
+        if isinstance(exc, (LockHeld, StalePlan, Refused))
         else transport_outcome(exc)
         if isinstance(exc, TransportError)
         else "needs-attention"
@@ -1138,6 +1172,9 @@ def run(
     )
 
     async def go() -> Any:
+        from remedy.confirm import ask, show_plan
+        from remedy.executor.runner import RunReport
+
         runner = _runner(t, log, verify)
         runner.rollback_if_not_fixed = rollback_if_not_fixed
         box.append(runner)
@@ -1148,46 +1185,23 @@ def run(
                 except ValueError as exc:
                     load_facts_file(plan_file, plan_ok=True)  # the clearer message for bad files
                     raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
-                _log_plan(log, p)
-                return await runner.run(p, break_lock=break_lock)
-            from remedy.facts import collect_facts
+                from remedy.operations.verify import verify_saved_plan
 
-            facts = _with_workload(await collect_facts(t), service, launch)
-            p = make_plan(load_knowledge(), facts)
+                # intent, not shell: the steps must be what remedy plans from the plan's own
+                # facts (refused, naming the field, before anything runs)
+                verify_saved_plan(p, load_knowledge())
+            else:
+                from remedy.facts import collect_facts
+
+                facts = _with_workload(await collect_facts(t), service, launch)
+                p = make_plan(load_knowledge(), facts)
             _log_plan(log, p)
-            if not json_:
-                from remedy.report.terminal import print_plan
-
-                print_plan(_console(), p)
-            if p.status in ("partial", "impossible"):
-                from remedy.executor.runner import RunReport
-
-                rep = RunReport(
-                    "-",
-                    t.host,
-                    "no-complete-plan",
-                    message=f"the plan is {p.status}: "
-                    + ("; ".join(p.unresolved) or "no complete fix found"),
-                )
-                rep.exit_code_override = 3
-                return rep
-            if p.steps and not yes:
-                if not sys.stdin.isatty():
-                    raise InputError(
-                        "refusing to apply without confirmation: no terminal to ask on",
-                        hint="pass --yes for unattended runs",
-                    )
-                from remedy.interrupts import prompting
-
-                with prompting():
-                    ok = typer.confirm(
-                        f"Apply these {len(p.steps)} step(s) to {t.host}{_restarts(p, verify)}?"
-                    )
-                if not ok:
-                    from remedy.executor.runner import RunReport
-
-                    return RunReport("-", t.host, "refused", message="not confirmed")
-            return await runner.run(p, break_lock=break_lock, check_stale=False)
+            show_plan(p, json_=json_, yes=yes, console=_console(stderr=json_))
+            question = f"Apply these {len(p.steps)} step(s) to {t.host}{_restarts(p, verify)}?"
+            if p.steps and p.status == "ok" and not ask(question, yes=yes, what="apply the plan"):
+                return RunReport("-", t.host, "refused", message="not confirmed")
+            # (a plan that is not `ok` is never applied: the runner reports why)
+            return await runner.run(p, break_lock=break_lock, check_stale=bool(plan_file))
         finally:
             await t.close()
 
@@ -1273,24 +1287,42 @@ def rollback(
         Path | None,
         typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
     ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (unattended).")] = False,
 ) -> None:
     """Undo a finished run: every step restored from its checkpoint, newest first.
 
-    An interrupted run is rolled back as `remedy resume --rollback` does (same refusals).
+    Shows what it will restore and asks (or --yes; with no terminal and no --yes nothing is
+    restored: exit 5). Exit 0 when the run was rolled back. An interrupted run is rolled back
+    as `remedy resume --rollback` does (same refusals), exactly the run named.
 
     \b
     Example: remedy rollback gpu01 3f2a9c1d0e4b
     """
+    if local and host and not run_id:
+        host, run_id = None, host  # `rollback --local RUN_ID`: the argument is the run
     log = _RunLog(log_file, quiet=json_)
     t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy rollback {t.host}" + (f" {run_id}" if run_id else ""))
 
     async def go() -> Any:
+        from remedy.confirm import ask, show_rollback
+        from remedy.executor.runner import RunReport
+
         runner = _runner(t, log)
         box.append(runner)
         try:
-            return await runner.rollback(run_id, break_lock=break_lock)
+            target = await runner.rollback_target(run_id)
+            if target is not None:
+                if not (json_ and yes):
+                    show_rollback(_console(stderr=json_), t.host, target)
+                if not ask(f"Roll back run {target['run_id']} on {t.host}?", yes=yes,
+                           what="roll back"):  # fmt: skip
+                    return RunReport(target["run_id"], t.host, "refused", message="not confirmed")
+                run = target["run_id"]
+            else:
+                run = run_id
+            return await runner.rollback(run, break_lock=break_lock)
         finally:
             await t.close()
 

@@ -125,6 +125,13 @@ class LockHeld(RemedyError):
     exit_code = 5
 
 
+class Refused(RemedyError):
+    """remedy declined to act (no confirmation, a plan it does not trust): exit 5."""
+
+    exit_code = 5
+    label = "refused"
+
+
 class RunError(RemedyError):
     exit_code = 3
 

@@ -52,7 +52,8 @@ def rule_doc(kb: Any, rule_id: str) -> dict[str, Any]:
             {
                 "action": aid,
                 "title": a.title,
-                "commands": list(a.commands),
+                # the typed operation and its parameter expressions (never shell)
+                "operation": {k: v for k, v in (a.operation or {}).items() if k != "__line__"},
                 "probe": a.probe,
                 "risk": a.risk,
                 "masks": bool(a.masks),
@@ -181,8 +182,10 @@ def show_rule(
     for f in d["fix"]:
         kind = " (masks the symptom: never chosen)" if f["masks"] else ""
         con.print(whole(f"{f['action']}: {f['title']}{kind}", "bold", 2), soft_wrap=True)
-        for c in f["commands"]:
-            con.print(whole(f"$ {c}", "green", 4), soft_wrap=True)
+        op = f["operation"]
+        if op:
+            params = ", ".join(f"{k}={v}" for k, v in op.items() if k != "op")
+            con.print(whole(f"operation {op.get('op')}({params})", "green", 4), soft_wrap=True)
         con.print(Prose(f"probe: {f['probe']} · risk {f['risk']}", 4, "dim"), soft_wrap=True)
         if f["reason"]:
             con.print(Prose(f["reason"], 4, "dim"), soft_wrap=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 
 class Strict(BaseModel):
@@ -247,11 +247,14 @@ class Touch(Strict):
 
 
 class Step(Strict):
+    """One step of a plan: the knowledge's action, its bound parameters, and the typed
+    operation (remedy.operations) that says what it changes. The plan stores intent, never
+    shell: commands and touches are rendered from the operation when they are needed."""
+
     action: str
     title: str
     params: dict[str, Any] = Field(default_factory=dict)
-    commands: list[str] = Field(default_factory=list)
-    touches: list[Touch] = Field(default_factory=list)
+    operation: Any  # remedy.operations.Operation (validated from its "op" name)
     probe: str
     probe_detail: str | None = None
     fixes: list[str] = Field(default_factory=list)  # rule ids it repairs
@@ -263,6 +266,27 @@ class Step(Strict):
     addresses: list[str] = Field(default_factory=list)
     found_by_effect: bool = False  # chosen for its declared effect, not a rule's `repairs`
     scope: str | None = None  # the unit (or "login-shell") whose environment it was planned in
+
+    @field_validator("operation", mode="before")
+    @classmethod
+    def _typed(cls, v: Any) -> Any:
+        from remedy.operations import parse_operation
+
+        return parse_operation(v)
+
+    @field_serializer("operation")
+    def _dump(self, v: Any) -> Any:
+        return v.model_dump()
+
+    @property
+    def commands(self) -> list[str]:
+        """The shell the operation renders (quoted for the syntax each value lands in)."""
+        return list(self.operation.commands())
+
+    @property
+    def touches(self) -> list[Touch]:
+        """What the operation changes on the host (checkpointed before it runs)."""
+        return list(self.operation.touches())
 
 
 class Rejected(Strict):
@@ -296,10 +320,18 @@ class FailedOperation(Strict):
 
 
 class Plan(Strict):
-    schema_version: int = 1
+    schema_version: int = 2
     remedy_version: str
     host: str
     facts_digest: str
+    # sha256 of the knowledge/ and playbooks/ files the plan was made with
+    knowledge_version: str = ""
+    # sha256 over facts, target, steps, status, verification and knowledge_version
+    plan_digest: str = ""
+    # the user's selection (`remedy plan --rules/--consumers`): only the steps that repair
+    # these rules, only the final verification of these consumers (None: all)
+    scope_rules: list[str] | None = None
+    scope_consumers: list[str] | None = None
     facts: Facts
     target: Workload
     findings: list[Finding] = Field(default_factory=list)

@@ -465,6 +465,22 @@ class Runner:
         t0 = time.monotonic()
         await self.hs.setup()
         run_id = uuid.uuid4().hex[:12]
+        if plan.status in ("partial", "impossible"):
+            # never "nothing to do" for a plan that could not fix the host
+            return RunReport(
+                "-",
+                self.t.host,
+                "no-complete-plan",
+                verify_mode=self.verify,
+                message=f"the plan is {plan.status}: "
+                + ("; ".join(plan.unresolved) or "no complete fix found")
+                + "; nothing was applied",
+            )
+        if plan.steps and plan.status != "ok":
+            raise PlanError(
+                f"the plan's status is {plan.status!r} but it has {len(plan.steps)} step(s): "
+                "only a plan whose status is 'ok' is applied; nothing was run"
+            )
         if plan.status == "nothing-to-do" or not plan.steps:
             if check_stale:
                 await self._check_stale(plan)
@@ -530,6 +546,12 @@ class Runner:
         without; everything else the plan was made from must be unchanged."""
         from remedy.planner.plan import facts_diff, facts_digest
 
+        if plan.host != self.t.host:
+            raise StalePlan(
+                f"the plan was made for {plan.host!r}, not for {self.t.host!r}: refusing to "
+                f"apply it to {self.t.host}; run `remedy plan` for that host",
+                [f"host: plan {plan.host!r}, target {self.t.host!r}"],
+            )
         if facts_digest(plan.facts) != plan.facts_digest:
             raise PlanError(
                 "the saved plan's facts do not match its facts_digest (edited or damaged); "
@@ -881,7 +903,14 @@ class Runner:
         r = await self.t.run(["cat", f"{self.hs.run_dir(run_id)}/plan.json"], timeout=60)
         if r.exit_status != 0:
             raise RunError(f"run {run_id} has no saved plan on {self.t.host}")
-        return Plan.model_validate_json(r.stdout), await self._records(run_id)
+        try:
+            plan = Plan.model_validate_json(r.stdout)
+        except ValueError as exc:
+            first = " ".join(str(exc).splitlines()[:3])
+            raise RunError(
+                f"run {run_id}'s saved plan on {self.t.host} cannot be read: {first}"
+            ) from None
+        return plan, await self._records(run_id)
 
     async def runs(self) -> list[dict[str, Any]]:
         await self.hs.setup()
@@ -905,11 +934,18 @@ class Runner:
         out.sort(key=lambda x: x.get("started") or 0)
         return out
 
-    async def resume(self, *, rollback: bool = False, break_lock: str | None = None) -> RunReport:
-        """Finish (or, with rollback=True, undo) the newest interrupted run. break_lock: its
-        id, to take it over from another machine (whose process remedy cannot see)."""
+    async def resume(
+        self, *, rollback: bool = False, break_lock: str | None = None, run_id: str | None = None
+    ) -> RunReport:
+        """Finish (or, with rollback=True, undo) the newest interrupted run, or exactly the
+        run named by run_id. break_lock: its id, to take it over from another machine (whose
+        process remedy cannot see)."""
         t0 = time.monotonic()
         runs = [r for r in await self.runs() if r["outcome"] == "interrupted"]
+        if run_id is not None:
+            runs = [r for r in runs if r["run_id"] == run_id]
+            if not runs:
+                raise RemedyError(f"run {run_id} on {self.t.host} is not interrupted")
         _, held = await self.hs.agent("lock-read", self.hs.state_dir)
         h = held.get("held")
         if not runs:
@@ -1059,6 +1095,32 @@ class Runner:
             self.verify = mode
             self._verify_given = True
 
+    async def rollback_target(self, run_id: str | None = None) -> dict[str, Any] | None:
+        """What `rollback(run_id)` would restore, for the confirmation: {run_id, outcome,
+        steps: [(index, title, touches)]}; None when it would restore nothing."""
+        runs = await self.runs()
+        if run_id:
+            cands = [r for r in runs if r["run_id"] == run_id]
+            if not cands:
+                raise RemedyError(f"no run {run_id} on {self.t.host} (see `remedy history`)")
+        else:
+            cands = [r for r in runs if r["outcome"] in ("fixed", "needs-attention")]
+            if not cands:
+                cands = [r for r in runs if r["outcome"] == "interrupted"]
+        if not cands or cands[-1]["outcome"] not in ("fixed", "needs-attention", "interrupted"):
+            return None
+        target = cands[-1]
+        plan, recs = await self._load_run(target["run_id"])
+        idx = set(target["committed_steps"])
+        if target["outcome"] == "interrupted":
+            idx |= {r["step"] for r in recs if r.get("step") is not None}
+        steps = [
+            (i, plan.steps[i].title, plan.steps[i].touches)
+            for i in sorted(idx)
+            if 0 <= i < len(plan.steps)
+        ]
+        return {"run_id": target["run_id"], "outcome": target["outcome"], "steps": steps}
+
     async def rollback(
         self, run_id: str | None = None, *, break_lock: str | None = None
     ) -> RunReport:
@@ -1081,7 +1143,8 @@ class Runner:
             )
         target = candidates[-1]
         if target["outcome"] == "interrupted":
-            return await self.resume(rollback=True, break_lock=break_lock)
+            # exactly the run named (or found): never another interrupted one
+            return await self.resume(rollback=True, break_lock=break_lock, run_id=target["run_id"])
         if target["outcome"] not in ROLLBACKABLE:
             return RunReport(
                 target["run_id"],

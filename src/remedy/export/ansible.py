@@ -29,18 +29,14 @@ import datetime
 import json
 import posixpath
 import re
-import shlex
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from remedy import __version__
-from remedy.errors import InputError
 from remedy.executor.runner import SESSION_ENV
 from remedy.model import Facts, Plan, Step
-from remedy.units.dropin import dropin_path, render_dropin
+from remedy.operations.playbook import Ctx, Dumper, ExportError, Mapped, U, Unsafe
 
 VERIFY_MODES = ("cheap", "full")
 # Step probes the cheap verification replaces, as `remedy run --verify cheap` does.
@@ -51,75 +47,32 @@ _NO_HOST_WORK = {"static"}
 _SESSION_ENV = SESSION_ENV  # per-connection values are not facts about the host
 
 
-class ExportError(InputError):
-    """The plan cannot be expressed as a playbook (an action without a mapping, …)."""
-
-
 # --------------------------------------------------------------------------------------------
-# YAML: data from the plan is !unsafe
+# steps → tasks: each typed operation renders its own (remedy.operations); no per-action code
 # --------------------------------------------------------------------------------------------
 
-
-class Unsafe(str):
-    """A string from the plan or the host: Ansible must never template it."""
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _unsafe_repr(dumper: yaml.SafeDumper, data: Unsafe) -> yaml.Node:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("!unsafe", str(data), style=style)
-
-
-_Dumper.add_representer(Unsafe, _unsafe_repr)
-_Dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
-
-
-def U(value: Any) -> Any:  # noqa: N802 - reads as a tag at the call sites
-    """Tag every string inside `value` as unsafe."""
-    if isinstance(value, str):
-        return Unsafe(value)
-    if isinstance(value, list):
-        return [U(v) for v in value]
-    if isinstance(value, dict):
-        return {k: U(v) for k, v in value.items()}
-    return value
+# The step kinds a reader of the playbook meets, for `remedy export --help` and the README.
+MAPPING_TABLE = [
+    ("pip-install", "ansible.builtin.pip (exact pins, --no-deps as planned)",
+     "real check mode: compares pip's installed versions"),
+    ("apt-install", "ansible.builtin.apt", "real check mode"),
+    ("link-layout: links", "ansible.builtin.file state=link force=no", "real check mode"),
+    ("link-layout: link-time stub library", "ansible.builtin.shell + creates:",
+     "check mode reports 'would run' unless it exists; never runs"),
+    ("env (drop-in / profile.d)", "ansible.builtin.copy content= backup=yes + handlers",
+     "real check mode and --diff"),
+    ("exec-start drop-in", "ansible.builtin.copy content= backup=yes + handlers",
+     "real check mode and --diff"),
+    ("preconditions", "ansible.builtin.command (read-only script) + assert",
+     "runs in check mode too (check_mode: false, changed_when: false)"),
+    ("probes", "copy + command in a private dir", "skipped in check mode"),
+]  # fmt: skip
 
 
-# --------------------------------------------------------------------------------------------
-# steps → tasks
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Mapped:
-    """One step as tasks: what applies it, what undoes what it changed, what the precondition
-    script checks (the step's before- and after-state), and the mapping's name for the docs."""
-
-    apply: list[dict[str, Any]] = field(default_factory=list)
-    undo: list[dict[str, Any]] = field(default_factory=list)
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    reloads: bool = False  # changes a unit: daemon-reload (and the restart handler)
-
-
-@dataclass
-class Ctx:
-    plan: Plan
-    index: int  # 0-based
-    step: Step
-    facts: dict[str, Any]  # the plan's facts as predicted before this step
-
-    def reg(self, j: int) -> str:
-        return f"remedy_s{self.index + 1}_t{j}"
-
-    def name(self, what: str) -> Unsafe:
-        return Unsafe(f"remedy step {self.index + 1} ({self.step.action}): {what}")
-
-
-def _changed(reg: str) -> str:
-    return f"{reg} is defined and {reg} is changed"
+def map_step(plan: Plan, index: int, step: Step, facts: dict[str, Any]) -> Mapped:
+    """The step's operation as tasks (refused with the operation's reason if it has none)."""
+    ctx = Ctx(index=index, action=step.action, facts=facts, service=plan.target.service)
+    return step.operation.ansible(ctx)
 
 
 def _readiness_tasks(plan: Plan, units: list[str]) -> list[dict[str, Any]]:
@@ -153,367 +106,6 @@ def system_python(facts: dict[str, Any]) -> str:
         if prefix in prefixes:
             return f"{prefix}/bin/python3"
     return "/usr/bin/python3"
-
-
-def _python_env(facts: dict[str, Any], path: str) -> dict[str, Any] | None:
-    norm = posixpath.normpath(path)
-    return next(
-        (p for p in facts.get("pythons", []) if posixpath.normpath(p["path"]) == norm), None
-    )
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _pip_step(ctx: Ctx, cmd: str) -> Mapped:
-    words = shlex.split(cmd)
-    if (
-        len(words) < 5
-        or not words[0].endswith("/bin/python")
-        or words[1:4] != ["-m", "pip", "install"]
-    ):
-        raise ExportError(f"step {ctx.index + 1} ({ctx.step.action}): not a pip install: {cmd!r}")
-    python = words[0][: -len("/bin/python")]
-    extra: list[str] = []
-    state = "present"
-    reqs: list[str] = []
-    it = iter(words[4:])
-    for w in it:
-        if w == "--no-deps":
-            extra.append(w)
-        elif w == "--force-reinstall":
-            state = "forcereinstall"
-        elif w in ("--index-url", "--extra-index-url"):
-            extra += [w, next(it, "")]
-        elif w.startswith("-"):
-            raise ExportError(
-                f"step {ctx.index + 1} ({ctx.step.action}): pip option {w!r} has no mapping"
-            )
-        else:
-            reqs.append(w)
-    env = _python_env(ctx.facts, python) or {}
-    before = {_norm(k): v for k, v in (env.get("packages") or {}).items()}
-    pins: list[dict[str, Any]] = []
-    for r in reqs:
-        name, _, version = r.partition("==")
-        pins.append({"name": name, "before": before.get(_norm(name)), "after": version or None})
-    m = Mapped()
-    reg = ctx.reg(0)
-    task: dict[str, Any] = {
-        "name": ctx.name("pip install " + " ".join(reqs)),
-        "ansible.builtin.pip": {
-            "name": U(reqs),
-            "executable": U(f"{python}/bin/pip"),
-            "state": state,
-        },
-        "register": reg,
-    }
-    if extra:
-        task["ansible.builtin.pip"]["extra_args"] = U(shlex.join(extra))
-    changes = [f"{p['name']} {p['before'] or '(none)'} -> {p['after'] or 'any'}" for p in pins]
-    m.apply.append({
-        "name": ctx.name("what pip would change (check mode has no pip diff)"),
-        "ansible.builtin.debug": {"msg": U("planned: " + ", ".join(changes))},
-        "when": "ansible_check_mode",
-    })  # fmt: skip
-    m.apply.append(task)
-    back = [f"{p['name']}=={p['before']}" for p in pins if p["after"] and p["before"]]
-    gone = [p["name"] for p in pins if p["after"] and not p["before"]]
-    if back:
-        m.undo.append({
-            "name": ctx.name("pip back to the plan's versions " + " ".join(back)),
-            "ansible.builtin.pip": {"name": U(back), "executable": U(f"{python}/bin/pip"),
-                                    "extra_args": "--no-deps"},
-            "when": _changed(reg),
-        })  # fmt: skip
-    if gone:
-        m.undo.append({
-            "name": ctx.name("pip uninstall what the plan's host did not have"),
-            "ansible.builtin.pip": {"name": U(gone), "executable": U(f"{python}/bin/pip"),
-                                    "state": "absent"},
-            "when": _changed(reg),
-        })  # fmt: skip
-    m.checks.append({"kind": "packages", "python": python, "pins": pins})
-    return m
-
-
-_APT = re.compile(r"^DEBIAN_FRONTEND=noninteractive apt-get install -y (.+)$")
-
-
-def _apt_step(ctx: Ctx, cmd: str) -> Mapped:
-    m_ = _APT.match(cmd.strip())
-    if not m_:
-        raise ExportError(f"step {ctx.index + 1} ({ctx.step.action}): not an apt install: {cmd!r}")
-    pkgs = shlex.split(m_.group(1))
-    reg = ctx.reg(0)
-    m = Mapped()
-    m.apply.append({
-        "name": ctx.name("apt install " + " ".join(pkgs)),
-        "ansible.builtin.apt": {"name": U(pkgs), "state": "present"},
-        "register": reg,
-    })  # fmt: skip
-    m.undo.append({
-        "name": ctx.name("apt remove what this run installed"),
-        "ansible.builtin.apt": {"name": U(pkgs), "state": "absent"},
-        "when": _changed(reg),
-    })  # fmt: skip
-    m.checks.append({"kind": "apt", "packages": pkgs})
-    return m
-
-
-def package_step(ctx: Ctx) -> Mapped:
-    """pip or apt installs: the step's own command says which and what (its pins)."""
-    out = Mapped()
-    for j, cmd in enumerate(c for c in ctx.step.commands if not c.lstrip().startswith("#")):
-        m = _apt_step(ctx, cmd) if _APT.match(cmd.strip()) else _pip_step(ctx, cmd)
-        for t in m.apply:  # one register per command
-            if "register" in t:
-                old = t["register"]
-                t["register"] = ctx.reg(j)
-                for u in m.undo:
-                    u["when"] = u["when"].replace(old, ctx.reg(j))
-        out.apply += m.apply
-        out.undo = m.undo + out.undo
-        out.checks += m.checks
-    if not out.apply:
-        raise ExportError(f"step {ctx.index + 1} ({ctx.step.action}) has no command to map")
-    return out
-
-
-def layout_step(ctx: Ctx) -> Mapped:
-    """Symlinks with `file: state=link` (force: no: an existing file is never replaced), the
-    link-time stub with the step's own command under `creates:`."""
-    m = Mapped()
-    j = 0
-    for t in ctx.step.touches:
-        reg = ctx.reg(j)
-        if t.kind == "symlink":
-            src = (t.detail or "").removeprefix("→").strip()
-            if not src or " " in src:
-                raise ExportError(
-                    f"step {ctx.index + 1} ({ctx.step.action}): symlink {t.target} has no "
-                    f"'→ TARGET' detail ({t.detail!r})"
-                )
-            m.apply.append({
-                "name": ctx.name(f"link {t.target} -> {src}"),
-                "ansible.builtin.file": {"path": U(t.target), "src": U(src), "state": "link",
-                                         "force": False},
-                "register": reg,
-            })  # fmt: skip
-            m.checks.append({"kind": "link", "path": t.target, "target": src})
-        elif t.kind == "file":
-            quoted = shlex.quote(t.target)
-            cmd = next((c for c in ctx.step.commands if f"-o {quoted}" in c), None)
-            if cmd is None:
-                raise ExportError(
-                    f"step {ctx.index + 1} ({ctx.step.action}): no command creates {t.target}"
-                )
-            d = posixpath.dirname(t.target)
-            m.apply.append({
-                "name": ctx.name(f"directory {d}"),
-                "ansible.builtin.file": {"path": U(d), "state": "directory", "mode": "0755"},
-                "register": reg + "_dir",
-            })  # fmt: skip
-            m.undo.insert(0, {
-                "name": ctx.name(f"remove {d} (this run created it)"),
-                "ansible.builtin.file": {"path": U(d), "state": "absent"},
-                "when": _changed(reg + "_dir"),
-            })  # fmt: skip
-            m.apply.append({
-                "name": ctx.name(f"create {t.target}"),
-                "ansible.builtin.shell": {"cmd": U(cmd), "creates": U(t.target)},
-                "register": reg,
-            })  # fmt: skip
-            m.checks.append({"kind": "exists", "path": t.target})
-        else:
-            continue
-        m.undo.insert(0, {
-            "name": ctx.name(f"remove {t.target} (this run created it)"),
-            "ansible.builtin.file": {"path": U(t.target), "state": "absent"},
-            "when": _changed(reg),
-        })  # fmt: skip
-        j += 1
-    return m
-
-
-def _env_effects(ctx: Ctx) -> tuple[dict[str, str], list[str]]:
-    """The variables the action sets and unsets, from its effects in the knowledge, evaluated
-    in the step's context (as the planner did)."""
-    from remedy.evaluate import base_context
-    from remedy.knowledge.expr import plain
-    from remedy.knowledge.loader import load_knowledge
-
-    kb = load_knowledge()
-    ca = kb.actions.get(ctx.step.action)
-    if ca is None:
-        raise ExportError(f"step {ctx.index + 1}: action {ctx.step.action!r} is not in the "
-                          "knowledge any more; run `remedy plan` again")  # fmt: skip
-    env: dict[str, str] = {}
-    unset: list[str] = []
-    for eff in ca.effects:
-        ectx = {**base_context(kb, ctx.facts), **ctx.step.params}
-        if "env" in eff:
-            for var, e in eff["env"].items():
-                val = plain(e(**ectx))
-                if val is None:
-                    unset.append(var)
-                else:
-                    env[var] = str(val)
-        elif "unset_env" in eff:
-            unset += list(eff["unset_env"])
-    if not env and not unset:
-        raise ExportError(f"step {ctx.index + 1} ({ctx.step.action}) changes no variable")
-    return env, unset
-
-
-def _file_task(ctx: Ctx, j: int, path: str, content: str, mode: str, notify: bool) -> Mapped:
-    m = Mapped(reloads=notify)
-    reg = ctx.reg(j)
-    d = posixpath.dirname(path)
-    m.apply.append({
-        "name": ctx.name(f"directory {d}"),
-        "ansible.builtin.file": {"path": U(d), "state": "directory", "mode": "0755"},
-        "register": ctx.reg(j) + "_dir",
-    })  # fmt: skip
-    task: dict[str, Any] = {
-        "name": ctx.name(f"write {path}"),
-        "ansible.builtin.copy": {"dest": U(path), "content": U(content), "mode": mode,
-                                 "backup": True},
-        "register": reg,
-    }  # fmt: skip
-    if notify:
-        task["notify"] = ["remedy: systemd daemon-reload", "remedy: restart the service"]
-    m.apply.append(task)
-    m.undo += [
-        {
-            "name": ctx.name(f"restore {path} from its backup"),
-            "ansible.builtin.copy": {"src": "{{ " + reg + ".backup_file }}", "dest": U(path),
-                                     "remote_src": True, "mode": "preserve"},
-            "when": f"{_changed(reg)} and {reg}.backup_file is defined",
-        },
-        {
-            "name": ctx.name(f"remove {path} (this run created it)"),
-            "ansible.builtin.file": {"path": U(path), "state": "absent"},
-            "when": f"{_changed(reg)} and {reg}.backup_file is not defined",
-        },
-        {
-            "name": ctx.name(f"remove {d} (this run created it)"),
-            "ansible.builtin.file": {"path": U(d), "state": "absent"},
-            "when": _changed(reg + "_dir"),
-        },
-    ]  # fmt: skip
-    m.checks.append({"kind": "file", "path": path, "content": content})
-    return m
-
-
-def env_step(ctx: Ctx) -> Mapped:
-    """A variable of the server's environment: a systemd drop-in (one per variable, as
-    remedy writes it) for a service, a /etc/profile.d file for a shell-launched server."""
-    env, unset = _env_effects(ctx)
-    from remedy.scope import LOGIN_SHELL
-
-    # the environment the step was planned in (remedy.scope), else the plan's workload
-    scope = ctx.step.scope
-    unit = None if scope == LOGIN_SHELL else (scope or ctx.plan.target.service)
-    if unit:
-        var = next(iter(env), None) or unset[0]
-        from remedy.knowledge.functions import dropin_name
-
-        touched = [t.target for t in ctx.step.touches if t.kind == "dropin" and "/" in t.target]
-        path = touched[0] if touched else dropin_path(unit, dropin_name(var))
-        return _file_task(ctx, 0, path, render_dropin(env, unset), "0644", notify=True)
-    files = [t.target for t in ctx.step.touches if t.kind == "file"
-             and t.target.startswith("/etc/profile.d/")]  # fmt: skip
-    if not files:
-        raise ExportError(
-            f"step {ctx.index + 1} ({ctx.step.action}): no file holds this change for a "
-            "server launched from a shell (it only changes the current shell)"
-        )
-    lines = [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
-    lines += [f"unset {k}" for k in unset]
-    return _file_task(ctx, 0, files[0], "\n".join(lines) + "\n", "0644", notify=False)
-
-
-def exec_start_step(ctx: Ctx) -> Mapped:
-    """A drop-in that resets ExecStart= (the touch's detail is the new ExecStart= line)."""
-    t = next((t for t in ctx.step.touches if t.kind == "dropin"), None)
-    if t is None or not (t.detail or "").startswith("ExecStart="):
-        raise ExportError(f"step {ctx.index + 1} ({ctx.step.action}): no ExecStart= drop-in")
-    text = f"# written by remedy\n[Service]\nExecStart=\n{t.detail}\n"
-    return _file_task(ctx, 0, t.target, text, "0644", notify=True)
-
-
-MAPPERS: dict[str, Callable[[Ctx], Mapped]] = {
-    **dict.fromkeys(
-        [
-            "pip-align-cuda-wheels", "pip-install-cccl", "pip-install-cuda-toolchain",
-            "pip-install-pinned-torch", "pip-reinstall-torch-for-gpu",
-            "pip-install-cuda-runtime-major", "pip-align-flashinfer-packages",
-            "apt-install-cuda-toolkit", "install-cuda-library-headers", "install-python-headers",
-            "pip-install-provider",
-        ],
-        package_step,
-    ),
-    "link-layout-symlinks": layout_step,
-    **dict.fromkeys(
-        [
-            "service-env-cuda-home", "shell-env-cuda-home", "env-unset-flashinfer-nvcc",
-            "env-unset-flashinfer-arch-list", "env-unset-torch-arch-list", "env-triton-ptxas",
-            "env-triton-ptxas-path-for-driver", "env-triton-ptxas-blackwell-path-for-driver",
-            "env-nvcc-ccbin", "env-max-jobs",
-        ],
-        env_step,
-    ),
-    **dict.fromkeys(["unit-lower-mem-fraction", "unit-disable-custom-all-reduce"], exec_start_step),
-}  # fmt: skip
-
-# Actions a playbook must not automate, and why (the step is refused with this reason).
-REFUSED = {
-    "upgrade-driver": "a driver upgrade and reboot is a manual step",
-    "report-kernel-arch": "a report, not a change",
-    "report-capture-failure": "a report, not a change",
-    "purge-jit-caches": "a one-off cache purge with no idempotent form; run `remedy run`",
-    # issue 17: documented manual steps (no typed operation or simulated effect yet)
-    "container-image-for-driver": "choosing another image (or a driver upgrade) is a manual step",
-    "patch-cuda-math-headers": "patching or replacing CUDA headers is a manual step",
-    "pip-install-package-for-gpu": "picking the package build for this GPU is a manual step",
-    "env-unset-ld-library-path": "a manual step until typed env operations cover LD_LIBRARY_PATH",
-    "pip-upgrade-triton-for-gpu": "the Triton version the torch build pins is chosen by hand",
-    "env-triton-libcuda-path": "a manual step until typed env/link operations cover libcuda",
-    "pin-build-tool": "pinning a build tool in pip's isolated build env is a manual step",
-}
-
-# The step kinds a reader of the playbook meets, for `remedy export --help` and the README.
-MAPPING_TABLE = [
-    ("pip pins (pip-*)", "ansible.builtin.pip (exact pins, --no-deps as planned)",
-     "real check mode: compares pip's installed versions"),
-    ("apt installs", "ansible.builtin.apt", "real check mode"),
-    ("lib64 layout symlinks", "ansible.builtin.file state=link force=no", "real check mode"),
-    ("link-time stub library", "ansible.builtin.shell + creates:",
-     "check mode reports 'would run' unless it exists; never runs"),
-    ("environment (drop-in / profile.d)", "ansible.builtin.copy content= backup=yes + handlers",
-     "real check mode and --diff"),
-    ("ExecStart= drop-in", "ansible.builtin.copy content= backup=yes + handlers",
-     "real check mode and --diff"),
-    ("preconditions", "ansible.builtin.command (read-only script) + assert",
-     "runs in check mode too (check_mode: false, changed_when: false)"),
-    ("probes", "copy + command in a private dir", "skipped in check mode"),
-]  # fmt: skip
-
-
-def map_step(ctx: Ctx) -> Mapped:
-    action = ctx.step.action
-    if action in REFUSED:
-        raise ExportError(f"step {ctx.index + 1}: action {action!r} is not exported: "
-                          f"{REFUSED[action]}")  # fmt: skip
-    mapper = MAPPERS.get(action)
-    if mapper is None:
-        raise ExportError(
-            f"step {ctx.index + 1}: action {action!r} has no Ansible mapping",
-            hint="known: " + ", ".join(sorted(MAPPERS)),
-        )
-    return mapper(ctx)
 
 
 # --------------------------------------------------------------------------------------------
@@ -726,11 +318,12 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     """The playbook text for `plan`."""
     if verify not in VERIFY_MODES:
         raise ExportError(f"--verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
-    from remedy.planner.plan import facts_digest
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.operations.verify import verify_saved_plan
 
-    if facts_digest(plan.facts) != plan.facts_digest:
-        raise ExportError("the plan's facts do not match its facts_digest (edited or damaged); "
-                          "run `remedy plan` again")  # fmt: skip
+    # a plan is exported only if it is what remedy plans from its own facts (nothing else
+    # is trusted to become playbook tasks)
+    verify_saved_plan(plan, load_knowledge())
     if plan.status in ("partial", "impossible"):
         raise ExportError(
             f"the plan is {plan.status}: {'; '.join(plan.unresolved) or 'no fix'}",
@@ -739,7 +332,7 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     predicted = _predicted_facts(plan)
     mapped: list[Mapped] = []
     for i, st in enumerate(plan.steps):
-        m = map_step(Ctx(plan, i, st, predicted[i]))
+        m = map_step(plan, i, st, predicted[i])
         m.checks = _prefix_checks(st) + m.checks
         mapped.append(m)
     digest = plan.facts_digest.removeprefix("sha256:")[:16]
@@ -882,5 +475,5 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         "# rollback: a failed step or probe undoes what this run changed (rescue); there is no",
         "# journal or host lock as with `remedy run`, and no undo after the playbook succeeded.",
     ]
-    body = yaml.dump([play], Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    body = yaml.dump([play], Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
     return "\n".join(head) + "\n---\n" + body

@@ -178,8 +178,9 @@ def plan_for_host(plan: Plan, facts: Facts) -> Plan:
     """The group's plan, re-targeted at one member: its name and its own facts (which differ
     from the group's first host only in what fleet_key leaves out), so the run's staleness
     check compares the host with itself."""
-    from remedy.planner.plan import facts_digest
+    from remedy.planner.plan import facts_digest, plan_digest
 
-    return plan.model_copy(
+    p = plan.model_copy(
         update={"host": facts.host, "facts": facts, "facts_digest": facts_digest(facts)}
     )
+    return p.model_copy(update={"plan_digest": plan_digest(p)})

@@ -199,6 +199,11 @@ def cuda_major_of(version: Any) -> int | None:
     return int(m.group(1)[:-1]) if m else None
 
 
+def unpinned(names: Any) -> dict[str, None]:
+    """Package names without a version pin (pip picks the newest the index has)."""
+    return dict.fromkeys(str(n) for n in (names or ()))
+
+
 def with_flag(cmdline: Any, flag: str, value: Any = None) -> str:
     """`cmdline` with `flag` set to `value` (replaced if present, appended otherwise); a
     switch when value is None."""
@@ -623,6 +628,7 @@ class Functions:
             "min_arch_for": min_arch_for,
             "exec_flag": exec_flag,
             "with_flag": with_flag,
+            "unpinned": unpinned,
         }
 
     def bind_breadth(self, facts: dict[str, Any]) -> dict[str, Callable[..., Any]]:

@@ -4,6 +4,7 @@ every expression and template. Any mistake is a KnowledgeError naming file and l
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,8 @@ class CompiledAction:
     bind: dict[str, Any]
     before: list[CompiledBefore]
     effects: list[dict[str, Any]]  # same shape, expressions compiled
-    touches: list[tuple[Any, Any, Any]]
-    commands: list[Any]
+    # operation name and its parameters (compiled expressions, or constants)
+    operation: tuple[str, dict[str, Any]] | None = None
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Knowledge:
     signature_ids: set[str]
     functions: Functions
     files: list[str] = field(default_factory=list)
+    version: str = ""
 
     def consumers(self) -> list[Component]:
         return [c for c in self.components.values() if c.kind == "consumer"]
@@ -146,6 +148,47 @@ def _compile_effect(eff: dict[str, Any], file: str, line: int | None, aid: str) 
         else:  # add_toolkit, gpu_driver
             out[k] = ex(v)
     return out
+
+
+def _compile_operation(a: Action, file: str, line: int | None) -> tuple[str, dict[str, Any]] | None:
+    """`operation:` of an action: a known operation name, and for each of that operation's
+    parameters an expression (a string) or a constant (bool, number)."""
+    from remedy.operations import OPERATIONS
+
+    spec = a.operation
+    if spec is None:
+        return None
+    what = f"action {a.id!r}"
+    name = spec.get("op")
+    if name not in OPERATIONS:
+        raise KnowledgeError(
+            f"{what}: operation {name!r} is not one of {', '.join(sorted(OPERATIONS))}",
+            file=file,
+            line=line,
+        )
+    fields = set(OPERATIONS[name].model_fields) - {"op"}
+    params: dict[str, Any] = {}
+    for k, v in spec.items():
+        if k in ("op", "__line__"):
+            continue
+        if k not in fields:
+            raise KnowledgeError(
+                f"{what}: operation {name!r} has no parameter {k!r} (has: "
+                f"{', '.join(sorted(fields))})",
+                file=file,
+                line=line,
+            )
+        params[k] = compile_expr(v, file=file, line=line, what=what) if isinstance(v, str) else v
+    return name, params
+
+
+def knowledge_version(files: list[str]) -> str:
+    """sha256 of the knowledge and playbook files (names and bytes): a saved plan names the
+    knowledge it was made with, so a plan from other rules is refused, not re-interpreted."""
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(Path(f).name.encode() + b"\0" + Path(f).read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
 
 
 @functools.lru_cache(maxsize=4)
@@ -311,18 +354,7 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
                 for b in a.before
             ],
             effects=[_compile_effect(e, f, line_of(raw, "effects"), a.id) for e in a.effects],
-            touches=[
-                (
-                    compile_template(t.kind, file=f, line=line, what=what),
-                    compile_template(t.target, file=f, line=line, what=what),
-                    compile_template(t.detail or "", file=f, line=line, what=what),
-                )
-                for t in a.touches
-            ],
-            commands=[
-                compile_template(c, file=f, line=line_of(raw, "commands"), what=what)
-                for c in a.commands
-            ],
+            operation=_compile_operation(a, f, line_of(raw, "operation") or line),
         )
     for pid, p in probes.items():
         for rid in p.requires:
@@ -364,4 +396,5 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
         signature_ids=signature_ids,
         functions=fns,
         files=files,
+        version=knowledge_version(files),
     )

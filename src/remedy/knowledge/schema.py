@@ -139,8 +139,8 @@ class Action(Entry):
     bind: dict[str, str] = Field(default_factory=dict)
     before: list[BeforeStep] = Field(default_factory=list)
     effects: list[dict[str, Any]] = Field(default_factory=list)
-    touches: list[TouchSpec] = Field(default_factory=list)
-    commands: list[str] = Field(default_factory=list)
+    # the typed operation (remedy.operations): {op: NAME, PARAM: EXPRESSION | constant, ...}
+    operation: dict[str, Any] | None = None
     probe: str
     cost: Cost = Field(default_factory=Cost)
     risk: Literal["low", "medium", "high"] = "low"

@@ -7,11 +7,16 @@ import hashlib
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
 from remedy import __version__
 from remedy.diagnose import diagnose
-from remedy.evaluate import base_context, render, render_raw
+from remedy.errors import InputError, PlanError
+from remedy.evaluate import base_context, render
+from remedy.knowledge.expr import plain
 from remedy.knowledge.loader import Knowledge
-from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
+from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
+from remedy.operations import Operation, OperationError, known_packages, parse_operation
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
 from remedy.planner.verdict import attribute, missing_files
@@ -110,18 +115,32 @@ def _move_label(move: Move) -> str:
 def _render_step(kb: Knowledge, facts: dict[str, Any], spec: StepSpec) -> dict[str, Any]:
     ca = kb.actions[spec.action]
     ctx = {**base_context(kb, facts), **spec.as_dict()}
-    return {
-        "title": render(ca.title, ctx),
-        "commands": [render_raw(c, ctx) for c in ca.commands],
-        "touches": [
-            Touch(
-                kind=render(k, ctx) or "file",
-                target=render(t, ctx),  # type: ignore[arg-type]
-                detail=render(d, ctx) or None,
-            )
-            for k, t, d in ca.touches
-        ],
-    }
+    return {"title": render(ca.title, ctx)}
+
+
+def build_operation(kb: Knowledge, facts: dict[str, Any], spec: StepSpec) -> Operation:
+    """The step's typed operation: the action's operation parameters evaluated on the facts
+    the step is planned from, validated in form and checked against those facts."""
+    ca = kb.actions[spec.action]
+    if ca.operation is None:
+        raise PlanError(f"action {spec.action!r} has no operation: it cannot be a step")
+    name, params = ca.operation
+    ctx = {**base_context(kb, facts), **spec.as_dict()}
+    values = {k: plain(e(**ctx)) if callable(e) else e for k, e in params.items()}
+    try:
+        op = parse_operation({"op": name, **values})
+        op.check(facts, known_packages(kb))
+    except (ValueError, OperationError) as exc:
+        why = (
+            "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            if isinstance(exc, ValidationError)
+            else str(exc)
+        )
+        raise InputError(
+            f"step {spec.action} ({name}) would use a value remedy refuses to write: {why}",
+            hint="the facts hold it (a path, a unit name, a package); nothing was planned",
+        ) from None
+    return op
 
 
 def _because(
@@ -238,10 +257,15 @@ def make_plan(
     *,
     wrappers: set[str] | None = None,
     max_expansions: int = 3000,
+    rules: list[str] | None = None,
+    consumers: list[str] | None = None,
 ) -> Plan:
     """The plan for the facts' workload; with `workload.scopes` (remedy.scope), one part per
     scope (each unit's drop-in, the login shell's profile.d), chained: a later scope starts
-    from the state the earlier ones predict, so a shared fix (a toolkit's layout) comes once."""
+    from the state the earlier ones predict, so a shared fix (a toolkit's layout) comes once.
+    rules/consumers: the user's selection, recorded in the plan (and replayed when a saved
+    plan is verified): only the steps that repair one of `rules`, only the final verification
+    of `consumers`. The plan digest is computed last, over the plan as returned."""
     if facts.workload.scopes:
         from remedy.planner.scoped import make_scoped_plan
 
@@ -252,7 +276,19 @@ def make_plan(
         plan = plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
     # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
     attribute(plan)
-    return plan
+    plan = plan.model_copy(update={"knowledge_version": kb.version})
+    if rules is not None or consumers is not None:
+        plan = plan.model_copy(
+            update={
+                "steps": [s for s in plan.steps if rules is None or set(s.fixes) & set(rules)],
+                "verification": [
+                    v for v in plan.verification if consumers is None or v.consumer in consumers
+                ],
+                "scope_rules": sorted(set(rules)) if rules is not None else None,
+                "scope_consumers": sorted(set(consumers)) if consumers is not None else None,
+            }
+        )
+    return plan.model_copy(update={"plan_digest": plan_digest(plan)})
 
 
 def plan_one(
@@ -292,8 +328,7 @@ def plan_one(
                     action=spec.action,
                     title=r["title"],
                     params=spec.as_dict(),
-                    commands=r["commands"],
-                    touches=r["touches"],
+                    operation=build_operation(kb, state, spec),
                     probe=probe.id,
                     probe_detail=probe.title,
                     fixes=fixes,
@@ -318,10 +353,12 @@ def plan_one(
     else:
         status = "partial" if result.moves else "impossible"
     unresolved = [f"{r} @ {s}" for r, s in result.unmet]
+    verification = _verification(kb, state) if steps or errors else []
     plan = Plan(
         remedy_version=__version__,
         host=facts.host,
         facts_digest=facts_digest(facts),
+        knowledge_version=kb.version,
         facts=facts,
         target=facts.workload,
         findings=diag.findings,
@@ -329,7 +366,7 @@ def plan_one(
         symptoms=symptoms,
         steps=steps,
         rejected=_rejected(kb, provider, result, initial),
-        verification=_verification(kb, state) if steps or errors else [],
+        verification=verification,
         criteria=CRITERIA_TEXT,
         cost=dict(zip(CRITERIA, result.cost, strict=True)),
         unresolved=unresolved,
@@ -337,3 +374,30 @@ def plan_one(
         status=status,
     )
     return plan, state
+
+
+# What a saved plan's digest covers: everything the planner derives from the facts and what
+# remedy acts on (the steps' operations, the status, the final verification), with the facts
+# themselves, the workload and the knowledge version. Findings, rejected alternatives and the
+# trace are explanations only.
+DIGEST_FIELDS = (
+    "host",
+    "facts_digest",
+    "knowledge_version",
+    "target",
+    "steps",
+    "verification",
+    "status",
+    "unresolved",
+    "scope_rules",
+    "scope_consumers",
+)
+
+
+def plan_digest(plan: Plan) -> str:
+    data = plan.model_dump(include=set(DIGEST_FIELDS))
+    data["facts_digest"] = facts_digest(plan.facts)
+    # over what the saved file shows: it is written redacted (facts_digest does the same)
+    data = redact_obj(json.loads(json.dumps(data, default=str)))
+    blob = json.dumps(data, sort_keys=True, default=str).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()

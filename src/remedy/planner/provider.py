@@ -173,7 +173,7 @@ class FactsProvider:
                 for aid, ca in self.kb.actions.items()
                 if aid not in listed and not ca.action.masks
             ),
-            key=lambda ca: (RISK.get(ca.action.risk, 3), len(ca.action.touches), ca.action.id),
+            key=lambda ca: (RISK.get(ca.action.risk, 3), _breadth(ca), ca.action.id),
         )
         for ca in others:
             for move in self.bind(ca, v):
@@ -337,3 +337,13 @@ class FactsProvider:
 
     def move_key(self, move: Move) -> Hashable:
         return tuple((s.action, _freeze(s.as_dict())) for s in move.steps)
+
+
+# How much an operation touches (the tie-break after risk): links and drop-ins write several
+# paths, a pip pin or a profile.d file one.
+_OP_BREADTH = {"pip-install": 1, "apt-install": 2, "env": 2, "link-layout": 3,
+               "exec-start": 2, "purge-jit-caches": 3, "manual": 1}  # fmt: skip
+
+
+def _breadth(ca: Any) -> int:
+    return _OP_BREADTH.get((ca.action.operation or {}).get("op", ""), 0)

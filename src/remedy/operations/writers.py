@@ -1,0 +1,85 @@
+"""Every file remedy writes that another program parses, quoted for that program's syntax.
+
+Why one module: a value that came from a host (a toolkit path, an ExecStart) is data. Written
+into a file that a shell sources or that systemd parses, it must come back as exactly that
+value and never as syntax. Each writer here quotes for its own consumer and has a round-trip
+property test (tests/security/test_quoting_writers.py) that parses the file back with the
+real consumer (`sh -c '. FILE'`, `systemctl show`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+
+from remedy.units.dropin import render_dropin
+from remedy.units.syntax import env_name_is_valid, quote_assignment
+
+PROFILE_HEADER = "# written by remedy; delete this file to undo"
+
+
+def _name(var: str) -> str:
+    if not env_name_is_valid(var):
+        raise ValueError(f"{var!r} is not a valid environment variable name")
+    return var
+
+
+def profile_text(env: Mapping[str, str], unset: Sequence[str] = ()) -> str:
+    """A /etc/profile.d file: `export VAR='value'` (shlex-quoted: sourced by sh at login)."""
+    lines = [PROFILE_HEADER]
+    for k, v in env.items():
+        if "\0" in v:
+            raise ValueError(f"the value of {k} contains a NUL byte")
+        lines.append(f"export {_name(k)}={shlex.quote(v)}")
+    lines += [f"unset {_name(k)}" for k in unset]
+    return "\n".join(lines) + "\n"
+
+
+def dropin_env_text(env: Mapping[str, str], unset: Sequence[str] = ()) -> str:
+    """A systemd drop-in with quoted Environment= lines (systemd's quoting, `%` doubled)."""
+    return render_dropin(dict(env), list(unset))
+
+
+def environment_file_text(env: Mapping[str, str]) -> str:
+    """An EnvironmentFile= file: `VAR="value"` lines with systemd's EnvironmentFile quoting
+    (inside double quotes `\\`, `"`, `` ` `` and `$` are escaped; no specifiers there)."""
+    lines = ["# written by remedy"]
+    for k, v in env.items():
+        for c in v:
+            if c in "\n\r\0":
+                raise ValueError(f"the value of {k} contains a newline or NUL")
+        body = "".join("\\" + c if c in '\\"`$' else c for c in v)
+        lines.append(f'{_name(k)}="{body}"')
+    return "\n".join(lines) + "\n"
+
+
+def _exec_word(word: str) -> str:
+    """One word of a systemd command line: double-quoted, `\\` and `"` escaped, `%` doubled,
+    `$` doubled (systemd expands $VAR in ExecStart= words)."""
+    if any(c in word for c in "\n\r\0"):
+        raise ValueError(f"a command-line word contains a newline or NUL: {word!r}")
+    body = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'"{body}"'
+
+
+def exec_start_dropin_text(argv: Sequence[str]) -> str:
+    """A drop-in that resets ExecStart= to `argv`, each word quoted for systemd."""
+    if not argv:
+        raise ValueError("an empty command line")
+    line = "ExecStart=" + " ".join(_exec_word(w) for w in argv)
+    return f"# written by remedy\n[Service]\nExecStart=\n{line}\n"
+
+
+def exec_start_line(argv: Sequence[str]) -> str:
+    """The ExecStart= line alone (shown in previews)."""
+    return "ExecStart=" + " ".join(_exec_word(w) for w in argv)
+
+
+__all__ = [
+    "dropin_env_text",
+    "environment_file_text",
+    "exec_start_dropin_text",
+    "exec_start_line",
+    "profile_text",
+    "quote_assignment",
+]
