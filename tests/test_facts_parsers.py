@@ -17,16 +17,16 @@ from remedy.facts import (
     ToolkitCollector,
     collect_facts,
     parse_env_block,
-    parse_env_file,
     parse_login_env,
     parse_show,
-    parse_systemd_environment,
     split_sections,
 )
 from remedy.facts import parsers as p
 from remedy.facts.collect import is_secret_name, main_script
 from remedy.facts.sections import DEFAULT_TOKEN, Section, section_text
 from remedy.transport import CommandResult, ScriptedTransport
+from remedy.units.shown import parse_shown_environment
+from remedy.units.syntax import parse_show_environment
 
 T = DEFAULT_TOKEN
 MARKERS = [
@@ -72,8 +72,7 @@ def test_no_parser_raises_on_garbage(text: str) -> None:
     ServicesCollector(["x.service"]).parse(text)
     parse_login_env(text)
     parse_env_block(text)
-    parse_env_file(text)
-    parse_systemd_environment(text)
+    parse_shown_environment({"Environment": [text], "UnsetEnvironment": [text]})
     parse_show(text)
     p.parse_tool_version(text)
     p.parse_nvcc_profile_libdir(text, None)
@@ -143,9 +142,9 @@ def test_profile_libdir_resolution() -> None:
 
 def test_systemd_words_old_unquoted_and_escapes() -> None:
     # systemd < 240 printed elements unquoted: a value with a space is split; glue it back
-    assert parse_systemd_environment("A=1 B=x y C=2") == {"A": "1", "B": "x y", "C": "2"}
-    assert parse_systemd_environment('"A=\\x41\\101" B=') == {"A": "AA", "B": ""}
-    assert parse_systemd_environment("") == {}
+    assert parse_show_environment("A=1 B=x y C=2") == {"A": "1", "B": "x y", "C": "2"}
+    assert parse_show_environment('"A=\\x41\\101" B=') == {"A": "AA", "B": ""}
+    assert parse_show_environment("") == {}
 
 
 def test_secret_names() -> None:
