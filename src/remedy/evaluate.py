@@ -104,7 +104,8 @@ def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = N
                 continue
             try:
                 subject = str(plain(rule.subject(**ctx)) or cid or rid)
-            except Exception:
+            except Exception as exc:  # reported like a failed `when`, the finding is kept
+                errors.append(f"rule {rid} subject: {type(exc).__name__}: {exc}")
                 subject = cid or rid
             key = (rid, subject)
             if key in found:

@@ -226,6 +226,8 @@ class Diagnosis(Strict):
     suspicious: list[SuspiciousLine] = Field(default_factory=list)
     partial_facts: dict[str, Any] = Field(default_factory=dict)
     collect_next: list[str] = Field(default_factory=list)
+    # rules that could not be evaluated (a knowledge bug): shown, never silently dropped
+    evaluation_errors: list[str] = Field(default_factory=list)
 
 
 class Touch(Strict):
@@ -284,3 +286,5 @@ class Plan(Strict):
     unresolved: list[str] = Field(default_factory=list)
     trace: list[str] = Field(default_factory=list)
     status: Literal["ok", "nothing-to-do", "partial", "impossible"] = "ok"
+    # rules or actions that could not be evaluated (a knowledge bug): shown, never dropped
+    evaluation_errors: list[str] = Field(default_factory=list)

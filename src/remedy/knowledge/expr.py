@@ -163,6 +163,25 @@ def _expression_node(src: str) -> Any:
     return nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)], lineno=1)
 
 
+def free_names(src: str, *, template: bool) -> set[str]:
+    """The names an expression (or template) reads from its context: jinja2.meta on the parsed
+    source, less Jinja's own globals (range, dict, namespace...). Cached with the code."""
+    global _CODE_DIRTY
+    import hashlib
+
+    from jinja2 import meta
+
+    _load_code_cache()
+    key = hashlib.sha256(f"names\0{int(template)}\0{src}".encode()).hexdigest()
+    names = _CODE.get(key)
+    if not isinstance(names, list):
+        node = ENV.parse(src) if template else _expression_node(src).set_environment(ENV)
+        names = sorted(meta.find_undeclared_variables(node))
+        _CODE[key] = names
+        _CODE_DIRTY = True
+    return set(names) - set(ENV.globals)
+
+
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
     from jinja2.environment import TemplateExpression
 

@@ -241,6 +241,17 @@ def exec_flag(cmdline: Any, *names: str) -> str | None:
     return None
 
 
+# What a rule or action expression sees besides the functions: evaluate.base_context() (env,
+# py, pkgs, gpu, gpus, facts, workload), consumer_context() (c, tk, tk_path, how) and, for
+# message templates rendered without facts, diagnose's `partial`. The loader checks every
+# expression's free names against these + Functions.names() (tests/test_knowledge.py keeps
+# this list equal to what evaluate builds).
+CONTEXT_NAMES = frozenset(
+    {"env", "py", "pkgs", "gpu", "gpus", "facts", "workload", "c", "tk", "tk_path", "how"}
+)
+MESSAGE_NAMES = frozenset({"partial"})
+
+
 class Functions:
     """Expression functions bound to one knowledge base and one facts snapshot."""
 
@@ -863,6 +874,10 @@ class Functions:
             "nccl_wheel": nccl_wheel,
             "workload_py": lambda: workload_python(facts),
         }
+
+    def names(self) -> set[str]:
+        """Every function name an expression may call (the registry)."""
+        return set(self.statics()) | set(self.bind({}, {}))
 
     def statics(self) -> dict[str, Callable[..., Any]]:
         return {

@@ -300,4 +300,5 @@ def make_plan(
         unresolved=unresolved,
         trace=trace.lines,
         status=status,
+        evaluation_errors=list(dict.fromkeys([*diag.evaluation_errors, *provider.errors])),
     )

@@ -66,6 +66,8 @@ def state_key(facts: dict[str, Any]) -> str:
 class FactsProvider:
     kb: Knowledge
     evaluations: dict[str, Evaluation] = field(default_factory=dict)
+    # actions whose when/bind/before could not be evaluated: the plan shows them
+    errors: list[str] = field(default_factory=list)
 
     # -- evaluation cache ---------------------------------------------------------------
     def evaluation(self, facts: dict[str, Any]) -> Evaluation:
@@ -101,7 +103,8 @@ class FactsProvider:
             for n in names:
                 vals = plain(ca.bind[n](**ctx))
                 values.append(list(vals) if vals else [])
-        except Exception:
+        except Exception as exc:
+            self._error(f"action {ca.action.id} (for {v.rule} @ {v.subject})", exc)
             return
         for combo in itertools.product(*values):
             params = dict(zip(names, combo, strict=True))
@@ -112,10 +115,16 @@ class FactsProvider:
                     if truthy(b.when(**pctx)):
                         bp = {k: plain(e(**pctx)) for k, e in b.params.items()}
                         steps.append(StepSpec(b.action, tuple(sorted(bp.items()))))
-            except Exception:
+            except Exception as exc:
+                self._error(f"action {ca.action.id} before", exc)
                 continue
             steps.append(StepSpec(ca.action.id, tuple(sorted(params.items()))))
             yield Move(tuple(steps), v.rule, v.subject)
+
+    def _error(self, where: str, exc: Exception) -> None:
+        msg = f"{where}: {type(exc).__name__}: {exc}"
+        if msg not in self.errors:
+            self.errors.append(msg)
 
     def apply(self, state: dict[str, Any], move: Move) -> dict[str, Any]:
         facts = copy.deepcopy(state)
