@@ -456,12 +456,26 @@ MAPPING_TABLE = [
 ]  # fmt: skip
 
 
+def _mapper_by_shape(action: str) -> Callable[[Ctx], Mapped] | None:
+    """An action the table does not name, mapped by what its typed effects do: one that only
+    sets or unsets variables of the server's environment is an env_step (a drop-in or a
+    profile.d file), so a new environment fix is a knowledge change, not a Python one."""
+    from remedy.knowledge.loader import load_knowledge
+
+    ca = load_knowledge().actions.get(action)
+    if ca is None or not ca.effects:
+        return None
+    if all(set(e) <= {"env", "unset_env"} for e in ca.effects):
+        return env_step
+    return None
+
+
 def map_step(ctx: Ctx) -> Mapped:
     action = ctx.step.action
     if action in REFUSED:
         raise ExportError(f"step {ctx.index + 1}: action {action!r} is not exported: "
                           f"{REFUSED[action]}")  # fmt: skip
-    mapper = MAPPERS.get(action)
+    mapper = MAPPERS.get(action) or _mapper_by_shape(action)
     if mapper is None:
         raise ExportError(
             f"step {ctx.index + 1}: action {action!r} has no Ansible mapping",
