@@ -113,7 +113,7 @@ def dropin_text(env: Any = None, unset: Any = None) -> str:
     return render_dropin(dict(env or {}), list(unset or []))
 
 
-# --- breadth: facts the field reports need (tables cite their source; see rules-breadth.yaml) ---
+# --- field reports: facts the rules-<topic>.yaml rules need (tables cite their source) ---
 
 # CUDA minor version compatibility: the oldest driver that runs any release of a major
 # (cubins; PTX still needs the release's own driver). CUDA Toolkit release notes, "CUDA Toolkit
@@ -587,7 +587,7 @@ class Functions:
             return (err or "its first build fails").replace("<v>", p)
 
         return {
-            **self.bind_breadth(facts),
+            **self.bind_field(facts),
             "tk_at": tk_at,
             "missing_libs": missing_libs,
             "nvcc_owner": nvcc_owner,
@@ -610,8 +610,8 @@ class Functions:
 
     invalid_errors: dict[tuple[str, str], str] = {}
 
-    # -- breadth (rules-breadth.yaml) ----------------------------------------------------
-    def statics_breadth(self) -> dict[str, Callable[..., Any]]:
+    # -- field reports (knowledge/rules-<topic>.yaml) ----------------------------------
+    def statics_field(self) -> dict[str, Callable[..., Any]]:
         return {
             "min_cuda_for_target": self.min_cuda_for_target,
             "compat_driver": compat_driver,
@@ -624,8 +624,8 @@ class Functions:
             "with_flag": with_flag,
         }
 
-    def bind_breadth(self, facts: dict[str, Any]) -> dict[str, Callable[..., Any]]:
-        """Functions over one snapshot for the breadth rules. Each returns None / empty when a
+    def bind_field(self, facts: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+        """Functions over one snapshot for the field-report rules. Each returns None / empty when a
         fact is missing, so rules guard with `when`."""
         from remedy.resolve import workload_python
 
@@ -881,7 +881,7 @@ class Functions:
 
     def statics(self) -> dict[str, Callable[..., Any]]:
         return {
-            **self.statics_breadth(),
+            **self.statics_field(),
             "dropin_dir": lambda unit: f"/etc/systemd/system/{_s(unit)}.d",
             "dropin_name": dropin_name,
             "dropin_text": dropin_text,
