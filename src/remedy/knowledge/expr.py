@@ -143,7 +143,10 @@ def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> Any:
     key = hashlib.sha256(f"{kind}\0{src}".encode()).hexdigest()
     code = _CODE.get(key)
     if code is None:
-        code = compile(ENV.compile(make_node(), raw=True), "<remedy knowledge>", "exec")
+        node = make_node()
+        # the free names come from this same parse (free_names() then reads the cache)
+        _CODE[_names_key(kind == "tmpl", src)] = _undeclared(node)
+        code = compile(ENV.compile(node, raw=True), "<remedy knowledge>", "exec")
         _CODE[key] = code
         _CODE_DIRTY = True
     return Template.from_code(ENV, code, ENV.make_globals(None))
@@ -167,19 +170,27 @@ def free_names(src: str, *, template: bool) -> set[str]:
     """The names an expression (or template) reads from its context: jinja2.meta on the parsed
     source, less Jinja's own globals (range, dict, namespace...). Cached with the code."""
     global _CODE_DIRTY
-    import hashlib
-
-    from jinja2 import meta
-
     _load_code_cache()
-    key = hashlib.sha256(f"names\0{int(template)}\0{src}".encode()).hexdigest()
+    key = _names_key(template, src)
     names = _CODE.get(key)
     if not isinstance(names, list):
-        node = ENV.parse(src) if template else _expression_node(src).set_environment(ENV)
-        names = sorted(meta.find_undeclared_variables(node))
+        names = _undeclared(ENV.parse(src) if template else _expression_node(src))
         _CODE[key] = names
         _CODE_DIRTY = True
     return set(names) - set(ENV.globals)
+
+
+def _names_key(template: bool, src: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"names\0{int(template)}\0{src}".encode()).hexdigest()
+
+
+def _undeclared(node: Any) -> list[str]:
+    from jinja2 import meta
+
+    node.set_environment(ENV)
+    return sorted(meta.find_undeclared_variables(node))
 
 
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
