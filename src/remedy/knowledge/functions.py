@@ -16,7 +16,7 @@ from jinja2 import Undefined
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from remedy.knowledge.schema import Release
+from remedy.knowledge.schema import CudaTables, Release
 from remedy.resolve import norm, toolkit_at
 
 _REL = re.compile(r"(\d+)\.(\d+)")
@@ -115,36 +115,6 @@ def dropin_text(env: Any = None, unset: Any = None) -> str:
 
 # --- field reports: facts the rules-<topic>.yaml rules need (tables cite their source) ---
 
-# CUDA minor version compatibility: the oldest driver that runs any release of a major
-# (cubins; PTX still needs the release's own driver). CUDA Toolkit release notes, "CUDA Toolkit
-# and Minimum Required Driver Version for CUDA Minor Version Compatibility" (Table 2).
-_COMPAT_DRIVER = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
-
-# Newest gcc major each nvcc accepts on x86_64 (include/crt/host_config.h guard: '#error --
-# unsupported GNU version! gcc versions later than N are not supported!'; CUDA Installation Guide
-# for Linux, "Supported compilers"). Keys are the first release with that limit.
-_MAX_GCC = [
-    ("11.0", 9),
-    ("11.1", 10),
-    ("11.4", 11),
-    ("12.0", 12),
-    ("12.4", 13),
-    ("12.8", 14),
-    ("13.0", 15),
-]
-
-# Packages whose CUDA kernels need a minimum architecture (their own checks / docs).
-_MIN_ARCH = {
-    "flash-attn": (
-        "8.0",
-        "Dao-AILab/flash-attention README: FlashAttention-2 supports Ampere, Ada and Hopper GPUs",
-    ),
-    "flashinfer-python": (
-        "7.5",
-        "flashinfer/jit/core.py check_cuda_arch: 'FlashInfer requires GPUs with sm75 or higher'",
-    ),
-}
-
 _TARGET = re.compile(r"(?:compute_|sm_)?(\d+)(?:\.(\d+))?([af]?)(\+PTX)?$")
 
 
@@ -170,22 +140,6 @@ def arch_targets(value: Any) -> list[str]:
         if t:
             out.append(f"{t[0]}.{t[1]}{t[2]}")
     return out
-
-
-def compat_driver(release: Any) -> str | None:
-    r = rel(release)
-    return _COMPAT_DRIVER.get(int(r.split(".")[0])) if r else None
-
-
-def max_gcc_for(release: Any) -> int | None:
-    v = ver(release)
-    if v is None:
-        return None
-    best = None
-    for first, limit in _MAX_GCC:
-        if v >= Version(first):
-            best = limit
-    return best
 
 
 def major_of(version: Any) -> int | None:
@@ -219,15 +173,6 @@ def with_flag(cmdline: Any, flag: str, value: Any = None) -> str:
     return " ".join(out)
 
 
-def min_arch_for(pkgs: Any) -> tuple[str, str, str] | None:
-    """The strictest minimum GPU arch among installed packages: (arch, package, source)."""
-    best = None
-    for name, (arch, src) in _MIN_ARCH.items():
-        if pkgs and name in pkgs and (best is None or Version(arch) > Version(best[0])):
-            best = (arch, name, src)
-    return best
-
-
 def exec_flag(cmdline: Any, *names: str) -> str | None:
     """The value of a flag in a command line ('--tp 8', '--tp=8'); '' for a bare switch."""
     toks = (_s(cmdline) or "").split()
@@ -255,12 +200,45 @@ MESSAGE_NAMES = frozenset({"partial"})
 class Functions:
     """Expression functions bound to one knowledge base and one facts snapshot."""
 
-    def __init__(self, releases: list[Release], components: dict[str, Any]) -> None:
+    def __init__(
+        self, releases: list[Release], components: dict[str, Any], tables: CudaTables
+    ) -> None:
+        self.tables = tables
         self.releases = sorted(releases, key=lambda r: Version(r.release))
         self.by_release = {r.release: r for r in self.releases}
         self.components = components
 
     # -- static tables ------------------------------------------------------------------
+    def compat_driver(self, release: Any) -> str | None:
+        """The oldest driver that runs any release of this release's CUDA major (minor version
+        compatibility; cuda-tables.yaml compat_drivers)."""
+        r = rel(release)
+        if not r:
+            return None
+        major = int(r.split(".")[0])
+        return next(
+            (e.driver for e in self.tables.compat_drivers.entries if e.major == major), None
+        )
+
+    def max_gcc_for(self, release: Any) -> int | None:
+        """The newest gcc major the nvcc of this release accepts (cuda-tables.yaml max_gcc)."""
+        v = ver(release)
+        if v is None:
+            return None
+        best = None
+        for e in self.tables.max_gcc.entries:
+            if v >= Version(e.from_):
+                best = e.gcc
+        return best
+
+    def min_arch_for(self, pkgs: Any) -> tuple[str, str, str] | None:
+        """The strictest minimum GPU arch among installed packages: (arch, package, source)."""
+        best = None
+        for e in self.tables.min_arch:
+            if pkgs and e.package in pkgs and (best is None or Version(e.arch) > Version(best[0])):
+                best = (e.arch, e.package, e.says)
+        return best
+
     def ptx_isa(self, release: Any) -> Version | None:
         r = self.by_release.get(rel(release) or "")
         return Version(r.ptx_isa) if r else None
@@ -394,13 +372,7 @@ class Functions:
             """The wheels to (re)install so that every wheel of the prefix is at `release`."""
             wheels = self.release_wheels(release)
             pip = (tk or {}).get("pip") or {}
-            names = [
-                "nvidia-cuda-nvcc",
-                "nvidia-nvvm",
-                "nvidia-cuda-crt",
-                "nvidia-cuda-runtime",
-                "nvidia-cuda-cccl",
-            ]
+            names = self.tables.toolkit_wheels.names
             return {n: wheels[n] for n in names if n in pip and n in wheels and pip[n] != wheels[n]}
 
         def merged(a: Any, b: Any) -> dict[str, Any]:
@@ -614,12 +586,12 @@ class Functions:
     def statics_field(self) -> dict[str, Callable[..., Any]]:
         return {
             "min_cuda_for_target": self.min_cuda_for_target,
-            "compat_driver": compat_driver,
-            "max_gcc_for": max_gcc_for,
+            "compat_driver": self.compat_driver,
+            "max_gcc_for": self.max_gcc_for,
             "major_of": major_of,
             "cuda_major_of": cuda_major_of,
             "arch_targets": arch_targets,
-            "min_arch_for": min_arch_for,
+            "min_arch_for": self.min_arch_for,
             "exec_flag": exec_flag,
             "with_flag": with_flag,
         }
@@ -737,7 +709,7 @@ class Functions:
             return comps.get("gcc")
 
         def gcc_choices(release: Any) -> list[str]:
-            limit = max_gcc_for(release)
+            limit = self.max_gcc_for(release)
             return [
                 f"/usr/bin/{name}"
                 for name, v in sorted((facts.get("host_compilers") or {}).items())
@@ -751,7 +723,7 @@ class Functions:
             out = []
             for tk in facts.get("toolkits", ()):
                 r = tk.get("ptxas_release")
-                cd = ver(compat_driver(r))
+                cd = ver(self.compat_driver(r))
                 if drv and cd and drv >= cd and ver(r) and ver(r) >= need:
                     out.append(posixpath.join(tk["prefix"], "bin", "ptxas"))
             return out

@@ -17,6 +17,7 @@ from remedy.knowledge.functions import CONTEXT_NAMES, MESSAGE_NAMES, Functions
 from remedy.knowledge.schema import (
     Action,
     Component,
+    CudaTables,
     Probe,
     Release,
     Rule,
@@ -266,7 +267,9 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
             )
         seen_actions[a.id] = f
 
-    fns = Functions(releases, {k: c.model_dump() for k, c in components.items()})
+    tables_file = kdir / "cuda-tables.yaml"
+    tables = validate_entry(CudaTables, load_yaml(tables_file), str(tables_file), "CUDA tables")
+    fns = Functions(releases, {k: c.model_dump() for k, c in components.items()}, tables)
     fns.invalid_errors = (
         {
             (edge.component, cls): eff.error
@@ -417,7 +420,10 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
                 )
 
     save_code_cache()
-    files = [str(p) for p in [comp_file, var_file, rel_file, *rule_files, probe_file, *act_files]]
+    files = [
+        str(p)
+        for p in [comp_file, var_file, rel_file, tables_file, *rule_files, probe_file, *act_files]
+    ]
     return Knowledge(
         components=components,
         variables=variables,
