@@ -270,21 +270,8 @@ def format_show_environment(env: Mapping[str, str], *, prefix: bool = True) -> s
     return ("Environment=" + body) if prefix else body
 
 
-_UNESCAPE_SHOW = {
-    "a": b"\a",
-    "b": b"\b",
-    "f": b"\f",
-    "n": b"\n",
-    "r": b"\r",
-    "t": b"\t",
-    "v": b"\v",
-    "s": b" ",
-    "\\": b"\\",
-    '"': b'"',
-    "'": b"'",
-    "`": b"`",
-    "$": b"$",
-}
+# shell_maybe_quote() also backslash-escapes ` and $ (SHELL_NEED_ESCAPE): undo those too
+_UNESCAPE_SHOW = {**_SIMPLE_ESCAPES, "`": b"`", "$": b"$"}
 
 
 def split_show_list(text: str) -> list[str]:
