@@ -235,3 +235,27 @@ def test_a_wheel_dir_named_by_cuda_home_is_owned_by_its_env(prefix: str, env: st
     from remedy.facts.toolkits import owning_env
 
     assert owning_env(prefix) == env
+
+
+def test_a_template_unit_is_not_shown_and_is_noted() -> None:
+    """`systemctl show sglang@.service` fails (a template is no unit name) and with it the whole
+    batch: templates are left out of the query (named or found on disk) and noted."""
+    c = ServicesCollector(["sglang@.service", "sglang-a.service"])
+    script = c.command()
+    assert "sglang@.service" not in script and "sglang-a.service" in script
+    assert "grep -v '@\\.service$'" in script  # unit files found on disk: templates dropped
+    out = section_text(
+        [
+            Section("svc.boot", "", "systemd\n"),
+            Section("svc.files", "", "other@.service\nsglang-a.service\n"),
+            Section("svc.show", "", "Id=sglang-a.service\nLoadState=loaded\n"
+                    "ExecStart={ path=/v/bin/python ; argv[]=/v/bin/python -m sglang.launch_server"
+                    " ; ignore_errors=no }\nUnsetEnvironment=A\nEnvironment=A=1 B=2\n"),
+            Section("svc.rc", "0", ""),
+        ]
+    )  # fmt: skip
+    res = c.parse(out)
+    assert [s.name for s in res.services] == ["sglang-a.service"]
+    assert res.shown["sglang-a.service"].unset == ["A"]
+    notes = " ".join(res.notes)
+    assert "sglang@.service: a template unit" in notes and "other@.service" in notes
