@@ -222,6 +222,8 @@ def main() -> int:
     ap.add_argument("--mode", choices=["auto", "sbx", "sshd", "farm"], default="auto")
     ap.add_argument("--workers", type=int, default=8, help="farm mode: server processes")
     ap.add_argument("--scenario", default="healthy")
+    ap.add_argument("--name-prefix", default="benchf", help="sandbox host names: PREFIX-<i>")
+    ap.add_argument("--record", type=Path, help="write the N hosts' per-host seconds here (JSON)")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
     if args.mode == "farm":
@@ -250,7 +252,7 @@ def main() -> int:
     if mode == "auto":
         mode = "sbx" if sbx_usable() else "sshd"
     n = args.hosts
-    names = [f"benchf-{i}" for i in range(n)]
+    names = [f"{args.name_prefix}-{i}" for i in range(n)]
     servers: list[LocalSshd] = []
     t_up = time.monotonic()
     try:
@@ -289,6 +291,21 @@ def main() -> int:
         )
         for b in bad[:5]:
             print(f"  failure: {b}")
+        if args.record and ok:
+            args.record.write_text(
+                json.dumps(
+                    {
+                        "what": f"facts of {n} {what} collected concurrently over SSH, "
+                        f"seconds per host (connect + collect), load average {load()}",
+                        "wall": wall,
+                        "seconds": sorted(ok),
+                        "one_host_seconds": times,
+                    },
+                    indent=1,
+                )
+                + "\n"
+            )
+            print(f"  per-host seconds written to {args.record}")
     finally:
         if mode == "sbx":
             sbx_down(names)

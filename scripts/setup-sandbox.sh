@@ -23,7 +23,8 @@ since() { local ms=$((($(date +%s%N) - $1) / 1000000)); printf '%d.%d' $((ms / 1
 t=$(date +%s%N)
 want apt || PKGS=()
 want apt && PKGS=(openssh-server openssh-client systemd-container debootstrap iproute2 util-linux procps
-  python3 python3-venv python3-pip python3-yaml python3-dev g++ ca-certificates)
+  python3 python3-venv python3-pip python3-yaml python3-dev g++ ca-certificates
+  chromium)  # chromium: tests/test_reports.py renders the HTML reports headless
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -8,43 +8,40 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
 
-FOUNDATION = {"errors", "model", "outcomes", "fileread"}
+FOUNDATION = {"errors", "model", "outcomes", "fileread", "planfile"}
 BASE = FOUNDATION | {"redact", "resolve", "interrupts"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "model": {"errors"},
-    "outcomes": set(),
+    "outcomes": {"errors"},
     "fileread": {"errors"},
+    "planfile": {"errors", "model"},
     "redact": {"errors", "model"},
     "resolve": {"errors", "model"},
     "interrupts": {"errors", "model"},
     "transport": {"errors"},
+    "trust": {"errors", "model", "transport"},
     "units": {"errors", "model", "resolve", "transport"},
     "knowledge": {"errors", "model", "fileread", "resolve", "units"},
     "evidence": {"errors", "model", "fileread", "knowledge"},
     "evaluate": {"errors", "model", "resolve", "knowledge"},
-    "facts": {"errors", "model", "redact", "transport", "units"},
-    "inputs": {"errors", "model", "fileread", "evidence"},
+    "facts": {"errors", "model", "redact", "transport", "trust", "units"},
+    "inputs": {"errors", "model", "fileread", "redact", "evidence"},
     "diagnose": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
     "impact": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
-    "units/impact.py": {
-        "errors",
-        "model",
-        "resolve",
-        "knowledge",
-        "evaluate",
-        "impact",
-        "units",
-        "transport",
-    },  # fmt: skip
-    "planner": {"errors", "model", "resolve", "knowledge", "evaluate", "diagnose"},
-    "probes": {"errors", "model", "resolve", "transport", "units", "knowledge", "evidence"},
-    "report": {"model", "redact"},
-    "executor": BASE | {"transport", "knowledge", "evaluate", "planner"},
+    "units/impact.py": {"errors", "model", "resolve", "knowledge", "evaluate", "impact", "units",
+                        "transport", "report"},  # fmt: skip
+    "planner": {"errors", "model", "redact", "resolve", "knowledge", "evaluate", "diagnose"},
+    "probes": {"errors", "model", "resolve", "transport", "trust", "units", "knowledge",
+               "evidence"},  # fmt: skip
+    "report": {"errors", "model", "redact", "planfile", "knowledge", "impact"},
+    "executor": BASE | {"transport", "trust", "knowledge", "evaluate", "planner"},
     "export": BASE
     | {"transport", "units", "knowledge", "evaluate", "planner", "probes", "executor"},  # fmt: skip
 }
-TOP = {"cli", "entry", "__main__", "fleet", "__init__"}  # may import anything below them
+# the command line and what only it uses (argument checks, help text, `remedy knowledge`), and
+# fleet: they may import anything below them
+TOP = {"cli", "entry", "__main__", "fleet", "__init__", "argcheck", "helptext", "knowledge_cli"}
 
 
 def _room(path: Path) -> str:

@@ -8,6 +8,7 @@ suspicious line is the first real error of the log. bench/bench_corpus.py prints
 
 from __future__ import annotations
 
+import datetime
 import re
 import subprocess
 import sys
@@ -53,8 +54,22 @@ def test_index_covers_every_log_and_cites_a_thread():
 
 def test_corpus_size():
     classified = [r for r in ROWS if r["class"]]
-    assert len(classified) >= 40
-    assert len({r["class"] for r in classified}) >= 20
+    assert len(classified) >= 118
+    assert len({r["class"] for r in classified}) >= 30
+    assert len({r["thread"].split("#")[0] for r in classified}) >= 60, "repositories"
+
+
+def test_dated_rows_have_a_real_date_and_a_unique_thread():
+    """Rows added for issue 17 carry the date of the post their log was copied from; the date
+    split of bench/generalize.py depends on it."""
+    dated = [r for r in ROWS if "date" in r]
+    assert len(dated) >= 50
+    today = datetime.date.today()
+    for r in dated:
+        assert isinstance(r["date"], datetime.date), r
+        assert datetime.date(2015, 1, 1) <= r["date"] <= today, r
+    threads = [r["thread"] for r in dated]
+    assert len(threads) == len(set(threads)), "one log per thread among the dated rows"
 
 
 def _top1_params() -> list[Any]:

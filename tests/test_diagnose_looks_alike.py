@@ -159,16 +159,22 @@ def test_sm12x_gate_names_the_distro_nvcc_it_could_be():
 
 
 def test_no_kernel_image_alone_is_ambiguous_and_says_which_fact_decides():
-    """'no kernel image is available' (causal-conv1d#119): a wheel without the arch, or an arch
-    list preset by an image. Three hypotheses tie; each names the fact that decides."""
-    p = CORPUS / "wheel-has-gpu-arch" / "2.log"
+    """'no kernel image is available' alone (causal-conv1d#119): a package or torch wheel
+    without the arch, or an arch list preset by an image. Issue 17: the arch-list rules need a
+    variable the log never names and torch prints its own capability warning when its wheel
+    lacks the arch, so the package ranks first, by evidence rather than by rule id; the others
+    stay as hypotheses, each with the fact that decides, and no hypothesis is confident."""
+    p = CORPUS / "package-has-gpu-arch" / "4.log"
     hs = log_only(p).hypotheses
     assert {h.rule for h in hs} == {
+        "package-has-gpu-arch",
         "wheel-has-gpu-arch",
         "flashinfer-arch-list-covers-gpu",
         "torch-arch-list-covers-gpu",
     }
-    assert len({h.score for h in hs}) == 1
+    assert hs[0].rule == "package-has-gpu-arch"
+    assert hs[1].rule == "wheel-has-gpu-arch"
+    assert all(h.confidence < 0.5 for h in hs)
     assert set(hs[0].distinguishes_from) == {h.rule for h in hs[1:]}
 
 

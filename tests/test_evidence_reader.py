@@ -16,6 +16,7 @@ from remedy.errors import InputError, LogReadError
 from remedy.evidence import (
     ScanResult,
     default_catalog,
+    fastscan,
     load_catalog,
     reader,
     scan_lines,
@@ -349,6 +350,7 @@ def test_auto_falls_back_without_grep(tmp_path: Path, monkeypatch: pytest.Monkey
     p = tmp_path / "big.log"
     p.write_bytes((b"x" * 99 + b"\n") * 50_000 + b"cannot find -lcudart\n")  # 5 MB
     monkeypatch.setattr(reader, "find_grep", lambda: None)
+    monkeypatch.setattr(fastscan, "_ENGINE", None)  # no Hyperscan either (test_fastscan.py)
     res = scan_path(p)
     assert res.method == "python" and res.ids() == ["ld-cannot-find-lib"]
     assert res.symptoms[0].line == 50_001
@@ -358,6 +360,7 @@ def test_failing_grep_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     p = tmp_path / "big.log"
     p.write_bytes((b"y" * 99 + b"\n") * 50_000 + b"ninja: build stopped: subcommand failed.\n")
     monkeypatch.setattr(reader, "find_grep", lambda: "/bin/false")
+    monkeypatch.setattr(fastscan, "_ENGINE", None)
     res = scan_path(p)
     assert res.method == "python" and res.ids() == ["ninja-subcommand-failed"]
     with pytest.raises(reader.GrepFailed):

@@ -127,13 +127,15 @@ def add_dist_files(sp: Path, wheel: Path, members: list[str]) -> None:
 
 
 def cached_venv(name: str, reqs: list[str], dl: Path) -> Path:
-    """Unpacked trees are cached across runs under $TMPDIR, keyed by the wheel files."""
+    """Unpacked trees are cached across runs (a cache dir, not the temp dir: tests leave
+    nothing there), keyed by the wheel files."""
     whls = wheels(reqs, dl)
     key = hashlib.sha256("|".join(w.name for w in whls).encode() + b"v1").hexdigest()[:16]
-    root = Path(tempfile.gettempdir()) / "remedy-facts-e2e"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    root = cache / "remedy-tests" / "facts-e2e"
     final = root / f"{name}-{key}"
     if not (final / "pyvenv.cfg").exists():
-        root.mkdir(exist_ok=True)
+        root.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-"))
         make_venv(work / "v", whls)
         with contextlib.suppress(OSError):  # atomic: a concurrent run keeps the winner's copy

@@ -50,6 +50,8 @@ from remedy.units.parse import SourceFile, UnitFiles, load_unit
 from remedy.units.specifiers import expand, unit_name_path_unescape, unit_name_unescape
 from remedy.units.syntax import parse_show_environment
 
+from conftest import session_tmp
+
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"
 CASE_SECONDS = 5.0  # generous for a loaded 2-core CI box; a hang is minutes, not seconds
@@ -489,7 +491,7 @@ CLI_EXAMPLES = ["seed-sm120-pip-cu13", "seed-sm120-system-cuda128", "nope", ""]
 @functools.cache
 def _cli_files() -> dict[str, Path]:
     """Inputs on disk: real ones, a saved plan, a mutated copy of each, odd paths."""
-    d = Path(tempfile.mkdtemp(prefix="remedy-fuzz-cli-"))
+    d = session_tmp("remedy-fuzz-cli-")  # one set for the session, removed with it
     real = {
         "facts": ROOT / "src" / "remedy" / "examples" / "seed-sm120-pip-cu13" / "facts.yaml",
         "log": FIX / "logs" / "lab_f2_cccl_ctk_mismatch.log",
@@ -569,14 +571,23 @@ def test_fuzz_cli_arguments(argv: list[str]) -> None:
     from remedy.cli import main
 
     out, err = io.StringIO(), io.StringIO()
+    work = _cli_files()["dir"]  # made (a real plan) before the clock starts
 
     def call() -> int:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(argv)
-            except SystemExit as exc:
-                return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-        return 0
+        # in the session's own dir: an --out whose value is random text writes there, not
+        # into the checkout (files named `--hosts` and `-o` were committed that way)
+        here = os.getcwd()
+        os.chdir(work)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    main(argv)
+                except SystemExit as exc:
+                    c = exc.code
+                    return c if isinstance(c, int) else (0 if c is None else 2)
+            return 0
+        finally:
+            os.chdir(here)
 
     code = bounded("cli.argv", call, may_refuse=False)
     text = err.getvalue()

@@ -90,6 +90,10 @@ def test_unknown_variable_is_a_clear_error(kb):
         analyse(kb, {"NOT_A_VAR": "1"})
 
 
-def test_unset_is_an_assignment():
-    assert parse_assignment("-FLASHINFER_NVCC") == ("FLASHINFER_NVCC", None)
+def test_assignment_needs_an_equals_sign():
+    # issue 19: a bare VAR (or -VAR) used to mean "unset" silently; unset is --unset VAR now
     assert parse_assignment("CUDA_HOME=") == ("CUDA_HOME", "")
+    for bare in ("CUDA_HOME", "-FLASHINFER_NVCC"):
+        with pytest.raises(InputError, match="no '='") as e:
+            parse_assignment(bare)
+        assert "--unset" in (e.value.hint or "")

@@ -3,7 +3,7 @@
 Two pip toolchain prefixes, built with `pip install --no-deps --target` from the versions of
 the sandbox scenarios (sandbox/scenarios/*/scenario.yaml; nvidia-cuda-runtime from the heavy
 environment's lock), cached across sessions under $REMEDY_PROBE_CACHE (default
-/tmp/remedy-probe-prefixes):
+~/.cache/remedy-tests/probe-prefixes; never the temp dir, which tests leave as they found it):
   * broken  = seed-chain-a: nvcc 13.2.78 + nvvm 13.3.73 + crt 13.2.78 + runtime 13.0.96, no
               CCCL, pip's lib layout (no lib64)            -> F1 F2 F3 F4
   * healthy = healthy: 13.0.88 + cccl 13.0.85 + runtime 13.0.96, lib64/libcudart.so/stub fixed
@@ -37,7 +37,12 @@ from remedy.transport import LocalTransport
 
 ROOT = Path(__file__).resolve().parents[1]
 SANDBOX = ROOT / "sandbox"
-CACHE = Path(os.environ.get("REMEDY_PROBE_CACHE", "/tmp/remedy-probe-prefixes"))
+CACHE = Path(
+    os.environ.get("REMEDY_PROBE_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "remedy-tests"
+    / "probe-prefixes"
+)
 
 DEFAULTS = {
     "seed-chain-a": (

@@ -97,7 +97,7 @@ def test_the_invariant_checker_sees_a_broken_host(soak):
     assert "runs left interrupted" in text and "lock still held" in text
     assert "neither fully applied nor byte-identical" in text
     r = h.remedy("resume", h.name, "--rollback", "--json")
-    assert r.returncode == 3, r.stderr[-1000:]
+    assert r.returncode == 0, r.stderr[-1000:]
     assert mod.check(h, ref) == ("before", [])
     rc, out = h.ssh(f"printf x >> {CU13}/bin/nvcc.profile")
     assert rc == 0, out

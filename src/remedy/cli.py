@@ -27,18 +27,18 @@ from typing import Annotated, Any
 import typer
 
 from remedy.errors import InputError, RemedyError
+from remedy.helptext import exit_code_epilog
 from remedy.redact import redact_text
+from remedy.report.safe import term
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     help="remedy: see the whole CUDA / JIT failure chain of a GPU inference host, preview a "
     "minimal fix with its blast radius, apply it with rollback.\n\n"
     "Start with: remedy plan --example seed-sm120-pip-cu13",
-    epilog="Exit codes: 0 ok · 1 findings/breakage · 2 bad input · 3 no complete plan · "
-    "4 host unreachable · 5 refused · 6 needs attention · 7 fleet rollout stopped · "
-    "70 internal error · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).",
+    epilog=exit_code_epilog(),
 )
 
 ExampleOpt = Annotated[
@@ -110,6 +110,15 @@ ForksOpt = Annotated[
 ]
 
 
+ReportOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--report",
+        metavar="FILE",
+        help="Also draw it: FILE.html (self-contained page, inline SVG) or FILE.md (Mermaid).",
+    ),
+]
+
 TakeOverOpt = Annotated[
     str | None,
     typer.Option(
@@ -130,8 +139,9 @@ def _fleet(inventory: Path | None, limit: str | None, forks: int, *others: Any) 
     if any(others):
         raise InputError(
             "--inventory names the hosts: give no host, --local, --example, "
-            "--facts, --host, --plan, --out, --markdown, --log FILE (plan) or "
-            "--break-lock with it"
+            "--facts, --host, --plan, --out, --markdown, --report, --log FILE (plan) or "
+            "--break-lock with it",
+            hint="a fleet's report: --json > fleet.json, then remedy report fleet.json -o fleet.html",
         )
     from remedy.fleet.commands import FleetTarget
 
@@ -154,11 +164,25 @@ class State:
 HOLDING_COMMANDS = frozenset({"run", "resume", "rollback"})
 
 
+def _version(value: bool) -> None:
+    if value:
+        from remedy import __version__
+
+        sys.stdout.write(f"remedy {__version__}\n")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
     ssh_config: SshConfigOpt = None,
     accept_new: AcceptNewOpt = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print remedy's version and exit."
+        ),
+    ] = False,
 ) -> None:
     State.ssh_config = ssh_config
     State.accept_new = accept_new
@@ -201,8 +225,10 @@ def _collect(host: str, local: bool = False) -> Any:
             await t.close()
 
     from remedy.interrupts import run_interruptible
+    from remedy.report.progress import activity
 
-    return run_interruptible(go)
+    with activity(f"collecting facts from {'this machine' if local else host}"):
+        return run_interruptible(go)
 
 
 def _load_facts(
@@ -259,8 +285,8 @@ def examples(json_: JsonOpt = False) -> None:
         return
     con = _console()
     for e in exs.values():
-        con.print(f"[bold cyan]{e.name}[/]  {e.title}")
-        con.print(f"  [dim]{e.description}[/]")
+        con.print(f"[bold cyan]{term(e.name)}[/]  {term(e.title)}")
+        con.print(f"  [dim]{term(e.description)}[/]")
 
 
 @app.command()
@@ -292,6 +318,7 @@ def plan(
             help="Or the command that starts the server (final launch probe).",
         ),
     ] = None,
+    report: ReportOpt = None,
     inventory: InventoryOpt = None,
     limit: LimitOpt = None,
     forks: ForksOpt = 20,
@@ -308,8 +335,9 @@ def plan(
       remedy plan --facts host.json --log server.log --out plan.json
       remedy plan --host gpu01 --json
       remedy plan --inventory hosts.ini --limit 'gpu:!gpu07' --json
+      remedy plan --example seed-sm120-pip-cu13 --report chain.html
     """
-    fleet = _fleet(inventory, limit, forks, example, facts, host, log, out, markdown)
+    fleet = _fleet(inventory, limit, forks, example, facts, host, log, out, markdown, report)
     if fleet is not None:
         from remedy.fleet.commands import fleet_plan
 
@@ -328,6 +356,10 @@ def plan(
     p = make_plan(kb, f, symptoms, wrappers=wrappers)
     if out:
         _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
+    if report:
+        from remedy.report.files import plan_report, report_format
+
+        _write_out(report, redact_text(plan_report(p, report_format(report))))
     if json_:
         _emit_json(p.model_dump_json(indent=2))
     elif markdown:
@@ -390,8 +422,18 @@ def diagnose(
         raise InputError(
             "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
         )
-    logs = [_stdin_to_file(p) for p in logs]
-    symptoms, suspicious, wrappers = scan_logs(logs) if logs else ([], [], set())
+    spooled: list[Path] = []
+    try:
+        logs = [_stdin_to_file(p, spooled) for p in logs]
+        symptoms, suspicious, wrappers = scan_logs(logs) if logs else ([], [], set())
+    finally:
+        for tmp in spooled:  # stdin's copy is ours: gone once read
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    if spooled:  # name the log as the user gave it, not the spool file
+        names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
+        for s in [*symptoms, *suspicious]:
+            s.source = names.get(s.source, s.source)
     kb = load_knowledge()
     d = run_diagnose(kb, f, symptoms, wrappers=wrappers)
     d.suspicious = suspicious
@@ -410,14 +452,16 @@ def diagnose(
         raise typer.Exit(1)
 
 
-def _stdin_to_file(p: Path) -> Path:
-    """`--log -` streams stdin into a temporary file so the fast scanner can read it."""
+def _stdin_to_file(p: Path, spooled: list[Path]) -> Path:
+    """`--log -` streams stdin into a temporary file so the fast scanner can read it; the
+    caller removes what ``spooled`` lists."""
     if str(p) != "-":
         return p
     import shutil
     import tempfile
 
     tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
+    spooled.append(Path(tmp.name))
     with tmp:
         shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
     return Path(tmp.name)
@@ -427,7 +471,7 @@ def _stdin_to_file(p: Path) -> Path:
 def impact(
     assignments: Annotated[
         list[str] | None,
-        typer.Argument(help="VAR=VALUE to set, -VAR to unset.", show_default=False),
+        typer.Argument(help="VAR=VALUE to set (unset with --unset VAR).", show_default=False),
     ] = None,
     example: ExampleOpt = None,
     facts: FactsOpt = None,
@@ -448,7 +492,7 @@ def impact(
     ] = None,
     unset: Annotated[
         list[str] | None,
-        typer.Option("--unset", metavar="VAR", help="With --unit: a variable to unset."),
+        typer.Option("--unset", metavar="VAR", help="A variable to unset (repeatable)."),
     ] = None,
     local: Annotated[
         bool, typer.Option("--local", help="With --unit: read the unit on this machine.")
@@ -457,6 +501,7 @@ def impact(
     fail_on_breakage: Annotated[
         bool, typer.Option("--fail-on-breakage", help="Exit 1 if any consumer would break.")
     ] = False,
+    report: ReportOpt = None,
 ) -> None:
     """Blast radius of an environment change, before anyone makes it.
 
@@ -471,8 +516,9 @@ def impact(
       remedy impact CUDA_HOME=/usr/local/cuda-13.0 --example seed-sm120-system-cuda128
       remedy impact --unit sglang-k26.service --set CUDA_HOME=/dev/null --host gpu01
       remedy impact --unit sglang.service --unset FLASHINFER_NVCC --local --json
+      remedy impact CUDA_HOME=/dev/null --report blast.html
     """
-    from remedy.impact import analyse, parse_assignment
+    from remedy.impact import analyse, parse_assignment, parse_name
     from remedy.knowledge.loader import load_knowledge
 
     changes: dict[str, str | None] = {}
@@ -480,17 +526,22 @@ def impact(
         k, v = parse_assignment(a)
         changes[k] = v
     for u in unset or []:
-        k, _ = parse_assignment("-" + u.lstrip("-"))
-        changes[k] = None
+        changes[parse_name(u)] = None
     if not changes:
         raise InputError("nothing to analyse: give VAR=VALUE (or --set/--unset with --unit)")
     if unit:
-        _impact_unit_cmd(unit, changes, example, facts, host, local, json_, fail_on_breakage)
+        _impact_unit_cmd(
+            unit, changes, example, facts, host, local, json_, fail_on_breakage, report
+        )
         return
-    if set_ or unset or local:
-        raise InputError("--set, --unset and --local go with --unit")
+    if set_ or local:
+        raise InputError("--set and --local go with --unit (without it: VAR=VALUE, --unset VAR)")
     f, _ = _load_facts(example, facts, host, required=False)
     rep = analyse(load_knowledge(), changes, f)
+    if report:
+        from remedy.report.files import impact_report, report_format
+
+        _write_out(report, redact_text(impact_report(rep, report_format(report))))
     if json_:
         _emit_json(rep.model_dump_json(indent=2))
     else:
@@ -508,6 +559,7 @@ def _impact_unit_cmd(
     local: bool,
     json_: bool,
     fail_on_breakage: bool,
+    report: Path | None = None,
 ) -> None:
 
     from remedy.knowledge.functions import dropin_name
@@ -540,6 +592,11 @@ def _impact_unit_cmd(
     from remedy.interrupts import run_interruptible
 
     imp = run_interruptible(go)
+    if report and imp.impact is not None:
+        from remedy.report.files import impact_report, report_format
+
+        title = f"remedy impact — {unit} on {imp.host}"
+        _write_out(report, redact_text(impact_report(imp.impact, report_format(report), title)))
     if json_:
         _emit_json(imp.model_dump_json(indent=2))
     else:
@@ -549,46 +606,9 @@ def _impact_unit_cmd(
 
 
 def _print_impact(rep: Any) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+    from remedy.report.impact_text import print_impact
 
-    con = _console()
-    for var, value in rep.changes.items():
-        rows = [c for c in rep.consumers if c.variable == var]
-        t = Table(
-            title=f"{var}={value if value is not None else '(unset)'} — {len(rows)} consumer(s)",
-            title_justify="left",
-            show_lines=True,
-        )
-        t.add_column("consumer", style="bold")
-        t.add_column("how it reads it")
-        t.add_column("predicted effect")
-        t.add_column("source", style="dim")
-        for c in rows:
-            eff = ("[red]BREAKS[/] " if c.breaks else "") + escape(c.effect)
-            if c.error:
-                eff += f"\n[red]{escape(c.error)}[/]"
-            if c.downstream:
-                eff += "\n[dim]then: " + escape(", ".join(c.downstream)) + "[/]"
-            t.add_row(escape(c.name), escape(c.how), eff, escape(c.source))
-        con.print(t)
-        for u in [u for u in rep.unaffected if u.variable == var]:
-            con.print(f"  [green]unaffected[/] {escape(u.component)}: {escape(u.why)}")
-    if rep.simulated:
-        con.print("[bold]On this host[/]:")
-        for p in rep.picks:
-            con.print(f"  {escape(p.component)}: {escape(p.before)} → [bold]{escape(p.after)}[/]")
-        for f in rep.new_findings:
-            con.print(
-                f"  [red]new[/] {escape(f.rule)} ({escape(', '.join(f.consumers))}): "
-                f"{escape(f.message)}"
-            )
-        for f in rep.fixed_findings:
-            con.print(f"  [green]fixed[/] {escape(f.rule)}: {escape(f.message)}")
-    if rep.breaks:
-        con.print("[red bold]Breaks:[/] " + escape(", ".join(rep.breaks)))
-    else:
-        con.print("[green]No consumer is predicted to break.[/]")
+    print_impact(_console(), rep)
 
 
 @app.command()
@@ -799,13 +819,21 @@ def _check_verify(verify: str | None) -> None:
         raise InputError(f"--verify must be full or cheap, not {verify!r}")
 
 
-def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
+def _finish_run(
+    report: Any, json_: bool, log: _RunLog | None = None, *, requested_rollback: bool = False
+) -> None:
     import json
 
+    from remedy.outcomes import REQUESTED_ROLLBACK_EXIT
+
     data = report.as_dict()
+    code = report.exit_code
+    if requested_rollback:  # the rollback that was asked for, done: the command succeeded
+        code = REQUESTED_ROLLBACK_EXIT.get(report.outcome, code)
+    data["exit_code"] = code
     if log is not None:
         log.file(
-            f"outcome: {report.outcome} (exit {report.exit_code})"
+            f"outcome: {report.outcome} (exit {code})"
             + (f": {report.message}" if report.message else "")
         )
         log.file("report: " + json.dumps(data, default=str))
@@ -817,8 +845,8 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
             report.outcome, "red"
         )
         con.print(
-            f"[{colour} bold]{report.outcome}[/] run {report.run_id} on {report.host}"
-            + (f": {report.message}" if report.message else ""),
+            f"[{colour} bold]{report.outcome}[/] run {term(report.run_id)} on {term(report.host)}"
+            + (f": {term(report.message)}" if report.message else ""),
             markup=True,
             highlight=False,
         )
@@ -850,15 +878,23 @@ def _finish_run(report: Any, json_: bool, log: _RunLog | None = None) -> None:
                 markup=False,
                 highlight=False,
             )
-    raise typer.Exit(report.exit_code)
+    raise typer.Exit(code)
 
 
 def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
     """A RunReport for a run that ended in an error: refused (lock, stale plan: 5), host
     unreachable (4) — or interrupted mid-run (4; 128+N by a signal), the lock kept for
     `remedy resume`."""
-    from remedy.errors import Interrupted, LockHeld, RollbackFailed, StalePlan, TransportError
+    from remedy.errors import (
+        HostKeyRejected,
+        Interrupted,
+        LockHeld,
+        RollbackFailed,
+        StalePlan,
+        TransportError,
+    )
     from remedy.executor.runner import RunReport
+    from remedy.outcomes import transport_outcome
 
     cur = getattr(runner, "current", None)
     if isinstance(exc, Interrupted):
@@ -866,7 +902,7 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
     outcome = (
         "refused"
         if isinstance(exc, (LockHeld, StalePlan))
-        else "unreachable"
+        else transport_outcome(exc)
         if isinstance(exc, TransportError)
         else "needs-attention"
         if isinstance(exc, RollbackFailed)
@@ -880,7 +916,7 @@ def _error_report(exc: RemedyError, host: str, runner: Any) -> Any:
         hint=exc.hint or "",
         diff=list(getattr(exc, "diff", None) or []),
     )
-    if cur is not None and isinstance(exc, TransportError):
+    if cur is not None and isinstance(exc, TransportError) and not isinstance(exc, HostKeyRejected):
         rep.outcome = "interrupted"
         rep.steps = cur.steps
         rep.verify_mode = cur.verify_mode
@@ -1088,7 +1124,7 @@ def run(
                 try:
                     p = Plan.model_validate_json(_read_plan_file(plan_file))
                 except ValueError as exc:
-                    load_facts_file(plan_file)  # the clearer message for bad files
+                    load_facts_file(plan_file, plan_ok=True)  # the clearer message for bad files
                     raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
                 _log_plan(log, p)
                 return await runner.run(p, break_lock=break_lock)
@@ -1184,7 +1220,7 @@ def resume(
         finally:
             await t.close()
 
-    _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+    _finish_run(_guarded(t.host, box, json_, log, go), json_, log, requested_rollback=rollback_)
 
 
 @app.command()
@@ -1218,7 +1254,7 @@ def rollback(
         finally:
             await t.close()
 
-    _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+    _finish_run(_guarded(t.host, box, json_, log, go), json_, log, requested_rollback=True)
 
 
 @app.command()
@@ -1317,22 +1353,47 @@ def export(
       remedy plan --example seed-sm120-pip-cu13 --json | remedy export -
     """
     from remedy.export import export_plan
-    from remedy.model import Plan
+    from remedy.planfile import load_plan
 
-    data = _read_plan_file(plan_file)
-    try:
-        p = Plan.model_validate_json(data)
-    except ValueError as exc:
-        first = str(exc).splitlines()[:3]
-        raise InputError(
-            f"{plan_file} is not a saved remedy plan: {' '.join(first)}",
-            hint="make one with `remedy plan ... --out plan.json`",
-        ) from None
+    p = load_plan(_read_plan_file(plan_file), "stdin" if plan_file == "-" else plan_file)
     text = redact_text(export_plan(p, format_, verify=verify, hosts=hosts))
     if out:
         _write_out(out, text)
     else:
         sys.stdout.write(text)
+
+
+@app.command(name="report")
+def report_cmd(
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="JSON",
+            help="A saved plan, `impact --json` or `--inventory --json` output; - for stdin.",
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", metavar="FILE", help="FILE.html or FILE.md."),
+    ],
+) -> None:
+    """Draw a saved plan, impact report or fleet report as HTML (inline SVG) or markdown.
+
+    \b
+    Examples:
+      remedy report plan.json --out plan.html
+      remedy run --inventory hosts.ini --yes --json > fleet.json; remedy report fleet.json -o fleet.html
+    """
+    from remedy.report.files import report_format, report_from_json
+
+    fmt = report_format(out)
+    name = "stdin" if source == "-" else source
+    _write_out(out, redact_text(report_from_json(_read_plan_file(source), name, fmt)))
+
+
+from remedy.knowledge_cli import knowledge_app  # noqa: E402  (its own module; imports little)
+
+app.add_typer(knowledge_app, name="knowledge")
 
 
 @app.command(name="check")
@@ -1371,6 +1432,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _main(argv: list[str] | None) -> None:
     try:
+        from remedy.argcheck import check_argv
+
+        check_argv(list(sys.argv[1:] if argv is None else argv), typer.main.get_command(app))
         rc = app(args=argv, standalone_mode=False)
         sys.stdout.flush()  # a reader that left shows here, not in Python's exit
     except RemedyError as exc:

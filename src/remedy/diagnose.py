@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from remedy.evaluate import Evaluation, Violation, evaluate, render
+from remedy.evidence.fields import Signal, apply_signals, default_signals_path, load_signals
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Diagnosis, Facts, Finding, Hypothesis, Symptom
 
@@ -65,19 +66,30 @@ def link_symptoms(
 
 
 def hypotheses_from_log(
-    kb: Knowledge, symptoms: list[Symptom], wrappers: set[str], catalog: Catalog | None = None
+    kb: Knowledge,
+    symptoms: list[Symptom],
+    wrappers: set[str],
+    catalog: Catalog | None = None,
+    signals: list[Signal] | None = None,
 ) -> list[Hypothesis]:
     """Rank the rules whose predicted signatures were seen (log-only diagnosis).
 
     Each (rule, signature) pair counts once, weighted by how specific the signature is: a
     signature only one rule predicts is worth 1, one shared by n rules 1/n, a wrapper
-    (WRAPPER_WEIGHT) or an informational line (INFO_WEIGHT) less. A log that matched only
-    wrappers names no cause: no hypothesis is returned, so the caller says so and shows the
-    suspicious lines. Ties go to the rule with more distinct specific signatures, then by id.
+    (WRAPPER_WEIGHT) or an informational line (INFO_WEIGHT) less. Field signals
+    (knowledge/field-signals.yaml) add evidence that depends on a field of the line (the
+    symbol, the missing library, the arch's suffix, the op that raised) and withdraw a line's
+    credit from rules its fields rule out. A log that matched only wrappers names no cause.
 
-    confirm_with is rendered with the partial facts the symptoms assert (the CUDA_HOME seen in
-    a path, the GPU arch, the shared object), and distinguishes_from names, for every close
-    hypothesis that shares evidence, the fact that would tell the two apart."""
+    Ties are broken by evidence, never by rule id first: more independent lines, then more
+    distinct specific signatures. ``confidence`` is the hypothesis's share of all the evidence
+    times its strength score/(score+1) (one line unique to the rule alone: 0.5; it grows with
+    independent lines and field matches); ``settle_with`` is the fact that would confirm it.
+    confirm_with is rendered with the partial facts the symptoms assert, and distinguishes_from
+    names, for every close hypothesis that shares evidence, the fact that would tell them apart."""
+    if signals is None:
+        signals = default_signals(kb)
+    sig_res = apply_signals(signals, symptoms)
     predicted_by: dict[str, list[str]] = defaultdict(list)
     for rid, cr in kb.rules.items():
         for sid in cr.rule.predicts:
@@ -88,12 +100,13 @@ def hypotheses_from_log(
     specific: dict[str, set[str]] = defaultdict(set)
     counted: set[tuple[str, str]] = set()
     for i, s in enumerate(symptoms):
-        for rid in predicted_by.get(s.signature, ()):
+        rules = [r for r in predicted_by.get(s.signature, ()) if (r, i) not in sig_res.excluded]
+        for rid in rules:
             evidence[rid].append(i)
             if (rid, s.signature) in counted:
                 continue
             counted.add((rid, s.signature))
-            weight = 1.0 / len(predicted_by[s.signature])
+            weight = 1.0 / len(rules)
             if s.signature in wrappers:
                 weight *= WRAPPER_WEIGHT
             else:
@@ -101,22 +114,35 @@ def hypotheses_from_log(
                 if severity.get(s.signature) == "info":
                     weight *= INFO_WEIGHT
             score[rid] += weight
+    for rid, bonus in sig_res.bonus.items():
+        if rid not in kb.rules:
+            continue
+        score[rid] += bonus
+        specific[rid].add("signal:" + rid)
+        evidence[rid] = sorted(set(evidence[rid]) | sig_res.lines[rid])
     if not any(specific.values()):
         return []
     ctx = _blank_ctx(kb, partial_facts_of(symptoms, catalog))
+    total = sum(score.values()) or 1.0
     hyps = []
     for rid, sc in score.items():
         cr = kb.rules[rid]
+        confirm = [render(c, ctx) for c in cr.confirm_with]
         hyps.append(
             Hypothesis(
                 rule=rid,
                 message=cr.rule.title,
                 score=round(sc, 3),
                 evidence=evidence[rid],
-                confirm_with=[render(c, ctx) for c in cr.confirm_with],
+                confirm_with=confirm,
+                # share of the evidence x its strength: one specific line alone is 50%
+                confidence=round((sc / total) * (sc / (sc + 1.0)), 3),
+                support_lines=len({(symptoms[i].source, symptoms[i].line) for i in evidence[rid]}),
+                matched_fields=list(sig_res.matched.get(rid, [])),
+                settle_with=confirm[0] if confirm else None,
             )
         )
-    hyps.sort(key=lambda h: (-h.score, -len(specific[h.rule]), h.rule))
+    hyps.sort(key=lambda h: (-h.score, -h.support_lines, -len(specific[h.rule]), h.rule))
     # Say what tells the close ones apart: the confirming fact of each neighbour that is
     # consistent with some of the same lines.
     for h in hyps[:5]:
@@ -124,6 +150,24 @@ def hypotheses_from_log(
             if other.rule != h.rule and set(other.evidence) & set(h.evidence):
                 h.distinguishes_from[other.rule] = "; ".join(other.confirm_with[:1]) or "-"
     return hyps
+
+
+def default_signals(kb: Knowledge) -> list[Signal]:
+    """The knowledge's field signals, checked against its rules and signatures (cached)."""
+    from remedy.evidence.catalog import default_catalog
+
+    # keyed by the knowledge object (load_knowledge caches it): no path lookups per diagnosis
+    hit = _SIGNALS.get(id(kb))
+    if hit is None or hit[0] is not kb:
+        _SIGNALS.clear()
+        sigs = load_signals(
+            default_signals_path(), rules=kb.rules, signatures=default_catalog().ids()
+        )
+        hit = _SIGNALS[id(kb)] = (kb, sigs)
+    return hit[1]
+
+
+_SIGNALS: dict[int, tuple[Knowledge, list[Signal]]] = {}
 
 
 def partial_facts_of(symptoms: list[Symptom], catalog: Catalog | None = None) -> dict[str, str]:
@@ -177,6 +221,7 @@ def diagnose(
     *,
     wrappers: set[str] | None = None,
     evaluation: Evaluation | None = None,
+    signals: list[Signal] | None = None,
 ) -> Diagnosis:
     diag = Diagnosis(host=facts.host if facts else None, symptoms=symptoms)
     if facts is not None:
@@ -188,7 +233,7 @@ def diagnose(
         diag.findings = [f for f in found if f.severity == "error" or f.observed]
         diag.advice = [f for f in found if f.severity != "error" and not f.observed]
     else:
-        diag.hypotheses = hypotheses_from_log(kb, symptoms, wrappers or set())
+        diag.hypotheses = hypotheses_from_log(kb, symptoms, wrappers or set(), signals=signals)
         diag.unexplained = [
             i
             for i, s in enumerate(symptoms)

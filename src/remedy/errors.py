@@ -79,11 +79,20 @@ class HostUnreachable(TransportError):
 
 
 class HostKeyRejected(TransportError):
-    pass
+    """Unknown or changed host key: its own exit code (outcomes: host-key-rejected), since
+    the host answered and waiting will not help."""
+
+    exit_code = 8
+    label = "host key"
 
 
 class CommandTimeout(TransportError):
     pass
+
+
+class OutputTooLarge(TransportError):
+    """A host command printed more than remedy keeps (its process was killed): a command's
+    output is data from the host and must not exhaust this machine's memory."""
 
 
 class ConnectionDropped(TransportError):

@@ -32,6 +32,13 @@ class Evaluation:
     violations: list[Violation]
     errors: list[str] = field(default_factory=list)
     picks: dict[str, Any] = field(default_factory=dict)  # consumer -> Pick
+    # for incremental evaluation (``evaluate(..., prev=)``): the facts evaluated, the server's
+    # environment and Python env, and per (rule, consumer) what _check said (True, False, or
+    # None with the error) and the subject of a violation
+    facts: dict[str, Any] | None = None
+    env: dict[str, str] | None = None
+    py: Any = None
+    outcomes: dict[tuple[str, str | None], tuple[bool | None, str]] = field(default_factory=dict)
 
     def keys(self) -> set[tuple[str, str]]:
         return {v.key for v in self.violations}
@@ -81,12 +88,87 @@ def _check(rule: CompiledRule, ctx: dict[str, Any], errors: list[str]) -> bool |
         return None
 
 
-def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = None) -> Evaluation:
+# ctx names that never change with the facts (a consumer's component; the static functions)
+_CONSTANT = frozenset({"c"})
+
+
+def _rule_names(kb: Knowledge) -> dict[str, frozenset[str]]:
+    """Per rule, the context names its when/holds/subject expressions read (cached on kb)."""
+    hit = _RULE_NAMES.get(id(kb))
+    names = hit[1] if hit is not None and hit[0] is kb else None
+    if names is None:
+        names = {}
+        for rid, cr in kb.rules.items():
+            used: set[str] = set()
+            for expr in (cr.when, cr.holds, cr.subject):
+                got = getattr(expr, "remedy_names", None)
+                used |= got if got is not None else {"facts"}  # unknown: reads everything
+            names[rid] = frozenset(used)
+        if len(_RULE_NAMES) > 8:
+            _RULE_NAMES.clear()
+        _RULE_NAMES[id(kb)] = (kb, names)
+    return names
+
+
+_RULE_NAMES: dict[int, tuple[Knowledge, dict[str, frozenset[str]]]] = {}
+
+
+class _Unchanged:
+    """Which context names have the same value in ``facts`` as in the previous evaluation.
+
+    Sound only for states that share unchanged parts by identity and are never changed in
+    place (the planner's copy-on-write states): a part that is the same object is unchanged."""
+
+    def __init__(self, kb: Knowledge, prev: Evaluation, facts: dict[str, Any], base: Any) -> None:
+        old = prev.facts or {}
+        self.changed = {k for k in set(old) | set(facts) if old.get(k) is not facts.get(k)}
+        self.env_same = prev.env == base["env"]
+        py_old, py_new = prev.py, base["py"]
+        self.py_same = py_old is py_new or py_old == py_new
+        self.statics = kb.functions.statics()
+        self.prev = prev
+
+    def same(self, name: str, cid: str | None, picks: dict[str, Any]) -> bool:
+        if name in _CONSTANT or name in self.statics:
+            return True
+        if name == "env":
+            return self.env_same
+        if name in ("py", "pkgs"):
+            return self.py_same
+        if name in ("gpu", "gpus"):
+            return "gpus" not in self.changed
+        if name == "workload":
+            return "workload" not in self.changed
+        if name in ("tk", "tk_path", "how") and cid is not None:
+            a, b = self.prev.picks.get(cid), picks.get(cid)
+            return (
+                a is not None
+                and b is not None
+                and a.tk is b.tk
+                and (a.path, a.how) == (b.path, b.how)
+            )
+        # facts, the functions bound to the snapshot, anything else: only if nothing changed
+        return not self.changed and self.env_same
+
+
+def evaluate(
+    kb: Knowledge,
+    facts: dict[str, Any],
+    rule_ids: set[str] | None = None,
+    *,
+    prev: Evaluation | None = None,
+) -> Evaluation:
+    """Every rule over ``facts``. With ``prev`` (an evaluation of a state ``facts`` was derived
+    from by copy on write), a rule whose inputs are unchanged keeps its previous outcome: only
+    the rules a move touched are evaluated again (the planner judges thousands of moves)."""
     base = base_context(kb, facts)
     wl_consumers = list((facts.get("workload") or {}).get("consumers") or [])
     errors: list[str] = []
     picks: dict[str, Any] = {}
     found: dict[tuple[str, str], Violation] = {}
+    outcomes: dict[tuple[str, str | None], tuple[bool | None, str]] = {}
+    unchanged = _Unchanged(kb, prev, facts, base) if prev is not None and rule_ids is None else None
+    names = _rule_names(kb) if unchanged is not None else {}
     for rid, rule in kb.rules.items():
         if rule_ids is not None and rid not in rule_ids:
             continue
@@ -100,13 +182,31 @@ def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = N
         else:
             contexts = [(None, base)]
         for cid, ctx in contexts:
-            if not _check(rule, ctx, errors):
+            known = None
+            if (
+                unchanged is not None
+                and (rid, cid) in unchanged.prev.outcomes
+                and all(unchanged.same(n, cid, picks) for n in names[rid])
+            ):
+                known = unchanged.prev.outcomes[(rid, cid)]
+            if known is not None:
+                status, subject = known
+                if status is None:
+                    errors.append(subject)
+            else:
+                errs: list[str] = []
+                status = _check(rule, ctx, errs)
+                errors.extend(errs)
+                subject = errs[0] if errs else ""
+                if status:
+                    try:
+                        subject = str(plain(rule.subject(**ctx)) or cid or rid)
+                    except Exception as exc:  # reported like a failed `when`, finding kept
+                        errors.append(f"rule {rid} subject: {type(exc).__name__}: {exc}")
+                        subject = cid or rid
+            outcomes[(rid, cid)] = (status, subject)
+            if not status:
                 continue
-            try:
-                subject = str(plain(rule.subject(**ctx)) or cid or rid)
-            except Exception as exc:  # reported like a failed `when`, the finding is kept
-                errors.append(f"rule {rid} subject: {type(exc).__name__}: {exc}")
-                subject = cid or rid
             key = (rid, subject)
             if key in found:
                 if cid and cid not in found[key].consumers:
@@ -120,7 +220,15 @@ def evaluate(kb: Knowledge, facts: dict[str, Any], rule_ids: set[str] | None = N
                 hard=r.hard,
                 severity=r.severity,
             )
-    return Evaluation(violations=list(found.values()), errors=errors, picks=picks)
+    return Evaluation(
+        violations=list(found.values()),
+        errors=errors,
+        picks=picks,
+        facts=facts,
+        env=base["env"],
+        py=base["py"],
+        outcomes=outcomes,
+    )
 
 
 def _refused(template: Any, exc: SecurityError) -> KnowledgeError:

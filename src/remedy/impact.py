@@ -68,20 +68,40 @@ class ImpactReport(BaseModel):
     breaks: list[str] = Field(default_factory=list)
 
 
-def parse_assignment(text: str) -> tuple[str, str | None]:
-    """VAR=VALUE sets, VAR= sets empty, -VAR or VAR (no '=') unsets."""
-    if text.startswith("-"):
-        name, value = text[1:], None
-    elif "=" in text:
-        name, value = text.split("=", 1)
-    else:
-        name, value = text, None
+def _check_name(name: str, text: str) -> None:
     if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
         raise InputError(
             f"not an environment variable assignment: {text!r}",
-            hint="write VAR=VALUE (e.g. CUDA_HOME=/dev/null) or -VAR to unset",
+            hint="write VAR=VALUE (e.g. CUDA_HOME=/dev/null) to set, --unset VAR to unset",
         )
+
+
+def parse_assignment(text: str) -> tuple[str, str]:
+    """VAR=VALUE sets, VAR= sets empty. A bare VAR is refused rather than read as "unset":
+    that guess inverted what `impact CUDA_HOME` and `--set CUDA_HOME` were asked (unset is
+    said with --unset VAR)."""
+    if "=" not in text:
+        name = text.lstrip("-")
+        _check_name(name, text)
+        raise InputError(
+            f"{text!r} has no '=': say what to set it to",
+            hint=f"write {name}=VALUE to set it (e.g. {name}=/usr/local/cuda), "
+            f"or --unset {name} to unset it",
+        )
+    name, value = text.split("=", 1)
+    _check_name(name, text)
     return name, value
+
+
+def parse_name(text: str) -> str:
+    """The VAR of `--unset VAR` (no value: `--unset VAR=x` is refused, not half-read)."""
+    if "=" in text:
+        raise InputError(
+            f"--unset takes a variable name, not an assignment: {text!r}",
+            hint="write --unset VAR, or VAR=VALUE to set it",
+        )
+    _check_name(text, text)
+    return text
 
 
 def classify(kind: str, value: str | None, facts: dict[str, Any] | None) -> str:

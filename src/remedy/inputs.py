@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from remedy.errors import InputError, UnknownExample
 from remedy.fileread import TooLarge, read_limited
 from remedy.model import Facts, SuspiciousLine, Symptom
+from remedy.redact import redact_facts
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
@@ -67,7 +68,9 @@ def _validation_message(exc: ValidationError) -> str:
     return f"{loc}: {err['msg']}{more}"
 
 
-def load_facts_file(path: str | Path) -> Facts:
+def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
+    """Facts from a file; a saved plan is refused unless ``plan_ok`` (it carries facts, but
+    given as --facts it is almost always the wrong file: the plan's facts are old news)."""
     p = Path(path)
     try:
         raw = read_limited(p)
@@ -94,13 +97,20 @@ def load_facts_file(path: str | Path) -> Facts:
         )
         raise InputError(f"{p} is not valid JSON/YAML{where}") from None
     if isinstance(data, dict) and "facts" in data and "steps" in data:
+        if not plan_ok:
+            raise InputError(
+                f"{p} is a saved remedy plan, not a facts file",
+                hint="give the host's facts (`remedy facts HOST --json > host.json`), "
+                "or apply the plan with `remedy run HOST --plan " + str(p) + "`",
+            )
         data = data["facts"]  # a saved plan carries its facts
     if not isinstance(data, dict):
         raise InputError(f"{p}: facts must be a mapping, got {type(data).__name__}")
     try:
-        return Facts.model_validate(data)
+        facts = Facts.model_validate(data)
     except ValidationError as exc:
         raise InputError(f"{p}: invalid facts: {_validation_message(exc)}") from None
+    return redact_facts(facts)  # before anything digests them
 
 
 def scan_logs(paths: list[str | Path]) -> tuple[list[Symptom], list[SuspiciousLine], set[str]]:

@@ -214,6 +214,11 @@ class Hypothesis(Strict):
     evidence: list[int] = Field(default_factory=list)
     confirm_with: list[str] = Field(default_factory=list)
     distinguishes_from: dict[str, str] = Field(default_factory=dict)
+    # evidence behind the rank (issue 17): 0..1 share of the evidence, lines and field matches
+    confidence: float = 0.0
+    support_lines: int = 0
+    matched_fields: list[str] = Field(default_factory=list)
+    settle_with: str | None = None  # the one fact that would confirm or refute it
 
 
 class Diagnosis(Strict):

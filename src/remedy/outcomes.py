@@ -18,6 +18,7 @@ OUTCOME_EXIT: dict[str, int] = {
     "refused": 5,
     "needs-attention": 6,
     "unreachable": 4,
+    "host-key-rejected": 8,  # unknown or changed host key: trust it knowingly, never retried
     "interrupted": 4,
     "error": 2,
 }
@@ -26,6 +27,38 @@ OUTCOME_EXIT: dict[str, int] = {
 EXIT_STOPPED = 7
 
 
+# what the exit codes mean, for --help and the README (tests/test_first_hour.py checks both
+# list every code here)
+EXIT_MEANING: dict[int, str] = {
+    0: "ok / fixed; a requested rollback done",
+    1: "findings (diagnose) or predicted breakage (impact --fail-on-breakage)",
+    2: "bad input or usage",
+    3: "no complete plan / a run failed and was rolled back",
+    4: "host unreachable or connection dropped (interrupted)",
+    5: "refused (stale plan, host locked)",
+    6: "needs attention (a rollback failed)",
+    7: "fleet rollout stopped (canary failed, error budget spent)",
+    8: "host key unknown or changed (ssh-keyscan / --accept-new)",
+    10: "nothing to do",
+    11: "applied, restart pending (--verify cheap: units still to restart)",
+    12: "applied, but the original failure remains",
+    70: "internal error (a bug in remedy)",
+    128: "+N: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); 141 stdout reader left",
+}
+
+# A rollback the user asked for (`remedy rollback`, `remedy resume --rollback`) that finished
+# is the command succeeding, not a failed run.
+REQUESTED_ROLLBACK_EXIT: dict[str, int] = {"rolled-back": 0}
+
+
 def exit_code_for(outcome: str) -> int:
     """The exit code of an outcome; an unknown one asks for attention rather than passing."""
     return OUTCOME_EXIT.get(outcome, 6)
+
+
+def transport_outcome(exc: BaseException) -> str:
+    """The outcome of a connection that failed: a host key problem is not "unreachable"
+    (retrying will not help; a person must trust or re-check the key)."""
+    from remedy.errors import HostKeyRejected
+
+    return "host-key-rejected" if isinstance(exc, HostKeyRejected) else "unreachable"

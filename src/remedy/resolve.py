@@ -7,6 +7,7 @@ thousands of fact edits and pydantic copies would dominate the cost.
 
 from __future__ import annotations
 
+import operator
 import posixpath
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +29,46 @@ def norm(path: str) -> str:
     return p if p != "." else ""
 
 
+_INDEX: dict[int, tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]] = {}
+_INDEX_MAX = 256
+
+
+def _index(toolkits: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(normalized prefix or alias → first toolkit, normalized bin dir → first toolkit with an
+    nvcc) for one toolkit list, remembered while the list holds the same toolkit objects. The
+    planner calls these lookups thousands of times on states that share one list; a linear
+    scan normalizing every path made each lookup O(toolkits)."""
+    snap = tuple(toolkits)
+    hit = _INDEX.get(id(toolkits))
+    if hit is not None and len(hit[0]) == len(snap) and all(map(operator.is_, hit[0], snap)):
+        return hit[1], hit[2]
+    at: dict[str, Any] = {}
+    bins: dict[str, Any] = {}
+    for tk in snap:
+        for root in [tk["prefix"], *tk.get("aliases", ())]:
+            at.setdefault(norm(root), tk)
+            if tk.get("nvcc_release"):
+                bins.setdefault(norm(posixpath.join(root, "bin")), tk)
+    if len(_INDEX) >= _INDEX_MAX:
+        _INDEX.clear()
+    _INDEX[id(toolkits)] = (snap, at, bins)
+    return at, bins
+
+
 def toolkit_at(facts: dict[str, Any], path: str | None) -> dict[str, Any] | None:
     if not path:
         return None
     p = norm(path)
+    tk = _index(facts.get("toolkits", ()))[0].get(p)
+    # the index is keyed by the paths the toolkits had when it was built: confirm
+    if tk is not None and (
+        norm(tk["prefix"]) == p or any(norm(a) == p for a in tk.get("aliases", ()))
+    ):
+        return tk
+    return _toolkit_at_scan(facts, p) if tk is not None else None
+
+
+def _toolkit_at_scan(facts: dict[str, Any], p: str) -> dict[str, Any] | None:
     for tk in facts.get("toolkits", ()):
         if norm(tk["prefix"]) == p or any(norm(a) == p for a in tk.get("aliases", ())):
             return tk
@@ -40,7 +77,14 @@ def toolkit_at(facts: dict[str, Any], path: str | None) -> dict[str, Any] | None
 
 def toolkit_with_bin(facts: dict[str, Any], bindir: str) -> dict[str, Any] | None:
     d = norm(bindir)
-    for tk in facts.get("toolkits", ()):
+    tk = _index(facts.get("toolkits", ()))[1].get(d)
+    if tk is None:
+        return None
+    if tk.get("nvcc_release") and any(
+        norm(posixpath.join(root, "bin")) == d for root in [tk["prefix"], *tk.get("aliases", ())]
+    ):
+        return tk
+    for tk in facts.get("toolkits", ()):  # changed in place since indexed: scan
         if not tk.get("nvcc_release"):
             continue
         for root in [tk["prefix"], *tk.get("aliases", ())]:

@@ -130,8 +130,12 @@ class Signature(BaseModel):
     source: SignatureSource
     near: Near | None = None
     supersedes: list[str] = Field(default_factory=list)
+    # a cheaper regex every line `pattern` matches also matches (checked on the examples);
+    # searched first, so a costly pattern runs only on lines that can match it
+    gate: str | None = None
 
     _rx: re.Pattern[str] = PrivateAttr()
+    _gate_rx: re.Pattern[str] | None = PrivateAttr(default=None)
     _near_rx: re.Pattern[str] | None = PrivateAttr(default=None)
     _near_needles: tuple[str, ...] = PrivateAttr(default=())
     _line: int | None = PrivateAttr(default=None)
@@ -148,6 +152,10 @@ class Signature(BaseModel):
     @property
     def rx(self) -> re.Pattern[str]:
         return self._rx
+
+    @property
+    def gate_rx(self) -> re.Pattern[str] | None:
+        return self._gate_rx
 
     @property
     def near_rx(self) -> re.Pattern[str] | None:
@@ -267,6 +275,8 @@ def _check_signature(sig: Signature, file: str, entry: dict[str, Any]) -> None:
                 file=file,
                 line=at("facts"),
             )
+    if sig.gate is not None:
+        sig._gate_rx = _compile(sig.gate, f"{label} gate", file, at("gate"))
     if sig.near is not None:
         sig._near_rx = _compile(sig.near.pattern, f"{label} near.pattern", file, at("near"))
         sig._near_needles = _near_literals(sig.near, sig.id, file, at("near"))
@@ -277,6 +287,12 @@ def _check_signature(sig: Signature, file: str, entry: dict[str, Any]) -> None:
                 f"{label}: example does not match its pattern: {ex[:160]!r}",
                 file=file,
                 line=at("examples"),
+            )
+        if sig._gate_rx is not None and not sig._gate_rx.search(ex):
+            raise KnowledgeError(
+                f"{label}: example matches the pattern but not the gate: {ex[:160]!r}",
+                file=file,
+                line=at("gate"),
             )
         present = [n for n in sig.needles if n in ex]
         if not present:

@@ -36,34 +36,52 @@ class LineMatcher:
         for i, s in enumerate(self._sigs):
             for n in s.needles:
                 needle_map.setdefault(n, []).append(i)
+        self._needle_map = needle_map
         self._needles = list(needle_map.items())
         self._near = [(s, s.near_needles) for s in self._sigs if s.near is not None]
         self._last_near: dict[NearKey, int] = {}
         self._order = {s.id: i for i, s in enumerate(self._sigs)}
+        # per signature, what the inner loop reads (pydantic attribute access is slow)
+        self._plan = [
+            (s, s.rx, s.gate_rx, s.near.within if s.near is not None else None) for s in self._sigs
+        ]
 
-    def match(self, lineno: int, text: str, process: str | None) -> list[Match]:
-        """All signatures matching ``text`` (line ``lineno``), after ``supersedes:``."""
+    def match(
+        self, lineno: int, text: str, process: str | None, hint: frozenset[str] | None = None
+    ) -> list[Match]:
+        """All signatures matching ``text`` (line ``lineno``), after ``supersedes:``.
+
+        ``hint``: literals a multi-literal engine saw somewhere in the raw line (a superset of
+        the needles in ``text``); only those are looked for. Same result as without it."""
         for sig, lits in self._near:
             if (
-                any(n in text for n in lits)
+                any(n in text for n in lits if hint is None or n in hint)
                 and sig.near_rx is not None
                 and sig.near_rx.search(text)
             ):
                 self._last_near[(sig.id, process)] = lineno
         cand: set[int] = set()
-        for needle, idxs in self._needles:
-            if needle in text:
-                cand.update(idxs)
+        if hint is None:
+            for needle, idxs in self._needles:
+                if needle in text:
+                    cand.update(idxs)
+        else:
+            for needle in hint:
+                idxs = self._needle_map.get(needle)
+                if idxs is not None and needle in text:
+                    cand.update(idxs)
         if not cand:
             return []
         found: list[Match] = []
         for i in sorted(cand):
-            sig = self._sigs[i]
-            if sig.near is not None:
+            sig, rx, gate, within = self._plan[i]
+            if within is not None:
                 last = self._last_near.get((sig.id, process))
-                if last is None or lineno - last > sig.near.within:
+                if last is None or lineno - last > within:
                     continue
-            m = sig.rx.search(text)
+            if gate is not None and gate.search(text) is None:
+                continue
+            m = rx.search(text)
             if m is None:
                 continue
             fields: dict[str, str] = {}

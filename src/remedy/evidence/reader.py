@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import select
 import shutil
 import stat
 import subprocess
@@ -98,14 +99,58 @@ class SniffedStream:
         return self._rest.read(n)
 
 
+# A pipe (`--log <(journalctl …)`, `--log -`) can be endless: what is read of it is bounded.
+STREAM_CAP = 2 * 2**30
+FIFO_WAIT_S = 60
+
+
+class _Capped:
+    """A stream that ends after `cap` bytes (an endless pipe is read as its first cap bytes)."""
+
+    def __init__(self, f: IO[bytes], cap: int) -> None:
+        self._f, self._left = f, cap
+
+    def read(self, n: int = -1) -> bytes:
+        if self._left <= 0:
+            return b""
+        n = self._left if n is None or n < 0 else min(n, self._left)
+        data = self._f.read(n)
+        self._left -= len(data)
+        return data
+
+
+def _check_log_link(p: Path) -> None:
+    """A log path that is a link is followed only where nobody but root (or this user) could
+    have placed it: in a directory others can write, a link to /etc/shadow would put its
+    lines in remedy's report. (`--log <(cmd)`'s /dev/fd/N is this user's own link.)"""
+    try:
+        lst = os.lstat(p)
+    except OSError:
+        return  # open() reports it
+    if not stat.S_ISLNK(lst.st_mode):
+        return
+    me = os.geteuid()
+    parent = os.stat(p.parent) if p.parent != p else lst
+    owner_ok = lst.st_uid in (0, me) and parent.st_uid in (0, me)
+    dir_ok = not parent.st_mode & 0o022 or bool(parent.st_mode & stat.S_ISVTX)
+    if not (owner_ok and dir_ok):
+        raise LogReadError(
+            f"cannot read log {p}: it is a link (owner uid {lst.st_uid}) in a directory "
+            "others can change; name its target instead"
+        )
+
+
 def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream]:
     """Open a log for reading; every failure is a clear ``LogReadError``/``InputError``.
 
     Returns the file (to close), its size (-1 for a FIFO or device, which can be read only
     once) and the stream to read from (the file itself, or the sniffed head then the rest)."""
     p = Path(path)
+    _check_log_link(p)
     try:
-        f = open(p, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+        # O_NONBLOCK: opening a FIFO nobody writes to must not hang (it reads as empty)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        f = os.fdopen(fd, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     except IsADirectoryError:
         raise LogReadError(f"cannot read log {p}: it is a directory") from None
     except OSError as exc:
@@ -114,6 +159,17 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         st = os.fstat(f.fileno())
         if stat.S_ISDIR(st.st_mode):
             raise LogReadError(f"cannot read log {p}: it is a directory")
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+            raise LogReadError(f"cannot read log {p}: it is a device or socket, not a log file")
+        if stat.S_ISFIFO(st.st_mode):
+            # wait for its writer's first bytes, but not for ever (a FIFO nobody writes to)
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(FIFO_WAIT_S * 1000):
+                raise LogReadError(
+                    f"cannot read log {p}: a FIFO nobody wrote to within {FIFO_WAIT_S} s"
+                )
+            os.set_blocking(fd, True)
         try:
             head = f.read(SNIFF)
         except OSError as exc:
@@ -126,7 +182,7 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         if stat.S_ISREG(st.st_mode):
             f.seek(0)
             return f, st.st_size, f
-        return f, -1, SniffedStream(head, f)
+        return f, -1, SniffedStream(head, _Capped(f, STREAM_CAP))
     except BaseException:
         f.close()
         raise

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from remedy.errors import InputError, LogReadError
-from remedy.evidence import prefilter, reader
+from remedy.evidence import fastscan, prefilter, reader
 from remedy.evidence.catalog import Catalog, default_catalog
 from remedy.evidence.matcher import LineMatcher, Match
 from remedy.evidence.prefix import strip_prefixes
@@ -51,7 +51,7 @@ class ScanResult(BaseModel):
     suspicious: list[SuspiciousLine] = Field(default_factory=list)
     # symptoms beyond MAX_PER_SIGNATURE per signature: signature id -> how many were not kept
     dropped: dict[str, int] = Field(default_factory=dict)
-    method: Literal["grep", "python"] = "python"
+    method: Literal["hyperscan", "grep", "python"] = "python"
 
     def ids(self) -> list[str]:
         """Signature ids seen, in order of first appearance."""
@@ -87,7 +87,8 @@ class _Aggregator:
         # per process: inside a ninja failure block? first diagnostic still to come?
         self.block: dict[str | None, bool] = {}
 
-    def feed(self, lineno: int, raw: bytes | str) -> None:
+    def feed(self, lineno: int, raw: bytes | str, hint: frozenset[str] | None = None) -> None:
+        """One candidate line; ``hint``: the literals an engine saw in it (see LineMatcher)."""
         if isinstance(raw, bytes):
             text = raw.decode("utf-8", "replace")
         else:
@@ -95,10 +96,10 @@ class _Aggregator:
         if text.endswith("\r"):
             text = text[:-1]
         text, process = strip_prefixes(text)
-        matches = self.matcher.match(lineno, text, process)
+        matches = self.matcher.match(lineno, text, process, hint)
         if matches:
             self._record(lineno, text, process, matches)
-        elif any(w in text for w in WORDS):
+        elif any(w in text for w in WORDS if hint is None or w in hint):
             self._suspicious(lineno, text, process)
 
     def _record(self, lineno: int, text: str, process: str | None, matches: list[Match]) -> None:
@@ -148,7 +149,9 @@ class _Aggregator:
         elif key[:2] > self.heap[0][:2]:
             heapq.heapreplace(self.heap, key)  # type: ignore[misc]
 
-    def result(self, lines: int, nbytes: int, method: Literal["grep", "python"]) -> ScanResult:
+    def result(
+        self, lines: int, nbytes: int, method: Literal["hyperscan", "grep", "python"]
+    ) -> ScanResult:
         sus = sorted((k[2] for k in self.heap), key=lambda s: (-s.score, s.line))
         return ScanResult(
             source=self.source,
@@ -201,14 +204,15 @@ def scan_path(
     path: str | Path,
     catalog: Catalog | None = None,
     *,
-    method: Literal["auto", "grep", "python"] = "auto",
+    method: Literal["auto", "hyperscan", "grep", "python"] = "auto",
 ) -> ScanResult:
     """Scan a log file ("-" reads stdin) with bounded memory.
 
-    ``method="auto"``: regular files of at least ``reader.GREP_MIN_BYTES`` go through the
-    parallel grep prefilter (smaller ones through Python, which is faster than spawning grep);
-    stdin and pipes through one grep fed by a thread. Without a usable grep, or if grep fails on
-    a regular file, the scan runs in Python; both paths give the same result.
+    ``method="auto"``: regular files of at least ``fastscan.MIN_BYTES`` go through Hyperscan
+    when it is installed (``fastscan``), else those of at least ``reader.GREP_MIN_BYTES``
+    through the parallel grep prefilter; smaller ones through Python, which is faster than
+    starting either. Stdin and pipes go through one grep fed by a thread. If the chosen engine
+    fails on a regular file the scan runs in Python; every path gives the same result.
     """
     cat = _resolve(catalog)
     literals = prefilter.literal_bytes(cat)
@@ -225,6 +229,23 @@ def scan_path(
     with f:
         if size < 0:  # a FIFO or device: it can be read only once
             return _scan_stream(stream, source, cat, method)
+        use_hs = method == "hyperscan" or (
+            method == "auto" and size >= fastscan.MIN_BYTES and fastscan.engine() is not None
+        )
+        if use_hs:
+            agg = _Aggregator(cat, source)
+            totals = reader.Totals()
+            try:
+                for lineno, raw, hint in fastscan.hyperscan_candidates(
+                    path, prefilter.engine_patterns(cat), totals, cap=reader.MATCH_CAP
+                ):
+                    agg.feed(lineno, raw, hint)
+                return agg.result(totals.lines, totals.bytes, "hyperscan")
+            except fastscan.EngineFailed:
+                if method == "hyperscan":
+                    raise
+            except OSError as exc:
+                raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
         use_grep = method == "grep" or (
             method == "auto" and size >= reader.GREP_MIN_BYTES and reader.usable_grep()
         )
@@ -247,7 +268,7 @@ def _scan_stream(
     stream: reader.SniffedStream | reader.IO[bytes],
     source: str,
     cat: Catalog,
-    method: Literal["auto", "grep", "python"],
+    method: Literal["auto", "hyperscan", "grep", "python"],
 ) -> ScanResult:
     """Scan a stream in one pass: through grep when usable, else in Python."""
     literals = prefilter.literal_bytes(cat)

@@ -23,7 +23,6 @@ import errno
 import hashlib
 import json
 import os
-import shutil
 import stat
 import sys
 import tarfile
@@ -58,17 +57,26 @@ def private_dir(path):
 
 
 def atomic_write(path, data, mode=0o600):
-    d = os.path.dirname(path) or "."
-    tmp = os.path.join(d, f".{os.path.basename(path)}.remedy-tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fchmod(fd, mode)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(d)
+    """temp + fsync + rename, all through the directory's handle: the temp name is random
+    and created O_EXCL|O_NOFOLLOW, so a link planted in the directory is never written
+    through."""
+    path = os.path.normpath(os.path.abspath(path))
+    with parent_of(path) as (dfd, name):
+        tmp = f".{name}.remedy-tmp-{os.getpid()}-{os.urandom(6).hex()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, mode, dir_fd=dfd)
+        try:
+            try:
+                os.write(fd, data)
+                os.fchmod(fd, mode)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        os.fsync(dfd)
 
 
 # -- lock -----------------------------------------------------------------------------------
@@ -238,6 +246,9 @@ def _package_files(python, names):
         if name not in want or name in res:
             continue
         files = [os.path.normpath(str(dist.locate_file(f))) for f in dist.files or []]
+        # RECORD is written by whoever owns the environment: an entry outside it (a `../`
+        # to /etc) is not this package's file, and a rollback must never delete it
+        files = [f for f in files if _inside(f, python)]
         res[name] = {"version": dist.version, "files": files}
     return res
 
@@ -348,13 +359,248 @@ def capture(cpdir, spec):
     out({"captured": len(set(members))})
 
 
-def _remove(p):
-    if not _lexists(p):
+# -- filesystem by handle -----------------------------------------------------------------
+#
+# Rollback deletes and re-creates files in trees that a venv owner can write. A path string
+# is resolved again by every syscall, so a directory swapped for a link between checkpoint and
+# rollback would redirect a delete (or a write) anywhere. Everything below works through
+# directory handles: a path is opened one component at a time with O_NOFOLLOW from "/", a
+# link on the way is followed only where nobody but root (or this user) could have put it,
+# and the final operation is unlink/rmdir/mkdir/symlink/open(O_EXCL|O_NOFOLLOW) relative to
+# the directory's handle.
+
+O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class Refused(Exception):
+    """A path that would make remedy follow a link someone else controls."""
+
+
+def _safe_dir_stat(st):
+    """A directory only root or this user can change entries of: owned by one of them and
+    not writable by group/others (a root-owned sticky directory protects each entry)."""
+    if st.st_uid not in (0, os.geteuid()):
+        return False
+    if st.st_mode & 0o022:
+        return bool(st.st_mode & stat.S_ISVTX) and st.st_uid == 0
+    return True
+
+
+def _link_trusted(parent_st, link_st):
+    if link_st.st_uid not in (0, os.geteuid()):
+        return False
+    if parent_st.st_uid not in (0, os.geteuid()):
+        return False
+    # in a sticky directory only the link's owner can replace it, and that owner is trusted
+    return not (parent_st.st_mode & 0o022) or bool(parent_st.st_mode & stat.S_ISVTX)
+
+
+def open_dir(path, create=False, mode=0o755):
+    """A handle on the directory `path` names, resolved without following any link an
+    untrusted user could have placed; missing components are created with create=True."""
+    fd = os.open("/", O_DIR)
+    cur = "/"
+    queue = [c for c in path.split("/") if c and c != "."]
+    hops = 0
+    try:
+        while queue:
+            c = queue.pop(0)
+            if c == "..":
+                nfd = os.open("..", O_DIR, dir_fd=fd)
+                os.close(fd)
+                fd, cur = nfd, os.path.dirname(cur) or "/"
+                continue
+            try:
+                st = os.stat(c, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(c, mode, dir_fd=fd)
+                st = os.stat(c, dir_fd=fd, follow_symlinks=False)
+            here = os.path.join(cur, c)
+            if stat.S_ISLNK(st.st_mode):
+                if not _link_trusted(os.fstat(fd), st):
+                    raise Refused(
+                        f"{here} is a link (owner uid {st.st_uid}) in a directory others can "
+                        "change: not followed"
+                    )
+                hops += 1
+                if hops > 40:
+                    raise Refused(f"{path}: too many levels of links")
+                target = os.readlink(c, dir_fd=fd)
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd, cur = os.open("/", O_DIR), "/"
+                queue = [t for t in target.split("/") if t and t != "."] + queue
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                raise Refused(f"{here} is not a directory")
+            try:
+                nfd = os.open(c, O_DIR | O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                raise Refused(f"{here} changed while it was opened ({exc.strerror})") from None
+            os.close(fd)
+            fd, cur = nfd, here
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def parent_of(path, create=False):
+    """(handle of path's directory, path's last component)."""
+    path = os.path.normpath(path)
+    name = os.path.basename(path)
+    if not name or name in (".", ".."):
+        raise Refused(f"{path}: no file name")
+    fd = open_dir(os.path.dirname(path), create=create)
+    try:
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def _lstat_at(fd, name):
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _rmtree_at(fd, name):
+    """Remove the directory `name` under handle fd and everything in it; links are removed,
+    never followed."""
+    dfd = os.open(name, O_DIR | O_NOFOLLOW, dir_fd=fd)
+    try:
+        for entry in os.scandir(dfd):
+            if entry.is_dir(follow_symlinks=False):
+                _rmtree_at(dfd, entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+    os.rmdir(name, dir_fd=fd)
+
+
+def safe_unlink(path):
+    """Unlink a file or link (not a directory); missing is fine."""
+    with parent_of(path) as (fd, name):
+        st = _lstat_at(fd, name)
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            os.unlink(name, dir_fd=fd)
+
+
+def safe_remove(path):
+    """Remove whatever path is (a tree, a file, a link) without following links."""
+    try:
+        with parent_of(path) as (fd, name):
+            st = _lstat_at(fd, name)
+            if st is None:
+                return
+            if stat.S_ISDIR(st.st_mode):
+                _rmtree_at(fd, name)
+            else:
+                os.unlink(name, dir_fd=fd)
+    except FileNotFoundError:
         return
-    if _kind(p) == "dir":
-        shutil.rmtree(p)
-    else:
-        os.unlink(p)
+
+
+def safe_rmdir_if_empty(path):
+    """rmdir path when it is an empty real directory; True when it was removed."""
+    try:
+        with parent_of(path) as (fd, name):
+            st = _lstat_at(fd, name)
+            if st is None or not stat.S_ISDIR(st.st_mode):
+                return False
+            dfd = os.open(name, O_DIR | O_NOFOLLOW, dir_fd=fd)
+            try:
+                empty = not os.listdir(dfd)
+            finally:
+                os.close(dfd)
+            if empty:
+                os.rmdir(name, dir_fd=fd)
+            return empty
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _prune_empty_at(fd, path, keep):
+    """Depth first: remove empty directories under handle fd that are not in keep."""
+    for entry in list(os.scandir(fd)):
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        sub = os.path.join(path, entry.name)
+        dfd = os.open(entry.name, O_DIR | O_NOFOLLOW, dir_fd=fd)
+        try:
+            _prune_empty_at(dfd, sub, keep)
+            empty = not os.listdir(dfd)
+        finally:
+            os.close(dfd)
+        if sub not in keep and empty:
+            os.rmdir(entry.name, dir_fd=fd)
+
+
+def _check_member(m):
+    """A checkpoint member is data: a plain relative name, one of the kinds capture writes."""
+    parts = m.name.split("/")
+    if m.name.startswith("/") or ".." in parts or "" in parts[:-1]:
+        raise Refused(f"checkpoint member {m.name!r}: not a plain path")
+    if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+        raise Refused(f"checkpoint member {m.name!r}: not a file, directory or link")
+
+
+def restore_member(tf, m):
+    """Put one captured member back through its directory's handle (mode, owner, mtime, link
+    target), replacing what is there now without following it."""
+    _check_member(m)
+    dest = "/" + m.name
+    root = os.geteuid() == 0
+    with parent_of(dest, create=True) as (fd, name):
+        st = _lstat_at(fd, name)
+        if m.isdir():
+            if st is not None and not stat.S_ISDIR(st.st_mode):
+                os.unlink(name, dir_fd=fd)
+                st = None
+            if st is None:
+                os.mkdir(name, 0o700, dir_fd=fd)
+            dfd = os.open(name, O_DIR | O_NOFOLLOW, dir_fd=fd)
+            try:
+                if root:
+                    os.fchown(dfd, m.uid, m.gid)
+                os.fchmod(dfd, m.mode)
+            finally:
+                os.close(dfd)
+            return
+        if st is not None:
+            if stat.S_ISDIR(st.st_mode):
+                _rmtree_at(fd, name)
+            else:
+                os.unlink(name, dir_fd=fd)
+        if m.issym():
+            os.symlink(m.linkname, name, dir_fd=fd)
+            if root:
+                with contextlib.suppress(OSError):
+                    os.chown(name, m.uid, m.gid, dir_fd=fd, follow_symlinks=False)
+            return
+        src = tf.extractfile(m)
+        wfd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, 0o600, dir_fd=fd)
+        try:
+            for block in iter(lambda: src.read(1 << 20), b""):
+                os.write(wfd, block)
+            if root:
+                os.fchown(wfd, m.uid, m.gid)
+            os.fchmod(wfd, m.mode)
+            os.utime(wfd, (m.mtime, m.mtime))
+            os.fsync(wfd)
+        finally:
+            os.close(wfd)
+
+
+def _inside(path, prefix):
+    prefix = os.path.normpath(prefix).rstrip("/") + "/"
+    return os.path.normpath(path).startswith(prefix)
 
 
 def _same(tf, m, dest):
@@ -388,6 +634,8 @@ def restore(cpdir):
         manifest = json.load(f)
     tf = tarfile.open(os.path.join(cpdir, "files.tar"))
     members = {"/" + m.name: m for m in tf.getmembers()}
+    for m in members.values():
+        _check_member(m)
 
     checked = {}
 
@@ -407,15 +655,17 @@ def restore(cpdir):
             todo = set(json.load(fh))
     except (OSError, ValueError):
         todo = set()
+    prefixes = [pk["python"] for pk in manifest["packages"]]
     for pk in manifest["packages"]:
         for d in _package_files(pk["python"], pk["names"]).values():
             todo.update(d["files"])
+    todo = {f for f in todo if any(_inside(f, pre) for pre in prefixes)}
     if manifest["packages"]:
         atomic_write(todo_path, json.dumps(sorted(todo)).encode())
     emptied = set()
     for f in sorted(todo):
         if _lexists(f) and _kind(f) != "dir" and not unchanged(f):
-            os.unlink(f)
+            safe_unlink(f)
             emptied.add(os.path.dirname(f))
         elif not _lexists(f):
             emptied.add(os.path.dirname(f))
@@ -425,57 +675,57 @@ def restore(cpdir):
         files, dirs = _orphans(pk, members)
         for f in files:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(f)
+                safe_unlink(f)
         new_dirs.extend(dirs)
     # 2. paths: remove what the step created or changed
     for e in manifest["paths"]:
         p = e["path"]
         if not e["exists"]:
-            _remove(p)
+            safe_remove(p)
         elif e.get("kind") == "dir":
             keep = set(e.get("dirs", []))
-            for dp, _dns, _fns in os.walk(p, topdown=False):
-                if dp not in keep and not os.listdir(dp):
-                    os.rmdir(dp)
+            try:
+                dfd = open_dir(p)
+            except FileNotFoundError:
+                continue
+            try:
+                _prune_empty_at(dfd, os.path.normpath(p), keep)
+            finally:
+                os.close(dfd)
         elif not unchanged(p):
-            _remove(p)
-    # 3. put the captured files back, with modes, owners and link targets
+            safe_remove(p)
+    # 3. put the captured files back, with modes, owners and link targets. Read as data
+    #    (extractfile) and written by handle: no extraction filter decides what lands where
     with tf:
         for m in tf.getmembers():
             dest = "/" + m.name
             if unchanged(dest):
                 continue
-            parent = os.path.dirname(dest)
-            if not os.path.isdir(parent):
-                os.makedirs(parent)
-            if _lexists(dest) and _kind(dest) != "dir":
-                os.unlink(dest)
-            tf.extract(m, "/", set_attrs=True)
-            if m.isdir():
-                continue
-            if os.geteuid() == 0 and not m.issym():
-                with contextlib.suppress(OSError):
-                    os.chown(dest, m.uid, m.gid)
+            restore_member(tf, m)
     # 4. directories that did not exist before go away again (deepest first)
     for e in manifest["paths"]:
         for d in e.get("missing_ancestors", []):
-            if os.path.isdir(d) and not os.listdir(d):
-                os.rmdir(d)
+            safe_rmdir_if_empty(d)
     keep = set()
     for pk in manifest["packages"]:
         keep.update(pk.get("dirs", []))
     for pk in manifest["packages"]:
         for r in pk.get("roots", []):
-            for dp, _, _ in sorted(os.walk(r, topdown=False), key=lambda t: -len(t[0])):
-                if dp not in keep and os.path.isdir(dp) and not os.listdir(dp):
-                    os.rmdir(dp)
+            try:
+                dfd = open_dir(r)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            try:
+                _prune_empty_at(dfd, os.path.normpath(r), keep)
+            finally:
+                os.close(dfd)
+            if r not in keep:
+                safe_rmdir_if_empty(r)
     for d in sorted(set(new_dirs), key=len, reverse=True):
-        if os.path.isdir(d) and not os.path.islink(d) and not os.listdir(d):
-            os.rmdir(d)
+        safe_rmdir_if_empty(d)
     # directories the newer versions created (a new dist-info, new subpackages)
     for d in sorted(emptied, key=len, reverse=True):
-        while d and d != "/" and d not in keep and os.path.isdir(d) and not os.listdir(d):
-            os.rmdir(d)
+        while d and d != "/" and d not in keep and safe_rmdir_if_empty(d):
             d = os.path.dirname(d)
     for e in manifest["paths"]:
         d = os.path.dirname(e["path"])

@@ -15,10 +15,11 @@ from typing import Any
 
 from remedy.errors import RemedyError, RunError
 from remedy.transport import Transport
-from remedy.transport.quote import join
+from remedy.trust import SH_TRUST
 
 AGENT_SOURCE = (Path(__file__).parent / "agent.py").read_bytes()
-AGENT_HASH = hashlib.sha256(AGENT_SOURCE).hexdigest()[:12]
+AGENT_SHA256 = hashlib.sha256(AGENT_SOURCE).hexdigest()
+AGENT_HASH = AGENT_SHA256[:12]
 
 
 @dataclass
@@ -30,9 +31,13 @@ class HostState:
 
     async def setup(self, timeout: float = 30) -> None:
         """Find the state dir and a python3, and install the agent (once per version)."""
+        # the state dir holds the agent remedy runs as root and the journals it trusts: it
+        # and every directory above it must be ours (remedy.trust), and it is made 0700
         script = (
-            'd="${XDG_STATE_HOME:-$HOME/.local/state}/remedy"; umask 077; mkdir -p "$d" && '
-            'chmod 700 "$d" && printf "%s\\n" "$d" && '
+            SH_TRUST
+            + 'd="${XDG_STATE_HOME:-$HOME/.local/state}/remedy"; umask 077; mkdir -p "$d" && '
+            'chmod 700 "$d" && { trusted "$d" || { echo "state directory $WHY" >&2; exit 1; }; } && '
+            'printf "%s\\n" "$d" && '
             "{ p=$(command -v python3 || command -v python) && "
             "\"$p\" -c 'import sys; print(sys.executable)' || echo MISSING; }"
         )
@@ -47,14 +52,26 @@ class HostState:
         if self.python == "MISSING":
             raise RunError(f"{self.transport.host} has no python3: remedy's host agent needs it")
         self.agent_path = f"{self.state_dir}/agent-{AGENT_HASH}.py"
-        # the whole file, not just its name: a put cut off by a kill -9 of remedy leaves a
-        # truncated agent behind (the host's `cat` sees EOF and renames what it got)
-        check = await self.transport.run(
-            f'[ "$(wc -c < {join([self.agent_path])} 2>/dev/null)" -eq {len(AGENT_SOURCE)} ]',
-            timeout=timeout,
-        )
-        if check.exit_status != 0:
+        # the whole content, not its name or size: a put cut off by a kill -9 of remedy leaves
+        # a truncated agent behind, and a same-size edit must never run as root
+        if not await self._agent_ok(timeout):
             await self.transport.put(self.agent_path, AGENT_SOURCE, mode=0o600)
+            if not await self._agent_ok(timeout):
+                raise RunError(
+                    f"remedy's host agent at {self.agent_path} on {self.transport.host} does "
+                    "not match its sha256 after upload"
+                )
+
+    async def _agent_ok(self, timeout: float) -> bool:
+        """The agent on the host has exactly AGENT_SOURCE's sha256 (checked by the host's own
+        python3: hashlib is in every build)."""
+        code = (
+            "import hashlib,sys\n"
+            "try:\n    d = open(sys.argv[1], 'rb').read()\nexcept OSError:\n    d = b''\n"
+            "print(hashlib.sha256(d).hexdigest())"
+        )
+        r = await self.transport.run([self.python, "-c", code, self.agent_path], timeout=timeout)
+        return r.exit_status == 0 and r.text().strip() == AGENT_SHA256
 
     async def agent(
         self,

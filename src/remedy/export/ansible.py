@@ -436,6 +436,14 @@ REFUSED = {
     "report-kernel-arch": "a report, not a change",
     "report-capture-failure": "a report, not a change",
     "purge-jit-caches": "a one-off cache purge with no idempotent form; run `remedy run`",
+    # issue 17: documented manual steps (no typed operation or simulated effect yet)
+    "container-image-for-driver": "choosing another image (or a driver upgrade) is a manual step",
+    "patch-cuda-math-headers": "patching or replacing CUDA headers is a manual step",
+    "pip-install-package-for-gpu": "picking the package build for this GPU is a manual step",
+    "env-unset-ld-library-path": "a manual step until typed env operations cover LD_LIBRARY_PATH",
+    "pip-upgrade-triton-for-gpu": "the Triton version the torch build pins is chosen by hand",
+    "env-triton-libcuda-path": "a manual step until typed env/link operations cover libcuda",
+    "pin-build-tool": "pinning a build tool in pip's isolated build env is a manual step",
 }
 
 # The step kinds a reader of the playbook meets, for `remedy export --help` and the README.

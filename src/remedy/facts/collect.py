@@ -26,7 +26,7 @@ from remedy.facts.sections import Section, new_token, prelude, split_sections
 from remedy.facts.services import ServiceFacts, ServicesCollector
 from remedy.facts.toolkits import SH_TK, build_toolkits, group_toolkits, tk_call
 from remedy.model import Facts, PythonEnv, Service, Toolkit
-from remedy.redact import REDACTED, is_secret_name, redact_env  # noqa: F401
+from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
 from remedy.transport.quote import quote
 from remedy.units.parse import EnvironmentFileRef, has_glob
@@ -203,6 +203,11 @@ class _State:
                 self.files_read[s.arg] = None
             elif s.name == "envglob":
                 self.globs[s.arg] = s.lines()
+            elif s.name == "py.triton.untrusted":
+                tool, _, why = s.arg.partition(" ")
+                self.notes.append(f"Triton's {tool} not executed: {why}")
+            elif s.name == "py.untrusted":
+                self.notes.append(f"Python interpreter not executed: {s.arg}")
 
 
 def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Needs:
@@ -308,7 +313,7 @@ async def collect_facts(
     elif isinstance(res_login, BaseException):
         raise res_login
     else:
-        login_env, shell = parse_login_env(res_login, token)
+        login_env, shell = parse_login_env(res_login, token, notes)
         if not login_env:
             notes.append(f"login shell {shell or '?'} printed no environment")
         hidden = redact(login_env)
@@ -380,7 +385,7 @@ async def collect_facts(
         )
     notes += state.notes
 
-    return Facts(
+    facts = Facts(
         host=transport.host,
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         os=host.os,
@@ -394,6 +399,9 @@ async def collect_facts(
         cpus=host.cpus,
         notes=notes,
     )
+    # every string (an ExecStart's --api-key, a note quoting an EnvironmentFile), before
+    # anything digests or saves the facts
+    return redact_facts(facts)
 
 
 def collect_local(*, services: list[str] | None = None, timeout: float = 30) -> Facts:

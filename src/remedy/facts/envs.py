@@ -1,10 +1,13 @@
-"""The login shell's environment (a service's environment is read by remedy.units.shown).
+"""The login shell's environment, read never run (a service's is read by remedy.units.shown).
 
-The login shell is run interactive + login (`-lic`) because that is where engineers put
-`export CUDA_HOME=...` (below the "not interactive, return" guard of Debian's .bashrc), and
-it is the environment a hand-started `python -m sglang.launch_server` inherits. Its output
-is framed by markers so a chatty rc file cannot corrupt it, and read as `env -0` so values
-with newlines survive.
+The login environment is where engineers put `export CUDA_HOME=...` (/etc/profile.d, ~/.profile,
+~/.bashrc below Debian's "not interactive, return" guard), and it is what a hand-started
+`python -m sglang.launch_server` inherits. remedy used to run root's interactive login shell to
+print it; that executed every /etc/profile.d file as root on every `facts`, so one injected
+profile file ran again on each later `facts`, `plan --host` and `run` (issue 16, class 3).
+Now the host only prints the session's `env -0` and the text of the profile files, and
+`evaluate_profile` below reads their assignments as data: nothing in them is executed, a
+command substitution is reported and skipped.
 """
 
 from __future__ import annotations
@@ -16,20 +19,35 @@ from remedy.transport.quote import quote
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# What a bash login shell reads, in order (bash(1) INVOCATION; Debian's /etc/profile sources
+# /etc/bash.bashrc and /etc/profile.d/*.sh; its ~/.profile sources ~/.bashrc).
+SYSTEM_PROFILES = ("/etc/profile", "/etc/bash.bashrc")
+USER_PROFILES = (".bash_profile", ".bash_login", ".profile")
+PROFILE_CAP = 65536
+
 
 def login_env_script(token: str = DEFAULT_TOKEN, timeout: int = 10) -> str:
-    """A `sh` script that prints the login shell's `env -0` between two markers."""
-    inner = (
-        f"printf '\\n%s\\n' {quote(token + ' env')}; "
-        "env -0 2>/dev/null || env; "
-        f"printf '\\n%s\\n' {quote(token + ' env.end')}"
-    )
+    """A `sh` script that prints the session's `env -0` and the profile files' text, between
+    markers. It sources nothing and runs no login shell (`timeout` is kept for callers)."""
+    del timeout
+    t = quote(token)
+    files = " ".join([*SYSTEM_PROFILES, "/etc/profile.d/*.sh"])
+    users = " ".join(f'"$HOME"/{f}' for f in USER_PROFILES)
     return (
-        'S=${SHELL:-/bin/sh}; [ -x "$S" ] || S=/bin/sh\n'
-        "case ${S##*/} in bash|zsh|ksh|mksh|dash|sh|ash|yash) F=-lic;; *) F=-lc;; esac\n"
-        f'if command -v timeout >/dev/null 2>&1; then TO="timeout {int(timeout)}"; else TO=; fi\n'
-        f"printf '%s\\n' \"{token} shell $S\"\n"
-        f'exec $TO "$S" $F {quote(inner)} </dev/null 2>/dev/null\n'
+        f'T={t}\nm() {{ printf \'\\n%s %s\\n\' "$T" "$*"; }}\n'
+        'm shell "${SHELL:-/bin/sh}"\n'
+        'm uid "$(id -u 2>/dev/null)"\n'
+        "m env; env -0 2>/dev/null || env; m env.end\n"
+        f"for f in {files}; do\n"
+        '  [ -f "$f" ] && [ -r "$f" ] || continue\n'
+        f'  m profile "$f"; head -c {PROFILE_CAP} -- "$f"\n'
+        "done\n"
+        f"for f in {users}; do\n"
+        '  [ -f "$f" ] && [ -r "$f" ] || continue\n'
+        f'  m profile "$f"; head -c {PROFILE_CAP} -- "$f"; break\n'
+        "done\n"
+        f'f="$HOME/.bashrc"; [ -f "$f" ] && [ -r "$f" ] && {{ m profile "$f"; head -c {PROFILE_CAP} -- "$f"; }}\n'
+        "m profile.end\n"
     )
 
 
@@ -60,22 +78,250 @@ def parse_env_block(body: str) -> dict[str, str]:
     return out
 
 
-def parse_login_env(stdout: str, token: str = DEFAULT_TOKEN) -> tuple[dict[str, str], str | None]:
-    """(environment, shell) from login_env_script's output; ({}, shell) when it was cut off."""
+def parse_login_env(
+    stdout: str, token: str = DEFAULT_TOKEN, notes: list[str] | None = None
+) -> tuple[dict[str, str], str | None]:
+    """(environment, shell) from login_env_script's output; ({}, shell) when it was cut off.
+
+    The session environment, then each profile file's assignments evaluated as data
+    (`evaluate_profile`). Output of the older script (a login shell's env, no profile
+    sections) is still read as it was recorded."""
     shell: str | None = None
     env: dict[str, str] = {}
     body: str | None = None
     complete = False
+    uid: str | None = None
+    profiles: list[tuple[str, str]] = []
     for s in split_sections(stdout, token):
         if s.name == "shell":
             shell = s.arg or None
+        elif s.name == "uid":
+            uid = s.arg.strip() or None
         elif s.name == "env":
             body = s.body
         elif s.name == "env.end":
             complete = True
+        elif s.name == "profile":
+            profiles.append((s.arg, s.body))
     if body is not None:
         if not complete:
             # a dropped connection: keep only entries that were certainly complete
             body = body.rsplit("\0", 1)[0] if "\0" in body else body.rsplit("\n", 1)[0]
         env = parse_env_block(body)
+    if complete and profiles:
+        env = evaluate_profile(env, profiles, uid=uid, notes=notes)
     return env, shell
+
+
+_ASSIGN_HEAD = re.compile(
+    r"^(?:(export|readonly|declare\s+-x|typeset\s+-x)\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?=)"
+)
+_EXPORT_NAMES = re.compile(r"^export\s+((?:[A-Za-z_][A-Za-z0-9_]*\s*)+)$")
+_UNSET = re.compile(r"^unset\s+(?:-v\s+)?((?:[A-Za-z_][A-Za-z0-9_]*\s*)+)$")
+_ROOT_TEST = re.compile(
+    r"""^(el)?if\s+\[\s+"?\$(?:\(id -u\)|\{?EUID\}?|\{?UID\}?)"?\s+(-eq|=|-ne|!=)\s+"?0"?\s+\]"""
+)
+
+
+class _Unsafe(Exception):
+    """A value that would need a command run to know it."""
+
+
+def _expand(text: str, scope: dict[str, str]) -> tuple[str, int]:
+    """One shell word's value (quotes removed, $NAME / ${NAME} / ${NAME:-x} expanded from
+    scope) and where it ended. `$(`, backticks and `${NAME:=…}`-style forms raise _Unsafe."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    quote_ch: str | None = None
+    while i < n:
+        c = text[i]
+        if quote_ch == "'":
+            if c == "'":
+                quote_ch = None
+            else:
+                out.append(c)
+            i += 1
+            continue
+        if quote_ch is None and c in " \t;&|#":
+            break
+        if c == "'" and quote_ch is None:
+            quote_ch = "'"
+            i += 1
+            continue
+        if c == '"':
+            quote_ch = None if quote_ch == '"' else '"'
+            i += 1
+            continue
+        if c == "`":
+            raise _Unsafe("backticks")
+        if c == "\\" and i + 1 < n:
+            nxt = text[i + 1]
+            if quote_ch == '"' and nxt not in '$`"\\':
+                out.append(c)
+            out.append(nxt)
+            i += 2
+            continue
+        if c == "$" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt == "(":
+                raise _Unsafe("command substitution")
+            if nxt == "{":
+                close = text.find("}", i + 2)
+                if close < 0:
+                    raise _Unsafe("unterminated ${")
+                inner = text[i + 2 : close]
+                m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)(.*))?", inner)
+                if not m:
+                    raise _Unsafe(f"${{{inner}}}")
+                val = scope.get(m.group(1))
+                if m.group(2) and (val is None or (m.group(2) == ":-" and not val)):
+                    val, _ = _expand(m.group(3), scope)
+                out.append(val or "")
+                i = close + 1
+                continue
+            m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[i + 1 :])
+            if m:
+                out.append(scope.get(m.group(0), ""))
+                i += 1 + m.end()
+                continue
+        out.append(c)
+        i += 1
+    if quote_ch is not None:
+        raise _Unsafe("unterminated quote")
+    return "".join(out), i
+
+
+def evaluate_profile(
+    env: dict[str, str],
+    files: list[tuple[str, str]],
+    *,
+    uid: str | None = None,
+    notes: list[str] | None = None,
+) -> dict[str, str]:
+    """The environment a login shell would export after reading `files`, computed without
+    running them: `[export] NAME=value`, `export NAME`, `unset NAME`, in file order.
+
+    Structure is read loosely, as data: `if [ "$(id -u)" -eq 0 ]` (Debian's /etc/profile)
+    is decided from the uid; of any other if/elif/else only the first branch counts; `case`
+    bodies and function bodies are skipped. A value that needs a command (`$(…)`, backticks)
+    is not evaluated: the variable keeps its earlier value and a note says so."""
+    scope = dict(env)
+    exported = set(env)
+    for path, text in files:
+        # stack of (taking branch?, a branch already taken?) for if blocks
+        stack: list[tuple[bool, bool]] = []
+        skip_depth = 0  # inside case ... esac or a function body
+        joined = re.sub(r"\\\n", "", text)
+        for raw in joined.splitlines():
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if skip_depth:
+                if re.match(r"^(case)\b", line) or re.search(r"\(\)\s*\{?\s*$", line):
+                    skip_depth += 1
+                if re.match(r"^(esac|\})\b", line) or line in ("esac", "}"):
+                    skip_depth -= 1
+                continue
+            if re.match(r"^case\b", line) or re.search(
+                r"^(function\s+)?[A-Za-z_][A-Za-z0-9_]*\s*\(\)\s*\{?\s*$", line
+            ):
+                skip_depth = 1
+                continue
+            active = all(take for take, _ in stack)
+            m = _ROOT_TEST.match(line)
+            if line.startswith("if ") or line.startswith("if\t"):
+                if m and uid is not None:
+                    is_root = uid == "0"
+                    take = is_root if m.group(2) in ("-eq", "=") else not is_root
+                else:
+                    take = True
+                stack.append((take, take))
+                if ";" in line and "then" in line.split(";", 1)[1]:
+                    rest = line.split("then", 1)[1].strip()
+                    if rest and not rest.startswith("fi"):
+                        line = rest.removesuffix("fi").strip().rstrip(";").strip()
+                    else:
+                        if rest.startswith("fi") and stack:
+                            stack.pop()
+                        continue
+                else:
+                    continue
+                active = all(take for take, _ in stack)
+            elif line.startswith("elif ") and stack:
+                _, taken = stack[-1]
+                take = (not taken) and bool(m) and uid is not None
+                if take and m is not None:
+                    is_root = uid == "0"
+                    take = is_root if m.group(2) in ("-eq", "=") else not is_root
+                stack[-1] = (take, taken or take)
+                continue
+            elif line.startswith("else") and stack:
+                _, taken = stack[-1]
+                stack[-1] = (not taken, True)
+                rest = line[4:].strip()
+                if not rest:
+                    continue
+                line = rest
+                active = all(take for take, _ in stack)
+            elif line.startswith("fi") and stack:
+                stack.pop()
+                continue
+            if not active:
+                continue
+            if line.endswith("fi") and stack and line.rstrip().endswith("; fi"):
+                line = line[: -len("fi")].rstrip().rstrip(";")
+                stack.pop()
+            # a guard such as `[ -z "$PS1" ] && return`: the interactive shell goes on
+            if line.startswith("[") and "&&" in line:
+                line = line.split("&&", 1)[1].strip()
+            for part in _split_commands(line):
+                _apply(part, scope, exported, path, notes)
+    return {k: v for k, v in scope.items() if k in exported}
+
+
+def _split_commands(line: str) -> list[str]:
+    """`A=1; export A` -> ['A=1', 'export A'] (a `;` inside quotes is kept)."""
+    parts, buf, q = [], [], None
+    for c in line:
+        if q:
+            buf.append(c)
+            if c == q:
+                q = None
+            continue
+        if c in "'\"":
+            q = c
+        if c == ";":
+            parts.append("".join(buf).strip())
+            buf = []
+            continue
+        buf.append(c)
+    parts.append("".join(buf).strip())
+    return [p for p in parts if p]
+
+
+def _apply(
+    cmd: str, scope: dict[str, str], exported: set[str], path: str, notes: list[str] | None
+) -> None:
+    m = _EXPORT_NAMES.match(cmd)
+    if m:
+        exported.update(m.group(1).split())
+        return
+    m = _UNSET.match(cmd)
+    if m:
+        for name in m.group(1).split():
+            scope.pop(name, None)
+            exported.discard(name)
+        return
+    m = _ASSIGN_HEAD.match(cmd)
+    if not m:
+        return
+    name, op = m.group(2), m.group(3)
+    try:
+        value, _ = _expand(cmd[m.end() :], scope)
+    except _Unsafe as exc:
+        if notes is not None:
+            notes.append(f"login environment: {name} in {path} not evaluated ({exc}: not run)")
+        return
+    scope[name] = scope.get(name, "") + value if op == "+=" else value
+    if m.group(1):
+        exported.add(name)

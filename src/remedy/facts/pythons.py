@@ -31,8 +31,11 @@ py() {
     [ -d "$s" ] || continue
     case "$NL$S" in *"$NL$s$NL"*) ;; *) S="$S$s$NL";; esac
   done
-  if [ -z "$S" ] && [ -x "$X" ]; then
-    O=$(to 10 "$X" -c 'import sys,site
+  PU=
+  if [ -z "$S" ] && [ -x "$X" ] && ! trusted "${X%/*}"; then
+    PU=$WHY
+  elif [ -z "$S" ] && [ -x "$X" ] && trusted "$X"; then
+    O=$(to 10 "$X" -I -S -c 'import sys,site
 print(sys.prefix)
 for s in site.getsitepackages(): print(s)' 2>/dev/null)
     D=${O%%"$NL"*}; S=${O#*"$NL"}; [ "$S" = "$O" ] && S=
@@ -41,6 +44,7 @@ for s in site.getsitepackages(): print(s)' 2>/dev/null)
   m py.begin "$X"
   printf 'origin=%s\nprefix=%s\n' "$2" "$D"
   m py.real "$R"
+  [ -n "$PU" ] && m py.untrusted "$PU"
   case "$PYSEEN" in *"|$R|"*) m py.alias; m py.end; return;; esac
   PYSEEN="$PYSEEN|$R|"
   [ -f "$D/pyvenv.cfg" ] && { m py.cfg; cat -- "$D/pyvenv.cfg"; }
@@ -55,7 +59,9 @@ for s in site.getsitepackages(): print(s)' 2>/dev/null)
     grep -H '^Requires-Dist: ' "$s"/torch-*.dist-info/METADATA "$s"/cuda_toolkit-*.dist-info/METADATA "$s"/sglang-*.dist-info/METADATA "$s"/flashinfer_python-*.dist-info/METADATA "$s"/sglang_kernel-*.dist-info/METADATA 2>/dev/null
     [ -d "$s/flashinfer/data/cccl/libcudacxx/include" ] && { m py.ficccl; printf '%s\n' "$s/flashinfer/data/cccl/libcudacxx/include"; }
     for t in ptxas ptxas-blackwell; do
-      [ -f "$s/triton/backends/nvidia/bin/$t" ] && { m py.triton "$t"; to 10 "$s/triton/backends/nvidia/bin/$t" --version 2>&1; }
+      [ -f "$s/triton/backends/nvidia/bin/$t" ] || continue
+      if trusted "$s/triton/backends/nvidia/bin/$t"; then m py.triton "$t"; to 10 "$RP" --version 2>&1
+      else m py.triton.untrusted "$t" "$WHY"; fi
     done
     [ -d "$s/nvidia/cu13" ] && tk "$s/nvidia/cu13" pip-cu13 "$D" "python:$X"
     [ -d "$s/nvidia/cuda_nvcc" ] && tk "$s/nvidia/cuda_nvcc" pip-cu12 "$D" "python:$X"

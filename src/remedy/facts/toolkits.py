@@ -8,12 +8,14 @@ check (nvcc release vs CUDART_VERSION), missing `nv/target`, and `cannot find -l
 
 from __future__ import annotations
 
+import json
 import re
 
 from remedy.facts import parsers as p
 from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
 from remedy.model import CcclTree, Toolkit
 from remedy.transport.quote import quote
+from remedy.trust import SH_TRUST
 
 # Relative paths probed in every prefix (`e` = exists, `L` = symlink and its target).
 _FILES = (
@@ -65,7 +67,7 @@ tk() {
   m tk.real "$R"
   case "$TKSEEN" in *"|$R|"*) m tk.alias; m tk.end; return;; esac
   TKSEEN="$TKSEEN|$R|"
-  P=$1
+  P=$1; UT=
   m tk.files
   for f in @FILES@; do
     [ -L "$P/$f" ] && printf 'L %s\t%s\n' "$f" "$(readlink -- "$P/$f")"
@@ -90,9 +92,18 @@ tk() {
     if [ "$(head -c 2 -- "$P/bin/nvcc" 2>/dev/null)" = '#!' ]; then
       m tk.nvcc.script; head -n 40 -- "$P/bin/nvcc"
     fi
-    m tk.nvcc; to 10 "$P/bin/nvcc" --version 2>&1; m tk.nvcc.rc $?
+    if trusted "$P/bin/nvcc"; then m tk.nvcc; to 10 "$RP" --version 2>&1; m tk.nvcc.rc $?
+    else m tk.nvcc.untrusted "$WHY"; UT=1; fi
   fi
-  if [ -f "$P/bin/ptxas" ]; then m tk.ptxas; to 10 "$P/bin/ptxas" --version 2>&1; m tk.ptxas.rc $?; fi
+  if [ -f "$P/bin/ptxas" ]; then
+    if trusted "$P/bin/ptxas"; then m tk.ptxas; to 10 "$RP" --version 2>&1; m tk.ptxas.rc $?
+    else m tk.ptxas.untrusted "$WHY"; UT=1; fi
+  fi
+  if [ -n "$UT" ]; then
+    [ -f "$P/version.json" ] && { m tk.version.json; head -c 65536 -- "$P/version.json"; }
+    [ -f "$P/version.txt" ] && { m tk.version.txt; head -c 4096 -- "$P/version.txt"; }
+  fi
+  UT=
   for c in nvvm/bin/cicc lib/nvidia-cuda-toolkit/bin/cicc; do
     if [ -f "$P/$c" ]; then
       m tk.cicc "$c"
@@ -109,7 +120,7 @@ has_cuda() {
   [ -e "$1/bin/nvcc" ] || [ -e "$1/bin/ptxas" ] || [ -e "$1/include/cuda_runtime_api.h" ] || [ -e "$1/targets/x86_64-linux/include/cuda_runtime_api.h" ]
 }
 """
-SH_TK = (
+SH_TK = SH_TRUST + (
     SH_TK.replace("@FILES@", _FILES)
     .replace("@LIBDIRS@", " ".join(LIB_DIRS))
     .replace("@HDIRS@", " ".join(_HEADER_DIRS))
@@ -280,6 +291,21 @@ def build_toolkit(rec: ToolkitRecord) -> Toolkit:
         px = p.parse_tool_version(s.body)
         if px.release is None:
             notes.append(f"ptxas --version gave no release: {_first(s.body)}")
+    # untrusted binaries were not run: their release comes from files read as data
+    for tool in ("nvcc", "ptxas"):
+        s = rec.get(f"tk.{tool}.untrusted")
+        if s is None:
+            continue
+        ver, src = _version_without_running(rec)
+        rel = ".".join(ver.split(".")[:2]) if ver else None
+        notes.append(
+            f"{tool} not executed: {s.arg or 'untrusted'}"
+            + (f"; release {rel} read from {src}" if rel else "; release unknown")
+        )
+        if tool == "nvcc" and nv.release is None:
+            nv = p.ToolVersion(release=rel, version=ver)
+        elif tool == "ptxas" and px.release is None:
+            px = p.ToolVersion(release=rel, version=ver)
     cicc = None
     s = rec.get("tk.cicc")
     if s is not None:
@@ -317,6 +343,36 @@ def build_toolkit(rec: ToolkitRecord) -> Toolkit:
         stand_in=stand_in,
         note=_join_note(meta, *notes),
     )
+
+
+_NVCC_DISTS = ("nvidia-cuda-nvcc", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-nvcc-cu13")
+
+
+def _version_without_running(rec: ToolkitRecord) -> tuple[str | None, str]:
+    """nvcc's full version (`12.8.93`) from version.json, version.txt or the wheel's
+    METADATA: what can be known about an untrusted toolkit without executing any of it."""
+    s = rec.get("tk.version.json")
+    if s is not None:
+        try:
+            data = json.loads(s.body)
+            v = data.get("cuda_nvcc", {}).get("version") or data.get("cuda", {}).get("version")
+            if isinstance(v, str) and re.fullmatch(r"\d+\.\d+(\.\d+)*", v):
+                return v, "version.json"
+        except (ValueError, AttributeError):
+            pass
+    s = rec.get("tk.version.txt")
+    if s is not None:
+        m = re.search(r"CUDA Version (\d+\.\d+(?:\.\d+)?)", s.body)
+        if m:
+            return m.group(1), "version.txt"
+    s = rec.get("tk.pip")
+    if s is not None:
+        found = {p.normalize_name(n): v for n, v in p.parse_metadata_grep(s.body).values()}
+        for name in _NVCC_DISTS:
+            v = found.get(name)
+            if v and re.match(r"\d+\.\d+", v):
+                return v, f"{name} METADATA"
+    return None, ""
 
 
 WHEEL_DIR = re.compile(r"^(/.+?)/lib/python3\.\d+/site-packages/nvidia/cu1\d$")

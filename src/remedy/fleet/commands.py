@@ -43,6 +43,7 @@ from remedy.fleet.report import (
 )
 from remedy.fleet.rollout import RolloutPolicy, RolloutResult, plan_batches, rollout
 from remedy.interrupts import run_interruptible
+from remedy.outcomes import transport_outcome
 from remedy.redact import redact_obj, redact_text
 
 
@@ -112,7 +113,7 @@ def _failed_result(hf: HostFacts) -> HostResult:
     return HostResult(
         host=hf.name,
         address=hf.host.connection.address if _safe_conn(hf.host) else None,
-        outcome="unreachable" if isinstance(exc, TransportError) else "error",
+        outcome=transport_outcome(exc) if isinstance(exc, TransportError) else "error",
         exit_code=exc.exit_code,
         message=redact_text(exc.message),
         hint=exc.hint or "",
@@ -291,7 +292,15 @@ def fleet_plan(
     rc = (
         3
         if any(g.plan and g.plan.status in ("partial", "impossible") for g in groups)
-        else (4 if any(r.outcome == "unreachable" for r in failed) else 2 if failed else 0)
+        else (
+            8
+            if any(r.outcome == "host-key-rejected" for r in failed)
+            else 4
+            if any(r.outcome == "unreachable" for r in failed)
+            else 2
+            if failed
+            else 0
+        )
     )
     if json_:
         rep = FleetReport(
@@ -344,7 +353,7 @@ def _run_error(exc: RemedyError, host: str, runner: Any) -> tuple[str, str, str]
                 f"{exc.message}; run {cur.run_id} was interrupted, the host keeps remedy's lock",
                 f"`remedy resume {host}` finishes it, `remedy resume {host} --rollback` undoes it",
             )
-        return "unreachable", exc.message, exc.hint or ""
+        return transport_outcome(exc), exc.message, exc.hint or ""
     return "error", exc.message, exc.hint or ""
 
 

@@ -96,23 +96,21 @@ class Inventory:
 
     def group_hosts(self, group: str) -> list[str]:
         """Hosts of a group and of its descendants, direct members first."""
-        out: list[str] = []
+        out: dict[str, None] = {}  # an ordered set: membership tests stay O(1)
         seen_groups: set[str] = set()
 
         def walk(g: str) -> None:
             if g in seen_groups:
                 return
             seen_groups.add(g)
-            for h in self.groups[g].hosts:
-                if h not in out:
-                    out.append(h)
+            out.update(dict.fromkeys(self.groups[g].hosts))
             for c in self.groups[g].children:
                 walk(c)
 
         if group == "all":
             return list(self.hosts)
         walk(group)
-        return out
+        return list(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,6 +126,7 @@ class _Builder:
         self.groups["ungrouped"].parents.add("all")
         self.host_vars: dict[str, dict[str, Any]] = {}
         self.host_lines: dict[str, int | None] = {}
+        self.members: dict[str, set[str]] = {}  # group -> its direct hosts (fast membership)
 
     def group(self, name: str, line: int | None) -> Group:
         if not name or any(c.isspace() for c in name) or name.startswith(("&", "!", "~")):
@@ -138,12 +137,18 @@ class _Builder:
         return g
 
     def add_host(self, group: str, host: str, hvars: dict[str, Any], line: int | None) -> None:
+        if host not in self.host_vars and len(self.host_vars) >= MAX_HOSTS:
+            raise InventoryError(
+                f"more than {MAX_HOSTS:,} hosts: refused", file=self.source, line=line
+            )
         if host not in self.host_vars:
             self.host_vars[host] = {}
             self.host_lines[host] = line
         self.host_vars[host].update(hvars)
         g = self.group(group, line)
-        if host not in g.hosts:
+        members = self.members.setdefault(group, set())
+        if host not in members:
+            members.add(host)
             g.hosts.append(host)
 
     def add_child(self, parent: str, child: str, line: int | None) -> None:
@@ -192,13 +197,13 @@ class _Builder:
             for h in g.hosts:
                 direct[h].append(name)
         hosts: dict[str, InventoryHost] = {}
+        ungrouped = dict.fromkeys(groups["ungrouped"].hosts)  # ordered set
         for h in self.host_vars:
             if not [g for g in direct[h] if g not in ("all", "ungrouped")]:
-                if h not in groups["ungrouped"].hosts:
-                    groups["ungrouped"].hosts.append(h)
+                ungrouped.setdefault(h)
                 direct[h] = ["ungrouped"]
-            elif h in groups["ungrouped"].hosts:
-                groups["ungrouped"].hosts.remove(h)
+            elif h in ungrouped:
+                del ungrouped[h]
                 direct[h] = [g for g in direct[h] if g != "ungrouped"]
             mine: set[str] = set()
             todo = list(direct[h])
@@ -214,6 +219,7 @@ class _Builder:
                 merged.update(groups[g].vars)
             merged.update(self.host_vars[h])
             hosts[h] = InventoryHost(h, merged, ordered, self.host_lines[h])
+        groups["ungrouped"].hosts = list(ungrouped)
         return Inventory(self.source, groups, hosts)
 
 
@@ -222,6 +228,11 @@ class _Builder:
 # --------------------------------------------------------------------------------------------
 
 _RANGE = re.compile(r"\[([^\]]*)\]")
+
+
+# An inventory's hosts, all ranges expanded: far above any fleet remedy drives (a range such
+# as gpu[0:99999999999] would otherwise be built in memory before anything could refuse it).
+MAX_HOSTS = 100_000
 
 
 def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = None) -> list[str]:
@@ -250,6 +261,12 @@ def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = No
     if beg.isdigit() and end.isdigit():
         width = len(beg) if beg.startswith("0") and len(beg) > 1 else 0
         lo, hi = int(beg), int(end)
+        if len(range(lo, hi + 1, step)) > MAX_HOSTS:  # counted before anything is built
+            raise InventoryError(
+                f"range [{spec}] in host {pattern!r} has more than {MAX_HOSTS:,} hosts: refused",
+                file=file,
+                line=line,
+            )
         items = [str(i).zfill(width) for i in range(lo, hi + 1, step)]
     elif len(beg) == 1 and len(end) == 1 and beg.isalpha() and end.isalpha():
         items = [chr(c) for c in range(ord(beg), ord(end) + 1, step)]
@@ -262,6 +279,12 @@ def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = No
     if not items:
         raise InventoryError(f"empty range [{spec}] in host {pattern!r}", file=file, line=line)
     rests = expand_hosts(tail, file=file, line=line)
+    if len(items) * len(rests) > MAX_HOSTS:
+        raise InventoryError(
+            f"host {pattern!r} expands to more than {MAX_HOSTS:,} hosts: refused",
+            file=file,
+            line=line,
+        )
     return [head + item + rest for item in items for rest in rests]
 
 
@@ -646,7 +669,7 @@ def evaluate_pattern(inv: Inventory, pattern: str) -> list[str]:
     excl = [t[1:] for t in terms if t[0] == "!"]
     if not plain:
         plain = ["all"]
-    hosts: list[str] = []
+    chosen: dict[str, None] = {}  # an ordered set
     for t in plain:
         found = _match_term(inv, t)
         if not found:
@@ -654,7 +677,8 @@ def evaluate_pattern(inv: Inventory, pattern: str) -> list[str]:
                 f"--limit term {t!r} matches no host or group of {inv.source}",
                 hint="groups: " + ", ".join(sorted(g for g in inv.groups if g != "ungrouped")),
             )
-        hosts.extend(h for h in found if h not in hosts)
+        chosen.update(dict.fromkeys(found))
+    hosts = list(chosen)
     for t in inter:
         keep = set(_match_term(inv, t))
         hosts = [h for h in hosts if h in keep]
@@ -693,10 +717,10 @@ def _match_term(inv: Inventory, term: str) -> list[str]:
         def match(name: str) -> bool:
             return fnmatch.fnmatchcase(name, term)
 
-    out: list[str] = []
+    out: dict[str, None] = {}  # an ordered set
     groups = [g for g in inv.groups if match(g)]
     for g in groups:
-        out.extend(h for h in inv.group_hosts(g) if h not in out)
+        out.update(dict.fromkeys(inv.group_hosts(g)))
     if not groups or term.startswith("~") or any(c in term for c in ".?*["):
-        out.extend(h for h in inv.hosts if match(h) and h not in out)
-    return out
+        out.update(dict.fromkeys(h for h in inv.hosts if match(h)))
+    return list(out)

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from remedy.outcomes import EXIT_STOPPED
 from remedy.outcomes import OUTCOME_EXIT as RUN_EXIT
 
-_PRECEDENCE = (6, 7, 3, 2, 5, 4)
+_PRECEDENCE = (6, 7, 3, 2, 5, 8, 4)
 
 OUTCOME_EXIT = {
     **RUN_EXIT,

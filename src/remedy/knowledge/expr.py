@@ -95,40 +95,87 @@ def _cache_path() -> str:
     return os.path.join(base, "remedy", f"templates-{tag}.marshal")
 
 
+_CACHE_MAGIC = b"remedy-templates-1\n"
+
+
+def _cache_file_ok(fd: int, path: str) -> bool:
+    """The cache holds code remedy executes: only a file that this user owns, in a directory
+    this user owns, neither writable by anyone else, is loaded."""
+    import os
+    import stat
+
+    me = os.geteuid()
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != me or st.st_mode & 0o022:
+        return False
+    dst = os.stat(os.path.dirname(path))
+    return dst.st_uid == me and not dst.st_mode & 0o022
+
+
 def _load_code_cache() -> None:
-    global _CODE_LOADED
+    global _CODE_LOADED, _CODE_DIRTY
     if _CODE_LOADED:
         return
     _CODE_LOADED = True
+    import hashlib
     import marshal
+    import os
+    import types
 
+    path = _cache_path()
     try:
-        with open(_cache_path(), "rb") as f:
-            data = marshal.load(f)
-        if isinstance(data, dict):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        if not _cache_file_ok(fd, path):
+            _CODE_DIRTY = True  # rebuilt (and replaced by one of ours) at save time
+            return
+        with os.fdopen(os.dup(fd), "rb") as f:
+            blob = f.read()
+        n = len(_CACHE_MAGIC)
+        head, digest, body = blob[:n], blob[n : n + 32], blob[n + 32 :]
+        if head != _CACHE_MAGIC or hashlib.sha256(body).digest() != digest:
+            _CODE_DIRTY = True
+            return
+        data = marshal.loads(body)
+        if isinstance(data, dict) and all(
+            isinstance(k, str) and isinstance(v, types.CodeType) for k, v in data.items()
+        ):
             _CODE.update(data)
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+        else:
+            _CODE_DIRTY = True
+    except Exception:  # a corrupted cache is rebuilt, never a crash of `plan`
+        _CODE_DIRTY = True
+    finally:
+        os.close(fd)
 
 
 def save_code_cache() -> None:
-    """Persist newly generated code (atomic; failures are harmless)."""
+    """Persist newly generated code (atomic; failures are harmless). The directory is made
+    0700; a file or directory someone else owns is left alone (and never loaded)."""
     global _CODE_DIRTY
     if not _CODE_DIRTY:
         return
+    import hashlib
     import marshal
     import os
     import tempfile
 
     path = _cache_path()
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".templates-")
+        d = os.path.dirname(path)
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        st = os.lstat(d)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or os.path.islink(d):
+            return
+        body = marshal.dumps(_CODE)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".templates-")
         with os.fdopen(fd, "wb") as f:
-            marshal.dump(_CODE, f)
+            f.write(_CACHE_MAGIC + hashlib.sha256(body).digest() + body)
         os.replace(tmp, path)
         _CODE_DIRTY = False
-    except OSError:
+    except (OSError, ValueError):
         pass
 
 
@@ -202,7 +249,10 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
         raise KnowledgeError(
             f"{what}: bad expression {src!r}: {exc.message}", file=file, line=line
         ) from None
-    return TemplateExpression(tmpl, False)
+    out = TemplateExpression(tmpl, False)
+    # what it reads: evaluate.py skips rules whose names did not change; the loader checks them
+    out.remedy_names = frozenset(free_names(src, template=False))  # type: ignore[attr-defined]
+    return out
 
 
 def compile_template(src: str, *, file: str | None, line: int | None, what: str):

@@ -8,6 +8,11 @@ loading knowledge never executes code.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,11 +55,58 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool =
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+# What a document may expand to once its aliases are followed: nested aliases (`&a [*b, *b]`,
+# "billion laughs") make a few hundred bytes expand exponentially when walked or validated.
+MAX_NODES = 1_000_000
+
+
+def _check_expansion(root: yaml.Node, file: str) -> None:
+    """KnowledgeError when the document, aliases expanded, has more than MAX_NODES nodes or
+    refers to itself (a node reached again while it is being counted)."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in busy:
+            raise KnowledgeError(
+                "a YAML alias refers to the node that contains it",
+                file=file,
+                line=node.start_mark.line + 1,
+            )
+        busy.add(key)
+        n = 1
+        if isinstance(node, yaml.SequenceNode):
+            n += sum(size(c) for c in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n += sum(size(k) + size(v) for k, v in node.value)
+        busy.discard(key)
+        if n > MAX_NODES:
+            raise KnowledgeError(
+                f"YAML aliases expand to more than {MAX_NODES:,} nodes: refused",
+                file=file,
+                line=node.start_mark.line + 1,
+            )
+        sizes[key] = n
+        return n
+
+    try:
+        size(root)
+    except RecursionError:
+        raise KnowledgeError("YAML nested too deep", file=file) from None
+
+
 def load_yaml_text(text: str, file: str = "<string>") -> Any:
     loader = _LineLoader(text)
     loader._remedy_file = file  # type: ignore[attr-defined]
     try:
-        return loader.get_single_data()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node, file)
+        return loader.construct_document(node)
     except KnowledgeError:
         raise
     except yaml.MarkedYAMLError as exc:
@@ -88,7 +140,65 @@ def read_utf8(
 
 
 def load_yaml(path: str | Path) -> Any:
-    return load_yaml_text(read_utf8(path), str(path))
+    """A data file, parsed; a file parsed before (same bytes) comes from the parse cache."""
+    text = read_utf8(path)
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    cache = _parse_cache()
+    blob = cache.get(key)
+    if isinstance(blob, bytes):
+        try:
+            return marshal.loads(blob)  # fresh objects on every load: callers may change them
+        except (ValueError, EOFError, TypeError):
+            pass
+    data = load_yaml_text(text, str(path))
+    try:
+        cache[key] = marshal.dumps(data)
+    except ValueError:  # a type marshal cannot hold (a YAML timestamp): not cached
+        return data
+    _save_parse_cache(cache, key)
+    return data
+
+
+# Parsing the knowledge YAML with line marks took ~100 ms of every command's start-up;
+# loading its marshalled result takes ~2 ms. Entries are keyed by the text's SHA-256, so an
+# edited file is simply parsed again.
+_PARSED: dict[str, Any] | None = None
+_KEEP = 64
+
+
+def _parse_cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tag = f"yaml{yaml.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
+    return os.path.join(base, "remedy", f"parsed-{tag}.marshal")
+
+
+def _parse_cache() -> dict[str, Any]:
+    global _PARSED
+    if _PARSED is None:
+        _PARSED = {}
+        try:
+            with open(_parse_cache_path(), "rb") as f:
+                data = marshal.load(f)
+            if isinstance(data, dict):
+                _PARSED.update(data)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    return _PARSED
+
+
+def _save_parse_cache(cache: dict[str, Any], newest: str) -> None:
+    """Write the cache atomically (newest entries kept); failures are harmless."""
+    keep = dict(list((k, v) for k, v in cache.items() if k != newest)[-(_KEEP - 1) :])
+    keep[newest] = cache[newest]
+    path = _parse_cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".parsed-")
+        with os.fdopen(fd, "wb") as f:
+            marshal.dump(keep, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def strip_lines(obj: Any) -> Any:

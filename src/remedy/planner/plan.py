@@ -14,12 +14,16 @@ from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
+from remedy.redact import redact_obj
 
 
 def facts_digest(facts: Facts | dict[str, Any]) -> str:
     data = facts.model_dump() if isinstance(facts, Facts) else facts
     # what the host IS, not when it was read nor what the user wants of it (the workload)
     data = {k: v for k, v in data.items() if k not in ("collected_at", "workload")}
+    # redacted before the digest: a plan file is written redacted, and its digest must be
+    # over exactly what it shows (redact_obj is idempotent)
+    data = redact_obj(json.loads(json.dumps(data, default=str)))
     blob = json.dumps(data, sort_keys=True, default=str).encode()
     return "sha256:" + hashlib.sha256(blob).hexdigest()
 

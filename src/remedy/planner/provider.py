@@ -6,7 +6,6 @@ to a host's facts and which rules they must leave holding.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 from collections.abc import Hashable, Iterable, Sequence
@@ -17,7 +16,7 @@ from remedy.evaluate import Evaluation, Violation, evaluate
 from remedy.knowledge.expr import plain, truthy
 from remedy.knowledge.loader import CompiledAction, Knowledge
 from remedy.planner.search import Verdict
-from remedy.resolve import set_workload_env, toolkit_at, workload_python
+from remedy.resolve import toolkit_at, workload_python
 
 CRITERIA = ["driver", "pins", "launches", "steps"]
 CRITERIA_TEXT = [
@@ -62,19 +61,85 @@ def state_key(facts: dict[str, Any]) -> str:
     return json.dumps(facts, sort_keys=True, default=str)
 
 
+_MISSING: Any = object()
+
+
+def _canon(value: Any) -> str:
+    return "-" if value is _MISSING else json.dumps(value, sort_keys=True, default=str)
+
+
+def diff_key(state: dict[str, Any], root: dict[str, Any]) -> Hashable:
+    """A key equal for two states exactly when their contents are equal, built from how they
+    differ from ``root``: parts shared with ``root`` (``is``) cost one comparison, so a state
+    that changed one toolkit of a thousand is keyed in microseconds, not by serializing it."""
+    if state is root:
+        return ()
+    parts: list[tuple[str, Any]] = []
+    for k in sorted(set(state) | set(root), key=str):
+        a, b = state.get(k, _MISSING), root.get(k, _MISSING)
+        if a is b:
+            continue
+        if isinstance(a, list) and isinstance(b, list):
+            items = [
+                (i, _canon(a[i] if i < len(a) else _MISSING))
+                for i in range(max(len(a), len(b)))
+                if i >= len(a) or i >= len(b) or not (a[i] is b[i] or a[i] == b[i])
+            ]
+            if items:
+                parts.append((str(k), (len(a), tuple(items))))
+        elif a != b:
+            parts.append((str(k), _canon(a)))
+    return tuple(parts)
+
+
+def _own_item(facts: dict[str, Any], key: str, item: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``item`` in ``facts[key]`` by a copy (in a copy of the list) and return it."""
+    items = list(facts.get(key, ()))
+    for i, x in enumerate(items):
+        if x is item:
+            items[i] = item = dict(item)
+            break
+    facts[key] = items
+    return item
+
+
+def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
+    """``resolve.set_workload_env`` without changing any dict ``facts`` shares."""
+    wl = facts.get("workload") or {}
+    svc_name = wl.get("service")
+    target: dict[str, str] | None = None
+    if svc_name and "services" in facts:
+        services = list(facts["services"])
+        for i, svc in enumerate(services):
+            if svc["name"] == svc_name:
+                services[i] = svc = {**svc, "environment": dict(svc.get("environment") or {})}
+                target = svc["environment"]
+        facts["services"] = services
+    if target is None:
+        target = facts["shell_env"] = dict(facts.get("shell_env") or {})
+    if value is None:
+        target.pop(var, None)
+    else:
+        target[var] = value
+
+
 @dataclass
 class FactsProvider:
     kb: Knowledge
-    evaluations: dict[str, Evaluation] = field(default_factory=dict)
+    evaluations: dict[Hashable, Evaluation] = field(default_factory=dict)
+    root: dict[str, Any] | None = None  # the first state keyed: others are keyed by their diff
     # actions whose when/bind/before could not be evaluated: the plan shows them
     errors: list[str] = field(default_factory=list)
 
     # -- evaluation cache ---------------------------------------------------------------
-    def evaluation(self, facts: dict[str, Any]) -> Evaluation:
-        key = state_key(facts)
+    def evaluation(self, facts: dict[str, Any], parent: dict[str, Any] | None = None) -> Evaluation:
+        """Evaluation of ``facts`` (cached by state); ``parent``: a state ``facts`` was derived
+        from by ``apply``, whose evaluation lets only the rules the move touched run again."""
+        key = self.state_key(facts)
         ev = self.evaluations.get(key)
         if ev is None:
-            ev = evaluate(self.kb, facts)
+            prev = self.evaluations.get(self.state_key(parent)) if parent is not None else None
+            ev = evaluate(self.kb, facts, prev=prev)
             self.evaluations[key] = ev
         return ev
 
@@ -127,12 +192,18 @@ class FactsProvider:
             self.errors.append(msg)
 
     def apply(self, state: dict[str, Any], move: Move) -> dict[str, Any]:
-        facts = copy.deepcopy(state)
+        """The state after ``move``: a new top-level dict sharing every part the move does not
+        change with ``state`` (copy on write: a deep copy per candidate made planning
+        quadratic in the number of toolkits, venvs and services)."""
+        facts = dict(state)
         for step in move.steps:
             self.apply_step(facts, step)
         return facts
 
     def apply_step(self, facts: dict[str, Any], step: StepSpec) -> None:
+        """Apply one step to ``facts``: its top-level dict is changed in place, nothing below it
+        is (a list, toolkit, env or package dict is copied before it is changed), so states
+        may share their unchanged parts."""
         from remedy.evaluate import base_context
 
         ca = self.kb.actions[step.action]
@@ -143,6 +214,7 @@ class FactsProvider:
                 tk = toolkit_at(facts, params.get(eff["toolkit"]))
                 if tk is None:
                     continue
+                tk = _own_item(facts, "toolkits", tk)
                 for f, e in eff["set"].items():
                     tk[f] = plain(e(**ctx))
             elif "python" in eff:
@@ -158,30 +230,31 @@ class FactsProvider:
                     if callable(pk)
                     else {n: plain(e(**ctx)) for n, e in pk.items()}
                 )
-                py.setdefault("packages", {}).update(new or {})
+                py = _own_item(facts, "pythons", py)
+                py["packages"] = {**(py.get("packages") or {}), **(new or {})}
             elif "env" in eff:
                 for var, e in eff["env"].items():
                     val = plain(e(**ctx))
-                    set_workload_env(facts, var, None if val is None else str(val))
+                    _set_env(facts, var, None if val is None else str(val))
             elif "unset_env" in eff:
                 for var in eff["unset_env"]:
-                    set_workload_env(facts, var, None)
+                    _set_env(facts, var, None)
             elif "add_toolkit" in eff:
                 new_tk = plain(eff["add_toolkit"](**ctx))
                 if new_tk:
                     old = toolkit_at(facts, new_tk["prefix"])
                     if old is not None:
-                        old.update(new_tk)
+                        _own_item(facts, "toolkits", old).update(new_tk)
                     else:
-                        facts.setdefault("toolkits", []).append(new_tk)
+                        facts["toolkits"] = [*facts.get("toolkits", ()), new_tk]
             elif "gpu_driver" in eff:
                 val = plain(eff["gpu_driver"](**ctx))
-                for g in facts.get("gpus", ()):
-                    g["driver"] = val
+                if "gpus" in facts:
+                    facts["gpus"] = [{**g, "driver": val} for g in facts["gpus"]]
 
     def judge(self, before: dict[str, Any], after: dict[str, Any], move: Move) -> Verdict:
         ev_before = self.evaluation(before)
-        ev_after = self.evaluation(after)
+        ev_after = self.evaluation(after, parent=before)
         keys_before = ev_before.keys()
         new = [v for v in ev_after.errors_only() if v.key not in keys_before]
         hard = [v for v in new if v.hard]
@@ -221,7 +294,9 @@ class FactsProvider:
         return tuple(total[k] for k in CRITERIA)
 
     def state_key(self, state: dict[str, Any]) -> Hashable:
-        return state_key(state)
+        if self.root is None:
+            self.root = state
+        return diff_key(state, self.root)
 
     def move_key(self, move: Move) -> Hashable:
         return tuple((s.action, _freeze(s.as_dict())) for s in move.steps)

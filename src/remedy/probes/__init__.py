@@ -28,7 +28,14 @@ from typing import Any
 
 from remedy.errors import CommandTimeout, TransportError
 from remedy.model import Facts
-from remedy.probes.base import DEFAULT_CONSUMER, Arch, ProbeContext, ProbeError, ProbeResult
+from remedy.probes.base import (
+    DEFAULT_CONSUMER,
+    Arch,
+    ProbeContext,
+    ProbeError,
+    ProbeResult,
+    ProbeUntrusted,
+)
 from remedy.probes.gpu import MODES as GPU_PROBES
 from remedy.probes.gpu import gpu_probe
 from remedy.probes.jit import env_probe, flashinfer_jit_build, sglang_jit_build, torch_ext_build
@@ -106,6 +113,10 @@ async def run_probe(
         return _failed(ctx, f"unknown probe {probe_id!r} (known: {', '.join(PROBES)})")
     try:
         return await fn(ctx)
+    except ProbeUntrusted as e:
+        res = _failed(ctx, f"skipped: {e}")
+        res.skipped = str(e)
+        return res
     except ProbeError as e:
         return _failed(ctx, str(e))
     except CommandTimeout as e:

@@ -60,6 +60,28 @@ class ProbeError(Exception):
     """A probe cannot even be set up (no GPU in the facts, no toolkit found): a failed result."""
 
 
+class ProbeUntrusted(ProbeError):
+    """The probe would run a binary or interpreter that someone other than root (or remedy's
+    user) can change: it is not run, and the result is skipped with the reason."""
+
+
+async def require_trusted(
+    ctx: ProbeContext, paths: Sequence[str] = (), pythons: Sequence[str] = ()
+) -> None:
+    """Raise ProbeUntrusted unless every absolute path (and each interpreter's environment)
+    passes remedy.trust's owner/mode check on the host. Relative names are found on PATH by
+    the host and are not checked here."""
+    from remedy.trust import untrusted_reason
+
+    why = await untrusted_reason(
+        ctx.transport,
+        [p for p in paths if p.startswith("/")],
+        pythons=[p for p in pythons if p.startswith("/")],
+    )
+    if why:
+        raise ProbeUntrusted(why)
+
+
 # --------------------------------------------------------------------------------------------
 # arch
 # --------------------------------------------------------------------------------------------

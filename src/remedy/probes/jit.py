@@ -20,6 +20,7 @@ from remedy.probes.base import (
     env_argv,
     first_error_line,
     output_of,
+    require_trusted,
     result_json,
     skip_reason,
     symptoms_of,
@@ -39,6 +40,7 @@ async def _run_script(
     REMEDY-RESULT, the environment used). extra_env(hostdir_path, env) -> vars to set."""
     env = await ctx.env()
     python = ctx.python()
+    await require_trusted(ctx, pythons=[python])
     async with HostDir(ctx.transport, [name]) as hd:
         env = with_private_home(env, hd.path)
         if ctx.params.get("prefix"):

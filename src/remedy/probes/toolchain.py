@@ -25,6 +25,7 @@ from remedy.probes.base import (
     env_argv,
     first_error_line,
     output_of,
+    require_trusted,
     result_json,
     symptoms_of,
     tail,
@@ -49,6 +50,7 @@ async def flashinfer_cccl(ctx: ProbeContext, python: str, env: dict[str, str]) -
         "import importlib.util as u; s = u.find_spec('flashinfer'); "
         "print(s.submodule_search_locations[0] if s and s.submodule_search_locations else '')"
     )
+    await require_trusted(ctx, pythons=[python])
     try:
         r = await ctx.transport.run(env_argv(env, [python, "-c", code]), timeout=30)
     except CommandTimeout:
@@ -117,6 +119,11 @@ async def run_steps(
     python: str,
     groups: list[list[dict[str, Any]]],
 ) -> tuple[int, str, dict[str, Any]]:
+    await require_trusted(
+        ctx,
+        [str(st["argv"][0]) for g in groups for st in g if st.get("argv")],
+        pythons=[python],
+    )
     plan = hd.join("plan.json")
     await ctx.transport.put(plan, json.dumps({"groups": groups}).encode(), mode=0o600)
     argv = env_argv(env, ["sh", "-c", 'cd "$1" && shift && exec "$@" 2>&1', "sh", hd.path, python])

@@ -13,9 +13,11 @@ import re
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
+from rich.errors import MarkupError
 from rich.text import Text
 
 from remedy.redact import redact_text
+from remedy.report.safe import strip_controls
 
 # SGR colours and OSC 8 hyperlinks: what rich writes between characters
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -57,7 +59,15 @@ class RedactingConsole(Console):
     """rich's Console; strings and Text are redacted before layout (see the module doc)."""
 
     def render_str(self, text: str, **kw: Any) -> Text:
-        return redact_rich_text(super().render_str(text, **kw))
+        # no control character reaches the terminal (our own markup never holds one), and a
+        # markup error in a string that escaped escaping is shown as text, never raised:
+        # a report must always be printed
+        text = strip_controls(text)
+        try:
+            rendered = super().render_str(text, **kw)
+        except MarkupError:
+            rendered = super().render_str(text, **{**kw, "markup": False})
+        return redact_rich_text(rendered)
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Any:
         if isinstance(renderable, Text):

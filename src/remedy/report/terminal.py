@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.markup import escape
-from rich.panel import Panel
 from rich.table import Table
-from rich.text import Text
 
 from remedy.model import Diagnosis, Plan, Symptom
+from remedy.report.wrap import Prose, whole
+
+
+def _evidence_cell(h: Any) -> str:
+    """Lines and field matches behind a hypothesis (why it ranks where it does)."""
+    lines = getattr(h, "support_lines", 0)
+    out = f"{lines} line{'s' if lines != 1 else ''}"
+    fields = getattr(h, "matched_fields", [])
+    if fields:
+        out += "; " + ", ".join(fields[:2])
+    return out
 
 
 def _symptom_line(s: Symptom) -> str:
@@ -36,36 +45,38 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
         f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
         + escape(" > ".join(plan.criteria))
     )
+    if not plan.steps and plan.status in ("partial", "impossible"):
+        _print_no_fix(console, plan)
     for i, s in enumerate(plan.steps, 1):
-        body: list[Any] = []
+        # the title and every command, path and value whole (issue 19: a panel border cut
+        # titles at 80 columns): printed unwrapped, the terminal folds them, a copy is whole
+        console.print()
+        console.print(whole(f"{i}. {s.title}", "bold blue"), soft_wrap=True)
         for b in s.because:
-            body.append(Text(b, style="italic"))
+            console.print(Prose(b, 3, "italic"), soft_wrap=True)
         for c in s.commands:
-            body.append(Text("$ " + c, style="green"))
-        touches = "; ".join(
-            f"{t.kind} {t.target}" + (f" ({t.detail})" if t.detail else "") for t in s.touches
-        )
-        if touches:
-            body.append(Text("touches: " + touches, style="dim"))
-        body.append(Text(f"probe: {s.probe} — {s.probe_detail}", style="cyan"))
+            console.print(whole("$ " + c, "green", 3), soft_wrap=True)
+        for t in s.touches:
+            console.print(
+                whole(
+                    f"touches: {t.kind} {t.target}" + (f" ({t.detail})" if t.detail else ""),
+                    "dim",
+                    3,
+                ),
+                soft_wrap=True,
+            )
+        console.print(Prose(f"probe: {s.probe} — {s.probe_detail}", 3, "cyan"), soft_wrap=True)
         if explain and s.facts_after.get("changes"):
-            body.append(
-                Text("predicted facts:\n  " + "\n  ".join(s.facts_after["changes"]), style="dim")
-            )
-        console.print(
-            Panel(
-                Group(*body),
-                title=f"{i}. {escape(s.title)}",
-                title_align="left",
-                border_style="blue",
-            )
-        )
-    if plan.rejected:
+            console.print(whole("predicted facts:", "dim", 3))
+            for ch in s.facts_after["changes"]:
+                console.print(whole(ch, "dim", 5), soft_wrap=True)
+    rejected = _relevant_rejected(plan)
+    if rejected:
         console.print("[bold]Rejected alternatives[/]")
-        for r in plan.rejected:
+        for r in rejected:
             params = " ".join(f"{k}={v}" for k, v in r.params.items())
-            console.print(f" [red]✗[/] [bold]{escape(r.action)}[/] [dim]{escape(params)}[/]")
-            console.print(f"   {escape(r.reason)}")
+            console.print(whole(f"✗ {r.action} {params}", "", 1), soft_wrap=True)
+            console.print(Prose(r.reason, 3), soft_wrap=True)
     if plan.verification:
         console.print("[bold]Final verification[/] (one expensive probe per consumer):")
         for v in plan.verification:
@@ -81,6 +92,52 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
             console.print("  " + escape(line), style="dim")
 
 
+def _unresolved_rules(plan: Plan) -> set[str]:
+    return {u.split(" @ ", 1)[0] for u in plan.unresolved}
+
+
+def _relevant_rejected(plan: Plan) -> list[Any]:
+    """With steps, every rejected alternative (they explain the choice). Without a complete
+    plan, only those that would have repaired what is left: a rejected move for another
+    finding explains nothing about why there is no fix."""
+    if plan.steps or plan.status not in ("partial", "impossible"):
+        return list(plan.rejected)
+    left = _unresolved_rules(plan)
+    from remedy.knowledge.loader import load_knowledge
+
+    kb = load_knowledge()
+    repairs = {a for r in left if r in kb.rules for a in kb.rules[r].rule.repairs}
+    return [r for r in plan.rejected if r.action in repairs]
+
+
+def _print_no_fix(console: Console, plan: Plan) -> None:
+    """Why there are 0 steps: per finding left, no known repair or every repair rejected."""
+    from remedy.knowledge.loader import load_knowledge
+
+    kb = load_knowledge()
+    console.print(
+        "[red bold]No fix found[/]: remedy knows no sequence of actions that makes every "
+        "rule hold without breaking another consumer."
+    )
+    rejected = {r.action for r in plan.rejected}
+    for u in plan.unresolved:
+        rule = u.split(" @ ", 1)[0]
+        repairs = list(kb.rules[rule].rule.repairs) if rule in kb.rules else []
+        if not repairs:
+            why = "no action in playbooks/ repairs this rule: it needs a person"
+        elif all(a in rejected for a in repairs):
+            why = "every action that repairs it was rejected (below: what each would break)"
+        else:
+            why = "the actions that repair it (" + ", ".join(repairs) + ") do not apply here"
+        console.print(whole(f"• {u}", "bold", 2), soft_wrap=True)
+        console.print(Prose(why, 4), soft_wrap=True)
+        f = next((f for f in plan.findings if f.rule == rule), None)
+        if f is not None and f.confirm_with:
+            console.print(
+                Prose("check by hand: " + "; ".join(f.confirm_with), 4, "dim"), soft_wrap=True
+            )
+
+
 def _print_findings(console: Console, findings: list[Any], symptoms: list[Symptom]) -> None:
     console.print(f"[bold]Findings[/] ({len(findings)})")
     for f in findings:
@@ -91,16 +148,25 @@ def _print_findings(console: Console, findings: list[Any], symptoms: list[Sympto
         else:
             seen = "[yellow]predicted, not yet seen[/]"
         who = escape(", ".join(f.affects) or f.subject)
-        console.print(f" [red]✗[/] [bold]{escape(f.rule)}[/]  [dim]{who}[/]  {seen}")
-        console.print(f"   {escape(f.message)}")
+        console.print(
+            Prose.markup(f"[red]✗[/] [bold]{escape(f.rule)}[/]  [dim]{who}[/]  {seen}", 1),
+            soft_wrap=True,
+        )
+        console.print(Prose(f.message, 3), soft_wrap=True)
         if f.source:
-            console.print(f"   [dim]source: {escape(f.source.short())}[/]")
+            console.print(whole(f"source: {f.source.short()}", "dim", 3), soft_wrap=True)
     if symptoms:
         console.print(f"[bold]Symptoms in the logs[/] ({len(symptoms)}):")
         for s in symptoms[:30]:
-            console.print("  " + _symptom_line(s))
+            _print_symptom(console, s)
         if len(symptoms) > 30:
             console.print(f"  … and {len(symptoms) - 30} more")
+
+
+def _print_symptom(console: Console, s: Symptom) -> None:
+    """The signature and file:line whole (a user opens that line), the log text wrapped."""
+    console.print(whole(f"{s.signature} {s.source}:{s.line}", "bold", 2), soft_wrap=True)
+    console.print(Prose(s.text[:240], 4), soft_wrap=True)
 
 
 def _print_advice(console: Console, advice: list[Any]) -> None:
@@ -135,26 +201,36 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
         console.print("[green]No finding:[/] every rule holds on these facts.")
         if diag.symptoms:
             for s in diag.symptoms[:30]:
-                console.print("  " + _symptom_line(s))
+                _print_symptom(console, s)
     else:
         if diag.symptoms:
             console.print(f"[bold]Symptoms[/] ({len(diag.symptoms)}):")
             for s in diag.symptoms[:30]:
-                console.print("  " + _symptom_line(s))
+                _print_symptom(console, s)
         if diag.hypotheses:
             t = Table(title="Hypotheses (log only: collect facts to confirm)", title_justify="left")
             t.add_column("#")
             t.add_column("cause")
             t.add_column("score")
+            t.add_column("confidence")
+            t.add_column("evidence")
             t.add_column("confirm with")
             for i, h in enumerate(diag.hypotheses[:8], 1):
                 t.add_row(
                     str(i),
                     escape(f"{h.rule}: {h.message}"),
                     f"{h.score:.2f}",
+                    f"{h.confidence:.0%}",
+                    escape(_evidence_cell(h)),
                     escape("; ".join(h.confirm_with[:2])),
                 )
             console.print(t)
+            top = diag.hypotheses[0]
+            if top.settle_with:
+                console.print(
+                    f"[bold]Would settle it[/] ({top.confidence:.0%} on {escape(top.rule)}): "
+                    + escape(top.settle_with)
+                )
         else:
             console.print("[yellow]No known failure matches this log.[/]")
     if diag.unexplained and not diag.findings:

@@ -112,3 +112,9 @@ class LineSplitter:
         out = [bytes(self.buf)]
         self.buf.clear()
         return out
+
+
+# A host command's output is data from the host: what remedy keeps of it is bounded. Fact
+# collection prints a few MiB on the largest hosts recorded; a probe's build log less.
+OUTPUT_CAP = 64 * 2**20
+STDERR_CAP = 16 * 2**20

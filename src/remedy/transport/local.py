@@ -8,14 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import signal
+import stat
 import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping
 
-from remedy.errors import CommandTimeout
-from remedy.transport.base import Command, CommandResult, LineSplitter, describe, signal_status
+from remedy.errors import CommandTimeout, OutputTooLarge
+from remedy.transport.base import (
+    OUTPUT_CAP,
+    STDERR_CAP,
+    Command,
+    CommandResult,
+    LineSplitter,
+    describe,
+    signal_status,
+)
 from remedy.transport.quote import check_env_name
 from remedy.transport.stream import OutputStream
 
@@ -103,7 +113,15 @@ class LocalTransport:
         if isinstance(proc, CommandResult):
             return proc
         try:
-            out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+            out, err = await asyncio.wait_for(_communicate_capped(proc, input), timeout)
+        except OutputTooLarge as exc:
+            _kill_group(proc)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.wait(), 5)
+            raise OutputTooLarge(
+                f"{self.host}: {describe(argv_or_script)} printed {exc}; it was killed "
+                "(remedy keeps a host command's output bounded)"
+            ) from None
         except (asyncio.TimeoutError, TimeoutError):
             _kill_group(proc)
             with contextlib.suppress(Exception):
@@ -204,5 +222,45 @@ def _atomic_write(path: str, data: bytes, mode: int) -> None:
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+    """A regular file's bytes, at most OUTPUT_CAP: a FIFO would block, a device never end."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        data = f.read(OUTPUT_CAP + 1)
+    if len(data) > OUTPUT_CAP:
+        raise OSError(errno.EFBIG, f"larger than {OUTPUT_CAP >> 20} MiB", path)
+    return data
+
+
+async def _communicate_capped(
+    proc: asyncio.subprocess.Process, input: bytes | None
+) -> tuple[bytes, bytes]:
+    """proc.communicate(), but OutputTooLarge once stdout or stderr passes its cap."""
+
+    async def feed() -> None:
+        if proc.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            if input:
+                proc.stdin.write(input)
+                await proc.stdin.drain()
+            proc.stdin.close()
+
+    async def drain(stream: asyncio.StreamReader | None, cap: int, name: str) -> bytes:
+        buf = bytearray()
+        if stream is None:
+            return b""
+        while True:
+            chunk = await stream.read(1 << 16)
+            if not chunk:
+                return bytes(buf)
+            buf += chunk
+            if len(buf) > cap:
+                raise OutputTooLarge(f"{name} past {cap >> 20} MiB")
+
+    _, out, err = await asyncio.gather(
+        feed(), drain(proc.stdout, OUTPUT_CAP, "stdout"), drain(proc.stderr, STDERR_CAP, "stderr")
+    )
+    await proc.wait()
+    return out, err

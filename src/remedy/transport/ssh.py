@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shlex
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
@@ -34,9 +35,12 @@ from remedy.errors import (
     HostKeyRejected,
     HostUnreachable,
     InputError,
+    OutputTooLarge,
     TransportError,
 )
 from remedy.transport.base import (
+    OUTPUT_CAP,
+    STDERR_CAP,
     Command,
     CommandResult,
     LineSplitter,
@@ -237,6 +241,7 @@ class _Session(asyncssh.SSHClientSession):  # type: ignore[type-arg]
         self.closed = asyncio.Event()
         self.lost: Exception | None = None
         self.lines: deque[bytes] | None = deque() if lines else None
+        self.overflow: str | None = None
         self.more = asyncio.Event()
         self._splitter = LineSplitter()
         self._errbuf = bytearray()
@@ -249,10 +254,21 @@ class _Session(asyncssh.SSHClientSession):  # type: ignore[type-arg]
             self.more.set()
         else:
             self.out += data
+            if len(self.out) > OUTPUT_CAP:
+                self._overflow(f"stdout past {OUTPUT_CAP >> 20} MiB")
+
+    def _overflow(self, what: str) -> None:
+        """Stop keeping output; run() kills the command and raises OutputTooLarge."""
+        self.overflow = what
+        del self.out[OUTPUT_CAP:]
+        del self.err[STDERR_CAP:]
+        self.closed.set()
 
     def _stderr(self, data: bytes) -> None:
         if self.pid is not None:
             self.err += data
+            if len(self.err) > STDERR_CAP:
+                self._overflow(f"stderr past {STDERR_CAP >> 20} MiB")
             return
         self._errbuf += data
         m = _PID_RE.search(self._errbuf)
@@ -388,11 +404,16 @@ class SSHTransport:
                     asyncssh.connect(self._t.host, **kwargs), self.connect_timeout + 1
                 )
             except asyncssh.HostKeyNotVerifiable as exc:
-                raise HostKeyRejected(
-                    f"{name}: {self._key_problem or exc}",
-                    hint="remedy --accept-new records an unknown key; a changed key is never "
-                    "accepted",
-                ) from None
+                problem = self._key_problem or str(exc)
+                hint = "a changed key is never accepted: check it out of band"
+                if problem.startswith("unknown host key"):
+                    port = f"-p {self._port} " if self._port and self._port != 22 else ""
+                    hint = (
+                        f"check the fingerprint, then either `ssh-keyscan {port}{shlex.quote(self._t.host)}"
+                        " >> ~/.ssh/known_hosts` or run remedy once with --accept-new "
+                        "(`remedy --accept-new ...`, records it)"
+                    )
+                raise HostKeyRejected(f"{name}: {problem}", hint=hint) from None
             except asyncssh.KeyExchangeFailed as exc:
                 if self._known_hosts.matching(self._t.host, self._t.host, self._port):
                     raise HostKeyRejected(
@@ -521,6 +542,12 @@ class SSHTransport:
             except BaseException:
                 await asyncio.shield(self._abort(chan, sess))
                 raise
+            if sess.overflow:
+                await asyncio.shield(self._abort(chan, sess))
+                raise OutputTooLarge(
+                    f"{self.target}: {describe(argv_or_script)} printed {sess.overflow}; "
+                    "it was killed (remedy keeps a host command's output bounded)"
+                )
             if not sess.finished:
                 self._conn = None
                 raise ConnectionDropped(
@@ -541,7 +568,20 @@ class SSHTransport:
             raise file_error(path, r.stderr)
 
     async def get(self, path: str, *, timeout: float = 60) -> bytes:
-        r = await self.run(["cat", "--", path], timeout=timeout)
+        # a regular file only (a FIFO would block, a device never end), at most OUTPUT_CAP
+        r = await self.run(
+            [
+                "sh",
+                "-c",
+                '[ -e "$1" ] || { echo "$1: No such file or directory" >&2; exit 1; }; '
+                '[ -d "$1" ] && { echo "$1: Is a directory" >&2; exit 1; }; '
+                '[ -f "$1" ] || { echo "$1: not a regular file" >&2; exit 1; }; '
+                f'exec head -c {OUTPUT_CAP} -- "$1"',
+                "sh",
+                path,
+            ],
+            timeout=timeout,
+        )
         if r.exit_status != 0:
             raise file_error(path, r.stderr)
         return r.stdout
@@ -614,7 +654,7 @@ trap 'rm -f -- "$t"' EXIT
 cat > "$t"
 chmod "$2" "$t"
 sync -- "$t" 2>/dev/null || sync
-mv -f -- "$t" "$1"
+mv -fT -- "$t" "$1"  # -T: a link or directory at $1 is replaced, never entered
 trap - EXIT
 sync -- "$d" 2>/dev/null || true
 """

@@ -19,15 +19,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
-from rich.panel import Panel
-from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 
 from remedy.errors import InputError
 from remedy.impact import ImpactReport, analyse
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Service
+from remedy.report.impact_text import consumer_parts, simulation_parts
+from remedy.report.wrap import Prose, whole
 from remedy.transport.base import Transport
 from remedy.units.dropin import DROPIN_NAME, DropinPreview, plan_dropin
 from remedy.units.host import read_unit
@@ -312,28 +311,29 @@ def unit_impact_renderable(imp: UnitImpact) -> RenderableType:
         (imp.host, "cyan"),
     )
     parts.append(head)
-    parts.append(Text(f"unit file {imp.fragment_path}", style="dim"))
+    parts.append(whole(f"unit file {imp.fragment_path}", "dim"))
     for p in imp.dropin_paths_before:
-        parts.append(Text(f"drop-in   {p}", style="dim"))
+        parts.append(whole(f"drop-in   {p}", "dim"))
     if imp.python:
         flags = ""
         if imp.launch:
             flags = f"  ({imp.launch['module']})"
-        parts.append(Text(f"runs      {imp.python}{flags}", style="dim"))
+        parts.append(whole(f"runs      {imp.python}{flags}", "dim"))
 
-    t = Table(title="Environment of the service process", title_justify="left", show_lines=False)
-    t.add_column("variable", style="bold")
-    t.add_column("now")
-    t.add_column("after")
-    t.add_column("")
+    parts.append(Text("Environment of the service process", style="bold"))
     for c in imp.changes:
-        mark = "[green]✓[/]" if c.effective else "[red]✗ not effective[/]"
-        t.add_row(escape(c.variable), escape(_val(c.before)), escape(_val(c.after)), mark)
+        mark = "✓" if c.effective else "✗ not effective"
+        parts.append(
+            whole(
+                f"{c.variable}: {_val(c.before)} → {_val(c.after)}  {mark}",
+                "" if c.effective else "red",
+                2,
+            )
+        )
         if c.origin_before:
-            t.add_row("", f"[dim]{escape(c.origin_before)}[/]", "", "")
+            parts.append(whole(f"now from: {c.origin_before}", "dim", 4))
         if c.shadowed_by:
-            t.add_row("", "", f"[red]{escape(c.shadowed_by)}[/]", "")
-    parts.append(t)
+            parts.append(whole(f"shadowed by: {c.shadowed_by}", "red", 4))
 
     d = imp.dropin
     verdict: str
@@ -347,60 +347,31 @@ def unit_impact_renderable(imp: UnitImpact) -> RenderableType:
         verdict = "[red]systemd-analyze verify: FAILED[/]\n" + escape(
             "\n".join(d.verify.new_messages or d.verify.messages)
         )
-    body: list[RenderableType] = []
+    # the drop-in as lines, never cropped: a user copies these (issue 19)
+    parts.append(whole(f"drop-in {d.path}", "bold"))
     if d.noop:
-        body.append(Text("no change: the drop-in already says this", style="green"))
+        parts.append(Text("  no change: the drop-in already says this", style="green"))
     elif d.diff:
-        body.append(Syntax(d.diff, "diff", theme="ansi_dark", background_color="default"))
-    body.append(Text.from_markup(verdict))
+        for line in d.diff.splitlines():
+            style = (
+                "green"
+                if line.startswith("+") and not line.startswith("+++")
+                else "red"
+                if line.startswith("-") and not line.startswith("---")
+                else "dim"
+                if line.startswith(("@@", "---", "+++"))
+                else ""
+            )
+            parts.append(whole(line, style, 2))
+    parts.append(Prose(Text.from_markup(verdict), 2))
     if d.hidden_by:
-        body.append(Text(f"hidden by {d.hidden_by}", style="red"))
-    parts.append(Panel(Group(*body), title=f"drop-in {d.path}", title_align="left"))
+        parts.append(whole(f"hidden by {d.hidden_by}", "red", 2))
 
     rep = imp.impact
     if rep is not None:
-        for var, value in rep.changes.items():
-            rows = [c for c in rep.consumers if c.variable == var]
-            ct = Table(
-                title=f"{var}={value if value is not None else '(unset)'} — "
-                f"{len(rows)} consumer(s)",
-                title_justify="left",
-                show_lines=True,
-            )
-            ct.add_column("consumer", style="bold")
-            ct.add_column("how it reads it")
-            ct.add_column("predicted effect")
-            for c in rows:
-                eff = ("[red]BREAKS[/] " if c.breaks else "") + escape(c.effect)
-                if c.error:
-                    eff += f"\n[red]{escape(c.error)}[/]"
-                ct.add_row(escape(c.name), escape(c.how), eff)
-            parts.append(ct)
-            for u in [u for u in rep.unaffected if u.variable == var]:
-                parts.append(
-                    Text.from_markup(
-                        f"  [green]unaffected[/] {escape(u.component)}: {escape(u.why)}"
-                    )
-                )
-        if rep.simulated:
-            parts.append(Text("Simulated on this host's facts:", style="bold"))
-            for p in rep.picks:
-                parts.append(
-                    Text.from_markup(
-                        f"  {escape(p.component)}: {escape(p.before)} → [bold]{escape(p.after)}[/]"
-                    )
-                )
-            for f in rep.new_findings:
-                parts.append(
-                    Text.from_markup(
-                        f"  [red]new[/] {escape(f.rule)} ({escape(', '.join(f.consumers))}): "
-                        f"{escape(f.message)}"
-                    )
-                )
-            for f in rep.fixed_findings:
-                parts.append(
-                    Text.from_markup(f"  [green]fixed[/] {escape(f.rule)}: {escape(f.message)}")
-                )
+        for var in rep.changes:
+            parts.extend(consumer_parts(rep, var, sources=False))
+        parts.extend(simulation_parts(rep, "Simulated on this host's facts"))
     for var in imp.unknown_variables:
         parts.append(
             Text(f"remedy knows no consumer of {var}: its blast radius is not modelled", "yellow")
@@ -410,7 +381,7 @@ def unit_impact_renderable(imp: UnitImpact) -> RenderableType:
     for w in imp.warnings:
         parts.append(Text.from_markup(f"[yellow]warning[/] {escape(w)}"))
     if imp.restart:
-        parts.append(Text("To take effect: " + " && ".join(imp.restart), style="bold"))
+        parts.append(whole("To take effect: " + " && ".join(imp.restart), "bold"))
     if imp.breaks:
         parts.append(Text.from_markup("[red bold]Breaks:[/] " + escape(", ".join(imp.breaks))))
     elif imp.ok:
@@ -422,4 +393,4 @@ def unit_impact_renderable(imp: UnitImpact) -> RenderableType:
 
 def print_unit_impact(console: Console, imp: UnitImpact) -> None:
     """Print the preview; what `remedy impact --unit` shows without --json."""
-    console.print(unit_impact_renderable(imp))
+    console.print(unit_impact_renderable(imp), soft_wrap=True)

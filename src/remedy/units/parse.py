@@ -885,7 +885,7 @@ def parse_env_file(data: bytes, path: str = "<env>") -> tuple[dict[str, str], li
         if k.startswith("export ") or k.startswith("export\t"):
             msg = (
                 f"'{k}={v}' is ignored: systemd does not understand 'export' in an "
-                "EnvironmentFile (write KEY=VALUE)"
+                "EnvironmentFile (write NAME=value, without export)"
             )
         else:
             msg = f"Ignoring invalid environment assignment '{k}={v}'"

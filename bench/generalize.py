@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""Held-out evaluation of log-only diagnosis: a date split and leave-one-repository-out.
+
+Why: the corpus test (tests/test_corpus.py) measures remedy on logs its knowledge was written
+from. This script measures it on logs the knowledge was NOT tuned to.
+
+Method (what is frozen, and how):
+
+- Knowledge and code are frozen by git commit. ``--ref COMMIT`` extracts ``src/``,
+  ``knowledge/`` and ``playbooks/`` of that commit (``git archive``) into a temporary
+  directory and diagnoses the corpus of the working tree with them, in a subprocess whose
+  ``remedy`` is that tree's. So a figure for a commit is exactly what that commit's rules,
+  signatures and ranking code say; nothing written later can leak in.
+- Date split. Every row added for issue 17 carries the date of the post its log was copied
+  from. ``SPLIT_DATE`` was fixed before any rule was written for those logs. The held-out set
+  is every row dated on or after it whose thread is not cited anywhere in the knowledge of
+  ``BEFORE_REF`` (a thread a rule or signature was written from is not unseen). Legacy rows
+  (no date) and rows dated before the split are the tuning set.
+- ``BEFORE_REF`` is the commit the branch started from: its knowledge never saw any of the new
+  logs. ``FROZEN_REFS`` are the commits of successive tuning rounds. Round 1 (69b691c) was
+  written from pre-split threads and upstream sources only; the round-1 held-out logs were
+  read when collected, but no diagnosis of them was looked at before that commit. After each
+  frozen commit its misses were studied and the knowledge tuned (TUNED_AFTER lists every such
+  change), and a NEW batch of post-split logs was collected and committed before any diagnosis
+  ran on it. ``CLEAN_ROUNDS`` scores each held-out log once, by the knowledge frozen before it
+  was collected: that total is the honest held-out figure. The per-ref "date split, held-out"
+  line also counts logs a later round was tuned on, so for later refs it is optimistic.
+- Leave-one-repository-out (LORO): each log is diagnosed with the knowledge minus every
+  signature and field signal that cites a thread of the log's own repository and no upstream
+  code or doc (items that cite upstream code or docs stay: they were not learned from the
+  threads). Rules stay: they are written from upstream code, not from threads. Most items
+  cite upstream sources, so LORO removes little; it guards against thread-only patterns.
+
+Figures per run: top-1, top-3, "unknown" (no hypothesis at all) and harmful fixes. A harmful
+fix: the top hypothesis is wrong, its repairs include a toolchain or driver change
+(``toolchain_actions``), and that action is not a repair of the right class (judged with the
+current knowledge of what the right class's fix is).
+
+    python bench/generalize.py                    # before / frozen / HEAD, date split + LORO
+    python bench/generalize.py --ref HEAD --json  # one ref, machine-readable
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "fixtures" / "corpus"
+RESULTS = ROOT / "bench" / "results"
+
+SPLIT_DATE = "2025-06-01"
+BEFORE_REF = "2fdae7f"  # the branch's starting commit (main at the time)
+# Frozen rounds: 69b691c was written from pre-split threads only; each later ref is the
+# knowledge after a tuning round, evaluated on post-split threads collected after it.
+FROZEN_REFS: list[str] = ["69b691c", "8d806c0", "e9c0621", "33214ee", "b31ce0a"]
+# Clean rounds: (knowledge ref, ref whose corpus the round's logs were absent from). A held-out
+# log belongs to the LAST round whose candidate set holds it, and is scored only by that
+# round's knowledge, which was committed before the log was collected (round 1: before any
+# rule was written for the post-split logs; later rounds: logs collected after the commit).
+CLEAN_ROUNDS: list[tuple[str, str]] = [
+    ("69b691c", BEFORE_REF),
+    ("8d806c0", "8d806c0"),
+    ("e9c0621", "e9c0621"),
+    ("33214ee", "33214ee"),
+    ("b31ce0a", "b31ce0a"),
+]
+# Changes made after looking at held-out (post-split) diagnoses; empty means none.
+TUNED_AFTER: list[str] = [
+    "after 69b691c: signature glibc-math-exception-spec also matches the message wrapped after"
+    " 'error: exception' (NVIDIA/cuda-samples#378) and cudafe++'s 'has a different exception"
+    " specifier' (1Cat-vLLM#215)",
+    "after 69b691c: field signal no-kernel-image-raised-in-package-source (the CUDA error's"
+    " source path names flash-attn/xformers/...: ostris/ai-toolkit#475, flash-attention#2168)",
+    "after 69b691c: signature ld-needed-libcuda-not-found ('warning: libcuda.so.1, needed by"
+    " ..., not found', ggml-org/llama.cpp#18022), predicted by toolkit-links-cudart",
+    "after 8d806c0 (round 2 misses): field signals that discount the arch-list rules when the"
+    " log never names FLASHINFER_/TORCH_CUDA_ARCH_LIST and torch's wheel rule when torch's"
+    " capability warning is absent (a bare 'no kernel image' ranks package-has-gpu-arch first);"
+    " signature arch-list-env-mentioned; driver-too-old with torch's 'found version N' ->"
+    " driver-supports-cuda",
+    "after e9c0621/33214ee (round 3 misses): signature nvcc-exec-not-found (FileNotFoundError"
+    " for 'nvcc', flashinfer-ai/flashinfer#1781), predicted by toolkit-found; no new round was"
+    " collected after it, so the clean figures do not include it",
+]
+
+TOOLCHAIN_ENV = re.compile(
+    r"^(CUDA_HOME|CUDA_PATH|PATH|NVCC_CCBIN|FLASHINFER_NVCC|TRITON_PTXAS\w*)$"
+)
+
+# Runs inside the frozen tree: scans and diagnoses every log, prints JSON.
+_RUNNER = r"""
+import json, re, sys
+tree, corpus, exclude_repo_json = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, tree + "/src")
+import yaml
+from pathlib import Path
+from remedy.evidence.catalog import load_catalog
+from remedy.evidence import scan_path
+from remedy.diagnose import diagnose
+from remedy.knowledge.loader import load_knowledge
+import remedy.evidence.catalog as catmod
+
+THREAD = re.compile(r"([\w.-]+/[\w.-]+)#\d+")
+
+def learned_only_from(src, repo):
+    if src is None:
+        return False
+    if getattr(src, "repo", None) or getattr(src, "doc", None) or getattr(src, "path", None):
+        return False
+    return repo in THREAD.findall(getattr(src, "thread", None) or "")
+
+kb = load_knowledge()
+full = load_catalog(Path(tree) / "knowledge" / "signatures.yaml")
+rows = yaml.safe_load((Path(corpus) / "index.yaml").read_text())["logs"]
+exclude = json.loads(exclude_repo_json)
+out = {"repairs": {rid: list(cr.rule.repairs) for rid, cr in kb.rules.items()}, "logs": {}}
+actions = getattr(kb, "actions", None) or {}
+out["actions"] = {}
+for aid, a in (actions.items() if isinstance(actions, dict) else []):
+    act = getattr(a, "action", a)
+    effects = []
+    for e in getattr(act, "effects", []) or []:
+        effects.append(e if isinstance(e, dict) else getattr(e, "model_dump", lambda: {})())
+    touches = [getattr(t, "kind", None) for t in (getattr(act, "touches", []) or [])]
+    out["actions"][aid] = {"effects": effects, "touches": touches}
+catalogs = {}
+for r in rows:
+    repo = r["thread"].split("#")[0]
+    key = repo if exclude else ""
+    if key not in catalogs:
+        if key:
+            sigs = [s for s in full.signatures if not learned_only_from(s.source, repo)]
+            cat = catmod.Catalog(signatures=sigs, path=full.path)
+        else:
+            cat = full
+        catalogs[key] = cat
+    cat = catalogs[key]
+    res = scan_path(str(Path(corpus) / r["file"]), catalog=cat)
+    wrappers = {s.id for s in cat.signatures if getattr(s, "wrapper", False)}
+    kw = {}
+    try:
+        from remedy.evidence import fields as fieldmod  # present from issue 17 on
+        kw["signals"] = fieldmod.load_signals(Path(tree) / "knowledge" / "field-signals.yaml",
+                                              exclude_repo=repo if exclude else None)
+    except (ImportError, FileNotFoundError):
+        pass
+    try:
+        d = diagnose(kb, None, res.symptoms, wrappers=wrappers, **kw)
+    except TypeError:
+        d = diagnose(kb, None, res.symptoms, wrappers=wrappers)
+    out["logs"][r["file"]] = [h.rule for h in d.hypotheses[:5]]
+print(json.dumps(out))
+"""
+
+
+def _rows() -> list[dict[str, Any]]:
+    return yaml.safe_load((CORPUS / "index.yaml").read_text())["logs"]
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _extract(ref: str, dest: Path) -> None:
+    """The src/, knowledge/ and playbooks/ of ``ref`` (the working tree for HEAD)."""
+    if ref == "WORKTREE":
+        for part in ("src", "knowledge", "playbooks"):
+            subprocess.run(["cp", "-r", str(ROOT / part), str(dest / part)], check=True)
+        return
+    tar = dest / "tree.tar"
+    with tar.open("wb") as f:
+        subprocess.run(
+            ["git", "archive", ref, "src", "knowledge", "playbooks"], cwd=ROOT, stdout=f, check=True
+        )
+    with tarfile.open(tar) as t:
+        t.extractall(dest, filter="data")
+
+
+def diagnose_with(ref: str, loro: bool = False) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="remedy-gen-") as tmp:
+        _extract(ref, Path(tmp))
+        r = subprocess.run(
+            [sys.executable, "-c", _RUNNER, tmp, str(CORPUS), json.dumps(loro)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if r.returncode != 0:
+            raise SystemExit(f"diagnosis with {ref} failed:\n{r.stderr[-3000:]}")
+        return json.loads(r.stdout)
+
+
+def toolchain_actions(actions: dict[str, Any]) -> set[str]:
+    """Actions that change the toolkit, the toolchain's environment, or the driver."""
+    out = set()
+    for aid, a in actions.items():
+        for e in a["effects"]:
+            if "toolkit" in e or "add_toolkit" in e:
+                out.add(aid)
+            for key in ("env", "unset_env"):
+                names = e.get(key) or {}
+                if any(TOOLCHAIN_ENV.match(str(n)) for n in names):
+                    out.add(aid)
+        if "driver" in a["touches"]:
+            out.add(aid)
+    return out
+
+
+def cited_threads(ref: str) -> set[str]:
+    """Threads cited in the knowledge or the corpus of ``ref`` (they are not unseen)."""
+    if ref == "WORKTREE":
+        paths = [
+            *ROOT.glob("knowledge/*.yaml"),
+            *ROOT.glob("playbooks/*.yaml"),
+            CORPUS / "index.yaml",
+        ]
+        text = "".join(p.read_text() for p in paths)
+    else:
+        text = _git("show", f"{ref}:tests/fixtures/corpus/index.yaml")
+        for part in ("knowledge", "playbooks"):
+            for f in _git("ls-tree", "-r", "--name-only", ref, part).splitlines():
+                text += _git("show", f"{ref}:{f}")
+    return set(re.findall(r"[\w.-]+/[\w.-]+#\d+", text))
+
+
+def unseen(rows: list[dict[str, Any]], ref: str) -> list[dict[str, Any]]:
+    """Rows dated on/after the split whose thread ``ref`` never cites: its held-out set."""
+    seen = cited_threads(ref)
+    return [
+        r
+        for r in rows
+        if r.get("class")
+        and r.get("date")
+        and str(r["date"]) >= SPLIT_DATE
+        and r["thread"] not in seen
+    ]
+
+
+def score(rows: list[dict[str, Any]], run: dict[str, Any], current: dict[str, Any]) -> dict:
+    tool = toolchain_actions(current["actions"]) | toolchain_actions(run["actions"])
+    n = top1 = top3 = unknown = harmful = 0
+    misses, harms = [], []
+    for r in rows:
+        ranked = run["logs"][r["file"]]
+        n += 1
+        if not ranked:
+            unknown += 1
+        if ranked[:1] == [r["class"]]:
+            top1 += 1
+        else:
+            misses.append({"file": r["file"], "class": r["class"], "ranked": ranked[:3]})
+            if ranked:
+                right = set(current["repairs"].get(r["class"], []))
+                proposed = set(run["repairs"].get(ranked[0], [])) & tool
+                if proposed and not (proposed & right):
+                    harmful += 1
+                    harms.append({"file": r["file"], "top": ranked[0], "actions": sorted(proposed)})
+        if r["class"] in ranked[:3]:
+            top3 += 1
+    return {
+        "logs": n,
+        "top1": top1,
+        "top3": top3,
+        "unknown": unknown,
+        "harmful": harmful,
+        "top1_rate": round(top1 / n, 3) if n else None,
+        "top3_rate": round(top3 / n, 3) if n else None,
+        "unknown_rate": round(unknown / n, 3) if n else None,
+        "misses": misses,
+        "harmful_fixes": harms,
+    }
+
+
+def split(rows: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
+    """Post-split rows the starting commit never saw, and the rest (the tuning set)."""
+    held = unseen(rows, BEFORE_REF)
+    tuning = [r for r in rows if r.get("class") and r not in held]
+    return held, tuning
+
+
+def evaluate(ref: str, current: dict[str, Any]) -> dict[str, Any]:
+    rows = _rows()
+    held, tuning = split(rows)
+    own = unseen(rows, ref)
+    plain = diagnose_with(ref)
+    loro = diagnose_with(ref, loro=True)
+    classified = [r for r in rows if r.get("class")]
+    out = {
+        "ref": ref,
+        "commit": _git("rev-parse", "--short", ref) if ref != "WORKTREE" else "worktree",
+        "split_date": SPLIT_DATE,
+        "date_split_heldout": score(held, plain, current),
+        "date_split_tuning": score(tuning, plain, current),
+        "loro_all": score(classified, loro, current),
+    }
+    if own and len(own) != len(held):
+        out["unseen_by_this_ref"] = score(own, plain, current)
+    return out
+
+
+def clean_rounds(current: dict[str, Any]) -> dict[str, Any]:
+    """Every post-split log scored once, by the knowledge frozen before it was collected."""
+    rows = _rows()
+    owner: dict[str, int] = {}
+    for i, (_, corpus_ref) in enumerate(CLEAN_ROUNDS):
+        for r in unseen(rows, corpus_ref):
+            owner[r["file"]] = i
+    rounds = []
+    total = {"logs": 0, "top1": 0, "top3": 0, "unknown": 0, "harmful": 0}
+    for i, (ref, corpus_ref) in enumerate(CLEAN_ROUNDS):
+        mine = [r for r in rows if owner.get(r["file"]) == i]
+        if not mine:
+            continue
+        sc = score(mine, diagnose_with(ref), current)
+        rounds.append({"knowledge": ref, "logs_absent_from": corpus_ref, **sc})
+        for k in total:
+            total[k] += sc[k]
+    n = total["logs"] or 1
+    total.update(
+        top1_rate=round(total["top1"] / n, 3),
+        top3_rate=round(total["top3"] / n, 3),
+        unknown_rate=round(total["unknown"] / n, 3),
+    )
+    return {"rounds": rounds, "total": total}
+
+
+def _line(name: str, s: dict[str, Any]) -> str:
+    n = s["logs"]
+    return (
+        f"  {name:28} n={n:3}  top-1 {s['top1']:3} ({s['top1_rate']:.1%})  "
+        f"top-3 {s['top3']:3} ({s['top3_rate']:.1%})  unknown {s['unknown']:2} "
+        f"({s['unknown_rate']:.1%})  harmful {s['harmful']}"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ref", action="append", help="git ref(s) to evaluate (WORKTREE = files)")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--save", help="write the JSON report to bench/results/NAME.json")
+    args = ap.parse_args()
+    refs = args.ref or [BEFORE_REF, *FROZEN_REFS, "WORKTREE"]
+    current = diagnose_with("WORKTREE")
+    reports = [evaluate(ref, current) for ref in refs]
+    rows = _rows()
+    held, tuning = split(rows)
+    clean = clean_rounds(current) if not args.ref else None
+    rep = {
+        "clean_heldout": clean,
+        "split_date": SPLIT_DATE,
+        "heldout_logs": len(held),
+        "heldout_classes": len({r["class"] for r in held}),
+        "heldout_repositories": len({r["thread"].split("#")[0] for r in held}),
+        "tuning_logs": len(tuning),
+        "tuned_after_seeing_heldout": TUNED_AFTER,
+        "runs": reports,
+    }
+    if args.save:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"{args.save}.json").write_text(json.dumps(rep, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(rep, indent=2))
+        return 0
+    print(
+        f"date split at {SPLIT_DATE}: {rep['heldout_logs']} held-out logs "
+        f"({rep['heldout_classes']} classes, {rep['heldout_repositories']} repositories), "
+        f"{rep['tuning_logs']} tuning logs"
+    )
+    for r in reports:
+        print(f"\n{r['ref']} ({r['commit']}):")
+        print(_line("date split, held-out", r["date_split_heldout"]))
+        print(_line("date split, tuning set", r["date_split_tuning"]))
+        print(_line("leave-one-repo-out, all", r["loro_all"]))
+        if "unseen_by_this_ref" in r:
+            print(_line("post-split, unseen by it", r["unseen_by_this_ref"]))
+    if clean:
+        print("\nclean held-out (each post-split log scored by the knowledge frozen before it")
+        print("was collected; the figure to quote):")
+        for rd in clean["rounds"]:
+            print(_line(f"{rd['knowledge']} on its round", rd))
+        print(_line("all rounds", clean["total"]))
+    base = reports[0]["date_split_heldout"]
+    if base["top1"]:
+        for r in reports[1:]:
+            s = r["date_split_heldout"]
+            print(
+                f"\n{r['ref']} held-out top-1 vs {reports[0]['ref']}: {s['top1'] / base['top1']:.2f}x"
+            )
+    if TUNED_AFTER:
+        print("\ntuned after seeing held-out results:")
+        for t in TUNED_AFTER:
+            print(f"  - {t}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

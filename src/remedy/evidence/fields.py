@@ -1,0 +1,190 @@
+"""Fields of matched lines, and evidence that depends on them (knowledge/field-signals.yaml).
+
+Why: the same failure arrives in many shapes, and the same signature can point at different
+causes depending on one field of the line: ``undefined symbol: __nvJitLink…`` is a library
+search-path problem, ``undefined symbol: _ZN3c10…`` a torch ABI mismatch; ``cannot find -lcuda``
+is Triton's launcher, ``-lcudart`` a JIT link. A signature says *what kind* of line it is; this
+module normalises the fields of that line (arch, versions, consumer, missing file or library)
+and applies field signals: data rows saying "this signature, with this field shape, is evidence
+for that rule (and not for those)".
+
+It only reads symptoms (matched lines); the scan engine (reader/scan/prefilter) is untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from remedy.errors import KnowledgeError
+from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
+from remedy.model import Source, Symptom
+
+_ARCH = re.compile(r"\b(?:sm|compute)_(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>[af]?)\b")
+_CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("flash-attn", re.compile(r"flash[_-]?attn|flash_fwd|_C_flashattention|flash-attention")),
+    ("xformers", re.compile(r"xformers")),
+    ("flashinfer", re.compile(r"flashinfer")),
+    ("sglang", re.compile(r"sgl[_-]kernel|sglang")),
+    ("vllm", re.compile(r"vllm")),
+    ("triton", re.compile(r"triton|cuda_utils|torch/_inductor")),
+    ("llama.cpp", re.compile(r"ggml|llama[_.-]cpp")),
+    ("torch", re.compile(r"\btorch\b|THCudaCheck|c10::|torch/csrc")),
+)
+_THREAD = re.compile(r"([\w.-]+/[\w.-]+)#\d+")
+
+
+def derived_fields(sym: Symptom) -> dict[str, str]:
+    """Fields a line implies beyond its signature's groups (normalised, never overwriting)."""
+    out: dict[str, str] = {}
+    text = sym.text
+    arch = sym.fields.get("arch") or ""
+    m = _ARCH.search(arch) or _ARCH.search(text)
+    if m:
+        out["arch_cc"] = f"{m.group('major')}.{m.group('minor')}"
+        out["arch_suffix"] = m.group("suffix") or "plain"
+    for name, rx in _CONSUMERS:
+        if rx.search(text):
+            out["consumer"] = name
+            break
+    lib = sym.fields.get("missing_lib") or sym.fields.get("shared_lib") or ""
+    if lib:
+        base = lib.rsplit("/", 1)[-1]
+        out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
+    return {k: v for k, v in out.items() if k not in sym.fields}
+
+
+def fields_of(sym: Symptom) -> dict[str, str]:
+    """The symptom's fields plus derived ones, plus ``text`` (the line) for shape matches."""
+    out = dict(sym.fields)
+    out.update(derived_fields(sym))
+    out["text"] = sym.text
+    return out
+
+
+class Signal(BaseModel):
+    """One row of knowledge/field-signals.yaml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    rule: str
+    signature: str
+    where: dict[str, str] = Field(default_factory=dict)
+    with_: list[str] = Field(default_factory=list, alias="with")
+    without: list[str] = Field(default_factory=list)
+    # negative: the line is weaker evidence for the rule when a precondition is not shown
+    weight: float = Field(default=1.0, ge=-1.0, le=5.0)
+    excludes: list[str] = Field(default_factory=list)
+    source: Source
+
+    @field_validator("where")
+    @classmethod
+    def _regexes_compile(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, rx in v.items():
+            try:
+                re.compile(rx)
+            except re.error as exc:
+                raise ValueError(f"where.{key}: invalid regex: {exc}") from None
+        return v
+
+    def learned_from(self, repo: str) -> bool:
+        """True when it cites a thread of ``repo`` and nothing upstream (code or docs): it was
+        learned from that repository's threads, so leave-one-repository-out drops it."""
+        if self.source.repo or self.source.doc or self.source.path:
+            return False
+        return repo in _THREAD.findall(self.source.thread or "")
+
+
+@dataclass
+class SignalResult:
+    """What the signals say about one log."""
+
+    bonus: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    # (rule, symptom index): this symptom must not count for this rule
+    excluded: set[tuple[str, int]] = field(default_factory=set)
+    # rule -> "signal-id: field=value" that matched (for the report)
+    matched: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    lines: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
+
+
+def default_signals_path() -> Path:
+    from remedy.evidence.catalog import knowledge_dir
+
+    return knowledge_dir() / "field-signals.yaml"
+
+
+def load_signals(
+    path: str | Path | None = None,
+    *,
+    rules: Iterable[str] | None = None,
+    signatures: Iterable[str] | None = None,
+    exclude_repo: str | None = None,
+) -> list[Signal]:
+    """Load and validate the signals (file:line errors); ``exclude_repo`` drops signals learned
+    only from that repository's threads (leave-one-repository-out)."""
+    p = Path(path) if path is not None else default_signals_path()
+    if not p.is_file():
+        return []
+    file = str(p)
+    data: Any = load_yaml(p)
+    if not isinstance(data, dict) or not isinstance(data.get("signals"), list):
+        raise KnowledgeError(
+            "top level must be a mapping with a 'signals:' list", file=file, line=1
+        )
+    known_rules = set(rules) if rules is not None else None
+    known_sigs = set(signatures) if signatures is not None else None
+    out: list[Signal] = []
+    seen: set[str] = set()
+    for entry in data["signals"]:
+        sig = validate_entry(Signal, entry, file, what="signal")
+        line = line_of(entry)
+        if sig.id in seen:
+            raise KnowledgeError(f"duplicate signal id {sig.id!r}", file=file, line=line)
+        seen.add(sig.id)
+        for rid in [sig.rule, *sig.excludes]:
+            if known_rules is not None and rid not in known_rules:
+                raise KnowledgeError(
+                    f"signal {sig.id!r}: unknown rule {rid!r}", file=file, line=line
+                )
+        for sid in [sig.signature, *sig.with_, *sig.without]:
+            if known_sigs is not None and sid not in known_sigs:
+                raise KnowledgeError(
+                    f"signal {sig.id!r}: unknown signature {sid!r}", file=file, line=line
+                )
+        if exclude_repo and sig.learned_from(exclude_repo):
+            continue
+        out.append(sig)
+    return out
+
+
+def apply_signals(signals: list[Signal], symptoms: list[Symptom]) -> SignalResult:
+    """Each signal counts once per log (its weight), on the first symptom that satisfies it;
+    its ``excludes`` hold for every symptom that satisfies it."""
+    res = SignalResult()
+    present = {s.signature for s in symptoms}
+    views = [fields_of(s) for s in symptoms]
+    for sig in signals:
+        if any(w not in present for w in sig.with_) or any(w in present for w in sig.without):
+            continue
+        hit = False
+        for i, s in enumerate(symptoms):
+            if s.signature != sig.signature:
+                continue
+            f = views[i]
+            if all(re.search(rx, f.get(key, "")) for key, rx in sig.where.items()):
+                for other in sig.excludes:
+                    res.excluded.add((other, i))
+                res.lines[sig.rule].add(i)
+                if not hit:
+                    res.bonus[sig.rule] += sig.weight
+                    shown = ", ".join(f"{k}={f.get(k, '')[:60]}" for k in sig.where if k != "text")
+                    res.matched[sig.rule].append(sig.id + (f" ({shown})" if shown else ""))
+                    hit = True
+    return res

@@ -1,0 +1,109 @@
+"""`--report FILE`: the report's format follows the file name (.html, .md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from remedy.errors import InputError
+
+FORMATS = (".html", ".htm", ".md", ".markdown")
+
+
+def report_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise InputError(
+            f"--report {path}: say the format with the file name: .html or .md",
+            hint="e.g. --report report.html (a self-contained page) or --report report.md",
+        )
+    return "html" if suffix in (".html", ".htm") else "md"
+
+
+def plan_report(plan: Any, fmt: str) -> str:
+    from remedy.report.chain import plan_chain
+
+    if fmt == "html":
+        from remedy.report.html import plan_html
+
+        return plan_html(plan)
+    from remedy.report.markdown import plan_markdown
+    from remedy.report.mermaid import chain_mermaid
+
+    g = plan_chain(plan)
+    return (
+        f"# {g.title}\n\n## Failure chain: {' → '.join(g.layers)}\n\n"
+        + chain_mermaid(g)
+        + "\n"
+        + plan_markdown(plan)
+    )
+
+
+def impact_report(rep: Any, fmt: str, title: str = "remedy impact — blast radius") -> str:
+    from remedy.report.chain import impact_chain
+
+    if fmt == "html":
+        from remedy.report.html import impact_html
+
+        return impact_html(rep, title)
+    from remedy.report.mermaid import chain_mermaid
+
+    g = impact_chain(rep, title)
+    lines = [f"# {title}\n", f"## Blast radius: {' → '.join(g.layers)}\n", chain_mermaid(g)]
+    lines.append("| consumer | variable | predicted effect | error |\n|---|---|---|---|")
+    for c in rep.consumers:
+        cells = [
+            ("**BREAKS** " if c.breaks else "") + c.name,
+            f"`{c.variable}`",
+            c.effect,
+            f"`{c.error}`" if c.error else "",
+        ]
+        lines.append(
+            "| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def fleet_report(report: dict[str, Any], fmt: str) -> str:
+    from remedy.report.chain import fleet_chain
+
+    if fmt == "html":
+        from remedy.report.html import fleet_html
+
+        return fleet_html(report)
+    from remedy.report.mermaid import chain_mermaid
+
+    g = fleet_chain(report)
+    return f"# {g.title}\n\n" + chain_mermaid(g)
+
+
+def report_from_json(data: bytes, name: str, fmt: str) -> str:
+    """A saved plan, impact report or fleet report (their --json), drawn."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise InputError(f"{name} is not JSON: give a saved plan, impact or fleet report") from None
+    if isinstance(doc, dict) and "steps" in doc and "facts_digest" in doc:
+        from remedy.planfile import load_plan
+
+        return plan_report(load_plan(data, name), fmt)
+    if isinstance(doc, dict) and "hosts" in doc and "groups" in doc:
+        return fleet_report(doc, fmt)
+    if isinstance(doc, dict) and "consumers" in doc and "changes" in doc:
+        from pydantic import ValidationError
+
+        from remedy.impact import ImpactReport
+
+        try:
+            return impact_report(ImpactReport.model_validate(doc), fmt)
+        except ValidationError as exc:
+            raise InputError(
+                f"{name}: not a valid impact report: {exc.errors()[0]['msg']}"
+            ) from None
+    from remedy.planfile import what_it_is
+
+    raise InputError(
+        f"{name} is {what_it_is(doc)}: remedy draws saved plans, impact reports "
+        "(`remedy impact --json`) and fleet reports (`--inventory --json`)"
+    )

@@ -1,0 +1,62 @@
+"""Host strings are data on a terminal and in markdown, never escape codes or markup.
+
+Paths, unit names, log lines and error messages come from hosts other people write. On a
+terminal an ANSI/OSC sequence in them can recolour, hide or rewrite what the operator reads
+(or set the window title, or a hyperlink); in rich, `[bold]` or a stray `[/]` in them is
+markup (the stray one raises MarkupError and used to abort a run report); in markdown, `|`,
+backticks, `<script>` or a newline can break out of a table cell or code span. Every host string
+goes through one of the functions here before it is shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape as _rich_escape
+
+# C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the
+# Unicode bidi overrides/isolates that reorder what is displayed ("Trojan Source")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
+
+
+def strip_controls(text: str, *, newlines: bool = True) -> str:
+    """Remove control characters (escape sequences lose their ESC and become visible text);
+    newlines=False also folds newlines to spaces (one table cell, one line)."""
+    text = _CONTROLS.sub("", text)
+    return text if newlines else text.replace("\n", " ").replace("\t", " ")
+
+
+def term(text: object) -> str:
+    """A host string for rich markup: controls removed, `[` escaped."""
+    return _rich_escape(strip_controls(str(text)))
+
+
+def md(text: object) -> str:
+    """A host string as markdown prose or a table cell: controls and newlines removed, every
+    character markdown or HTML would act on backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", strip_controls(str(text), newlines=False))
+
+
+def md_code(text: object) -> str:
+    """A host string as an inline code span: fenced with more backticks than it holds, so a
+    backtick in it cannot close the span (CommonMark 6.1); `|` escaped for table cells."""
+    s = strip_controls(str(text), newlines=False)
+    run = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
+    s = s.replace("|", "\\|")
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def md_block(text: object) -> tuple[str, str]:
+    """(fence, body) for a fenced code block: the fence is longer than any backtick run in
+    the body, so nothing in it can end the block."""
+    s = strip_controls(str(text))
+    run = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    return "`" * max(3, run + 1), s
+
+
+def fence_len(text: object) -> int:
+    """Backticks a fence around text needs: one more than its longest run."""
+    return max((len(m) for m in re.findall(r"`+", str(text))), default=0) + 1

@@ -1,0 +1,77 @@
+"""Execute only what is trusted: the one check before remedy runs a binary found on a host.
+
+remedy runs as root on hosts where service users own venvs (pip wheels carry nvcc, ptxas,
+Triton's ptxas) and CI jobs write /tmp. Running such a binary as root, even `--version`,
+hands root to whoever can write it or any directory above it. So a binary runs only when it
+and every directory above its real path are owned by root or by the user remedy runs as and
+are not writable by group or others; otherwise remedy reads what it can without running it
+(version.json, METADATA) and says `not executed: PATH owned by USER (uid N)`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+
+from remedy.transport.base import Transport
+from remedy.transport.quote import join
+
+# (its variables are _t*: callers loop over s, r, d, f)
+# trusted FILE: 0 when FILE's real path and every directory above it are owned by root or by
+# this user and not writable by group or others (a root-owned sticky directory such as /tmp is
+# safe: only an entry's owner may rename it); RP is then the real path to execute (a link
+# swapped after the check cannot redirect it: every directory on RP is trusted). Else 1, WHY.
+SH_TRUST = r"""
+ME=$(id -u 2>/dev/null) || ME=0
+trusted() {
+  WHY=; RP=
+  _tr=$(readlink -f -- "$1" 2>/dev/null)
+  [ -n "$_tr" ] || { WHY="$1 cannot be resolved"; return 1; }
+  RP=$_tr
+  while :; do
+    _ts=$(stat -c '%u %a %U' -- "$_tr" 2>/dev/null) || { WHY="$_tr cannot be checked (no stat)"; return 1; }
+    _tu=${_ts%% *}; _ta=${_ts#* }; _tn=${_ta#* }; _ta=${_ta%% *}
+    if [ "$_tu" != 0 ] && [ "$_tu" != "$ME" ]; then WHY="$_tr owned by $_tn (uid $_tu)"; return 1; fi
+    if [ $(( 0$_ta & 022 )) -ne 0 ]; then
+      if ! { [ -d "$_tr" ] && [ "$_tu" = 0 ] && [ $(( 0$_ta & 01000 )) -ne 0 ]; }; then
+        WHY="$_tr writable by group or others (mode $_ta)"; return 1
+      fi
+    fi
+    [ "$_tr" = / ] && return 0
+    _tr=${_tr%/*}; [ -n "$_tr" ] || _tr=/
+  done
+}
+"""
+
+
+async def untrusted_reason(
+    transport: Transport, paths: Iterable[str], *, pythons: Iterable[str] = ()
+) -> str | None:
+    """None when every path may be executed (or read as code) here; else why not.
+
+    pythons: interpreters whose environment runs too (its bin dir and site-packages are code
+    the interpreter imports), checked with the interpreter itself."""
+    args = [p for p in paths if p]
+    for py in pythons:
+        if not py:
+            continue
+        env = posixpath.dirname(posixpath.dirname(py))
+        args += [py, posixpath.dirname(py), env]
+    if not args and not pythons:
+        return None
+    script = (
+        SH_TRUST
+        + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
+        + "for e in "
+        + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons if py)
+        + '; do for s in "$e"/lib/python3*/site-packages; do [ -d "$s" ] || continue; '
+        + 'trusted "$s" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done; done\n'
+    )
+    r = await transport.run(["sh", "-c", script, "sh", *args], timeout=30)
+    if r.exit_status == 0:
+        return None
+    return (
+        r.text().strip().splitlines()[-1]
+        if r.text().strip()
+        else "not executed: trust check failed"
+    )

@@ -1,0 +1,135 @@
+"""Class 7: host strings reach the terminal and markdown as text, never as escapes or markup.
+
+The attacks, for real: a host name, a unit's ExecStart and a run report's message carrying an
+OSC window-title/hyperlink sequence, a screen-clearing CSI, a one-byte C1 CSI, bidi overrides,
+rich markup (`[bold red]…[/]`) and a stray `[/]` (which made rich raise and abort the report).
+Property tests (hypothesis) for the terminal and markdown escapers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from remedy.executor.runner import RunReport, StepReport
+from remedy.report.console import terminal_console
+from remedy.report.safe import md, md_code, strip_controls, term
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "src/remedy/examples/seed-sm120-system-cuda128/facts.yaml"
+EVIL = (
+    "gpu1\x1b]0;pwned\x07\x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x9b31m"
+    "\u202eexe.txt[bold red]LOUD[/][/]`|<script>|\n# heading"
+)
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+PIECES = list("ab[]/|`*_<>#\\\n\t ") + [
+    "\x1b",
+    "\x07",
+    "\x9b",
+    "\x1b]",
+    "\x1b[",
+    "\u202e",
+    "[/]",
+    "[bold]",
+    "[link=x]",
+    "\x00",
+    "\r",
+]
+hostile = st.lists(st.sampled_from(PIECES), max_size=20).map("".join)
+
+
+def render(markup: str) -> str:
+    buf = io.StringIO()
+    terminal_console(buf).print(markup, highlight=False)
+    return buf.getvalue()
+
+
+@given(s=hostile)
+def test_terminal_escaping_leaves_no_control_and_no_markup(s: str):
+    out = render(f"[bold]host[/] {term(s)} end")
+    assert not CONTROL.search(out.replace("\n", "").replace("\t", "")), repr(out)
+    # the markup in the host string is shown as text, ours still applies (not shown)
+    assert "[bold]host" not in out and out.replace("\n", "").rstrip().endswith("end")
+    visible = strip_controls(s).replace("\n", "").replace("\t", "")
+    if "[bold]" in visible:
+        assert "[bold]" in out.replace("\n", "")
+
+
+@given(s=hostile)
+def test_a_raw_host_string_as_markup_never_raises(s: str):
+    """The safety net: a string that escaped escaping is printed, not raised on."""
+    out = render(s)
+    assert not CONTROL.search(out.replace("\n", "").replace("\t", ""))
+
+
+@given(s=hostile)
+def test_markdown_escaping_stays_in_its_cell_and_span(s: str):
+    cell = md(s)
+    assert "\n" not in cell and not CONTROL.search(cell)
+    assert not re.search(r"(?<!\\)[|`<>\[\]*_]", cell.replace("\\\\", "")), cell
+    code = md_code(s)
+    fence = re.match(r"`+", code).group(0)
+    inner = code[len(fence) : -len(fence)]
+    assert code.endswith(fence) and "\n" not in code
+    assert all(len(r) < len(fence) for r in re.findall(r"`+", inner))
+    assert not re.search(r"(?<!\\)\|", inner)
+
+
+def remedy(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "remedy", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**os.environ, "COLUMNS": "200", "FORCE_COLOR": "1"},
+    )
+
+
+def test_hostile_host_strings_in_plan_terminal_and_markdown(tmp_path: Path):
+    facts = yaml.safe_load(EXAMPLE.read_text())
+    facts["host"] = EVIL
+    facts["services"][0]["exec_start"] += " --served-model-name " + EVIL.replace("\n", " ")
+    facts["notes"].append(EVIL)
+    ff = tmp_path / "facts.json"
+    ff.write_text(json.dumps(facts))
+    for args in ([], ["--explain"], ["--markdown"]):
+        r = remedy("plan", "--facts", str(ff), *args)
+        assert r.returncode in (0, 3), r.stderr
+        bads = ["\x1b]", "\x07", "\x1b[2J", "\x9b", "\u202e"]
+        if args == ["--markdown"]:
+            bads += ["<script>", "`|<"]  # HTML and a cell/span break-out
+        for bad in bads:
+            assert bad not in r.stdout + r.stderr, (args, bad)
+    md_out = remedy("plan", "--facts", str(ff), "--markdown").stdout
+    assert "\n# heading" not in md_out  # a newline in a host string starts no heading
+
+
+def test_run_report_with_markup_and_escapes_is_printed(capsys: pytest.CaptureFixture[str]):
+    from remedy.cli import _finish_run
+
+    report = RunReport(
+        run_id="r1",
+        host=EVIL,
+        outcome="rolled-back",
+        message="pip said: [/] [bold]x\x1b]0;t\x07 [link=file:///etc]y[/link]",
+        steps=[StepReport(0, "pin [/]" + EVIL, "t", "rolled-back", "compile-probe", False)],
+    )
+    with pytest.raises(typer.Exit) as ei:
+        _finish_run(report, json_=False)
+    assert ei.value.exit_code == 3
+    out = capsys.readouterr().out
+    assert "rolled-back run r1" in out and "pip said: [/] [bold]x" in out
+    assert "\x1b]" not in out and "\x07" not in out

@@ -1,0 +1,158 @@
+"""Fields of matched lines and field signals (remedy.evidence.fields, knowledge/field-signals.yaml).
+
+Every line here is quoted from a real log in tests/fixtures/corpus (the file is named); the
+tables say what the line's fields are and which cause the field makes it evidence for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from remedy.diagnose import diagnose
+from remedy.errors import KnowledgeError
+from remedy.evidence import scan_lines
+from remedy.evidence.fields import apply_signals, derived_fields, load_signals
+from remedy.inputs import scan_logs
+from remedy.knowledge.loader import load_knowledge
+
+CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus"
+
+
+def _symptoms(line: str):
+    return scan_lines([line]).symptoms
+
+
+# (corpus file it is quoted from, line, signature, derived fields expected)
+DERIVED = [
+    (
+        "arch-supported-by-toolkit/1.log",
+        "nvcc fatal : Unsupported gpu architecture 'compute_120'",
+        "nvcc-unsupported-arch",
+        {"arch_cc": "12.0", "arch_suffix": "plain"},
+    ),
+    (
+        "toolkit-knows-target-archs/1.log",
+        "nvcc fatal   : Unsupported gpu architecture 'compute_120a'",
+        "nvcc-unsupported-arch",
+        {"arch_cc": "12.0", "arch_suffix": "a"},
+    ),
+    (
+        "package-has-gpu-arch/1.log",
+        "CUDA error (/build/source/flash-attn/flash_fwd_launch_template.h:184): no kernel image "
+        "is available for execution on the device",
+        "no-kernel-image",
+        {"consumer": "flash-attn"},
+    ),
+    (
+        "triton-finds-libcuda/1.log",
+        "/usr/bin/ld: cannot find -lcuda",
+        "ld-cannot-find-lib",
+        {"lib_name": "cuda"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("file", "line", "sig", "want"), DERIVED, ids=[d[0] for d in DERIVED])
+def test_derived_fields_of_real_lines(file, line, sig, want):
+    assert line in (CORPUS / file).read_text(), "the line is quoted from the corpus"
+    sym = next(s for s in _symptoms(line) if s.signature == sig)
+    got = derived_fields(sym)
+    assert {k: got.get(k) for k in want} == want
+
+
+# (corpus file, the cause the field says, a cause the same signature would also suggest)
+SHAPES = [
+    ("ld-library-path-not-shadowing/1.log", "ld-library-path-not-shadowing", None),
+    ("triton-finds-libcuda/2.log", "triton-finds-libcuda", "toolkit-links-cudart"),
+    ("driver-supports-build-cuda/2.log", "driver-supports-build-cuda", "driver-supports-cuda"),
+    ("driver-supports-cuda/4.log", "driver-supports-cuda", "driver-supports-build-cuda"),
+    ("toolkit-knows-target-archs/2.log", "toolkit-knows-target-archs", "arch-supported-by-toolkit"),
+    ("arch-supported-by-toolkit/2.log", "arch-supported-by-toolkit", "toolkit-knows-target-archs"),
+    ("package-has-gpu-arch/3.log", "package-has-gpu-arch", "torch-arch-list-covers-gpu"),
+    ("cccl-complete/2.log", "cccl-complete", None),
+]
+
+
+@pytest.mark.parametrize(("file", "cause", "rival"), SHAPES, ids=[s[0] for s in SHAPES])
+def test_a_field_decides_between_causes_of_the_same_signature(file, cause, rival):
+    symptoms, _, wrappers = scan_logs([CORPUS / file])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    ranked = [h.rule for h in d.hypotheses]
+    assert ranked[0] == cause, ranked
+    assert d.hypotheses[0].matched_fields, "the field that decided is reported"
+    if rival in ranked:
+        assert d.hypotheses[0].score > d.hypotheses[ranked.index(rival)].score
+
+
+def test_without_signals_the_nvjitlink_symbol_reads_as_a_torch_abi_break():
+    """The same log, ranked with no field signals: the c10-style reading wins. The signal is
+    what turns the line into search-path evidence (and it can be switched off)."""
+    symptoms, _, wrappers = scan_logs([CORPUS / "ld-library-path-not-shadowing/1.log"])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers, signals=[])
+    assert [h.rule for h in d.hypotheses][:1] == ["extensions-match-torch-abi"]
+
+
+def test_confidence_and_the_settling_fact_are_reported():
+    symptoms, _, wrappers = scan_logs([CORPUS / "container-driver-satisfies-image/3.log"])
+    top = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers).hypotheses[0]
+    assert top.rule == "container-driver-satisfies-image"
+    assert 0.4 <= top.confidence <= 1.0
+    assert top.settle_with and "driver_version" in top.settle_with
+    assert top.support_lines == 1
+
+
+def test_excluded_rule_gets_no_credit_from_the_line():
+    syms = _symptoms(
+        "ImportError: /home/mit/kxyRAG/ragflow/.venv/lib/python3.12/site-packages/torch/lib/../../"
+        "nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, "
+        "version libnvJitL"
+    )
+    res = apply_signals(load_signals(), syms)
+    i = next(i for i, s in enumerate(syms) if s.signature == "undefined-symbol")
+    assert ("extensions-match-torch-abi", i) in res.excluded
+    assert res.bonus["ld-library-path-not-shadowing"] > 0
+
+
+def test_signals_file_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "field-signals.yaml"
+    bad.write_text(
+        "signals:\n"
+        "  - id: ok-one\n"
+        "    rule: no-such-rule\n"
+        "    signature: undefined-symbol\n"
+        "    source: {doc: x}\n"
+    )
+    kb = load_knowledge()
+    with pytest.raises(KnowledgeError) as e:
+        load_signals(bad, rules=kb.rules, signatures=["undefined-symbol"])
+    assert "no-such-rule" in str(e.value) and "field-signals.yaml" in str(e.value)
+    bad.write_text(
+        "signals:\n"
+        "  - id: bad-regex\n"
+        "    rule: toolkit-found\n"
+        "    signature: undefined-symbol\n"
+        "    where: {symbol: '('}\n"
+        "    source: {doc: x}\n"
+    )
+    with pytest.raises(KnowledgeError) as e:
+        load_signals(bad)
+    assert "invalid regex" in str(e.value) and "field-signals.yaml:5" in str(e.value)
+
+
+def test_leave_one_repository_out_drops_signals_learned_from_that_repository():
+    everything = {s.id for s in load_signals()}
+    without = {s.id for s in load_signals(exclude_repo="ostris/ai-toolkit")}
+    assert "no-kernel-image-raised-in-package-source" in everything - without
+    # signals citing upstream code stay
+    assert "nvjitlink-symbol-is-search-path" in without
+
+
+def test_shipped_signals_reference_known_rules_and_signatures():
+    from remedy.evidence.catalog import default_catalog
+
+    kb = load_knowledge()
+    sigs = load_signals(rules=kb.rules, signatures=default_catalog().ids())
+    assert len(sigs) >= 10
+    assert all(s.source.repo or s.source.doc or s.source.thread for s in sigs)

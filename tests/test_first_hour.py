@@ -1,0 +1,456 @@
+"""What a new user hit in the first hour (issue 19), one test per surprise.
+
+Arguments that meant the opposite of what was asked, output cut at 80 columns, exit codes
+the help did not list, a rollback that "failed" when it worked, a host key problem reported
+as "unreachable", a saved plan accepted as facts, and files left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from rich.console import Console
+
+from remedy.outcomes import EXIT_MEANING, OUTCOME_EXIT
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ["seed-sm120-pip-cu13", "seed-sm120-system-cuda128"]
+
+
+def remedy(*args: str, cwd: Path | None = None, stdin: bytes | None = None, cols: int = 80):
+    env = dict(os.environ, COLUMNS=str(cols), NO_COLOR="1", TERM="dumb")
+    return subprocess.run(
+        [sys.executable, "-m", "remedy", *args],
+        capture_output=True,
+        cwd=cwd or ROOT,
+        env=env,
+        input=stdin,
+        timeout=300,
+    )
+
+
+# ---- arguments -------------------------------------------------------------------------------
+
+
+def test_impact_var_without_equals_is_an_error_not_unset():
+    r = remedy("impact", "CUDA_HOME")
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "no '='" in err and "--unset CUDA_HOME" in err and "Traceback" not in err
+
+
+def test_impact_unit_set_without_value_never_previews_an_unset(tmp_path: Path):
+    r = remedy("impact", "--unit", "sglang.service", "--set", "CUDA_HOME", "--local")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "UnsetEnvironment" not in r.stdout.decode() + err
+    assert "CUDA_HOME=VALUE" in err
+
+
+def test_minus_var_is_refused_with_the_form_that_works():
+    r = remedy("impact", "-CUDA_HOME")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "--unset CUDA_HOME" in err, err
+    # and --unset works without --unit: the blast radius of unsetting it
+    r = remedy("impact", "--unset", "CUDA_HOME", "--json")
+    assert r.returncode == 0, r.stderr.decode()
+    assert json.loads(r.stdout)["changes"] == {"CUDA_HOME": None}
+
+
+def test_help_advertises_no_form_the_parser_rejects():
+    text = remedy("impact", "--help").stdout.decode()
+    assert "-VAR" not in text and "--unset" in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["graph", "--out", "--hosts"],
+        ["export", "plan.json", "--out", "-o"],
+        ["plan", "--example", "--json"],
+        ["--ssh-config", "--accept-new", "examples"],
+    ],
+)
+def test_an_option_value_is_never_the_next_option(tmp_path: Path, args: list[str]):
+    r = remedy(*args, cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "needs a value" in err, err
+    assert list(tmp_path.iterdir()) == []  # no file named --hosts or -o
+    # the explicit form still takes such a value
+    if args[0] == "graph":
+        assert remedy("graph", "--out=--hosts", cwd=tmp_path).returncode == 0
+        assert (tmp_path / "--hosts").read_text().startswith("digraph")
+        (tmp_path / "--hosts").unlink()
+
+
+def test_a_saved_plan_given_as_facts_is_refused(tmp_path: Path):
+    plan = tmp_path / "plan.json"
+    assert remedy("plan", "--example", EXAMPLES[0], "--out", str(plan)).returncode == 0
+    r = remedy("plan", "--facts", str(plan))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "is a saved remedy plan, not a facts file" in err, err
+    assert "remedy run HOST --plan" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("facts", "it is YAML or text"),
+        ('{"host": "x", "toolkits": [], "gpus": []}', "it is a facts file"),
+        ('{"hypotheses": [], "findings": []}', "it is a diagnosis"),
+        ('{"steps": [], "facts_digest": "x"}', "damaged or hand-edited remedy plan"),
+        ("[1, 2]", "JSON list, not an object"),
+    ],
+)
+def test_exporting_a_file_that_is_not_a_plan_says_what_it_is(tmp_path: Path, content, says):
+    f = tmp_path / "x.json"
+    if content == "facts":
+        f = ROOT / "src/remedy/examples" / EXAMPLES[0] / "facts.yaml"
+    else:
+        f.write_text(content)
+    r = remedy("export", str(f))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and says in err, err
+    assert len(err.splitlines()) <= 2 and "validation error" not in err
+
+
+def test_version():
+    from remedy import __version__
+
+    r = remedy("--version")
+    assert r.returncode == 0 and r.stdout.decode().strip() == f"remedy {__version__}"
+
+
+# ---- exit codes ------------------------------------------------------------------------------
+
+
+def test_help_and_readme_list_every_exit_code():
+    help_text = remedy("--help", cols=120).stdout.decode()
+    readme = (ROOT / "README.md").read_text()
+    codes = {*OUTCOME_EXIT.values(), *EXIT_MEANING}
+    for code in sorted(codes):
+        shown = "128+N" if code == 128 else str(code)
+        assert re.search(rf"^\s+{re.escape(shown)}\s", help_text, re.M), (code, help_text)
+        assert f"| `{shown}` |" in readme, f"README's exit-code table lacks {shown}"
+    assert set(OUTCOME_EXIT.values()) <= set(EXIT_MEANING), "a run outcome's code is undocumented"
+
+
+def test_every_command_has_help_with_an_example():
+    from remedy.cli import app
+
+    cmd = typer.main.get_command(app)
+    names = [n for n in cmd.commands if n != "knowledge"]
+    names += [f"knowledge {n}" for n in cmd.commands["knowledge"].commands]
+    for name in names:
+        text = remedy(*name.split(), "--help", cols=120).stdout.decode()
+        assert re.search(r"Example", text), f"remedy {name} --help has no example"
+
+
+def test_a_requested_rollback_that_finished_exits_0():
+    from remedy.cli import _finish_run
+    from remedy.executor.runner import RunReport
+
+    rep = RunReport("abc", "h1", "rolled-back")
+    for requested, want in ((True, 0), (False, 3)):
+        out = io.StringIO()
+        sys_stdout, sys.stdout = sys.stdout, out
+        try:
+            with pytest.raises(typer.Exit) as e:
+                _finish_run(rep, True, requested_rollback=requested)
+        finally:
+            sys.stdout = sys_stdout
+        assert e.value.exit_code == want
+        assert json.loads(out.getvalue())["exit_code"] == want
+    # a rollback that failed still says so
+    bad = RunReport("abc", "h1", "needs-attention")
+    with pytest.raises(typer.Exit) as e:
+        _finish_run(bad, True, requested_rollback=True)
+    assert e.value.exit_code == 6
+
+
+def test_a_host_key_problem_has_its_own_outcome():
+    from remedy.cli import _error_report
+    from remedy.errors import HostKeyRejected, HostUnreachable
+    from remedy.outcomes import exit_code_for, transport_outcome
+
+    exc = HostKeyRejected("h1: unknown host key for h1 (ssh-ed25519 SHA256:x)", hint="ssh-keyscan")
+    rep = _error_report(exc, "h1", None)
+    assert rep.outcome == "host-key-rejected" and exc.exit_code == 8
+    assert exit_code_for("host-key-rejected") == 8
+    assert transport_outcome(HostUnreachable("x")) == "unreachable"
+
+
+def test_an_unknown_host_key_over_real_ssh(tmp_path: Path):
+    """A real sshd (this machine's, on a free loopback port) and an empty known_hosts: exit 8
+    with the ways to trust the key, not "unreachable"."""
+    sshd = "/usr/sbin/sshd"
+    if not os.path.exists(sshd) or os.geteuid() != 0:
+        pytest.skip("needs sshd and root (not root)")
+    import socket
+
+    key = tmp_path / "hostkey"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    cfg = tmp_path / "sshd_config"
+    cfg.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {key}\nPidFile none\n"
+        "UsePAM no\nStrictModes no\n"
+    )
+    # sshd wants /run/sshd: a private /run in a mount namespace of its own (as sandbox/sbx)
+    proc = subprocess.Popen(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+         f"mount -t tmpfs sbx-run /run && mkdir /run/sshd && exec {sshd} -D -e -f {cfg}"],
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        import time
+
+        for _ in range(50):
+            with socket.socket() as c:
+                if c.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        kh = tmp_path / "known_hosts"
+        kh.write_text("")
+        sc = tmp_path / "ssh_config"
+        sc.write_text(
+            f"Host h1\n  HostName 127.0.0.1\n  Port {port}\n  User root\n"
+            f"  UserKnownHostsFile {kh}\n  IdentityFile {key}\n"
+        )
+        r = remedy("--ssh-config", str(sc), "facts", "h1", "--json")
+        err = r.stderr.decode()
+        assert r.returncode == 8, err
+        assert "unknown host key" in err and "ssh-keyscan" in err and "--accept-new" in err
+        assert "unreachable" not in err
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# ---- 80 columns: nothing a user must read or copy is cut -------------------------------------
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.rstrip() for ln in text.splitlines()]
+
+
+def _whole(needle: str, text: str) -> bool:
+    """On one line, or (prose) over several lines joined at spaces."""
+    if any(needle in ln for ln in text.splitlines()):
+        return True
+    flat = " ".join(ln.strip() for ln in text.splitlines())
+    return " ".join(needle.split()) in flat
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_plan_at_80_columns_cuts_nothing(tmp_path: Path, example: str):
+    saved = tmp_path / "p.json"
+    r = remedy("plan", "--example", example, "--out", str(saved), "--explain")
+    out = r.stdout.decode()
+    assert r.returncode in (0, 3), r.stderr.decode()
+    plan = json.loads(saved.read_text())
+    lines = out.splitlines()
+    # no line is cut short with an ellipsis (knowledge text may contain one mid-line)
+    assert not [ln for ln in lines if ln.rstrip().endswith("…")], out
+    for i, s in enumerate(plan["steps"], 1):
+        assert f"{i}. {s['title']}" in lines, s["title"]  # the title, whole, on its line
+        for c in s["commands"]:
+            first, *rest = f"$ {c}".splitlines()
+            assert any(ln.strip() == first for ln in lines), c
+            for part in rest:  # a command of several lines: each line whole
+                assert any(ln.rstrip() == part.rstrip() for ln in lines), (c, part)
+        for t in s["touches"]:
+            assert any(t["target"] in ln for ln in lines), t["target"]
+    for f in plan["findings"]:
+        assert _whole(f["message"], out), f["message"]
+    for rej in plan["rejected"]:
+        for v in rej["params"].values():
+            assert any(str(v) in ln for ln in lines), v
+
+
+def test_impact_at_80_columns_cuts_nothing():
+    r = remedy("impact", "CUDA_HOME=/dev/null", "--example", EXAMPLES[1])
+    out = r.stdout.decode()
+    rep = json.loads(
+        remedy("impact", "CUDA_HOME=/dev/null", "--example", EXAMPLES[1], "--json").stdout
+    )
+    lines = out.splitlines()
+    assert not [ln for ln in lines if ln.rstrip().endswith("…")], out
+    for c in rep["consumers"]:
+        if c["error"]:
+            assert any(f"error: {c['error']}" in ln for ln in lines), c["error"]
+        assert any(f"source: {c['source']}" in ln for ln in lines), c["source"]
+        assert _whole(c["how"], out) and _whole(c["effect"], out)
+    for p in rep["picks"]:
+        assert any(p["before"] in ln and p["after"] in ln for ln in lines), p
+
+
+def test_impact_unit_at_80_columns_cuts_nothing(kb, tmp_path: Path):
+    from test_units_impact import FRAG, SEED, UNIT, seed_facts, write_tree
+
+    from remedy.report.console import terminal_console
+    from remedy.transport.local import LocalTransport
+    from remedy.units import impact_unit, print_unit_impact
+
+    write_tree(tmp_path, {FRAG: SEED})
+    imp = asyncio.run(
+        impact_unit(
+            LocalTransport(host="gpu-1"),
+            kb,
+            UNIT,
+            {"CUDA_HOME": "/usr/local/cuda-13.0/targets/x86_64-linux", "FLASHINFER_NVCC": None},
+            seed_facts(),
+            root=str(tmp_path),
+        )
+    )
+    buf = io.StringIO()
+    con = terminal_console(buf)
+    con.width = 80  # type: ignore[misc]
+    print_unit_impact(con, imp)
+    out = buf.getvalue()
+    lines = out.splitlines()
+    assert imp.dropin.diff
+    for d in imp.dropin.diff.splitlines():
+        assert any(ln.strip() == d.strip() for ln in lines if d.strip()), d  # diff lines whole
+    assert any(imp.dropin.path in ln for ln in lines)
+    assert any(imp.fragment_path in ln for ln in lines)
+    for r in imp.restart:
+        assert r in out
+    assert isinstance(con, Console)
+
+
+# ---- plan with no fix ------------------------------------------------------------------------
+
+
+def test_a_plan_without_steps_says_why_and_lists_only_related_alternatives(tmp_path: Path, kb):
+    import yaml
+
+    facts = yaml.safe_load((ROOT / "tests/fixtures/rules/h200-healthy.yaml").read_text())
+    # a healthy host but for one pin no action may touch: the only finding has no repair
+    facts["pythons"][0]["requirements"][0]["spec"] = "==13.0.48"
+    f = tmp_path / "facts.json"
+    f.write_text(json.dumps(facts))
+    saved = tmp_path / "p.json"
+    r = remedy("plan", "--facts", str(f), "--out", str(saved))
+    out = r.stdout.decode()
+    plan = json.loads(saved.read_text())
+    assert r.returncode == 3 and plan["steps"] == [] and plan["unresolved"], out
+    assert "No fix found" in out
+    assert "python-requirements-hold" in out and "it needs a person" in out
+    assert "python -m pip check" in out  # how to check it by hand
+    left = {u.split(" @ ")[0] for u in plan["unresolved"]}
+    related = {a for rule in left for a in kb.rules[rule].rule.repairs}
+    for rej in plan["rejected"]:
+        shown = any(ln.strip().startswith(f"✗ {rej['action']}") for ln in out.splitlines())
+        assert shown == (rej["action"] in related), rej
+
+
+# ---- leftovers --------------------------------------------------------------------------------
+
+
+def test_diagnose_from_stdin_leaves_no_temp_file(tmp_path: Path):
+    log = (ROOT / "tests/fixtures/logs/lab_f2_cccl_ctk_mismatch.log").read_bytes()
+    env_tmp = tmp_path / "t"
+    env_tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(env_tmp), COLUMNS="80")
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "diagnose", "--log", "-", "--json"],
+        input=log,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr.decode()
+    doc = json.loads(r.stdout)
+    assert doc["symptoms"] and all(s["source"] == "<stdin>" for s in doc["symptoms"])
+    assert list(env_tmp.iterdir()) == []
+
+
+def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
+    """The autouse fixture in tests/conftest.py fails a test that leaves a file behind (run
+    in a pytest of its own, with the same conftest)."""
+    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    (tmp_path / "test_x.py").write_text(
+        "import tempfile\n"
+        "from pathlib import Path\n\n"
+        "def test_leaves_tmp():\n"
+        "    tempfile.mkstemp(prefix='left-')\n\n"
+        "def test_leaves_cwd():\n"
+        "    Path('left-here').write_text('x')\n\n"
+        "def test_clean(tmp_path):\n"
+        "    (tmp_path / 'fine').write_text('x')\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rE", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = r.stdout
+    assert r.returncode == 1, out[-2000:]
+    assert "3 passed, 2 errors" in out, out[-2000:]  # the two fail at teardown
+    assert "test_leaves_tmp left files behind" in out and "/left-" in out
+    assert "test_leaves_cwd left files behind" in out and "left-here" in out
+    (tmp_path / "left-here").unlink()
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+
+def test_progress_goes_to_a_terminal_stderr_and_json_stays_clean():
+    """`facts --local --json` with stderr on a terminal: a spinner with the elapsed time there,
+    one clean JSON document on stdout."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS="100", TERM="xterm")
+    env.pop("REMEDY_NO_PROGRESS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "remedy", "facts", "--local", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    out, _ = proc.communicate(timeout=300)
+    os.close(master)
+    assert proc.returncode == 0, seen[-2000:]
+    doc = json.loads(out)  # nothing but the document on stdout
+    assert doc["host"]
+    assert b"collecting facts from this machine" in seen
+    assert re.search(rb"0:00:\d\d", seen), seen[-500:]  # the elapsed time
+
+
+def test_shell_completion_is_typer_s():
+    env = dict(os.environ, _REMEDY_COMPLETE="complete_bash", COMP_WORDS="remedy pl", COMP_CWORD="1")
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "remedy")], env=env, capture_output=True, timeout=60
+    )
+    assert r.stdout.decode().split() == ["plan"], (r.stdout, r.stderr)

@@ -1,0 +1,57 @@
+"""The knowledge YAML parse cache (knowledge/yamlload.py) returns what a fresh parse returns,
+follows edits, survives a corrupt cache file, and never hands out shared objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from remedy.errors import KnowledgeError
+from remedy.knowledge import yamlload
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(yamlload, "_PARSED", None)
+    return tmp_path / "cache"
+
+
+def test_cached_equals_fresh_and_follows_edits(tmp_path: Path, cache_home: Path) -> None:
+    p = tmp_path / "k.yaml"
+    p.write_text("rules:\n  - id: a\n    when: 'x > 1'\n")
+    first = yamlload.load_yaml(p)
+    assert Path(yamlload._parse_cache_path()).is_file()
+    yamlload._PARSED = None  # a new process: read from the file
+    again = yamlload.load_yaml(p)
+    assert again == first == yamlload.load_yaml_text(p.read_text(), str(p))
+    assert yamlload.line_of(again["rules"][0], "when") == 3
+    again["rules"].append("changed")  # callers may change what they get
+    assert yamlload.load_yaml(p) == first
+    p.write_text("rules:\n  - id: b\n")
+    assert yamlload.load_yaml(p)["rules"][0]["id"] == "b"
+
+
+def test_corrupt_cache_file_is_ignored(tmp_path: Path, cache_home: Path) -> None:
+    p = tmp_path / "k.yaml"
+    p.write_text("a: 1\n")
+    yamlload.load_yaml(p)
+    Path(yamlload._parse_cache_path()).write_bytes(b"\x00garbage")
+    yamlload._PARSED = None
+    assert yamlload.load_yaml(p)["a"] == 1
+
+
+def test_errors_are_not_cached(tmp_path: Path, cache_home: Path) -> None:
+    p = tmp_path / "k.yaml"
+    p.write_text("a: 1\na: 2\n")
+    for _ in range(2):
+        with pytest.raises(KnowledgeError, match="duplicate key"):
+            yamlload.load_yaml(p)
+
+
+def test_timestamps_are_parsed_not_cached(tmp_path: Path, cache_home: Path) -> None:
+    p = tmp_path / "k.yaml"
+    p.write_text("when: 2026-12-02 01:00:00\n")
+    assert yamlload.load_yaml(p)["when"].year == 2026
+    assert yamlload.load_yaml(p)["when"].year == 2026
