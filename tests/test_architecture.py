@@ -29,11 +29,28 @@ MAY_IMPORT: dict[str, set[str]] = {
     "inputs": {"errors", "model", "fileread", "redact", "evidence"},
     "diagnose": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
     "impact": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
-    "units/impact.py": {"errors", "model", "resolve", "knowledge", "evaluate", "impact", "units",
-                        "transport", "report"},  # fmt: skip
+    "units/impact.py": {
+        "errors",
+        "model",
+        "resolve",
+        "knowledge",
+        "evaluate",
+        "impact",
+        "units",
+        "transport",
+        "report",
+    },  # fmt: skip
     "planner": {"errors", "model", "redact", "resolve", "knowledge", "evaluate", "diagnose"},
-    "probes": {"errors", "model", "resolve", "transport", "trust", "units", "knowledge",
-               "evidence"},  # fmt: skip
+    "probes": {
+        "errors",
+        "model",
+        "resolve",
+        "transport",
+        "trust",
+        "units",
+        "knowledge",
+        "evidence",
+    },  # fmt: skip
     "report": {"errors", "model", "redact", "planfile", "knowledge", "impact"},
     "executor": BASE | {"transport", "trust", "knowledge", "evaluate", "planner"},
     "export": BASE
