@@ -27,6 +27,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "evaluate": {"errors", "model", "resolve", "knowledge"},
     "facts": {"errors", "model", "redact", "transport", "trust", "units"},
     "inputs": {"errors", "model", "fileread", "redact", "evidence"},
+    "scope": {"errors", "model", "evaluate", "units"},
     "diagnose": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
     "impact": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
     "units/impact.py": {
@@ -40,7 +41,16 @@ MAY_IMPORT: dict[str, set[str]] = {
         "transport",
         "report",
     },  # fmt: skip
-    "planner": {"errors", "model", "redact", "resolve", "knowledge", "evaluate", "diagnose"},
+    "planner": {
+        "errors",
+        "model",
+        "redact",
+        "resolve",
+        "knowledge",
+        "evaluate",
+        "diagnose",
+        "scope",
+    },  # fmt: skip
     "probes": {
         "errors",
         "model",
@@ -52,9 +62,9 @@ MAY_IMPORT: dict[str, set[str]] = {
         "evidence",
     },  # fmt: skip
     "report": {"errors", "model", "redact", "planfile", "knowledge", "impact"},
-    "executor": BASE | {"transport", "trust", "knowledge", "evaluate", "planner"},
+    "executor": BASE | {"transport", "trust", "knowledge", "evaluate", "planner", "scope"},
     "export": BASE
-    | {"transport", "units", "knowledge", "evaluate", "planner", "probes", "executor"},  # fmt: skip
+    | {"transport", "units", "knowledge", "evaluate", "scope", "planner", "probes", "executor"},
 }
 # the command line and what only it uses (argument checks, help text, `remedy knowledge`), and
 # fleet: they may import anything below them

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -61,9 +60,21 @@ def command_lines(block: str) -> list[str]:
             i += 1
             out.append("\n".join(body))
             continue
-        # a trailing comment goes (shlex knows quotes: 'gpu:!h200' stays whole)
-        out.append(shlex.join(shlex.split(line, comments=True)))
+        out.append(strip_comment(line))
     return out
+
+
+def strip_comment(line: str) -> str:
+    """The line without a trailing `# comment` (a '#' inside quotes or a word stays)."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line
 
 
 def all_commands() -> list[str]:
@@ -79,6 +90,14 @@ def expected(cmd: str) -> tuple[str, set[int]]:
     if cmd.startswith("remedy diagnose"):
         return cmd, {0, 1}  # 1: findings
     return cmd, {0}
+
+
+def test_comments_go_and_shell_stays():
+    assert strip_comment("a && b 'x # y' # note") == "a && b 'x # y'"
+    assert (
+        strip_comment("remedy run --limit 'gpu:!h200' --yes")
+        == "remedy run --limit 'gpu:!h200' --yes"
+    )
 
 
 def test_the_readme_has_commands_to_run():

@@ -377,20 +377,11 @@ def plan(
 
 
 def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
-    """The user says how the server runs; facts alone cannot know it."""
-    if service and launch:
-        raise InputError("give --service or --launch, not both")
-    if service:
-        if not any(s.name == service for s in f.services):
-            raise InputError(
-                f"no unit {service!r} in the host's facts",
-                hint="units seen: " + (", ".join(s.name for s in f.services) or "none"),
-            )
-        f.workload.service = service
-    if launch:
-        f.workload.launch = launch
-        f.workload.service = None
-    return f
+    """The user says how the server runs, or remedy finds which consumers fail (remedy.scope)."""
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.scope import with_scopes
+
+    return with_scopes(load_knowledge(), f, service=service, launch=launch)
 
 
 @app.command()
@@ -724,11 +715,22 @@ def _print_facts(f: Any) -> None:
         con.print(f"  [dim]note: {escape(n)}[/]")
 
 
-def _transport(host: str | None, local: bool) -> Any:
+def _transport(host: str | None, local: bool, inventory: Path | None = None) -> Any:
     from remedy.transport import open_transport
 
     if not host and not local:
         raise InputError("say which host, or --local")
+    if inventory is not None:
+        if local or not host:
+            raise InputError("--inventory names the host's connection: give its name, not --local")
+        from remedy.fleet.commands import inventory_transport
+
+        return inventory_transport(
+            inventory,
+            host,
+            ssh_config=str(State.ssh_config) if State.ssh_config else None,
+            accept_new=State.accept_new,
+        )
     return open_transport(
         host or "localhost",
         local=local,
@@ -841,9 +843,12 @@ def _finish_run(
         _emit_json(json.dumps(data, indent=2, default=str))
     else:
         con = _console()
-        colour = {"fixed": "green", "nothing-to-do": "green", "rolled-back": "yellow"}.get(
-            report.outcome, "red"
-        )
+        colour = {
+            "fixed": "green",
+            "nothing-to-do": "green",
+            "rolled-back": "yellow",
+            "applied-restart-pending": "yellow",
+        }.get(report.outcome, "red")
         con.print(
             f"[{colour} bold]{report.outcome}[/] run {term(report.run_id)} on {term(report.host)}"
             + (f": {term(report.message)}" if report.message else ""),
@@ -869,6 +874,12 @@ def _finish_run(
             con.print(
                 f"  verify {v['consumer']}: {v['probe']} "
                 f"{'ok' if v['ok'] else 'FAILED' if v['ok'] is False else 'skipped'}",
+                markup=False,
+                highlight=False,
+            )
+        if getattr(report, "restart_pending", None):
+            con.print(
+                "  restart pending (not proven running): " + " ".join(report.restart_pending),
                 markup=False,
                 highlight=False,
             )
@@ -1047,7 +1058,10 @@ def run(
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
     Without --plan it collects facts, plans, shows the preview and asks (or --yes).
-    Exit: 0 fixed · 10 nothing to do · 3 failed and rolled back (or no complete plan) ·
+    Without --service, the units whose ExecStart runs SGLang/a JIT build and fail under their
+    own environment get drop-ins, the login shell profile.d if it fails too (remedy.scope).
+    Exit: 0 fixed (a unit in scope: restarted, active and ready) · 10 nothing to do · 11
+    applied, units still to restart (--verify cheap) · 3 failed and rolled back (or no complete plan) ·
     5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
     keeps the lock: `remedy resume`) · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM:
     the step is stopped where it stands, the lock kept for `remedy resume`).
@@ -1068,8 +1082,9 @@ def run(
     a record per host) at the end; progress on stderr. A first Ctrl-C/SIGTERM stops new
     starts (hosts in flight finish), a second stops those too. Fleet exit, worst first: 6 a
     host needs attention · 128+N a signal · 7 stopped (canary failed / error budget spent) · 3 a host rolled back or has
-    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 0
-    all fixed or fine · 10 nothing to do anywhere.
+    no complete plan · 2 bad input for a host · 5 a host refused · 4 a host unreachable · 11
+    a host's units still to restart · 0 all fixed or fine · 10 nothing to do anywhere; a
+    skipped host's own record is 13. Per host, `remedy_services` in the inventory names units.
     """
     fleet = _fleet(inventory, limit, forks, host, local, plan_file, break_lock)
     if fleet is not None:
@@ -1158,7 +1173,9 @@ def run(
                 from remedy.interrupts import prompting
 
                 with prompting():
-                    ok = typer.confirm(f"Apply these {len(p.steps)} step(s) to {t.host}?")
+                    ok = typer.confirm(
+                        f"Apply these {len(p.steps)} step(s) to {t.host}{_restarts(p, verify)}?"
+                    )
                 if not ok:
                     from remedy.executor.runner import RunReport
 
@@ -1168,6 +1185,14 @@ def run(
             await t.close()
 
     _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _restarts(p: Any, verify: str | None) -> str:
+    """What the confirmation also agrees to: the units full verification restarts."""
+    from remedy.executor.services import units_in_scope
+
+    units = units_in_scope(p)
+    return f" and restart {', '.join(units)}" if units and verify != "cheap" else ""
 
 
 def _log_plan(log: _RunLog, p: Any) -> None:
@@ -1194,6 +1219,10 @@ def resume(
     log_file: RunLogOpt = None,
     verify: VerifyOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
 ) -> None:
     """Finish an interrupted run from the journal on the host (or roll it back).
 
@@ -1208,7 +1237,7 @@ def resume(
     """
     _check_verify(verify)
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy resume {t.host}" + (" --rollback" if rollback_ else ""))
 
@@ -1233,6 +1262,10 @@ def rollback(
     json_: JsonOpt = False,
     log_file: RunLogOpt = None,
     break_lock: TakeOverOpt = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", "-i", metavar="FILE", help="HOST is a host of this inventory."),
+    ] = None,
 ) -> None:
     """Undo a finished run: every step restored from its checkpoint, newest first.
 
@@ -1242,7 +1275,7 @@ def rollback(
     Example: remedy rollback gpu01 3f2a9c1d0e4b
     """
     log = _RunLog(log_file, quiet=json_)
-    t = _transport(host, local)
+    t = _transport(host, local, inventory)
     box: list[Any] = []
     log.file(f"remedy rollback {t.host}" + (f" {run_id}" if run_id else ""))
 

@@ -4,6 +4,7 @@ RemedyError                      exit code 2 unless a subclass says otherwise
 ├── InputError                   bad user input: a log, a facts file, an argument
 │   ├── LogReadError             a log that cannot be read (binary, missing, permission)
 │   ├── UnknownExample           an --example name that is not built in
+│   ├── IdentityFileError        a host's identity file is missing or unreadable
 │   └── fleet's InventoryError   a malformed inventory or --limit (also an AtFileLine)
 ├── AtFileLine                   about a data file: the message starts with file:line
 │   └── KnowledgeError           knowledge/ or playbooks/ YAML is malformed
@@ -101,6 +102,11 @@ class ConnectionDropped(TransportError):
 
 # the connection itself is gone: whatever ran under it says nothing about the host
 CONNECTION_LOST = (ConnectionDropped, HostUnreachable)
+
+
+class IdentityFileError(InputError):
+    """An identity (private key) file named for a host is missing or unreadable: the host was
+    never tried, so it is not unreachable; the message names the file."""
 
 
 class PlanError(RemedyError):

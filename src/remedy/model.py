@@ -132,6 +132,9 @@ class Workload(Strict):
     service: str | None = None  # systemd unit whose environment the server runs under
     launch: str | None = None  # or the command that starts the server (run under shell_env)
     python: str | None = None  # venv prefix of the server
+    # the environments the plan covers (remedy.scope): units, then "login-shell"; empty = the
+    # one of `service` (or the login shell) alone, as plans made before scopes
+    scopes: list[str] = Field(default_factory=list)
     cuda_graphs: bool = True
     attention_backend: str = "flashinfer"
 
@@ -203,6 +206,7 @@ class Finding(Strict):
     observed: bool = False  # at least one predicted signature was seen
     source: Source | None = None
     confirm_with: list[str] = Field(default_factory=list)  # facts that would confirm it
+    scope: str | None = None  # the environment it holds in (a unit, "login-shell"; remedy.scope)
 
 
 class Hypothesis(Strict):
@@ -254,6 +258,7 @@ class Step(Strict):
     risk: str = "low"
     cost: dict[str, int] = Field(default_factory=dict)
     facts_after: dict[str, Any] = Field(default_factory=dict)  # predicted fact changes
+    scope: str | None = None  # the unit (or "login-shell") whose environment it was planned in
 
 
 class Rejected(Strict):
@@ -271,6 +276,7 @@ class Verification(Strict):
     # cheaper probes to fall back on when `probe` cannot run on this host (no GPU there)
     fallbacks: list[str] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)  # e.g. the launch command
+    scope: str | None = None  # the environment it runs in (remedy.scope); None: the plan's
 
 
 class Plan(Strict):

@@ -21,6 +21,8 @@ OUTCOME_EXIT: dict[str, int] = {
     "host-key-rejected": 8,  # unknown or changed host key: trust it knowingly, never retried
     "interrupted": 4,
     "error": 2,
+    # fleet only: a host the rollout never started (untouched); the stop says why (7)
+    "skipped": 13,
 }
 
 # a fleet rollout that stopped before every host was tried (error budget, canary, signal)
@@ -42,6 +44,7 @@ EXIT_MEANING: dict[int, str] = {
     10: "nothing to do",
     11: "applied, restart pending (--verify cheap: units still to restart)",
     12: "applied, but the original failure remains",
+    13: "fleet: a host skipped (never started) when the rollout stopped",
     70: "internal error (a bug in remedy)",
     128: "+N: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); 141 stdout reader left",
 }

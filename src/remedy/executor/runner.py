@@ -60,6 +60,20 @@ BUILD_PROBES = {"flashinfer-jit-build", "sglang-jit-build", "torch-ext-build", "
 LAUNCH_PROBES = {"launch-probe"}
 CHEAP_FOR_BUILD = ("compile-probe", "link-probe")
 CHEAP_FOR_LAUNCH = ("env-probe",)
+# outcomes of a finished run whose steps are still applied (what `remedy rollback` undoes)
+ROLLBACKABLE = ("fixed", "needs-attention", "applied-restart-pending", "applied-not-fixed")
+
+
+def _probe_budget() -> float | None:
+    """REMEDY_PROBE_TIMEOUT (seconds): each probe's budget instead of the probes' default
+    (600 s). A real JIT build of a torch extension took longer than that on a 2-core machine
+    at load 10 (the sandbox tests under other sessions' load); a bad value is ignored."""
+    raw = os.environ.get("REMEDY_PROBE_TIMEOUT", "")
+    try:
+        val = float(raw)
+    except ValueError:
+        return None
+    return val if 0 < val <= 86400 else None
 
 
 def _crash_point(event: str, step: int | None) -> None:
@@ -102,6 +116,8 @@ class RunReport:
     diff: list[str] = field(default_factory=list)
     # every probe this run ran: {phase, probe, consumer, ok, seconds} (what the proof cost)
     probes: list[dict[str, Any]] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)  # units in the plan's scope (services.py)
+    restart_pending: list[str] = field(default_factory=list)  # of those, not seen ready
 
     @property
     def exit_code(self) -> int:
@@ -126,6 +142,9 @@ class RunReport:
         if self.diff:
             d["diff"] = self.diff
         d["probes"] = self.probes
+        if self.units or self.restart_pending:
+            d["units"] = self.units
+            d["restart_pending"] = self.restart_pending
         return d
 
 
@@ -341,7 +360,15 @@ class Runner:
             return None, "no prober", None
         self.log(f"  probe {probe}" + (f" ({consumer})" if consumer else ""))
         t0 = time.monotonic()
-        res = await self.prober(probe, self.t, facts, params=params, consumer=consumer)
+        budget = _probe_budget()
+        res = await self.prober(
+            probe,
+            self.t,
+            facts,
+            params=params,
+            consumer=consumer,
+            **({"timeout": budget} if budget else {}),
+        )
         if self.current is not None:
             self.current.probes.append(
                 {
@@ -387,8 +414,9 @@ class Runner:
         those the plan has a later step repair too (e.g. CUDA_HOME moved to a toolkit whose
         lib64 layout the next step adds: toolkit-links-cudart holds only after both)."""
         from remedy.evaluate import evaluate
+        from remedy.executor.services import facts_for
 
-        facts = await self._collect(plan)
+        facts = facts_for(await self._collect(plan), step.scope)
         ev = evaluate(self.kb, facts.model_dump())
         i = plan.steps.index(step)
         later = {r: j for j in range(len(plan.steps) - 1, i, -1) for r in plan.steps[j].fixes}
@@ -684,7 +712,17 @@ class Runner:
                 return report
             report.outcome = "needs-attention"
             report.message = msg
-        await self._journal(run_id, "finished", None, outcome=report.outcome)
+        else:
+            from remedy.executor.services import settle_services
+
+            await settle_services(self.t, plan, report, self.verify, self.log)
+        await self._journal(
+            run_id,
+            "finished",
+            None,
+            outcome=report.outcome,
+            **({"restart_pending": report.restart_pending} if report.restart_pending else {}),
+        )
         return report
 
     async def _due_proofs(
@@ -702,7 +740,9 @@ class Runner:
             st = plan.steps[k]
             self.log(f"proof of step {k + 1} ({st.action}), deferred until now: {st.probe}")
             self.phase = f"proof of step {k + 1} after step {upto + 1}"
-            pok, pdetail, res = await self._probe(st.probe, facts, st.params)
+            from remedy.executor.services import facts_for
+
+            pok, pdetail, res = await self._probe(st.probe, facts_for(facts, st.scope), st.params)
             again = self._explained_later(plan, upto, facts, res) if pok is False else None
             sr = next((s for s in report.steps if s.index == k), None)
             if again is not None:
@@ -786,11 +826,17 @@ class Runner:
         fallback that can run here), or the cheap probes of verify='cheap'."""
         report.verify_mode = self.verify
         self.phase = "verify"
+        from remedy.executor.services import facts_for
+
+        all_facts = facts
         for v, probes, all_of, note in self._verifications(plan):
             params = dict(getattr(v, "params", None) or {})
+            facts = facts_for(all_facts, getattr(v, "scope", None))
+            unit = params.get("unit") if v.probe == "launch-probe" else None
             if not probes:
                 report.verification.append(
                     {"consumer": v.consumer, "probe": "-", "ok": None, "detail": note}
+                    | ({"unit": unit} if unit else {})
                 )
                 continue
             used, vok, vdetail = probes[0], None, ""
@@ -815,6 +861,7 @@ class Runner:
                     report.expensive_verifications += 1
             report.verification.append(
                 {"consumer": v.consumer, "probe": used, "ok": vok, "detail": vdetail}
+                | ({"unit": unit} if unit else {})
             )
 
     async def _rollback_committed(self, run_id: str, plan: Plan, report: RunReport) -> None:
@@ -1026,7 +1073,7 @@ class Runner:
         interrupted one goes through resume(rollback=True) (break_lock: see resume)."""
         t0 = time.monotonic()
         runs = await self.runs()
-        candidates = [r for r in runs if r["outcome"] in ("fixed", "needs-attention")]
+        candidates = [r for r in runs if r["outcome"] in ROLLBACKABLE]
         if run_id:
             candidates = [r for r in runs if r["run_id"] == run_id]
             if not candidates:
@@ -1042,7 +1089,7 @@ class Runner:
         target = candidates[-1]
         if target["outcome"] == "interrupted":
             return await self.resume(rollback=True, break_lock=break_lock)
-        if target["outcome"] not in ("fixed", "needs-attention"):
+        if target["outcome"] not in ROLLBACKABLE:
             return RunReport(
                 target["run_id"],
                 self.t.host,

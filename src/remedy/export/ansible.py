@@ -122,6 +122,39 @@ def _changed(reg: str) -> str:
     return f"{reg} is defined and {reg} is changed"
 
 
+def _readiness_tasks(plan: Plan, units: list[str]) -> list[dict[str, Any]]:
+    """After the restart handlers: each unit in scope must answer GET /health 200 (as the
+    launch probe decides; a JIT build at start-up takes minutes) and be active."""
+    out: list[dict[str, Any]] = []
+    when = "not ansible_check_mode and remedy_restart | bool"
+    for unit in units:
+        svc = next((s for s in plan.facts.services if s.name == unit), None)
+        m = re.search(r"--port[= ](\d+)", (svc.exec_start or "") if svc else "")
+        url = f"http://127.0.0.1:{m.group(1) if m else 30000}/health"
+        out.append({
+            "name": Unsafe(f"remedy: wait until {unit} is ready (GET {url} 200)"),
+            "ansible.builtin.uri": {"url": U(url), "status_code": 200},
+            "register": "remedy_health", "until": "remedy_health.status == 200",
+            "retries": 90, "delay": 10, "when": when,
+        })  # fmt: skip
+        out.append({
+            "name": Unsafe(f"remedy: {unit} is active"),
+            "ansible.builtin.command": {"argv": ["systemctl", "is-active", U(unit)]},
+            "changed_when": False, "when": when,
+        })  # fmt: skip
+    return out
+
+
+def system_python(facts: dict[str, Any]) -> str:
+    """The interpreter Ansible's modules run with: the system python the facts found
+    (prefix /usr, else /usr/local), else Debian's and RHEL's /usr/bin/python3."""
+    prefixes = {posixpath.normpath(p["path"]) for p in facts.get("pythons", []) if p.get("path")}
+    for prefix in ("/usr", "/usr/local"):
+        if prefix in prefixes:
+            return f"{prefix}/bin/python3"
+    return "/usr/bin/python3"
+
+
 def _python_env(facts: dict[str, Any], path: str) -> dict[str, Any] | None:
     norm = posixpath.normpath(path)
     return next(
@@ -378,7 +411,11 @@ def env_step(ctx: Ctx) -> Mapped:
     """A variable of the server's environment: a systemd drop-in (one per variable, as
     remedy writes it) for a service, a /etc/profile.d file for a shell-launched server."""
     env, unset = _env_effects(ctx)
-    unit = ctx.plan.target.service
+    from remedy.scope import LOGIN_SHELL
+
+    # the environment the step was planned in (remedy.scope), else the plan's workload
+    scope = ctx.step.scope
+    unit = None if scope == LOGIN_SHELL else (scope or ctx.plan.target.service)
     if unit:
         var = next(iter(env), None) or unset[0]
         from remedy.knowledge.functions import dropin_name
@@ -769,6 +806,10 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
             "ansible.builtin.systemd": {"daemon_reload": True},
         })  # fmt: skip
     main = [*steps_tasks, {"name": "remedy: reload/restart now", "meta": "flush_handlers"}]
+    from remedy.executor.services import units_in_scope
+
+    units = units_in_scope(plan) or ([plan.target.service] if plan.target.service else [])
+    main += _readiness_tasks(plan, units)
     if probes:
         main.append({
             "name": "remedy: verify with remedy's probes (not in check mode: nothing changed)",
@@ -788,14 +829,27 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     ]
     if plan.steps:
         tasks.append({"name": "remedy: apply and verify", "block": main, "rescue": rescue})
+    if plan.steps and units:
+        # the same outcome names as `remedy run` (remedy.outcomes): a service is `fixed` only
+        # once restarted and seen ready; without the restart its steps are applied, no more
+        tasks.append({
+            "name": "remedy: outcome",
+            "when": "not ansible_check_mode",
+            "ansible.builtin.debug": {"msg": (
+                "{{ ('fixed: ' ~ (remedy_units | join(', ')) ~ ' restarted, active and ready')"
+                " if remedy_restart | bool else ('applied-restart-pending: restart '"
+                " ~ (remedy_units | join(' '))) }}")},
+        })  # fmt: skip
     handlers: list[dict[str, Any]] = [
         {"name": "remedy: systemd daemon-reload",
          "ansible.builtin.systemd": {"daemon_reload": True}},
     ]  # fmt: skip
-    if plan.target.service:
+    if units:
         handlers.append({
             "name": "remedy: restart the service",
-            "ansible.builtin.systemd": {"name": U(plan.target.service), "state": "restarted"},
+            "ansible.builtin.systemd": {"name": U(units[0]) if len(units) == 1 else "{{ item }}",
+                                        "state": "restarted"},
+            **({"loop": U(units)} if len(units) > 1 else {}),
             "when": "remedy_restart | bool",
         })  # fmt: skip
     else:
@@ -806,7 +860,11 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         "hosts": U(hosts),
         "gather_facts": False,
         "vars": {
+            # the host's system python from the plan's facts, never Ansible's discovery
+            # (which can pick a venv's python from PATH, as it did on seed-chain-b)
+            "ansible_python_interpreter": U(system_python(plan.facts.model_dump())),
             "remedy_restart": True,  # restart the service after its drop-ins changed
+            "remedy_units": U(units),  # the units in the plan's scope (remedy.scope)
             "remedy_verify": True,  # run remedy's probes after the steps
             "remedy_plan": U(
                 {

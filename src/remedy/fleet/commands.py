@@ -43,7 +43,7 @@ from remedy.fleet.report import (
 )
 from remedy.fleet.rollout import RolloutPolicy, RolloutResult, plan_batches, rollout
 from remedy.interrupts import run_interruptible
-from remedy.outcomes import transport_outcome
+from remedy.outcomes import exit_code_for, transport_outcome
 from remedy.redact import redact_obj, redact_text
 
 
@@ -130,7 +130,7 @@ def _safe_conn(h: InventoryHost) -> bool:
 
 
 async def _collect(
-    target: FleetTarget, hosts: list[InventoryHost], services: list[str] | None, quiet: bool
+    target: FleetTarget, hosts: list[InventoryHost], service: str | None, quiet: bool
 ) -> list[HostFacts]:
     prog = Progress(len(hosts), quiet)
     prog.start(f"collecting facts from {len(hosts)} host(s), {target.forks} at a time")
@@ -142,7 +142,11 @@ async def _collect(
             prog(hf.name, f"FAILED: {redact_text(hf.error.message)}")
 
     return await collect_fleet(
-        hosts, target.opener(), forks=target.forks, services=services, on_done=done
+        hosts,
+        target.opener(),
+        forks=target.forks,
+        services=lambda h: _wanted_units(h, service),
+        on_done=done,
     )
 
 
@@ -211,19 +215,32 @@ def fleet_facts(target: FleetTarget, *, json_: bool) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _with_workload(hf: HostFacts, service: str | None, launch: str | None) -> None:
+def _with_workload(kb: Any, hf: HostFacts, service: str | None, launch: str | None) -> None:
+    """The scopes of one host (remedy.scope): --service, else the inventory's
+    `remedy_services` for the host or its groups, else the units and shell that fail."""
+    from remedy.scope import inventory_services, with_scopes
+
     f = hf.facts
     if f is None:
         return
+    try:
+        named = None if service or launch else inventory_services(hf.host.vars, hf.name)
+        with_scopes(kb, f, service=service, launch=launch, services=named)
+    except InputError as exc:
+        hf.error = InputError(f"{hf.name}: {exc.message}", hint=exc.hint)
+        hf.facts = None
+
+
+def _wanted_units(h: InventoryHost, service: str | None) -> list[str] | None:
+    """Units whose facts must be read even when no ExecStart mentions SGLang."""
+    from remedy.scope import inventory_services
+
     if service:
-        if not any(s.name == service for s in f.services):
-            hf.error = InputError(f"{hf.name}: no unit {service!r} in the host's facts")
-            hf.facts = None
-            return
-        f.workload.service = service
-    if launch:
-        f.workload.launch = launch
-        f.workload.service = None
+        return [service]
+    try:
+        return inventory_services(h.vars, h.name)
+    except InputError:
+        return None  # reported when the host's scopes are chosen
 
 
 def _plan_all(
@@ -233,16 +250,15 @@ def _plan_all(
         raise InputError("give --service or --launch, not both")
     hosts = target.hosts()
     t0 = time.monotonic()
-    services = [service] if service else None
-    items = run_interruptible(lambda: _collect(target, hosts, services, quiet))
+    items = run_interruptible(lambda: _collect(target, hosts, service, quiet))
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.planner.plan import make_plan
+
+    kb = load_knowledge()
     for hf in items:
-        _with_workload(hf, service, launch)
+        _with_workload(kb, hf, service, launch)
     groups = group_by_facts(items)
     if groups:
-        from remedy.knowledge.loader import load_knowledge
-        from remedy.planner.plan import make_plan
-
-        kb = load_knowledge()
         plan_groups(groups, lambda f: make_plan(kb, f))
     return hosts, items, groups, time.monotonic() - t0
 
@@ -386,7 +402,7 @@ def _cut_off_result(exc: Interrupted, host: str, runner: Any) -> HostResult:
         return HostResult(
             host=host,
             outcome="skipped",
-            exit_code=0,
+            exit_code=exit_code_for("skipped"),
             message=f"{exc.message} before remedy changed anything",
         )
     return HostResult(
@@ -399,6 +415,35 @@ def _cut_off_result(exc: Interrupted, host: str, runner: Any) -> HostResult:
         hint=f"`remedy resume {host}` finishes it, `remedy resume {host} --rollback` undoes it",
         steps=[dict(s.__dict__) for s in cur.steps] if cur else [],
     )
+
+
+def _hint_with_inventory(hint: str, host: str, inventory: Path) -> str:
+    """`remedy resume gpu07` names an inventory alias: the hint says where it is defined."""
+    import shlex
+
+    inv = shlex.quote(str(inventory))
+    for cmd in ("resume", "rollback"):
+        hint = hint.replace(
+            f"`remedy {cmd} {host}", f"`remedy {cmd} {shlex.quote(host)} --inventory {inv}"
+        )
+    return hint
+
+
+def inventory_transport(
+    inventory: Path, host: str, *, ssh_config: str | None = None, accept_new: bool = False
+) -> Any:
+    """The transport to one host of an inventory, by its inventory name (for `remedy resume
+    HOST --inventory FILE` and `remedy rollback`, as a fleet run's hints print them)."""
+    inv = load_inventory(inventory)
+    h = inv.hosts.get(host)
+    if h is None:
+        raise InputError(
+            f"no host {host!r} in {inventory}",
+            hint="hosts: "
+            + ", ".join(list(inv.hosts)[:20])
+            + (" …" if len(inv.hosts) > 20 else ""),
+        )
+    return open_host(h, ssh_config=ssh_config, accept_new=accept_new, connect_timeout=10.0)
 
 
 def fleet_run(
@@ -523,12 +568,14 @@ def fleet_run(
         except ImportError:  # pragma: no cover
             run_probe = None
 
-        async def collect(tr: Any) -> Any:
-            # the same collection the plan was made from (a --service unit is always read)
-            return await collect_facts(tr, services=[service] if service else None)
-
         started.add(name)
         hf = by_name[name]
+        wanted = _wanted_units(hf.host, service)
+
+        async def collect(tr: Any) -> Any:
+            # the same collection the plan was made from (named units are always read)
+            return await collect_facts(tr, services=wanted)
+
         t = None
         runner = None
         start = time.monotonic()
@@ -558,6 +605,8 @@ def fleet_run(
                 message=rep.message,
                 hint=rep.hint,
                 steps=[dict(s.__dict__) for s in rep.steps],
+                units=list(rep.units),
+                restart_pending=list(rep.restart_pending),
             )
         except RemedyError as exc:
             outcome, msg, hint = _run_error(exc, name, runner)
@@ -631,11 +680,12 @@ def fleet_run(
         results[name] = HostResult(
             host=name,
             outcome="skipped",
-            exit_code=0,
+            exit_code=exit_code_for("skipped"),
             group=group_of.get(name),
             message="not started: the rollout stopped before it",
         )
     for r in results.values():  # a command's output can echo a secret remedy never saw
+        r.hint = _hint_with_inventory(r.hint, r.host, target.inventory)
         r.message, r.hint = redact_text(r.message), redact_text(r.hint)
         r.steps = redact_obj(r.steps)
         hf = by_name.get(r.host)
@@ -664,6 +714,9 @@ def fleet_run(
     )
     rep.exit_code = fleet_exit(ordered, stopped=ro.stopped, signal=signals[0] if signals else None)
     log(f"fleet outcome: exit {rep.exit_code}; " + json.dumps(rep.counts))
+    if rep.stopped:  # on stderr too, so a --json run's terminal or CI log says why it stopped
+        sys.stderr.write(f"remedy: rollout stopped: {redact_text(rep.stop_reason)}\n")
+        sys.stderr.flush()
     if json_:
         sys.stdout.write(rep.model_dump_json(indent=2) + "\n")
     else:

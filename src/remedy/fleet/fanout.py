@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from remedy.errors import RemedyError
+from remedy.errors import IdentityFileError, RemedyError
 from remedy.executor.runner import SESSION_ENV
 from remedy.fleet.inventory import InventoryHost
 from remedy.model import Facts, Plan
@@ -57,6 +57,8 @@ def open_host(
         return LocalTransport(host=host.name)
     from remedy.transport.ssh import SSHTransport
 
+    if c.key_file:
+        check_identity_file(host.name, os.path.expanduser(c.key_file))
     t = SSHTransport(
         c.address,
         ssh_config=ssh_config,
@@ -69,6 +71,21 @@ def open_host(
     )
     t.host = host.name
     return t
+
+
+def check_identity_file(host: str, path: str) -> None:
+    """A named identity file that cannot be read is the inventory's problem, said with its
+    path: asyncssh would report a bare `No such file or directory` as a failed connection."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise IdentityFileError(
+            f"{host}: the identity file {path} cannot be read: "
+            f"{exc.strerror or type(exc).__name__}",
+            hint="check ansible_ssh_private_key_file for this host (or its group) in the "
+            "inventory; the host was not contacted",
+        ) from None
 
 
 Opener = Callable[[InventoryHost], Any]
@@ -91,7 +108,7 @@ async def collect_fleet(
     opener: Opener,
     *,
     forks: int = 20,
-    services: list[str] | None = None,
+    services: list[str] | Callable[[InventoryHost], list[str] | None] | None = None,
     timeout: float = 60,
     on_done: Callable[[HostFacts], None] | None = None,
 ) -> list[HostFacts]:
@@ -108,7 +125,8 @@ async def collect_fleet(
             try:
                 t = opener(h)
                 try:
-                    hf.facts = await collect_facts(t, services=services, timeout=timeout)
+                    wanted = services(h) if callable(services) else services
+                    hf.facts = await collect_facts(t, services=wanted, timeout=timeout)
                 finally:
                     await t.close()
             except RemedyError as exc:

@@ -7,9 +7,13 @@ Fleet exit codes (`remedy run --inventory`), worst first — the first that appl
        first signal finished, unless a second one stopped them too (`interrupted`, lock kept)
     7  the rollout stopped: the canary failed or the error budget was spent
     3  a host failed and was rolled back, or its plan group has no complete plan
+    12 a host's steps were applied but its original failure remains
     2  a host could not be handled for a reason of input (a bad host variable, …)
     5  a host was refused (held lock, stale plan)
+    8  a host's key is unknown or changed
     4  a host was unreachable (at fact collection or mid-run)
+    11 a host's steps were applied, its units still to restart (--verify cheap)
+    13 a host was skipped (only when the rollout stopped, which 7 says first)
     0  every host is fixed or had nothing to do
     10 no host had anything to do
 
@@ -28,12 +32,9 @@ from pydantic import BaseModel, Field
 from remedy.outcomes import EXIT_STOPPED
 from remedy.outcomes import OUTCOME_EXIT as RUN_EXIT
 
-_PRECEDENCE = (6, 7, 3, 2, 5, 8, 4)
+_PRECEDENCE = (6, 7, 3, 12, 2, 5, 8, 4, 11, 13)
 
-OUTCOME_EXIT = {
-    **RUN_EXIT,
-    "skipped": 0,  # never started: untouched; the rollout's stop says why (7)
-}
+OUTCOME_EXIT = RUN_EXIT  # one table (remedy.outcomes); `skipped` is 13, never 0
 
 
 class HostResult(BaseModel):
@@ -48,6 +49,8 @@ class HostResult(BaseModel):
     hint: str = ""
     seconds: float = 0.0
     steps: list[dict[str, Any]] = Field(default_factory=list)
+    units: list[str] = Field(default_factory=list)  # units in scope (remedy.scope)
+    restart_pending: list[str] = Field(default_factory=list)  # of those, not seen ready
 
 
 class GroupSummary(BaseModel):
@@ -165,4 +168,8 @@ def exit_meaning(code: int) -> str:
         4: "a host unreachable",
         6: "a host needs attention",
         7: "rollout stopped",
+        8: "a host key unknown or changed",
+        11: "applied, units still to restart",
+        12: "applied, original failure remains",
+        13: "hosts skipped",
     }.get(code, "?")

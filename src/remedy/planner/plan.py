@@ -238,6 +238,27 @@ def make_plan(
     wrappers: set[str] | None = None,
     max_expansions: int = 3000,
 ) -> Plan:
+    """The plan for the facts' workload; with `workload.scopes` (remedy.scope), one part per
+    scope (each unit's drop-in, the login shell's profile.d), chained: a later scope starts
+    from the state the earlier ones predict, so a shared fix (a toolkit's layout) comes once."""
+    if facts.workload.scopes:
+        from remedy.planner.scoped import make_scoped_plan
+
+        return make_scoped_plan(
+            kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
+        )
+    return plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+
+
+def plan_one(
+    kb: Knowledge,
+    facts: Facts,
+    symptoms: list[Symptom] | None = None,
+    *,
+    wrappers: set[str] | None = None,
+    max_expansions: int = 3000,
+) -> tuple[Plan, dict[str, Any]]:
+    """One environment's plan, and the facts it predicts after its last step."""
     symptoms = symptoms or []
     initial = facts.model_dump()
     provider = FactsProvider(kb)
@@ -287,7 +308,7 @@ def make_plan(
     else:
         status = "partial" if result.moves else "impossible"
     unresolved = [f"{r} @ {s}" for r, s in result.unmet]
-    return Plan(
+    plan = Plan(
         remedy_version=__version__,
         host=facts.host,
         facts_digest=facts_digest(facts),
@@ -306,3 +327,4 @@ def make_plan(
         status=status,
         evaluation_errors=list(dict.fromkeys([*diag.evaluation_errors, *provider.errors])),
     )
+    return plan, state
