@@ -1,6 +1,10 @@
 """Runs remedy's Runner against a scratch tree with LocalTransport (driven by test_executor).
 
-Usage: python executor_driver.py ROOT (run|resume|rollback|history|resume-rollback) [fail-probe]
+Usage: python executor_driver.py ROOT (run|resume|rollback|history|resume-rollback)
+       [fail-probe | op-passes | op-fails | op-fails-rollback]
+
+op-*: the plan carries the operation its log came from (Plan.failed_operation); its re-run
+after the steps passes, or still fails (kept applied, or rolled back as the user chose).
 
 The plan has three steps touching a symlink, a created directory with a file, and the package
 set of a Python environment (a hand-made dist-info, updated like pip would), so checkpoints
@@ -15,7 +19,7 @@ import sys
 from pathlib import Path
 
 from remedy.executor.runner import Runner
-from remedy.model import Facts, Plan, Step, Touch, Verification
+from remedy.model import Facts, FailedOperation, Plan, Step, Touch, Verification
 from remedy.planner.plan import facts_digest
 from remedy.transport import LocalTransport
 from remedy.transport.quote import quote
@@ -85,12 +89,23 @@ def plan() -> Plan:
         target=facts.workload,
         steps=steps,
         verification=[Verification(consumer="x", probe="final-check")],
+        failed_operation=FailedOperation(
+            consumer="torch-cpp-extension",
+            probe="rerun-op",
+            params={"headers": ["x.h"]},
+            first_error="build.log:3: main.cpp:1:10: fatal error: x.h: No such file or directory",
+        )
+        if OPT.startswith("op-")
+        else None,
     )
 
 
+OPT = sys.argv[3] if len(sys.argv) > 3 else ""
+
+
 class Res:
-    def __init__(self, ok: bool) -> None:
-        self.ok, self.detail, self.symptoms, self.skipped = ok, "probe", [], None
+    def __init__(self, ok: bool, detail: str = "probe") -> None:
+        self.ok, self.detail, self.symptoms, self.skipped = ok, detail, [], None
 
 
 async def main() -> int:
@@ -101,9 +116,15 @@ async def main() -> int:
         return Facts(host="scratch")
 
     async def prober(probe, t, facts, params=None, consumer=None):
+        if probe == "rerun-op":
+            assert params == {"headers": ["x.h"]}, params
+            if OPT == "op-passes":
+                return Res(True)
+            return Res(False, "main.cpp:1:10: fatal error: x.h: No such file or directory")
         return Res(not (fail_probe and probe == "final-check"))
 
     r = Runner(LocalTransport(host="scratch"), collect=collect, prober=prober)
+    r.rollback_if_not_fixed = OPT == "op-fails-rollback"
     if mode == "run":
         rep = await r.run(plan())
     elif mode == "resume":

@@ -8,13 +8,14 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
 
-FOUNDATION = {"errors", "model", "outcomes", "fileread", "planfile"}
+FOUNDATION = {"errors", "model", "outcomes", "fileread", "planfile", "cachefile"}
 BASE = FOUNDATION | {"redact", "resolve", "interrupts"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "model": {"errors"},
     "outcomes": {"errors"},
     "fileread": {"errors"},
+    "cachefile": set(),
     "planfile": {"errors", "model"},
     "redact": {"errors", "model"},
     "resolve": {"errors", "model"},
@@ -22,7 +23,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "transport": {"errors"},
     "trust": {"errors", "model", "transport"},
     "units": {"errors", "model", "resolve", "transport"},
-    "knowledge": {"errors", "model", "fileread", "resolve", "units"},
+    "knowledge": {"errors", "model", "fileread", "cachefile", "resolve", "units"},
     "evidence": {"errors", "model", "fileread", "knowledge"},
     "evaluate": {"errors", "model", "resolve", "knowledge"},
     "facts": {"errors", "model", "redact", "transport", "trust", "units"},

@@ -124,6 +124,37 @@ def test_failed_final_verification_rolls_back_everything(root):
     assert snapshot(root) == before
 
 
+def test_fixed_only_when_the_failed_operation_passes_again(root):
+    r = drive(root, "run", "op-passes")
+    rep = json.loads(r.stdout)
+    assert r.returncode == 0 and rep["outcome"] == "fixed", r.stderr.decode()
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert [v["ok"] for v in rerun] == [True]
+
+
+def test_failed_operation_still_failing_is_applied_not_fixed_and_stays_applied(root):
+    before = snapshot(root)
+    r = drive(root, "run", "op-fails")
+    rep = json.loads(r.stdout)
+    assert r.returncode == 12 and rep["outcome"] == "applied-not-fixed", r.stderr.decode()
+    assert "fatal error: x.h" in rep["message"]
+    assert [s["outcome"] for s in rep["steps"]] == ["committed"] * 3
+    fixed_state(root)
+    # the user can still undo a run that did not fix the failure
+    r = drive(root, "rollback")
+    assert json.loads(r.stdout)["outcome"] == "rolled-back", r.stderr.decode()
+    assert snapshot(root) == before
+
+
+def test_failed_operation_still_failing_rolls_back_when_asked(root):
+    before = snapshot(root)
+    r = drive(root, "run", "op-fails-rollback")
+    rep = json.loads(r.stdout)
+    assert r.returncode == 3 and rep["outcome"] == "rolled-back", r.stderr.decode()
+    assert "not fixed" in rep["message"] and "x.h" in rep["message"]
+    assert snapshot(root) == before
+
+
 POINTS = [
     f"{ev}:{i}"
     for i in range(3)

@@ -454,3 +454,22 @@ def test_shell_completion_is_typer_s():
         [str(Path(sys.executable).parent / "remedy")], env=env, capture_output=True, timeout=60
     )
     assert r.stdout.decode().split() == ["plan"], (r.stdout, r.stderr)
+
+
+# ---- the knowledge as a reference ------------------------------------------------------------
+
+
+def test_knowledge_list_and_show(kb):
+    rows = json.loads(remedy("knowledge", "list", "--json").stdout)
+    assert {r["id"] for r in rows} == set(kb.rules)
+    doc = json.loads(remedy("knowledge", "show", "cccl-complete", "--json").stdout)
+    r = kb.rules["cccl-complete"].rule
+    assert doc["matches"]["violated_unless"] == r.holds and doc["because"] == list(r.because)
+    assert [f["action"] for f in doc["fix"]] == list(r.repairs) and doc["fix"][0]["commands"]
+    assert doc["source"] and doc["defined_at"].startswith("knowledge/")
+    text = remedy("knowledge", "show", "cccl-complete").stdout.decode()
+    for head in ("WHAT IT MATCHES", "WHY", "THE FIX", "CONFIRM BY HAND", "SOURCE"):
+        assert head in text
+    assert r.source.short() in text
+    bad = remedy("knowledge", "show", "cccl")
+    assert bad.returncode == 2 and "did you mean: cccl-complete" in bad.stderr.decode()

@@ -55,3 +55,38 @@ def test_timestamps_are_parsed_not_cached(tmp_path: Path, cache_home: Path) -> N
     p.write_text("when: 2026-12-02 01:00:00\n")
     assert yamlload.load_yaml(p)["when"].year == 2026
     assert yamlload.load_yaml(p)["when"].year == 2026
+
+
+def _poisoned(tmp_path: Path, cache_home: Path) -> Path:
+    """A cached parse whose entry for the file says something the file does not say."""
+    p = tmp_path / "k.yaml"
+    p.write_text("cmd: echo safe\n")
+    yamlload.load_yaml(p)
+    key = next(iter(yamlload._PARSED or {}))
+    import hashlib
+    import marshal
+
+    from remedy.cachefile import MAGIC
+
+    body = marshal.dumps({key: marshal.dumps({"cmd": "poisoned"})})
+    cache = Path(yamlload._parse_cache_path())
+    cache.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
+    yamlload._PARSED = None
+    return p
+
+
+def test_control_a_valid_cache_of_ours_is_used(tmp_path: Path, cache_home: Path) -> None:
+    p = _poisoned(tmp_path, cache_home)
+    assert yamlload.load_yaml(p)["cmd"] == "poisoned"  # so the refusals below are real
+
+
+def test_cache_in_a_world_writable_dir_is_not_used(tmp_path: Path, cache_home: Path) -> None:
+    p = _poisoned(tmp_path, cache_home)
+    Path(yamlload._parse_cache_path()).parent.chmod(0o777)
+    assert yamlload.load_yaml(p)["cmd"] == "echo safe"
+
+
+def test_cache_writable_by_others_is_not_used(tmp_path: Path, cache_home: Path) -> None:
+    p = _poisoned(tmp_path, cache_home)
+    Path(yamlload._parse_cache_path()).chmod(0o666)
+    assert yamlload.load_yaml(p)["cmd"] == "echo safe"

@@ -372,7 +372,8 @@ def plan(
         print_plan(_console(), p, explain=explain)
         if out:
             _console().print(f"[dim]plan saved to {out}[/]")
-    if p.status in ("partial", "impossible"):
+    # "unexplained": a fatal line of the log no finding explains, so no complete plan for it
+    if p.status in ("partial", "impossible", "unexplained"):
         raise typer.Exit(3)
 
 
@@ -1054,6 +1055,14 @@ def run(
             help="With --inventory: failed hosts tolerated before no further host starts.",
         ),
     ] = "0",
+    rollback_if_not_fixed: Annotated[
+        bool,
+        typer.Option(
+            "--rollback-if-not-fixed",
+            help="When the plan's log names the operation that failed and it still fails "
+            "after the steps, roll them back (default: keep them, exit 12 applied-not-fixed).",
+        ),
+    ] = False,
 ) -> None:
     """Apply a plan on a host with a journal, checkpoints, probes and rollback.
 
@@ -1061,7 +1070,8 @@ def run(
     Without --service, the units whose ExecStart runs SGLang/a JIT build and fail under their
     own environment get drop-ins, the login shell profile.d if it fails too (remedy.scope).
     Exit: 0 fixed (a unit in scope: restarted, active and ready) · 10 nothing to do · 11
-    applied, units still to restart (--verify cheap) · 3 failed and rolled back (or no complete plan) ·
+    applied, units still to restart (--verify cheap) · 12 applied, not fixed (the
+    operation the plan's log came from, re-run, still fails) · 3 failed and rolled back (or no complete plan) ·
     5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
     keeps the lock: `remedy resume`) · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM:
     the step is stopped where it stands, the lock kept for `remedy resume`).
@@ -1133,6 +1143,7 @@ def run(
 
     async def go() -> Any:
         runner = _runner(t, log, verify)
+        runner.rollback_if_not_fixed = rollback_if_not_fixed
         box.append(runner)
         try:
             if plan_file:

@@ -137,6 +137,9 @@ class Workload(Strict):
     scopes: list[str] = Field(default_factory=list)
     cuda_graphs: bool = True
     attention_backend: str = "flashinfer"
+    # files the failing operation could not find (the log's fatal lines: a missing header,
+    # `cannot find -lX`, `libX.so.N: cannot open shared object file`); looked up, never run
+    missing_files: list[str] = Field(default_factory=list)
 
 
 class Facts(Strict):
@@ -258,6 +261,9 @@ class Step(Strict):
     risk: str = "low"
     cost: dict[str, int] = Field(default_factory=dict)
     facts_after: dict[str, Any] = Field(default_factory=dict)  # predicted fact changes
+    # the log's fatal lines ("source:line: text") this step's findings explain
+    addresses: list[str] = Field(default_factory=list)
+    found_by_effect: bool = False  # chosen for its declared effect, not a rule's `repairs`
     scope: str | None = None  # the unit (or "login-shell") whose environment it was planned in
 
 
@@ -277,6 +283,18 @@ class Verification(Strict):
     fallbacks: list[str] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)  # e.g. the launch command
     scope: str | None = None  # the environment it runs in (remedy.scope); None: the plan's
+
+
+class FailedOperation(Strict):
+    """The operation the log came from, as remedy re-runs it at the end of `run`: the
+    consumer's own build probe with what the log's failing command needed (the headers its
+    failing translation unit included), never the log's command line itself."""
+
+    consumer: str  # torch-cpp-extension | flashinfer-jit | sglang-jit-kernel
+    probe: str  # the consumer's build probe (playbooks/probes.yaml)
+    params: dict[str, Any] = Field(default_factory=dict)  # e.g. headers: [c10/cuda/driver_api.h]
+    first_error: str  # the log's first fatal line ("source:line: text")
+    from_lines: list[str] = Field(default_factory=list)  # the log lines it was rebuilt from
 
 
 class Plan(Strict):
@@ -299,3 +317,7 @@ class Plan(Strict):
     status: Literal["ok", "nothing-to-do", "partial", "impossible"] = "ok"
     # rules or actions that could not be evaluated (a knowledge bug): shown, never dropped
     evaluation_errors: list[str] = Field(default_factory=list)
+    # the log's fatal lines that no finding explains: applying the plan will not fix them
+    unexplained: list[str] = Field(default_factory=list)
+    failed_operation: FailedOperation | None = None  # what `run` re-runs to say `fixed`
+    status: Literal["ok", "nothing-to-do", "partial", "impossible", "unexplained"] = "ok"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from remedy.cachefile import MAGIC
 from remedy.errors import RunError
 from remedy.executor.hoststate import AGENT_SHA256, AGENT_SOURCE, HostState
 from remedy.knowledge import expr
@@ -52,11 +53,11 @@ def cache_file(cache_home: Path) -> Path:
 def poison(path: Path, canary: Path) -> None:
     """Replace every cached template with code that creates the canary when loaded."""
     blob = path.read_bytes()
-    n = len(expr._CACHE_MAGIC)
+    n = len(MAGIC)
     keys = marshal.loads(blob[n + 32 :]).keys()
     evil = compile(f"open({str(canary)!r}, 'w').close()", "<evil>", "exec")
     body = marshal.dumps(dict.fromkeys(keys, evil))
-    path.write_bytes(expr._CACHE_MAGIC + hashlib.sha256(body).digest() + body)
+    path.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
 
 
 @pytest.fixture
@@ -100,7 +101,7 @@ def test_control_our_own_cache_is_loaded(cache_home: Path, tmp_path: Path):
 
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"\x00" * 100, b"garbage", expr._CACHE_MAGIC + b"\x00" * 32 + b"\xff\xfe"],
+    [b"", b"\x00" * 100, b"garbage", MAGIC + b"\x00" * 32 + b"\xff\xfe"],
     ids=["empty", "zeros", "garbage", "bad-digest"],
 )
 def test_corrupted_template_cache_is_rebuilt(cache_home: Path, damage: bytes):
@@ -108,7 +109,7 @@ def test_corrupted_template_cache_is_rebuilt(cache_home: Path, damage: bytes):
     f.write_bytes(damage)
     r = remedy("plan", "--example", "seed-sm120-pip-cu13", env={"XDG_CACHE_HOME": str(cache_home)})
     assert r.returncode == 0, r.stderr
-    assert f.read_bytes().startswith(expr._CACHE_MAGIC) and len(f.read_bytes()) > 1000
+    assert f.read_bytes().startswith(MAGIC) and len(f.read_bytes()) > 1000
 
 
 def _local_state(tmp_path: Path) -> LocalTransport:
@@ -146,3 +147,57 @@ def test_state_dir_owned_by_another_user_is_refused(tmp_path: Path):
     os.chown(st, NOBODY, NOBODY)
     with pytest.raises(RunError, match="owned by nobody"):
         asyncio.run(HostState(t).setup())
+
+
+# ---- over SSH, on a sandbox host ----------------------------------------------------------
+
+
+@pytest.fixture
+def host():
+    from sandbox_hosts import SandboxUnavailable
+    from sandbox_hosts import doctor as sbx_doctor
+    from sandbox_hosts import down as _down
+    from sandbox_hosts import up as _up
+
+    try:
+        sbx_doctor()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    h = _up("healthy", f"tho{os.getpid() % 100000}")
+    try:
+        yield h
+    finally:
+        _down(h)
+
+
+async def _edit_agent_over_ssh(h) -> tuple[str, str]:
+    from remedy.transport import open_transport
+
+    t = open_transport(h.name, ssh_config=h.cfg, connect_timeout=20.0)
+    try:
+        hs = HostState(t)
+        await hs.setup()
+        a = AGENT_SOURCE.index(b'"""')
+        b = AGENT_SOURCE.index(b'"""', a + 3) + 3
+        evil = b"open('/canary-agent', 'w').close()\n"
+        edited = AGENT_SOURCE[:a] + evil + b"#" * (b - a - len(evil)) + AGENT_SOURCE[b:]
+        assert len(edited) == len(AGENT_SOURCE)
+        await t.put(hs.agent_path, edited, mode=0o600)
+        hs2 = HostState(t)
+        await hs2.setup()
+        await hs2.agent("lock-read", hs2.state_dir)
+        canary = (await t.run("ls /canary-agent 2>/dev/null; true", timeout=30)).text()
+        code = (
+            "import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],'rb').read()).hexdigest())"
+        )
+        digest = (await t.run(["python3", "-c", code, hs2.agent_path], timeout=30)).text()
+        return canary, digest.strip()
+    finally:
+        await t.close()
+
+
+@pytest.mark.sandbox
+def test_same_size_agent_edit_on_a_host_is_replaced_before_it_runs(host):
+    canary, digest = asyncio.run(_edit_agent_over_ssh(host))
+    assert canary.strip() == "", "the edited agent ran as root on the host"
+    assert digest == AGENT_SHA256

@@ -43,6 +43,7 @@ from remedy.errors import (
     TransportError,
 )
 from remedy.executor.hoststate import HostState
+from remedy.executor.verdict import rerun_failed_operation
 from remedy.model import Facts, Plan, Step
 from remedy.outcomes import OUTCOME_EXIT
 from remedy.redact import redact_obj
@@ -256,6 +257,8 @@ class Runner:
         self.command_timeout = command_timeout
         self.verify = verify
         self._kb = knowledge
+        # `--rollback-if-not-fixed`: undo the steps when the failed operation still fails
+        self.rollback_if_not_fixed = False
         # the run in progress and its last journal record: what a caller reports when an
         # exception (a dropped connection) ends it mid-way
         self.current: RunReport | None = None
@@ -713,6 +716,9 @@ class Runner:
             report.outcome = "needs-attention"
             report.message = msg
         else:
+            # the operation the log came from, re-run: `fixed` only if it passes
+            if await rerun_failed_operation(self, run_id, plan, facts, report):
+                return report
             from remedy.executor.services import settle_services
 
             await settle_services(self.t, plan, report, self.verify, self.log)

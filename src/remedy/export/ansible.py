@@ -451,6 +451,7 @@ MAPPERS: dict[str, Callable[[Ctx], Mapped]] = {
             "pip-install-pinned-torch", "pip-reinstall-torch-for-gpu",
             "pip-install-cuda-runtime-major", "pip-align-flashinfer-packages",
             "apt-install-cuda-toolkit", "install-cuda-library-headers", "install-python-headers",
+            "pip-install-provider",
         ],
         package_step,
     ),

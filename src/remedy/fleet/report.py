@@ -99,6 +99,7 @@ _COLOUR = {
     "nothing-to-do": "green",
     "skipped": "dim",
     "rolled-back": "yellow",
+    "applied-not-fixed": "bold yellow",
     "unreachable": "red",
     "interrupted": "red",
     "needs-attention": "bold red",

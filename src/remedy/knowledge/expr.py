@@ -95,88 +95,59 @@ def _cache_path() -> str:
     return os.path.join(base, "remedy", f"templates-{tag}.marshal")
 
 
-_CACHE_MAGIC = b"remedy-templates-1\n"
-
-
-def _cache_file_ok(fd: int, path: str) -> bool:
-    """The cache holds code remedy executes: only a file that this user owns, in a directory
-    this user owns, neither writable by anyone else, is loaded."""
-    import os
-    import stat
-
-    me = os.geteuid()
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != me or st.st_mode & 0o022:
-        return False
-    dst = os.stat(os.path.dirname(path))
-    return dst.st_uid == me and not dst.st_mode & 0o022
-
-
 def _load_code_cache() -> None:
+    """Only a cache that is ours (remedy.cachefile: owner, mode, no link, sha256) and holds
+    code objects (and name tuples) is loaded; anything else is rebuilt, never a crash."""
     global _CODE_LOADED, _CODE_DIRTY
     if _CODE_LOADED:
         return
     _CODE_LOADED = True
-    import hashlib
     import marshal
     import os
     import types
 
+    from remedy.cachefile import read_private
+
     path = _cache_path()
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    body = read_private(path)
+    if body is None:
+        _CODE_DIRTY = os.path.lexists(path)  # replaced by one of ours at save time
         return
     try:
-        if not _cache_file_ok(fd, path):
-            _CODE_DIRTY = True  # rebuilt (and replaced by one of ours) at save time
-            return
-        with os.fdopen(os.dup(fd), "rb") as f:
-            blob = f.read()
-        n = len(_CACHE_MAGIC)
-        head, digest, body = blob[:n], blob[n : n + 32], blob[n + 32 :]
-        if head != _CACHE_MAGIC or hashlib.sha256(body).digest() != digest:
-            _CODE_DIRTY = True
-            return
         data = marshal.loads(body)
-        if isinstance(data, dict) and all(
-            isinstance(k, str) and isinstance(v, types.CodeType) for k, v in data.items()
-        ):
-            _CODE.update(data)
-        else:
+    except Exception:
+        data = None
+    if isinstance(data, dict):
+        # only code and expression names (tuples of str) are kept; an entry of another kind
+        # is dropped, not a reason to drop them all (the file is shared by every remedy here)
+        good = {
+            k: v
+            for k, v in data.items()
+            if isinstance(k, str)
+            and (
+                isinstance(v, types.CodeType)
+                or (isinstance(v, tuple) and all(isinstance(x, str) for x in v))
+            )
+        }
+        _CODE.update(good)
+        if len(good) != len(data):
             _CODE_DIRTY = True
-    except Exception:  # a corrupted cache is rebuilt, never a crash of `plan`
+    else:
         _CODE_DIRTY = True
-    finally:
-        os.close(fd)
 
 
 def save_code_cache() -> None:
-    """Persist newly generated code (atomic; failures are harmless). The directory is made
-    0700; a file or directory someone else owns is left alone (and never loaded)."""
+    """Persist newly generated code (atomic; failures are harmless; never into a directory
+    that is not ours)."""
     global _CODE_DIRTY
     if not _CODE_DIRTY:
         return
-    import hashlib
     import marshal
-    import os
-    import tempfile
 
-    path = _cache_path()
-    try:
-        d = os.path.dirname(path)
-        os.makedirs(d, mode=0o700, exist_ok=True)
-        st = os.lstat(d)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or os.path.islink(d):
-            return
-        body = marshal.dumps(_CODE)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".templates-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(_CACHE_MAGIC + hashlib.sha256(body).digest() + body)
-        os.replace(tmp, path)
+    from remedy.cachefile import write_private
+
+    if write_private(_cache_path(), marshal.dumps(_CODE)):
         _CODE_DIRTY = False
-    except (OSError, ValueError):
-        pass
 
 
 def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> Any:

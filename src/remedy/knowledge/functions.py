@@ -198,6 +198,18 @@ def exec_flag(cmdline: Any, *names: str) -> str | None:
     return None
 
 
+def provider_functions() -> dict[str, Callable[..., Any]]:
+    """The provider table's lookups (knowledge/providers.yaml), for rules and actions."""
+    from remedy.knowledge import providers as pv
+
+    return {
+        "unprovided_files": pv.unprovided,
+        "pip_providers": pv.pip_providers,
+        "provider_version": pv.provider_version,
+        "provided_files": pv.provided_files,
+    }
+
+
 # What a rule or action expression sees besides the functions: evaluate.base_context() (env,
 # py, pkgs, gpu, gpus, facts, workload), consumer_context() (c, tk, tk_path, how) and, for
 # message templates rendered without facts, diagnose's `partial`. The loader checks every
@@ -905,4 +917,5 @@ class Functions:
             "wheel": self.wheel,
             "release_wheels": self.release_wheels,
             "apt_packages": self.apt_packages,
+            **provider_functions(),
         }

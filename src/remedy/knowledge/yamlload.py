@@ -8,11 +8,11 @@ loading knowledge never executes code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,32 +173,34 @@ def _parse_cache_path() -> str:
 
 
 def _parse_cache() -> dict[str, Any]:
+    """The cache, loaded once. Knowledge decides what runs on hosts: like the template code
+    cache, it is read only when it is ours and intact (remedy.cachefile); else ignored."""
     global _PARSED
     if _PARSED is None:
         _PARSED = {}
-        try:
-            with open(_parse_cache_path(), "rb") as f:
-                data = marshal.load(f)
+        from remedy.cachefile import read_private
+
+        body = read_private(_parse_cache_path())
+        if body is not None:
+            try:
+                data = marshal.loads(body)
+            except Exception:  # a damaged cache is rebuilt, never a failure
+                data = None
             if isinstance(data, dict):
-                _PARSED.update(data)
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
+                _PARSED.update(
+                    (k, v) for k, v in data.items() if isinstance(k, str) and isinstance(v, bytes)
+                )
     return _PARSED
 
 
 def _save_parse_cache(cache: dict[str, Any], newest: str) -> None:
-    """Write the cache atomically (newest entries kept); failures are harmless."""
+    """Write the cache (newest entries kept) through remedy.cachefile; failures are harmless."""
+    from remedy.cachefile import write_private
+
     keep = dict(list((k, v) for k, v in cache.items() if k != newest)[-(_KEEP - 1) :])
     keep[newest] = cache[newest]
-    path = _parse_cache_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".parsed-")
-        with os.fdopen(fd, "wb") as f:
-            marshal.dump(keep, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    with contextlib.suppress(ValueError):  # marshal: a type it cannot hold
+        write_private(_parse_cache_path(), marshal.dumps(keep))
 
 
 def strip_lines(obj: Any) -> Any:

@@ -14,6 +14,7 @@ from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Touch, Verification
 from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
+from remedy.planner.verdict import attribute, missing_files
 from remedy.redact import redact_obj
 
 
@@ -244,10 +245,14 @@ def make_plan(
     if facts.workload.scopes:
         from remedy.planner.scoped import make_scoped_plan
 
-        return make_scoped_plan(
+        plan = make_scoped_plan(
             kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
         )
-    return plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+    else:
+        plan = plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+    # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
+    attribute(plan)
+    return plan
 
 
 def plan_one(
@@ -260,6 +265,10 @@ def plan_one(
 ) -> tuple[Plan, dict[str, Any]]:
     """One environment's plan, and the facts it predicts after its last step."""
     symptoms = symptoms or []
+    needs = missing_files(symptoms)
+    if needs and not facts.workload.missing_files:
+        wl = facts.workload.model_copy(update={"missing_files": needs})
+        facts = facts.model_copy(update={"workload": wl})
     initial = facts.model_dump()
     provider = FactsProvider(kb)
     trace = TraceReporter()
@@ -296,6 +305,7 @@ def plan_one(
                     risk=ca.risk,
                     cost=ca.cost.model_dump(),
                     facts_after={"changes": facts_diff(state, after)},
+                    found_by_effect=move.by_effect and spec is move.main,
                 )
             )
             state = after

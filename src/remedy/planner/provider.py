@@ -19,6 +19,7 @@ from remedy.planner.search import Verdict
 from remedy.resolve import toolkit_at, workload_python
 
 CRITERIA = ["driver", "pins", "launches", "steps"]
+RISK = {"low": 0, "medium": 1, "high": 2}
 CRITERIA_TEXT = [
     "touch no driver",
     "keep pinned package versions",
@@ -43,6 +44,8 @@ class Move:
     steps: tuple[StepSpec, ...]
     fixes: str  # the rule the main step was chosen for
     subject: str
+    # found by its declared effect, not because the rule lists it among its repairs
+    by_effect: bool = field(default=False, compare=False)
 
     @property
     def main(self) -> StepSpec:
@@ -151,12 +154,55 @@ class FactsProvider:
         return [v.key for v in self.violations(state)]
 
     def candidates(self, state: dict[str, Any]) -> Iterable[Move]:
-        for v in self.violations(state):
+        violations = self.violations(state)
+        for v in violations:
             for aid in self.kb.rules[v.rule].rule.repairs:
                 ca = self.kb.actions[aid]
                 if ca.action.masks:
                     continue
                 yield from self.bind(ca, v)
+        # then any other action whose declared effect makes a violated rule hold, least
+        # blast radius first (risk, then how much it touches): a rule's `repairs` is a hint,
+        # not the limit of what the planner may do
+        for v in violations:
+            yield from self.by_effect(state, v)
+
+    def by_effect(self, state: dict[str, Any], v: Violation) -> Iterable[Move]:
+        listed = set(self.kb.rules[v.rule].rule.repairs)
+        others = sorted(
+            (
+                ca
+                for aid, ca in self.kb.actions.items()
+                if aid not in listed and not ca.action.masks
+            ),
+            key=lambda ca: (RISK.get(ca.action.risk, 3), len(ca.action.touches), ca.action.id),
+        )
+        for ca in others:
+            for move in self.bind(ca, v):
+                try:
+                    after = self.apply(state, move)
+                except Exception:  # an effect that cannot be simulated here proves nothing
+                    continue
+                still = self.evaluation(after, parent=state).keys()
+                if v.key not in still and self.holds_after(v, after):
+                    yield Move(move.steps, move.fixes, move.subject, by_effect=True)
+
+    def holds_after(self, v: Violation, after: dict[str, Any]) -> bool:
+        """The rule applies after the move and holds: a move that only makes the rule not
+        apply (CUDA_HOME=/dev/null: no toolkit left to check) does not satisfy it."""
+        from remedy.evaluate import base_context, consumer_context
+
+        cr = self.kb.rules[v.rule]
+        base = base_context(self.kb, after)
+        ctxs = (
+            [consumer_context(self.kb, base, c, {}) for c in v.consumers]
+            if cr.rule.scope == "consumer"
+            else [base]
+        )
+        try:
+            return all(truthy(cr.when(**c)) and truthy(cr.holds(**c)) for c in ctxs)
+        except Exception:
+            return False
 
     def bind(self, ca: CompiledAction, v: Violation) -> Iterable[Move]:
         ctx = v.ctx

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from remedy.errors import CommandTimeout
+from remedy.knowledge.providers import safe_name
 from remedy.probes.base import (
     HostDir,
     ProbeContext,
@@ -175,12 +176,19 @@ async def torch_ext_build(ctx: ProbeContext) -> ProbeResult:
         out.update(arch_env(ctx, "TORCH_CUDA_ARCH_LIST", env))
         return out
 
+    # the failing operation's headers (FailedOperation.params), validated again by the script
+    headers = [h for h in ctx.params.get("headers") or () if safe_name(h)]
     try:
-        rc, out, res, env = await _run_script(ctx, "torch_ext_build.py", [], extra)
+        rc, out, res, env = await _run_script(ctx, "torch_ext_build.py", headers, extra)
     except CommandTimeout as e:
         return timeout_result(ctx, e)
+    what = (
+        f"a load_inline C++ unit including {', '.join(headers)}"
+        if headers
+        else "a load_inline CUDA extension"
+    )
     ok_detail = (
-        f"built and loaded a load_inline CUDA extension with torch {res.get('torch')} "
+        f"built and loaded {what} with torch {res.get('torch')} "
         f"(CUDA {res.get('torch_cuda')}, CUDA_HOME {res.get('cuda_home_resolved')}) in {res.get('seconds')} s"
     )
     return _verdict(ctx, rc, out, res, ok_detail, "torch cpp_extension build")

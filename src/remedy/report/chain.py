@@ -155,11 +155,18 @@ def impact_chain(rep: ImpactReport, title: str = "") -> ChainGraph:
                 )
             )
             g.link(cid, nid, "BREAKS" if c.breaks else "")
+        consumers = {c.component for c in rep.consumers if c.variable == var}
+        for c in rep.consumers:
+            if c.variable != var:
+                continue
             for d in c.downstream:
+                if d in consumers:  # another consumer of the change: one node, not two
+                    g.link(f"consumer:{c.component}", f"consumer:{d}")
+                    continue
                 did = g.add(
                     Node(id=f"down:{d}", layer=2, label=d, status="bad" if c.breaks else "warn")
                 )
-                g.link(nid, did)
+                g.link(f"consumer:{c.component}", did)
         for u in rep.unaffected:
             if u.variable == var:
                 uid = g.add(

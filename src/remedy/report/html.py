@@ -94,12 +94,12 @@ def chain_svg(g: ChainGraph) -> str:
         sx, sy, sw, sh = boxes[e.src]
         dx, dy, _, dh = boxes[e.dst]
         x1, y1, x2, y2 = sx + sw, sy + sh / 2, dx, dy + dh / 2
-        if dx <= sx:  # same or earlier layer: go around below
-            x1, x2 = sx + sw / 2, dx + COL_W / 2
-            y1, y2 = sy + sh, dy
-        mid = (x1 + x2) / 2
+        c1 = c2 = (x1 + x2) / 2
+        if dx <= sx:  # same or earlier layer: out of the right side and back into it
+            x2 = dx + COL_W
+            c1 = c2 = max(x1, x2) + GAP_X / 2
         out.append(
-            f'<path class="edge" d="M{x1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} '
+            f'<path class="edge" d="M{x1:.1f},{y1:.1f} C{c1:.1f},{y1:.1f} {c2:.1f},{y2:.1f} '
             f'{x2:.1f},{y2:.1f}" marker-end="url(#arrow)"><title>{escape(e.label)}</title></path>'
         )
     for layer in layers:

@@ -33,6 +33,12 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
         head += f", unit [cyan]{escape(plan.target.service)}[/]"
     console.print(head)
     _print_evaluation_errors(console, plan.evaluation_errors)
+    if plan.unexplained:
+        console.print(
+            "[bold red]not explained by this plan:[/] "
+            + "; ".join(escape(u[:200]) for u in plan.unexplained)
+            + " [red](no finding explains this fatal line: applying the plan will not fix it)[/]"
+        )
     if plan.status == "nothing-to-do":
         console.print("[green]Nothing to do:[/] every rule for the target workload holds.")
         _print_advice(console, plan.advice)
@@ -52,6 +58,12 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
         # titles at 80 columns): printed unwrapped, the terminal folds them, a copy is whole
         console.print()
         console.print(whole(f"{i}. {s.title}", "bold blue"), soft_wrap=True)
+        for a in s.addresses:
+            console.print(whole("addresses: " + a, "bold", 3), soft_wrap=True)
+        if s.found_by_effect:
+            console.print(
+                whole("found by its declared effect (no rule lists it as a repair)", "dim", 3)
+            )
         for b in s.because:
             console.print(Prose(b, 3, "italic"), soft_wrap=True)
         for c in s.commands:

@@ -6,7 +6,10 @@ headers dominate. torch computes CUDA_HOME once at import of cpp_extension; with
 torch it is None whatever the environment says and every CUDA build fails with a misleading
 "CUDA_HOME environment variable is not set", so that case is a skip, not a verdict.
 
-Usage: python torch_ext_build.py (TORCH_CUDA_ARCH_LIST from the caller). Exit 0 +
+Usage: python torch_ext_build.py [HEADER ...] (TORCH_CUDA_ARCH_LIST from the caller). With
+HEADERs (the failing operation's includes, re-run by `remedy run`'s final verification), the
+extension is a C++ translation unit that includes exactly those headers, compiled the way
+cpp_extension compiles a CUDA extension's C++ (CUDA include dirs, torch's flags). Exit 0 +
 "REMEDY-RESULT {json}"; 1 with the error on stderr; 3 + "REMEDY-SKIP" when torch is missing or
 CPU-only.
 """
@@ -14,6 +17,7 @@ CPU-only.
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -41,15 +45,33 @@ cuda_src = r"""
 __global__ void remedy_probe_k(float* p) { p[threadIdx.x] += 1.f; }
 void run(torch::Tensor t) { remedy_probe_k<<<1, t.numel()>>>(t.data_ptr<float>()); }
 """
+headers = sys.argv[1:]
+for h in headers:
+    if not re.fullmatch(r"[A-Za-z0-9_+][A-Za-z0-9_.+/-]{0,199}", h) or ".." in h:
+        print(f"REMEDY-RESULT {json.dumps({'error': f'not a header name: {h!r}'})}")
+        sys.exit(2)
+res["headers"] = headers
 try:
-    ce.load_inline(
-        "remedy_probe_ext",
-        cpp_sources="void run(torch::Tensor t);",
-        cuda_sources=cuda_src,
-        functions=["run"],
-        verbose=False,
-        is_python_module=True,
-    )
+    if headers:
+        cpp = "#include <torch/extension.h>\n" + "".join(f"#include <{h}>\n" for h in headers)
+        cpp += "int run() { return 0; }\n"
+        ce.load_inline(
+            "remedy_probe_ops",
+            cpp_sources=cpp,
+            functions=["run"],
+            with_cuda=True,
+            verbose=False,
+            is_python_module=True,
+        )
+    else:
+        ce.load_inline(
+            "remedy_probe_ext",
+            cpp_sources="void run(torch::Tensor t);",
+            cuda_sources=cuda_src,
+            functions=["run"],
+            verbose=False,
+            is_python_module=True,
+        )
 except BaseException as e:  # noqa: BLE001
     traceback.print_exc()
     sys.stderr.write(str(e)[-6000:] + "\n")

@@ -1,0 +1,74 @@
+"""remedy's own caches (compiled templates, parsed knowledge) are read only when they are ours.
+
+Both caches hold what remedy then acts on: compiled template code it executes, parsed
+knowledge whose actions become commands. A cache file another user could write (a shared
+XDG_CACHE_HOME, `sudo` keeping HOME, a group-writable ~/.cache) would command remedy as root,
+and a damaged one must be rebuilt, never crash a command. So a cache is loaded only if the
+file and its directory are owned by this user and not writable by group or others, opened
+without following a link, and its body matches the sha256 stored with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+
+MAGIC = b"remedy-cache-1\n"
+
+
+def _dir_ok(d: str) -> bool:
+    st = os.lstat(d)
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def read_private(path: str) -> bytes | None:
+    """The cache's body, or None when it is missing, not ours, loose or damaged."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_uid != os.geteuid()
+            or st.st_mode & 0o022
+            or not _dir_ok(os.path.dirname(path))
+        ):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            blob = f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    n = len(MAGIC)
+    head, digest, body = blob[:n], blob[n : n + 32], blob[n + 32 :]
+    if head != MAGIC or hashlib.sha256(body).digest() != digest:
+        return None
+    return body
+
+
+def write_private(path: str, body: bytes) -> bool:
+    """Atomically write the cache (dir 0700, file 0600); False (nothing written) when its
+    directory is someone else's or writable by others, or on any OSError."""
+    d = os.path.dirname(path)
+    try:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        if not _dir_ok(d):
+            return False
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".cache-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(MAGIC + hashlib.sha256(body).digest() + body)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return True
+    except OSError:
+        return False
