@@ -4,7 +4,7 @@
     python bench/bench_facts.py                 # 1 host + 50 hosts (sandbox hosts if sbx works)
     python bench/bench_facts.py --hosts 20 --mode sshd
 
-One host: a private sshd on 127.0.0.1 (remedy.transport.testing.LocalSshd), fresh connection
+One host: a private sshd on 127.0.0.1 (tests/local_sshd.py LocalSshd), fresh connection
 per run (connect + collect), 5 runs. N hosts: `sandbox/sbx up <scenario>` N times (tier-1
 hosts: own namespaces, overlayfs, sshd on 127.0.1X.Y) when sbx is usable, else N private
 sshds on 127.0.20.1..N; then N SSHTransports collect concurrently. Targets: < 1.5 s for one
@@ -32,10 +32,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))  # local_sshd: the test sshd helper
+
+from local_sshd import LocalSshd, sshd_available  # noqa: E402
 
 from remedy.facts import collect_facts  # noqa: E402
 from remedy.transport import SSHTransport  # noqa: E402
-from remedy.transport.testing import LocalSshd, sshd_available  # noqa: E402
 
 SBX = ROOT / "sandbox" / "sbx"
 
@@ -147,8 +149,7 @@ def farm_bench(args: argparse.Namespace, base: Path) -> int:
     import multiprocessing as mp
 
     import asyncssh
-
-    from remedy.transport.testing import free_port
+    from local_sshd import free_port
 
     n = args.hosts
     host = asyncssh.generate_private_key("ssh-ed25519")

@@ -71,7 +71,7 @@ def render() -> str:
         "",
         "Rules marked (warning) are reported but never planned: the CUDA graph capture ones are",
         "memory, collectives or code, and their only actions edit server flags or report. A few",
-        "breadth rules read `observed('KEY')`: a note `observed: KEY=VALUE` in the facts (from a",
+        "field-report rules read `observed('KEY')`: a note `observed: KEY=VALUE` in the facts (from a",
         "probe, or written after running the rule's confirm_with command) standing in for facts",
         "no collector reads yet (Python.h, library headers, truncated cache objects, the op that",
         "broke a capture).",

@@ -22,7 +22,7 @@ import pytest
 
 from remedy.facts import parsers as p
 from remedy.facts.collect import collect_facts
-from remedy.facts.envs import parse_env_file, parse_login_env, parse_systemd_environment
+from remedy.facts.envs import parse_login_env
 from remedy.facts.gpus import QUERY_FIELDS, parse_query_gpu
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, PythonEnvCollector, py_call
@@ -30,6 +30,8 @@ from remedy.facts.sections import DEFAULT_TOKEN
 from remedy.facts.services import build_services
 from remedy.facts.toolkits import SH_TK, ToolkitCollector, tk_call
 from remedy.transport import CommandResult, ScriptedTransport
+from remedy.units.parse import EnvironmentFileRef
+from remedy.units.shown import ShownEnvironment, parse_shown_environment, service_environment
 
 FIXTURES = Path(__file__).parent / "fixtures" / "facts"
 
@@ -58,7 +60,7 @@ def _show(fx: dict[str, Any]) -> Any:
         "services": [s.model_dump() for s in r.services],
         "interpreters": r.interpreters,
         "env_files": r.env_files,
-        "optional_files": sorted(r.optional_files),
+        "optional_files": sorted(f.path for sh in r.shown.values() for f in sh.files if f.optional),
         "notes": r.notes,
     }
 
@@ -66,6 +68,13 @@ def _show(fx: dict[str, Any]) -> Any:
 def _login(fx: dict[str, Any]) -> Any:
     env, shell = parse_login_env(fx["output"])
     return {"shell": shell, "env": env}
+
+
+def _env_file(fx: dict[str, Any]) -> Any:
+    """What facts and probes take from one EnvironmentFile (units/shown.py, the one reader)."""
+    shown = ShownEnvironment(files=[EnvironmentFileRef(path="/e", optional=False)])
+    data = fx["output"].encode("utf-8", "surrogateescape")
+    return service_environment("x.service", shown, {"/e": data}).files_env
 
 
 def _host(fx: dict[str, Any]) -> Any:
@@ -83,8 +92,10 @@ PARSERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "nvcc_profile": lambda fx: p.parse_nvcc_profile_libdir(fx["output"], fx.get("target_dir")),
     "torch_version": lambda fx: list(p.parse_torch_version_py(fx["output"])),
     "systemd_show": _show,
-    "systemd_environment": lambda fx: parse_systemd_environment(fx["output"]),
-    "env_file": lambda fx: parse_env_file(fx["output"]),
+    "systemd_environment": lambda fx: (
+        parse_shown_environment({"Environment": [fx["output"]]}).environment
+    ),
+    "env_file": _env_file,
     "login_env": _login,
     "host": _host,
     "toolkit": _toolkit,

@@ -17,16 +17,16 @@ from remedy.facts import (
     ToolkitCollector,
     collect_facts,
     parse_env_block,
-    parse_env_file,
     parse_login_env,
     parse_show,
-    parse_systemd_environment,
     split_sections,
 )
 from remedy.facts import parsers as p
 from remedy.facts.collect import is_secret_name, main_script
 from remedy.facts.sections import DEFAULT_TOKEN, Section, section_text
 from remedy.transport import CommandResult, ScriptedTransport
+from remedy.units.shown import parse_shown_environment
+from remedy.units.syntax import parse_show_environment
 
 T = DEFAULT_TOKEN
 MARKERS = [
@@ -72,8 +72,7 @@ def test_no_parser_raises_on_garbage(text: str) -> None:
     ServicesCollector(["x.service"]).parse(text)
     parse_login_env(text)
     parse_env_block(text)
-    parse_env_file(text)
-    parse_systemd_environment(text)
+    parse_shown_environment({"Environment": [text], "UnsetEnvironment": [text]})
     parse_show(text)
     p.parse_tool_version(text)
     p.parse_nvcc_profile_libdir(text, None)
@@ -143,9 +142,9 @@ def test_profile_libdir_resolution() -> None:
 
 def test_systemd_words_old_unquoted_and_escapes() -> None:
     # systemd < 240 printed elements unquoted: a value with a space is split; glue it back
-    assert parse_systemd_environment("A=1 B=x y C=2") == {"A": "1", "B": "x y", "C": "2"}
-    assert parse_systemd_environment('"A=\\x41\\101" B=') == {"A": "AA", "B": ""}
-    assert parse_systemd_environment("") == {}
+    assert parse_show_environment("A=1 B=x y C=2") == {"A": "1", "B": "x y", "C": "2"}
+    assert parse_show_environment('"A=\\x41\\101" B=') == {"A": "AA", "B": ""}
+    assert parse_show_environment("") == {}
 
 
 def test_secret_names() -> None:
@@ -236,3 +235,27 @@ def test_a_wheel_dir_named_by_cuda_home_is_owned_by_its_env(prefix: str, env: st
     from remedy.facts.toolkits import owning_env
 
     assert owning_env(prefix) == env
+
+
+def test_a_template_unit_is_not_shown_and_is_noted() -> None:
+    """`systemctl show sglang@.service` fails (a template is no unit name) and with it the whole
+    batch: templates are left out of the query (named or found on disk) and noted."""
+    c = ServicesCollector(["sglang@.service", "sglang-a.service"])
+    script = c.command()
+    assert "sglang@.service" not in script and "sglang-a.service" in script
+    assert "grep -v '@\\.service$'" in script  # unit files found on disk: templates dropped
+    out = section_text(
+        [
+            Section("svc.boot", "", "systemd\n"),
+            Section("svc.files", "", "other@.service\nsglang-a.service\n"),
+            Section("svc.show", "", "Id=sglang-a.service\nLoadState=loaded\n"
+                    "ExecStart={ path=/v/bin/python ; argv[]=/v/bin/python -m sglang.launch_server"
+                    " ; ignore_errors=no }\nUnsetEnvironment=A\nEnvironment=A=1 B=2\n"),
+            Section("svc.rc", "0", ""),
+        ]
+    )  # fmt: skip
+    res = c.parse(out)
+    assert [s.name for s in res.services] == ["sglang-a.service"]
+    assert res.shown["sglang-a.service"].unset == ["A"]
+    notes = " ".join(res.notes)
+    assert "sglang@.service: a template unit" in notes and "other@.service" in notes

@@ -10,10 +10,10 @@ import asyncio
 import time
 
 import pytest
+from local_sshd import LocalSshd, sshd_available
 
 from remedy.facts import collect_facts
 from remedy.transport import LocalTransport, SSHTransport
-from remedy.transport.testing import LocalSshd, sshd_available
 
 REASON = sshd_available()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")

@@ -284,9 +284,13 @@ MODELS = {
     "variables.yaml": ("variables", schema.Variable),
     "cuda-releases.yaml": ("releases", schema.Release),
     "rules.yaml": ("rules", schema.Rule),
-    "rules-breadth.yaml": ("rules", schema.Rule),
+    **{f.name: ("rules", schema.Rule) for f in (ROOT / "knowledge").glob("rules-*.yaml")},
     "actions.yaml": ("actions", schema.Action),
-    "breadth.yaml": ("actions", schema.Action),
+    **{
+        f.name: ("actions", schema.Action)
+        for f in (ROOT / "playbooks").glob("*.yaml")
+        if f.name not in ("actions.yaml", "probes.yaml")
+    },
     "probes.yaml": ("probes", schema.Probe),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -93,6 +94,31 @@ def test_rules_reference_existing_signatures(kb):
             "    scope: galaxy\n    subject: \"'driver'\"",
             "scope",
         ),
+        (  # a typo in a function name: it used to load and silently never fire
+            "knowledge/rules.yaml",
+            '    holds: "ptx_isa(tk.cicc_release) <= ptx_isa(tk.ptxas_release)"',
+            '    holds: "ptx_isa(tk.cicc_release) <= ptx_iza(tk.ptxas_release)"',
+            "unknown name ptx_iza",
+        ),
+        (  # a typo in a context variable, inside a message template
+            "knowledge/rules.yaml",
+            '    message: "cicc {{ tk.cicc_release }} in {{ tk.prefix }}',
+            '    message: "cicc {{ tkk.cicc_release }} in {{ tk.prefix }}',
+            "unknown name tkk",
+        ),
+        (  # an action's bind may use its own parameters, not a made-up one
+            "playbooks/actions.yaml",
+            '      prefix: "[tk.prefix]"',
+            '      prefix: "[tk.prefix, prefixx]"',
+            "unknown name prefixx",
+        ),
+        (
+            "playbooks/probes.yaml",
+            "  - id: launch-probe\n",
+            "  - id: orphan-probe\n    title: t\n    level: compile\n    seconds: 1\n"
+            "  - id: launch-probe\n",
+            "probe 'orphan-probe' is used by no action",
+        ),
         ("knowledge/components.yaml", "  - id: ptxas\n", "  - id: ptxas\n    bogus: 1\n", "bogus"),
         ("playbooks/actions.yaml", "    probe: link-probe", "    probe: no-probe", "unknown probe"),
         (
@@ -123,6 +149,55 @@ def test_mistakes_name_file_and_line(kcopy, file, old, new, needle):
     assert abs(ei.value.line - expected_line) <= 3, (ei.value.line, expected_line, msg)
 
 
+def test_a_rule_without_a_source_is_refused_at_its_line(kcopy):
+    rules = kcopy[0] / "rules.yaml"
+    text = rules.read_text()
+    start = text.index("  - id: ptxas-accepts-cicc-ptx")
+    src = text.index("    source:", start)
+    rules.write_text(text[:src] + text[text.index("\n", src) + 1 :])
+    with pytest.raises(KnowledgeError, match="source: Field required") as ei:
+        load(kcopy)
+    assert ei.value.file == str(rules) and ei.value.line == text[:start].count("\n") + 1
+
+
+def test_remedy_check_fails_with_file_and_line(kcopy):
+    """`remedy check` on a knowledge directory with a typo: exit 2, file:line, no traceback."""
+    import subprocess
+    import sys
+
+    rules = kcopy[0] / "rules.yaml"
+    text = rules.read_text()
+    rules.write_text(text.replace("ptx_isa(tk.ptxas_release)", "ptx_iza(tk.ptxas_release)", 1))
+    line = text[: text.index("ptx_isa(tk.ptxas_release)")].count("\n") + 1
+    env = {
+        **os.environ,
+        "REMEDY_KNOWLEDGE_DIR": str(kcopy[0]),
+        "REMEDY_PLAYBOOKS_DIR": str(kcopy[1]),
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "remedy", "check"], capture_output=True, text=True, env=env
+    )
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert f"{rules}:{line}" in p.stderr and "unknown name ptx_iza" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    env.pop("REMEDY_KNOWLEDGE_DIR")
+    ok = subprocess.run(
+        [sys.executable, "-m", "remedy", "check"], capture_output=True, text=True, env=env
+    )
+    assert ok.returncode == 0 and "OK" in ok.stdout, ok.stderr
+
+
+def test_context_names_are_what_evaluation_provides(kb):
+    """The loader's list of context names (CONTEXT_NAMES) is exactly what evaluate builds: a
+    name added there without the loader knowing it would fail every rule that uses it."""
+    from remedy.evaluate import base_context, consumer_context
+    from remedy.knowledge.functions import CONTEXT_NAMES
+
+    base = base_context(kb, {})
+    ctx = consumer_context(kb, base, "flashinfer-jit", {})
+    assert set(ctx) == CONTEXT_NAMES | kb.functions.names()
+
+
 def test_duplicate_ids_are_refused(kcopy):
     path = kcopy[0] / "components.yaml"
     path.write_text(path.read_text().replace("  - id: cicc\n", "  - id: nvcc\n", 1))
@@ -148,3 +223,37 @@ def test_graph_blast_radius_of_cuda_home(kb):
     assert to_dot(g).startswith("digraph remedy {")
     assert "<graphml" in to_graphml(g)
     assert '"nodes"' in to_json(g)
+
+
+def test_an_evaluation_error_is_shown_in_plan_and_diagnose(kcopy):
+    """A rule that loads but raises when evaluated (here: Version + int) is reported in the
+    plan's and the diagnosis's JSON and terminal output, not silently dropped."""
+    import json
+    import subprocess
+    import sys
+
+    rules = kcopy[0] / "rules.yaml"
+    old = 'holds: "ptx_isa(tk.cicc_release) <= ptx_isa(tk.ptxas_release)"'
+    rules.write_text(
+        rules.read_text().replace(old, old[:-1] + ' + 1"', 1)  # loads: the names all exist
+    )
+    env = {
+        **os.environ,
+        "REMEDY_KNOWLEDGE_DIR": str(kcopy[0]),
+        "REMEDY_PLAYBOOKS_DIR": str(kcopy[1]),
+    }
+
+    def remedy(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "remedy", *args], capture_output=True, text=True, env=env
+        )
+
+    ex = ("--example", "seed-sm120-system-cuda128")
+    for cmd in ("plan", "diagnose"):
+        out = json.loads(remedy(cmd, *ex, "--json").stdout)
+        errs = out["evaluation_errors"]
+        assert any(e.startswith("rule ptxas-accepts-cicc-ptx: TypeError") for e in errs), errs
+        text = remedy(cmd, *ex)
+        assert "Knowledge errors" in text.stdout and "ptxas-accepts-cicc-ptx" in text.stdout
+    env.pop("REMEDY_KNOWLEDGE_DIR")
+    assert json.loads(remedy("plan", *ex, "--json").stdout)["evaluation_errors"] == []

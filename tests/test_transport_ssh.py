@@ -19,6 +19,7 @@ import asyncssh
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from local_sshd import LocalSshd, free_port, keygen, sshd_available
 
 from remedy.errors import (
     CommandTimeout,
@@ -28,7 +29,6 @@ from remedy.errors import (
 )
 from remedy.transport import SSHTransport, open_transport
 from remedy.transport.local import LocalTransport
-from remedy.transport.testing import LocalSshd, free_port, keygen, sshd_available
 
 REASON = sshd_available()
 if REASON:

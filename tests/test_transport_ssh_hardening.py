@@ -13,10 +13,10 @@ import threading
 import time
 
 import pytest
+from local_sshd import LocalSshd, sshd_available
 
 from remedy.errors import HostUnreachable
 from remedy.transport import SSHTransport
-from remedy.transport.testing import LocalSshd, sshd_available
 
 REASON = sshd_available()
 

@@ -40,8 +40,7 @@ from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts
 from remedy.transport import LocalTransport, SSHTransport, Transport
 from remedy.units import impact_unit, load_unit, parse_show_environment, read_unit
-from remedy.units.host import _split_show_list
-from remedy.units.syntax import format_show_environment
+from remedy.units.syntax import format_show_environment, split_show_list
 
 pytestmark = pytest.mark.systemd
 
@@ -530,7 +529,7 @@ def _compare(
             mismatches.append(
                 f"{n}: show\n  systemd: Environment={shown['Environment']}\n  remedy:  {line}"
             )
-        if _split_show_list(shown.get("DropInPaths", "")) != u.dropin_paths:
+        if split_show_list(shown.get("DropInPaths", "")) != u.dropin_paths:
             mismatches.append(
                 f"{n}: DropInPaths systemd={shown.get('DropInPaths')} remedy={u.dropin_paths}"
             )
@@ -593,11 +592,102 @@ def test_fixture_table_matches_real_systemd(host: Host):
         got = {k: v for k, v in real.dumps[n].items() if k not in SYSTEMD_ADDED}
         assert got == {**real.base, **case.get("effective", case["environment"])}, case["id"]
         if "dropin_paths" in case:
-            assert _split_show_list(real.shown[n]["DropInPaths"]) == case["dropin_paths"]
+            assert split_show_list(real.shown[n]["DropInPaths"]) == case["dropin_paths"]
     mine = _read_all(host, names)
     mismatches, compared = _compare(real, mine, names, set())
     assert not mismatches, "\n".join(mismatches)
     assert compared == len(CASES)
+
+
+# --------------------------------------------------------------------------------------------
+# One reader: facts and probes see the environment the process really got
+# --------------------------------------------------------------------------------------------
+
+TEMPLATE_ON_DISK = "remedy-sglang-tpl@.service"  # mentions sglang: facts' file scan finds it
+
+
+def _env_diff(who: str, n: str, real: Real, env: dict[str, str]) -> list[str]:
+    """Where `env` (what remedy says the unit sets) disagrees with the process's environment.
+
+    A variable the unit does not set comes from the manager (or PassEnvironment=), so it must
+    equal the manager's own value."""
+    got = {k: v for k, v in real.dumps[n].items() if k not in SYSTEMD_ADDED}
+    bad = {
+        k: (got.get(k), env.get(k, "<from manager>"))
+        for k in set(got) | set(env)
+        if (env[k] != got.get(k) if k in env else got[k] != real.base.get(k))
+    }
+    return [f"{who} {n} (systemd, remedy): {bad}"] if bad else []
+
+
+def _table_files() -> tuple[dict[str, bytes], list[str]]:
+    from test_units_parse import CASES, case_files, case_name
+
+    exec_lines = (
+        f"\n[Service]\nType=oneshot\nExecStart=/usr/bin/env -0\nStandardOutput=truncate:{OUT}/%n\n"
+    )
+    files: dict[str, bytes] = {}
+    names: list[str] = []
+    for case in CASES:
+        uf = case_files(case, extra_unit_lines=exec_lines)
+        files[uf.fragment.path] = uf.fragment.data
+        for d in uf.dropins:
+            files[d.path] = d.data
+        for p, data in uf.env_files.items():
+            if data is not None:
+                files[p] = data
+        names.append(case_name(case))
+    return files, names
+
+
+def test_facts_and_probes_read_the_environment_systemd_gives(host: Host):
+    """facts (one batched collection) and probes (systemctl show + files) use units/' one
+    reader: for the generated units and the table, Environment= + EnvironmentFile= (globs,
+    `-`, quotes, continuations) - UnsetEnvironment= equals what each process got. A template
+    unit file on disk (systemctl show rejects its name) no longer loses the other units."""
+    from remedy.facts import collect_facts
+    from remedy.probes.base import read_unit_env
+    from remedy.resolve import SYSTEMD_DEFAULT_PATH
+
+    g = generate()
+    files, table = _table_files()
+    files.update(g.files)
+    files[f"/etc/systemd/system/{TEMPLATE_ON_DISK}"] = (
+        b"[Service]\nType=oneshot\nExecStart=/bin/echo sglang %i\n"
+    )
+    names = g.units + table
+    real = _push_show_start(host, files, names, g.failing)
+    assert "rc=0" in real.start_output, real.start_output
+
+    async def go() -> tuple[Facts, dict[str, dict[str, str]]]:
+        t = host.transport()
+        try:
+            facts = await collect_facts(t, services=names + [TEMPLATE_ON_DISK], timeout=240)
+            probed = {}
+            for n in names:
+                if n not in g.failing:
+                    probed[n] = (await read_unit_env(t, n))[0]
+            return facts, probed
+        finally:
+            await t.close()
+
+    facts, probed = asyncio.run(go())
+    by_name = {s.name: s for s in facts.services}
+    mismatches: list[str] = []
+    for n in names:
+        if n in g.failing:
+            assert any(n in x and "missing or unreadable" in x for x in facts.notes), n
+            continue
+        assert n in by_name, (n, facts.notes[:5])
+        svc = by_name[n]
+        mismatches += _env_diff("facts", n, real, {**svc.environment, **svc.environment_files_env})
+        env = probed[n]
+        if "PATH" not in real.dumps[n] and env.get("PATH") == SYSTEMD_DEFAULT_PATH:
+            env.pop("PATH")  # probes run commands: systemd's default PATH where none is left
+        mismatches += _env_diff("probes", n, real, env)
+    assert not mismatches, "\n".join(mismatches)
+    assert any(TEMPLATE_ON_DISK in x and "template unit" in x for x in facts.notes)
+    assert len(names) - len(g.failing) >= 50
 
 
 # --------------------------------------------------------------------------------------------

@@ -832,6 +832,7 @@ class _RunLog:
 def _runner(t: Any, log: _RunLog, verify: str | None = None) -> Any:
     from remedy.executor.runner import Runner
     from remedy.facts import collect_facts
+    from remedy.knowledge.loader import load_knowledge
 
     try:
         from remedy.probes import run_probe
@@ -841,7 +842,10 @@ def _runner(t: Any, log: _RunLog, verify: str | None = None) -> Any:
     async def collect(tr: Any) -> Any:
         return await collect_facts(tr)
 
-    r = Runner(t, collect=collect, prober=run_probe, log=log, verify=verify or "full")
+    r = Runner(
+        t, collect=collect, prober=run_probe, log=log, verify=verify or "full",
+        knowledge=load_knowledge(),
+    )  # fmt: skip
     r.set_verify(verify)
     return r
 

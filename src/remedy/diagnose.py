@@ -226,6 +226,7 @@ def diagnose(
     diag = Diagnosis(host=facts.host if facts else None, symptoms=symptoms)
     if facts is not None:
         ev = evaluation or evaluate(kb, facts.model_dump())
+        diag.evaluation_errors = list(dict.fromkeys(ev.errors))
         found = [finding_from(kb, v) for v in ev.violations]
         diag.unexplained = link_symptoms(found, symptoms, wrappers)
         # a warning-level rule is advice unless the logs show what it warns about

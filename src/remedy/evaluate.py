@@ -201,7 +201,8 @@ def evaluate(
                 if status:
                     try:
                         subject = str(plain(rule.subject(**ctx)) or cid or rid)
-                    except Exception:
+                    except Exception as exc:  # reported like a failed `when`, finding kept
+                        errors.append(f"rule {rid} subject: {type(exc).__name__}: {exc}")
                         subject = cid or rid
             outcomes[(rid, cid)] = (status, subject)
             if not status:

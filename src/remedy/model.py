@@ -238,6 +238,8 @@ class Diagnosis(Strict):
     suspicious: list[SuspiciousLine] = Field(default_factory=list)
     partial_facts: dict[str, Any] = Field(default_factory=dict)
     collect_next: list[str] = Field(default_factory=list)
+    # rules that could not be evaluated (a knowledge bug): shown, never silently dropped
+    evaluation_errors: list[str] = Field(default_factory=list)
 
 
 class Touch(Strict):
@@ -344,6 +346,9 @@ class Plan(Strict):
     cost: dict[str, int] = Field(default_factory=dict)
     unresolved: list[str] = Field(default_factory=list)
     trace: list[str] = Field(default_factory=list)
+    status: Literal["ok", "nothing-to-do", "partial", "impossible"] = "ok"
+    # rules or actions that could not be evaluated (a knowledge bug): shown, never dropped
+    evaluation_errors: list[str] = Field(default_factory=list)
     # the log's fatal lines that no finding explains: applying the plan will not fix them
     unexplained: list[str] = Field(default_factory=list)
     failed_operation: FailedOperation | None = None  # what `run` re-runs to say `fixed`

@@ -15,6 +15,7 @@ the catalog needs (``driver-too-old`` has two unrelated wordings), so it is rela
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cached_property
 from pathlib import Path
@@ -207,9 +208,12 @@ class Catalog(BaseModel):
 
 
 def knowledge_dir() -> Path:
-    """The knowledge/ directory: the repo checkout's, else the copy packed into the wheel."""
+    """The knowledge/ directory: $REMEDY_KNOWLEDGE_DIR, the repo checkout's, else the copy
+    packed into the wheel (a directory without signatures.yaml falls back to the built-in)."""
     pkg = Path(remedy.__file__).resolve().parent
     candidates = [pkg.parents[1] / "knowledge", pkg / "_data" / "knowledge"]
+    if os.environ.get("REMEDY_KNOWLEDGE_DIR"):
+        candidates.insert(0, Path(os.environ["REMEDY_KNOWLEDGE_DIR"]))
     for c in candidates:
         if (c / "signatures.yaml").is_file():
             return c

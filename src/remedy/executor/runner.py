@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remedy import __version__
 from remedy.errors import (
@@ -49,6 +49,9 @@ from remedy.outcomes import OUTCOME_EXIT
 from remedy.redact import redact_obj
 from remedy.transport import Transport
 from remedy.transport.quote import quote
+
+if TYPE_CHECKING:
+    from remedy.knowledge.loader import Knowledge
 
 # Final verification probes that build or launch for real (the expensive rung of the ladder),
 # and what `verify="cheap"` runs instead for their consumer: the same toolkit lookup, flags
@@ -238,7 +241,10 @@ class Runner:
         rollback_all_on_failure: bool = True,
         command_timeout: float = 900,
         verify: str = "full",
+        knowledge: Knowledge | None = None,
     ) -> None:
+        """knowledge: the rules the static re-checks evaluate, given by the caller (the
+        executor does not pick a knowledge directory itself); loaded when not given."""
         if verify not in ("full", "cheap"):
             raise ValueError(f"verify must be 'full' or 'cheap', not {verify!r}")
         self.t = transport
@@ -250,6 +256,7 @@ class Runner:
         self.rollback_all = rollback_all_on_failure
         self.command_timeout = command_timeout
         self.verify = verify
+        self._kb = knowledge
         # `--rollback-if-not-fixed`: undo the steps when the failed operation still fails
         self.rollback_if_not_fixed = False
         # the run in progress and its last journal record: what a caller reports when an
@@ -397,16 +404,23 @@ class Runner:
         facts = await self.collect(self.t)
         return facts.model_copy(update={"workload": plan.target.model_copy(deep=True)})
 
+    @property
+    def kb(self) -> Knowledge:
+        if self._kb is None:
+            from remedy.knowledge.loader import load_knowledge
+
+            self._kb = load_knowledge()
+        return self._kb
+
     async def _static_check(self, plan: Plan, step: Step) -> tuple[bool, str, Facts]:
         """Re-collect facts and check the rules the step was meant to fix now hold, except
         those the plan has a later step repair too (e.g. CUDA_HOME moved to a toolkit whose
         lib64 layout the next step adds: toolkit-links-cudart holds only after both)."""
         from remedy.evaluate import evaluate
         from remedy.executor.services import facts_for
-        from remedy.knowledge.loader import load_knowledge
 
         facts = facts_for(await self._collect(plan), step.scope)
-        ev = evaluate(load_knowledge(), facts.model_dump())
+        ev = evaluate(self.kb, facts.model_dump())
         i = plan.steps.index(step)
         later = {r: j for j in range(len(plan.steps) - 1, i, -1) for r in plan.steps[j].fixes}
         viol = {v.rule for v in ev.errors_only() if v.rule in step.fixes}
@@ -428,12 +442,11 @@ class Runner:
         and a later step of the plan repairs that rule, the failure is a known later link of
         the chain, not the step's own: (the last such step, its rules). None otherwise."""
         from remedy.evaluate import evaluate
-        from remedy.knowledge.loader import load_knowledge
 
         syms = {s.signature for s in getattr(res, "symptoms", None) or []}
         if not syms:
             return None
-        kb = load_knowledge()
+        kb = self.kb
         violated = {v.rule for v in evaluate(kb, facts.model_dump()).errors_only()}
         last, rules = None, []
         for j in range(after + 1, len(plan.steps)):

@@ -10,14 +10,7 @@ collect_facts composes them into one batched script per round trip.
 from __future__ import annotations
 
 from remedy.facts.collect import collect_facts, collect_local, main_script
-from remedy.facts.envs import (
-    login_env_script,
-    parse_env_block,
-    parse_env_file,
-    parse_login_env,
-    parse_systemd_environment,
-    split_systemd_words,
-)
+from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
 from remedy.facts.gpus import GpuCollector, parse_query_gpu
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import PythonEnvCollector
@@ -38,11 +31,8 @@ __all__ = [
     "login_env_script",
     "main_script",
     "parse_env_block",
-    "parse_env_file",
     "parse_login_env",
     "parse_query_gpu",
     "parse_show",
-    "parse_systemd_environment",
     "split_sections",
-    "split_systemd_words",
 ]

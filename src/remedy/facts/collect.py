@@ -11,23 +11,31 @@ small script, so a host costs two to three round trips whatever it holds.
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as _dt
 import os
 import time
 from dataclasses import dataclass, field
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
-from remedy.facts.envs import login_env_script, parse_env_file, parse_login_env
+from remedy.facts.envs import login_env_script, parse_login_env
 from remedy.facts.gpus import GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
 from remedy.facts.sections import Section, new_token, prelude, split_sections
-from remedy.facts.services import ServicesCollector
+from remedy.facts.services import ServiceFacts, ServicesCollector
 from remedy.facts.toolkits import SH_TK, build_toolkits, group_toolkits, tk_call
 from remedy.model import Facts, PythonEnv, Service, Toolkit
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
 from remedy.transport.quote import quote
+from remedy.units.parse import EnvironmentFileRef, has_glob
+from remedy.units.shown import (
+    ServiceEnvironment,
+    ShownEnvironment,
+    env_file_read_script,
+    service_environment,
+)
 
 SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOME_VARS = ("CUDA_HOME", "CUDA_PATH")
@@ -138,8 +146,25 @@ class _State:
     interp_env: dict[str, str] = field(default_factory=dict)  # interpreter -> env path
     interp_missing: set[str] = field(default_factory=set)
     dirs_checked: set[str] = field(default_factory=set)
-    files_read: dict[str, str | None] = field(default_factory=dict)
+    files_read: dict[str, bytes | None] = field(default_factory=dict)  # env files, raw
+    globs: dict[str, list[str]] = field(default_factory=dict)  # EnvironmentFile glob -> paths
     notes: list[str] = field(default_factory=list)
+
+    def service_env(self, svc: ServiceFacts, s: Service) -> ServiceEnvironment:
+        """The service's environment from what has been read so far (the shared reader)."""
+        shown = svc.shown.get(s.name) or ShownEnvironment(
+            environment=dict(s.environment),
+            files=[EnvironmentFileRef(path=f, optional=False) for f in s.environment_files],
+        )
+        return service_environment(s.name, shown, self.files_read, self.globs)
+
+    def unread_env_files(self, s: Service) -> list[str]:
+        """EnvironmentFile patterns of s not looked at yet."""
+        return [
+            f
+            for f in s.environment_files
+            if (f not in self.globs if has_glob(f) else f not in self.files_read)
+        ]
 
     def absorb(self, sections: list[Section]) -> None:
         """Add one batch's toolkits, pythons, PATH lookups and env files."""
@@ -169,9 +194,15 @@ class _State:
                     if d:
                         self.dirs_checked.add(d)
             elif s.name == "envfile":
-                self.files_read[s.arg] = s.body
+                # base64: systemd refuses a file with invalid UTF-8, so the bytes must survive
+                try:
+                    self.files_read[s.arg] = base64.b64decode("".join(s.body.split()))
+                except ValueError:
+                    self.notes.append(f"EnvironmentFile {s.arg}: garbled reply")
             elif s.name == "envfile.missing":
                 self.files_read[s.arg] = None
+            elif s.name == "envglob":
+                self.globs[s.arg] = s.lines()
             elif s.name == "py.triton.untrusted":
                 tool, _, why = s.arg.partition(" ")
                 self.notes.append(f"Triton's {tool} not executed: {why}")
@@ -179,17 +210,11 @@ class _State:
                 self.notes.append(f"Python interpreter not executed: {s.arg}")
 
 
-def _needs(state: _State, login_env: dict[str, str], services: list[Service]) -> _Needs:
+def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Needs:
     need = _Needs()
     envs: list[tuple[str, dict[str, str]]] = [("login", login_env)]
-    for s in services:
-        # EnvironmentFile= values override Environment= (systemd.exec(5))
-        env = dict(s.environment)
-        for f in s.environment_files:
-            body = state.files_read.get(f)
-            if body:
-                env.update(parse_env_file(body))
-        envs.append((f"service:{s.name}", env))
+    for s in svc.services:
+        envs.append((f"service:{s.name}", state.service_env(svc, s).effective))
     for label, env in envs:
         for v in HOME_VARS:
             val = env.get(v)
@@ -208,9 +233,9 @@ def _needs(state: _State, login_env: dict[str, str], services: list[Service]) ->
             dirs = [d for d in path.split(":") if d and d not in state.dirs_checked]
             if dirs:
                 need.paths.append((":".join(dirs), label))
-    for s in services:
-        for f in s.environment_files:
-            if f not in state.files_read and f not in need.env_files:
+    for s in svc.services:
+        for f in state.unread_env_files(s):
+            if f not in need.env_files:
                 need.env_files.append(f)
     return need
 
@@ -236,12 +261,7 @@ def followup_script(token: str, state: _State, need: _Needs) -> str:
     for x, origin in need.interpreters:
         if ok(x, origin):
             parts.append(py_call(x, origin))
-    for f in filter(ok, need.env_files):
-        q = quote(f)
-        parts.append(
-            f"if [ -f {q} ] && [ -r {q} ]; then m envfile {q}; head -c 65536 -- {q}; "
-            f"else m envfile.missing {q}; fi\n"
-        )
+    parts.append(env_file_read_script([f for f in need.env_files if ok(f)], "m"))
     parts.append("m end\n")
     return "".join(parts)
 
@@ -304,7 +324,7 @@ async def collect_facts(
     state.absorb(sections)
     extra_interps = [(x, f"service:{name}") for name, x in svc.interpreters.items()]
     for _round in range(3):
-        need = _needs(state, login_env, svc.services)
+        need = _needs(state, login_env, svc)
         for x, origin in extra_interps:
             if (
                 x not in state.interp_env
@@ -322,7 +342,10 @@ async def collect_facts(
         more = split_sections(out, token)
         state.absorb(more)
         for f in need.env_files:
-            state.files_read.setdefault(f, None)
+            if has_glob(f):
+                state.globs.setdefault(f, [])
+            else:
+                state.files_read.setdefault(f, None)
         for x, _ in need.interpreters:
             if x not in state.interp_env:
                 state.interp_missing.add(x)
@@ -337,23 +360,24 @@ async def collect_facts(
         py = state.interp_env.get(x) if x else None
         if x and py is None:
             notes.append(f"service {s.name}: interpreter {x} does not exist")
-        env = dict(s.environment)
+        se = state.service_env(svc, s)
+        env = dict(se.environment)
         hidden = redact(env)
         if hidden:
             notes.append(f"service {s.name}: values of {', '.join(hidden)} redacted")
-        files_env: dict[str, str] = {}
-        for f in s.environment_files:
-            body = state.files_read.get(f)
-            if body is None:
-                if f not in svc.optional_files:
-                    notes.append(f"service {s.name}: EnvironmentFile {f} is missing or unreadable")
-                continue
-            values = parse_env_file(body)
+        for f in se.missing:
+            notes.append(f"service {s.name}: EnvironmentFile {f} is missing or unreadable")
+        notes.extend(f"service {n}" for n in se.notes)
+        files_env = dict(se.files_env)
+        redact(files_env)
+        for pattern, values in se.file_values.items():
+            values = dict(values)
             redact(values)
             if values:
                 shown = ", ".join(f"{k}={v}" for k, v in values.items())
-                notes.append(f"service {s.name}: EnvironmentFile {f} sets {shown}")
-                files_env.update(values)
+                notes.append(f"service {s.name}: EnvironmentFile {pattern} sets {shown}")
+            elif has_glob(pattern) and not se.files_used.get(pattern):
+                notes.append(f"service {s.name}: EnvironmentFile {pattern} matched no file")
         services_out.append(
             s.model_copy(
                 update={"python": py, "environment": env, "environment_files_env": files_env}

@@ -11,16 +11,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from remedy.facts.envs import parse_systemd_environment, split_systemd_words
 from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
 from remedy.model import Service
 from remedy.transport.quote import quote
+from remedy.units.shown import ShownEnvironment, parse_shown_environment
+from remedy.units.syntax import split_show_list
 
 PROPS = (
     "Id",
     "LoadState",
     "Environment",
     "EnvironmentFiles",
+    "UnsetEnvironment",
     "ExecStart",
     "FragmentPath",
     "DropInPaths",
@@ -44,7 +46,8 @@ class ServiceFacts:
     # interpreter path named in each relevant unit's ExecStart (unit -> path)
     interpreters: dict[str, str] = field(default_factory=dict)
     env_files: dict[str, list[str]] = field(default_factory=dict)
-    optional_files: set[str] = field(default_factory=set)  # EnvironmentFile=-/path
+    # unit -> Environment=, EnvironmentFiles=, UnsetEnvironment= as systemctl showed them
+    shown: dict[str, ShownEnvironment] = field(default_factory=dict)
 
 
 def parse_show(text: str) -> list[dict[str, list[str]]]:
@@ -125,21 +128,18 @@ def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFa
             notes.append(f"service {name}: LoadState={load}")
             if load == "not-found":
                 continue
-        env: dict[str, str] = {}
-        for v in u.get("Environment", []):
-            env.update(parse_systemd_environment(v))
-        files: list[str] = []
-        for v in u.get("EnvironmentFiles", []):
-            # "EnvironmentFiles=/etc/default/x (ignore_errors=no)"
-            path = re.sub(r"\s*\(ignore_errors=\w+\)\s*$", "", v).strip()
-            if path:
-                files.append(path)
-                if "ignore_errors=yes" in v:
-                    res.optional_files.add(path)
+        shown = parse_shown_environment(u)
+        res.shown[name] = shown
+        notes += [f"service {name}: {n}" for n in shown.notes]
+        env = dict(shown.environment)
+        files = [f.path for f in shown.files]
         exec_start = next((e for e in execs if RELEVANT.search(e)), execs[0] if execs else None)
         drop_ins: list[str] = []
         for v in u.get("DropInPaths", []):
-            drop_ins.extend(split_systemd_words(v))
+            try:
+                drop_ins.extend(split_show_list(v))
+            except ValueError as e:
+                notes.append(f"service {name}: DropInPaths= not understood: {e}")
         fragment = (u.get("FragmentPath") or [""])[0] or None
         py = interpreter_of(exec_start) if exec_start else None
         if py:
@@ -162,6 +162,12 @@ def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFa
     return res
 
 
+def _is_template(name: str) -> bool:
+    """`sglang@.service`: a template, which `systemctl show` rejects (instances it takes)."""
+    n = name if "." in name else name + ".service"
+    return bool(re.fullmatch(r"[^@/]+@\.[a-z]+", n))
+
+
 class ServicesCollector:
     """Sections svc.boot / svc.show / svc.rc."""
 
@@ -171,7 +177,9 @@ class ServicesCollector:
         self.wanted = list(wanted or [])
 
     def command(self) -> str:
-        names = " ".join(quote(w) for w in self.wanted)
+        # a template (sglang@.service) is not a unit systemctl show accepts: one such name
+        # fails the whole batch, so templates are left out here and noted in parse()
+        names = " ".join(quote(w) for w in self.wanted if not _is_template(w))
         greps = " ".join(f"{d}/*.service {d}/*.service.d/*.conf" for d in UNIT_DIRS)
         return (
             "m svc.boot\n"
@@ -179,6 +187,7 @@ class ServicesCollector:
             "  echo systemd\n"
             f"  U=$(grep -l -s -i sglang {greps} 2>/dev/null | sed -e 's#\\.d/[^/]*$##' -e 's#.*/##' | sort -u)\n"
             "  m svc.files; printf '%s\\n' \"$U\"\n"
+            "  U=$(printf '%s\\n' \"$U\" | grep -v '@\\.service$')\n"
             f"  IFS=$NL; set -f; SVC=$(to 15 {SHOW} '*.service' {names} $U 2>&1); SRC=$?; set +f; IFS=$IFS0\n"
             "  m svc.show; printf '%s\\n' \"$SVC\"; m svc.rc $SRC\n"
             "else\n"
@@ -205,6 +214,14 @@ class ServicesCollector:
             if not parse_show(show.body):
                 res.notes.append(f"systemctl show failed (exit {rc.arg.strip()}): {first}")
                 return res
-        found = build_services(show.body, self.wanted)
+        found = build_services(show.body, [w for w in self.wanted if not _is_template(w)])
+        files = next((s for s in sections if s.name == "svc.files"), None)
+        templates = {w for w in self.wanted if _is_template(w)}
+        templates.update(u for u in (files.lines() if files else []) if _is_template(u))
+        for t in sorted(templates):
+            res.notes.append(
+                f"service {t}: a template unit, not shown (systemctl show takes instances, "
+                f"e.g. {t.replace('@.', '@NAME.')}; loaded instances are read)"
+            )
         found.notes[:0] = res.notes
         return found

@@ -555,6 +555,10 @@ def fleet_run(
             return ""
         return f"interrupted by {signal.Signals(signals[0]).name}: no further host was started"
 
+    from remedy.knowledge.loader import load_knowledge
+
+    kb = load_knowledge()  # one knowledge for every host's runner
+
     async def apply(name: str, batch: int) -> HostResult:
         from remedy.executor.runner import Runner
         from remedy.facts import collect_facts
@@ -588,6 +592,7 @@ def fleet_run(
                 prober=run_probe,
                 log=lambda m: log(f"[{name}] {m}"),
                 verify=verify or "full",
+                knowledge=kb,
             )
             runner.set_verify(verify)
             runners[name] = runner

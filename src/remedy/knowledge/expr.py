@@ -161,7 +161,10 @@ def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> Any:
     key = hashlib.sha256(f"{kind}\0{src}".encode()).hexdigest()
     code = _CODE.get(key)
     if code is None:
-        code = compile(ENV.compile(make_node(), raw=True), "<remedy knowledge>", "exec")
+        node = make_node()
+        # the free names come from this same parse (free_names() then reads the cache)
+        _CODE[_names_key(kind == "tmpl", src)] = _undeclared(node)
+        code = compile(ENV.compile(node, raw=True), "<remedy knowledge>", "exec")
         _CODE[key] = code
         _CODE_DIRTY = True
     return Template.from_code(ENV, code, ENV.make_globals(None))
@@ -181,6 +184,33 @@ def _expression_node(src: str) -> Any:
     return nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)], lineno=1)
 
 
+def free_names(src: str, *, template: bool) -> set[str]:
+    """The names an expression (or template) reads from its context: jinja2.meta on the parsed
+    source, less Jinja's own globals (range, dict, namespace...). Cached with the code."""
+    global _CODE_DIRTY
+    _load_code_cache()
+    key = _names_key(template, src)
+    names = _CODE.get(key)
+    if not isinstance(names, list):
+        names = _undeclared(ENV.parse(src) if template else _expression_node(src))
+        _CODE[key] = names
+        _CODE_DIRTY = True
+    return set(names) - set(ENV.globals)
+
+
+def _names_key(template: bool, src: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"names\0{int(template)}\0{src}".encode()).hexdigest()
+
+
+def _undeclared(node: Any) -> list[str]:
+    from jinja2 import meta
+
+    node.set_environment(ENV)
+    return sorted(meta.find_undeclared_variables(node))
+
+
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
     from jinja2.environment import TemplateExpression
 
@@ -191,28 +221,9 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
             f"{what}: bad expression {src!r}: {exc.message}", file=file, line=line
         ) from None
     out = TemplateExpression(tmpl, False)
-    out.remedy_names = _names(src)  # type: ignore[attr-defined]  # what it reads: evaluate.py
+    # what it reads: evaluate.py skips rules whose names did not change; the loader checks them
+    out.remedy_names = frozenset(free_names(src, template=False))  # type: ignore[attr-defined]
     return out
-
-
-def _names(src: str) -> frozenset[str]:
-    """The context names an expression reads, kept in the code cache next to its code (a
-    tuple of str; older entries hold the code of such a tuple)."""
-    import hashlib
-
-    from jinja2 import meta
-
-    global _CODE_DIRTY
-    _load_code_cache()
-    key = "names:" + hashlib.sha256(src.encode()).hexdigest()
-    names: Any = _CODE.get(key)
-    if not (isinstance(names, tuple) and all(isinstance(n, str) for n in names)):
-        node = _expression_node(src)
-        node.set_environment(ENV)
-        names = tuple(sorted(meta.find_undeclared_variables(node)))
-        _CODE[key] = names
-        _CODE_DIRTY = True
-    return frozenset(names)
 
 
 def compile_template(src: str, *, file: str | None, line: int | None, what: str):

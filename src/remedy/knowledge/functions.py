@@ -16,7 +16,7 @@ from jinja2 import Undefined
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from remedy.knowledge.schema import Release
+from remedy.knowledge.schema import CudaTables, Release
 from remedy.resolve import norm, toolkit_at
 
 _REL = re.compile(r"(\d+)\.(\d+)")
@@ -29,6 +29,7 @@ def _s(v: Any) -> str | None:
 
 
 def ver(v: Any) -> Version | None:
+    """A packaging Version from the leading digits of a string ('13.0.88+cu13' -> 13.0.88)."""
     s = _s(v)
     if not s:
         return None
@@ -42,12 +43,14 @@ def ver(v: Any) -> Version | None:
 
 
 def rel(v: Any) -> str | None:
+    """'12.8.93' -> '12.8' (major.minor), None when it does not start with one."""
     s = _s(v)
     m = _REL.match(s) if s else None
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
 
 
 def cudart_release(v: Any) -> str | None:
+    """12080 (CUDART_VERSION) -> '12.8', the release its headers belong to."""
     try:
         n = int(str(v))
     except (TypeError, ValueError):
@@ -56,6 +59,7 @@ def cudart_release(v: Any) -> str | None:
 
 
 def cudart_int(release: Any) -> int | None:
+    """'12.8' -> 12080, the CUDART_VERSION a release's cuda_runtime_api.h defines."""
     r = rel(release)
     if not r:
         return None
@@ -75,6 +79,7 @@ def arch_list_valid(value: Any) -> bool:
 
 
 def arch_list_suffixed(value: Any) -> bool:
+    """True when an arch list has an a/f entry (arch-specific: needs nvcc that knows it)."""
     return any(re.fullmatch(r"\d+\.\d+[af]", e) for e in arch_list_entries(value))
 
 
@@ -107,43 +112,19 @@ def dropin_name(var: Any) -> str:
     return f"50-remedy-{(_s(var) or 'env').lower().replace('_', '-')}.conf"
 
 
+def dropin_dir(unit: Any) -> str:
+    """The directory of a system unit's drop-ins in /etc (where remedy writes its own)."""
+    return f"/etc/systemd/system/{_s(unit)}.d"
+
+
 def dropin_text(env: Any = None, unset: Any = None) -> str:
+    """The text of remedy's drop-in that sets env and unsets names (units.dropin renders it)."""
     from remedy.units.dropin import render_dropin
 
     return render_dropin(dict(env or {}), list(unset or []))
 
 
-# --- breadth: facts the field reports need (tables cite their source; see rules-breadth.yaml) ---
-
-# CUDA minor version compatibility: the oldest driver that runs any release of a major
-# (cubins; PTX still needs the release's own driver). CUDA Toolkit release notes, "CUDA Toolkit
-# and Minimum Required Driver Version for CUDA Minor Version Compatibility" (Table 2).
-_COMPAT_DRIVER = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
-
-# Newest gcc major each nvcc accepts on x86_64 (include/crt/host_config.h guard: '#error --
-# unsupported GNU version! gcc versions later than N are not supported!'; CUDA Installation Guide
-# for Linux, "Supported compilers"). Keys are the first release with that limit.
-_MAX_GCC = [
-    ("11.0", 9),
-    ("11.1", 10),
-    ("11.4", 11),
-    ("12.0", 12),
-    ("12.4", 13),
-    ("12.8", 14),
-    ("13.0", 15),
-]
-
-# Packages whose CUDA kernels need a minimum architecture (their own checks / docs).
-_MIN_ARCH = {
-    "flash-attn": (
-        "8.0",
-        "Dao-AILab/flash-attention README: FlashAttention-2 supports Ampere, Ada and Hopper GPUs",
-    ),
-    "flashinfer-python": (
-        "7.5",
-        "flashinfer/jit/core.py check_cuda_arch: 'FlashInfer requires GPUs with sm75 or higher'",
-    ),
-}
+# --- field reports: facts the rules-<topic>.yaml rules need (tables cite their source) ---
 
 _TARGET = re.compile(r"(?:compute_|sm_)?(\d+)(?:\.(\d+))?([af]?)(\+PTX)?$")
 
@@ -172,23 +153,8 @@ def arch_targets(value: Any) -> list[str]:
     return out
 
 
-def compat_driver(release: Any) -> str | None:
-    r = rel(release)
-    return _COMPAT_DRIVER.get(int(r.split(".")[0])) if r else None
-
-
-def max_gcc_for(release: Any) -> int | None:
-    v = ver(release)
-    if v is None:
-        return None
-    best = None
-    for first, limit in _MAX_GCC:
-        if v >= Version(first):
-            best = limit
-    return best
-
-
 def major_of(version: Any) -> int | None:
+    """'12.8.93' -> 12; None when it is no version."""
     v = ver(version)
     return v.major if v else None
 
@@ -224,15 +190,6 @@ def with_flag(cmdline: Any, flag: str, value: Any = None) -> str:
     return " ".join(out)
 
 
-def min_arch_for(pkgs: Any) -> tuple[str, str, str] | None:
-    """The strictest minimum GPU arch among installed packages: (arch, package, source)."""
-    best = None
-    for name, (arch, src) in _MIN_ARCH.items():
-        if pkgs and name in pkgs and (best is None or Version(arch) > Version(best[0])):
-            best = (arch, name, src)
-    return best
-
-
 def exec_flag(cmdline: Any, *names: str) -> str | None:
     """The value of a flag in a command line ('--tp 8', '--tp=8'); '' for a bare switch."""
     toks = (_s(cmdline) or "").split()
@@ -258,20 +215,66 @@ def provider_functions() -> dict[str, Callable[..., Any]]:
     }
 
 
+# What a rule or action expression sees besides the functions: evaluate.base_context() (env,
+# py, pkgs, gpu, gpus, facts, workload), consumer_context() (c, tk, tk_path, how) and, for
+# message templates rendered without facts, diagnose's `partial`. The loader checks every
+# expression's free names against these + Functions.names() (tests/test_knowledge.py keeps
+# this list equal to what evaluate builds).
+CONTEXT_NAMES = frozenset(
+    {"env", "py", "pkgs", "gpu", "gpus", "facts", "workload", "c", "tk", "tk_path", "how"}
+)
+MESSAGE_NAMES = frozenset({"partial"})
+
+
 class Functions:
     """Expression functions bound to one knowledge base and one facts snapshot."""
 
-    def __init__(self, releases: list[Release], components: dict[str, Any]) -> None:
+    def __init__(
+        self, releases: list[Release], components: dict[str, Any], tables: CudaTables
+    ) -> None:
+        self.tables = tables
         self.releases = sorted(releases, key=lambda r: Version(r.release))
         self.by_release = {r.release: r for r in self.releases}
         self.components = components
 
     # -- static tables ------------------------------------------------------------------
+    def compat_driver(self, release: Any) -> str | None:
+        """The oldest driver that runs any release of this release's CUDA major (minor version
+        compatibility; cuda-tables.yaml compat_drivers)."""
+        r = rel(release)
+        if not r:
+            return None
+        major = int(r.split(".")[0])
+        return next(
+            (e.driver for e in self.tables.compat_drivers.entries if e.major == major), None
+        )
+
+    def max_gcc_for(self, release: Any) -> int | None:
+        """The newest gcc major the nvcc of this release accepts (cuda-tables.yaml max_gcc)."""
+        v = ver(release)
+        if v is None:
+            return None
+        best = None
+        for e in self.tables.max_gcc.entries:
+            if v >= Version(e.from_):
+                best = e.gcc
+        return best
+
+    def min_arch_for(self, pkgs: Any) -> tuple[str, str, str] | None:
+        """The strictest minimum GPU arch among installed packages: (arch, package, source)."""
+        best = None
+        for e in self.tables.min_arch:
+            if pkgs and e.package in pkgs and (best is None or Version(e.arch) > Version(best[0])):
+                best = (e.arch, e.package, e.says)
+        return best
+
     def ptx_isa(self, release: Any) -> Version | None:
+        """The PTX ISA a release's cicc emits and its ptxas accepts at most."""
         r = self.by_release.get(rel(release) or "")
         return Version(r.ptx_isa) if r else None
 
     def min_cuda_for(self, cap: Any) -> str | None:
+        """The first CUDA release whose compiler targets this compute capability."""
         c = rel(cap)
         if not c:
             return None
@@ -299,27 +302,33 @@ class Functions:
         return base
 
     def min_driver(self, release: Any) -> str | None:
+        """The Linux driver a release's runtime needs (cuda-releases.yaml)."""
         r = self.by_release.get(rel(release) or "")
         return r.min_driver if r else None
 
     def wheel(self, release: Any, name: str) -> str | None:
+        """The version of one wheel of a release's consistent set, None when unknown."""
         r = self.by_release.get(rel(release) or "")
         return r.wheels.get(name) if r else None
 
     def release_wheels(self, release: Any) -> dict[str, str]:
+        """The pip wheel versions that make one consistent toolkit of this release."""
         r = self.by_release.get(rel(release) or "")
         return dict(r.wheels) if r else {}
 
     def apt_packages(self, release: Any) -> list[str]:
+        """The apt packages that install this release's nvcc, cudart headers and CCCL."""
         r = self.by_release.get(rel(release) or "")
         return list(r.apt) if r else []
 
     # -- bound to a facts snapshot --------------------------------------------------------
     def bind(self, facts: dict[str, Any], env: dict[str, str]) -> dict[str, Callable[..., Any]]:
         def tk_at(path: Any) -> dict[str, Any] | None:
+            """The toolkit whose prefix (or an alias) is this path, None when none is."""
             return toolkit_at(facts, _s(path))
 
         def missing_libs(tk: Any, dirs: Any, libs: Any, any_dir: Any = False) -> list[str]:
+            """The lib<name>.so files of a link line (-l<name>) not found in the toolkit's link dirs."""
             if not tk:
                 return []
             have = {norm(d): set(names) for d, names in (tk.get("libs") or {}).items()}
@@ -338,6 +347,7 @@ class Functions:
             return missing
 
         def nvcc_owner(path: Any) -> dict[str, Any] | None:
+            """The toolkit whose bin/nvcc is this path (aliases too), None when none is."""
             p = norm(_s(path) or "")
             for tk in facts.get("toolkits", ()):
                 for root in [tk["prefix"], *tk.get("aliases", ())]:
@@ -400,19 +410,15 @@ class Functions:
             """The wheels to (re)install so that every wheel of the prefix is at `release`."""
             wheels = self.release_wheels(release)
             pip = (tk or {}).get("pip") or {}
-            names = [
-                "nvidia-cuda-nvcc",
-                "nvidia-nvvm",
-                "nvidia-cuda-crt",
-                "nvidia-cuda-runtime",
-                "nvidia-cuda-cccl",
-            ]
+            names = self.tables.toolkit_wheels.names
             return {n: wheels[n] for n in names if n in pip and n in wheels and pip[n] != wheels[n]}
 
         def merged(a: Any, b: Any) -> dict[str, Any]:
+            """Two mappings merged (b wins): builds a toolkit's new pip set in an effect."""
             return {**(a or {}), **(b or {})}
 
         def cudart_soname(tk: Any) -> str:
+            """The libcudart soname a toolkit ships (libcudart.so.N): what a fixed layout links."""
             for names in (tk or {}).get("libs", {}).values():
                 for n in names:
                     if re.fullmatch(r"libcudart\.so\.\d+", n):
@@ -421,6 +427,7 @@ class Functions:
             return f"libcudart.so.{major}"
 
         def fixed_layout(tk: Any) -> dict[str, list[str]]:
+            """A toolkit's libs after the layout fix: lib and lib64 both hold libcudart.so, stubs hold libcuda.so."""
             libs = {k: list(v) for k, v in ((tk or {}).get("libs") or {}).items()}
             base = libs.get("lib", [])
             if "libcudart.so" not in base:
@@ -432,6 +439,7 @@ class Functions:
             return libs
 
         def system_toolkit(release: Any) -> dict[str, Any]:
+            """The toolkit an apt install of this release makes under /usr/local (predicted facts)."""
             r = rel(release)
             return {
                 "prefix": f"/usr/local/cuda-{r}",
@@ -467,6 +475,7 @@ class Functions:
             return f"{py['path']}/lib/python{ver_}/site-packages/nvidia/cu13"
 
         def pip_toolkit(python: Any, release: Any) -> dict[str, Any]:
+            """The toolkit a pip install of this release's wheels makes in a venv (predicted facts)."""
             r = rel(release)
             prefix = pip_prefix(python) or f"{python}/nvidia/cu13"
             existing = toolkit_at(facts, prefix) or {}
@@ -534,12 +543,14 @@ class Functions:
             return out
 
         def apt_release_of(prefix: Any) -> str | None:
+            """The release of an apt toolkit prefix (/usr/local/cuda-X.Y) remedy can install."""
             m = re.fullmatch(r"/usr/local/cuda-(\d+\.\d+)", norm(_s(prefix) or ""))
             if m and self.apt_packages(m.group(1)):
                 return m.group(1)
             return None
 
         def pip_release_of(prefix: Any) -> str | None:
+            """The release a pip cu13 toolkit prefix can be aligned to (torch's CUDA, else the GPU's)."""
             p = _s(prefix) or ""
             if not p.endswith("/nvidia/cu13"):
                 return None
@@ -565,6 +576,7 @@ class Functions:
             return (py or {}).get("torch_cuda")
 
         def triton_ptxas_for(py: Any, env_: Any, gpu: Any) -> str | None:
+            """The ptxas Triton will run for this GPU: its override variable's, else the bundled one."""
             if not py or not gpu:
                 return None
             cap = ver(gpu.get("compute_cap"))
@@ -579,6 +591,7 @@ class Functions:
             return (py.get("triton_ptxas") or {}).get(key)
 
         def ptxas_choices(gpu: Any) -> list[str]:
+            """ptxas binaries on the host new enough for the GPU (candidates for TRITON_PTXAS_PATH)."""
             need = ver(self.min_cuda_for((gpu or {}).get("compute_cap"))) or Version("0")
             return [
                 posixpath.join(tk["prefix"], "bin", "ptxas")
@@ -587,13 +600,14 @@ class Functions:
             ]
 
         def invalid_effect(component: Any, path: Any) -> str:
+            """How a consumer fails when CUDA_HOME is this path (from variables.yaml), for messages."""
             p = _s(path) or ""
             cls = "not_a_directory" if p.startswith("/dev/") else "nonexistent"
             err = self.invalid_errors.get((str(component), cls))
             return (err or "its first build fails").replace("<v>", p)
 
         return {
-            **self.bind_breadth(facts),
+            **self.bind_field(facts),
             "tk_at": tk_at,
             "missing_libs": missing_libs,
             "nvcc_owner": nvcc_owner,
@@ -616,25 +630,23 @@ class Functions:
 
     invalid_errors: dict[tuple[str, str], str] = {}
 
-    # -- breadth (rules-breadth.yaml) ----------------------------------------------------
-    def statics_breadth(self) -> dict[str, Callable[..., Any]]:
+    # -- field reports (knowledge/rules-<topic>.yaml) ----------------------------------
+    def statics_field(self) -> dict[str, Callable[..., Any]]:
         return {
             "min_cuda_for_target": self.min_cuda_for_target,
-            "compat_driver": compat_driver,
-            "max_gcc_for": max_gcc_for,
+            "compat_driver": self.compat_driver,
+            "max_gcc_for": self.max_gcc_for,
             "major_of": major_of,
-            "cuda_major_of": cuda_major_of,
             "arch_targets": arch_targets,
-            "min_arch_for": min_arch_for,
+            "min_arch_for": self.min_arch_for,
             "exec_flag": exec_flag,
             "with_flag": with_flag,
             "unpinned": unpinned,
         }
 
-    def bind_breadth(self, facts: dict[str, Any]) -> dict[str, Callable[..., Any]]:
-        """Functions over one snapshot for the breadth rules. Each returns None / empty when a
+    def bind_field(self, facts: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+        """Functions over one snapshot for the field-report rules. Each returns None / empty when a
         fact is missing, so rules guard with `when`."""
-        from remedy.resolve import workload_python
 
         def observed(key: Any) -> str | None:
             """A fact recorded as a note 'observed: KEY=VALUE' (by a probe, or by a person who
@@ -648,6 +660,7 @@ class Functions:
             return val
 
         def server_cmdline() -> str | None:
+            """The server's ExecStart (its unit's), None for a server launched from a shell."""
             wl = facts.get("workload") or {}
             for svc in facts.get("services", ()):
                 if svc.get("name") == wl.get("service"):
@@ -655,6 +668,7 @@ class Functions:
             return None
 
         def tp_size() -> int:
+            """The server's tensor-parallel size from its command line (--tp/--tp-size), 1 by default."""
             v = exec_flag(server_cmdline(), "--tp", "--tp-size", "--tensor-parallel-size")
             return int(v) if v and v.isdigit() else 1
 
@@ -705,6 +719,7 @@ class Functions:
             return sorted(out, key=lambda r: r["ok"])
 
         def torch_pin_version(py: Any) -> str | None:
+            """The torch version a violated requirement pins (==X), None when nothing pins it."""
             for r in torch_pins(py):
                 m = re.fullmatch(r"\s*===?\s*([\w.+]+)\s*", r["spec"])
                 if not r["ok"] and m:
@@ -744,7 +759,8 @@ class Functions:
             return comps.get("gcc")
 
         def gcc_choices(release: Any) -> list[str]:
-            limit = max_gcc_for(release)
+            """Host gccs on the machine that this release's nvcc accepts, as /usr/bin paths."""
+            limit = self.max_gcc_for(release)
             return [
                 f"/usr/bin/{name}"
                 for name, v in sorted((facts.get("host_compilers") or {}).items())
@@ -758,7 +774,7 @@ class Functions:
             out = []
             for tk in facts.get("toolkits", ()):
                 r = tk.get("ptxas_release")
-                cd = ver(compat_driver(r))
+                cd = ver(self.compat_driver(r))
                 if drv and cd and drv >= cd and ver(r) and ver(r) >= need:
                     out.append(posixpath.join(tk["prefix"], "bin", "ptxas"))
             return out
@@ -778,6 +794,7 @@ class Functions:
             return [f"{maj}.{mnr}{sfx}"]
 
         def targets_unknown_to(targets: Any, release: Any) -> list[str]:
+            """The targets of an arch list that this release's nvcc does not know yet."""
             r = ver(release)
             out = []
             for t in targets or []:
@@ -798,6 +815,7 @@ class Functions:
             return cover
 
         def nccl_wheel(py: Any) -> tuple[str, str] | None:
+            """(name, version) of the NCCL wheel in a Python env, None without one."""
             for name, v in sorted(((py or {}).get("packages") or {}).items()):
                 if re.fullmatch(r"nvidia-nccl(?:-cu\d+)?", name):
                     return name, v
@@ -824,6 +842,7 @@ class Functions:
             ]
 
         def nccl_major(py: Any) -> int | None:
+            """The CUDA major of the NCCL wheel in a Python env (-cuNN suffix), None without one."""
             w = nccl_wheel(py)
             if not w:
                 return None
@@ -879,13 +898,16 @@ class Functions:
             "targets_unknown_to": targets_unknown_to,
             "plain_targets_for": plain_targets_for,
             "nccl_wheel": nccl_wheel,
-            "workload_py": lambda: workload_python(facts),
         }
+
+    def names(self) -> set[str]:
+        """Every function name an expression may call (the registry)."""
+        return set(self.statics()) | set(self.bind({}, {}))
 
     def statics(self) -> dict[str, Callable[..., Any]]:
         return {
-            **self.statics_breadth(),
-            "dropin_dir": lambda unit: f"/etc/systemd/system/{_s(unit)}.d",
+            **self.statics_field(),
+            "dropin_dir": dropin_dir,
             "dropin_name": dropin_name,
             "dropin_text": dropin_text,
             "ver": ver,

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import remedy
 from remedy.errors import KnowledgeError
-from remedy.knowledge.expr import compile_expr, compile_template, save_code_cache
-from remedy.knowledge.functions import Functions
+from remedy.knowledge.expr import compile_expr, compile_template, free_names, save_code_cache
+from remedy.knowledge.functions import CONTEXT_NAMES, MESSAGE_NAMES, Functions
 from remedy.knowledge.schema import (
     Action,
     Component,
+    CudaTables,
     Probe,
     Release,
     Rule,
@@ -25,7 +28,17 @@ from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 
 
 def data_dirs() -> tuple[Path, Path]:
-    """knowledge/ and playbooks/: the repo's in a checkout, the packaged copy in a wheel."""
+    """knowledge/ and playbooks/: $REMEDY_KNOWLEDGE_DIR / $REMEDY_PLAYBOOKS_DIR when set (a
+    site's own or a test's rules: a new rule is a data change), else the repo's in a
+    checkout, else the packaged copy in a wheel."""
+    kenv, penv = os.environ.get("REMEDY_KNOWLEDGE_DIR"), os.environ.get("REMEDY_PLAYBOOKS_DIR")
+    if kenv or penv:
+        base_k, base_p = _builtin_dirs()
+        return Path(kenv) if kenv else base_k, Path(penv) if penv else base_p
+    return _builtin_dirs()
+
+
+def _builtin_dirs() -> tuple[Path, Path]:
     repo = Path(remedy.__file__).resolve().parents[2]
     if (repo / "knowledge" / "rules.yaml").is_file():
         return repo / "knowledge", repo / "playbooks"
@@ -121,7 +134,31 @@ def _load_list(path: Path, key: str, model: type, what: str) -> list[tuple[Any, 
     return out
 
 
-def _compile_effect(eff: dict[str, Any], file: str, line: int | None, aid: str) -> dict[str, Any]:
+def _checked(compile_: Callable[..., Any], *, template: bool, known: frozenset[str] | set[str]):
+    """compile_expr/compile_template that also fail on a free name nothing provides: a typo in
+    a variable or function name would otherwise only make the rule silently never fire."""
+
+    def go(
+        src: str, *, file: str, line: int | None, what: str, extra: frozenset[str] = frozenset()
+    ) -> Any:
+        out = compile_(src, file=file, line=line, what=what)
+        unknown = sorted(free_names(src, template=template) - known - extra)
+        if unknown:
+            raise KnowledgeError(
+                f"{what}: unknown name{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} in "
+                f"{src.strip()!r} (not a fact, a context variable, a parameter or a knowledge "
+                "function: see knowledge/functions.py)",
+                file=file,
+                line=line,
+            )
+        return out
+
+    return go
+
+
+def _compile_effect(
+    eff: dict[str, Any], file: str, line: int | None, aid: str, compile_: Callable[..., Any]
+) -> dict[str, Any]:
     def ex(src: Any) -> Any:
         if not isinstance(src, str):
             raise KnowledgeError(
@@ -129,7 +166,7 @@ def _compile_effect(eff: dict[str, Any], file: str, line: int | None, aid: str) 
                 file=file,
                 line=line,
             )
-        return compile_expr(src, file=file, line=line, what=f"action {aid!r} effect")
+        return compile_(src, line)
 
     out: dict[str, Any] = {}
     for k, v in eff.items():
@@ -150,9 +187,11 @@ def _compile_effect(eff: dict[str, Any], file: str, line: int | None, aid: str) 
     return out
 
 
-def _compile_operation(a: Action, file: str, line: int | None) -> tuple[str, dict[str, Any]] | None:
+def _compile_operation(
+    a: Action, file: str, line: int | None, compile_: Callable[[str, int | None], Any]
+) -> tuple[str, dict[str, Any]] | None:
     """`operation:` of an action: a known operation name, and for each of that operation's
-    parameters an expression (a string) or a constant (bool, number)."""
+    parameters an expression (a string, its names checked like every other) or a constant."""
     from remedy.operations import OPERATIONS
 
     spec = a.operation
@@ -178,7 +217,7 @@ def _compile_operation(a: Action, file: str, line: int | None) -> tuple[str, dic
                 file=file,
                 line=line,
             )
-        params[k] = compile_expr(v, file=file, line=line, what=what) if isinstance(v, str) else v
+        params[k] = compile_(v, line) if isinstance(v, str) else v
     return name, params
 
 
@@ -191,11 +230,22 @@ def knowledge_version(files: list[str]) -> str:
     return "sha256:" + h.hexdigest()
 
 
-@functools.lru_cache(maxsize=4)
 def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None = None) -> Knowledge:
+    """The knowledge, validated and compiled (cached per pair of directories)."""
     kdir, pdir = data_dirs()
-    kdir = Path(knowledge_dir) if knowledge_dir else kdir
-    pdir = Path(playbooks_dir) if playbooks_dir else pdir
+    return _load_knowledge(str(knowledge_dir or kdir), str(playbooks_dir or pdir))
+
+
+def _cache_clear() -> None:
+    _load_knowledge.cache_clear()
+
+
+load_knowledge.cache_clear = _cache_clear  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=4)
+def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
+    kdir, pdir = Path(kdir_s), Path(pdir_s)
     for d in (kdir, pdir):
         if not d.is_dir():
             raise KnowledgeError(f"knowledge directory not found: {d}")
@@ -262,6 +312,23 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
             )
         seen_actions[a.id] = f
 
+    tables_file = kdir / "cuda-tables.yaml"
+    tables = validate_entry(CudaTables, load_yaml(tables_file), str(tables_file), "CUDA tables")
+    fns = Functions(releases, {k: c.model_dump() for k, c in components.items()}, tables)
+    fns.invalid_errors = (
+        {
+            (edge.component, cls): eff.error
+            for edge in variables["CUDA_HOME"].consumers
+            for cls, eff in edge.effects.items()
+            if eff.error
+        }
+        if "CUDA_HOME" in variables
+        else {}
+    )
+    known = fns.names() | CONTEXT_NAMES
+    expr_ = _checked(compile_expr, template=False, known=known)
+    tmpl_ = _checked(compile_template, template=True, known=known)
+
     rule_files = sorted(kdir.glob("rules*.yaml"))
     rule_entries = [
         (r, raw, rf) for rf in rule_files for r, raw in _load_list(rf, "rules", Rule, "rule")
@@ -301,21 +368,40 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
             rule=r,
             file=f,
             line=line,
-            when=compile_expr(r.when, file=f, line=at("when"), what=what),
-            holds=compile_expr(r.holds, file=f, line=at("holds"), what=what),
-            subject=compile_expr(r.subject, file=f, line=at("subject"), what=what),
-            message=compile_template(r.message, file=f, line=at("message"), what=what),
-            because=[compile_template(b, file=f, line=at("because"), what=what) for b in r.because],
+            when=expr_(r.when, file=f, line=at("when"), what=f"{what} when"),
+            holds=expr_(r.holds, file=f, line=at("holds"), what=f"{what} holds"),
+            subject=expr_(r.subject, file=f, line=at("subject"), what=f"{what} subject"),
+            message=tmpl_(r.message, file=f, line=at("message"), what=what, extra=MESSAGE_NAMES),
+            because=[
+                tmpl_(b, file=f, line=at("because"), what=what, extra=MESSAGE_NAMES)
+                for b in r.because
+            ],
             confirm_with=[
-                compile_template(b, file=f, line=at("confirm_with"), what=what)
+                tmpl_(b, file=f, line=at("confirm_with"), what=what, extra=MESSAGE_NAMES)
                 for b in r.confirm_with
             ],
         )
 
+    passed: dict[str, set[str]] = {}  # action -> params other actions' `before` give it
+    for a, _, _ in raw_actions:
+        for b in a.before:
+            passed.setdefault(b.action, set()).update(b.params)
     actions: dict[str, CompiledAction] = {}
     for a, f, raw in raw_actions:
         what = f"action {a.id!r}"
         line = line_of(raw)
+        params = frozenset(a.bind) | frozenset(passed.get(a.id, ()))
+
+        def ax(
+            src: str, ln: int | None, params: frozenset[str] = params, f: str = f, what: str = what
+        ) -> Any:
+            return expr_(src, file=f, line=ln, what=what, extra=params)
+
+        def at_(
+            src: str, ln: int | None, params: frozenset[str] = params, f: str = f, what: str = what
+        ) -> Any:
+            return tmpl_(src, file=f, line=ln, what=what, extra=params)
+
         for rid in a.repairs:
             if rid not in rules:
                 raise KnowledgeError(
@@ -336,27 +422,29 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
             action=a,
             file=f,
             line=line,
-            title=compile_template(a.title, file=f, line=line_of(raw, "title"), what=what),
-            when=compile_expr(a.when, file=f, line=line_of(raw, "when"), what=what),
-            bind={
-                k: compile_expr(v, file=f, line=line_of(raw.get("bind"), k), what=what)
-                for k, v in a.bind.items()
-            },
+            title=at_(a.title, line_of(raw, "title")),
+            when=ax(a.when, line_of(raw, "when")),
+            bind={k: ax(v, line_of(raw.get("bind"), k)) for k, v in a.bind.items()},
             before=[
                 CompiledBefore(
                     action=b.action,
-                    when=compile_expr(b.when, file=f, line=line, what=what),
-                    params={
-                        k: compile_expr(v, file=f, line=line, what=what)
-                        for k, v in b.params.items()
-                    },
+                    when=ax(b.when, line_of(raw, "before")),
+                    params={k: ax(v, line_of(raw, "before")) for k, v in b.params.items()},
                 )
                 for b in a.before
             ],
-            effects=[_compile_effect(e, f, line_of(raw, "effects"), a.id) for e in a.effects],
-            operation=_compile_operation(a, f, line_of(raw, "operation") or line),
+            effects=[_compile_effect(e, f, line_of(raw, "effects"), a.id, ax) for e in a.effects],
+            operation=_compile_operation(a, f, line_of(raw, "operation") or line, ax),
         )
+    used_probes = {ca.action.probe for ca in actions.values()}
     for pid, p in probes.items():
+        if pid not in used_probes and not p.verifies and p.level != "launch":
+            raise KnowledgeError(
+                f"probe {pid!r} is used by no action and verifies no component: nothing would "
+                "ever run it (name it in an action's `probe:` or give it `verifies:`)",
+                file=str(probe_file),
+                line=line_of(probe_raw[pid]),
+            )
         for rid in p.requires:
             if rid not in rules:
                 raise KnowledgeError(
@@ -372,20 +460,11 @@ def load_knowledge(knowledge_dir: str | None = None, playbooks_dir: str | None =
                     line=line_of(probe_raw[pid], "verifies"),
                 )
 
-    fns = Functions(releases, {k: c.model_dump() for k, c in components.items()})
-    fns.invalid_errors = (
-        {
-            (edge.component, cls): eff.error
-            for edge in variables["CUDA_HOME"].consumers
-            for cls, eff in edge.effects.items()
-            if eff.error
-        }
-        if "CUDA_HOME" in variables
-        else {}
-    )
-
     save_code_cache()
-    files = [str(p) for p in [comp_file, var_file, rel_file, *rule_files, probe_file, *act_files]]
+    files = [
+        str(p)
+        for p in [comp_file, var_file, rel_file, tables_file, *rule_files, probe_file, *act_files]
+    ]
     return Knowledge(
         components=components,
         variables=variables,

@@ -186,3 +186,44 @@ class Release(Entry):
     targets: list[str] = Field(default_factory=list)
     apt: list[str] = Field(default_factory=list)
     wheels: dict[str, str] = Field(default_factory=dict)
+
+
+class CompatDriver(Entry):
+    major: int
+    driver: str
+
+
+class MaxGcc(Entry):
+    from_: str = Field(alias="from")
+    gcc: int
+
+
+class MinArch(Entry):
+    package: str
+    arch: str
+    says: str  # the upstream statement a finding quotes
+    source: Source
+
+
+class CompatDrivers(Entry):
+    source: Source
+    entries: list[CompatDriver]
+
+
+class MaxGccTable(Entry):
+    source: Source
+    entries: list[MaxGcc]
+
+
+class ToolkitWheels(Entry):
+    source: Source
+    names: list[str]
+
+
+class CudaTables(Entry):
+    """knowledge/cuda-tables.yaml: CUDA facts the functions look up, each table with a source."""
+
+    compat_drivers: CompatDrivers
+    max_gcc: MaxGccTable
+    min_arch: list[MinArch]
+    toolkit_wheels: ToolkitWheels

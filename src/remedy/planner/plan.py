@@ -241,12 +241,12 @@ def _verification(kb: Knowledge, facts: dict[str, Any]) -> list[Verification]:
             )
         )
     wl = facts.get("workload") or {}
-    if has_gpu and (wl.get("service") or wl.get("launch")):
-        lp = kb.probes["launch-probe"]
+    # the server itself: the knowledge's service component, proved by its launch-level probe
+    lp = next((p for p in kb.probes.values() if p.level == "launch"), None)
+    server = next((c.id for c in kb.components.values() if c.kind == "service"), None)
+    if has_gpu and lp and server and (wl.get("service") or wl.get("launch")):
         params = {"unit": wl["service"]} if wl.get("service") else {"command": wl["launch"]}
-        out.append(
-            Verification(consumer="sglang-server", probe=lp.id, detail=lp.title, params=params)
-        )
+        out.append(Verification(consumer=server, probe=lp.id, detail=lp.title, params=params))
     return out
 
 
@@ -372,6 +372,7 @@ def plan_one(
         unresolved=unresolved,
         trace=trace.lines,
         status=status,
+        evaluation_errors=list(dict.fromkeys([*diag.evaluation_errors, *provider.errors])),
     )
     return plan, state
 

@@ -131,6 +131,8 @@ class FactsProvider:
     kb: Knowledge
     evaluations: dict[Hashable, Evaluation] = field(default_factory=dict)
     root: dict[str, Any] | None = None  # the first state keyed: others are keyed by their diff
+    # actions whose when/bind/before could not be evaluated: the plan shows them
+    errors: list[str] = field(default_factory=list)
 
     # -- evaluation cache ---------------------------------------------------------------
     def evaluation(self, facts: dict[str, Any], parent: dict[str, Any] | None = None) -> Evaluation:
@@ -212,7 +214,8 @@ class FactsProvider:
             for n in names:
                 vals = plain(ca.bind[n](**ctx))
                 values.append(list(vals) if vals else [])
-        except Exception:
+        except Exception as exc:
+            self._error(f"action {ca.action.id} (for {v.rule} @ {v.subject})", exc)
             return
         for combo in itertools.product(*values):
             params = dict(zip(names, combo, strict=True))
@@ -223,10 +226,16 @@ class FactsProvider:
                     if truthy(b.when(**pctx)):
                         bp = {k: plain(e(**pctx)) for k, e in b.params.items()}
                         steps.append(StepSpec(b.action, tuple(sorted(bp.items()))))
-            except Exception:
+            except Exception as exc:
+                self._error(f"action {ca.action.id} before", exc)
                 continue
             steps.append(StepSpec(ca.action.id, tuple(sorted(params.items()))))
             yield Move(tuple(steps), v.rule, v.subject)
+
+    def _error(self, where: str, exc: Exception) -> None:
+        msg = f"{where}: {type(exc).__name__}: {exc}"
+        if msg not in self.errors:
+            self.errors.append(msg)
 
     def apply(self, state: dict[str, Any], move: Move) -> dict[str, Any]:
         """The state after ``move``: a new top-level dict sharing every part the move does not

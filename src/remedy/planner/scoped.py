@@ -37,6 +37,7 @@ def make_scoped_plan(
     rejected: list[Any] = []
     unresolved: list[str] = []
     trace: list[str] = []
+    errors: list[str] = []  # knowledge that could not be evaluated, in any scope
     cost = dict.fromkeys(CRITERIA, 0)
     statuses: list[str] = []
     ends: dict[str, dict[str, Any]] = {}
@@ -57,6 +58,7 @@ def make_scoped_plan(
             if all((a.rule, a.subject) != (f.rule, f.subject) for a in advice):
                 advice.append(f.model_copy(update={"scope": sc}))
         rejected.extend(r for r in part.rejected if r not in rejected)
+        errors.extend(e for e in part.evaluation_errors if e not in errors)
         unresolved.extend(f"{u} (in {sc})" for u in part.unresolved)
         trace.append(f"scope {sc}:")
         trace.extend(f"  {line}" for line in part.trace)
@@ -96,6 +98,7 @@ def make_scoped_plan(
         unresolved=unresolved,
         trace=trace,
         status=status,  # type: ignore[arg-type]
+        evaluation_errors=errors,
     )
 
 

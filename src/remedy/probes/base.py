@@ -20,13 +20,19 @@ from importlib import resources
 from typing import Any
 
 from remedy.errors import CONNECTION_LOST, CommandTimeout, TransportError
-from remedy.facts.envs import parse_env_file, parse_systemd_environment
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts, Symptom
 from remedy.probes.scan import scan
 from remedy.resolve import SYSTEMD_DEFAULT_PATH, pick_toolkit, workload_env, workload_python
 from remedy.transport.base import CommandResult, Transport
 from remedy.transport.quote import check_env_name, quote
+from remedy.units.parse import has_glob
+from remedy.units.shown import (
+    SHOW_ENV_PROPS,
+    glob_list_script,
+    parse_shown_environment,
+    service_environment,
+)
 
 TAIL_CHARS = 6000
 RESULT_MARK = "REMEDY-RESULT "
@@ -260,32 +266,35 @@ class ProbeContext:
 async def read_unit_env(transport: Transport, unit: str) -> tuple[dict[str, str], str]:
     """A unit's environment as systemd hands it to the service (PATH defaults to systemd's)."""
     r = await transport.run(
-        ["systemctl", "show", "--no-pager", "-p", "Environment", "-p", "EnvironmentFiles", unit],
+        ["systemctl", "show", "--no-pager", *(f"-p{p}" for p in SHOW_ENV_PROPS), unit],
         timeout=30,
     )
     if r.exit_status != 0:
         raise ProbeError(
             f"systemctl show {unit} exited {r.exit_status}: {r.stderr.decode(errors='replace')[-200:]}"
         )
-    env: dict[str, str] = {}
-    files: list[tuple[str, bool]] = []
+    props: dict[str, list[str]] = {}
     for line in r.text().splitlines():
         key, _, value = line.partition("=")
-        if key == "Environment":
-            env.update(parse_systemd_environment(value))
-        elif key == "EnvironmentFiles" and value.strip():
-            m = re.match(r"^(.*?)\s*\(ignore_errors=(\w+)\)\s*$", value)
-            path, ignore = (m.group(1), m.group(2) == "yes") if m else (value.strip(), False)
-            files.append((path, ignore))
-    for path, _ignore in files:
-        try:
-            data = await transport.get(path)
-        except (OSError, TransportError):
-            continue  # systemd would refuse to start without it unless '-': the launch shows
-        env.update(parse_env_file(data.decode("utf-8", "replace")))
+        if key in SHOW_ENV_PROPS and (value.strip() or key == "Environment"):
+            props.setdefault(key, []).append(value)
+    shown = parse_shown_environment(props)
+    files: dict[str, bytes | None] = {}
+    globs: dict[str, list[str]] = {}
+    for ref in shown.files:
+        paths = [ref.path]
+        if has_glob(ref.path):
+            listing = await transport.run(glob_list_script(ref.path), timeout=30)
+            paths = globs[ref.path] = [p for p in listing.text().splitlines() if p]
+        for p in paths:
+            try:
+                files[p] = await transport.get(p)
+            except (OSError, TransportError):
+                files[p] = None  # systemd refuses to start without it unless '-': launch shows
+    env = service_environment(unit, shown, files, globs).effective
     env.setdefault("PATH", SYSTEMD_DEFAULT_PATH)
     note = f"{unit}'s environment (systemctl show on the host"
-    note += f" + {len(files)} EnvironmentFile(s))" if files else ")"
+    note += f" + {len(shown.files)} EnvironmentFile(s))" if shown.files else ")"
     return env, note
 
 

@@ -32,6 +32,7 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     if plan.target.service:
         head += f", unit [cyan]{escape(plan.target.service)}[/]"
     console.print(head)
+    _print_evaluation_errors(console, plan.evaluation_errors)
     if plan.unexplained:
         console.print(
             "[bold red]not explained by this plan:[/] "
@@ -185,7 +186,20 @@ def _print_advice(console: Console, advice: list[Any]) -> None:
         console.print(f" [yellow]![/] advice [bold]{escape(f.rule)}[/]: {escape(f.message)}")
 
 
+def _print_evaluation_errors(console: Console, errors: list[str]) -> None:
+    """A rule that cannot be evaluated is a knowledge bug: its finding may be missing."""
+    if not errors:
+        return
+    console.print(
+        f"[red bold]Knowledge errors[/] ({len(errors)}): these could not be evaluated, so "
+        "their findings or fixes may be missing (run `remedy check`):"
+    )
+    for e in errors:
+        console.print(f"  [red]![/] {escape(e)}")
+
+
 def print_diagnosis(console: Console, diag: Diagnosis) -> None:
+    _print_evaluation_errors(console, diag.evaluation_errors)
     _print_advice(console, diag.advice)
     if diag.findings:
         _print_findings(console, diag.findings, diag.symptoms)

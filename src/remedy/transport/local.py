@@ -27,6 +27,7 @@ from remedy.transport.base import (
     signal_status,
 )
 from remedy.transport.quote import check_env_name
+from remedy.transport.stream import OutputStream
 
 
 def _argv(command: Command) -> list[str | bytes]:
@@ -154,41 +155,10 @@ class LocalTransport:
         return f"LocalTransport(host={self.host!r})"
 
 
-class LocalStream:
+class LocalStream(OutputStream):
     """AsyncIterator[bytes] over a local command's merged output; exit_status when done."""
 
-    def __init__(
-        self,
-        transport: LocalTransport,
-        command: Command,
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None,
-    ) -> None:
-        self._t = transport
-        self._command = command
-        self._timeout = timeout
-        self._env = env
-        self._gen: AsyncIterator[bytes] | None = None
-        self.exit_status: int | None = None
-
-    def __aiter__(self) -> LocalStream:
-        return self
-
-    async def __aenter__(self) -> LocalStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def __anext__(self) -> bytes:
-        if self._gen is None:
-            self._gen = self._lines()
-        return await self._gen.__anext__()
-
-    async def aclose(self) -> None:
-        if self._gen is not None:
-            await self._gen.aclose()  # type: ignore[attr-defined]
+    _t: LocalTransport
 
     async def _lines(self) -> AsyncIterator[bytes]:
         deadline = time.monotonic() + self._timeout

@@ -49,6 +49,7 @@ from remedy.transport.base import (
     signal_status,
 )
 from remedy.transport.quote import command_line, join, quote_bytes
+from remedy.transport.stream import OutputStream
 
 MAX_CHANNELS = 8
 """Channels per connection; below sshd's default MaxSessions 10, leaving room for a kill."""
@@ -603,41 +604,10 @@ class SSHTransport:
         return f"SSHTransport({self.target!r})"
 
 
-class SSHStream:
+class SSHStream(OutputStream):
     """AsyncIterator[bytes] over a remote command's merged output; exit_status when done."""
 
-    def __init__(
-        self,
-        transport: SSHTransport,
-        command: Command,
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None,
-    ) -> None:
-        self._t = transport
-        self._command = command
-        self._timeout = timeout
-        self._env = env
-        self._gen: AsyncIterator[bytes] | None = None
-        self.exit_status: int | None = None
-
-    def __aiter__(self) -> SSHStream:
-        return self
-
-    async def __aenter__(self) -> SSHStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def __anext__(self) -> bytes:
-        if self._gen is None:
-            self._gen = self._lines()
-        return await self._gen.__anext__()
-
-    async def aclose(self) -> None:
-        if self._gen is not None:
-            await self._gen.aclose()  # type: ignore[attr-defined]
+    _t: SSHTransport
 
     async def _lines(self) -> AsyncIterator[bytes]:
         t = self._t

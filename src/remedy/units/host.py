@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import io
 import posixpath
-import re
 import tarfile
 import zlib
 from dataclasses import dataclass, field
@@ -36,7 +35,9 @@ from remedy.units.parse import (
     parse_unit,
     unit_file_candidates,
 )
+from remedy.units.shown import glob_word
 from remedy.units.specifiers import ARCHITECTURES, HostContext, unit_type
+from remedy.units.syntax import split_show_list
 
 SHOW_PROPS = (
     "Id",
@@ -160,35 +161,6 @@ def _parse_records(out: bytes, root: str) -> HostRead:
     return res
 
 
-def _glob_word(pattern: str) -> str:
-    """A shell word that globs like `pattern`: literal runs quoted, * ? [..] left raw."""
-    out: list[str] = []
-    lit = ""
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c in "*?":
-            out.append(quote(lit) if lit else "")
-            lit = ""
-            out.append(c)
-        elif c == "[" and "]" in pattern[i + 2 :]:
-            j = pattern.index("]", i + 2)
-            body = pattern[i : j + 1]
-            if re.fullmatch(r"\[[!^]?[A-Za-z0-9_.,:+@%-]+\]", body):
-                out.append(quote(lit) if lit else "")
-                lit = ""
-                out.append(body)
-                i = j
-            else:
-                lit += c
-        else:
-            lit += c
-        i += 1
-    if lit:
-        out.append(quote(lit))
-    return "".join(out)
-
-
 def _round1_script(name: str, root: str) -> str:
     cands = unit_file_candidates(name)
     dirs = dropin_dirs(name)
@@ -233,29 +205,6 @@ def _parse_show(text: str) -> dict[str, str]:
         if sep and k in SHOW_PROPS:
             props[k] = v
     return props
-
-
-def _split_show_list(value: str) -> list[str]:
-    items: list[str] = []
-    cur: list[str] = []
-    i, n, quoted = 0, len(value), False
-    while i < n:
-        c = value[i]
-        if c == '"':
-            quoted = not quoted
-        elif c == "\\" and quoted and i + 1 < n:
-            i += 1
-            cur.append(value[i])
-        elif c == " " and not quoted:
-            if cur:
-                items.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    if cur:
-        items.append("".join(cur))
-    return items
 
 
 def _host_context(r: HostRead, fragment_real: str | None) -> HostContext:
@@ -334,7 +283,7 @@ async def read_unit(
         if load == "masked":
             raise InputError(f"unit {name} is masked on {host}; remedy will not edit it")
         fragment_path = show.get("FragmentPath") or None
-        aliases = [n for n in _split_show_list(show.get("Names", "")) if n != name]
+        aliases = [n for n in split_show_list(show.get("Names", "")) if n != name]
     if fragment_path is None:
         for cand in unit_file_candidates(name):
             if cand in r1.files or cand in r1.others:
@@ -392,7 +341,7 @@ async def read_unit(
         for ref in env_refs:
             if has_glob(ref.path):
                 lines.append(
-                    f'for f in {_glob_word(root + ref.path)}; do [ -e "$f" ] || continue; '
+                    f'for f in {glob_word(root + ref.path)}; do [ -e "$f" ] || continue; '
                     f'printf \'\\036G %s %s\\n\' "$(b64 {quote(root + ref.path)})" "$(b64 "$f")"; '
                     'emit "$f"; done'
                 )

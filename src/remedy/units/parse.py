@@ -111,8 +111,8 @@ class EnvironmentFileRef(BaseModel):
 
     path: str
     optional: bool
-    file: str
-    line: int
+    file: str = ""  # where it was set; empty when read from `systemctl show`
+    line: int = 0
 
 
 class ExecCommand(BaseModel):
@@ -885,7 +885,7 @@ def parse_env_file(data: bytes, path: str = "<env>") -> tuple[dict[str, str], li
         if k.startswith("export ") or k.startswith("export\t"):
             msg = (
                 f"'{k}={v}' is ignored: systemd does not understand 'export' in an "
-                "EnvironmentFile (write KEY=VALUE)"
+                "EnvironmentFile (write NAME=value, without export)"
             )
         else:
             msg = f"Ignoring invalid environment assignment '{k}={v}'"
@@ -912,6 +912,64 @@ def has_glob(path: str) -> bool:
     return bool(_GLOB.search(path))
 
 
+def load_environment_files(
+    unit_name: str,
+    refs: Sequence[EnvironmentFileRef],
+    env_files: Mapping[str, bytes | None],
+    env_globs: Mapping[str, Sequence[str]],
+    *,
+    strict: bool = True,
+) -> tuple[list[LoadedEnvironmentFile], list[Diagnostic]]:
+    """Read every EnvironmentFile= as execute.c load_environment_files() does.
+
+    refs in unit order; env_files maps each path looked at to its bytes (None: missing);
+    env_globs maps a glob pattern to the paths it matched, in glob(3) order. A later file wins
+    over an earlier one. A missing file without `-`, and a file with invalid UTF-8, make
+    systemd refuse to start the unit: InputError when strict, else an error diagnostic.
+    The one reader of env files: load_unit() (impact), facts and probes all call it.
+    """
+    loaded: list[LoadedEnvironmentFile] = []
+    diags: list[Diagnostic] = []
+    for ref in refs:
+        lf = LoadedEnvironmentFile(pattern=ref.path, optional=ref.optional)
+        paths = list(env_globs.get(ref.path, [])) if has_glob(ref.path) else [ref.path]
+        paths = [p for p in paths if env_files.get(p) is not None]
+        if not paths:
+            lf.missing = True
+            loaded.append(lf)
+            if ref.optional:
+                continue
+            where = f" ({ref.file}:{ref.line})" if ref.file else ""
+            msg = (
+                f"{unit_name}: EnvironmentFile={ref.path}{where} does not "
+                "exist; systemd refuses to start the unit ('Failed to load environment files: "
+                "No such file or directory')"
+            )
+            if strict:
+                raise InputError(
+                    msg, hint=f"create it, or write EnvironmentFile=-{ref.path} if it is optional"
+                )
+            diags.append(Diagnostic(file=ref.file, line=ref.line, message=msg, severity="error"))
+            continue
+        for p in paths:
+            data = env_files[p]
+            assert data is not None
+            try:
+                values, file_diags = parse_env_file(data, p)
+            except ValueError as e:
+                if ref.optional:
+                    continue
+                if strict:
+                    raise InputError(f"{unit_name}: {e}") from None
+                diags.append(Diagnostic(file=p, line=0, message=str(e), severity="error"))
+                continue
+            diags.extend(file_diags)
+            lf.paths.append(p)
+            lf.values.update(values)
+        loaded.append(lf)
+    return loaded, diags
+
+
 def load_unit(files: UnitFiles, *, strict_env_files: bool = True) -> Unit:
     """Parse the unit and its drop-ins, read its EnvironmentFiles, compute both environments.
 
@@ -927,49 +985,22 @@ def load_unit(files: UnitFiles, *, strict_env_files: bool = True) -> Unit:
     unit = Unit(**cfg.model_dump())
     eff: dict[str, str] = dict(cfg.environment)
     origins: dict[str, Origin] = dict(cfg.environment_origins)
-    for ref in cfg.environment_files:
-        lf = LoadedEnvironmentFile(pattern=ref.path, optional=ref.optional)
-        paths = files.env_globs.get(ref.path, []) if has_glob(ref.path) else [ref.path]
-        paths = [p for p in paths if files.env_files.get(p) is not None]
-        if not paths:
-            lf.missing = True
-            unit.loaded_environment_files.append(lf)
-            if ref.optional:
-                continue
-            msg = (
-                f"{files.name}: EnvironmentFile={ref.path} ({ref.file}:{ref.line}) does not "
-                "exist; systemd refuses to start the unit ('Failed to load environment files: "
-                "No such file or directory')"
-            )
-            if strict_env_files:
-                raise InputError(
-                    msg, hint=f"create it, or write EnvironmentFile=-{ref.path} if it is optional"
-                )
-            unit.diagnostics.append(
-                Diagnostic(file=ref.file, line=ref.line, message=msg, severity="error")
-            )
-            continue
-        for p in paths:
-            data = files.env_files[p]
-            assert data is not None
-            try:
-                values, diags = parse_env_file(data, p)
-            except ValueError as e:
-                if ref.optional:
-                    continue
-                if strict_env_files:
-                    raise InputError(f"{files.name}: {e}") from None
-                unit.diagnostics.append(
-                    Diagnostic(file=p, line=0, message=str(e), severity="error")
-                )
-                continue
-            unit.diagnostics.extend(diags)
-            lf.paths.append(p)
-            lf.values.update(values)
+    loaded, diags = load_environment_files(
+        files.name,
+        cfg.environment_files,
+        files.env_files,
+        files.env_globs,
+        strict=strict_env_files,
+    )
+    unit.diagnostics.extend(diags)
+    unit.loaded_environment_files = loaded
+    for lf in loaded:
+        for p in lf.paths:
+            data = files.env_files.get(p) or b""
+            values, _ = parse_env_file(data, p)
             for k, v in values.items():
                 eff[k] = v
                 origins[k] = Origin(kind="EnvironmentFile", file=p, line=_line_of(data, k))
-        unit.loaded_environment_files.append(lf)
     unit.effective_environment = _apply_unset(eff, cfg.unset_environment)
     for k, o in origins.items():
         if k in unit.effective_environment:

@@ -270,28 +270,64 @@ def format_show_environment(env: Mapping[str, str], *, prefix: bool = True) -> s
     return ("Environment=" + body) if prefix else body
 
 
-_UNESCAPE_SHOW = {
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    '"': '"',
-    "'": "'",
-    "`": "`",
-    "$": "$",
-}
+# shell_maybe_quote() also backslash-escapes ` and $ (SHELL_NEED_ESCAPE): undo those too
+_UNESCAPE_SHOW = {**_SIMPLE_ESCAPES, "`": b"`", "$": b"$"}
+
+
+def split_show_list(text: str) -> list[str]:
+    """One `systemctl show` string-list value (Environment=, DropInPaths=, Names=, …) -> items.
+
+    The inverse of shell_maybe_quote() per item: items are space separated; an item that
+    needed quoting is in double quotes with `\\ " ` $` backslash-escaped and control bytes
+    C-escaped (\\n, \\ooo, \\xNN). systemd < 240 printed items unquoted, so a quote may also
+    open mid-item. Raises ValueError for an unterminated quote or an unknown escape: that is
+    not systemctl's output.
+    """
+    items: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == " ":
+            i += 1
+            continue
+        buf = bytearray()
+        quoted = False
+        while i < n and (quoted or text[i] != " "):
+            c = text[i]
+            if c == '"':
+                quoted = not quoted
+                i += 1
+                continue
+            if c == "\\" and quoted:
+                nxt = text[i + 1 : i + 2]
+                if nxt in _UNESCAPE_SHOW and nxt:
+                    buf += _UNESCAPE_SHOW[nxt]
+                    i += 2
+                    continue
+                hexv = _hexval(text, i + 2, 2) if nxt == "x" else None
+                if hexv is not None:
+                    buf.append(hexv)
+                    i += 4
+                    continue
+                digits = text[i + 1 : i + 4]
+                if len(digits) == 3 and all(d in "01234567" for d in digits):
+                    buf.append(int(digits, 8) & 0xFF)
+                    i += 4
+                    continue
+                raise ValueError(f"unknown escape in systemctl show output: {text!r}")
+            buf += _enc(c)
+            i += 1
+        if quoted:
+            raise ValueError(f"unterminated quote in systemctl show output: {text!r}")
+        items.append(buf.decode("utf-8", "replace"))
+    return items
 
 
 def parse_show_environment(text: str) -> dict[str, str]:
     """`Environment=A=1 "B=x y" C=\\"q\\"` (or just the part after `=`) -> {"A": "1", ...}.
 
-    The inverse of format_show_environment(): unquoted words have no escapes; a word that
-    needed quoting is in double quotes with backslash escapes and \\ooo for control chars.
-    Later duplicates win, as they never appear in systemd's own output anyway.
+    The inverse of format_show_environment(), built on split_show_list(). An item without
+    `=` is a piece of the previous value that old systemd (< 240, unquoted) split at a space:
+    it is glued back. Later duplicates win, as in systemd's own list.
     """
     line = text.strip("\n")
     if "\n" in line:
@@ -299,44 +335,17 @@ def parse_show_environment(text: str) -> dict[str, str]:
     if line.startswith("Environment="):
         line = line[len("Environment=") :]
     env: dict[str, str] = {}
-    i, n = 0, len(line)
-    while i < n:
-        if line[i] == " ":
-            i += 1
-            continue
-        word: list[str] = []
-        if line[i] == '"':
-            i += 1
-            while True:
-                if i >= n:
-                    raise ValueError(f"unterminated quote in systemctl show output: {text!r}")
-                c = line[i]
-                if c == '"':
-                    i += 1
-                    break
-                if c == "\\":
-                    nxt = line[i + 1 : i + 2]
-                    if nxt in _UNESCAPE_SHOW:
-                        word.append(_UNESCAPE_SHOW[nxt])
-                        i += 2
-                        continue
-                    digits = line[i + 1 : i + 4]
-                    if len(digits) == 3 and all(d in "01234567" for d in digits):
-                        word.append(chr(int(digits, 8)))
-                        i += 4
-                        continue
-                    raise ValueError(f"unknown escape in systemctl show output: {text!r}")
-                word.append(c)
-                i += 1
-        else:
-            while i < n and line[i] != " ":
-                word.append(line[i])
-                i += 1
-        item = "".join(word)
+    last: str | None = None
+    for item in split_show_list(line):
         name, eq, value = item.partition("=")
-        if not eq:
+        if eq and env_name_is_valid(name):
+            env.pop(name, None)
+            env[name] = value
+            last = name
+        elif last is not None:
+            env[last] += " " + item
+        else:
             raise ValueError(f"not NAME=VALUE in systemctl show output: {item!r}")
-        env[name] = value
     return env
 
 

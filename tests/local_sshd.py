@@ -1,6 +1,6 @@
 """A private OpenSSH server on loopback, for tests and benchmarks of the SSH transport.
 
-Why in the package: the transport tests, the facts tests and bench/bench_facts.py all need
+Why in tests/ (not the package: remedy never runs it): the transport tests, the facts tests and bench/bench_facts.py all need
 a real sshd with real host-key checking, and nothing in /etc/ssh may be touched. Each
 server gets its own host key, client key, authorized_keys, known_hosts and ssh_config under
 one directory. `SetEnv SHLVL=1` keeps bash from sourcing the account's ~/.bashrc for every

@@ -1,4 +1,6 @@
-"""Breadth rules found on facts are planned with their actions (and simulated as fixed)."""
+"""Rules from field reports (compiler, driver, libraries, arch, Python packages, JIT, CUDA graphs;
+knowledge/rules-<topic>.yaml) found on facts are planned with their actions (and simulated as
+fixed)."""
 
 from __future__ import annotations
 

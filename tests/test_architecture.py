@@ -1,0 +1,155 @@
+"""The import rules of docs/ARCHITECTURE.md, enforced: each package imports only the packages
+below it (the table there and MAY_IMPORT here are the same; change both, saying why)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
+
+FOUNDATION = {"errors", "model", "outcomes", "fileread", "planfile", "cachefile"}
+BASE = FOUNDATION | {"redact", "resolve", "interrupts"}
+MAY_IMPORT: dict[str, set[str]] = {
+    "errors": set(),
+    "model": {"errors"},
+    "outcomes": {"errors"},
+    "fileread": {"errors"},
+    "cachefile": set(),
+    "planfile": {"errors", "model"},
+    "redact": {"errors", "model"},
+    "resolve": {"errors", "model"},
+    "interrupts": {"errors", "model"},
+    "transport": {"errors"},
+    "trust": {"errors", "model", "transport"},
+    "units": {"errors", "model", "resolve", "transport"},
+    "knowledge": {"errors", "model", "fileread", "cachefile", "resolve", "units"},
+    "evidence": {"errors", "model", "fileread", "knowledge"},
+    "evaluate": {"errors", "model", "resolve", "knowledge"},
+    "facts": {"errors", "model", "redact", "transport", "trust", "units"},
+    "inputs": {"errors", "model", "fileread", "redact", "evidence"},
+    "scope": {"errors", "model", "evaluate", "units"},
+    "diagnose": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
+    "impact": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
+    "units/impact.py": {
+        "errors",
+        "model",
+        "resolve",
+        "knowledge",
+        "evaluate",
+        "impact",
+        "units",
+        "transport",
+        "report",
+    },  # fmt: skip
+    "planner": {
+        "errors",
+        "model",
+        "redact",
+        "resolve",
+        "knowledge",
+        "evaluate",
+        "diagnose",
+        "scope",
+    },  # fmt: skip
+    "probes": {
+        "errors",
+        "model",
+        "resolve",
+        "transport",
+        "trust",
+        "units",
+        "knowledge",
+        "evidence",
+    },  # fmt: skip
+    "report": {"errors", "model", "redact", "planfile", "knowledge", "impact"},
+    "executor": BASE | {"transport", "trust", "knowledge", "evaluate", "planner", "scope"},
+    "export": BASE
+    | {"transport", "units", "knowledge", "evaluate", "scope", "planner", "probes", "executor"},
+}
+# the command line and what only it uses (argument checks, help text, `remedy knowledge`), and
+# fleet: they may import anything below them
+TOP = {"cli", "entry", "__main__", "fleet", "__init__", "argcheck", "helptext", "knowledge_cli"}
+
+
+def _room(path: Path) -> str:
+    rel = path.relative_to(SRC)
+    if rel.as_posix() == "units/impact.py":
+        return "units/impact.py"
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _imports(path: Path) -> set[str]:
+    """remedy.* packages/modules a file imports (at top level or inside a function)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            parts = node.module.split(".")
+            if parts[0] != "remedy":
+                continue
+            if len(parts) > 1:
+                out.add(parts[1])
+            else:  # from remedy import x
+                out.update(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == "remedy" and len(parts) > 1:
+                    out.add(parts[1])
+    return out
+
+
+def _edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for f in SRC.rglob("*.py"):
+        if "scripts" in f.relative_to(SRC).parts or "examples" in f.relative_to(SRC).parts:
+            continue
+        room = _room(f)
+        own = "units" if room == "units/impact.py" else room
+        edges.setdefault(room, set()).update(
+            i for i in _imports(f) if i not in (own, "__version__")
+        )
+    return edges
+
+
+def test_every_package_is_in_the_table():
+    rooms = set(_edges())
+    assert rooms - TOP <= set(MAY_IMPORT), sorted(rooms - TOP - set(MAY_IMPORT))
+
+
+def test_packages_import_only_what_architecture_md_allows():
+    bad = {
+        room: sorted(targets - MAY_IMPORT[room])
+        for room, targets in _edges().items()
+        if room in MAY_IMPORT and targets - MAY_IMPORT[room]
+    }
+    assert not bad, f"imports against docs/ARCHITECTURE.md: {bad}"
+
+
+def test_the_table_has_no_cycle():
+    """The allowed imports form layers: no package may (even indirectly) import itself."""
+    graph = {k: {t for t in v if t in MAY_IMPORT} for k, v in MAY_IMPORT.items()}
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(graph[start])
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo.extend(graph.get(n, ()))
+        return seen
+
+    assert not [k for k in graph if k in reach(k)]
+
+
+def test_the_search_knows_no_domain():
+    """planner/search.py is resolvelib-like: it imports nothing of remedy."""
+    assert _imports(SRC / "planner" / "search.py") == set()
+
+
+def test_architecture_md_names_every_package():
+    doc = (SRC.parents[1] / "docs" / "ARCHITECTURE.md").read_text()
+    for room in MAY_IMPORT:
+        name = room if room.endswith(".py") else room
+        assert f"`{name}" in doc, room
