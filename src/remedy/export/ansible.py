@@ -283,6 +283,11 @@ def _probe_tasks(
                 "ansible.builtin.copy": {"dest": U(path), "content": U(data.decode()),
                                          "mode": f"0{mode:o}"},
             })  # fmt: skip
+        for j, check in enumerate(cap.trust_checks):
+            inner.append({
+                "name": Unsafe(f"{label}: only trusted binaries run ({j + 1})"),
+                "ansible.builtin.command": {"argv": U(check)},
+            })  # fmt: skip
         reg = f"remedy_probe_{k + 1}"
         inner.append({
             "name": Unsafe(label),

@@ -31,6 +31,9 @@ class CapturedProbe:
     workdir: str
     files: dict[str, tuple[bytes, int]] = field(default_factory=dict)  # path -> (data, mode)
     argv: list[str] = field(default_factory=list)
+    # remedy.trust's owner/mode checks the probe makes before it runs a host binary: the
+    # playbook runs them first on the host, so an untrusted nvcc is refused there too
+    trust_checks: list[list[str]] = field(default_factory=list)
 
 
 class NotCapturable(Exception):
@@ -47,6 +50,7 @@ def capture_probe(
 ) -> CapturedProbe:
     """Run `probe` against a recording transport whose private dir is `workdir`."""
     from remedy.probes import run_probe
+    from remedy.trust import SH_TRUST
 
     cap = CapturedProbe(probe, consumer, workdir)
     unexpected: list[str] = []
@@ -56,6 +60,9 @@ def capture_probe(
         if script is not None and "mktemp -d" in script:
             return CommandResult(0, workdir.encode(), b"", 0.0)
         if argv[:2] == ["rm", "-rf"]:
+            return CommandResult(0, b"", b"", 0.0)
+        if argv[:2] == ["sh", "-c"] and len(argv) > 2 and argv[2].startswith(SH_TRUST):
+            cap.trust_checks.append(list(argv))
             return CommandResult(0, b"", b"", 0.0)
         if argv[:1] == ["systemctl"]:
             # a unit's environment is re-read on the host by `remedy run`; here the predicted
