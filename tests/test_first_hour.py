@@ -468,7 +468,7 @@ def test_knowledge_list_and_show(kb):
     doc = json.loads(remedy("knowledge", "show", "cccl-complete", "--json").stdout)
     r = kb.rules["cccl-complete"].rule
     assert doc["matches"]["violated_unless"] == r.holds and doc["because"] == list(r.because)
-    assert [f["action"] for f in doc["fix"]] == list(r.repairs) and doc["fix"][0]["commands"]
+    assert [f["action"] for f in doc["fix"]] == list(r.repairs) and doc["fix"][0]["operation"]
     assert doc["source"] and doc["defined_at"].startswith("knowledge/")
     text = remedy("knowledge", "show", "cccl-complete").stdout.decode()
     for head in ("WHAT IT MATCHES", "WHY", "THE FIX", "CONFIRM BY HAND", "SOURCE"):

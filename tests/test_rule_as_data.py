@@ -36,8 +36,6 @@ rules:
     source: {{doc: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading", note: "test data: a rule added as YAML only"}}
 """
 
-DROPIN = f"dropin_dir(workload.service) ~ '/' ~ dropin_name('{VAR}')"
-TMP = f"dropin_dir(workload.service) ~ '/.' ~ dropin_name('{VAR}') ~ '.tmp'"
 ACTION = f"""\
 actions:
   - id: {ACTION_ID}
@@ -47,10 +45,12 @@ actions:
     bind: {{}}
     effects:
       - env: {{{VAR}: "'{VALUE}'"}}
-    touches:
-      - {{kind: dropin, target: "{{{{ {DROPIN} }}}}", detail: "{VAR}={VALUE}"}}
-    commands:
-      - "mkdir -p {{{{ dropin_dir(workload.service) | q }}}} && printf '%s' {{{{ dropin_text({{'{VAR}': '{VALUE}'}}, []) | q }}}} > {{{{ ({TMP}) | q }}}} && mv -f {{{{ ({TMP}) | q }}}} {{{{ ({DROPIN}) | q }}}} && systemctl daemon-reload"
+    operation:
+      op: env
+      scope: "'dropin'"
+      unit: "workload.service"
+      name: "'cuda-module-loading'"
+      set: "{{'{VAR}': '{VALUE}'}}"
     probe: static
     cost: {{steps: 1}}
     risk: low
@@ -97,17 +97,20 @@ def remedy(*args: str) -> subprocess.CompletedProcess:
 def test_plan_and_export_use_a_rule_added_as_yaml(kdirs, tmp_path):
     assert remedy("check").returncode == 0
     out = tmp_path / "plan.json"
-    r = remedy("plan", "--example", "seed-sm120-system-cuda128", "--out", str(out))
-    assert r.returncode == 0, r.stderr[-2000:]
-    plan = json.loads(out.read_text())
+    r = remedy("plan", "--example", "seed-sm120-system-cuda128", "--json")
+    assert r.returncode in (0, 3), r.stderr[-2000:]
+    plan = json.loads(r.stdout)
     assert RULE_ID in {f["rule"] for f in plan["findings"]}
     step = next(s for s in plan["steps"] if s["action"] == ACTION_ID)
-    dropin = "/etc/systemd/system/sglang-k26.service.d/"
-    assert step["touches"][0]["target"].startswith(dropin) and RULE_ID in step["fixes"]
+    assert step["operation"]["op"] == "env" and RULE_ID in step["fixes"]
     assert plan["evaluation_errors"] == []
-    # export: only the new step, so the playbook is about it alone
-    plan["steps"] = [step]
-    out.write_text(json.dumps(plan))
+    # export: only the new rule (a selection the plan records), so the playbook is about it
+    dropin = "/etc/systemd/system/sglang-k26.service.d/"
+    r = remedy(
+        "plan", "--example", "seed-sm120-system-cuda128", "--rules", RULE_ID, "--out", str(out)
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert [s["action"] for s in json.loads(out.read_text())["steps"]] == [ACTION_ID]
     r = remedy("export", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     copies = list(_modules(yaml.load(r.stdout, Loader=_Loader), "ansible.builtin.copy"))
@@ -138,22 +141,30 @@ def test_run_uses_a_rule_added_as_yaml_on_a_real_host(kdirs, tmp_path):
         _, before = h.ssh(f"systemctl show -p Environment {unit}")
         assert VAR not in before
         out = tmp_path / "p.json"
-        r = h.remedy("plan", "--host", h.name, "--service", unit, "--out", str(out), timeout=600)
+        # the sandbox stages other faults (seed-chain-b): this test is about the new rule alone
+        # (a selection the plan records), verified cheaply (no launch: restart pending)
+        r = h.remedy(
+            "plan",
+            "--host",
+            h.name,
+            "--service",
+            unit,
+            "--rules",
+            RULE_ID,
+            "--out",
+            str(out),
+            timeout=600,
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         plan = json.loads(out.read_text())
-        plan["steps"] = [s for s in plan["steps"] if s["action"] == ACTION_ID]
-        assert len(plan["steps"]) == 1, [s["action"] for s in plan["steps"]]
-        # the sandbox stages other faults (seed-chain-b): the final verification of the
-        # server would rightly fail and roll back; this test is about the new step alone
-        plan["verification"] = []
-        out.write_text(json.dumps(plan))
+        assert [s["action"] for s in plan["steps"]] == [ACTION_ID], plan["steps"]
         r = h.remedy("run", h.name, "--plan", str(out), "--verify", "cheap", "--yes", "--json")
         rep = json.loads(r.stdout)
         assert [(s["action"], s["probe_ok"]) for s in rep["steps"]] == [(ACTION_ID, True)], rep
         assert rep["outcome"] in ("fixed", "applied-restart-pending"), rep
         _, after = h.ssh(f"systemctl show -p Environment {unit}")
         assert f"{VAR}={VALUE}" in after, after
-        r = h.remedy("rollback", h.name, "--json")
+        r = h.remedy("rollback", h.name, "--yes", "--json")
         assert json.loads(r.stdout)["outcome"] == "rolled-back", r.stderr[-1500:]
         _, back = h.ssh(f"systemctl show -p Environment {unit}")
         assert back == before
