@@ -155,16 +155,24 @@ class FactsProvider:
 
     def candidates(self, state: dict[str, Any]) -> Iterable[Move]:
         violations = self.violations(state)
+        unrepaired = []
         for v in violations:
+            listed = False
             for aid in self.kb.rules[v.rule].rule.repairs:
                 ca = self.kb.actions[aid]
                 if ca.action.masks:
                     continue
-                yield from self.bind(ca, v)
-        # then any other action whose declared effect makes a violated rule hold, least
-        # blast radius first (risk, then how much it touches): a rule's `repairs` is a hint,
-        # not the limit of what the planner may do
-        for v in violations:
+                for move in self.bind(ca, v):
+                    listed = True
+                    yield move
+            if not listed:
+                unrepaired.append(v)
+        # a violation that no listed repair applies to: any other action whose declared effect
+        # makes the rule hold, least blast radius first (risk, then how much it touches). A
+        # rule's `repairs` is where the knowledge's author put the fix; it is not the limit of
+        # what the planner may do, but it goes first (an effect-found step never displaces a
+        # listed repair that applies: recorded H200 scenario d keeps its wheel alignment)
+        for v in unrepaired:
             yield from self.by_effect(state, v)
 
     def by_effect(self, state: dict[str, Any], v: Violation) -> Iterable[Move]:

@@ -22,10 +22,22 @@ def fatal_indexes(symptoms: list[Symptom]) -> list[int]:
     return [i for i, s in enumerate(symptoms) if s.severity == "fatal"]
 
 
+# "nvcc: error while loading shared libraries: libnvvm.so.4": a CUDA toolkit binary finds its
+# own libraries relative to its own prefix (nvcc.profile, RPATH $ORIGIN), so no package installed
+# into a Python env can supply them: the toolkit that was picked is broken or the wrong one.
+_TOOLKIT_BINARY_LOAD = re.compile(
+    r"(?:^|[\s/])(?:nvcc|ptxas|cicc|nvlink|fatbinary|cudafe\+\+|nvdisasm|cuobjdump|nvcc\.real)"
+    r":\s*error while loading shared libraries"
+)
+
+
 def missing_files(symptoms: list[Symptom]) -> list[str]:
-    """Files the failing operation could not find, from its fatal lines (validated names)."""
+    """Files the failing operation could not find, from its fatal lines (validated names); a
+    toolkit binary's own libraries are not among them (see _TOOLKIT_BINARY_LOAD)."""
     out: list[str] = []
     for i in fatal_indexes(symptoms):
+        if _TOOLKIT_BINARY_LOAD.search(symptoms[i].text):
+            continue
         for fld, kind in FILE_FIELDS.items():
             v = symptoms[i].fields.get(fld)
             f = missing_file(kind, v) if v else None
