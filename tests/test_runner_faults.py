@@ -230,8 +230,8 @@ def test_a_restore_killed_half_way_finishes_on_retry(tmp_path, monkeypatch):
     install("2.0", ["fakepkg/new.py"])
     real_unlink, calls = os.unlink, []
 
-    def dies_after_record(path):
-        real_unlink(path)
+    def dies_after_record(path, *, dir_fd=None):  # the agent unlinks through dir handles
+        real_unlink(path, dir_fd=dir_fd)
         calls.append(path)
         if str(path).endswith("RECORD"):
             raise KeyboardInterrupt  # the process dies here (kill -9)
