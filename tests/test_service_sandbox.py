@@ -259,7 +259,7 @@ def test_mixed_fleet_each_host_fixed_in_its_own_scope(doctor, tmp_path):
         a_name = hosts["a"].name
         p = report_run(inv, a_name, "--json", command="resume", inventory_last=True)
         assert p.returncode == 10 and json.loads(p.stdout)["message"] == "no interrupted run"
-        p = report_run(inv, a_name, "--json", command="rollback", inventory_last=True)
+        p = report_run(inv, a_name, "--json", "--yes", command="rollback", inventory_last=True)
         rep = json.loads(p.stdout)
         # a rollback asked for that finished is exit 0 (remedy.outcomes REQUESTED_ROLLBACK_EXIT)
         assert p.returncode == 0 and rep["outcome"] == "rolled-back", p.stderr[-2000:]

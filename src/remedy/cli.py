@@ -1202,7 +1202,11 @@ def run(
             _log_plan(log, p)
             show_plan(p, json_=json_, yes=yes, console=_console(stderr=json_))
             question = f"Apply these {len(p.steps)} step(s) to {t.host}{_restarts(p, verify)}?"
-            if p.steps and p.status == "ok" and not ask(question, yes=yes, what="apply the plan"):
+            if (
+                p.steps
+                and p.status in ("ok", "unexplained")
+                and not ask(question, yes=yes, what="apply the plan")
+            ):
                 return RunReport("-", t.host, "refused", message="not confirmed")
             # (a plan that is not `ok` is never applied: the runner reports why)
             return await runner.run(p, break_lock=break_lock, check_stale=bool(plan_file))

@@ -53,6 +53,11 @@ from remedy.transport.quote import quote
 if TYPE_CHECKING:
     from remedy.knowledge.loader import Knowledge
 
+# statuses of a plan that may be applied: complete for every finding; 'unexplained' also has
+# fatal log lines no finding explains (the run then re-runs the failed operation and never
+# claims `fixed` while it still fails: applied-not-fixed)
+APPLICABLE = ("ok", "unexplained")
+
 # Final verification probes that build or launch for real (the expensive rung of the ladder),
 # and what `verify="cheap"` runs instead for their consumer: the same toolkit lookup, flags
 # and link line through nvcc alone (seconds, not minutes). GPU-only probes have no cheap
@@ -489,10 +494,11 @@ class Runner:
                 + ("; ".join(plan.unresolved) or "no complete fix found")
                 + "; nothing was applied",
             )
-        if plan.steps and plan.status != "ok":
+        if plan.steps and plan.status not in APPLICABLE:
             raise PlanError(
                 f"the plan's status is {plan.status!r} but it has {len(plan.steps)} step(s): "
-                "only a plan whose status is 'ok' is applied; nothing was run"
+                "only a complete plan ('ok', or 'unexplained': complete for its findings, with "
+                "log lines none explains) is applied; nothing was run"
             )
         if plan.status == "nothing-to-do" or not plan.steps:
             if check_stale:
