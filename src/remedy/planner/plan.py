@@ -17,7 +17,14 @@ from remedy.knowledge.expr import plain
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
 from remedy.operations import Operation, OperationError, known_packages, parse_operation
-from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
+from remedy.planner.provider import (
+    CRITERIA,
+    CRITERIA_TEXT,
+    FactsProvider,
+    Move,
+    StepSpec,
+    seal,
+)
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
 from remedy.planner.verdict import attribute, missing_files
 from remedy.redact import redact_obj
@@ -305,7 +312,7 @@ def plan_one(
     if needs and not facts.workload.missing_files:
         wl = facts.workload.model_copy(update={"missing_files": needs})
         facts = facts.model_copy(update={"workload": wl})
-    initial = facts.model_dump()
+    initial = seal(facts.model_dump())
     provider = FactsProvider(kb)
     trace = TraceReporter()
     result = search(

@@ -16,7 +16,7 @@ from remedy.evaluate import Evaluation, Violation, evaluate
 from remedy.knowledge.expr import plain, truthy
 from remedy.knowledge.loader import CompiledAction, Knowledge
 from remedy.planner.search import Verdict
-from remedy.resolve import toolkit_at, workload_python
+from remedy.resolve import Frozen, toolkit_at, workload_python
 
 CRITERIA = ["driver", "pins", "launches", "steps"]
 RISK = {"low": 0, "medium": 1, "high": 2}
@@ -95,14 +95,33 @@ def diff_key(state: dict[str, Any], root: dict[str, Any]) -> Hashable:
     return tuple(parts)
 
 
+def seal(facts: dict[str, Any]) -> dict[str, Any]:
+    """The first state of a search: its lists made Frozen (the states derived from it share
+    them, and a Frozen list's toolkit index is derived from its parent's, not rebuilt)."""
+    return {k: Frozen(v) if type(v) is list else v for k, v in facts.items()}
+
+
+def _replaced(old: Any, changed: dict[int, Any], appended: tuple[Any, ...] = ()) -> list[Any]:
+    """A copy of ``old`` with positions replaced and items appended: Frozen, derived from
+    ``old`` when that is Frozen too."""
+    items = [*old, *appended]
+    for i, x in changed.items():
+        items[i] = x
+    if isinstance(old, Frozen):
+        at = (*changed, *range(len(old), len(items)))
+        return Frozen(items, parent=old, changed=at)
+    return Frozen(items)
+
+
 def _own_item(facts: dict[str, Any], key: str, item: dict[str, Any]) -> dict[str, Any]:
     """Replace ``item`` in ``facts[key]`` by a copy (in a copy of the list) and return it."""
-    items = list(facts.get(key, ()))
-    for i, x in enumerate(items):
+    old = facts.get(key, ())
+    for i, x in enumerate(old):
         if x is item:
-            items[i] = item = dict(item)
-            break
-    facts[key] = items
+            item = dict(item)
+            facts[key] = _replaced(old, {i: item})
+            return item
+    facts[key] = _replaced(old, {})
     return item
 
 
@@ -112,12 +131,12 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
     svc_name = wl.get("service")
     target: dict[str, str] | None = None
     if svc_name and "services" in facts:
-        services = list(facts["services"])
-        for i, svc in enumerate(services):
+        mine: dict[int, Any] = {}
+        for i, svc in enumerate(facts["services"]):
             if svc["name"] == svc_name:
-                services[i] = svc = {**svc, "environment": dict(svc.get("environment") or {})}
+                mine[i] = svc = {**svc, "environment": dict(svc.get("environment") or {})}
                 target = svc["environment"]
-        facts["services"] = services
+        facts["services"] = _replaced(facts["services"], mine)
     if target is None:
         target = facts["shell_env"] = dict(facts.get("shell_env") or {})
     if value is None:
@@ -271,6 +290,7 @@ class FactsProvider:
                 tk = _own_item(facts, "toolkits", tk)
                 for f, e in eff["set"].items():
                     tk[f] = plain(e(**ctx))
+                facts["toolkits"].touched()  # its index may have seen tk half-changed
             elif "python" in eff:
                 py = next(
                     (p for p in facts.get("pythons", ()) if p["path"] == params.get(eff["python"])),
@@ -299,12 +319,13 @@ class FactsProvider:
                     old = toolkit_at(facts, new_tk["prefix"])
                     if old is not None:
                         _own_item(facts, "toolkits", old).update(new_tk)
+                        facts["toolkits"].touched()
                     else:
-                        facts["toolkits"] = [*facts.get("toolkits", ()), new_tk]
+                        facts["toolkits"] = _replaced(facts.get("toolkits", ()), {}, (new_tk,))
             elif "gpu_driver" in eff:
                 val = plain(eff["gpu_driver"](**ctx))
                 if "gpus" in facts:
-                    facts["gpus"] = [{**g, "driver": val} for g in facts["gpus"]]
+                    facts["gpus"] = Frozen({**g, "driver": val} for g in facts["gpus"])
 
     def judge(self, before: dict[str, Any], after: dict[str, Any], move: Move) -> Verdict:
         ev_before = self.evaluation(before)
