@@ -9,6 +9,7 @@ from jinja2.exceptions import SecurityError
 
 from remedy.errors import KnowledgeError
 from remedy.knowledge.expr import plain, truthy
+from remedy.knowledge.functions import BOUND_READS
 from remedy.knowledge.loader import CompiledRule, Knowledge
 from remedy.resolve import pick_toolkit, workload_env, workload_python
 
@@ -90,6 +91,17 @@ def _check(rule: CompiledRule, ctx: dict[str, Any], errors: list[str]) -> bool |
 
 # ctx names that never change with the facts (a consumer's component; the static functions)
 _CONSTANT = frozenset({"c"})
+_ABSENT: Any = object()
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _ident(value: Any) -> Any:
+    """A value as a memo key within one evaluation: scalars by value, anything else by
+    identity (every context value stays alive while the evaluation runs)."""
+    t = type(value)
+    if t is str:
+        return value
+    return (t, value) if t in _SCALARS else id(value)
 
 
 def _rule_names(kb: Knowledge) -> dict[str, frozenset[str]]:
@@ -131,6 +143,9 @@ class _Unchanged:
     def same(self, name: str, cid: str | None, picks: dict[str, Any]) -> bool:
         if name in _CONSTANT or name in self.statics:
             return True
+        reads = BOUND_READS.get(name)
+        if reads is not None:  # a function over the snapshot: the facts it reads
+            return self.changed.isdisjoint(reads)
         if name == "env":
             return self.env_same
         if name in ("py", "pkgs"):
@@ -168,17 +183,23 @@ def evaluate(
     found: dict[tuple[str, str], Violation] = {}
     outcomes: dict[tuple[str, str | None], tuple[bool | None, str]] = {}
     unchanged = _Unchanged(kb, prev, facts, base) if prev is not None and rule_ids is None else None
-    names = _rule_names(kb) if unchanged is not None else {}
+    names = _rule_names(kb)
+    # per consumer, its context (the same for every rule); per rule and the values of what
+    # it reads, what _check said: consumers that pick the same toolkit share the outcome of
+    # a rule that does not read the consumer itself
+    cctx: dict[str, dict[str, Any]] = {}
+    memo: dict[Any, tuple[bool | None, str, list[str]]] = {}
     for rid, rule in kb.rules.items():
         if rule_ids is not None and rid not in rule_ids:
             continue
         r = rule.rule
         if r.scope == "consumer":
-            contexts = [
-                (cid, consumer_context(kb, base, cid, picks))
-                for cid in r.consumers
-                if cid in wl_consumers
-            ]
+            contexts = []
+            for cid in r.consumers:
+                if cid in wl_consumers:
+                    if cid not in cctx:
+                        cctx[cid] = consumer_context(kb, base, cid, picks)
+                    contexts.append((cid, cctx[cid]))
         else:
             contexts = [(None, base)]
         for cid, ctx in contexts:
@@ -194,16 +215,26 @@ def evaluate(
                 if status is None:
                     errors.append(subject)
             else:
-                errs: list[str] = []
-                status = _check(rule, ctx, errs)
+                mk = (rid, *(_ident(ctx.get(n, _ABSENT)) for n in names[rid]))
+                hit = memo.get(mk) if cid is not None else None
+                if hit is not None:
+                    status, subject, errs = hit
+                else:
+                    errs = []
+                    status = _check(rule, ctx, errs)
+                    subject = errs[0] if errs else ""
+                    shared = cid is not None
+                    if status:
+                        try:
+                            said = str(plain(rule.subject(**ctx)) or "")
+                        except Exception as exc:  # reported like a failed `when`, finding kept
+                            errs.append(f"rule {rid} subject: {type(exc).__name__}: {exc}")
+                            said = ""
+                        subject = said or cid or rid
+                        shared = shared and bool(said)  # named after the consumer: its own
+                    if shared:
+                        memo[mk] = (status, subject, errs)
                 errors.extend(errs)
-                subject = errs[0] if errs else ""
-                if status:
-                    try:
-                        subject = str(plain(rule.subject(**ctx)) or cid or rid)
-                    except Exception as exc:  # reported like a failed `when`, finding kept
-                        errors.append(f"rule {rid} subject: {type(exc).__name__}: {exc}")
-                        subject = cid or rid
             outcomes[(rid, cid)] = (status, subject)
             if not status:
                 continue

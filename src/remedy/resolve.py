@@ -150,7 +150,7 @@ class Frozen(list):  # type: ignore[type-arg]
     those few changes, not a rebuild over every toolkit (planning stays linear in them).
     Copies and pickles of it are plain lists."""
 
-    __slots__ = ("_idx", "_parent", "_changed")
+    __slots__ = ("_idx", "_parent", "_changed", "_counts")
 
     def __init__(
         self, items: Any = (), *, parent: Frozen | None = None, changed: tuple[int, ...] = ()
@@ -159,6 +159,7 @@ class Frozen(list):  # type: ignore[type-arg]
         self._idx: _Overlay | None = None
         self._parent = parent
         self._changed = changed
+        self._counts: dict[str, dict[Any, int]] = {}
 
     def _refused(self, *_: Any, **__: Any) -> Any:
         raise TypeError("a planner state's list is shared: copy it to change it")
@@ -173,6 +174,31 @@ class Frozen(list):  # type: ignore[type-arg]
         """A toolkit of this list was changed in place while it was being built (one effect
         sets several fields): forget the index, derive it again from the parent's."""
         self._idx = None
+        self._counts = {}
+
+    def counts(self, name: str, fn: Any) -> dict[Any, int]:
+        """How many items ``fn`` (a pure function of one item, named ``name``) gives each
+        value for: the parent's counts, less the replaced items', plus the new ones'."""
+        got = self._counts.get(name)
+        if got is None:
+            parent = self._parent
+            if parent is not None and len(self) >= len(parent):
+                got = dict(parent.counts(name, fn))
+                for i in set(self._changed):
+                    was = parent[i] if i < len(parent) else None
+                    if was is self[i]:
+                        continue
+                    if was is not None:
+                        for v in fn(was):
+                            got[v] -= 1
+                            if not got[v]:
+                                del got[v]
+                    for v in fn(self[i]):
+                        got[v] = got.get(v, 0) + 1
+            else:
+                got = item_counts(list(self), name, fn)
+            self._counts[name] = got
+        return got
 
     def toolkit_index(self) -> _Overlay:
         if self._idx is None:
@@ -181,6 +207,19 @@ class Frozen(list):  # type: ignore[type-arg]
                 idx = _derive(self._parent.toolkit_index(), self._parent, self, self._changed)
             self._idx = idx if idx is not None else _full(self)
         return self._idx
+
+
+def item_counts(items: Any, name: str, fn: Any) -> dict[Any, int]:
+    """For each value ``fn`` gives for some item of ``items``, how many items give it. On a
+    Frozen list (a planner state's) it is derived from the parent list's counts: an
+    aggregate over every toolkit that each rule evaluation asks for stays O(changes)."""
+    if type(items) is Frozen:
+        return items.counts(name, fn)
+    out: dict[Any, int] = {}
+    for item in items:
+        for v in fn(item):
+            out[v] = out.get(v, 0) + 1
+    return out
 
 
 def _lookup(toolkits: Any, table: str, key: str) -> Any:

@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from remedy.knowledge.schema import CudaTables, Release
-from remedy.resolve import norm, toolkit_at
+from remedy.resolve import item_counts, norm, toolkit_at
 
 _REL = re.compile(r"(\d+)\.(\d+)")
 
@@ -40,6 +40,17 @@ def ver(v: Any) -> Version | None:
         return Version(m.group(0))
     except InvalidVersion:
         return None
+
+
+def _cudart_majors(tk: dict[str, Any]) -> set[int]:
+    """The CUDA majors of the libcudart.so.N a toolkit ships."""
+    out: set[int] = set()
+    for names in (tk.get("libs") or {}).values():
+        for n in names:
+            m = re.fullmatch(r"libcudart\.so\.(\d+)", n)
+            if m:
+                out.add(int(m.group(1)))
+    return out
 
 
 def rel(v: Any) -> str | None:
@@ -224,6 +235,60 @@ CONTEXT_NAMES = frozenset(
     {"env", "py", "pkgs", "gpu", "gpus", "facts", "workload", "c", "tk", "tk_path", "how"}
 )
 MESSAGE_NAMES = frozenset({"partial"})
+
+
+_TK, _PY, _WL, _SVC, _GPU = "toolkits", "pythons", "workload", "services", "gpus"
+
+# The top-level facts each function bound to a snapshot reads (bind, bind_field); nothing
+# else: not the environment bind() is given, only its own arguments. evaluate.py keeps a
+# rule's previous outcome when none of these changed (the planner's moves change one or two
+# keys), so a function that reads a key and does not say so here would go stale: a function
+# missing from this table is taken to read everything, and tests/test_planner_scale.py checks
+# the table against what each function reads while every example is planned.
+BOUND_READS: dict[str, frozenset[str]] = {
+    name: frozenset(keys)
+    for name, keys in {
+        "tk_at": [_TK],
+        "missing_libs": [],
+        "nvcc_owner": [_TK],
+        "unmet_requirements": [],
+        "releases_of": [],
+        "aligned_pip": [],
+        "merged": [],
+        "cudart_soname": [],
+        "fixed_layout": [],
+        "system_toolkit": [],
+        "pip_toolkit": [_PY, _TK],
+        "toolkit_choices": [_TK, _PY, _WL, _SVC, _GPU, "apt_candidates"],
+        "apt_release_of": [],
+        "pip_release_of": [_PY, _WL, _SVC, _GPU],
+        "fi_cuda_version": [],
+        "triton_ptxas_for": [_TK],
+        "ptxas_choices": [_TK],
+        "invalid_effect": [],
+        "better_toolkits": [_TK],
+        "no_p2p_gpus": [_GPU],
+        "nccl_major": [],
+        "aligned_flashinfer": [],
+        "runtime_wheels_for": [],
+        "observed": ["notes"],
+        "server_cmdline": [_WL, _SVC],
+        "tp_size": [_WL, _SVC],
+        "runtime_majors": [_TK],
+        "foreign_cuda_packages": [_TK],
+        "torch_pins": [],
+        "torch_pin_version": [],
+        "jit_jobs": ["cpus"],
+        "capture_headroom_mib": [_WL, _SVC],
+        "host_gcc": ["host_compilers"],
+        "gcc_choices": ["host_compilers"],
+        "ptxas_for_driver": [_TK],
+        "fi_targets": [],
+        "targets_unknown_to": [],
+        "plain_targets_for": [],
+        "nccl_wheel": [],
+    }.items()
+}
 
 
 class Functions:
@@ -682,12 +747,7 @@ class Functions:
                 m = re.fullmatch(r"nvidia-cuda-(?:runtime|nvrtc)(?:-cu(\d+))?", name)
                 if m:
                     out.add(int(m.group(1)) if m.group(1) else (major_of(v) or 0))
-            for tk in facts.get("toolkits", ()):
-                for names in (tk.get("libs") or {}).values():
-                    for n in names:
-                        m = re.fullmatch(r"libcudart\.so\.(\d+)", n)
-                        if m:
-                            out.add(int(m.group(1)))
+            out.update(item_counts(facts.get("toolkits", ()), "cudart_majors", _cudart_majors))
             return sorted(x for x in out if x)
 
         def foreign_cuda_packages(py: Any) -> dict[str, int]:
@@ -905,6 +965,13 @@ class Functions:
         return set(self.statics()) | set(self.bind({}, {}))
 
     def statics(self) -> dict[str, Callable[..., Any]]:
+        """The functions that read no facts (the same dict every call: do not change it)."""
+        cached = self.__dict__.get("_statics")
+        if cached is None:
+            cached = self.__dict__["_statics"] = self._statics()
+        return cached
+
+    def _statics(self) -> dict[str, Callable[..., Any]]:
         return {
             **self.statics_field(),
             "dropin_dir": dropin_dir,

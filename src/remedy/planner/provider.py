@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,10 +84,13 @@ def diff_key(state: dict[str, Any], root: dict[str, Any]) -> Hashable:
         if a is b:
             continue
         if isinstance(a, list) and isinstance(b, list):
-            items = [
-                (i, _canon(a[i] if i < len(a) else _MISSING))
-                for i in range(max(len(a), len(b)))
-                if i >= len(a) or i >= len(b) or not (a[i] is b[i] or a[i] == b[i])
+            # positions whose items are not the same object (found at C speed), then of those
+            # the ones whose contents differ, then any beyond the shorter list
+            n = min(len(a), len(b))
+            odd = itertools.compress(range(n), map(operator.is_not, a, b))
+            items = [(i, _canon(a[i])) for i in odd if a[i] != b[i]]
+            items += [
+                (i, _canon(a[i] if i < len(a) else _MISSING)) for i in range(n, max(len(a), len(b)))
             ]
             if items:
                 parts.append((str(k), (len(a), tuple(items))))
@@ -152,6 +156,7 @@ class FactsProvider:
     root: dict[str, Any] | None = None  # the first state keyed: others are keyed by their diff
     # actions whose when/bind/before could not be evaluated: the plan shows them
     errors: list[str] = field(default_factory=list)
+    _keys: dict[int, tuple[dict[str, Any], Hashable]] = field(default_factory=dict, repr=False)
 
     # -- evaluation cache ---------------------------------------------------------------
     def evaluation(self, facts: dict[str, Any], parent: dict[str, Any] | None = None) -> Evaluation:
@@ -371,7 +376,13 @@ class FactsProvider:
     def state_key(self, state: dict[str, Any]) -> Hashable:
         if self.root is None:
             self.root = state
-        return diff_key(state, self.root)
+        # states are never changed once made (copy on write): their key neither
+        hit = self._keys.get(id(state))
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        key = diff_key(state, self.root)
+        self._keys[id(state)] = (state, key)
+        return key
 
     def move_key(self, move: Move) -> Hashable:
         return tuple((s.action, _freeze(s.as_dict())) for s in move.steps)
