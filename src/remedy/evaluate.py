@@ -8,7 +8,7 @@ from typing import Any
 from jinja2.exceptions import SecurityError
 
 from remedy.errors import KnowledgeError
-from remedy.knowledge.expr import plain, truthy
+from remedy.knowledge.expr import call, plain, truthy
 from remedy.knowledge.functions import BOUND_READS
 from remedy.knowledge.loader import CompiledRule, Knowledge
 from remedy.resolve import pick_toolkit, workload_env, workload_python
@@ -81,9 +81,9 @@ def consumer_context(
 def _check(rule: CompiledRule, ctx: dict[str, Any], errors: list[str]) -> bool | None:
     """True if violated, False if it holds or does not apply, None if it could not be evaluated."""
     try:
-        if not truthy(rule.when(**ctx)):
+        if not truthy(call(rule.when, ctx)):
             return False
-        return not truthy(rule.holds(**ctx))
+        return not truthy(call(rule.holds, ctx))
     except Exception as exc:  # a rule that cannot be evaluated is reported, never fatal
         errors.append(f"rule {rule.rule.id}: {type(exc).__name__}: {exc}")
         return None
@@ -91,17 +91,6 @@ def _check(rule: CompiledRule, ctx: dict[str, Any], errors: list[str]) -> bool |
 
 # ctx names that never change with the facts (a consumer's component; the static functions)
 _CONSTANT = frozenset({"c"})
-_ABSENT: Any = object()
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _ident(value: Any) -> Any:
-    """A value as a memo key within one evaluation: scalars by value, anything else by
-    identity (every context value stays alive while the evaluation runs)."""
-    t = type(value)
-    if t is str:
-        return value
-    return (t, value) if t in _SCALARS else id(value)
 
 
 def _rule_names(kb: Knowledge) -> dict[str, frozenset[str]]:
@@ -125,6 +114,9 @@ def _rule_names(kb: Knowledge) -> dict[str, frozenset[str]]:
 _RULE_NAMES: dict[int, tuple[Knowledge, dict[str, frozenset[str]]]] = {}
 
 
+_PICK_NAMES = frozenset({"tk", "tk_path", "how"})  # what consumer_context adds per consumer
+
+
 class _Unchanged:
     """Which context names have the same value in ``facts`` as in the previous evaluation.
 
@@ -139,8 +131,22 @@ class _Unchanged:
         self.py_same = py_old is py_new or py_old == py_new
         self.statics = kb.functions.statics()
         self.prev = prev
+        self._base: dict[str, bool] = {}
+        self._picks: dict[str, bool] = {}
 
     def same(self, name: str, cid: str | None, picks: dict[str, Any]) -> bool:
+        if name in _PICK_NAMES and cid is not None:
+            return self.pick_same(cid, picks)
+        return self.base_same(name)
+
+    def base_same(self, name: str) -> bool:
+        """``name`` of the base context (not a consumer's pick) holds the same value."""
+        got = self._base.get(name)
+        if got is None:
+            got = self._base[name] = self._base_same(name)
+        return got
+
+    def _base_same(self, name: str) -> bool:
         if name in _CONSTANT or name in self.statics:
             return True
         reads = BOUND_READS.get(name)
@@ -154,16 +160,21 @@ class _Unchanged:
             return "gpus" not in self.changed
         if name == "workload":
             return "workload" not in self.changed
-        if name in ("tk", "tk_path", "how") and cid is not None:
+        # facts, anything else: only if nothing changed
+        return not self.changed and self.env_same
+
+    def pick_same(self, cid: str, picks: dict[str, Any]) -> bool:
+        """The consumer picks the same toolkit, path and way as before."""
+        got = self._picks.get(cid)
+        if got is None:
             a, b = self.prev.picks.get(cid), picks.get(cid)
-            return (
+            got = self._picks[cid] = (
                 a is not None
                 and b is not None
                 and a.tk is b.tk
                 and (a.path, a.how) == (b.path, b.how)
             )
-        # facts, the functions bound to the snapshot, anything else: only if nothing changed
-        return not self.changed and self.env_same
+        return got
 
 
 def evaluate(
@@ -184,15 +195,16 @@ def evaluate(
     outcomes: dict[tuple[str, str | None], tuple[bool | None, str]] = {}
     unchanged = _Unchanged(kb, prev, facts, base) if prev is not None and rule_ids is None else None
     names = _rule_names(kb)
-    # per consumer, its context (the same for every rule); per rule and the values of what
-    # it reads, what _check said: consumers that pick the same toolkit share the outcome of
-    # a rule that does not read the consumer itself
+    # per consumer, its context (the same for every rule); per rule and consumer pick, what
+    # _check said: consumers that pick the same toolkit share the outcome of a rule that
+    # does not read the consumer itself (their contexts differ only in c and the pick)
     cctx: dict[str, dict[str, Any]] = {}
     memo: dict[Any, tuple[bool | None, str, list[str]]] = {}
     for rid, rule in kb.rules.items():
         if rule_ids is not None and rid not in rule_ids:
             continue
         r = rule.rule
+        reads = names[rid]
         if r.scope == "consumer":
             contexts = []
             for cid in r.consumers:
@@ -202,12 +214,24 @@ def evaluate(
                     contexts.append((cid, cctx[cid]))
         else:
             contexts = [(None, base)]
+        base_same = unchanged is not None and all(
+            unchanged.same(n, None, picks) for n in reads if n not in _PICK_NAMES
+        )
+        by_pick = reads.isdisjoint(_PICK_NAMES)
         for cid, ctx in contexts:
             known = None
             if (
-                unchanged is not None
+                base_same
+                and unchanged is not None
                 and (rid, cid) in unchanged.prev.outcomes
-                and all(unchanged.same(n, cid, picks) for n in names[rid])
+                and (
+                    by_pick
+                    or (
+                        unchanged.pick_same(cid, picks)
+                        if cid is not None
+                        else unchanged.base_same("facts")
+                    )
+                )
             ):
                 known = unchanged.prev.outcomes[(rid, cid)]
             if known is not None:
@@ -215,24 +239,27 @@ def evaluate(
                 if status is None:
                     errors.append(subject)
             else:
-                mk = (rid, *(_ident(ctx.get(n, _ABSENT)) for n in names[rid]))
-                hit = memo.get(mk) if cid is not None else None
+                mk = None
+                if cid is not None and "c" not in reads:
+                    pk = picks[cid]
+                    mk = (rid, id(pk.tk), pk.path, pk.how)
+                hit = memo.get(mk) if mk is not None else None
                 if hit is not None:
                     status, subject, errs = hit
                 else:
                     errs = []
                     status = _check(rule, ctx, errs)
                     subject = errs[0] if errs else ""
-                    shared = cid is not None
                     if status:
                         try:
-                            said = str(plain(rule.subject(**ctx)) or "")
+                            said = str(plain(call(rule.subject, ctx)) or "")
                         except Exception as exc:  # reported like a failed `when`, finding kept
                             errs.append(f"rule {rid} subject: {type(exc).__name__}: {exc}")
                             said = ""
                         subject = said or cid or rid
-                        shared = shared and bool(said)  # named after the consumer: its own
-                    if shared:
+                        if not said:  # named after the consumer: its own
+                            mk = None
+                    if mk is not None:
                         memo[mk] = (status, subject, errs)
                 errors.extend(errs)
             outcomes[(rid, cid)] = (status, subject)

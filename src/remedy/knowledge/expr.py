@@ -228,19 +228,26 @@ class Expression:
         self._globals: dict[str, Any] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if args:
-            kwargs = dict(*args, **kwargs)
+        return self.run(dict(*args, **kwargs) if args else kwargs)
+
+    def run(self, ctx: dict[str, Any]) -> Any:
+        """The expression's value over ``ctx`` (read, never changed)."""
         tmpl = self._template
         if self._globals is None:
             self._globals = dict(tmpl.globals)
         parent = dict(self._globals)
         for n in self._reads:
-            if n in kwargs:
-                parent[n] = kwargs[n]
-        context = ENV.context_class(ENV, parent, tmpl.name, tmpl.blocks, globals=tmpl.globals)
+            if n in ctx:
+                parent[n] = ctx[n]
+        context = ENV.context_class(ENV, parent, tmpl.name, tmpl.blocks, globals=self._globals)
         for _ in tmpl.root_render_func(context):
             pass
         return context.vars["result"]
+
+
+def call(expr: Any, ctx: dict[str, Any]) -> Any:
+    """``expr(**ctx)`` without copying ``ctx`` into keyword arguments."""
+    return expr.run(ctx) if type(expr) is Expression else expr(**ctx)
 
 
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:

@@ -28,8 +28,22 @@ def _s(v: Any) -> str | None:
     return str(v)
 
 
+_VER: dict[str, Version | None] = {}
+
+
 def ver(v: Any) -> Version | None:
     """A packaging Version from the leading digits of a string ('13.0.88+cu13' -> 13.0.88)."""
+    if type(v) is str:  # rules compare the same few versions thousands of times
+        hit = _VER.get(v, _VER)
+        if hit is _VER:
+            if len(_VER) > 4096:
+                _VER.clear()
+            hit = _VER[v] = _ver(v)
+        return hit  # type: ignore[return-value]
+    return _ver(v)
+
+
+def _ver(v: Any) -> Version | None:
     s = _s(v)
     if not s:
         return None
@@ -340,6 +354,14 @@ class Functions:
 
     def min_cuda_for(self, cap: Any) -> str | None:
         """The first CUDA release whose compiler targets this compute capability."""
+        if type(cap) is str:
+            memo = self.__dict__.setdefault("_min_cuda", {})
+            if cap not in memo:
+                memo[cap] = self._min_cuda_for(cap)
+            return memo[cap]
+        return self._min_cuda_for(cap)
+
+    def _min_cuda_for(self, cap: Any) -> str | None:
         c = rel(cap)
         if not c:
             return None
