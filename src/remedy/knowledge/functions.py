@@ -251,60 +251,6 @@ CONTEXT_NAMES = frozenset(
 MESSAGE_NAMES = frozenset({"partial"})
 
 
-_TK, _PY, _WL, _SVC, _GPU = "toolkits", "pythons", "workload", "services", "gpus"
-
-# The top-level facts each function bound to a snapshot reads (bind, bind_field); nothing
-# else: not the environment bind() is given, only its own arguments. evaluate.py keeps a
-# rule's previous outcome when none of these changed (the planner's moves change one or two
-# keys), so a function that reads a key and does not say so here would go stale: a function
-# missing from this table is taken to read everything, and tests/test_planner_scale.py checks
-# the table against what each function reads while every example is planned.
-BOUND_READS: dict[str, frozenset[str]] = {
-    name: frozenset(keys)
-    for name, keys in {
-        "tk_at": [_TK],
-        "missing_libs": [],
-        "nvcc_owner": [_TK],
-        "unmet_requirements": [],
-        "releases_of": [],
-        "aligned_pip": [],
-        "merged": [],
-        "cudart_soname": [],
-        "fixed_layout": [],
-        "system_toolkit": [],
-        "pip_toolkit": [_PY, _TK],
-        "toolkit_choices": [_TK, _PY, _WL, _SVC, _GPU, "apt_candidates"],
-        "apt_release_of": [],
-        "pip_release_of": [_PY, _WL, _SVC, _GPU],
-        "fi_cuda_version": [],
-        "triton_ptxas_for": [_TK],
-        "ptxas_choices": [_TK],
-        "invalid_effect": [],
-        "better_toolkits": [_TK],
-        "no_p2p_gpus": [_GPU],
-        "nccl_major": [],
-        "aligned_flashinfer": [],
-        "runtime_wheels_for": [],
-        "observed": ["notes"],
-        "server_cmdline": [_WL, _SVC],
-        "tp_size": [_WL, _SVC],
-        "runtime_majors": [_TK],
-        "foreign_cuda_packages": [_TK],
-        "torch_pins": [],
-        "torch_pin_version": [],
-        "jit_jobs": ["cpus"],
-        "capture_headroom_mib": [_WL, _SVC],
-        "host_gcc": ["host_compilers"],
-        "gcc_choices": ["host_compilers"],
-        "ptxas_for_driver": [_TK],
-        "fi_targets": [],
-        "targets_unknown_to": [],
-        "plain_targets_for": [],
-        "nccl_wheel": [],
-    }.items()
-}
-
-
 class Functions:
     """Expression functions bound to one knowledge base and one facts snapshot."""
 
@@ -981,6 +927,13 @@ class Functions:
             "plain_targets_for": plain_targets_for,
             "nccl_wheel": nccl_wheel,
         }
+
+    def bound_names(self) -> frozenset[str]:
+        """The names of the functions bound to a facts snapshot (bind())."""
+        cached = self.__dict__.get("_bound_names")
+        if cached is None:
+            cached = self.__dict__["_bound_names"] = frozenset(self.bind({}, {}))
+        return cached
 
     def names(self) -> set[str]:
         """Every function name an expression may call (the registry)."""
