@@ -25,6 +25,20 @@ class Pick:
 
 
 def norm(path: str) -> str:
+    if type(path) is str:  # the planner normalizes the same few thousand paths again and again
+        hit = _NORM.get(path)
+        if hit is None:
+            if len(_NORM) > 65536:
+                _NORM.clear()
+            hit = _NORM[path] = _norm(path)
+        return hit
+    return _norm(path)
+
+
+_NORM: dict[str, str] = {}
+
+
+def _norm(path: str) -> str:
     p = posixpath.normpath(path.strip()) if path and path.strip() else ""
     return p if p != "." else ""
 

@@ -279,8 +279,10 @@ def make_plan(
         plan = make_scoped_plan(
             kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
         )
+        of_facts = None
     else:
         plan = plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+        of_facts = plan.facts_digest  # plan_one's facts_digest(plan.facts)
     # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
     attribute(plan)
     plan = plan.model_copy(update={"knowledge_version": kb.version})
@@ -295,7 +297,7 @@ def make_plan(
                 "scope_consumers": sorted(set(consumers)) if consumers is not None else None,
             }
         )
-    return plan.model_copy(update={"plan_digest": plan_digest(plan)})
+    return plan.model_copy(update={"plan_digest": plan_digest(plan, of_facts=of_facts)})
 
 
 def plan_one(
@@ -402,9 +404,11 @@ DIGEST_FIELDS = (
 )
 
 
-def plan_digest(plan: Plan) -> str:
+def plan_digest(plan: Plan, *, of_facts: str | None = None) -> str:
+    """``of_facts``: facts_digest(plan.facts) when the caller has just computed it (the
+    planner, over facts it was given: hashing a big host's facts twice is not free)."""
     data = plan.model_dump(include=set(DIGEST_FIELDS))
-    data["facts_digest"] = facts_digest(plan.facts)
+    data["facts_digest"] = of_facts or facts_digest(plan.facts)
     # over what the saved file shows: it is written redacted (facts_digest does the same)
     data = redact_obj(json.loads(json.dumps(data, default=str)))
     blob = json.dumps(data, sort_keys=True, default=str).encode()

@@ -157,6 +157,7 @@ class FactsProvider:
     # actions whose when/bind/before could not be evaluated: the plan shows them
     errors: list[str] = field(default_factory=list)
     _keys: dict[int, tuple[dict[str, Any], Hashable]] = field(default_factory=dict, repr=False)
+    _last: tuple[dict[str, Any], Move, dict[str, Any]] | None = field(default=None, repr=False)
 
     # -- evaluation cache ---------------------------------------------------------------
     def evaluation(self, facts: dict[str, Any], parent: dict[str, Any] | None = None) -> Evaluation:
@@ -273,9 +274,13 @@ class FactsProvider:
         """The state after ``move``: a new top-level dict sharing every part the move does not
         change with ``state`` (copy on write: a deep copy per candidate made planning
         quadratic in the number of toolkits, venvs and services)."""
+        last = self._last
+        if last is not None and last[0] is state and last[1] == move:
+            return last[2]  # the search applies a move, then asks its cost: apply it once
         facts = dict(state)
         for step in move.steps:
             self.apply_step(facts, step)
+        self._last = (state, move, facts)
         return facts
 
     def apply_step(self, facts: dict[str, Any], step: StepSpec) -> None:
