@@ -8,6 +8,7 @@ KnowledgeError naming file:line instead of a surprise during planning.
 from __future__ import annotations
 
 import shlex
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,11 @@ MAX_BUILT = 1_000_000  # items or characters one `*` may produce
 MAX_EXPONENT = 4096
 
 
+# modules whose functions the knowledge's expressions are given (knowledge/functions.py)
+_OWN_MODULES = frozenset({"remedy.knowledge.functions", "remedy.knowledge.providers"})
+_PLAIN_CALLABLES = (types.FunctionType, types.MethodType)
+
+
 class Sandbox(ImmutableSandboxedEnvironment):
     """Jinja2's immutable sandbox, stricter: an unsafe attribute (`__class__`, `__globals__`,
     `_TemplateReference__context`, ...) raises SecurityError at once instead of rendering as
@@ -50,6 +56,23 @@ class Sandbox(ImmutableSandboxedEnvironment):
         raise SecurityError(
             f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
         )
+
+    def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """remedy's own knowledge functions (a rule calls several per evaluation, the planner
+        evaluates rules thousands of times) are called directly: they are safely callable
+        and take no Jinja context, which is all SandboxedEnvironment.call and Context.call
+        would find out about them. Anything else goes through those checks."""
+        if type(obj) in _PLAIN_CALLABLES and getattr(obj, "__module__", None) in _OWN_MODULES:
+            if kwargs:
+                kwargs.pop("_block_vars", None)
+                kwargs.pop("_loop_vars", None)
+            try:
+                return obj(*args, **kwargs)
+            except StopIteration:
+                return context.environment.undefined(
+                    "value was undefined because a callable raised a StopIteration exception"
+                )
+        return super().call(context, obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
