@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remedy.evaluate import Evaluation, Violation, evaluate
-from remedy.knowledge.expr import plain, truthy
+from remedy.knowledge.expr import call, plain, truthy
 from remedy.knowledge.loader import CompiledAction, Knowledge
 from remedy.planner.search import Verdict
 from remedy.resolve import Frozen, toolkit_at, workload_python
@@ -245,19 +245,19 @@ class FactsProvider:
             else [base]
         )
         try:
-            return all(truthy(cr.when(**c)) and truthy(cr.holds(**c)) for c in ctxs)
+            return all(truthy(call(cr.when, c)) and truthy(call(cr.holds, c)) for c in ctxs)
         except Exception:
             return False
 
     def bind(self, ca: CompiledAction, v: Violation) -> Iterable[Move]:
         ctx = v.ctx
         try:
-            if not truthy(ca.when(**ctx)):
+            if not truthy(call(ca.when, ctx)):
                 return
             names = list(ca.bind)
             values = []
             for n in names:
-                vals = plain(ca.bind[n](**ctx))
+                vals = plain(call(ca.bind[n], ctx))
                 values.append(list(vals) if vals else [])
         except Exception as exc:
             self._error(f"action {ca.action.id} (for {v.rule} @ {v.subject})", exc)
@@ -268,8 +268,8 @@ class FactsProvider:
             steps: list[StepSpec] = []
             try:
                 for b in ca.before:
-                    if truthy(b.when(**pctx)):
-                        bp = {k: plain(e(**pctx)) for k, e in b.params.items()}
+                    if truthy(call(b.when, pctx)):
+                        bp = {k: plain(call(e, pctx)) for k, e in b.params.items()}
                         steps.append(StepSpec(b.action, tuple(sorted(bp.items()))))
             except Exception as exc:
                 self._error(f"action {ca.action.id} before", exc)
@@ -311,7 +311,7 @@ class FactsProvider:
                     continue
                 tk = _own_item(facts, "toolkits", tk)
                 for f, e in eff["set"].items():
-                    tk[f] = plain(e(**ctx))
+                    tk[f] = plain(call(e, ctx))
                 facts["toolkits"].touched()  # its index may have seen tk half-changed
             elif "python" in eff:
                 py = _first(facts.get("pythons", ()), "path", params.get(eff["python"]))
@@ -319,21 +319,21 @@ class FactsProvider:
                     continue
                 pk = eff["packages"]
                 new = (
-                    plain(pk(**ctx))
+                    plain(call(pk, ctx))
                     if callable(pk)
-                    else {n: plain(e(**ctx)) for n, e in pk.items()}
+                    else {n: plain(call(e, ctx)) for n, e in pk.items()}
                 )
                 py = _own_item(facts, "pythons", py)
                 py["packages"] = {**(py.get("packages") or {}), **(new or {})}
             elif "env" in eff:
                 for var, e in eff["env"].items():
-                    val = plain(e(**ctx))
+                    val = plain(call(e, ctx))
                     _set_env(facts, var, None if val is None else str(val))
             elif "unset_env" in eff:
                 for var in eff["unset_env"]:
                     _set_env(facts, var, None)
             elif "add_toolkit" in eff:
-                new_tk = plain(eff["add_toolkit"](**ctx))
+                new_tk = plain(call(eff["add_toolkit"], ctx))
                 if new_tk:
                     old = toolkit_at(facts, new_tk["prefix"])
                     if old is not None:
@@ -342,7 +342,7 @@ class FactsProvider:
                     else:
                         facts["toolkits"] = _replaced(facts.get("toolkits", ()), {}, (new_tk,))
             elif "gpu_driver" in eff:
-                val = plain(eff["gpu_driver"](**ctx))
+                val = plain(call(eff["gpu_driver"], ctx))
                 if "gpus" in facts:
                     facts["gpus"] = Frozen({**g, "driver": val} for g in facts["gpus"])
 
