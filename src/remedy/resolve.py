@@ -115,12 +115,13 @@ def _keys(tk: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 def _full(items: list[Any]) -> _Overlay:
     idx = _Overlay(None)
+    twice = len({id(tk) for tk in items}) != len(items)  # one toolkit at two positions
     for tk in items:
         ats, bins = _keys(tk)
         for table, keys in ((idx.at, ats), (idx.bins, bins)):
             for k in keys:
                 cur = table.setdefault(k, tk)
-                if cur is not tk:
+                if cur is not tk or twice:
                     idx.dups.add(k)
     return idx
 
