@@ -187,3 +187,27 @@ def test_watch_notes_what_is_read() -> None:
         assert _EVERYTHING in seen, whole
     w._seen = None
     assert w == {"A": "1", "B": "2"}
+
+
+def test_gc_threshold_restored_after_nested_and_threaded_searches() -> None:
+    import gc
+    import threading
+
+    from remedy.planner.plan import fewer_collections
+
+    before = gc.get_threshold()
+    barrier = threading.Barrier(3)
+
+    def plan_in_thread() -> None:
+        with fewer_collections():
+            barrier.wait()
+            assert gc.get_threshold()[0] >= 50_000
+
+    threads = [threading.Thread(target=plan_in_thread) for _ in range(2)]
+    for t in threads:
+        t.start()
+    with fewer_collections(), fewer_collections():
+        barrier.wait()
+    for t in threads:
+        t.join()
+    assert gc.get_threshold() == before

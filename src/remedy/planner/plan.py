@@ -7,6 +7,7 @@ import contextlib
 import gc
 import hashlib
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,19 +33,31 @@ from remedy.planner.search import Reporter, SearchResult, Verdict, search
 from remedy.planner.verdict import attribute, missing_files
 from remedy.redact import redact_obj
 
+_GC_LOCK = threading.Lock()
+_GC_HELD: list[tuple[int, ...]] = []  # the threshold before the first of nested/concurrent searches
+
 
 @contextlib.contextmanager
 def fewer_collections(young: int = 50_000) -> Iterator[None]:
     """The search allocates millions of short-lived containers (rule contexts, keys, sets)
     and leaves few cycles: at the default threshold (700 allocations) the cyclic collector
     scanned them over and over (a sixth of the planning time on a host with a thousand
-    toolkits). Collect the youngest generation less often while it runs."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], young), *old[1:])
+    toolkits). Collect the youngest generation less often while any search runs (searches
+    in several threads: the first saves the threshold, the last puts it back)."""
+    with _GC_LOCK:
+        if not _GC_HELD:
+            old = gc.get_threshold()
+            gc.set_threshold(max(old[0], young), *old[1:])
+            _GC_HELD.append(old)
+        else:
+            _GC_HELD.append(_GC_HELD[0])
     try:
         yield
     finally:
-        gc.set_threshold(*old)
+        with _GC_LOCK:
+            old = _GC_HELD.pop()
+            if not _GC_HELD:
+                gc.set_threshold(*old)
 
 
 def facts_digest(facts: Facts | dict[str, Any]) -> str:
