@@ -211,3 +211,20 @@ def test_gc_threshold_restored_after_nested_and_threaded_searches() -> None:
     for t in threads:
         t.join()
     assert gc.get_threshold() == before
+
+
+def test_diff_key_through_frozen_parents_equals_a_full_compare() -> None:
+    """Keys of states made through Frozen lists (positions known) are the keys of the same
+    states made of plain lists (every position compared)."""
+    from remedy.planner.provider import diff_key
+
+    rnd = random.Random(5)
+    root = {"toolkits": Frozen([_tk(f"/opt/t{i}") for i in range(30)])}
+    plain_root = {"toolkits": list(root["toolkits"])}
+    lst = root["toolkits"]
+    for _ in range(40):
+        i = rnd.randrange(len(lst) + 1)
+        new = _tk(f"/opt/t{rnd.randrange(40)}", rnd.choice(["13.0", None]))
+        items = [*lst, new] if i == len(lst) else [*lst[:i], new, *lst[i + 1 :]]
+        lst = Frozen(items, parent=lst, changed=(i,))
+        assert diff_key({"toolkits": lst}, root) == diff_key({"toolkits": list(lst)}, plain_root)

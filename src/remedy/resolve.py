@@ -185,6 +185,21 @@ class Frozen(list):  # type: ignore[type-arg]
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (list, (list(self),))
 
+    def changed_since(self, ancestor: Any) -> set[int] | None:
+        """The positions at which this list may hold another item than ``ancestor``, when it
+        was made from it through Frozen lists (the other positions hold the same objects);
+        None when it was not."""
+        out: set[int] = set()
+        node: Any = self
+        for _ in range(64):
+            if node is ancestor:
+                return out
+            if type(node) is not Frozen or node._parent is None:
+                return None
+            out.update(node._changed)
+            node = node._parent
+        return None
+
     def touched(self) -> None:
         """A toolkit of this list was changed in place while it was being built (one effect
         sets several fields): forget the index, derive it again from the parent's."""

@@ -87,7 +87,12 @@ def diff_key(state: dict[str, Any], root: dict[str, Any]) -> Hashable:
             # positions whose items are not the same object (found at C speed), then of those
             # the ones whose contents differ, then any beyond the shorter list
             n = min(len(a), len(b))
-            odd = itertools.compress(range(n), map(operator.is_not, a, b))
+            maybe = a.changed_since(b) if type(a) is Frozen else None
+            odd = (
+                sorted(i for i in maybe if i < n and a[i] is not b[i])
+                if maybe is not None
+                else itertools.compress(range(n), map(operator.is_not, a, b))
+            )
             items = [(i, _canon(a[i])) for i in odd if a[i] != b[i]]
             items += [
                 (i, _canon(a[i] if i < len(a) else _MISSING)) for i in range(n, max(len(a), len(b)))
