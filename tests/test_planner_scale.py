@@ -228,3 +228,30 @@ def test_diff_key_through_frozen_parents_equals_a_full_compare() -> None:
         items = [*lst, new] if i == len(lst) else [*lst[:i], new, *lst[i + 1 :]]
         lst = Frozen(items, parent=lst, changed=(i,))
         assert diff_key({"toolkits": lst}, root) == diff_key({"toolkits": list(lst)}, plain_root)
+
+
+def test_sandbox_key_lookup_shortcut_answers_as_the_sandbox() -> None:
+    """Sandbox.getattr goes straight to the key on a dict (or a _Watch) for a name that is no
+    attribute of its type: the same value, undefined or refusal as the full lookup."""
+    from jinja2 import Undefined
+    from jinja2.exceptions import SecurityError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from remedy.knowledge.expr import ENV
+
+    def full(obj: Any, name: str) -> Any:
+        return ImmutableSandboxedEnvironment.getattr(ENV, obj, name)
+
+    for obj in ({"a": 1, "items": 2, "get": 3}, _Watch({"a": 1, "items": 2})):
+        for name in ("a", "items", "get", "missing", "_seen", "__class__", "keys", "update"):
+            try:
+                want: Any = full(obj, name)
+            except SecurityError:
+                with pytest.raises(SecurityError):
+                    ENV.getattr(obj, name)
+                continue
+            got = ENV.getattr(obj, name)
+            if isinstance(want, Undefined):
+                assert isinstance(got, Undefined), name
+            else:
+                assert got == want, name

@@ -8,7 +8,7 @@ from typing import Any
 from jinja2.exceptions import SecurityError
 
 from remedy.errors import KnowledgeError
-from remedy.knowledge.expr import call, plain, truthy
+from remedy.knowledge.expr import call, plain, plain_mapping, truthy
 from remedy.knowledge.loader import CompiledRule, Knowledge
 from remedy.resolve import pick_toolkit, workload_env, workload_python
 
@@ -50,6 +50,7 @@ class Evaluation:
 _EVERYTHING: Any = object()  # in a _Watch's notes: the whole dict was read
 
 
+@plain_mapping
 class _Watch(dict):  # type: ignore[type-arg]
     """A copy of a dict (the facts' top level, the environment, a component) that notes, while
     ``_seen`` is a set, the keys read from it: by an expression, or by a function it calls

@@ -45,6 +45,25 @@ _OWN_MODULES = frozenset({"remedy.knowledge.functions", "remedy.knowledge.provid
 _PLAIN_CALLABLES = (types.FunctionType, types.MethodType)
 
 
+# mapping types whose instances have no attributes but their type's (no instance __dict__,
+# no __getattr__): name -> the attribute names; Sandbox.getattr looks anything else up as a key
+_MAPPING_ATTRS: dict[type, frozenset[str]] = {dict: frozenset(dir(dict))}
+
+
+def plain_mapping(cls: type) -> type:
+    """Register a dict subclass whose instances carry no attributes of their own, so that
+    ``obj.key`` in an expression goes straight to the key (as for a dict)."""
+    if (
+        not issubclass(cls, dict)
+        or cls.__dictoffset__
+        or cls.__getattribute__ is not dict.__getattribute__
+        or hasattr(cls, "__getattr__")
+    ):
+        raise TypeError(f"{cls.__name__} has attributes of its own")
+    _MAPPING_ATTRS[cls] = frozenset(dir(cls))
+    return cls
+
+
 class Sandbox(ImmutableSandboxedEnvironment):
     """Jinja2's immutable sandbox, stricter: an unsafe attribute (`__class__`, `__globals__`,
     `_TemplateReference__context`, ...) raises SecurityError at once instead of rendering as
@@ -73,6 +92,18 @@ class Sandbox(ImmutableSandboxedEnvironment):
                     "value was undefined because a callable raised a StopIteration exception"
                 )
         return super().call(context, obj, *args, **kwargs)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """``tk.nvcc_release`` on a plain dict (a fact) for a name that is no attribute of
+        the dict's type: the key, or undefined, which is where the sandbox's getattr ends up
+        after its attribute lookup fails (an exception per access, thousands per plan)."""
+        names = _MAPPING_ATTRS.get(type(obj))
+        if names is not None and attribute not in names:
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError):
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
