@@ -74,6 +74,8 @@ def facts_digest(facts: Facts | dict[str, Any]) -> str:
 def facts_diff(before: Any, after: Any, path: str = "") -> list[str]:
     """Human-readable differences between two fact snapshots (also used for stale plans)."""
     out: list[str] = []
+    if before is after:  # a part the planner's states share: nothing to walk
+        return out
     if isinstance(before, dict) and isinstance(after, dict):
         for k in sorted(set(before) | set(after), key=str):
             p = f"{path}.{k}" if path else str(k)
