@@ -900,6 +900,12 @@ class Functions:
             "nccl_wheel": nccl_wheel,
         }
 
+    def _skew_functions(self) -> dict[str, Callable[..., Any]]:
+        """skew_known/skew_holds: the one version-pair relation (knowledge/version-pairs.yaml)."""
+        from remedy.knowledge.skew import expression_functions
+
+        return expression_functions(self)
+
     def names(self) -> set[str]:
         """Every function name an expression may call (the registry)."""
         return set(self.statics()) | set(self.bind({}, {}))
@@ -924,4 +930,5 @@ class Functions:
             "release_wheels": self.release_wheels,
             "apt_packages": self.apt_packages,
             **provider_functions(),
+            **self._skew_functions(),
         }
