@@ -120,6 +120,7 @@ def hypotheses_from_log(
         score[rid] += bonus
         specific[rid].add("signal:" + rid)
         evidence[rid] = sorted(set(evidence[rid]) | sig_res.lines[rid])
+    _apply_pairs(kb, symptoms, score, evidence, specific, sig_res.matched)
     if not any(specific.values()):
         return []
     ctx = _blank_ctx(kb, partial_facts_of(symptoms, catalog))
@@ -150,6 +151,44 @@ def hypotheses_from_log(
             if other.rule != h.rule and set(other.evidence) & set(h.evidence):
                 h.distinguishes_from[other.rule] = "; ".join(other.confirm_with[:1]) or "-"
     return hyps
+
+
+def _apply_pairs(
+    kb: Knowledge,
+    symptoms: list[Symptom],
+    score: dict[str, float],
+    evidence: dict[str, list[int]],
+    specific: dict[str, set[str]],
+    matched: dict[str, list[str]],
+) -> None:
+    """Version pairs judged from the versions the log states (knowledge/version-pairs.yaml):
+    the relation a planner applies to host facts, applied to a log. A violated pair is
+    evidence for its rule when a line the rule predicts is present, or when a failing line
+    states the versions itself; a pair the log shows agreeing weighs against its rule."""
+    if not kb.pairs or not kb.log_fields:
+        return
+    from remedy.evidence.fields import fields_of
+    from remedy.knowledge.skew import log_pairs, log_versions
+
+    views = [fields_of(s) for s in symptoms]
+    versions = log_versions(views, kb.log_fields, [s.signature for s in symptoms])
+    by_id = {p.id: p for p in kb.pairs}
+    for v in log_pairs(kb.pairs, versions, kb.functions):
+        p = by_id[v.pair]
+        if p.id not in kb.rules:
+            continue
+        if v.holds:
+            if p.id in score:
+                score[p.id] += p.log_agree_weight
+                matched[p.id].append(f"pair {p.a.part}/{p.b.part} agrees: {v.why}")
+            continue
+        failing = any(symptoms[i].severity in ("error", "fatal") for i in v.lines)
+        if p.id not in score and not failing:
+            continue
+        score[p.id] += p.log_weight
+        specific[p.id].add("pair:" + p.id)
+        evidence[p.id] = sorted(set(evidence[p.id]) | set(v.lines))
+        matched[p.id].append(f"pair {p.a.part}/{p.b.part} disagrees: {v.why}")
 
 
 def default_signals(kb: Knowledge) -> list[Signal]:

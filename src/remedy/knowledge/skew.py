@@ -80,7 +80,7 @@ class Pair(BaseModel):
     rule: dict[str, Any]
     # log-only: weight of a violated pair (as evidence for the rule) and of an agreeing one
     log_weight: float = Field(default=1.0, ge=0.0, le=5.0)
-    log_agree_weight: float = Field(default=-0.5, ge=-5.0, le=0.0)
+    log_agree_weight: float = Field(default=-0.75, ge=-5.0, le=0.0)
 
     def as_rule(self) -> Rule:
         """The rule this pair is: its when/holds are the one relation over the two versions."""
@@ -101,6 +101,7 @@ class LogField(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     field: str
+    signature: str | None = None  # only this signature's field (a group name means one thing there)
     key: str  # the normalised key pairs name in `log:`
     kind: Kind
 
@@ -256,17 +257,23 @@ class LogVersion:
 
 
 def log_versions(
-    fields_per_symptom: list[dict[str, str]], log_fields: list[LogField]
+    fields_per_symptom: list[dict[str, str]],
+    log_fields: list[LogField],
+    signatures: list[str] | None = None,
 ) -> dict[str, LogVersion]:
     """The first value the log states for each normalised key (fields of every symptom, in
-    order: the line the failure is on comes with its own values)."""
+    order: the line the failure is on comes with its own values). ``signatures`` (the symptom
+    ids, same order) lets a log field apply to one signature's group only."""
     by_field: dict[str, list[LogField]] = {}
     for lf in log_fields:
         by_field.setdefault(lf.field, []).append(lf)
     out: dict[str, LogVersion] = {}
     for i, f in enumerate(fields_per_symptom):
+        sig = signatures[i] if signatures else None
         for name, value in f.items():
             for lf in by_field.get(name, ()):
+                if lf.signature is not None and lf.signature != sig:
+                    continue
                 if value and lf.key not in out:
                     out[lf.key] = LogVersion(lf.key, lf.kind, value, i)
     return out
