@@ -14,6 +14,7 @@ It only reads symptoms (matched lines); the scan engine (reader/scan/prefilter) 
 from __future__ import annotations
 
 import re
+import shlex
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -57,7 +58,87 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     if lib:
         base = lib.rsplit("/", 1)[-1]
         out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
+    if "/bin/nvcc" in text:
+        out.update(command_fields(text))
     return {k: v for k, v in out.items() if k not in sym.fields}
+
+
+# -- the failing command -------------------------------------------------------------------
+# torch cpp_extension, FlashInfer/tvm-ffi JIT and setuptools echo the nvcc command they run
+# (ninja prints it under 'FAILED: target'; -v and setuptools print it before running it); CMake
+# runs nvcc by its full path too. The command says which nvcc, which host compiler, which
+# targets, which C++ standard: the versions the version pairs compare, read from the log.
+
+_NVCC_CMD = re.compile(r"(?:^|[\s\]'\"=\[;&|(])(?P<nvcc>[^\s'\"=:\[\];&|()]*/bin/nvcc)\s+-")
+_CUDA_VER_IN_PATH = re.compile(r"/cuda[-_]?(\d{1,2}\.\d)(?:\.\d+)?(?:/|$)")
+_TGT = re.compile(r"\b(?:sm|compute|lto)_(\d{1,2}?)(\d)([af]?)\b")
+_HOST_CC = re.compile(
+    r"(?:^|/)(?:[\w.-]+-)?(?P<cc>gcc|g\+\+|clang\+\+|clang|c\+\+)(?:-(?P<ver>\d+)(?:\.\d+)*)?$"
+)
+_STD = re.compile(r"^-{1,2}std[=]?(c\+\+\w+|gnu\+\+\w+)$")
+
+
+def command_fields(text: str) -> dict[str, str]:
+    """Fields of an nvcc command line: the nvcc and the CUDA release its path (or the toolkit
+    include dir it passes) names, the host compiler (-ccbin) and its version when its name
+    says it (gcc-13), the targets (-gencode/-arch/--generate-code, split into plain and a/f
+    suffixed), -std=, and -D_GLIBCXX_USE_CXX11_ABI. Only what the command states."""
+    m = _NVCC_CMD.search(text)
+    if not m:
+        return {}
+    cmd = text[m.start("nvcc") :]
+    try:
+        argv = shlex.split(cmd)
+    except ValueError:  # an unbalanced quote in a cut line: split on blanks
+        argv = cmd.split()
+    if not argv:
+        return {}
+    out: dict[str, str] = {"cmd_compiler": "nvcc", "cmd_nvcc": argv[0]}
+    home = argv[0][: -len("/bin/nvcc")]
+    out["cmd_cuda_home"] = home or "/"
+    includes: list[str] = []
+    targets: list[str] = []
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        key, eq, val = arg.partition("=")
+        if arg in ("-I", "-isystem") and nxt:
+            includes.append(nxt)
+            i += 1
+        elif arg.startswith("-I") and len(arg) > 2:
+            includes.append(arg[2:])
+        elif key in ("-ccbin", "--compiler-bindir"):
+            ccbin = val if eq else nxt
+            i += 0 if eq else 1
+            out["cmd_ccbin"] = ccbin
+            hm = _HOST_CC.search(ccbin)
+            if hm and hm.group("ver") and hm.group("cc") in ("gcc", "g++"):
+                out["cmd_host_gcc"] = hm.group("ver")
+        elif key in ("-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code"):
+            spec = val if eq else nxt
+            i += 0 if eq else 1
+            targets += [f"{a}.{b}{c}" for a, b, c in _TGT.findall(spec)]
+        elif _STD.match(arg):
+            out["cmd_std"] = _STD.match(arg).group(1)  # type: ignore[union-attr]
+        elif key == "-D_GLIBCXX_USE_CXX11_ABI" and eq:
+            out["cmd_cxx11_abi"] = val
+        i += 1
+    vm = _CUDA_VER_IN_PATH.search(home + "/")
+    if not vm:
+        vm = next((x for x in (_CUDA_VER_IN_PATH.search(d + "/") for d in includes) if x), None)
+    if vm:
+        out["cmd_nvcc_cuda"] = vm.group(1)
+    if includes:
+        out["cmd_includes"] = " ".join(includes)
+    uniq = list(dict.fromkeys(targets))
+    plain = [t for t in uniq if t[-1].isdigit()]
+    suffixed = [t for t in uniq if not t[-1].isdigit()]
+    if plain:
+        out["cmd_targets_plain"] = " ".join(plain)
+    if suffixed:
+        out["cmd_targets_suffixed"] = " ".join(suffixed)
+    return out
 
 
 def fields_of(sym: Symptom) -> dict[str, str]:

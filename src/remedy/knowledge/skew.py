@@ -30,7 +30,7 @@ from packaging.version import Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from remedy.errors import KnowledgeError
-from remedy.knowledge.functions import rel, ver
+from remedy.knowledge.functions import parse_target, rel, ver
 from remedy.knowledge.schema import Rule
 from remedy.knowledge.yamlload import KEYLINES_KEY, line_of, load_yaml, validate_entry
 
@@ -205,24 +205,41 @@ def check(rel_: str, a: Any, ka: str, b: Any, kb: str, fns: Functions) -> Outcom
             return Outcome(None, "no gcc limit known")
         return Outcome(va.major <= limit, f"gcc {va.major}, nvcc {rb} accepts <= {limit}")
     if rel_ == "knows-arch":
-        # a: a compute capability or target (9.0, sm_90a, compute_120f); b: the compiler's CUDA
-        need = fns.min_cuda_for_target(_target(a))
+        # a: compute capabilities or targets (9.0, sm_90a, 'compute_120f 9.0a'); b: the
+        # compiler's CUDA. Both directions: too new for that nvcc, or dropped by it.
         rb = as_release(b, kb, fns)
         if not rb:
             return Outcome(None, "not a CUDA release")
-        if need is None:
-            return Outcome(True, f"{a} predates the release table")
-        return Outcome(Version(rb) >= Version(need), f"{a} needs CUDA >= {need}, have {rb}")
+        have = Version(rb)
+        bad: list[str] = []
+        judged = False
+        for t in _targets(a):
+            p = parse_target(t)
+            if p is None:
+                continue
+            judged = True
+            need = fns.min_cuda_for_target(t)
+            gone = fns.dropped_in(t)
+            if need is None and (p[0], p[1]) > fns.newest_known_target():
+                newest = fns.releases[-1].release
+                if have <= Version(newest):
+                    bad.append(f"{t} (newer than every target up to CUDA {newest})")
+            elif need is not None and have < Version(need):
+                bad.append(f"{t} (needs CUDA >= {need})")
+            elif gone is not None and have >= Version(gone):
+                bad.append(f"{t} (removed in CUDA {gone})")
+        if not judged:
+            return Outcome(None, "no target")
+        if bad:
+            return Outcome(False, f"nvcc {rb} cannot compile for " + ", ".join(bad))
+        return Outcome(True, f"nvcc {rb} compiles for {a}")
     raise ValueError(f"unknown relation {rel_!r}")
 
 
-_TARGET = re.compile(r"(?:sm|compute)_(\d{1,2}?)(\d)([af]?)$")
-
-
-def _target(v: Any) -> str:
-    s = str(v)
-    m = _TARGET.search(s)
-    return f"{m.group(1)}.{m.group(2)}{m.group(3)}" if m else s
+def _targets(v: Any) -> list[str]:
+    """Targets in a value: one ('12.0', 'sm_90a'), a list, or a space/comma separated string."""
+    items = v if isinstance(v, list | tuple) else re.split(r"[\s,;]+", str(v))
+    return [str(i).strip() for i in items if str(i).strip()]
 
 
 def expression_functions(fns: Functions) -> dict[str, Callable[..., Any]]:
@@ -242,6 +259,8 @@ def expression_functions(fns: Functions) -> dict[str, Callable[..., Any]]:
 def _v(x: Any) -> str | None:
     from remedy.knowledge.functions import _s
 
+    if isinstance(x, list | tuple):
+        return " ".join(str(i) for i in x) or None
     return _s(x)
 
 
