@@ -87,6 +87,7 @@ LOG_PAIRS = [
     (CORPUS / "ptxas-accepts-cicc-ptx/1.log", "ptxas-accepts-cicc-ptx", "8.5"),
     (SKEW / "ptxas-newer-ptx.log", "ptxas-accepts-cicc-ptx", "9.2"),
     (SKEW / "ninja-unknown-target.log", "arch-supported-by-toolkit", "13.0 (newer than"),
+    (SKEW / "nvcc-removed-arch.log", "arch-supported-by-toolkit", "removed in CUDA 13.0"),
 ]
 
 

@@ -50,6 +50,9 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     if m:
         out["arch_cc"] = f"{m.group('major')}.{m.group('minor')}"
         out["arch_suffix"] = m.group("suffix") or "plain"
+        # the target as the version pairs read it (knowledge/version-pairs.yaml log_fields)
+        key = "arch_suffixed" if m.group("suffix") else "arch_plain"
+        out[key] = out["arch_cc"] + (m.group("suffix") or "")
     for name, rx in _CONSUMERS:
         if rx.search(text):
             out["consumer"] = name
