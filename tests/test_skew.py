@@ -165,3 +165,33 @@ def test_a_command_a_log_echoes_is_not_a_command_remedy_runs():
     f = command_fields("/x/bin/nvcc -ccbin '$(rm -rf /)' -c a.cu")
     assert f["cmd_ccbin"] == "$(rm -rf /)" and "cmd_host_gcc" not in f
     assert command_fields("nothing here") == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "verdict"),
+    [  # torch's own host-compiler range check, both directions (cpp_extension template)
+        (
+            "RuntimeError: The current installed version of g++ (13.2.0) is greater than the "
+            "maximum required version by CUDA 11.3. Please make sure to use an adequate "
+            "version of g++ (>=5.0.0, <11.0).",
+            False,
+        ),
+        (
+            "RuntimeError: The current installed version of g++ (4.8.5) is less than the minimum "
+            "required version by CUDA 11.3 (5.0.0). Please make sure to use an adequate version "
+            "of g++ (>=5.0.0, <11.0).",
+            True,  # the gcc table has no minimum: the pair cannot see it, the line still counts
+        ),
+    ],
+)
+def test_torch_host_compiler_range_names_the_host_compiler_rule(kb, tmp_path, line, verdict):
+    log = tmp_path / "build.log"
+    log.write_text(line + "\n")
+    symptoms, _, wrappers = scan_logs([log])
+    versions = log_versions(
+        [fields_of(s) for s in symptoms], kb.log_fields, [s.signature for s in symptoms]
+    )
+    verdicts = {v.pair: v.holds for v in log_pairs(kb.pairs, versions, kb.functions)}
+    assert verdicts.get("host-compiler-supported") is verdict
+    top = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses[0]
+    assert top.rule == "host-compiler-supported"

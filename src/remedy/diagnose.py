@@ -177,12 +177,14 @@ def _apply_pairs(
         p = by_id[v.pair]
         if p.id not in kb.rules:
             continue
+        failing = any(symptoms[i].severity in ("error", "fatal") for i in v.lines)
         if v.holds:
-            if p.id in score:
+            # a failing line that states both versions asserts a conflict the tables may not
+            # cover (a minimum, a vendor's own range): never held against its rule
+            if p.id in score and not failing:
                 score[p.id] += p.log_agree_weight
                 matched[p.id].append(f"pair {p.a.part}/{p.b.part} agrees: {v.why}")
             continue
-        failing = any(symptoms[i].severity in ("error", "fatal") for i in v.lines)
         if p.id not in score and not failing:
             continue
         score[p.id] += p.log_weight
