@@ -338,7 +338,9 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
         (r, raw, rf) for rf in rule_files for r, raw in _load_list(rf, "rules", Rule, "rule")
     ]
     pairs, log_fields, pair_rules = load_pairs(kdir / "version-pairs.yaml", components)
-    rule_entries += pair_rules
+    # version pairs first: the toolkit's own consistency (cicc/ptxas, nvcc/headers) is what
+    # the planner repairs before what builds on it (CCCL, links), as when they led rules.yaml
+    rule_entries = pair_rules + rule_entries
     rules: dict[str, CompiledRule] = {}
     for r, raw, rule_file in rule_entries:
         f = str(rule_file)

@@ -36,7 +36,6 @@ from remedy.knowledge.yamlload import KEYLINES_KEY, line_of, load_yaml, validate
 
 if TYPE_CHECKING:
     from remedy.knowledge.functions import Functions
-    from remedy.model import Symptom
 
 # How a version value is written: a CUDA release (12.8, 12.8.93, V12.8.93, cu128, 12080), a
 # Linux driver version (550.54.14), a PTX ISA version (8.7) or a gcc version (13.2.0).
@@ -321,12 +320,6 @@ def log_pairs(
             continue
         out.append(PairVerdict(p.id, o.holds, o.why, (va.line, vb.line)))
     return out
-
-
-def symptom_fields(symptoms: list[Symptom]) -> list[dict[str, str]]:
-    from remedy.evidence.fields import fields_of
-
-    return [fields_of(s) for s in symptoms]
 
 
 # -- loading -------------------------------------------------------------------------------
