@@ -195,3 +195,23 @@ def test_torch_host_compiler_range_names_the_host_compiler_rule(kb, tmp_path, li
     assert verdicts.get("host-compiler-supported") is verdict
     top = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses[0]
     assert top.rule == "host-compiler-supported"
+
+
+def test_the_command_under_ninja_failed_dates_the_nvcc(kb, tmp_path, monkeypatch):
+    """Without a version banner, the nvcc path of the command ninja printed under 'FAILED:'
+    (read back from the log; not a scanner candidate) says which release rejected the target."""
+    import remedy.evidence.fields as fieldmod
+
+    lines = (SKEW / "ninja-unknown-target.log").read_text().splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("[1/1]"))
+    log = tmp_path / "build.log"
+    log.write_text("\n".join(lines[start:]) + "\n")
+    symptoms, _, wrappers = scan_logs([log])
+    assert "nvcc-version-banner" not in {s.signature for s in symptoms}
+    cmds = fieldmod.failing_commands(symptoms)
+    assert [c["cmd_nvcc_cuda"] for c in cmds.values()] == ["13.0"]
+    top = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses[0]
+    assert top.rule == "arch-supported-by-toolkit"
+    assert any("disagrees" in m and "compute_130" not in m for m in top.matched_fields)
+    monkeypatch.setattr(fieldmod, "REREAD_MAX_BYTES", 10)  # a big log is not read twice
+    assert fieldmod.failing_commands(symptoms) == {}

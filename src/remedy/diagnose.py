@@ -167,10 +167,12 @@ def _apply_pairs(
     states the versions itself; a pair the log shows agreeing weighs against its rule."""
     if not kb.pairs or not kb.log_fields:
         return
-    from remedy.evidence.fields import fields_of
+    from remedy.evidence.fields import failing_commands, fields_of
     from remedy.knowledge.skew import log_pairs, log_versions
 
     views = [fields_of(s) for s in symptoms]
+    for i, cmd in failing_commands(symptoms).items():  # the command under a ninja FAILED: line
+        views[i] = {**cmd, **views[i]}
     versions = log_versions(views, kb.log_fields, [s.signature for s in symptoms])
     by_id = {p.id: p for p in kb.pairs}
     for v in log_pairs(kb.pairs, versions, kb.functions):

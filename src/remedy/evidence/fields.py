@@ -272,3 +272,39 @@ def apply_signals(signals: list[Signal], symptoms: list[Symptom]) -> SignalResul
                     res.matched[sig.rule].append(sig.id + (f" ({shown})" if shown else ""))
                     hit = True
     return res
+
+
+# ninja prints the failing command on the line after 'FAILED: <target>'. That line is not a
+# scanner candidate (the prefilter keeps plain nvcc lines out, by design), so the command is
+# read back from the log file here, once per FAILED block, only for logs small enough to read
+# again (a log pasted into a thread, a build log; never a multi-GiB journal).
+FAILED_SIGNATURE = "ninja-failed-target"
+REREAD_MAX_BYTES = 32 * 1024 * 1024
+_MAX_LINE = 64 * 1024
+
+
+def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each ninja FAILED line -> the fields of the nvcc command below it."""
+    want: dict[str, dict[int, int]] = {}  # source -> {line after FAILED: symptom index}
+    for i, s in enumerate(symptoms):
+        if s.signature == FAILED_SIGNATURE and "/bin/nvcc" not in s.text:
+            want.setdefault(s.source, {})[s.line + 1] = i
+    out: dict[int, dict[str, str]] = {}
+    for source, lines in want.items():
+        p = Path(source)
+        try:
+            if not p.is_file() or p.stat().st_size > REREAD_MAX_BYTES:
+                continue
+            last = max(lines)
+            with p.open("rb") as f:
+                for n, raw in enumerate(f, 1):
+                    if n in lines:
+                        text = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
+                        fields = command_fields(text)
+                        if fields:
+                            out[lines[n]] = fields
+                    if n >= last:
+                        break
+        except OSError:
+            continue
+    return out
