@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from remedy.diagnose import diagnose
+from remedy.diagnose import diagnose, log_versions_of
 from remedy.evidence.fields import command_fields, fields_of
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
@@ -53,6 +53,10 @@ RELATIONS = [
     ("knows-arch", "compute_70", "arch", "13.0", "cuda", False),  # removed by that nvcc
     ("knows-arch", "7.0 9.0a", "arch", "12.8", "cuda", True),
     ("knows-arch", "12.1f", "arch", "12.8", "cuda", False),
+    ("std-ge", "c++14", "std", "13.0", "cuda", False),  # CUDA 13's CCCL needs C++17
+    ("std-ge", "c++17", "std", "13.0", "cuda", True),
+    ("std-ge", "c++14", "std", "12.4", "cuda", True),  # CUDA 12's needs C++14
+    ("std-ge", "gnu++14", "std", "C++ 17", "std", False),  # libcu++'s own wording
 ]
 
 
@@ -88,15 +92,14 @@ LOG_PAIRS = [
     (SKEW / "ptxas-newer-ptx.log", "ptxas-accepts-cicc-ptx", "9.2"),
     (SKEW / "ninja-unknown-target.log", "arch-supported-by-toolkit", "13.0 (newer than"),
     (SKEW / "nvcc-removed-arch.log", "arch-supported-by-toolkit", "removed in CUDA 13.0"),
+    (SKEW / "ninja-cxx-dialect.log", "cxx-dialect-meets-cccl", "c++14 vs at least C++17"),
 ]
 
 
 @pytest.mark.parametrize(("log", "pair", "shown"), LOG_PAIRS, ids=lambda x: str(x)[-40:])
 def test_a_log_that_states_two_versions_is_judged_by_the_pair(kb, log, pair, shown):
     symptoms, _, wrappers = scan_logs([log])
-    versions = log_versions(
-        [fields_of(s) for s in symptoms], kb.log_fields, [s.signature for s in symptoms]
-    )
+    versions = log_versions_of(kb, symptoms)
     verdicts = {v.pair: v for v in log_pairs(kb.pairs, versions, kb.functions)}
     assert pair in verdicts and verdicts[pair].holds is False, verdicts
     assert shown in verdicts[pair].why

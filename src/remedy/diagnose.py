@@ -153,6 +153,18 @@ def hypotheses_from_log(
     return hyps
 
 
+def log_versions_of(kb: Knowledge, symptoms: list[Symptom]) -> dict[str, Any]:
+    """The versions a log states, per normalised key (version-pairs.yaml log_fields): fields
+    of every symptom, plus the nvcc command under each ninja FAILED: line."""
+    from remedy.evidence.fields import failing_commands, fields_of
+    from remedy.knowledge.skew import log_versions
+
+    views = [fields_of(s) for s in symptoms]
+    for i, cmd in failing_commands(symptoms).items():
+        views[i] = {**cmd, **views[i]}
+    return log_versions(views, kb.log_fields, [s.signature for s in symptoms])
+
+
 def _apply_pairs(
     kb: Knowledge,
     symptoms: list[Symptom],
@@ -167,13 +179,9 @@ def _apply_pairs(
     states the versions itself; a pair the log shows agreeing weighs against its rule."""
     if not kb.pairs or not kb.log_fields:
         return
-    from remedy.evidence.fields import failing_commands, fields_of
-    from remedy.knowledge.skew import log_pairs, log_versions
+    from remedy.knowledge.skew import log_pairs
 
-    views = [fields_of(s) for s in symptoms]
-    for i, cmd in failing_commands(symptoms).items():  # the command under a ninja FAILED: line
-        views[i] = {**cmd, **views[i]}
-    versions = log_versions(views, kb.log_fields, [s.signature for s in symptoms])
+    versions = log_versions_of(kb, symptoms)
     by_id = {p.id: p for p in kb.pairs}
     for v in log_pairs(kb.pairs, versions, kb.functions):
         p = by_id[v.pair]

@@ -301,6 +301,17 @@ class Functions:
             return floor
         return base
 
+    def cccl_min_std(self, release: Any) -> str | None:
+        """The oldest C++ dialect the CCCL of this CUDA release accepts (cuda-tables.yaml)."""
+        v = ver(release)
+        if v is None or self.tables.cccl_min_std is None:
+            return None
+        best = None
+        for e in self.tables.cccl_min_std.entries:
+            if v >= Version(e.from_):
+                best = e.std
+        return best
+
     def dropped_in(self, target: Any) -> str | None:
         """The first release whose nvcc no longer compiles for this target (cuda-tables.yaml
         dropped_targets), None when every release since it appeared still does."""
@@ -950,6 +961,7 @@ class Functions:
             "ptx_isa": self.ptx_isa,
             "min_cuda_for": self.min_cuda_for,
             "min_driver": self.min_driver,
+            "cccl_min_std": self.cccl_min_std,
             "wheel": self.wheel,
             "release_wheels": self.release_wheels,
             "apt_packages": self.apt_packages,

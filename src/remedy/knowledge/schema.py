@@ -225,6 +225,16 @@ class DroppedTargets(Entry):
     entries: list[DroppedTarget]
 
 
+class CcclStd(Entry):
+    from_: str = Field(alias="from")
+    std: str
+
+
+class CcclStdTable(Entry):
+    source: Source
+    entries: list[CcclStd]
+
+
 class ToolkitWheels(Entry):
     source: Source
     names: list[str]
@@ -238,3 +248,4 @@ class CudaTables(Entry):
     min_arch: list[MinArch]
     toolkit_wheels: ToolkitWheels
     dropped_targets: DroppedTargets | None = None
+    cccl_min_std: CcclStdTable | None = None

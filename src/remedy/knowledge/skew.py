@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 # How a version value is written: a CUDA release (12.8, 12.8.93, V12.8.93, cu128, 12080), a
 # Linux driver version (550.54.14), a PTX ISA version (8.7) or a gcc version (13.2.0).
-Kind = Literal["cuda", "driver", "ptx", "gcc", "arch"]
+Kind = Literal["cuda", "driver", "ptx", "gcc", "arch", "std"]
 Relation = Literal[
     "same-release",
     "same-major",
@@ -49,6 +49,7 @@ Relation = Literal[
     "driver-jit",
     "max-gcc",
     "knows-arch",
+    "std-ge",
 ]
 RELATIONS: tuple[str, ...] = Relation.__args__  # type: ignore[attr-defined]
 
@@ -232,7 +233,40 @@ def check(rel_: str, a: Any, ka: str, b: Any, kb: str, fns: Functions) -> Outcom
         if bad:
             return Outcome(False, f"nvcc {rb} cannot compile for " + ", ".join(bad))
         return Outcome(True, f"nvcc {rb} compiles for {a}")
+    if rel_ == "std-ge":
+        # a: the build's C++ dialect (-std=); b: the dialect the headers require, or the CUDA
+        # release whose CCCL sets it (cuda-tables.yaml cccl_min_std)
+        have = std_year(a)
+        need = std_year(b) if kb == "std" else std_year(fns.cccl_min_std(as_release(b, kb, fns)))
+        if have is None or need is None:
+            return Outcome(None, "C++ dialect unknown")
+        return Outcome(have >= need, f"-std {a} vs at least C++{need % 100:02d}")
     raise ValueError(f"unknown relation {rel_!r}")
+
+
+_STD_YEARS = {
+    "98": 1998,
+    "03": 2003,
+    "0x": 2011,
+    "11": 2011,
+    "1y": 2014,
+    "14": 2014,
+    "1z": 2017,
+    "17": 2017,
+    "2a": 2020,
+    "20": 2020,
+    "2b": 2023,
+    "23": 2023,
+    "26": 2026,
+}
+
+
+def std_year(v: Any) -> int | None:
+    """'c++17', 'gnu++14', 'C++17', '17' -> 2017; None when it is no C++ dialect."""
+    m = re.search(r"(?:c|gnu)\+\+\s?(\w\w)\b|^(\d\d)$", str(v or "").strip(), re.I)
+    if not m:
+        return None
+    return _STD_YEARS.get((m.group(1) or m.group(2)).lower())
 
 
 def _targets(v: Any) -> list[str]:
