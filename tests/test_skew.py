@@ -90,7 +90,8 @@ LOG_PAIRS = [
     (CORPUS / "driver-runs-ptx/1.log", "driver-runs-ptx", "8.4"),
     (CORPUS / "ptxas-accepts-cicc-ptx/1.log", "ptxas-accepts-cicc-ptx", "8.5"),
     (SKEW / "ptxas-newer-ptx.log", "ptxas-accepts-cicc-ptx", "9.2"),
-    (SKEW / "ninja-unknown-target.log", "arch-supported-by-toolkit", "13.0 (newer than"),
+    # the command asked for an arch list (9.0a and 13.0): the list's target, not the GPU's
+    (SKEW / "ninja-unknown-target.log", "toolkit-knows-target-archs", "13.0 (newer than"),
     (SKEW / "nvcc-removed-arch.log", "arch-supported-by-toolkit", "removed in CUDA 13.0"),
     (SKEW / "ninja-cxx-dialect.log", "cxx-dialect-meets-cccl", "c++14 vs at least C++17"),
 ]
@@ -133,7 +134,7 @@ def test_failing_command_fields_from_a_real_ninja_block():
     assert f["cmd_nvcc"] == "/usr/local/cuda-13.0/bin/nvcc"
     assert f["cmd_nvcc_cuda"] == "13.0"
     assert (f["cmd_ccbin"], f["cmd_host_gcc"]) == ("/usr/bin/gcc-12", "12")
-    assert f["cmd_targets_plain"] == "13.0" and f["cmd_targets_suffixed"] == "9.0a"
+    assert f["cmd_targets_list"] == "9.0a 13.0" and "cmd_targets_plain" not in f
     assert f["cmd_std"] == "c++17" and f["cmd_cxx11_abi"] == "1"
 
 
@@ -143,7 +144,7 @@ def test_failing_command_fields_from_a_real_ninja_block():
         (  # FlashInfer JIT (pip toolkit: no version in the path, the -I names none either)
             "/root/venv/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc --generate-dependencies-"
             "with-compile -gencode=arch=compute_120f,code=sm_120f -std=c++17 -c a.cu -o a.o",
-            {"cmd_targets_suffixed": "12.0f", "cmd_std": "c++17"},
+            {"cmd_targets_list": "12.0f", "cmd_std": "c++17"},
         ),
         (  # setuptools: version from the toolkit include dir, -arch=, --compiler-bindir=
             "/usr/local/cuda/bin/nvcc -I/usr/local/cuda-12.4/include -arch=sm_90 "
@@ -214,7 +215,7 @@ def test_the_command_under_ninja_failed_dates_the_nvcc(kb, tmp_path, monkeypatch
     cmds = fieldmod.failing_commands(symptoms)
     assert [c["cmd_nvcc_cuda"] for c in cmds.values()] == ["13.0"]
     top = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses[0]
-    assert top.rule == "arch-supported-by-toolkit"
-    assert any("disagrees" in m and "compute_130" not in m for m in top.matched_fields)
+    assert top.rule == "toolkit-knows-target-archs"
+    assert any("disagrees" in m and "nvcc 13.0" in m for m in top.matched_fields)
     monkeypatch.setattr(fieldmod, "REREAD_MAX_BYTES", 10)  # a big log is not read twice
     assert fieldmod.failing_commands(symptoms) == {}

@@ -162,7 +162,13 @@ def log_versions_of(kb: Knowledge, symptoms: list[Symptom]) -> dict[str, Any]:
     views = [fields_of(s) for s in symptoms]
     for i, cmd in failing_commands(symptoms).items():
         views[i] = {**cmd, **views[i]}
-    return log_versions(views, kb.log_fields, [s.signature for s in symptoms])
+    out = log_versions(views, kb.log_fields, [s.signature for s in symptoms])
+    # a target nvcc rejected that the failing command requested through an arch list is the
+    # list's, not the GPU's own
+    plain, listed = out.get("target-plain"), out.get("target-list")
+    if plain and listed and plain.value in listed.value.split():
+        del out["target-plain"]
+    return out
 
 
 def _apply_pairs(

@@ -84,8 +84,9 @@ _STD = re.compile(r"^-{1,2}std[=]?(c\+\+\w+|gnu\+\+\w+)$")
 def command_fields(text: str) -> dict[str, str]:
     """Fields of an nvcc command line: the nvcc and the CUDA release its path (or the toolkit
     include dir it passes) names, the host compiler (-ccbin) and its version when its name
-    says it (gcc-13), the targets (-gencode/-arch/--generate-code, split into plain and a/f
-    suffixed), -std=, and -D_GLIBCXX_USE_CXX11_ABI. Only what the command states."""
+    says it (gcc-13), the targets (-gencode/-arch/--generate-code: one plain target is the
+    GPU's, several or a/f-suffixed ones an arch list), -std=, and -D_GLIBCXX_USE_CXX11_ABI.
+    Only what the command states."""
     m = _NVCC_CMD.search(text)
     if not m:
         return {}
@@ -134,13 +135,14 @@ def command_fields(text: str) -> dict[str, str]:
         out["cmd_nvcc_cuda"] = vm.group(1)
     if includes:
         out["cmd_includes"] = " ".join(includes)
+    # one plain target is the GPU's own arch (torch cpp_extension _get_cuda_arch_flags builds
+    # for the visible GPU when TORCH_CUDA_ARCH_LIST is unset); several targets, or an a/f
+    # suffixed one, come from an arch list (TORCH_CUDA_ARCH_LIST, FlashInfer's, a package's)
     uniq = list(dict.fromkeys(targets))
-    plain = [t for t in uniq if t[-1].isdigit()]
-    suffixed = [t for t in uniq if not t[-1].isdigit()]
-    if plain:
-        out["cmd_targets_plain"] = " ".join(plain)
-    if suffixed:
-        out["cmd_targets_suffixed"] = " ".join(suffixed)
+    if len(uniq) == 1 and uniq[0][-1].isdigit():
+        out["cmd_targets_plain"] = uniq[0]
+    elif uniq:
+        out["cmd_targets_list"] = " ".join(uniq)
     return out
 
 
