@@ -93,7 +93,7 @@ LOG_PAIRS = [
     # the command asked for an arch list (9.0a and 13.0): the list's target, not the GPU's
     (SKEW / "ninja-unknown-target.log", "toolkit-knows-target-archs", "13.0 (newer than"),
     (SKEW / "nvcc-removed-arch.log", "arch-supported-by-toolkit", "removed in CUDA 13.0"),
-    (SKEW / "ninja-cxx-dialect.log", "cxx-dialect-meets-cccl", "c++14 vs at least C++17"),
+    (SKEW / "ninja-cxx-dialect.log", "cxx-dialect-meets-toolkit", "c++14 vs at least C++17"),
 ]
 
 
