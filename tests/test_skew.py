@@ -219,3 +219,28 @@ def test_the_command_under_ninja_failed_dates_the_nvcc(kb, tmp_path, monkeypatch
     assert any("disagrees" in m and "nvcc 13.0" in m for m in top.matched_fields)
     monkeypatch.setattr(fieldmod, "REREAD_MAX_BYTES", 10)  # a big log is not read twice
     assert fieldmod.failing_commands(symptoms) == {}
+
+
+def test_field_signals_see_the_failing_commands_fields(tmp_path):
+    """A field signal can match the fields of the command under a ninja FAILED: line (the -std
+    the build used), not only the FAILED line's own text."""
+    from remedy.evidence.fields import apply_signals, load_signals, symptom_views
+
+    sig = tmp_path / "field-signals.yaml"
+    sig.write_text(
+        "signals:\n"
+        "  - id: cxx14-build\n"
+        "    rule: cxx-dialect-meets-toolkit\n"
+        "    signature: ninja-failed-target\n"
+        "    where: {cmd_std: '^c\\+\\+14$', cmd_nvcc_cuda: '^13\\.'}\n"
+        "    weight: 1.0\n"
+        "    source: {repo: NVIDIA/cccl, path: thrust/thrust/detail/config/cpp_dialect.h}\n"
+    )
+    symptoms, _, _ = scan_logs([SKEW / "ninja-cxx-dialect.log"])
+    signals = load_signals(sig)
+    assert apply_signals(signals, symptoms).bonus == {}  # the FAILED line alone has no -std
+    res = apply_signals(signals, symptoms, symptom_views(symptoms))
+    assert res.bonus["cxx-dialect-meets-toolkit"] == 1.0
+    assert res.matched["cxx-dialect-meets-toolkit"] == [
+        "cxx14-build (cmd_std=c++14, cmd_nvcc_cuda=13.0)"
+    ]

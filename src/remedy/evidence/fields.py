@@ -250,12 +250,18 @@ def load_signals(
     return out
 
 
-def apply_signals(signals: list[Signal], symptoms: list[Symptom]) -> SignalResult:
+def apply_signals(
+    signals: list[Signal],
+    symptoms: list[Symptom],
+    views: list[dict[str, str]] | None = None,
+) -> SignalResult:
     """Each signal counts once per log (its weight), on the first symptom that satisfies it;
-    its ``excludes`` hold for every symptom that satisfies it."""
+    its ``excludes`` hold for every symptom that satisfies it. ``views``: the fields of each
+    symptom when the caller has more than the line (the command under a ninja FAILED: line)."""
     res = SignalResult()
     present = {s.signature for s in symptoms}
-    views = [fields_of(s) for s in symptoms]
+    if views is None:
+        views = [fields_of(s) for s in symptoms]
     for sig in signals:
         if any(w not in present for w in sig.with_) or any(w in present for w in sig.without):
             continue
@@ -283,6 +289,14 @@ def apply_signals(signals: list[Signal], symptoms: list[Symptom]) -> SignalResul
 FAILED_SIGNATURE = "ninja-failed-target"
 REREAD_MAX_BYTES = 32 * 1024 * 1024
 _MAX_LINE = 64 * 1024
+
+
+def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
+    """fields_of every symptom, with the command under each ninja FAILED: line merged in."""
+    views = [fields_of(s) for s in symptoms]
+    for i, cmd in failing_commands(symptoms).items():
+        views[i] = {**cmd, **views[i]}
+    return views
 
 
 def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
