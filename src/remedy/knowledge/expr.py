@@ -41,7 +41,9 @@ MAX_EXPONENT = 4096
 
 
 # modules whose functions the knowledge's expressions are given (knowledge/functions.py)
-_OWN_MODULES = frozenset({"remedy.knowledge.functions", "remedy.knowledge.providers"})
+_OWN_MODULES = frozenset(
+    {"remedy.knowledge.functions", "remedy.knowledge.providers", "remedy.knowledge.skew"}
+)
 _PLAIN_CALLABLES = (types.FunctionType, types.MethodType)
 
 
