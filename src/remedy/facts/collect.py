@@ -95,8 +95,9 @@ def main_script(token: str, services: list[str] | None = None) -> str:
         GpuCollector().command(),
         svc.command(),
         # interpreters named by sglang units (the python side re-checks, this saves a round)
-        "SVCPY=$(printf '%s\\n' \"${SVC-}\" | grep '^ExecStart=' | grep -i sglang | "
-        "grep -o '/[^ ;\"]*/bin/python[0-9.]*' | sort -u)\n",
+        # (no systemd, no units: skip the pipeline's five processes, SVCPY is empty either way)
+        "SVCPY=\n[ -n \"${SVC-}\" ] && SVCPY=$(printf '%s\\n' \"$SVC\" | grep '^ExecStart=' | "
+        "grep -i sglang | grep -o '/[^ ;\"]*/bin/python[0-9.]*' | sort -u)\n",
         'look "$P0" session; drain session\n',
         f'look "{SYSTEMD_DEFAULT_PATH}" systemd-default; drain systemd-default\n',
         f'for p in {_TK_GLOBS}; do [ -d "$p" ] && has_cuda "$p" && tk "$p" \'\' \'\' glob; done\n',
