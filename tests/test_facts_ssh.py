@@ -74,5 +74,10 @@ def test_facts_over_ssh_are_one_or_two_round_trips(sshd: LocalSshd) -> None:
         return t.records
 
     records = asyncio.run(go())
-    assert 2 <= len(records) <= 3  # main batch + login env (concurrent), maybe one follow-up
+    # round 1: main batch + login env, and the early look at the login PATH's own dirs once
+    # the login env is known (all concurrent); round 2, only when those dirs hold nvcc or
+    # python3 or something else was named: one follow-up (issue 18)
+    scripts = [str(r.command) for r in records]
+    followups = [s for s in scripts if "tk() {" in s and "m svc.boot" not in s]
+    assert 2 <= len(records) <= 4 and len(followups) <= 1
     assert all(r.result.exit_status == 0 for r in records)

@@ -2,8 +2,8 @@
 
 `trusted` used to run one `stat` per directory above a binary (~12 processes for a venv's
 nvcc); it now stats the whole chain at once and remembers the directories it found trusted
-for the rest of the script. The per-level walk it replaced is kept here, verbatim, as the
-reference: both run, in one real shell each, the same sequence of calls over a real tree
+for the rest of the script. The per-level walk it replaced is kept, verbatim, as the
+reference (tests/reference_paths.py): both run, in one real shell each, the same sequence of calls over a real tree
 (files and directories owned by another user, group/world-writable and sticky directories,
 links into and out of untrusted places, names holding `|` and a newline, paths built to
 collide with the remembered list), and every answer (status, WHY, RP) must be the same.
@@ -13,35 +13,18 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from remedy.trust import SH_TRUST
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from reference_paths import REFERENCE_TRUSTED as REFERENCE  # noqa: E402
+
 NOBODY = 65534
 
-REFERENCE = r"""
-ME=$(id -u 2>/dev/null) || ME=0
-trusted() {
-  WHY=; RP=
-  _tr=$(readlink -f -- "$1" 2>/dev/null)
-  [ -n "$_tr" ] || { WHY="$1 cannot be resolved"; return 1; }
-  RP=$_tr
-  while :; do
-    _ts=$(stat -c '%u %a %U' -- "$_tr" 2>/dev/null) || { WHY="$_tr cannot be checked (no stat)"; return 1; }
-    _tu=${_ts%% *}; _ta=${_ts#* }; _tn=${_ta#* }; _ta=${_ta%% *}
-    if [ "$_tu" != 0 ] && [ "$_tu" != "$ME" ]; then WHY="$_tr owned by $_tn (uid $_tu)"; return 1; fi
-    if [ $(( 0$_ta & 022 )) -ne 0 ]; then
-      if ! { [ -d "$_tr" ] && [ "$_tu" = 0 ] && [ $(( 0$_ta & 01000 )) -ne 0 ]; }; then
-        WHY="$_tr writable by group or others (mode $_ta)"; return 1
-      fi
-    fi
-    [ "$_tr" = / ] && return 0
-    _tr=${_tr%/*}; [ -n "$_tr" ] || _tr=/
-  done
-}
-"""
 
 DRIVER = r"""
 for p in "$@"; do

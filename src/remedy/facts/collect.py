@@ -267,9 +267,74 @@ def followup_script(token: str, state: _State, need: _Needs) -> str:
     return "".join(parts)
 
 
+def look_script(token: str, dirs: list[str]) -> str:
+    """Which of `dirs` hold an nvcc or a python3 (SH_LOOK's `path` section), and nothing else:
+    builtins only, no process. Sent beside the main batch as soon as the login environment is
+    known, so that the usual follow-up (the login PATH's own dirs, ~/.local/bin and ~/bin on
+    Debian) need not be a round trip of its own when those dirs hold neither."""
+    ok = [d for d in dirs if d and "\0" not in d and ":" not in d]
+    return (
+        prelude(token)
+        + "IFS0=$IFS\nLN=\nLY=\n"
+        + SH_LOOK
+        + f"look {quote(':'.join(ok))} login\nm end\n"
+    )
+
+
+def _clean_dirs(out: str | None, token: str) -> set[str]:
+    """Dirs look_script found with neither nvcc nor python3 (a cut-off reply counts for none)."""
+    if out is None:
+        return set()
+    sections = split_sections(out, token)
+    if not any(s.name == "end" for s in sections):
+        return set()
+    clean: set[str] = set()
+    for s in sections:
+        if s.name == "path":
+            for line in s.body.splitlines():
+                parts = line.split("\t")
+                if len(parts) == 3 and parts[1:] == ["0", "0"] and parts[0]:
+                    clean.add(parts[0])
+    return clean
+
+
+def _only_clean_paths(need: _Needs, clean: set[str]) -> bool:
+    """The follow-up would only look at PATH dirs, and the early look found each of them
+    empty of nvcc and python3: it would probe nothing, only mark them checked."""
+    if need.prefixes or need.interpreters or need.env_files or not need.paths:
+        return False
+    return all(d in clean for path, _ in need.paths for d in path.split(":"))
+
+
 async def _run_script(transport: Transport, script: str, timeout: float) -> str:
     r = await transport.run(script, timeout=timeout)
     return r.stdout.decode("utf-8", "replace")
+
+
+def _outcome(task: asyncio.Future[str]) -> str | BaseException:
+    """A finished task's result or exception (what gather(return_exceptions=True) gave)."""
+    if task.cancelled():
+        return asyncio.CancelledError()
+    return task.exception() or task.result()
+
+
+async def _settle(task: asyncio.Future[str]) -> str | None:
+    """The early look's output, None if it failed (the follow-up then runs as before)."""
+    try:
+        return await task
+    except Exception:
+        return None
+
+
+async def _discard(task: asyncio.Future[str] | None) -> None:
+    """An early look nobody needed: let it end (it is instant) or stop it; never raise."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: a failed early look is no error
 
 
 async def collect_facts(
@@ -289,12 +354,30 @@ async def collect_facts(
     token = token or new_token()
     main = main_script(token, services)
     login = login_env_script(token)
-    res_main, res_login = await asyncio.gather(
-        _run_script(transport, main, timeout),
-        _run_script(transport, login, min(timeout, 20)),
-        return_exceptions=True,
-    )
+    main_t = asyncio.ensure_future(_run_script(transport, main, timeout))
+    login_t = asyncio.ensure_future(_run_script(transport, login, min(timeout, 20)))
+    look_t: asyncio.Future[str] | None = None
+    login_notes: list[str] = []
+    login_parsed: tuple[dict[str, str], str | None] | None = None
+    try:
+        await asyncio.wait({login_t})
+        if not login_t.cancelled() and login_t.exception() is None:
+            login_parsed = parse_login_env(login_t.result(), token, login_notes)
+            dirs = (login_parsed[0].get("PATH") or "").split(":")
+            if not main_t.done() and any(dirs):
+                look_t = asyncio.ensure_future(
+                    _run_script(transport, look_script(token, dirs), timeout)
+                )
+        await asyncio.wait({main_t})
+    except BaseException:
+        for task in (main_t, login_t, look_t):
+            if task is not None:
+                task.cancel()
+        raise
+    res_main: str | BaseException = _outcome(main_t)
+    res_login: str | BaseException = _outcome(login_t)
     if isinstance(res_main, BaseException):
+        await _discard(look_t)
         raise res_main
     notes: list[str] = []
     sections = split_sections(res_main, token)
@@ -314,7 +397,9 @@ async def collect_facts(
     elif isinstance(res_login, BaseException):
         raise res_login
     else:
-        login_env, shell = parse_login_env(res_login, token, notes)
+        assert login_parsed is not None
+        login_env, shell = login_parsed
+        notes += login_notes
         if not login_env:
             notes.append(f"login shell {shell or '?'} printed no environment")
         hidden = redact(login_env)
@@ -339,6 +424,13 @@ async def collect_facts(
         if left <= 1:
             notes.append("no time left to probe: " + ", ".join(p for p, _ in need.prefixes))
             break
+        if look_t is not None and _only_clean_paths(
+            need, _clean_dirs(await _settle(look_t), token)
+        ):
+            # what the follow-up's `look` would have found: nothing, each dir now checked
+            for path, _ in need.paths:
+                state.dirs_checked.update(path.split(":"))
+            continue
         out = await _run_script(transport, followup_script(token, state, need), left)
         more = split_sections(out, token)
         state.absorb(more)
@@ -385,6 +477,7 @@ async def collect_facts(
             )
         )
     notes += state.notes
+    await _discard(look_t)
 
     facts = Facts(
         host=transport.host,
