@@ -15,6 +15,8 @@ import glob
 import json
 import os
 import subprocess
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,6 @@ from reference_paths import REFERENCE_SVCPY, REFERENCE_TRUSTED, reference_parse_
 from remedy.facts import collect, pythons
 from remedy.facts.sections import split_sections
 from remedy.transport import SSHTransport
-from remedy.transport.recording import RecordingTransport
 from remedy.trust import SH_TRUST
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,30 +144,51 @@ def _reference(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(collect, "library", ref_library)
     monkeypatch.setattr(collect, "main_script", ref_main)
-    monkeypatch.setattr(collect, "_only_clean_paths", lambda need, clean: False)
+    monkeypatch.setattr(collect, "predicted_need", lambda *a: None)  # no early follow-up
     monkeypatch.setattr(pythons, "parse_requirements", reference_parse_requirements)
 
 
-def _collect(rec: dict) -> tuple[dict, list[str]]:
-    async def go():
-        t = RecordingTransport(SSHTransport(rec["name"], ssh_config=rec["ssh_config"]))
-        try:
-            facts = await collect.collect_facts(t, timeout=60)
-        finally:
-            await t.close()
-        return facts, [str(r.command) for r in t.records]
+@dataclass
+class _Timed:
+    """Each script with when it was sent and when its answer came (seconds from the start)."""
 
-    facts, scripts = asyncio.run(go())
+    inner: SSHTransport
+    runs: list[tuple[str, float, float]] = field(default_factory=list)
+    t0: float = field(default_factory=time.monotonic)
+
+    @property
+    def host(self) -> str:
+        return self.inner.host
+
+    async def run(self, command, **kw):  # noqa: ANN001, ANN003, ANN201 - a pass-through
+        start = time.monotonic() - self.t0
+        r = await self.inner.run(command, **kw)
+        self.runs.append((str(command), start, time.monotonic() - self.t0))
+        return r
+
+
+def _collect(rec: dict) -> tuple[dict, list[tuple[str, float, float]]]:
+    async def go():
+        t = _Timed(SSHTransport(rec["name"], ssh_config=rec["ssh_config"]))
+        try:
+            facts = await collect.collect_facts(t, timeout=60)  # type: ignore[arg-type]
+        finally:
+            await t.inner.close()
+        return facts, t.runs
+
+    facts, runs = asyncio.run(go())
     doc = json.loads(facts.model_dump_json(exclude={"collected_at"}))
     for k in ("SSH_CLIENT", "SSH_CONNECTION"):  # the client port differs per connection
         doc["shell_env"].pop(k, None)
-    return doc, scripts
+    return doc, runs
 
 
-def _followups(scripts: list[str]) -> int:
-    """Follow-up rounds: scripts carrying the probe library that are not the main batch (the
-    login script and the early look carry no library)."""
-    return sum(1 for s in scripts if "tk() {" in s and "m svc.boot" not in s)
+def _followups(runs: list[tuple[str, float, float]]) -> tuple[int, int]:
+    """(follow-ups sent while the main batch ran, follow-ups sent after it: extra rounds).
+    A follow-up carries the probe library and is not the main batch."""
+    main_end = next(end for s, _, end in runs if "m svc.boot" in s)
+    starts = [start for s, start, _ in runs if "tk() {" in s and "m svc.boot" not in s]
+    return sum(1 for x in starts if x < main_end), sum(1 for x in starts if x >= main_end)
 
 
 def _up(name: str, host: str) -> dict:
@@ -201,45 +223,51 @@ def test_fast_path_facts_equal_the_reference_path(
     assert fast == ref
     assert fast2 == ref
     assert fast["pythons"] and fast["toolkits"]  # the hosts hold what is being compared
-    assert _followups(fast_scripts) <= _followups(ref_scripts)
+    assert _followups(fast_scripts)[1] <= _followups(ref_scripts)[1]
     if name in ("healthy", "pip-layout-cu130", "seed-chain-a"):
-        # the login PATH adds only ~/bin and ~/.local/bin (Debian's ~/.profile): looked at
-        # beside the main batch, no follow-up round
-        assert _followups(ref_scripts) == 1 and _followups(fast_scripts) == 0
+        # the login PATH adds ~/bin and ~/.local/bin (Debian's ~/.profile): the follow-up for
+        # them went out beside the main batch and was used; no round after it
+        assert _followups(ref_scripts) == (0, 1)
+        assert _followups(fast_scripts) == (1, 0)
+
+
+LOGIN_ONLY = {
+    # a venv of its own: the early follow-up probes it and is used
+    "venv": ("python3 -m venv --without-pip /root/.local", (1, 0)),
+    # the main batch's own venv under another name: the real follow-up would only say
+    # "alias" (PYSEEN), the early one probed it in full, so it is not used and the follow-up
+    # runs after the main batch as before
+    "alias": ("ln -s /opt/sglang-venv /root/.local", (1, 1)),
+}
 
 
 @pytest.mark.sandbox
-def test_a_python_in_a_login_only_dir_still_gets_the_follow_up(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The early look finds python3 in ~/.local/bin (on the login PATH only, from Debian's
-    ~/.profile): the follow-up round runs as before and probes that venv, and the facts
-    still equal the reference path's."""
+@pytest.mark.parametrize("case", sorted(LOGIN_ONLY))
+def test_a_python_in_a_login_only_dir(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A python3 in ~/.local/bin (on the login PATH only, from Debian's ~/.profile): whether
+    or not the early follow-up can stand for the real one, the facts equal the reference
+    path's (where the follow-up always came after the main batch)."""
     if not DOCTOR:
         pytest.skip("sandbox/sbx is missing or `sbx doctor` failed")
-    host = f"fq{os.getpid() % 100000}"
+    setup, rounds = LOGIN_ONLY[case]
+    host = f"fq{os.getpid() % 100000}{sorted(LOGIN_ONLY).index(case)}"
     rec = _up("healthy", host)
     try:
         put = subprocess.run(
-            [
-                str(SBX),
-                "exec",
-                host,
-                "sh",
-                "-c",
-                "python3 -m venv --without-pip /root/.local",
-            ],
+            [str(SBX), "exec", host, "sh", "-c", setup],
             capture_output=True,
             text=True,
             timeout=120,
         )
         assert put.returncode == 0, put.stderr
-        fast, fast_scripts = _collect(rec)
+        fast, fast_runs = _collect(rec)
         with monkeypatch.context() as m:
             _reference(m)
-            ref, _ = _collect(rec)
+            ref, ref_runs = _collect(rec)
     finally:
         subprocess.run([str(SBX), "down", host], capture_output=True, timeout=300)
     assert fast == ref
-    assert _followups(fast_scripts) == 1
-    assert "/root/.local" in [p["path"] for p in fast["pythons"]]
+    assert _followups(ref_runs) == (0, 1)
+    assert _followups(fast_runs) == rounds
+    paths = [p["path"] for p in fast["pythons"]]
+    assert ("/root/.local" in paths) == (case == "venv")

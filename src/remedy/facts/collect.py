@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
-from remedy.facts.envs import login_env_script, parse_login_env
+from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
 from remedy.facts.gpus import GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
@@ -267,43 +267,39 @@ def followup_script(token: str, state: _State, need: _Needs) -> str:
     return "".join(parts)
 
 
-def look_script(token: str, dirs: list[str]) -> str:
-    """Which of `dirs` hold an nvcc or a python3 (SH_LOOK's `path` section), and nothing else:
-    builtins only, no process. Sent beside the main batch as soon as the login environment is
-    known, so that the usual follow-up (the login PATH's own dirs, ~/.local/bin and ~/bin on
-    Debian) need not be a round trip of its own when those dirs hold neither."""
-    ok = [d for d in dirs if d and "\0" not in d and ":" not in d]
-    return (
-        prelude(token)
-        + "IFS0=$IFS\nLN=\nLY=\n"
-        + SH_LOOK
-        + f"look {quote(':'.join(ok))} login\nm end\n"
-    )
+def predicted_need(login_out: str, login_env: dict[str, str], token: str) -> _Needs | None:
+    """The follow-up the login PATH will most likely ask for, known before the main batch ends:
+    its dirs that neither the session's PATH nor systemd's default (the two the main batch
+    looks at) hold. None when there is nothing to predict."""
+    session: dict[str, str] = {}
+    for s in split_sections(login_out, token):
+        if s.name == "env":
+            session = parse_env_block(s.body)
+    main_dirs = set((session.get("PATH") or "").split(":")) | set(SYSTEMD_DEFAULT_PATH.split(":"))
+    dirs = [d for d in (login_env.get("PATH") or "").split(":") if d and d not in main_dirs]
+    return _Needs(paths=[(":".join(dirs), "login")]) if dirs else None
 
 
-def _clean_dirs(out: str | None, token: str) -> set[str]:
-    """Dirs look_script found with neither nvcc nor python3 (a cut-off reply counts for none)."""
-    if out is None:
-        return set()
+def _early_is_the_followup(
+    early: _Needs, out: str | None, need: _Needs, state: _State, token: str
+) -> bool:
+    """Whether the follow-up sent early (with no TKSEEN/PYSEEN: the main batch was still
+    running) answered exactly what the real one would: the same need, a complete reply, and
+    no probed directory that the real one would have cut short as already seen (its `case`
+    on TKSEEN/PYSEEN, emulated on the same strings)."""
+    if out is None or need != early:
+        return False
     sections = split_sections(out, token)
     if not any(s.name == "end" for s in sections):
-        return set()
-    clean: set[str] = set()
-    for s in sections:
-        if s.name == "path":
-            for line in s.body.splitlines():
-                parts = line.split("\t")
-                if len(parts) == 3 and parts[1:] == ["0", "0"] and parts[0]:
-                    clean.add(parts[0])
-    return clean
-
-
-def _only_clean_paths(need: _Needs, clean: set[str]) -> bool:
-    """The follow-up would only look at PATH dirs, and the early look found each of them
-    empty of nvcc and python3: it would probe nothing, only mark them checked."""
-    if need.prefixes or need.interpreters or need.env_files or not need.paths:
         return False
-    return all(d in clean for path, _ in need.paths for d in path.split(":"))
+    seen_tk = "".join(f"|{r}|" for r in state.tk_real if "\0" not in r)
+    seen_py = "".join(f"|{r}|" for r in state.py_real if "\0" not in r)
+    for s in sections:
+        if s.name == "tk.real" and f"|{s.arg}|" in seen_tk:
+            return False
+        if s.name == "py.real" and f"|{s.arg}|" in seen_py:
+            return False
+    return True
 
 
 async def _run_script(transport: Transport, script: str, timeout: float) -> str:
@@ -318,23 +314,28 @@ def _outcome(task: asyncio.Future[str]) -> str | BaseException:
     return task.exception() or task.result()
 
 
-async def _settle(task: asyncio.Future[str]) -> str | None:
-    """The early look's output, None if it failed (the follow-up then runs as before)."""
-    try:
-        return await task
-    except Exception:
+async def _settle(task: asyncio.Future[str], within: float) -> str | None:
+    """The early follow-up's output; None if it failed or is not done within `within` s (the
+    real follow-up then runs as before)."""
+    await asyncio.wait({task}, timeout=max(within, 0.001))
+    if not task.done():
+        task.cancel()
+        await asyncio.wait({task})
         return None
+    if task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()
 
 
 async def _discard(task: asyncio.Future[str] | None) -> None:
-    """An early look nobody needed: let it end (it is instant) or stop it; never raise."""
+    """An early follow-up nobody needed: stop it; never raise."""
     if task is None:
         return
     if not task.done():
         task.cancel()
     await asyncio.wait({task})
     if not task.cancelled():
-        task.exception()  # retrieved: a failed early look is no error
+        task.exception()  # retrieved: a failed early follow-up is no error
 
 
 async def collect_facts(
@@ -356,28 +357,33 @@ async def collect_facts(
     login = login_env_script(token)
     main_t = asyncio.ensure_future(_run_script(transport, main, timeout))
     login_t = asyncio.ensure_future(_run_script(transport, login, min(timeout, 20)))
-    look_t: asyncio.Future[str] | None = None
+    # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile puts
+    # ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one follow-up round:
+    # it is sent now, beside the main batch, and used only if it is exactly what the real
+    # follow-up would have been (_early_is_the_followup); else the follow-up runs as before.
+    early: _Needs | None = None
+    early_t: asyncio.Future[str] | None = None
     login_notes: list[str] = []
     login_parsed: tuple[dict[str, str], str | None] | None = None
     try:
         await asyncio.wait({login_t})
         if not login_t.cancelled() and login_t.exception() is None:
             login_parsed = parse_login_env(login_t.result(), token, login_notes)
-            dirs = (login_parsed[0].get("PATH") or "").split(":")
-            if not main_t.done() and any(dirs):
-                look_t = asyncio.ensure_future(
-                    _run_script(transport, look_script(token, dirs), timeout)
+            early = predicted_need(login_t.result(), login_parsed[0], token)
+            if early is not None and not main_t.done():
+                early_t = asyncio.ensure_future(
+                    _run_script(transport, followup_script(token, _State(), early), timeout)
                 )
         await asyncio.wait({main_t})
     except BaseException:
-        for task in (main_t, login_t, look_t):
+        for task in (main_t, login_t, early_t):
             if task is not None:
                 task.cancel()
         raise
     res_main: str | BaseException = _outcome(main_t)
     res_login: str | BaseException = _outcome(login_t)
     if isinstance(res_main, BaseException):
-        await _discard(look_t)
+        await _discard(early_t)
         raise res_main
     notes: list[str] = []
     sections = split_sections(res_main, token)
@@ -424,14 +430,14 @@ async def collect_facts(
         if left <= 1:
             notes.append("no time left to probe: " + ", ".join(p for p, _ in need.prefixes))
             break
-        if look_t is not None and _only_clean_paths(
-            need, _clean_dirs(await _settle(look_t), token)
-        ):
-            # what the follow-up's `look` would have found: nothing, each dir now checked
-            for path, _ in need.paths:
-                state.dirs_checked.update(path.split(":"))
-            continue
-        out = await _run_script(transport, followup_script(token, state, need), left)
+        out: str | None = None
+        if early_t is not None and early is not None:
+            got = await _settle(early_t, left)
+            if _early_is_the_followup(early, got, need, state, token):
+                out = got
+            early_t = None
+        if out is None:
+            out = await _run_script(transport, followup_script(token, state, need), left)
         more = split_sections(out, token)
         state.absorb(more)
         for f in need.env_files:
@@ -477,7 +483,7 @@ async def collect_facts(
             )
         )
     notes += state.notes
-    await _discard(look_t)
+    await _discard(early_t)
 
     facts = Facts(
         host=transport.host,
