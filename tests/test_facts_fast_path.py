@@ -2,8 +2,9 @@
 
 Issue 18 made facts cheap enough for a fleet: the trust walk stats a binary's chain once, the
 SVCPY pipeline is skipped without units, Requires-Dist lines that cannot be a pin are not
-parsed, and the login PATH's own dirs are looked at beside the main batch (the follow-up round
-is skipped when they hold neither nvcc nor python3). The code each of these replaced is kept in
+parsed, and the follow-up for the login PATH's own dirs is sent beside the main batch (used
+only when it is exactly what the real follow-up would have been). The code each of these
+replaced is kept in
 tests/reference_paths.py; here both paths run against the same sandbox hosts (every scenario,
 real sshd) and the same METADATA, and must agree on every fact.
 """
