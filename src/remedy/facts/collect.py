@@ -351,6 +351,21 @@ async def collect_facts(
     services: unit names to collect even if their ExecStart does not mention sglang.
     token: the section marker; random per call unless given (recordings and replays fix it).
     """
+    spare: list[asyncio.Future[str]] = []
+    try:
+        return await _collect_facts(transport, services, timeout, token, spare)
+    finally:
+        for task in spare:  # an early follow-up that was not used, whatever happened
+            await _discard(task)
+
+
+async def _collect_facts(
+    transport: Transport,
+    services: list[str] | None,
+    timeout: float,
+    token: str | None,
+    spare: list[asyncio.Future[str]],
+) -> Facts:
     t0 = time.monotonic()
     token = token or new_token()
     main = main_script(token, services)
@@ -374,6 +389,7 @@ async def collect_facts(
                 early_t = asyncio.ensure_future(
                     _run_script(transport, followup_script(token, _State(), early), timeout)
                 )
+                spare.append(early_t)
         await asyncio.wait({main_t})
     except BaseException:
         for task in (main_t, login_t, early_t):
@@ -383,7 +399,6 @@ async def collect_facts(
     res_main: str | BaseException = _outcome(main_t)
     res_login: str | BaseException = _outcome(login_t)
     if isinstance(res_main, BaseException):
-        await _discard(early_t)
         raise res_main
     notes: list[str] = []
     sections = split_sections(res_main, token)
@@ -483,7 +498,6 @@ async def collect_facts(
             )
         )
     notes += state.notes
-    await _discard(early_t)
 
     facts = Facts(
         host=transport.host,
