@@ -239,6 +239,13 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=8, help="farm mode: server processes")
     ap.add_argument("--scenario", default="healthy")
     ap.add_argument("--name-prefix", default="benchf", help="sandbox host names: PREFIX-<i>")
+    ap.add_argument(
+        "--single",
+        choices=["local", "sbx"],
+        default="local",
+        help="the 1-host figure: a private sshd over this machine, or one sandbox host "
+        "of --scenario (sbx); --hosts 0 measures only that",
+    )
     ap.add_argument("--record", type=Path, help="write the N hosts' per-host seconds here (JSON)")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
@@ -250,19 +257,33 @@ def main() -> int:
         return 2
 
     print(f"load average before: {load()}")
-    single = LocalSshd(base / "single", alias="bench-single").start()
-    try:
-        runs = [
-            asyncio.run(one_run(single.alias, str(single.ssh_config))) for _ in range(args.runs)
-        ]
-    finally:
-        single.stop()
+    if args.single == "sbx":
+        # one sandbox host of the scenario: what each of the N hosts is, measured alone
+        sname = f"{args.name_prefix}-single"
+        try:
+            rec = sbx_up_records([sname], args.scenario)[0]
+            runs = [asyncio.run(one_run(rec["name"], rec["ssh_config"])) for _ in range(args.runs)]
+        finally:
+            sbx_down([sname])
+        where = f"sandbox '{args.scenario}' host"
+    else:
+        single = LocalSshd(base / "single", alias="bench-single").start()
+        try:
+            runs = [
+                asyncio.run(one_run(single.alias, str(single.ssh_config))) for _ in range(args.runs)
+            ]
+        finally:
+            single.stop()
+        where = "127.0.0.1, this machine"
     times = [r[0] for r in runs]
     print(
-        f"1 host over SSH (127.0.0.1, fresh connection each run, {args.runs} runs): "
+        f"1 host over SSH ({where}, fresh connection each run, {args.runs} runs): "
         f"min {min(times):.3f} s, median {statistics.median(times):.3f} s, "
         f"max {max(times):.3f} s  [{runs[0][1]} toolkits+pythons found]  target < 1.5 s"
     )
+    if args.hosts <= 0:
+        print(f"load average after: {load()}")
+        return 0
 
     mode = args.mode
     if mode == "auto":

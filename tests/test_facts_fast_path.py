@@ -2,8 +2,9 @@
 
 Issue 18 made facts cheap enough for a fleet: the trust walk stats a binary's chain once, the
 SVCPY pipeline is skipped without units, Requires-Dist lines that cannot be a pin are not
-parsed, and the follow-up for the login PATH's own dirs is sent beside the main batch (used
-only when it is exactly what the real follow-up would have been). The code each of these
+parsed, nvidia-smi runs in the background of the batch, and the follow-up for the login
+PATH's own dirs is sent beside the main batch (used only when it is exactly what the real
+follow-up would have been). The code each of these
 replaced is kept in
 tests/reference_paths.py; here both paths run against the same sandbox hosts (every scenario,
 real sshd) and the same METADATA, and must agree on every fact.
@@ -24,6 +25,7 @@ import pytest
 from reference_paths import REFERENCE_SVCPY, REFERENCE_TRUSTED, reference_parse_requirements
 
 from remedy.facts import collect, pythons
+from remedy.facts.gpus import GpuCollector
 from remedy.facts.sections import split_sections
 from remedy.transport import SSHTransport
 from remedy.trust import SH_TRUST
@@ -141,7 +143,9 @@ def _reference(monkeypatch: pytest.MonkeyPatch) -> None:
     def ref_main(token: str, services: list[str] | None = None) -> str:
         text = main(token, services)  # built on ref_library already
         assert text.count(REFERENCE_TRUSTED) == 1 and text.count(FAST_SVCPY) == 1
-        return text.replace(FAST_SVCPY, REFERENCE_SVCPY)
+        assert text.count(collect.GPU_BACKGROUND) == 1 and text.count(collect.GPU_COLLECT) == 1
+        text = text.replace(collect.GPU_BACKGROUND, GpuCollector().command())  # in line
+        return text.replace(collect.GPU_COLLECT, "").replace(FAST_SVCPY, REFERENCE_SVCPY)
 
     monkeypatch.setattr(collect, "library", ref_library)
     monkeypatch.setattr(collect, "main_script", ref_main)
@@ -223,7 +227,7 @@ def test_fast_path_facts_equal_the_reference_path(
         subprocess.run([str(SBX), "down", host], capture_output=True, timeout=300)
     assert fast == ref
     assert fast2 == ref
-    assert fast["pythons"] and fast["toolkits"]  # the hosts hold what is being compared
+    assert fast["pythons"] and fast["toolkits"] and fast["gpus"]  # what is being compared
     assert _followups(fast_scripts)[1] <= _followups(ref_scripts)[1]
     if name in ("healthy", "pip-layout-cu130", "seed-chain-a"):
         # the login PATH adds ~/bin and ~/.local/bin (Debian's ~/.profile): the follow-up for

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
 from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
-from remedy.facts.gpus import GpuCollector
+from remedy.facts.gpus import QUERY, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
 from remedy.facts.sections import Section, new_token, prelude, split_sections
@@ -81,6 +81,30 @@ _PY_GLOBS = (
 )
 
 
+# nvidia-smi first and in the background: a real one takes 0.1-1.5 s to wake the
+# driver, time the rest of the batch now uses; its output is printed at the end (the
+# sections are found by name). Only when a private 0700 dir that only root or we can
+# rename holds its output (in a sticky /tmp of ours, or `trusted`); else in line as before.
+GPU_BACKGROUND = (
+    "GP=; GD=\n"
+    "if command -v nvidia-smi >/dev/null 2>&1 && "
+    'GD=$(mktemp -d "${TMPDIR:-/tmp}/remedy-facts.XXXXXXXX" 2>/dev/null) && [ -n "$GD" ] && '
+    '{ { [ -z "${TMPDIR-}" ] && [ -k /tmp ] && [ -O /tmp ]; } || trusted "$GD" || '
+    '{ rm -rf -- "$GD"; false; }; }; then\n'
+    f'  {{ to 20 {QUERY} > "$GD/gpu" 2>&1; echo $? > "$GD/rc"; }} &\n'
+    "  GP=$!\n"
+    "else\n"
+    "GD=\n" + GpuCollector().command() + "fi\n"
+)
+# ... and its output, once the rest is done (the job is waited for; its dir removed)
+GPU_COLLECT = (
+    'if [ -n "$GP" ]; then\n'
+    '  wait "$GP"; m gpu; cat -- "$GD/gpu"; GRC=; read -r GRC < "$GD/rc"; m gpu.rc "${GRC:-1}"\n'
+    "fi\n"
+    '[ -n "$GD" ] && rm -rf -- "$GD"\n'
+)
+
+
 def library(token: str) -> str:
     """Prelude plus every shell function the collectors call."""
     return prelude(token) + "IFS0=$IFS\nTKSEEN=\nPYSEEN=\nLN=\nLY=\n" + SH_TK + SH_PY + SH_LOOK
@@ -91,8 +115,8 @@ def main_script(token: str, services: list[str] | None = None) -> str:
     svc = ServicesCollector(services)
     parts = [
         library(token),
+        GPU_BACKGROUND,
         HostCollector().command(),
-        GpuCollector().command(),
         svc.command(),
         # interpreters named by sglang units (the python side re-checks, this saves a round)
         # (no systemd, no units: skip the pipeline's five processes, SVCPY is empty either way)
@@ -109,6 +133,7 @@ def main_script(token: str, services: list[str] | None = None) -> str:
         '[ -n "${VIRTUAL_ENV-}" ] && py "$VIRTUAL_ENV/bin/python" session:VIRTUAL_ENV\n',
         '[ -n "${CONDA_PREFIX-}" ] && py "$CONDA_PREFIX/bin/python" session:CONDA_PREFIX\n',
         'IFS=$NL; set -f; for x in $SVCPY; do IFS=$IFS0; set +f; py "$x" service; done; IFS=$IFS0; set +f\n',
+        GPU_COLLECT,
         "m end\n",
     ]
     return "".join(parts)
