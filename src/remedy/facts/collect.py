@@ -6,6 +6,12 @@ shell's environment. Round 2 runs only when round 1 named something not yet prob
 CUDA_HOME/CUDA_PATH/VIRTUAL_ENV of the login shell or a service, a service's interpreter,
 PATH dirs of the login shell or a service, EnvironmentFiles. Usually that is zero or one
 small script, so a host costs two to three round trips whatever it holds.
+
+For fleets (issue 18) the host's work is what costs: the main batch starts nvidia-smi in the
+background, the trust walk stats a binary's chain once (remedy.trust), and the follow-up for
+the login PATH's own dirs (~/bin, ~/.local/bin, pyenv's shims: on nearly every host) is sent
+as soon as the login script answers, beside the main batch, and used only when it is exactly
+the follow-up that would have been sent after it. One connection, all on concurrent channels.
 """
 
 from __future__ import annotations
