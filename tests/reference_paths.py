@@ -1,8 +1,9 @@
 """The fact-collection code that the fast path replaced, kept verbatim as test references.
 
-Issue 18 (facts from a fleet) rewrote three hot spots without changing a single fact: the
-shell `trusted` walk (one `stat` per directory level), the SVCPY pipeline (run even without
-units) and parse_requirements (every Requires-Dist line parsed and evaluated). The tests run
+Issue 18 (facts from a fleet) rewrote hot spots without changing a single fact: the shell
+`trusted` walk (one `stat` per directory level), the SVCPY pipeline (run even without units),
+the GPU query (in line) and parse_requirements (every Requires-Dist line parsed and
+evaluated). The tests run
 these beside the new code on the same inputs (real trees, real sandbox hosts, recorded and
 real METADATA) and require the same answers.
 """
@@ -39,6 +40,14 @@ trusted() {
   done
 }
 """
+
+# the GPU query as it was: in line, nvidia-smi from PATH unchecked
+REFERENCE_GPU = (
+    "if command -v nvidia-smi >/dev/null 2>&1; then\n"
+    "  m gpu; to 20 nvidia-smi --query-gpu=index,name,compute_cap,driver_version,memory.total "
+    "--format=csv,noheader 2>&1; m gpu.rc $?\n"
+    "else m gpu.absent; fi\n"
+)
 
 REFERENCE_SVCPY = (
     "SVCPY=$(printf '%s\\n' \"${SVC-}\" | grep '^ExecStart=' | grep -i sglang | "

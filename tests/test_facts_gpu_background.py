@@ -3,7 +3,8 @@
 The batch's GPU part runs for real in a real shell here, with a stand-in nvidia-smi (a
 script printing a row recorded from a real H200, or failing with a given status) first on
 PATH. A private dir that others could rename (TMPDIR group/world-writable, not sticky) must
-not hold the output: the query then runs in line, as it always did.
+not hold the output: the query then runs in line, as it always did. An nvidia-smi another
+user owns is not run at all (remedy.trust), in the background or in line.
 """
 
 from __future__ import annotations
@@ -23,15 +24,17 @@ T = "@@gpu-bg-test@@"
 ROW = "0, NVIDIA H200, 9.0, 580.159.04, 143771 MiB"
 
 
-def fake_smi(bin_dir: Path, status: int) -> None:
+def fake_smi(bin_dir: Path, status: int, canary: Path | None = None) -> None:
     bin_dir.mkdir(parents=True, exist_ok=True)
     smi = bin_dir / "nvidia-smi"
-    smi.write_text(f"#!/bin/sh\necho '{ROW}'\necho 'to stderr' >&2\nexit {status}\n")
+    touch = f"touch {canary}\n" if canary else ""
+    smi.write_text(f"#!/bin/sh\n{touch}echo '{ROW}'\necho 'to stderr' >&2\nexit {status}\n")
     smi.chmod(0o755)
 
 
-def run(tmp: Path, tmpdir: Path, status: int = 0, background: bool = True):
-    fake_smi(tmp / "bin", status)
+def run(tmp: Path, tmpdir: Path, status: int = 0, background: bool = True, owner: int = 0):
+    fake_smi(tmp / "bin", status, tmp / "canary")
+    os.chown(tmp / "bin" / "nvidia-smi", owner, owner)
     gpu = (GPU_BACKGROUND if background else GpuCollector().command()) + "m between\n"
     script = library(T) + gpu + (GPU_COLLECT if background else "") + "m end\n"
     env = {"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", "TMPDIR": str(tmpdir)}
@@ -69,3 +72,20 @@ def test_a_dir_others_can_rename_in_is_not_used(tmp_path: Path) -> None:
     assert order.index("gpu") < order.index("between")  # in line, as before
     assert got.gpus[0].name == "NVIDIA H200"
     assert list(shared.iterdir()) == []  # the dir it made was removed again
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+@pytest.mark.parametrize("background", [True, False])
+def test_an_nvidia_smi_another_user_owns_is_not_run(tmp_path: Path, background: bool) -> None:
+    """Root's PATH often starts with a venv's bin (/etc/environment on the seed hosts); its
+    service user could drop an nvidia-smi there. It is not executed (no canary), and the
+    facts say why instead of listing GPUs. Control: the same file owned by root does run."""
+    tmp_path.chmod(0o755)
+    private = tmp_path / "tmp"
+    private.mkdir(mode=0o755)
+    order, got = run(tmp_path, private, background=background, owner=65534)
+    assert not (tmp_path / "canary").exists()
+    assert got.gpus == [] and "gpu.untrusted" in order
+    assert got.notes[0].startswith("nvidia-smi not executed: ") and "owned by" in got.notes[0]
+    run(tmp_path, private, background=background, owner=0)
+    assert (tmp_path / "canary").exists()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
 from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
-from remedy.facts.gpus import QUERY, GpuCollector
+from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
 from remedy.facts.sections import Section, new_token, prelude, split_sections
@@ -91,13 +91,14 @@ _PY_GLOBS = (
 # driver, time the rest of the batch now uses; its output is printed at the end (the
 # sections are found by name). Only when a private 0700 dir that only root or we can
 # rename holds its output (in a sticky /tmp of ours, or `trusted`); else in line as before.
+# Like every binary remedy runs, nvidia-smi runs only when `trusted` (its real path, $RP).
 GPU_BACKGROUND = (
-    "GP=; GD=\n"
-    "if command -v nvidia-smi >/dev/null 2>&1 && "
+    "GP=; GD=; GX=\n"
+    'if command -v nvidia-smi >/dev/null 2>&1 && trusted "$(command -v nvidia-smi)" && GX=$RP && '
     'GD=$(mktemp -d "${TMPDIR:-/tmp}/remedy-facts.XXXXXXXX" 2>/dev/null) && [ -n "$GD" ] && '
     '{ { [ -z "${TMPDIR-}" ] && [ -k /tmp ] && [ -O /tmp ]; } || trusted "$GD" || '
     '{ rm -rf -- "$GD"; false; }; }; then\n'
-    f'  {{ to 20 {QUERY} > "$GD/gpu" 2>&1; echo $? > "$GD/rc"; }} &\n'
+    f'  {{ to 20 "$GX" {QUERY_ARGS} > "$GD/gpu" 2>&1; echo $? > "$GD/rc"; }} &\n'
     "  GP=$!\n"
     "else\n"
     "GD=\n" + GpuCollector().command() + "fi\n"
