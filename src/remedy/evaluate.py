@@ -278,11 +278,14 @@ def _rule_info(kb: Knowledge) -> _RuleInfo:
 
 _RULE_INFO: dict[int, tuple[Knowledge, _RuleInfo]] = {}
 _INTERNED: dict[frozenset[Any], frozenset[Any]] = {}
+_NOTHING: frozenset[Any] = frozenset()
 
 
 def _intern(keys: set[Any]) -> frozenset[Any]:
     """One frozenset object per distinct set of keys read (outcomes of thousands of states
     share a handful of them)."""
+    if not keys:
+        return _NOTHING
     fs = frozenset(keys)
     got = _INTERNED.get(fs)
     if got is None:
