@@ -99,6 +99,12 @@ def main() -> int:
         sc = score(rows, ranked_with(ref))
         commit = _git("rev-parse", "--short", ref) if ref != "WORKTREE" else "worktree"
         rep["runs"].append({"ref": ref, "commit": commit, **sc})
+    batches = sorted({r["batch"] for r in rows if r.get("batch")})
+    for run, ref in zip(rep["runs"], refs, strict=True):
+        ranked = ranked_with(ref) if batches else {}
+        run["batches"] = {
+            b: score([r for r in rows if r.get("batch") == b], ranked) for b in batches
+        }
     base = rep["runs"][0]
     print(
         f"template table: {len(rows)} shapes, "
@@ -111,6 +117,11 @@ def main() -> int:
             f"({run['top1_rate']:.1%})  top-3 {run['top3_rate']:.1%}  no cause {run['unknown']:2}"
             f"  x{ratio:.2f} vs {base['ref']}"
         )
+    for b in batches:
+        print(f"batch {b} (written after a commit, scored before any change for it):")
+        for run in rep["runs"]:
+            sc = run["batches"][b]
+            print(f"  {run['ref']:10} ({run['commit']})  top-1 {sc['top1']}/{sc['rows']}")
     if args.save:
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / f"{args.save}.json").write_text(json.dumps(rep, indent=2) + "\n")
