@@ -278,9 +278,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
         for n in [*sig.needles, *sig.near_needles]:
             assert any(lit in n for lit in lits), (sig.id, n)
     # 48 before issue 17; its CMake, Triton-LLVM and flash-attn-op signatures add one each;
-    # class-breadth adds 4 (torch's 'this GPU', xFormers' capability, CUDA forward
-    # compatibility, nvvm's cicc); its other needles hold an error word or an existing literal
-    assert len(lits) <= 55, "each literal costs grep time; see prefilter.py"
+    # class-breadth adds 6 (torch's 'this GPU', xFormers' capability, CUDA forward
+    # compatibility, nvvm's cicc, pre-Turing GPU names 'Tesla '/'GTX 10'); its other needles
+    # hold an error word or an existing literal
+    assert len(lits) <= 57, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
