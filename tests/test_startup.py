@@ -122,3 +122,144 @@ def test_plan_as_json_loads_no_terminal_ssh_or_graph_code(tmp_path: Path) -> Non
         "remedy.units.impact",
         "remedy.units.parse",
     }.isdisjoint(mods)
+
+
+# --------------------------------------------------------------------------------------------
+# --help without typer (remedy.helpcache)
+# --------------------------------------------------------------------------------------------
+
+_HELP_RUN = """
+import json, sys
+args, how = json.loads(sys.argv[1]), sys.argv[2]
+sys.argv = ["remedy", *args]
+code = 0
+try:
+    if how == "typer":  # the CLI itself, no record involved
+        from remedy.cli import main
+    else:  # the console script's path
+        from remedy.entry import main
+    main()
+except SystemExit as e:
+    code = e.code
+sys.stdout.flush()
+sys.stderr.write("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules)}) + "\\n")
+"""
+
+
+def help_run(args: list[str], how: str, cache: Path, **env: str) -> tuple[bytes, int, set[str]]:
+    r = subprocess.run(
+        [sys.executable, "-c", _HELP_RUN, json.dumps(args), how],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), **env},
+    )
+    data = json.loads(r.stderr.decode().strip().splitlines()[-1])
+    return r.stdout, data["code"], set(data["modules"])
+
+
+def _help_paths() -> list[list[str]]:
+    """The top level, every command, and every command of a command group (`knowledge`)."""
+    from typer.main import get_command
+
+    from remedy.cli import app
+
+    group = get_command(app)
+    paths: list[list[str]] = [[]]
+    for name, cmd in group.commands.items():
+        paths.append([name])
+        paths += [[name, sub] for sub in getattr(cmd, "commands", {})]
+    return paths
+
+
+def test_every_help_page_replayed_is_the_one_typer_prints(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    paths = _help_paths()
+    assert ["plan"] in paths and any(len(p) == 2 for p in paths)  # control: the walk is real
+    for path in paths:
+        args = [*path, "--help"]
+        ref, code, _ = help_run(args, "typer", cache)
+        assert code == 0 and ref.startswith(b"Usage: remedy"), (path, ref[:200])
+        first, code1, mods1 = help_run(args, "entry", cache)
+        second, code2, mods2 = help_run(args, "entry", cache)
+        assert first == ref and code1 == 0 and "typer" in mods1, path
+        assert second == ref and code2 == 0, path
+        assert loaded(mods2, "typer", "click", "rich", "pydantic", "jinja2", "yaml") == set(), (
+            path,
+            "help was not replayed",
+        )
+
+
+def test_help_is_recorded_per_terminal_width(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    narrow, _, _ = help_run(["plan", "--help"], "typer", cache, COLUMNS="60")
+    wide, _, _ = help_run(["plan", "--help"], "typer", cache, COLUMNS="200")
+    assert narrow != wide  # control: the width matters
+    for cols, ref in (("60", narrow), ("200", wide), ("60", narrow)):
+        help_run(["plan", "--help"], "entry", cache, COLUMNS=cols)
+        out, _, mods = help_run(["plan", "--help"], "entry", cache, COLUMNS=cols)
+        assert out == ref and "typer" not in mods, cols
+
+
+def test_a_failed_help_request_is_not_recorded(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        out, code, mods = help_run(["no-such-command", "--help"], "entry", cache)
+        assert code == 2 and "typer" in mods and out == b""
+
+
+def test_a_record_is_dropped_when_a_source_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from remedy import helpcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    src = tmp_path / "cli.py"
+    src.write_text("HELP = 'old'\n")
+    argv = ["plan", "--help"]
+    key = helpcache._key(argv)
+    assert key is not None
+    monkeypatch.setattr(helpcache, "_remedy_files", lambda: (str(src),))
+    helpcache._store(key, b"Usage: recorded\n")
+    assert helpcache.serve(argv)
+    assert capfdbinary.readouterr().out == b"Usage: recorded\n"
+    src.write_text("HELP = 'new'\n")
+    assert not helpcache.serve(argv)
+    assert capfdbinary.readouterr().out == b""
+
+
+def test_a_record_in_a_directory_others_can_write_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from remedy import helpcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    src = tmp_path / "cli.py"
+    src.write_text("x = 1\n")
+    argv = ["--help"]
+    monkeypatch.setattr(helpcache, "_remedy_files", lambda: (str(src),))
+    helpcache._store(helpcache._key(argv) or "", b"Usage: planted\n")
+    assert helpcache.serve(argv)  # control: ours, private: used
+    capfdbinary.readouterr()
+    Path(helpcache._path()).parent.chmod(0o777)
+    assert not helpcache.serve(argv)
+    assert capfdbinary.readouterr().out == b""
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--help"], True),
+        (["plan", "--help"], True),
+        (["knowledge", "rules", "--help"], True),
+        ([], False),
+        (["plan"], False),
+        (["plan", "--example", "x", "--help"], False),
+        (["--help", "plan"], False),
+        (["-x", "--help"], False),
+        (["../x", "--help"], False),
+    ],
+)
+def test_only_a_bare_help_request_is_replayed(argv: list[str], expected: bool) -> None:
+    from remedy.helpcache import help_only
+
+    assert help_only(argv) is expected
