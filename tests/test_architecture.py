@@ -91,6 +91,7 @@ TOP = {
     "argcheck",
     "helptext",
     "helpcache",
+    "clicommand",
     "knowledge_cli",
 }
 

@@ -134,11 +134,13 @@ args, how = json.loads(sys.argv[1]), sys.argv[2]
 sys.argv = ["remedy", *args]
 code = 0
 try:
-    if how == "typer":  # the CLI itself, no record involved
-        from remedy.cli import main
+    if how == "typer":  # typer itself: the whole app built, no record involved
+        from typer.main import get_command
+        from remedy.cli import app
+        get_command(app).main(args=args)
     else:  # the console script's path
         from remedy.entry import main
-    main()
+        main()
 except SystemExit as e:
     code = e.code
 sys.stdout.flush()
@@ -263,3 +265,35 @@ def test_only_a_bare_help_request_is_replayed(argv: list[str], expected: bool) -
     from remedy.helpcache import help_only
 
     assert help_only(argv) is expected
+
+
+# --------------------------------------------------------------------------------------------
+# only the named command is built (remedy.clicommand)
+# --------------------------------------------------------------------------------------------
+
+
+def test_only_the_named_command_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.main import get_command
+
+    from remedy.cli import app
+    from remedy.clicommand import command_for
+
+    full = get_command(app)
+    assert len(full.commands) > 10  # control
+    for name, sub in full.commands.items():
+        one = command_for(app, [name, "--json"])
+        assert list(one.commands) == [name]
+        assert [p.opts for p in one.commands[name].params] == [p.opts for p in sub.params]
+        assert [p.opts for p in one.params] == [p.opts for p in full.params]  # group options
+    for argv in ([], ["--version"], ["nosuch"], ["pla"], ["--ssh-config", "x", "plan"]):
+        assert list(command_for(app, argv).commands) == list(full.commands), argv
+    monkeypatch.setenv("_REMEDY_COMPLETE", "bash_complete")
+    assert list(command_for(app, ["plan"]).commands) == list(full.commands)
+
+
+def test_errors_name_the_same_commands_as_before() -> None:
+    """An unknown or misspelt command still gets click's message from the whole group."""
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "pla"], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2 and "Did you mean 'plan'?" in r.stderr
