@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -313,3 +314,69 @@ def test_facts_yaml_is_read_with_libyaml_and_gives_the_same_facts(tmp_path: Path
         text = facts.read_text()
         pure = Facts.model_validate(yaml.load(text, Loader=yaml.SafeLoader))  # noqa: S506
         assert load_facts_file(facts).model_dump() == redact_facts(pure).model_dump(), facts
+
+
+# --------------------------------------------------------------------------------------------
+# the signature catalog: checked once per file, patterns compiled when used
+# --------------------------------------------------------------------------------------------
+
+
+def _fresh_catalog(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Any:
+    from remedy.evidence import catalog
+    from remedy.knowledge import yamlload
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr(yamlload, "_PARSED", None)
+    return catalog.load_catalog()
+
+
+def test_a_catalog_checked_before_loads_lazily_and_matches_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remedy.evidence.matcher import LineMatcher
+
+    checked = _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert all(s._rx is not None for s in checked.signatures)  # control: compiled by the check
+    lazy = _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert all(s._rx is None for s in lazy.signatures)  # nothing compiled up front
+    assert [s.model_dump() for s in lazy.signatures] == [s.model_dump() for s in checked.signatures]
+    assert [s.near_needles for s in lazy.signatures] == [s.near_needles for s in checked.signatures]
+    lines = [ex for s in checked.signatures for ex in s.examples]
+    a, b = LineMatcher(checked), LineMatcher(lazy)
+    matched = 0
+    for n, text in enumerate(lines):
+        got_a = [(m.sig.id, m.start, m.end, m.fields) for m in a.match(n, text, None)]
+        got_b = [(m.sig.id, m.start, m.end, m.fields) for m in b.match(n, text, None)]
+        assert got_a == got_b, text
+        matched += bool(got_a)
+    assert matched > len(lines) // 2  # control: the lines do match
+
+
+def test_a_bad_signature_file_is_refused_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remedy.errors import KnowledgeError
+    from remedy.evidence import catalog
+
+    good = catalog.default_catalog_path().read_text()
+    bad = tmp_path / "signatures.yaml"
+    # the first signature's pattern made invalid: an unclosed group
+    assert "\n  pattern: '" in good  # control: the mutation below applies
+    bad.write_text(good.replace("\n  pattern: '", "\n  pattern: '(", 1))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for _ in range(2):
+        with pytest.raises(KnowledgeError) as exc:
+            catalog.load_catalog(bad)
+        assert exc.value.file == str(bad) and exc.value.line
+
+
+def test_a_validated_record_in_a_directory_others_can_write_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remedy.evidence import catalog
+
+    _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert Path(catalog._validated_path()).is_file()
+    Path(catalog._validated_path()).parent.chmod(0o777)
+    again = _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert all(s._rx is not None for s in again.signatures)  # checked (and compiled) again
