@@ -82,8 +82,13 @@ def modules_after(*args: str, env: dict[str, str] | None = None) -> tuple[int, s
     return data["code"], data["stdout"], set(data["modules"])
 
 
+# remedy/__init__.py's stand-in for pydantic's plugin loader (see the end of this file) is
+# registered under pydantic's name without importing pydantic
+_STAND_IN = "pydantic.plugin._loader"
+
+
 def loaded(modules: set[str], *packages: str) -> set[str]:
-    return {m for m in modules if m.split(".")[0] in packages or m in packages}
+    return {m for m in modules if (m.split(".")[0] in packages or m in packages) and m != _STAND_IN}
 
 
 def test_importing_the_cli_loads_no_heavy_library() -> None:
@@ -116,6 +121,7 @@ def test_plan_as_json_loads_no_terminal_ssh_or_graph_code(tmp_path: Path) -> Non
     assert code == 0 and json.loads(out)["steps"]  # control: a real plan was made
     assert {"pydantic", "jinja2", "remedy.planner.plan"} <= mods  # and it did the work
     assert loaded(mods, "rich", "asyncssh", "asyncio", "networkx", "cryptography") == set()
+    assert "importlib.metadata" not in mods  # pydantic's plugin loader, plugins disabled
     assert {
         "remedy.transport.local",
         "remedy.transport.ssh",
@@ -380,3 +386,51 @@ def test_a_validated_record_in_a_directory_others_can_write_is_not_used(
     Path(catalog._validated_path()).parent.chmod(0o777)
     again = _fresh_catalog(monkeypatch, tmp_path / "cache")
     assert all(s._rx is not None for s in again.signatures)  # checked (and compiled) again
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic's plugin loader with every plugin disabled (remedy/__init__.py)
+# --------------------------------------------------------------------------------------------
+
+_PLUGINS = """
+import os, sys
+import remedy, pydantic
+class A(pydantic.BaseModel):
+    x: int
+A(x=1)
+from pydantic.plugin import _loader
+before = "importlib.metadata" in sys.modules
+first = tuple(_loader.get_plugins())
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "none-of-them"  # plugins on: the real loader answers
+second = type(_loader.get_plugins()).__name__
+print(before, first, second, "importlib.metadata" in sys.modules, _loader._loading_plugins)
+"""
+
+
+def test_the_plugin_loader_stand_in_answers_as_pydantic_does() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", _PLUGINS],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"},
+    )
+    assert r.returncode == 0, r.stderr
+    # no metadata read while disabled; no plugins; then pydantic's own loader (a dict's values),
+    # and any other name of the module is the real one's
+    assert r.stdout.split() == ["False", "()", "dict_values", "True", "False"]
+
+
+def test_an_explicit_plugin_setting_gets_pydantic_s_own_loader() -> None:
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, remedy; print('pydantic.plugin._loader' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "some-plugin"},
+    )
+    assert r.stdout.strip() == "False"
