@@ -434,3 +434,49 @@ def test_an_explicit_plugin_setting_gets_pydantic_s_own_loader() -> None:
         env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "some-plugin"},
     )
     assert r.stdout.strip() == "False"
+
+
+def _on_a_terminal(code: str, args: list[str], cache: Path) -> tuple[bytes, set[str]]:
+    """stdout of `python -c code args` on a pseudo-terminal (what a person at one sees), and
+    the modules it loaded."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen(
+            [sys.executable, "-c", code, json.dumps(args), "typer" if "typer" in code else "x"],
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "XDG_CACHE_HOME": str(cache), "COLUMNS": "100"},
+        )
+        os.close(slave)
+        slave = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other end closed
+                break
+            if not chunk:
+                break
+            out += chunk
+        err = p.communicate(timeout=60)[1].decode()
+        return out, set(json.loads(err.strip().splitlines()[-1])["modules"])
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+
+
+def test_help_on_a_terminal_is_replayed_as_typer_prints_it(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    args = ["plan", "--help"]
+    ref, _ = _on_a_terminal(_HELP_RUN, args, cache)
+    entry = _HELP_RUN.replace('how == "typer"', "False")
+    first, _ = _on_a_terminal(entry, args, cache)
+    second, mods = _on_a_terminal(entry, args, cache)
+    assert ref.startswith(b"Usage: remedy plan")  # control: typer's page, on the terminal
+    assert first == ref and second == ref and "typer" not in mods
+    # and the record made on the terminal is the one used there: a pipe has its own
+    piped, _, mods = help_run(args, "entry", cache, COLUMNS="100")
+    assert "typer" in mods and piped.replace(b"\n", b"\r\n") == ref

@@ -9,8 +9,8 @@ depends on, and the next identical request is answered from that record (`serve`
 
 * the key: the words of the command line, how the program was started (`sys.argv[0]` and
   `__main__`'s package: click's program name), the terminal's width (COLUMNS, or the
-  terminal), stdout's encoding, the environment variables typer or click read for help,
-  Python's version and typer's `__init__.py` (its version);
+  terminal), stdout's encoding and whether it is a terminal, the environment variables
+  typer or click read for help, Python's version and typer's `__init__.py` (its version);
 * the check: the sha256 of every remedy source file that was loaded when typer printed it
   (the CLI, its help text, the exit-code table...). Any edit to one of them, or a file
   gone, and the record is not used: typer prints the help again, and it is recorded again.
@@ -78,6 +78,13 @@ def _columns() -> str:
         return "-"
 
 
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _key(argv: list[str]) -> str | None:
     out = sys.stdout
     if (
@@ -92,7 +99,7 @@ def _key(argv: list[str]) -> str | None:
         sys.argv[0] if sys.argv else "",
         str(getattr(main, "__package__", None)),
         _columns(),
-        f"{out.encoding}:{out.errors}",
+        f"{out.encoding}:{out.errors}:{_isatty(out)}",
         *(f"{k}={os.environ.get(k)}" for k in _ENV),
         sys.version,
     ]
@@ -186,9 +193,17 @@ def recording(argv: list[str]) -> Iterator[None]:
         return
     import io
 
+    class Recorder(io.TextIOWrapper):
+        """stdout as the CLI sees it (a terminal stays one: click and rich decide on styling
+        by isatty), into memory."""
+
+        def isatty(self) -> bool:
+            return tty
+
     real = sys.stdout
+    tty = _isatty(real)
     buf = io.BytesIO()
-    wrapper = io.TextIOWrapper(buf, encoding=real.encoding, errors=real.errors)
+    wrapper = Recorder(buf, encoding=real.encoding, errors=real.errors)
     sys.stdout = wrapper
     ok = False
     try:
