@@ -126,6 +126,7 @@ def _window_lines(
     )
     hits.sort()
     counted = 0  # newlines before this offset are in ``base``
+    gates = eng.gates
     k, n = 0, len(hits)
     while k < n:
         to = hits[k][0]
@@ -136,12 +137,11 @@ def _window_lines(
         while k < n and hits[k][0] <= line_end:
             k += 1
         line = hits[first:k]
-        if eng.gates and _gated_out(buf, start, line, eng.gates):
+        if gates and _gated_out(buf, start, line, gates):
             continue
-        ids = [i for _, i in line]
         base += buf.count(b"\n", counted, start)
         counted = start
-        yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple(set(ids))
+        yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple({i for _, i in line})
     lines_out[0] = base + buf.count(b"\n", counted, upto)
 
 
@@ -218,6 +218,86 @@ def _read_spool(
         yield offset + ln, f.read(size), ids
 
 
+class Job:
+    """A scan under way: one forked worker per segment, each spooling its candidates, so the
+    caller can do other work (load the knowledge base, import the diagnosis) while the log is
+    read; ``candidates`` then waits for the workers in file order. ``close`` ends any worker
+    still running (an error or a signal in the caller must not leave them reading)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        patterns: list[tuple[str, bytes | None]],
+        *,
+        cap: int,
+        segments: int | None = None,
+    ) -> None:
+        from remedy.evidence import reader
+
+        self.patterns = patterns
+        eng = database(patterns)
+        self.kids: list[int] = []
+        self.spools: list[IO[bytes]] = []
+        self.fd = os.open(path, os.O_RDONLY)
+        try:
+            self.size = os.fstat(self.fd).st_size
+            n = segments or max(
+                1, min(MAX_SEGMENTS, reader.usable_cpus(), self.size // SEGMENT_MIN_BYTES or 1)
+            )
+            bounds = reader._segment_bounds(self.fd, self.size, n)
+            for k in range(len(bounds) - 1):
+                spool = tempfile.TemporaryFile()
+                self.spools.append(spool)
+                pid = os.fork()
+                if pid == 0:  # the worker: never return into the caller's code
+                    code = 1
+                    try:
+                        _child(self.fd, bounds[k], bounds[k + 1], eng, cap, spool.fileno())
+                        code = 0
+                    finally:
+                        os._exit(code)
+                self.kids.append(pid)
+        except BaseException:
+            self.close()
+            raise
+
+    def candidates(self, totals: Any) -> Iterator[tuple[int, bytes, frozenset[str]]]:
+        """Candidate lines in file order, with file line numbers and the literals seen on
+        each; sets ``totals`` once every worker is done."""
+        names: dict[tuple[int, ...], frozenset[str]] = {}
+        patterns = self.patterns
+        offset = 0
+        for pid, spool in zip(list(self.kids), self.spools, strict=True):
+            _, status = os.waitpid(pid, 0)
+            self.kids.remove(pid)
+            code = os.waitstatus_to_exitcode(status)
+            if code != 0:
+                raise EngineFailed(f"a scan worker failed (exit {code})")
+            count: list[int] = []
+            for ln, raw, ids in _read_spool(spool, offset, count):
+                hint = names.get(ids)
+                if hint is None:
+                    hint = names[ids] = frozenset(patterns[i][0] for i in ids)
+                yield ln, raw, hint
+            offset += count[0]
+        totals.lines = offset
+        totals.bytes = self.size
+
+    def close(self) -> None:
+        for pid in self.kids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        self.kids.clear()
+        for s in self.spools:
+            s.close()
+        self.spools.clear()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
 def hyperscan_candidates(
     path: str | Path,
     patterns: list[tuple[str, bytes | None]],
@@ -228,61 +308,8 @@ def hyperscan_candidates(
 ) -> Iterator[tuple[int, bytes, frozenset[str]]]:
     """Candidate lines of a regular file, in file order, with file line numbers and the
     literals seen on each (a superset of those in its first ``cap`` bytes)."""
-    from remedy.evidence import reader
-
-    eng = database(patterns)
-    fd = os.open(path, os.O_RDONLY)
-    kids: list[int] = []
-    spools: list[IO[bytes]] = []
+    job = Job(path, patterns, cap=cap, segments=segments)
     try:
-        size = os.fstat(fd).st_size
-        n = segments or max(
-            1, min(MAX_SEGMENTS, reader.usable_cpus(), size // SEGMENT_MIN_BYTES or 1)
-        )
-        bounds = reader._segment_bounds(fd, size, n)
-        for k in range(1, len(bounds) - 1):
-            spool = tempfile.TemporaryFile()
-            spools.append(spool)
-            pid = os.fork()
-            if pid == 0:  # the worker: never return into the caller's code
-                code = 1
-                try:
-                    _child(fd, bounds[k], bounds[k + 1], eng, cap, spool.fileno())
-                    code = 0
-                finally:
-                    os._exit(code)
-            kids.append(pid)
-        names: dict[tuple[int, ...], frozenset[str]] = {}
-
-        def named(ids: tuple[int, ...]) -> frozenset[str]:
-            hint = names.get(ids)
-            if hint is None:
-                hint = names[ids] = frozenset(patterns[i][0] for i in ids)
-            return hint
-
-        first: list[int] = []
-        for ln, raw, ids in scan_segment(fd, bounds[0], bounds[1], eng, cap, first):
-            yield ln, raw, named(ids)
-        offset = first[0]
-        for pid, spool in zip(list(kids), spools, strict=True):
-            _, status = os.waitpid(pid, 0)
-            kids.remove(pid)
-            if os.waitstatus_to_exitcode(status) != 0:
-                raise EngineFailed(
-                    f"a scan worker failed (exit {os.waitstatus_to_exitcode(status)})"
-                )
-            count: list[int] = []
-            for ln, raw, ids in _read_spool(spool, offset, count):
-                yield ln, raw, named(ids)
-            offset += count[0]
-        totals.lines = offset
-        totals.bytes = size
+        yield from job.candidates(totals)
     finally:
-        for pid in kids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, 9)
-            with contextlib.suppress(OSError):
-                os.waitpid(pid, 0)
-        for s in spools:
-            s.close()
-        os.close(fd)
+        job.close()
