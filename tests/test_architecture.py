@@ -24,7 +24,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "trust": {"errors", "model", "transport"},
     "units": {"errors", "model", "resolve", "transport"},
     "knowledge": {"errors", "model", "fileread", "cachefile", "resolve", "units", "operations"},
-    "evidence": {"errors", "model", "fileread", "knowledge"},
+    "evidence": {"errors", "model", "fileread", "cachefile", "knowledge"},
     "evaluate": {"errors", "model", "resolve", "knowledge"},
     "facts": {"errors", "model", "redact", "transport", "trust", "units"},
     "inputs": {"errors", "model", "fileread", "redact", "evidence"},

@@ -5,12 +5,13 @@ line, lines across window and segment boundaries), and it falls back when the en
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from remedy.errors import LogReadError
-from remedy.evidence import default_catalog, fastscan, prefilter, reader
+from remedy.evidence import default_catalog, early, fastscan, prefilter, reader
 from remedy.evidence.scan import ScanResult, _Aggregator, scan_path
 
 pytest.importorskip("hyperscan")
@@ -195,3 +196,105 @@ def test_failing_worker_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
     res = scan_path(p)
     assert res.method != "hyperscan" and same(res, ref)
+
+
+# --- early start (remedy.evidence.early): the scan forked before the CLI's imports -------------
+
+
+def _big_log(p: Path, tail: bytes = b"cannot find -lcudart\n") -> Path:
+    p.write_bytes((b"y" * 99 + b"\n") * 30_000 + tail)  # 3 MB: over fastscan.MIN_BYTES
+    return p
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "cache"
+    home.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    fastscan._DBS.clear()  # as in a new process: the first scan compiles, then caches
+    yield home
+    early.discard()
+
+
+def test_log_arg_is_read_only_from_diagnose() -> None:
+    assert early._log_arg(["diagnose", "--log", "a.log", "--json"]) == "a.log"
+    assert early._log_arg(["diagnose", "--json", "-l", "b.log"]) == "b.log"
+    assert early._log_arg(["diagnose", "--log=c.log"]) == "c.log"
+    assert early._log_arg(["plan", "--log", "a.log"]) is None
+    assert early._log_arg(["run", "host", "--log", "run.log"]) is None  # run's own log file
+    assert early._log_arg(["diagnose", "--", "--log", "x"]) is None
+    assert early._log_arg(["diagnose", "--log"]) is None
+    assert early._log_arg([]) is None
+
+
+def test_early_job_is_taken_and_gives_the_same_symptoms(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = _big_log(tmp_path / "big.log", b"".join(f.read_bytes() for f in CORPUS[:20]))
+    ref = scan_path(p, method="python")
+    assert scan_path(p).method == "hyperscan"
+    assert (cache_home / "remedy" / "scan-engine.bin").is_file()
+    fastscan._DBS.clear()  # the next process: the database comes from the cache
+    early.start(["diagnose", "--log", str(p), "--json"])
+    assert early._EARLY is not None, "the early scan started"
+    started: list[object] = []
+    monkeypatch.setattr(fastscan, "Job", lambda *a, **k: started.append(a))
+    res = scan_path(p)
+    assert started == [], "the early workers were used, no new ones"
+    assert early._EARLY is None
+    assert res.method == "hyperscan" and same(res, ref)
+
+
+def test_early_job_is_dropped_when_the_file_changed(tmp_path: Path, cache_home: Path) -> None:
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # writes the cache
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    with p.open("ab") as f:  # after the early start: the early job read the old file
+        f.write(b"ninja: build stopped: subcommand failed.\n")
+    res = scan_path(p)
+    assert early._EARLY is None
+    assert same(res, scan_path(p, method="python"))
+    assert "ninja-subcommand-failed" in res.ids()
+
+
+def test_no_early_start_on_a_link_a_small_file_or_a_foreign_cache(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # writes the cache
+    link = tmp_path / "link.log"
+    link.symlink_to(p)
+    early.start(["diagnose", "--log", str(link)])
+    assert early._EARLY is None  # links go the ordinary way (open_log's link checks)
+    small = tmp_path / "small.log"
+    small.write_bytes(b"cannot find -lcudart\n")
+    early.start(["diagnose", "--log", str(small)])
+    assert early._EARLY is None
+    cache = cache_home / "remedy" / "scan-engine.bin"
+    cache.chmod(0o666)  # writable by others: not ours to trust
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is None
+    cache.chmod(0o600)
+    cache.write_bytes(cache.read_bytes()[:-10])  # damaged: its digest no longer matches
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is None
+    assert same(scan_path(p), scan_path(p, method="python"))
+
+
+def test_diagnose_cli_output_same_with_and_without_early_start(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """The whole command, twice in fresh processes (the second starts early), and with the
+    engine's cache gone: identical JSON."""
+    import os
+    import subprocess
+    import sys
+
+    p = _big_log(tmp_path / "big.log", b"".join(f.read_bytes() for f in CORPUS[:20]))
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    cmd = [sys.executable, "-m", "remedy", "diagnose", "--log", str(p), "--json"]
+    outs = [subprocess.run(cmd, capture_output=True, env=env, timeout=300) for _ in range(2)]
+    assert (cache_home / "remedy" / "scan-engine.bin").is_file()
+    assert outs[0].returncode == outs[1].returncode
+    assert outs[0].stdout == outs[1].stdout and b'"symptoms"' in outs[0].stdout

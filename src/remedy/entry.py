@@ -25,6 +25,20 @@ def main() -> None:
     from remedy.interrupts import install
 
     install("hold", pending=_early)
+    _start_scan()
     from remedy.cli import main as cli_main
 
     cli_main()
+
+
+def _start_scan() -> None:
+    """`remedy diagnose --log FILE`: the scan starts before the CLI's imports
+    (remedy.evidence.early); any trouble there leaves it to the ordinary path."""
+    import sys
+
+    try:
+        from remedy.evidence.early import start
+
+        start(sys.argv[1:])
+    except Exception:  # noqa: S110 - the ordinary path scans the log and reports errors
+        pass

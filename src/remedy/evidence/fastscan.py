@@ -88,9 +88,13 @@ def database(patterns: list[tuple[str, bytes | None]]) -> Engine:
             )
         except Exception as exc:  # hyperscan.error: a pattern it cannot take
             raise EngineFailed(f"hyperscan cannot compile the literals: {exc}") from None
-        gates = {i: re.compile(g) for i, (_, g) in enumerate(patterns) if g is not None}
-        eng = _DBS[key] = Engine(db, gates)
+        eng = _DBS[key] = Engine(db, gates_of(patterns))
     return eng
+
+
+def gates_of(patterns: list[tuple[str, bytes | None]]) -> dict[int, re.Pattern[bytes]]:
+    """Per literal id, its compiled gate (only the gated ones)."""
+    return {i: re.compile(g) for i, (_, g) in enumerate(patterns) if g is not None}
 
 
 def _gated_out(buf: bytearray, start: int, line: list[tuple[int, int]], gates: Any) -> bool:

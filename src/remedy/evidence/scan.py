@@ -9,6 +9,7 @@ signature, the rest counted; the ``TOP_SUSPICIOUS`` best unmatched error lines k
 from __future__ import annotations
 
 import heapq
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,8 +18,8 @@ from typing import BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from remedy.errors import InputError, LogReadError
-from remedy.evidence import fastscan, prefilter, reader
-from remedy.evidence.catalog import Catalog, default_catalog
+from remedy.evidence import early, fastscan, prefilter, reader
+from remedy.evidence.catalog import Catalog, default_catalog, default_catalog_path
 from remedy.evidence.matcher import LineMatcher, Match
 from remedy.evidence.prefix import strip_prefixes
 from remedy.evidence.suspicious import WORDS, base_score, is_command_echo, is_diagnostic
@@ -253,9 +254,7 @@ class PendingScan:
             )
             if use_hs:
                 try:
-                    self.job = fastscan.Job(
-                        path, prefilter.engine_patterns(self.cat), cap=reader.MATCH_CAP
-                    )
+                    self.job = self._start_job(path)
                 except fastscan.EngineFailed:
                     if method == "hyperscan":
                         raise
@@ -267,6 +266,20 @@ class PendingScan:
             self.close()
             raise
 
+    def _start_job(self, path: str | Path) -> fastscan.Job:
+        """The workers ``early.start`` forked for this file, or new ones; a freshly compiled
+        literal database is cached for the next process's early start."""
+        patterns = prefilter.engine_patterns(self.cat)
+        assert self.f is not None
+        job = early.take(str(path), os.fstat(self.f.fileno()), patterns)
+        if job is not None:
+            return job
+        fresh = tuple(patterns) not in fastscan._DBS
+        job = fastscan.Job(path, patterns, cap=reader.MATCH_CAP)
+        if fresh and self.cat is default_catalog():
+            early.save(patterns, fastscan.database(patterns).db, str(default_catalog_path()))
+        return job
+
     def __enter__(self) -> PendingScan:
         return self
 
@@ -274,6 +287,7 @@ class PendingScan:
         self.close()
 
     def close(self) -> None:
+        early.discard()
         if self.job is not None:
             self.job.close()
             self.job = None
