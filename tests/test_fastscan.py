@@ -233,7 +233,7 @@ def test_early_job_is_taken_and_gives_the_same_symptoms(
     p = _big_log(tmp_path / "big.log", b"".join(f.read_bytes() for f in CORPUS[:20]))
     ref = scan_path(p, method="python")
     assert scan_path(p).method == "hyperscan"
-    assert (cache_home / "remedy" / "scan-engine.bin").is_file()
+    assert (Path(early.cache_path())).is_file()
     fastscan._DBS.clear()  # the next process: the database comes from the cache
     early.start(["diagnose", "--log", str(p), "--json"])
     assert early._EARLY is not None, "the early scan started"
@@ -271,7 +271,7 @@ def test_no_early_start_on_a_link_a_small_file_or_a_foreign_cache(
     small.write_bytes(b"cannot find -lcudart\n")
     early.start(["diagnose", "--log", str(small)])
     assert early._EARLY is None
-    cache = cache_home / "remedy" / "scan-engine.bin"
+    cache = Path(early.cache_path())
     cache.chmod(0o666)  # writable by others: not ours to trust
     early.start(["diagnose", "--log", str(p)])
     assert early._EARLY is None
@@ -295,6 +295,6 @@ def test_diagnose_cli_output_same_with_and_without_early_start(
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
     cmd = [sys.executable, "-m", "remedy", "diagnose", "--log", str(p), "--json"]
     outs = [subprocess.run(cmd, capture_output=True, env=env, timeout=300) for _ in range(2)]
-    assert (cache_home / "remedy" / "scan-engine.bin").is_file()
+    assert (Path(early.cache_path())).is_file()
     assert outs[0].returncode == outs[1].returncode
     assert outs[0].stdout == outs[1].stdout and b'"symptoms"' in outs[0].stdout

@@ -30,8 +30,13 @@ _EARLY: tuple[str, tuple[int, int, int, int], Any] | None = None
 
 
 def cache_path() -> str:
+    """One cache per remedy install (keyed by its path): two checkouts, or a checkout and a
+    wheel, have different signatures and would otherwise rewrite each other's cache."""
+    import zlib
+
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "remedy", "scan-engine.bin")
+    here = zlib.crc32(os.path.dirname(os.path.abspath(__file__)).encode())
+    return os.path.join(base, "remedy", f"scan-engine-{here:08x}.bin")
 
 
 def _log_arg(argv: list[str]) -> str | None:

@@ -7,10 +7,16 @@ made for IDS and log pipelines) finds the whole literal set, needles and error w
 0.6 ns/byte on one core, and only the lines that hold a match are ever copied or decoded.
 
 How: the file is cut into newline-aligned segments (one per usable CPU, at most ``MAX_SEGMENTS``,
-none under ``SEGMENT_MIN_BYTES``). This process scans segment 0; a forked child scans each
-other one and writes its candidates to a spool file. A segment is read ``WINDOW`` bytes at a
-time into one reused buffer (peak memory does not grow with the log); Hyperscan reports match
-ends, the line around each is cut out, and newlines are counted only once, in C, per window.
+none under ``SEGMENT_MIN_BYTES``); a forked worker scans each one and writes its candidates to
+a spool file, while the caller goes on with other work (``Job``: ``remedy diagnose`` loads the
+knowledge base meanwhile, and ``early`` forks the workers before the CLI is even imported).
+A segment is read ``WINDOW`` bytes at a time into one reused buffer (peak memory does not grow
+with the log); Hyperscan reports match ends, the line around each is cut out, and newlines
+are counted only once, in C, per window. Where the time goes (1 GB journal, one core):
+reading ~0.25 ns/byte, Hyperscan over the ~130 literals ~0.47, counting newlines
+(``bytes.count``, the only C counter in the stdlib) ~0.47, gating the ~110,000 ``/bin/nvcc``
+hits of nvcc command lines ~0.15: about 1.4 ns/byte against grep's 1.0-1.15 for its three
+words, so the workers beat grep only by running on more than one core.
 Lines longer than ``cap`` keep their first ``cap`` bytes, the rest is skipped unread by the
 matcher, exactly as ``reader.python_candidates`` does, so both paths feed the aggregator the
 same (line number, bytes) for every line that can match; a line may be a candidate here that is
