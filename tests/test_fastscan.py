@@ -298,3 +298,29 @@ def test_diagnose_cli_output_same_with_and_without_early_start(
     assert (Path(early.cache_path())).is_file()
     assert outs[0].returncode == outs[1].returncode
     assert outs[0].stdout == outs[1].stdout and b'"symptoms"' in outs[0].stdout
+
+
+def test_gate_verdicts_remembered_per_run_match_the_python_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same nvcc runs again and again (remembered), many distinct ones (the memo is
+    cleared when full) and tokens longer than MEMO_RUN (checked, not remembered): the gate
+    keeps exactly the malformed lines, as the Python path does."""
+    monkeypatch.setattr(fastscan, "MEMO_MAX", 3)
+    monkeypatch.setattr(fastscan, "MEMO_RUN", 40)
+    rnd = random.Random(7)
+    lines, bad = [], []
+    for n in range(1, 3001):
+        deep = "/d" * rnd.choice([1, 2, 30])  # 30: a run over MEMO_RUN bytes
+        venv = f"/opt/v{rnd.randrange(8)}{deep}"
+        if rnd.random() < 0.05:
+            lines.append(f"[{n}/3000] :{venv}/bin/nvcc -c k.cu")  # the malformed form
+            bad.append(n)
+        else:
+            lines.append(f"[{n}/3000] {venv}/bin/nvcc -c k.cu -o k.o")
+    p = tmp_path / "ninja.log"
+    p.write_text("\n".join(lines) + "\n")
+    fastscan._DBS.clear()  # a fresh memo for this test's limits
+    fast, slow = both(p)
+    assert same(fast, slow)
+    assert [s.line for s in fast.symptoms if s.signature == "nvcc-path-malformed"] == bad[:50]

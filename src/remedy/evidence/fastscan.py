@@ -41,6 +41,8 @@ from typing import IO, Any
 WINDOW = 4 << 20
 SEGMENT_MIN_BYTES = 48 << 20
 MAX_SEGMENTS = 8
+MEMO_MAX = 4096  # gate verdicts remembered ...
+MEMO_RUN = 256  # ... for runs up to this long: at most ~1 MB held
 MIN_BYTES = 2 << 20  # below this, importing Hyperscan (~30 ms) costs more than it saves
 
 _REC = struct.Struct("<QIH")  # line number, length of the line's bytes, number of literal ids
@@ -73,6 +75,7 @@ class Engine:
     def __init__(self, db: Any, gates: dict[int, re.Pattern[bytes]]) -> None:
         self.db = db
         self.gates = gates
+        self.memo: dict[tuple[int, bytes], bool] = {}  # _gated_out's verdicts
 
 
 def database(patterns: list[tuple[str, bytes | None]]) -> Engine:
@@ -103,15 +106,29 @@ def gates_of(patterns: list[tuple[str, bytes | None]]) -> dict[int, re.Pattern[b
     return {i: re.compile(g) for i, (_, g) in enumerate(patterns) if g is not None}
 
 
-def _gated_out(buf: bytearray, start: int, line: list[tuple[int, int]], gates: Any) -> bool:
+def _gated_out(
+    buf: bytearray, start: int, line: list[tuple[int, int]], gates: Any, memo: dict[Any, bool]
+) -> bool:
     """True if every hit on the line is a gated literal whose gate matches nowhere in the
-    whitespace-free run that ends with it (prefilter._token_gate says why that is enough)."""
+    whitespace-free run that ends with it (prefilter._token_gate says why that is enough).
+    A gate's verdict depends on the run's bytes only, and runs repeat (a build's nvcc command
+    lines share the compiler's path), so verdicts are remembered per (literal, run)."""
     for to, i in line:
         gate = gates.get(i)
         if gate is None:
             return False
-        run = max(buf.rfind(b" ", start, to), buf.rfind(b"\t", start, to)) + 1
-        if gate.search(buf, max(run, start), to) is not None:
+        run = max(buf.rfind(b" ", start, to), buf.rfind(b"\t", start, to), start - 1) + 1
+        if to - run > MEMO_RUN:  # a long token: not worth holding
+            if gate.search(buf, run, to) is not None:
+                return False
+            continue
+        key = (i, bytes(buf[run:to]))
+        hit = memo.get(key)
+        if hit is None:
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            hit = memo[key] = gate.search(buf, run, to) is not None
+        if hit:
             return False
     return True
 
@@ -147,7 +164,7 @@ def _window_lines(
         while k < n and hits[k][0] <= line_end:
             k += 1
         line = hits[first:k]
-        if gates and _gated_out(buf, start, line, gates):
+        if gates and _gated_out(buf, start, line, gates, eng.memo):
             continue
         base += buf.count(b"\n", counted, start)
         counted = start
