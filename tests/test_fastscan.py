@@ -324,3 +324,76 @@ def test_gate_verdicts_remembered_per_run_match_the_python_path(
     fast, slow = both(p)
     assert same(fast, slow)
     assert [s.line for s in fast.symptoms if s.signature == "nvcc-path-malformed"] == bad[:50]
+
+
+def test_needle_across_a_window_and_a_segment_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure line whose needle straddles the 4 KiB window edge, and one that starts right
+    at the second segment's first byte: both found, at their lines, as in Python."""
+    needle = b"cannot find -lcudart"
+    filler = b"z" * 63 + b"\n"  # 64-byte lines
+    head = filler * 63 + b"x" * 54  # the needle's first 10 bytes end the first window
+    body = head + needle + b"\n" + filler * 200
+    p = tmp_path / "edge.log"
+    p.write_bytes(body + needle + b"\n" + filler * 50)
+    assert body.index(needle) < 4096 < body.index(needle) + len(needle)
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    monkeypatch.setattr(reader, "_segment_bounds", lambda _fd, size, _n: [0, len(body), size])
+    cat = default_catalog()
+    got = list(
+        fastscan.hyperscan_candidates(
+            p, prefilter.engine_patterns(cat), reader.Totals(), cap=reader.MATCH_CAP
+        )
+    )
+    assert [ln for ln, _, _ in got] == [64, 265]
+    fast = scan_path(p, method="hyperscan")
+    assert same(fast, scan_path(p, method="python"))
+    assert [(s.line, s.signature) for s in fast.symptoms] == [
+        (64, "ld-cannot-find-lib"),
+        (265, "ld-cannot-find-lib"),
+    ]
+
+
+def _gone(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_failing_diagnose_leaves_no_scan_worker_behind(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers started early, still reading (here: a worker that would take a minute), are
+    ended and reaped when the command fails before it takes their result."""
+    import time
+
+    from typer.testing import CliRunner
+
+    from remedy.cli import app
+
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # the engine cache, as a previous run leaves it
+    monkeypatch.setattr(fastscan, "_child", lambda *_a: time.sleep(60))
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    pids = list(early._EARLY[2].kids)
+    assert pids and not any(_gone(pid) for pid in pids)
+    res = CliRunner().invoke(app, ["diagnose", "--log", str(p), "--facts", str(tmp_path / "x")])
+    assert "cannot read facts file" in str(res.exception)  # main() makes it exit 2
+    assert all(_gone(pid) for pid in pids)
+    assert early._EARLY is None
+
+
+def test_an_early_job_nobody_takes_is_ended(tmp_path: Path, cache_home: Path) -> None:
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    pids = list(early._EARLY[2].kids)
+    early.discard()  # what the exit handler does
+    assert all(_gone(pid) for pid in pids)
