@@ -397,3 +397,20 @@ def test_an_early_job_nobody_takes_is_ended(tmp_path: Path, cache_home: Path) ->
     pids = list(early._EARLY[2].kids)
     early.discard()  # what the exit handler does
     assert all(_gone(pid) for pid in pids)
+
+
+def test_early_workers_read_the_file_they_opened_not_what_the_name_later_is(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """The name swapped for another file after the early start (a planted swap): the early
+    job read the first file, so it is not taken; the result is the new file's, as Python's."""
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # the engine cache
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    other = _big_log(tmp_path / "other.log", b"ninja: build stopped: subcommand failed.\n")
+    other.replace(p)  # same name, same size, another inode
+    res = scan_path(p)
+    assert early._EARLY is None
+    assert res.ids() == ["ninja-subcommand-failed"]
+    assert same(res, scan_path(p, method="python"))

@@ -7,8 +7,10 @@ a regular file (not a link) big enough for Hyperscan, and this user's cache hold
 set and compiled database of the current signatures file, the scan workers (fastscan.Job) are
 forked right there and read the log while the rest of remedy is imported.
 
-Nothing here decides a result: ``take`` hands the job to ``scan.PendingScan`` only if the file
-it opened is the same file (device, inode, size, mtime) and the job's literals are exactly
+Nothing here decides a result: the log is opened without following a link, the workers read
+that open file, and ``take`` hands the job to ``scan.PendingScan`` only if the file it opened
+(after ``reader.open_log``'s checks) is that same file (device, inode, size, mtime) and the
+job's literals are exactly
 ``prefilter.engine_patterns`` of the catalog in use; otherwise the job is ended and the log is
 scanned the ordinary way. The cache is read only through ``cachefile.read_private`` (ours,
 not writable by others, digest intact) and rewritten whenever the ordinary path compiles.
@@ -71,14 +73,8 @@ def start(argv: list[str]) -> None:
     path = _log_arg(argv)
     if not path or path == "-":
         return
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return
     from remedy.evidence import fastscan
 
-    if not stat.S_ISREG(st.st_mode) or st.st_size < fastscan.MIN_BYTES:
-        return
     hs = fastscan.engine()
     if hs is None:
         return
@@ -87,23 +83,44 @@ def start(argv: list[str]) -> None:
     body = read_private(cache_path())
     if body is None:
         return
+    try:  # not a link, and not a FIFO that would block (open_log's own checks come later)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    patterns = None
     try:
-        tag, version, sig_path, sig_key, patterns, blob = marshal.loads(body)
-        if tag != _TAG or version != hs.__version__ or _sig_key(sig_path) != tuple(sig_key):
-            return
-        patterns = [(lit, gate) for lit, gate in patterns]
-        key = tuple(patterns)
-        if key not in fastscan._DBS:
-            db = hs.loadb(blob, hs.HS_MODE_BLOCK)
-            db.scratch = hs.Scratch(db)  # a loaded database has none; scan() would fail
-            fastscan._DBS[key] = fastscan.Engine(db, fastscan.gates_of(patterns))
-        from remedy.evidence.reader import MATCH_CAP
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_size >= fastscan.MIN_BYTES:
+            patterns = _cached_engine(hs, body)
+    except Exception:  # a stale or foreign cache: the ordinary path
+        patterns = None
+    if patterns is None:
+        os.close(fd)
+        return
+    from remedy.evidence.reader import MATCH_CAP
 
-        job = fastscan.Job(path, patterns, cap=MATCH_CAP)
-    except Exception:  # a stale or foreign cache, a file that went away: the ordinary path
+    try:
+        job = fastscan.Job(path, patterns, cap=MATCH_CAP, fd=fd)  # owns fd from here
+    except Exception:
         return
     _EARLY = (os.path.abspath(path), identity(st), job)
     atexit.register(discard)
+
+
+def _cached_engine(hs: Any, body: bytes) -> list[tuple[str, bytes | None]] | None:
+    """The cached literal set, its database registered with fastscan; None if stale."""
+    from remedy.evidence import fastscan
+
+    tag, version, sig_path, sig_key, patterns, blob = marshal.loads(body)
+    if tag != _TAG or version != hs.__version__ or _sig_key(sig_path) != tuple(sig_key):
+        return None
+    patterns = [(lit, gate) for lit, gate in patterns]
+    key = tuple(patterns)
+    if key not in fastscan._DBS:
+        db = hs.loadb(blob, hs.HS_MODE_BLOCK)
+        db.scratch = hs.Scratch(db)  # a loaded database has none: scan() would fail
+        fastscan._DBS[key] = fastscan.Engine(db, fastscan.gates_of(patterns))
+    return patterns
 
 
 def take(path: str, st: os.stat_result, patterns: list[tuple[str, bytes | None]]) -> Any | None:

@@ -258,14 +258,21 @@ class Job:
         *,
         cap: int,
         segments: int | None = None,
+        fd: int | None = None,
     ) -> None:
+        """``fd``: the file already open (the job owns it from here): the workers then read
+        exactly the file the caller checked, whatever ``path`` names by now."""
         from remedy.evidence import reader
 
         self.patterns = patterns
-        eng = database(patterns)
         self.kids: list[int] = []
         self.spools: list[IO[bytes]] = []
-        self.fd = os.open(path, os.O_RDONLY)
+        self.fd = os.open(path, os.O_RDONLY) if fd is None else fd
+        try:
+            eng = database(patterns)
+        except BaseException:
+            self.close()
+            raise
         try:
             self.size = os.fstat(self.fd).st_size
             n = segments or max(

@@ -275,7 +275,7 @@ class PendingScan:
         if job is not None:
             return job
         fresh = tuple(patterns) not in fastscan._DBS
-        job = fastscan.Job(path, patterns, cap=reader.MATCH_CAP)
+        job = fastscan.Job(path, patterns, cap=reader.MATCH_CAP, fd=os.dup(self.f.fileno()))
         if fresh and self.cat is default_catalog():
             early.save(patterns, fastscan.database(patterns).db, str(default_catalog_path()))
         return job
