@@ -58,6 +58,42 @@ def test_whole_corpus_concatenated_in_small_windows_and_segments(
         assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), segs
 
 
+@pytest.mark.parametrize("sparse_line", [1, 48, 10**9])  # always delete / adaptive / count
+def test_newline_counting_either_way_gives_the_python_paths_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sparse_line: int
+) -> None:
+    """``_newlines`` deletes newlines (memchr) or counts them (a loop); the corpus, read in
+    4 KiB windows by 1 and 3 workers, numbers every line the same either way."""
+    p = tmp_path / "corpus.log"
+    p.write_bytes(b"".join(f.read_bytes() for f in CORPUS * 2) + b"\n" * 5000 + b"x" * 30)
+    ref = scan_path(p, method="python")
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    monkeypatch.setattr(fastscan, "DELETE_MIN", 0)
+    monkeypatch.setattr(fastscan, "SPARSE_LINE", sparse_line)
+    cat = default_catalog()
+    for segs in (1, 3):
+        agg = _Aggregator(cat, str(p))
+        tot = reader.Totals()
+        for ln, raw, hint in fastscan.hyperscan_candidates(
+            p, prefilter.engine_patterns(cat), tot, cap=reader.MATCH_CAP, segments=segs
+        ):
+            agg.feed(ln, raw, hint)
+        assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), segs
+        assert tot.lines == ref.lines
+
+
+def test_newlines_deleted_or_counted_agree_on_any_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fastscan, "DELETE_MIN", 0)
+    rnd = random.Random(3)
+    for _ in range(300):
+        buf = bytearray(rnd.choice(b"\nab\x00\xff") for _ in range(rnd.randrange(0, 300)))
+        a = rnd.randrange(0, len(buf) + 1)
+        b = rnd.randrange(a, len(buf) + 1)
+        want = bytes(buf[a:b]).count(b"\n")
+        for sparse in (False, True):
+            assert fastscan._newlines(buf, a, b, sparse) == want
+
+
 def _hostile(rnd: random.Random, corpus_lines: list[bytes]) -> bytes:
     out = []
     for _ in range(4000):
