@@ -12,11 +12,12 @@ a spool file, while the caller goes on with other work (``Job``: ``remedy diagno
 knowledge base meanwhile, and ``early`` forks the workers before the CLI is even imported).
 A segment is read ``WINDOW`` bytes at a time into one reused buffer (peak memory does not grow
 with the log); Hyperscan reports match ends, the line around each is cut out, and newlines
-are counted only once, in C, per window. Where the time goes (1 GB journal, one core):
-reading ~0.25 ns/byte, Hyperscan over the ~130 literals ~0.47, counting newlines
-(``bytes.count``, the only C counter in the stdlib) ~0.47, gating the ~110,000 ``/bin/nvcc``
-hits of nvcc command lines ~0.15: about 1.4 ns/byte against grep's 1.0-1.15 for its three
-words, so the workers beat grep only by running on more than one core.
+are counted only once, in C, per window. Where a worker's time goes (1 GB journal, one core,
+quiet host): reading ~0.25 ns/byte (kernel copy), Hyperscan over the ~130 literals ~0.47,
+newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count`` was ~0.5),
+the ~110,000 gated ``/bin/nvcc`` hits of nvcc command lines ~0.17: ~1.2 ns/byte against
+grep's ~1.0-1.15 for its three words (which counts no lines), so the workers beat grep only
+by running on more than one core, and only where the host has a core to spare.
 Lines longer than ``cap`` keep their first ``cap`` bytes, the rest is skipped unread by the
 matcher, exactly as ``reader.python_candidates`` does, so both paths feed the aggregator the
 same (line number, bytes) for every line that can match; a line may be a candidate here that is
