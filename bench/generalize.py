@@ -268,13 +268,15 @@ def cited_threads(ref: str) -> set[str]:
     return set(re.findall(r"[\w.-]+/[\w.-]+#\d+", text))
 
 
-def unseen(rows: list[dict[str, Any]], ref: str) -> list[dict[str, Any]]:
-    """Rows dated on/after the split whose thread ``ref`` never cites: its held-out set."""
+def unseen(rows: list[dict[str, Any]], ref: str, *, no_rule: bool = False) -> list[dict[str, Any]]:
+    """Rows dated on/after the split whose thread ``ref`` never cites: its held-out set.
+
+    ``no_rule``: the rows of that set whose established cause has no rule (class null)."""
     seen = cited_threads(ref)
     return [
         r
         for r in rows
-        if r.get("class")
+        if (r.get("class") is None if no_rule else r.get("class"))
         and r.get("date")
         and str(r["date"]) >= SPLIT_DATE
         and r["thread"] not in seen
@@ -316,6 +318,29 @@ def score(rows: list[dict[str, Any]], run: dict[str, Any], current: dict[str, An
     }
 
 
+def score_no_rule(rows: list[dict[str, Any]], run: dict[str, Any], current: dict) -> dict:
+    """Held-out logs whose established cause no rule covers: the right answer is "unknown"
+    (the corpus test's rule for class-null rows); naming a toolchain change is harmful."""
+    tool = toolchain_actions(current["actions"]) | toolchain_actions(run["actions"])
+    said_unknown, named, harms = 0, [], []
+    for r in rows:
+        ranked = run["logs"][r["file"]]
+        if not ranked:
+            said_unknown += 1
+            continue
+        named.append({"file": r["file"], "ranked": ranked[:3]})
+        if set(run["repairs"].get(ranked[0], [])) & tool:
+            harms.append({"file": r["file"], "top": ranked[0]})
+    return {
+        "logs": len(rows),
+        "said_unknown": said_unknown,
+        "named_a_class": len(named),
+        "harmful": len(harms),
+        "named": named,
+        "harmful_fixes": harms,
+    }
+
+
 def split(rows: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
     """Post-split rows the starting commit never saw, and the rest (the tuning set)."""
     held = unseen(rows, BEFORE_REF)
@@ -350,14 +375,23 @@ def clean_rounds(current: dict[str, Any]) -> dict[str, Any]:
     for i, (_, corpus_ref) in enumerate(CLEAN_ROUNDS):
         for r in unseen(rows, corpus_ref):
             owner[r["file"]] = i
+    for i, (_, corpus_ref) in enumerate(CLEAN_ROUNDS):
+        for r in unseen(rows, corpus_ref, no_rule=True):
+            owner[r["file"]] = i
     rounds = []
     total = {"logs": 0, "top1": 0, "top3": 0, "unknown": 0, "harmful": 0}
     for i, (ref, corpus_ref) in enumerate(CLEAN_ROUNDS):
         mine = [r for r in rows if owner.get(r["file"]) == i]
         if not mine:
             continue
-        sc = score(mine, diagnose_with(ref), current)
-        rounds.append({"knowledge": ref, "logs_absent_from": corpus_ref, **sc})
+        run = diagnose_with(ref)
+        classified = [r for r in mine if r.get("class")]
+        sc = score(classified, run, current)
+        nulls = [r for r in mine if r.get("class") is None]
+        rd = {"knowledge": ref, "logs_absent_from": corpus_ref, **sc}
+        if nulls:
+            rd["no_rule"] = score_no_rule(nulls, run, current)
+        rounds.append(rd)
         for k in total:
             total[k] += sc[k]
     n = total["logs"] or 1
@@ -423,6 +457,13 @@ def main() -> int:
         print("was collected; the figure to quote):")
         for rd in clean["rounds"]:
             print(_line(f"{rd['knowledge']} on its round", rd))
+            if "no_rule" in rd:
+                nr = rd["no_rule"]
+                print(
+                    f"  {'  + no rule covers the cause':28} n={nr['logs']:3}  said unknown "
+                    f"{nr['said_unknown']}, named a class {nr['named_a_class']}, "
+                    f"harmful {nr['harmful']}"
+                )
         print(_line("all rounds", clean["total"]))
     base = reports[0]["date_split_heldout"]
     if base["top1"]:
