@@ -450,3 +450,31 @@ def test_early_workers_read_the_file_they_opened_not_what_the_name_later_is(
     assert early._EARLY is None
     assert res.ids() == ["ninja-subcommand-failed"]
     assert same(res, scan_path(p, method="python"))
+
+
+def test_the_console_script_starts_the_scan_only_for_diagnose(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """remedy.entry forks the early workers for `diagnose --log FILE` (in a child process:
+    importing remedy.entry installs its signal handlers), and for no other command."""
+    import os
+    import subprocess
+    import sys
+
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # the engine cache
+    code = (
+        "import sys; sys.argv = ['remedy', *sys.argv[1:]]\n"
+        "import remedy.entry as e; e._start_scan()\n"
+        "from remedy.evidence import early; print(early._EARLY is not None)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    for argv, want in [
+        (["diagnose", "--log", str(p)], b"True"),
+        (["plan", "--log", str(p)], b"False"),
+        (["diagnose", "--log", str(tmp_path / "missing.log")], b"False"),
+    ]:
+        out = subprocess.run(
+            [sys.executable, "-c", code, *argv], env=env, capture_output=True, timeout=60
+        )
+        assert out.stdout.strip() == want, (argv, out.stderr)

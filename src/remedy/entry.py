@@ -36,6 +36,8 @@ def _start_scan() -> None:
     (remedy.evidence.early); any trouble there leaves it to the ordinary path."""
     import sys
 
+    if sys.argv[1:2] != ["diagnose"]:
+        return  # nothing imported for the other commands (`--help` stays fast)
     try:
         from remedy.evidence.early import start
 
