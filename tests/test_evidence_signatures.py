@@ -277,8 +277,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     for sig in cat.signatures:
         for n in [*sig.needles, *sig.near_needles]:
             assert any(lit in n for lit in lits), (sig.id, n)
-    # 48 before issue 17; its CMake, Triton-LLVM and flash-attn-op signatures add one each
-    assert len(lits) <= 51, "each literal costs grep time; see prefilter.py"
+    # 48 before issue 17; its CMake, Triton-LLVM and flash-attn-op signatures add one each;
+    # the version banners of the per-pair skew model add 'Cuda compila' (nvcc --version) and
+    # 'Nvidia drive' (torch collect_env), the others reuse 'CUDA' and 'The '
+    assert len(lits) <= 53, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

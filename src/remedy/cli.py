@@ -1520,10 +1520,12 @@ def main(argv: list[str] | None = None) -> None:
 def _main(argv: list[str] | None) -> None:
     try:
         from remedy.argcheck import check_argv
+        from remedy.clicommand import command_for
 
-        # the click command is built once (typer's app() would build it again: ~0.15 s)
-        cmd = typer.main.get_command(app)
-        check_argv(list(sys.argv[1:] if argv is None else argv), cmd)
+        # built once (typer's app() would build it again), for the named command only
+        words = list(sys.argv[1:] if argv is None else argv)
+        cmd = command_for(app, words)
+        check_argv(words, cmd)
         rc = cmd(args=argv, standalone_mode=False)
         sys.stdout.flush()  # a reader that left shows here, not in Python's exit
     except RemedyError as exc:

@@ -21,6 +21,12 @@ from remedy.redact import redact_facts
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
 
+def _safe_load(text: str) -> Any:
+    """yaml.safe_load with libyaml's parser when present (10x faster: a 2 KB facts file cost
+    ~7 ms of every `plan`); the constructor is the safe one either way, as in knowledge."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+
+
 @dataclass
 class Example:
     name: str
@@ -38,7 +44,7 @@ def examples() -> dict[str, Example]:
         meta_path = d / "example.yaml"
         if not meta_path.is_file():
             continue
-        meta = yaml.safe_load(meta_path.read_text())
+        meta = _safe_load(meta_path.read_text())
         out[d.name] = Example(
             name=d.name,
             title=meta["title"],
@@ -87,7 +93,7 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
     if not text.strip():
         raise InputError(f"{p} is empty; expected the JSON of `remedy facts --json`")
     try:
-        data: Any = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+        data: Any = json.loads(text) if text.lstrip().startswith("{") else _safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = (

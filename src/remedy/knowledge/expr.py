@@ -126,7 +126,7 @@ def _load_code_cache() -> None:
             if isinstance(k, str)
             and (
                 isinstance(v, types.CodeType)
-                or (isinstance(v, tuple) and all(isinstance(x, str) for x in v))
+                or (isinstance(v, (tuple, list)) and all(isinstance(x, str) for x in v))
             )
         }
         _CODE.update(good)
@@ -191,7 +191,7 @@ def free_names(src: str, *, template: bool) -> set[str]:
     _load_code_cache()
     key = _names_key(template, src)
     names = _CODE.get(key)
-    if not isinstance(names, list):
+    if not isinstance(names, (tuple, list)):
         names = _undeclared(ENV.parse(src) if template else _expression_node(src))
         _CODE[key] = names
         _CODE_DIRTY = True
@@ -204,11 +204,11 @@ def _names_key(template: bool, src: str) -> str:
     return hashlib.sha256(f"names\0{int(template)}\0{src}".encode()).hexdigest()
 
 
-def _undeclared(node: Any) -> list[str]:
+def _undeclared(node: Any) -> tuple[str, ...]:
     from jinja2 import meta
 
     node.set_environment(ENV)
-    return sorted(meta.find_undeclared_variables(node))
+    return tuple(sorted(meta.find_undeclared_variables(node)))
 
 
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:

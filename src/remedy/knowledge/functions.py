@@ -301,6 +301,39 @@ class Functions:
             return floor
         return base
 
+    def cccl_min_std(self, release: Any) -> str | None:
+        """The oldest C++ dialect the CCCL of this CUDA release accepts (cuda-tables.yaml)."""
+        v = ver(release)
+        if v is None or self.tables.cccl_min_std is None:
+            return None
+        best = None
+        for e in self.tables.cccl_min_std.entries:
+            if v >= Version(e.from_):
+                best = e.std
+        return best
+
+    def dropped_in(self, target: Any) -> str | None:
+        """The first release whose nvcc no longer compiles for this target (cuda-tables.yaml
+        dropped_targets), None when every release since it appeared still does."""
+        t = parse_target(target)
+        if not t or self.tables.dropped_targets is None:
+            return None
+        name = f"{t[0]}.{t[1]}"
+        for e in self.tables.dropped_targets.entries:
+            if name in e.targets:
+                return e.release
+        return None
+
+    def newest_known_target(self) -> tuple[int, int]:
+        """The newest compute capability any release in the table targets."""
+        best = (0, 0)
+        for r in self.releases:
+            for t in r.targets:
+                p = parse_target(t)
+                if p and (p[0], p[1]) > best:
+                    best = (p[0], p[1])
+        return best
+
     def min_driver(self, release: Any) -> str | None:
         """The Linux driver a release's runtime needs (cuda-releases.yaml)."""
         r = self.by_release.get(rel(release) or "")
@@ -794,12 +827,14 @@ class Functions:
             return [f"{maj}.{mnr}{sfx}"]
 
         def targets_unknown_to(targets: Any, release: Any) -> list[str]:
-            """The targets of an arch list that this release's nvcc does not know yet."""
+            """The targets of an arch list that this release's nvcc does not know yet, or no
+            longer compiles for (cuda-tables.yaml dropped_targets)."""
             r = ver(release)
             out = []
             for t in targets or []:
                 need = ver(self.min_cuda_for_target(t))
-                if r and need and need > r:
+                gone = ver(self.dropped_in(t))
+                if r and ((need and need > r) or (gone and r >= gone)):
                     out.append(t)
             return out
 
@@ -900,6 +935,12 @@ class Functions:
             "nccl_wheel": nccl_wheel,
         }
 
+    def _skew_functions(self) -> dict[str, Callable[..., Any]]:
+        """skew_known/skew_holds: the one version-pair relation (knowledge/version-pairs.yaml)."""
+        from remedy.knowledge.skew import expression_functions
+
+        return expression_functions(self)
+
     def names(self) -> set[str]:
         """Every function name an expression may call (the registry)."""
         return set(self.statics()) | set(self.bind({}, {}))
@@ -920,8 +961,10 @@ class Functions:
             "ptx_isa": self.ptx_isa,
             "min_cuda_for": self.min_cuda_for,
             "min_driver": self.min_driver,
+            "cccl_min_std": self.cccl_min_std,
             "wheel": self.wheel,
             "release_wheels": self.release_wheels,
             "apt_packages": self.apt_packages,
             **provider_functions(),
+            **self._skew_functions(),
         }
