@@ -124,6 +124,11 @@ TUNED_AFTER: list[str] = [
     " undefined symbol is a libcuda driver-API entry point -> driver-supports-build-cuda, not the"
     " torch ABI; sgl-project/sglang#8131); no round was collected after it, so the clean figures"
     " do not include it",
+    "class-breadth (after reading the corpus's strict xfails): signature xformers-op-capability"
+    " from xFormers' not_supported_reasons template (package-has-gpu-arch/8, a round-3 held-out"
+    " miss) and nvcc-path-malformed predicted by cuda-home-is-toolkit (cuda-home-is-toolkit/1);"
+    " every other class-breadth change was written from upstream templates and recordings"
+    " (tests/fixtures/templates), not from corpus logs",
 ]
 
 TOOLCHAIN_ENV = re.compile(

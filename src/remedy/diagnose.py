@@ -122,7 +122,8 @@ def hypotheses_from_log(
                     weight *= INFO_WEIGHT
             score[rid] += weight
     for rid, bonus in sig_res.bonus.items():
-        if rid not in kb.rules:
+        # a weight-0 signal only withdraws a line's credit (its excludes); it is no evidence
+        if rid not in kb.rules or not bonus:
             continue
         score[rid] += bonus
         specific[rid].add("signal:" + rid)

@@ -78,6 +78,73 @@ def arch_list_valid(value: Any) -> bool:
     return bool(entries) and all(re.fullmatch(r"\d+\.\d+[af]?", e) for e in entries)
 
 
+# torch.utils.cpp_extension._get_cuda_arch_flags (torch 2.14.1): named arches and the arch
+# strings it accepts; anything else raises "Unknown CUDA arch (X) or GPU not supported".
+_TORCH_NAMED_ARCHES = (
+    ("Kepler+Tesla", "3.7"),
+    ("Kepler", "3.5+PTX"),
+    ("Maxwell+Tegra", "5.3"),
+    ("Maxwell", "5.0;5.2+PTX"),
+    ("Pascal", "6.0;6.1+PTX"),
+    ("Volta+Tegra", "7.2"),
+    ("Volta", "7.0+PTX"),
+    ("Turing", "7.5+PTX"),
+    ("Ampere+Tegra", "8.7"),
+    ("Ampere", "8.0;8.6+PTX"),
+    ("Ada", "8.9+PTX"),
+    ("Hopper", "9.0+PTX"),
+    ("Blackwell+Tegra", "11.0"),
+    ("Blackwell", "10.0;10.3;12.0;12.1+PTX"),
+    ("Rubin", "10.7+PTX"),
+)
+_TORCH_ARCHES = frozenset(
+    [
+        "3.5",
+        "3.7",
+        "5.0",
+        "5.2",
+        "5.3",
+        "6.0",
+        "6.1",
+        "6.2",
+        "7.0",
+        "7.2",
+        "7.5",
+        "8.0",
+        "8.6",
+        "8.7",
+        "8.9",
+        "9.0",
+        "9.0a",
+        "10.0",
+        "10.0a",
+        "11.0",
+        "11.0a",
+        "10.3",
+        "10.3a",
+        "10.7",
+        "10.7a",
+        "12.0",
+        "12.0a",
+        "12.1",
+        "12.1a",
+    ]
+)
+
+
+def torch_arch_list_valid(value: Any) -> bool:
+    """Whether torch's cpp_extension accepts TORCH_CUDA_ARCH_LIST as given: it splits on ' '
+    and ';' after expanding named arches, and raises ValueError on any entry outside its list
+    (no 'f' targets; torch 2.14.1's list)."""
+    s = _s(value)
+    if not s:
+        return True
+    s = s.replace(" ", ";")
+    for name, archs in _TORCH_NAMED_ARCHES:
+        s = s.replace(name, archs)
+    return all(e.removesuffix("+PTX") in _TORCH_ARCHES for e in s.split(";"))
+
+
 def arch_list_suffixed(value: Any) -> bool:
     """True when an arch list has an a/f entry (arch-specific: needs nvcc that knows it)."""
     return any(re.fullmatch(r"\d+\.\d+[af]", e) for e in arch_list_entries(value))
@@ -956,6 +1023,7 @@ class Functions:
             "cudart_release": cudart_release,
             "cudart_int": cudart_int,
             "arch_list_valid": arch_list_valid,
+            "torch_arch_list_valid": torch_arch_list_valid,
             "arch_list_suffixed": arch_list_suffixed,
             "arch_list_covers": arch_list_covers,
             "ptx_isa": self.ptx_isa,
