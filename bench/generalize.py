@@ -134,6 +134,14 @@ TUNED_AFTER: list[str] = [
     " miss) and nvcc-path-malformed predicted by cuda-home-is-toolkit (cuda-home-is-toolkit/1);"
     " every other class-breadth change was written from upstream templates and recordings"
     " (tests/fixtures/templates), not from corpus logs",
+    "after 926b04f (round 12 misses): field signal cccl-ctk-check-is-nvcc-vs-headers (CCCL's"
+    " cuda_toolkit.h #error names the nvcc/CUDART_VERSION pair; the FLASHINFER_NVCC route needs"
+    " an env var the log never shows): no longer ranks env-unset-flashinfer-nvcc first (was harmful)",
+    "after 926b04f (round 12 misses): signature nvcc-not-located (a build helper's own toolkit"
+    " lookup in any wording: 'could not find nvcc', 'Could not find NVCC at', TileLang's 'No CUDA"
+    " or HIP available on this system') predicted by toolkit-found",
+    "after 926b04f (round 12 misses): signature glibc-math-exception-spec accepts EDG's wording"
+    " cut at any point from 'incompat' on, with or without the mathcalls.h(N|...) location",
 ]
 
 TOOLCHAIN_ENV = re.compile(
