@@ -142,6 +142,13 @@ TUNED_AFTER: list[str] = [
     " or HIP available on this system') predicted by toolkit-found",
     "after 926b04f (round 12 misses): signature glibc-math-exception-spec accepts EDG's wording"
     " cut at any point from 'incompat' on, with or without the mathcalls.h(N|...) location",
+    "after 926b04f (round 12 misses): field signal pkg-resources-is-setuptools-removal"
+    " (ModuleNotFoundError for pkg_resources = setuptools 82.0.0 removed it: build-tool-regression)",
+    "after 926b04f (round 12 misses): signature python-h-missing also matches torch Inductor's"
+    " cpp_builder warning 'Can't find Python.h in <dir>'",
+    "after 926b04f (round 12 misses): signature package-needs-newer-nvcc also matches any"
+    " setup.py's 'CUDA X or higher/newer/later/above is required' (SageAttention's wording of"
+    " flash-attention's nvcc gate); toolkit-major-matches-torch/fc-35 stays a tie (xfail)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
