@@ -149,6 +149,11 @@ TUNED_AFTER: list[str] = [
     "after 926b04f (round 12 misses): signature package-needs-newer-nvcc also matches any"
     " setup.py's 'CUDA X or higher/newer/later/above is required' (SageAttention's wording of"
     " flash-attention's nvcc gate); toolkit-major-matches-torch/fc-35 stays a tie (xfail)",
+    "after 926b04f (round 12 misses): field signal compiler-runtime-header-is-provided (a"
+    " missing sanitizer/*.h is libsanitizer's, shipped by a split package: needed-files-provided)",
+    "after 926b04f (round 12 misses): signature companion-built-for-other-torch (HF kernels'"
+    " variant rejection 'Torch version (X) does not match environment Torch version (Y)',"
+    " torchvision/torchaudio _check_cuda_version) predicted by extensions-match-torch-abi",
 ]
 
 TOOLCHAIN_ENV = re.compile(
