@@ -154,6 +154,10 @@ TUNED_AFTER: list[str] = [
     "after 926b04f (round 12 misses): signature companion-built-for-other-torch (HF kernels'"
     " variant rejection 'Torch version (X) does not match environment Torch version (Y)',"
     " torchvision/torchaudio _check_cuda_version) predicted by extensions-match-torch-abi",
+    "after 926b04f (round 12 misses): signature jax-cuda-lib-unloadable (JAX's _check_cuda_versions"
+    " 'Unable to load X. Is it installed?' / versions_helpers 'The X library was not found')"
+    " predicted by ld-library-path-not-shadowing and needed-files-provided; field signal"
+    " jax-nvjitlink-dependent-is-search-path (cuSPARSE/cuSOLVER load libnvJitLink themselves)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
