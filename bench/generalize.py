@@ -158,6 +158,9 @@ TUNED_AFTER: list[str] = [
     " 'Unable to load X. Is it installed?' / versions_helpers 'The X library was not found')"
     " predicted by ld-library-path-not-shadowing and needed-files-provided; field signal"
     " jax-nvjitlink-dependent-is-search-path (cuSPARSE/cuSOLVER load libnvJitLink themselves)",
+    "after 926b04f (round 12 misses): suspicious-line words for failures worded without an"
+    " error word ('failure', 'Segfault', 'egmentation fault', 'does not match', 'is undefined',"
+    " 'Could not find'): the first real error of a log no rule covers is shown first",
 ]
 
 TOOLCHAIN_ENV = re.compile(
