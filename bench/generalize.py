@@ -161,6 +161,8 @@ TUNED_AFTER: list[str] = [
     "after 926b04f (round 12 misses): suspicious-line words for failures worded without an"
     " error word ('failure', 'Segfault', 'egmentation fault', 'does not match', 'is undefined',"
     " 'Could not find'): the first real error of a log no rule covers is shown first",
+    "after 926b04f (round 12 misses): LLVM ORC's 'JIT session error: ' line is a diagnostic"
+    " (scored above the Python exception it causes)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -40,6 +40,9 @@ _DIAG = re.compile(
     r"(?:^|\s)\S+?(?::\d+){1,2}: (?:fatal )?error\b"
     r"|\S+\(\d+\): (?:catastrophic )?error\b"
     r"|^(?:\S+: )?(?:fatal )?error: "
+    # LLVM ORC ExecutionSession::logErrorsToStdErr (llvm/lib/ExecutionEngine/Orc/Core.cpp), as
+    # printed by JITs built on it (CuTe DSL): "JIT session error: Symbols not found: [...]"
+    r"|^JIT session error: "
 )
 _PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b:?")
 _FRAME = re.compile(r'^\s*File \\?"')
