@@ -97,6 +97,22 @@ def sbx_up(names: list[str], scenario: str) -> list[tuple[str, str]]:
     return [(r["name"], r["ssh_config"]) for r in sbx_up_records(names, scenario)]
 
 
+def hosts_cpu(names: list[str]) -> float | None:
+    """CPU seconds the sandbox hosts' sshds have spent on finished sessions (their listener's
+    cutime + cstime: every session, its shell and all it ran, once reaped), or None."""
+    total = 0.0
+    for name in names:
+        try:
+            rec = json.loads((ROOT / "sandbox" / "run" / name / "host.json").read_text())
+            init = int(rec["init_pid"])
+            kids = Path(f"/proc/{init}/task/{init}/children").read_text().split()
+            stat = Path(f"/proc/{kids[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, KeyError, ValueError, IndexError):
+            return None
+        total += (int(stat[13]) + int(stat[14])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def sbx_down(names: list[str]) -> None:
     def down(name: str) -> None:
         subprocess.run([str(SBX), "down", name], capture_output=True, timeout=300)
@@ -223,6 +239,13 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=8, help="farm mode: server processes")
     ap.add_argument("--scenario", default="healthy")
     ap.add_argument("--name-prefix", default="benchf", help="sandbox host names: PREFIX-<i>")
+    ap.add_argument(
+        "--single",
+        choices=["local", "sbx"],
+        default="local",
+        help="the 1-host figure: a private sshd over this machine, or one sandbox host "
+        "of --scenario (sbx); --hosts 0 measures only that",
+    )
     ap.add_argument("--record", type=Path, help="write the N hosts' per-host seconds here (JSON)")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
@@ -234,19 +257,33 @@ def main() -> int:
         return 2
 
     print(f"load average before: {load()}")
-    single = LocalSshd(base / "single", alias="bench-single").start()
-    try:
-        runs = [
-            asyncio.run(one_run(single.alias, str(single.ssh_config))) for _ in range(args.runs)
-        ]
-    finally:
-        single.stop()
+    if args.single == "sbx":
+        # one sandbox host of the scenario: what each of the N hosts is, measured alone
+        sname = f"{args.name_prefix}-single"
+        try:
+            rec = sbx_up_records([sname], args.scenario)[0]
+            runs = [asyncio.run(one_run(rec["name"], rec["ssh_config"])) for _ in range(args.runs)]
+        finally:
+            sbx_down([sname])
+        where = f"sandbox '{args.scenario}' host"
+    else:
+        single = LocalSshd(base / "single", alias="bench-single").start()
+        try:
+            runs = [
+                asyncio.run(one_run(single.alias, str(single.ssh_config))) for _ in range(args.runs)
+            ]
+        finally:
+            single.stop()
+        where = "127.0.0.1, this machine"
     times = [r[0] for r in runs]
     print(
-        f"1 host over SSH (127.0.0.1, fresh connection each run, {args.runs} runs): "
+        f"1 host over SSH ({where}, fresh connection each run, {args.runs} runs): "
         f"min {min(times):.3f} s, median {statistics.median(times):.3f} s, "
         f"max {max(times):.3f} s  [{runs[0][1]} toolkits+pythons found]  target < 1.5 s"
     )
+    if args.hosts <= 0:
+        print(f"load average after: {load()}")
+        return 0
 
     mode = args.mode
     if mode == "auto":
@@ -273,6 +310,7 @@ def main() -> int:
             what = "private sshds on 127.0.20.1..N"
         up_s = time.monotonic() - t_up
         print(f"{n} hosts up in {up_s:.1f} s ({what}); load average: {load()}")
+        hcpu0 = hosts_cpu(names) if mode == "sbx" else None
         cpu0 = time.process_time()
         wall, res = asyncio.run(many(hosts))
         cpu = time.process_time() - cpu0
@@ -284,6 +322,14 @@ def main() -> int:
             f"{n}x the hosts); slowest host {max(ok) if ok else float('nan'):.3f} s, "
             f"failed {len(bad)}  target < 5 s"
         )
+        if hcpu0 is not None:
+            time.sleep(0.5)  # the last sessions' sshd processes are reaped
+            hcpu1 = hosts_cpu(names)
+            if hcpu1 is not None:
+                print(
+                    f"  hosts' own CPU (their sshd sessions and all they ran) "
+                    f"{hcpu1 - hcpu0:.2f} s = {(hcpu1 - hcpu0) / n * 1000:.0f} ms per host"
+                )
         print(
             f"  controller CPU (this process: asyncssh + parsing) {cpu:.2f} s = "
             f"{cpu / n * 1000:.0f} ms per host; the rest of the wall time is the hosts' own "

@@ -100,7 +100,10 @@ def test_confidence_and_the_settling_fact_are_reported():
     assert top.rule == "container-driver-satisfies-image"
     assert 0.4 <= top.confidence <= 1.0
     assert top.settle_with and "driver_version" in top.settle_with
-    assert top.support_lines == 1
+    # the requirement line, and nvidia-smi's header whose driver (550.144.03, CUDA 12.4) the
+    # driver/image version pair judges too old for cuda>=12.8 (knowledge/version-pairs.yaml)
+    assert top.support_lines == 2
+    assert any("disagrees" in m and "12.8" in m for m in top.matched_fields), top.matched_fields
 
 
 def test_excluded_rule_gets_no_credit_from_the_line():

@@ -277,8 +277,15 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     for sig in cat.signatures:
         for n in [*sig.needles, *sig.near_needles]:
             assert any(lit in n for lit in lits), (sig.id, n)
-    # 48 before issue 17; its CMake, Triton-LLVM and flash-attn-op signatures add one each
-    assert len(lits) <= 51, "each literal costs grep time; see prefilter.py"
+    # 48 before issue 17; its CMake, Triton-LLVM and flash-attn-op signatures add one each;
+    # class-breadth adds 6 (torch's 'this GPU', xFormers' capability, CUDA forward
+    # compatibility, nvvm's cicc, pre-Turing GPU names 'Tesla '/'GTX 10'); its other needles
+    # hold an error word or an existing literal. The version banners of the per-pair skew
+    # model add 'Cuda compila' (nvcc --version) and 'Nvidia drive' (torch collect_env).
+    # Round-12 tuning adds 'find nvcc' (a build helper's own nvcc lookup, lower case too) and
+    # 'Python.h in' (torch Inductor's warning holds no error word), and five suspicious-line
+    # words for failures worded without an error word (evidence/suspicious.py WORDS).
+    assert len(lits) <= 66, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

@@ -74,5 +74,10 @@ def test_facts_over_ssh_are_one_or_two_round_trips(sshd: LocalSshd) -> None:
         return t.records
 
     records = asyncio.run(go())
-    assert 2 <= len(records) <= 3  # main batch + login env (concurrent), maybe one follow-up
+    # round 1: main batch + login env, and (once the login env is known, all concurrent) the
+    # follow-up its PATH will ask for; round 2 only when that early one is not exactly what
+    # was needed: one more follow-up (issue 18)
+    scripts = [str(r.command) for r in records]
+    followups = [s for s in scripts if "tk() {" in s and "m svc.boot" not in s]
+    assert 2 <= len(records) <= 4 and len(followups) <= 2
     assert all(r.result.exit_status == 0 for r in records)

@@ -78,8 +78,8 @@ def test_rules_reference_existing_signatures(kb):
     [
         (
             "knowledge/rules.yaml",
-            '    holds: "ptx_isa(tk.cicc_release) <= ptx_isa(tk.ptxas_release)"',
-            '    holds: "ptx_isa(tk.cicc_release) <="',
+            '    holds: "not missing_libs(tk, c.link.dirs, c.link.libs, c.link.any_dir)"',
+            '    holds: "not missing_libs(tk, c.link.dirs, c.link.libs,"',
             "bad expression",
         ),
         (
@@ -90,21 +90,39 @@ def test_rules_reference_existing_signatures(kb):
         ),
         (
             "knowledge/rules.yaml",
-            "    scope: workload\n    subject: \"'driver'\"",
-            "    scope: galaxy\n    subject: \"'driver'\"",
+            '    scope: workload\n    subject: "py.path',
+            '    scope: galaxy\n    subject: "py.path',
             "scope",
         ),
         (  # a typo in a function name: it used to load and silently never fire
             "knowledge/rules.yaml",
-            '    holds: "ptx_isa(tk.cicc_release) <= ptx_isa(tk.ptxas_release)"',
-            '    holds: "ptx_isa(tk.cicc_release) <= ptx_iza(tk.ptxas_release)"',
-            "unknown name ptx_iza",
+            '    holds: "not missing_libs(tk, c.link.dirs, c.link.libs, c.link.any_dir)"',
+            '    holds: "not missing_libz(tk, c.link.dirs, c.link.libs, c.link.any_dir)"',
+            "unknown name missing_libz",
         ),
         (  # a typo in a context variable, inside a message template
             "knowledge/rules.yaml",
-            '    message: "cicc {{ tk.cicc_release }} in {{ tk.prefix }}',
-            '    message: "cicc {{ tkk.cicc_release }} in {{ tk.prefix }}',
-            "unknown name tkk",
+            '    message: "{{ c.name }} links {% for d in c.link.dirs %}',
+            '    message: "{{ cc.name }} links {% for d in c.link.dirs %}',
+            "unknown name cc",
+        ),
+        (  # a version pair with a relation the code does not have
+            "knowledge/version-pairs.yaml",
+            "    agree: same-major",
+            "    agree: same-minor",
+            "agree",
+        ),
+        (  # a version pair whose fact expression does not compile
+            "knowledge/version-pairs.yaml",
+            "    b: {fact: py.torch_cuda, kind: cuda, log: [torch-cuda], part: torch}\n    agree: same-major",
+            "    b: {fact: py.torch_cuda(, kind: cuda, log: [torch-cuda], part: torch}\n    agree: same-major",
+            "bad expression",
+        ),
+        (  # a version pair naming a log key no log field gives
+            "knowledge/version-pairs.yaml",
+            "log: [torch-cuda], part: torch}\n    agree: same-major",
+            "log: [torch-cudaa], part: torch}\n    agree: same-major",
+            "log key 'torch-cudaa'",
         ),
         (  # an action's bind may use its own parameters, not a made-up one
             "playbooks/actions.yaml",
@@ -152,7 +170,7 @@ def test_mistakes_name_file_and_line(kcopy, file, old, new, needle):
 def test_a_rule_without_a_source_is_refused_at_its_line(kcopy):
     rules = kcopy[0] / "rules.yaml"
     text = rules.read_text()
-    start = text.index("  - id: ptxas-accepts-cicc-ptx")
+    start = text.index("  - id: toolkit-links-cudart")
     src = text.index("    source:", start)
     rules.write_text(text[:src] + text[text.index("\n", src) + 1 :])
     with pytest.raises(KnowledgeError, match="source: Field required") as ei:
@@ -167,8 +185,8 @@ def test_remedy_check_fails_with_file_and_line(kcopy):
 
     rules = kcopy[0] / "rules.yaml"
     text = rules.read_text()
-    rules.write_text(text.replace("ptx_isa(tk.ptxas_release)", "ptx_iza(tk.ptxas_release)", 1))
-    line = text[: text.index("ptx_isa(tk.ptxas_release)")].count("\n") + 1
+    rules.write_text(text.replace("not missing_libs(tk,", "not missing_libz(tk,", 1))
+    line = text[: text.index("not missing_libs(tk,")].count("\n") + 1
     env = {
         **os.environ,
         "REMEDY_KNOWLEDGE_DIR": str(kcopy[0]),
@@ -178,7 +196,7 @@ def test_remedy_check_fails_with_file_and_line(kcopy):
         [sys.executable, "-m", "remedy", "check"], capture_output=True, text=True, env=env
     )
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-    assert f"{rules}:{line}" in p.stderr and "unknown name ptx_iza" in p.stderr, p.stderr
+    assert f"{rules}:{line}" in p.stderr and "unknown name missing_libz" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
     env.pop("REMEDY_KNOWLEDGE_DIR")
     ok = subprocess.run(
@@ -233,7 +251,7 @@ def test_an_evaluation_error_is_shown_in_plan_and_diagnose(kcopy):
     import sys
 
     rules = kcopy[0] / "rules.yaml"
-    old = 'holds: "ptx_isa(tk.cicc_release) <= ptx_isa(tk.ptxas_release)"'
+    old = 'holds: "not missing_libs(tk, c.link.dirs, c.link.libs, c.link.any_dir)"'
     rules.write_text(
         rules.read_text().replace(old, old[:-1] + ' + 1"', 1)  # loads: the names all exist
     )
@@ -252,8 +270,8 @@ def test_an_evaluation_error_is_shown_in_plan_and_diagnose(kcopy):
     for cmd in ("plan", "diagnose"):
         out = json.loads(remedy(cmd, *ex, "--json").stdout)
         errs = out["evaluation_errors"]
-        assert any(e.startswith("rule ptxas-accepts-cicc-ptx: TypeError") for e in errs), errs
+        assert any(e.startswith("rule toolkit-links-cudart: TypeError") for e in errs), errs
         text = remedy(cmd, *ex)
-        assert "Knowledge errors" in text.stdout and "ptxas-accepts-cicc-ptx" in text.stdout
+        assert "Knowledge errors" in text.stdout and "toolkit-links-cudart" in text.stdout
     env.pop("REMEDY_KNOWLEDGE_DIR")
     assert json.loads(remedy("plan", *ex, "--json").stdout)["evaluation_errors"] == []

@@ -112,6 +112,32 @@ def test_ssh_config_alias_is_honoured(sshd: LocalSshd) -> None:
     assert run(go()).stdout == b"root\n"
 
 
+def test_aes_gcm_and_no_compression_unless_the_config_says_otherwise(
+    sshd: LocalSshd, tmp_path: Path
+) -> None:
+    """The negotiated cipher is AES-GCM (cheaper than asyncssh's chacha20 default), no
+    compression; a Ciphers/Compression line in the user's ssh_config still decides."""
+    mine = tmp_path / "ssh_config"
+    mine.write_text(
+        sshd.ssh_config.read_text().replace(
+            f"Host {sshd.alias}\n", f"Host {sshd.alias}\n  Ciphers aes256-ctr\n  Compression yes\n"
+        )
+    )
+
+    async def go(cfg: Path):
+        t = SSHTransport(sshd.alias, ssh_config=str(cfg))
+        try:
+            conn = await t.connection()
+            r = await t.run(["true"], timeout=10)
+            assert r.exit_status == 0
+            return conn.get_extra_info("send_cipher"), conn.get_extra_info("send_compression")
+        finally:
+            await t.close()
+
+    assert run(go(sshd.ssh_config)) == ("aes128-gcm@openssh.com", "none")
+    assert run(go(mine)) == ("aes256-ctr", "zlib@openssh.com")
+
+
 def test_put_get_atomic(sshd: LocalSshd, tmp_path: Path) -> None:
     target = tmp_path / "sub dir" / "f'ile"
     target.parent.mkdir()

@@ -90,3 +90,44 @@ def test_cache_writable_by_others_is_not_used(tmp_path: Path, cache_home: Path) 
     p = _poisoned(tmp_path, cache_home)
     Path(yamlload._parse_cache_path()).chmod(0o666)
     assert yamlload.load_yaml(p)["cmd"] == "echo safe"
+
+
+def test_a_plain_parse_is_cached_apart_from_the_line_marked_one(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """cached_parse(kind=...) (the provider table) gives what its parse gives, fresh objects
+    each time, and never the line-marked result load_yaml cached for the same text."""
+    import yaml
+
+    p = tmp_path / "t.yaml"
+    text = "pip:\n  cu13:\n    files: [a, b]\n"
+    p.write_text(text)
+    marked = yamlload.load_yaml(p)
+    assert yamlload.LINE_KEY in marked  # control: load_yaml marks lines
+    calls: list[str] = []
+
+    def parse(t: str) -> object:
+        calls.append(t)
+        return yaml.safe_load(t)
+
+    first = yamlload.cached_parse(text, parse, kind="plain")
+    assert first == yaml.safe_load(text) and yamlload.LINE_KEY not in first
+    yamlload._PARSED = None  # a new process
+    again = yamlload.cached_parse(text, parse, kind="plain")
+    assert again == first and calls == [text]  # parsed once
+    again["pip"] = None
+    assert yamlload.cached_parse(text, parse, kind="plain") == first
+    assert yamlload.load_yaml(p) == marked
+
+
+def test_the_provider_table_is_the_same_from_the_cache(cache_home: Path) -> None:
+    from remedy.knowledge import providers
+
+    path = providers.table_path()
+    providers._load.cache_clear()
+    fresh = providers._load(str(path), path.stat().st_mtime)
+    providers._load.cache_clear()
+    yamlload._PARSED = None  # a new process: from the cache file
+    cached = providers._load(str(path), path.stat().st_mtime)
+    providers._load.cache_clear()
+    assert cached.model_dump() == fresh.model_dump() and cached.pip

@@ -13,7 +13,13 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from remedy.evaluate import Evaluation, Violation, evaluate, render
-from remedy.evidence.fields import Signal, apply_signals, default_signals_path, load_signals
+from remedy.evidence.fields import (
+    Signal,
+    apply_signals,
+    default_signals_path,
+    load_signals,
+    symptom_views,
+)
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Diagnosis, Facts, Finding, Hypothesis, Symptom
 
@@ -89,7 +95,8 @@ def hypotheses_from_log(
     names, for every close hypothesis that shares evidence, the fact that would tell them apart."""
     if signals is None:
         signals = default_signals(kb)
-    sig_res = apply_signals(signals, symptoms)
+    views = symptom_views(symptoms)  # the fields signals and version pairs read
+    sig_res = apply_signals(signals, symptoms, views)
     predicted_by: dict[str, list[str]] = defaultdict(list)
     for rid, cr in kb.rules.items():
         for sid in cr.rule.predicts:
@@ -115,11 +122,13 @@ def hypotheses_from_log(
                     weight *= INFO_WEIGHT
             score[rid] += weight
     for rid, bonus in sig_res.bonus.items():
-        if rid not in kb.rules:
+        # a weight-0 signal only withdraws a line's credit (its excludes); it is no evidence
+        if rid not in kb.rules or not bonus:
             continue
         score[rid] += bonus
         specific[rid].add("signal:" + rid)
         evidence[rid] = sorted(set(evidence[rid]) | sig_res.lines[rid])
+    _apply_pairs(kb, symptoms, score, evidence, specific, sig_res.matched, views)
     if not any(specific.values()):
         return []
     ctx = _blank_ctx(kb, partial_facts_of(symptoms, catalog))
@@ -150,6 +159,63 @@ def hypotheses_from_log(
             if other.rule != h.rule and set(other.evidence) & set(h.evidence):
                 h.distinguishes_from[other.rule] = "; ".join(other.confirm_with[:1]) or "-"
     return hyps
+
+
+def log_versions_of(
+    kb: Knowledge, symptoms: list[Symptom], views: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    """The versions a log states, per normalised key (version-pairs.yaml log_fields): fields
+    of every symptom, plus the nvcc command under each ninja FAILED: line."""
+    from remedy.knowledge.skew import log_versions
+
+    if views is None:
+        views = symptom_views(symptoms)
+    out = log_versions(views, kb.log_fields, [s.signature for s in symptoms])
+    # a target nvcc rejected that the failing command requested through an arch list is the
+    # list's, not the GPU's own
+    plain, listed = out.get("target-plain"), out.get("target-list")
+    if plain and listed and plain.value in listed.value.split():
+        del out["target-plain"]
+    return out
+
+
+def _apply_pairs(
+    kb: Knowledge,
+    symptoms: list[Symptom],
+    score: dict[str, float],
+    evidence: dict[str, list[int]],
+    specific: dict[str, set[str]],
+    matched: dict[str, list[str]],
+    views: list[dict[str, str]] | None = None,
+) -> None:
+    """Version pairs judged from the versions the log states (knowledge/version-pairs.yaml):
+    the relation a planner applies to host facts, applied to a log. A violated pair is
+    evidence for its rule when a line the rule predicts is present, or when a failing line
+    states the versions itself; a pair the log shows agreeing weighs against its rule."""
+    if not kb.pairs or not kb.log_fields:
+        return
+    from remedy.knowledge.skew import log_pairs
+
+    versions = log_versions_of(kb, symptoms, views)
+    by_id = {p.id: p for p in kb.pairs}
+    for v in log_pairs(kb.pairs, versions, kb.functions):
+        p = by_id[v.pair]
+        if p.id not in kb.rules:
+            continue
+        failing = any(symptoms[i].severity in ("error", "fatal") for i in v.lines)
+        if v.holds:
+            # a failing line that states both versions asserts a conflict the tables may not
+            # cover (a minimum, a vendor's own range): never held against its rule
+            if p.id in score and not failing:
+                score[p.id] += p.log_agree_weight
+                matched[p.id].append(f"pair {p.a.part}/{p.b.part} agrees: {v.why}")
+            continue
+        if p.id not in score and not failing:
+            continue
+        score[p.id] += p.log_weight
+        specific[p.id].add("pair:" + p.id)
+        evidence[p.id] = sorted(set(evidence[p.id]) | set(v.lines))
+        matched[p.id].append(f"pair {p.a.part}/{p.b.part} disagrees: {v.why}")
 
 
 def default_signals(kb: Knowledge) -> list[Signal]:

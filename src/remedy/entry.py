@@ -1,7 +1,8 @@
 """The console script's first code: signals are noted from here on, before the CLI (typer,
 rich: ~140 ms of imports) is imported, so a signal in that window is held for the command
 instead of a KeyboardInterrupt traceback or a silent death. Only Python's own start-up
-(~40 ms) stays uncovered.
+(~40 ms) stays uncovered. A help-only command line is answered before any of that when
+remedy.helpcache holds what typer printed for it.
 
 The handler goes in at import (this module is only ever imported as the entry point): the
 console script imports it and calls main() a moment later."""
@@ -22,9 +23,32 @@ for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
 
 
 def main() -> None:
+    import sys
+
+    from remedy import helpcache
+
+    if helpcache.serve(sys.argv[1:]):  # `--help` as typer last printed it, typer not loaded
+        return
     from remedy.interrupts import install
 
     install("hold", pending=_early)
+    _start_scan()
     from remedy.cli import main as cli_main
 
-    cli_main()
+    with helpcache.recording(sys.argv[1:]):
+        cli_main()
+
+
+def _start_scan() -> None:
+    """`remedy diagnose --log FILE`: the scan starts before the CLI's imports
+    (remedy.evidence.early); any trouble there leaves it to the ordinary path."""
+    import sys
+
+    if sys.argv[1:2] != ["diagnose"]:
+        return  # nothing imported for the other commands (`--help` stays fast)
+    try:
+        from remedy.evidence.early import start
+
+        start(sys.argv[1:])
+    except Exception:  # noqa: S110 - the ordinary path scans the log and reports errors
+        pass

@@ -21,25 +21,57 @@ from remedy.transport.quote import join
 # this user and not writable by group or others (a root-owned sticky directory such as /tmp is
 # safe: only an entry's owner may rename it); RP is then the real path to execute (a link
 # swapped after the check cannot redirect it: every directory on RP is trusted). Else 1, WHY.
+# Cost: one readlink and one stat for the whole chain (a stat per level was ~12 processes a
+# binary). Directories found trusted are remembered in _tok for the rest of the script, so the
+# next binary in the same tree stats only what is new: a trusted directory (and so all above
+# it) can only be changed by root or this user. Paths holding `|` are never remembered (the
+# list's separator); when stat cannot read some path the slow walk says exactly which.
 SH_TRUST = r"""
 ME=$(id -u 2>/dev/null) || ME=0
+_tok=
+_tnl='
+'
+_tcheck() {
+  _tu=${_ts%% *}; _ta=${_ts#* }; _tn=${_ta#* }; _ta=${_ta%% *}
+  if [ "$_tu" != 0 ] && [ "$_tu" != "$ME" ]; then WHY="$_tp owned by $_tn (uid $_tu)"; return 1; fi
+  if [ $(( 0$_ta & 022 )) -ne 0 ]; then
+    if ! { [ -d "$_tp" ] && [ "$_tu" = 0 ] && [ $(( 0$_ta & 01000 )) -ne 0 ]; }; then
+      WHY="$_tp writable by group or others (mode $_ta)"; return 1
+    fi
+  fi
+  return 0
+}
 trusted() {
   WHY=; RP=
   _tr=$(readlink -f -- "$1" 2>/dev/null)
   [ -n "$_tr" ] || { WHY="$1 cannot be resolved"; return 1; }
   RP=$_tr
+  set --
   while :; do
-    _ts=$(stat -c '%u %a %U' -- "$_tr" 2>/dev/null) || { WHY="$_tr cannot be checked (no stat)"; return 1; }
-    _tu=${_ts%% *}; _ta=${_ts#* }; _tn=${_ta#* }; _ta=${_ta%% *}
-    if [ "$_tu" != 0 ] && [ "$_tu" != "$ME" ]; then WHY="$_tr owned by $_tn (uid $_tu)"; return 1; fi
-    if [ $(( 0$_ta & 022 )) -ne 0 ]; then
-      if ! { [ -d "$_tr" ] && [ "$_tu" = 0 ] && [ $(( 0$_ta & 01000 )) -ne 0 ]; }; then
-        WHY="$_tr writable by group or others (mode $_ta)"; return 1
-      fi
-    fi
-    [ "$_tr" = / ] && return 0
+    case $_tr in *'|'*) ;; *) case $_tok in *"|$_tr|"*) break;; esac;; esac
+    set -- "$@" "$_tr"
+    [ "$_tr" = / ] && break
     _tr=${_tr%/*}; [ -n "$_tr" ] || _tr=/
   done
+  [ $# -gt 0 ] || return 0
+  if _tl=$(stat -c '%u %a %U' -- "$@" 2>/dev/null); then
+    _tv=
+    for _tp in "$@"; do
+      case $_tl in
+        *"$_tnl"*) _ts=${_tl%%"$_tnl"*}; _tl=${_tl#*"$_tnl"};;
+        *) _ts=$_tl; _tl=;;
+      esac
+      [ -n "$_ts" ] || { _tv=-; break; }
+      _tcheck || return 1
+      case $_tp in *'|'*) ;; *) _tv="$_tv|$_tp|";; esac
+    done
+    if [ "$_tv" != - ] && [ -z "$_tl" ]; then _tok=$_tok$_tv; return 0; fi
+  fi
+  for _tp in "$@"; do
+    _ts=$(stat -c '%u %a %U' -- "$_tp" 2>/dev/null) || { WHY="$_tp cannot be checked (no stat)"; return 1; }
+    _tcheck || return 1
+  done
+  return 0
 }
 """
 

@@ -134,7 +134,8 @@ class Signature(BaseModel):
     # searched first, so a costly pattern runs only on lines that can match it
     gate: str | None = None
 
-    _rx: re.Pattern[str] = PrivateAttr()
+    # compiled on first use (a catalog loaded as validated before compiles nothing up front)
+    _rx: re.Pattern[str] | None = PrivateAttr(default=None)
     _gate_rx: re.Pattern[str] | None = PrivateAttr(default=None)
     _near_rx: re.Pattern[str] | None = PrivateAttr(default=None)
     _near_needles: tuple[str, ...] = PrivateAttr(default=())
@@ -151,14 +152,20 @@ class Signature(BaseModel):
 
     @property
     def rx(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(self.pattern)
         return self._rx
 
     @property
     def gate_rx(self) -> re.Pattern[str] | None:
+        if self._gate_rx is None and self.gate is not None:
+            self._gate_rx = re.compile(self.gate)
         return self._gate_rx
 
     @property
     def near_rx(self) -> re.Pattern[str] | None:
+        if self._near_rx is None and self.near is not None:
+            self._near_rx = re.compile(self.near.pattern)
         return self._near_rx
 
     @property
@@ -266,8 +273,8 @@ def _check_signature(sig: Signature, file: str, entry: dict[str, Any]) -> None:
         raise KnowledgeError(
             f"{label}: source needs repo, doc or thread", file=file, line=at("source")
         )
-    sig._rx = _compile(sig.pattern, label, file, at("pattern"))
-    groups = {field_name(g) for g in sig._rx.groupindex}
+    rx = sig._rx = _compile(sig.pattern, label, file, at("pattern"))
+    groups = {field_name(g) for g in rx.groupindex}
     for group in sig.facts:
         if group not in groups:
             raise KnowledgeError(
@@ -282,7 +289,7 @@ def _check_signature(sig: Signature, file: str, entry: dict[str, Any]) -> None:
         sig._near_needles = _near_literals(sig.near, sig.id, file, at("near"))
     used: set[str] = set()
     for ex in sig.examples:
-        if not sig._rx.search(ex):
+        if not rx.search(ex):
             raise KnowledgeError(
                 f"{label}: example does not match its pattern: {ex[:160]!r}",
                 file=file,
@@ -316,6 +323,8 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     p = Path(path) if path is not None else default_catalog_path()
     file = str(p)
     data: Any = load_yaml(p)
+    checked = _validated_key(p)
+    seen_valid = checked is not None and checked in _validated()
     if not isinstance(data, dict) or "signatures" not in data:
         raise KnowledgeError(
             "top level must be a mapping with a 'signatures:' list",
@@ -343,7 +352,11 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
             )
         seen[sig.id] = line
         sig._line = line
-        _check_signature(sig, file, entry)
+        if seen_valid:  # this very file passed every check below before: compile lazily
+            if sig.near is not None:
+                sig._near_needles = _near_literals(sig.near, sig.id, file, line)
+        else:
+            _check_signature(sig, file, entry)
         sigs.append(sig)
     if not sigs:
         raise KnowledgeError("no signatures defined", file=file, line=line_of(data) or 1)
@@ -362,7 +375,62 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
                     file=file,
                     line=sig.line,
                 )
+    if checked is not None and not seen_valid:
+        _remember_validated(checked)
     return Catalog(signatures=sigs, path=file)
+
+
+# Compiling ~100 patterns and running every example through them took ~25 ms of each command
+# that reads a log. A file that passed every check is recorded by its sha256 (with this
+# module's source and Python's version, which define the checks and the regex dialect); the
+# same bytes again are loaded without the checks and each pattern compiles when first used.
+# The record goes through remedy.cachefile (read only when ours and intact).
+_KEEP_VALIDATED = 16
+
+
+def _validated_path() -> str:
+    import sys
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    v = sys.version_info
+    return os.path.join(base, "remedy", f"signatures-validated-py{v[0]}{v[1]}")
+
+
+def _validated_key(path: Path) -> str | None:
+    import hashlib
+    import sys
+
+    try:
+        body = path.read_bytes()
+        code = Path(__file__).read_bytes()
+    except OSError:
+        return None
+    h = hashlib.sha256(sys.version.encode() + b"\0" + code + b"\0" + body)
+    return h.hexdigest()
+
+
+def _validated() -> list[str]:
+    import marshal
+
+    from remedy.cachefile import read_private
+
+    body = read_private(_validated_path())
+    if body is None:
+        return []
+    try:
+        data = marshal.loads(body)
+    except Exception:  # a damaged record is rewritten, never a failure
+        return []
+    return [k for k in data if isinstance(k, str)] if isinstance(data, list) else []
+
+
+def _remember_validated(key: str) -> None:
+    import marshal
+
+    from remedy.cachefile import write_private
+
+    keys = [k for k in _validated() if k != key][-(_KEEP_VALIDATED - 1) :] + [key]
+    write_private(_validated_path(), marshal.dumps(keys))
 
 
 _DEFAULT: dict[tuple[str, int, int], Catalog] = {}

@@ -14,6 +14,7 @@ It only reads symptoms (matched lines); the scan engine (reader/scan/prefilter) 
 from __future__ import annotations
 
 import re
+import shlex
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -49,6 +50,9 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     if m:
         out["arch_cc"] = f"{m.group('major')}.{m.group('minor')}"
         out["arch_suffix"] = m.group("suffix") or "plain"
+        # the target as the version pairs read it (knowledge/version-pairs.yaml log_fields)
+        key = "arch_suffixed" if m.group("suffix") else "arch_plain"
+        out[key] = out["arch_cc"] + (m.group("suffix") or "")
     for name, rx in _CONSUMERS:
         if rx.search(text):
             out["consumer"] = name
@@ -57,7 +61,89 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     if lib:
         base = lib.rsplit("/", 1)[-1]
         out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
+    if "/bin/nvcc" in text:
+        out.update(command_fields(text))
     return {k: v for k, v in out.items() if k not in sym.fields}
+
+
+# -- the failing command -------------------------------------------------------------------
+# torch cpp_extension, FlashInfer/tvm-ffi JIT and setuptools echo the nvcc command they run
+# (ninja prints it under 'FAILED: target'; -v and setuptools print it before running it); CMake
+# runs nvcc by its full path too. The command says which nvcc, which host compiler, which
+# targets, which C++ standard: the versions the version pairs compare, read from the log.
+
+_NVCC_CMD = re.compile(r"(?:^|[\s\]'\"=\[;&|(])(?P<nvcc>[^\s'\"=:\[\];&|()]*/bin/nvcc)\s+-")
+_CUDA_VER_IN_PATH = re.compile(r"/cuda[-_]?(\d{1,2}\.\d)(?:\.\d+)?(?:/|$)")
+_TGT = re.compile(r"\b(?:sm|compute|lto)_(\d{1,2}?)(\d)([af]?)\b")
+_HOST_CC = re.compile(
+    r"(?:^|/)(?:[\w.-]+-)?(?P<cc>gcc|g\+\+|clang\+\+|clang|c\+\+)(?:-(?P<ver>\d+)(?:\.\d+)*)?$"
+)
+_STD = re.compile(r"^-{1,2}std[=]?(c\+\+\w+|gnu\+\+\w+)$")
+
+
+def command_fields(text: str) -> dict[str, str]:
+    """Fields of an nvcc command line: the nvcc and the CUDA release its path (or the toolkit
+    include dir it passes) names, the host compiler (-ccbin) and its version when its name
+    says it (gcc-13), the targets (-gencode/-arch/--generate-code: one plain target is the
+    GPU's, several or a/f-suffixed ones an arch list), -std=, and -D_GLIBCXX_USE_CXX11_ABI.
+    Only what the command states."""
+    m = _NVCC_CMD.search(text)
+    if not m:
+        return {}
+    cmd = text[m.start("nvcc") :]
+    try:
+        argv = shlex.split(cmd)
+    except ValueError:  # an unbalanced quote in a cut line: split on blanks
+        argv = cmd.split()
+    if not argv:
+        return {}
+    out: dict[str, str] = {"cmd_compiler": "nvcc", "cmd_nvcc": argv[0]}
+    home = argv[0][: -len("/bin/nvcc")]
+    out["cmd_cuda_home"] = home or "/"
+    includes: list[str] = []
+    targets: list[str] = []
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        key, eq, val = arg.partition("=")
+        if arg in ("-I", "-isystem") and nxt:
+            includes.append(nxt)
+            i += 1
+        elif arg.startswith("-I") and len(arg) > 2:
+            includes.append(arg[2:])
+        elif key in ("-ccbin", "--compiler-bindir"):
+            ccbin = val if eq else nxt
+            i += 0 if eq else 1
+            out["cmd_ccbin"] = ccbin
+            hm = _HOST_CC.search(ccbin)
+            if hm and hm.group("ver") and hm.group("cc") in ("gcc", "g++"):
+                out["cmd_host_gcc"] = hm.group("ver")
+        elif key in ("-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code"):
+            spec = val if eq else nxt
+            i += 0 if eq else 1
+            targets += [f"{a}.{b}{c}" for a, b, c in _TGT.findall(spec)]
+        elif _STD.match(arg):
+            out["cmd_std"] = _STD.match(arg).group(1)  # type: ignore[union-attr]
+        elif key == "-D_GLIBCXX_USE_CXX11_ABI" and eq:
+            out["cmd_cxx11_abi"] = val
+        i += 1
+    vm = _CUDA_VER_IN_PATH.search(home + "/")
+    if not vm:
+        vm = next((x for x in (_CUDA_VER_IN_PATH.search(d + "/") for d in includes) if x), None)
+    if vm:
+        out["cmd_nvcc_cuda"] = vm.group(1)
+    if includes:
+        out["cmd_includes"] = " ".join(includes)
+    # one plain target is the GPU's own arch (torch cpp_extension _get_cuda_arch_flags builds
+    # for the visible GPU when TORCH_CUDA_ARCH_LIST is unset); several targets, or an a/f
+    # suffixed one, come from an arch list (TORCH_CUDA_ARCH_LIST, FlashInfer's, a package's)
+    uniq = list(dict.fromkeys(targets))
+    if len(uniq) == 1 and uniq[0][-1].isdigit():
+        out["cmd_targets_plain"] = uniq[0]
+    elif uniq:
+        out["cmd_targets_list"] = " ".join(uniq)
+    return out
 
 
 def fields_of(sym: Symptom) -> dict[str, str]:
@@ -164,12 +250,18 @@ def load_signals(
     return out
 
 
-def apply_signals(signals: list[Signal], symptoms: list[Symptom]) -> SignalResult:
+def apply_signals(
+    signals: list[Signal],
+    symptoms: list[Symptom],
+    views: list[dict[str, str]] | None = None,
+) -> SignalResult:
     """Each signal counts once per log (its weight), on the first symptom that satisfies it;
-    its ``excludes`` hold for every symptom that satisfies it."""
+    its ``excludes`` hold for every symptom that satisfies it. ``views``: the fields of each
+    symptom when the caller has more than the line (the command under a ninja FAILED: line)."""
     res = SignalResult()
     present = {s.signature for s in symptoms}
-    views = [fields_of(s) for s in symptoms]
+    if views is None:
+        views = [fields_of(s) for s in symptoms]
     for sig in signals:
         if any(w not in present for w in sig.with_) or any(w in present for w in sig.without):
             continue
@@ -188,3 +280,47 @@ def apply_signals(signals: list[Signal], symptoms: list[Symptom]) -> SignalResul
                     res.matched[sig.rule].append(sig.id + (f" ({shown})" if shown else ""))
                     hit = True
     return res
+
+
+# ninja prints the failing command on the line after 'FAILED: <target>'. That line is not a
+# scanner candidate (the prefilter keeps plain nvcc lines out, by design), so the command is
+# read back from the log file here, once per FAILED block, only for logs small enough to read
+# again (a log pasted into a thread, a build log; never a multi-GiB journal).
+FAILED_SIGNATURE = "ninja-failed-target"
+REREAD_MAX_BYTES = 32 * 1024 * 1024
+_MAX_LINE = 64 * 1024
+
+
+def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
+    """fields_of every symptom, with the command under each ninja FAILED: line merged in."""
+    views = [fields_of(s) for s in symptoms]
+    for i, cmd in failing_commands(symptoms).items():
+        views[i] = {**cmd, **views[i]}
+    return views
+
+
+def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each ninja FAILED line -> the fields of the nvcc command below it."""
+    want: dict[str, dict[int, int]] = {}  # source -> {line after FAILED: symptom index}
+    for i, s in enumerate(symptoms):
+        if s.signature == FAILED_SIGNATURE and "/bin/nvcc" not in s.text:
+            want.setdefault(s.source, {})[s.line + 1] = i
+    out: dict[int, dict[str, str]] = {}
+    for source, lines in want.items():
+        p = Path(source)
+        try:
+            if not p.is_file() or p.stat().st_size > REREAD_MAX_BYTES:
+                continue
+            last = max(lines)
+            with p.open("rb") as f:
+                for n, raw in enumerate(f, 1):
+                    if n in lines:
+                        text = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
+                        fields = command_fields(text)
+                        if fields:
+                            out[lines[n]] = fields
+                    if n >= last:
+                        break
+        except OSError:
+            continue
+    return out

@@ -8,6 +8,7 @@ paths provably identical.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from remedy.evidence.catalog import Catalog, Signature, field_name
 
@@ -41,10 +42,9 @@ class LineMatcher:
         self._near = [(s, s.near_needles) for s in self._sigs if s.near is not None]
         self._last_near: dict[NearKey, int] = {}
         self._order = {s.id: i for i, s in enumerate(self._sigs)}
-        # per signature, what the inner loop reads (pydantic attribute access is slow)
-        self._plan = [
-            (s, s.rx, s.gate_rx, s.near.within if s.near is not None else None) for s in self._sigs
-        ]
+        # per signature, what the inner loop reads (pydantic attribute access is slow); made
+        # when the signature is first a candidate, so only those patterns are compiled
+        self._plan: list[tuple[Signature, Any, Any, int | None] | None] = [None] * len(self._sigs)
 
     def match(
         self, lineno: int, text: str, process: str | None, hint: frozenset[str] | None = None
@@ -74,7 +74,12 @@ class LineMatcher:
             return []
         found: list[Match] = []
         for i in sorted(cand):
-            sig, rx, gate, within = self._plan[i]
+            plan = self._plan[i]
+            if plan is None:
+                s = self._sigs[i]
+                within_ = s.near.within if s.near is not None else None
+                plan = self._plan[i] = (s, s.rx, s.gate_rx, within_)
+            sig, rx, gate, within = plan
             if within is not None:
                 last = self._last_near.get((sig.id, process))
                 if last is None or lineno - last > within:

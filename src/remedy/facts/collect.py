@@ -6,6 +6,12 @@ shell's environment. Round 2 runs only when round 1 named something not yet prob
 CUDA_HOME/CUDA_PATH/VIRTUAL_ENV of the login shell or a service, a service's interpreter,
 PATH dirs of the login shell or a service, EnvironmentFiles. Usually that is zero or one
 small script, so a host costs two to three round trips whatever it holds.
+
+For fleets (issue 18) the host's work is what costs: the main batch starts nvidia-smi in the
+background, the trust walk stats a binary's chain once (remedy.trust), and the follow-up for
+the login PATH's own dirs (~/bin, ~/.local/bin, pyenv's shims: on nearly every host) is sent
+as soon as the login script answers, beside the main batch, and used only when it is exactly
+the follow-up that would have been sent after it. One connection, all on concurrent channels.
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
-from remedy.facts.envs import login_env_script, parse_login_env
-from remedy.facts.gpus import GpuCollector
+from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
+from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
 from remedy.facts.sections import Section, new_token, prelude, split_sections
@@ -81,6 +87,31 @@ _PY_GLOBS = (
 )
 
 
+# nvidia-smi first and in the background: a real one takes 0.1-1.5 s to wake the
+# driver, time the rest of the batch now uses; its output is printed at the end (the
+# sections are found by name). Only when a private 0700 dir that only root or we can
+# rename holds its output (in a sticky /tmp of ours, or `trusted`); else in line as before.
+# Like every binary remedy runs, nvidia-smi runs only when `trusted` (its real path, $RP).
+GPU_BACKGROUND = (
+    "GP=; GD=; GX=\n"
+    'if command -v nvidia-smi >/dev/null 2>&1 && trusted "$(command -v nvidia-smi)" && GX=$RP && '
+    'GD=$(mktemp -d "${TMPDIR:-/tmp}/remedy-facts.XXXXXXXX" 2>/dev/null) && [ -n "$GD" ] && '
+    '{ { [ -z "${TMPDIR-}" ] && [ -k /tmp ] && [ -O /tmp ]; } || trusted "$GD" || '
+    '{ rm -rf -- "$GD"; false; }; }; then\n'
+    f'  {{ to 20 "$GX" {QUERY_ARGS} > "$GD/gpu" 2>&1; echo $? > "$GD/rc"; }} &\n'
+    "  GP=$!\n"
+    "else\n"
+    "GD=\n" + GpuCollector().command() + "fi\n"
+)
+# ... and its output, once the rest is done (the job is waited for; its dir removed)
+GPU_COLLECT = (
+    'if [ -n "$GP" ]; then\n'
+    '  wait "$GP"; m gpu; cat -- "$GD/gpu"; GRC=; read -r GRC < "$GD/rc"; m gpu.rc "${GRC:-1}"\n'
+    "fi\n"
+    '[ -n "$GD" ] && rm -rf -- "$GD"\n'
+)
+
+
 def library(token: str) -> str:
     """Prelude plus every shell function the collectors call."""
     return prelude(token) + "IFS0=$IFS\nTKSEEN=\nPYSEEN=\nLN=\nLY=\n" + SH_TK + SH_PY + SH_LOOK
@@ -91,12 +122,13 @@ def main_script(token: str, services: list[str] | None = None) -> str:
     svc = ServicesCollector(services)
     parts = [
         library(token),
+        GPU_BACKGROUND,
         HostCollector().command(),
-        GpuCollector().command(),
         svc.command(),
         # interpreters named by sglang units (the python side re-checks, this saves a round)
-        "SVCPY=$(printf '%s\\n' \"${SVC-}\" | grep '^ExecStart=' | grep -i sglang | "
-        "grep -o '/[^ ;\"]*/bin/python[0-9.]*' | sort -u)\n",
+        # (no systemd, no units: skip the pipeline's five processes, SVCPY is empty either way)
+        "SVCPY=\n[ -n \"${SVC-}\" ] && SVCPY=$(printf '%s\\n' \"$SVC\" | grep '^ExecStart=' | "
+        "grep -i sglang | grep -o '/[^ ;\"]*/bin/python[0-9.]*' | sort -u)\n",
         'look "$P0" session; drain session\n',
         f'look "{SYSTEMD_DEFAULT_PATH}" systemd-default; drain systemd-default\n',
         f'for p in {_TK_GLOBS}; do [ -d "$p" ] && has_cuda "$p" && tk "$p" \'\' \'\' glob; done\n',
@@ -108,6 +140,7 @@ def main_script(token: str, services: list[str] | None = None) -> str:
         '[ -n "${VIRTUAL_ENV-}" ] && py "$VIRTUAL_ENV/bin/python" session:VIRTUAL_ENV\n',
         '[ -n "${CONDA_PREFIX-}" ] && py "$CONDA_PREFIX/bin/python" session:CONDA_PREFIX\n',
         'IFS=$NL; set -f; for x in $SVCPY; do IFS=$IFS0; set +f; py "$x" service; done; IFS=$IFS0; set +f\n',
+        GPU_COLLECT,
         "m end\n",
     ]
     return "".join(parts)
@@ -266,9 +299,75 @@ def followup_script(token: str, state: _State, need: _Needs) -> str:
     return "".join(parts)
 
 
+def predicted_need(login_out: str, login_env: dict[str, str], token: str) -> _Needs | None:
+    """The follow-up the login PATH will most likely ask for, known before the main batch ends:
+    its dirs that neither the session's PATH nor systemd's default (the two the main batch
+    looks at) hold. None when there is nothing to predict."""
+    session: dict[str, str] = {}
+    for s in split_sections(login_out, token):
+        if s.name == "env":
+            session = parse_env_block(s.body)
+    main_dirs = set((session.get("PATH") or "").split(":")) | set(SYSTEMD_DEFAULT_PATH.split(":"))
+    dirs = [d for d in (login_env.get("PATH") or "").split(":") if d and d not in main_dirs]
+    return _Needs(paths=[(":".join(dirs), "login")]) if dirs else None
+
+
+def _early_is_the_followup(
+    early: _Needs, out: str | None, need: _Needs, state: _State, token: str
+) -> bool:
+    """Whether the follow-up sent early (with no TKSEEN/PYSEEN: the main batch was still
+    running) answered exactly what the real one would: the same need, a complete reply, and
+    no probed directory that the real one would have cut short as already seen (its `case`
+    on TKSEEN/PYSEEN, emulated on the same strings)."""
+    if out is None or need != early:
+        return False
+    sections = split_sections(out, token)
+    if not any(s.name == "end" for s in sections):
+        return False
+    seen_tk = "".join(f"|{r}|" for r in state.tk_real if "\0" not in r)
+    seen_py = "".join(f"|{r}|" for r in state.py_real if "\0" not in r)
+    for s in sections:
+        if s.name == "tk.real" and f"|{s.arg}|" in seen_tk:
+            return False
+        if s.name == "py.real" and f"|{s.arg}|" in seen_py:
+            return False
+    return True
+
+
 async def _run_script(transport: Transport, script: str, timeout: float) -> str:
     r = await transport.run(script, timeout=timeout)
     return r.stdout.decode("utf-8", "replace")
+
+
+def _outcome(task: asyncio.Future[str]) -> str | BaseException:
+    """A finished task's result or exception (what gather(return_exceptions=True) gave)."""
+    if task.cancelled():
+        return asyncio.CancelledError()
+    return task.exception() or task.result()
+
+
+async def _settle(task: asyncio.Future[str], within: float) -> str | None:
+    """The early follow-up's output; None if it failed or is not done within `within` s (the
+    real follow-up then runs as before)."""
+    await asyncio.wait({task}, timeout=max(within, 0.001))
+    if not task.done():
+        task.cancel()
+        await asyncio.wait({task})
+        return None
+    if task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()
+
+
+async def _discard(task: asyncio.Future[str] | None) -> None:
+    """An early follow-up nobody needed: stop it; never raise."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: a failed early follow-up is no error
 
 
 async def collect_facts(
@@ -284,15 +383,53 @@ async def collect_facts(
     services: unit names to collect even if their ExecStart does not mention sglang.
     token: the section marker; random per call unless given (recordings and replays fix it).
     """
+    spare: list[asyncio.Future[str]] = []
+    try:
+        return await _collect_facts(transport, services, timeout, token, spare)
+    finally:
+        for task in spare:  # an early follow-up that was not used, whatever happened
+            await _discard(task)
+
+
+async def _collect_facts(
+    transport: Transport,
+    services: list[str] | None,
+    timeout: float,
+    token: str | None,
+    spare: list[asyncio.Future[str]],
+) -> Facts:
     t0 = time.monotonic()
     token = token or new_token()
     main = main_script(token, services)
     login = login_env_script(token)
-    res_main, res_login = await asyncio.gather(
-        _run_script(transport, main, timeout),
-        _run_script(transport, login, min(timeout, 20)),
-        return_exceptions=True,
-    )
+    main_t = asyncio.ensure_future(_run_script(transport, main, timeout))
+    login_t = asyncio.ensure_future(_run_script(transport, login, min(timeout, 20)))
+    # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile puts
+    # ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one follow-up round:
+    # it is sent now, beside the main batch, and used only if it is exactly what the real
+    # follow-up would have been (_early_is_the_followup); else the follow-up runs as before.
+    early: _Needs | None = None
+    early_t: asyncio.Future[str] | None = None
+    login_notes: list[str] = []
+    login_parsed: tuple[dict[str, str], str | None] | None = None
+    try:
+        await asyncio.wait({login_t})
+        if not login_t.cancelled() and login_t.exception() is None:
+            login_parsed = parse_login_env(login_t.result(), token, login_notes)
+            early = predicted_need(login_t.result(), login_parsed[0], token)
+            if early is not None and not main_t.done():
+                early_t = asyncio.ensure_future(
+                    _run_script(transport, followup_script(token, _State(), early), timeout)
+                )
+                spare.append(early_t)
+        await asyncio.wait({main_t})
+    except BaseException:
+        for task in (main_t, login_t, early_t):
+            if task is not None:
+                task.cancel()
+        raise
+    res_main: str | BaseException = _outcome(main_t)
+    res_login: str | BaseException = _outcome(login_t)
     if isinstance(res_main, BaseException):
         raise res_main
     notes: list[str] = []
@@ -313,7 +450,9 @@ async def collect_facts(
     elif isinstance(res_login, BaseException):
         raise res_login
     else:
-        login_env, shell = parse_login_env(res_login, token, notes)
+        assert login_parsed is not None
+        login_env, shell = login_parsed
+        notes += login_notes
         if not login_env:
             notes.append(f"login shell {shell or '?'} printed no environment")
         hidden = redact(login_env)
@@ -338,7 +477,14 @@ async def collect_facts(
         if left <= 1:
             notes.append("no time left to probe: " + ", ".join(p for p, _ in need.prefixes))
             break
-        out = await _run_script(transport, followup_script(token, state, need), left)
+        out: str | None = None
+        if early_t is not None and early is not None:
+            got = await _settle(early_t, left)
+            if _early_is_the_followup(early, got, need, state, token):
+                out = got
+            early_t = None
+        if out is None:
+            out = await _run_script(transport, followup_script(token, state, need), left)
         more = split_sections(out, token)
         state.absorb(more)
         for f in need.env_files:

@@ -13,7 +13,8 @@ from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
 from remedy.model import Gpu
 
 QUERY_FIELDS = ("index", "name", "compute_cap", "driver_version", "memory.total")
-QUERY = "nvidia-smi --query-gpu=" + ",".join(QUERY_FIELDS) + " --format=csv,noheader"
+QUERY_ARGS = "--query-gpu=" + ",".join(QUERY_FIELDS) + " --format=csv,noheader"
+QUERY = "nvidia-smi " + QUERY_ARGS
 
 
 @dataclass
@@ -95,14 +96,19 @@ def parse_query_gpu(
 
 
 class GpuCollector:
-    """Section `gpu`: the query output and its exit status; `gpu.absent` without nvidia-smi."""
+    """Section `gpu`: the query output and its exit status; `gpu.absent` without nvidia-smi;
+    `gpu.untrusted WHY` when the nvidia-smi on PATH is not one remedy may run (remedy.trust:
+    root's PATH often starts with a venv's bin, which its service user may own)."""
 
     name = "gpu"
 
     def command(self) -> str:
+        """Needs SH_TRUST (the batch library has it)."""
         return (
             "if command -v nvidia-smi >/dev/null 2>&1; then\n"
-            f"  m gpu; to 20 {QUERY} 2>&1; m gpu.rc $?\n"
+            '  if trusted "$(command -v nvidia-smi)"; then\n'
+            f'    m gpu; to 20 "$RP" {QUERY_ARGS} 2>&1; m gpu.rc $?\n'
+            '  else m gpu.untrusted "$WHY"; fi\n'
             "else m gpu.absent; fi\n"
         )
 
@@ -115,6 +121,8 @@ class GpuCollector:
         for s in sections:
             if s.name == "gpu.absent":
                 return GpuFacts()
+            if s.name == "gpu.untrusted":
+                return GpuFacts(present=True, notes=[f"nvidia-smi not executed: {s.arg}"])
             if s.name == "gpu":
                 body = s.body
             elif s.name == "gpu.rc":

@@ -8,6 +8,7 @@ no standard lib/python3*/site-packages (a pyenv shim, an odd layout).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from packaging.markers import InvalidMarker, UndefinedEnvironmentName
@@ -173,6 +174,23 @@ def _marker_env(python: str | None) -> dict[str, str]:
     }
 
 
+# Parsing a Requires-Dist line and evaluating its marker is most of the controller's CPU for a
+# host (torch + cuda-toolkit + sglang list ~100 lines each, ~40 ms a host). A fleet's hosts carry
+# the same wheels, so both are remembered by their text: the second host onward pays nothing.
+@functools.lru_cache(maxsize=8192)
+def _requirement(text: str) -> PkgRequirement | None:
+    try:
+        return PkgRequirement(text)
+    except InvalidRequirement:
+        return None
+
+
+@functools.lru_cache(maxsize=16384)
+def _applies_text(text: str, python: str | None, extras: frozenset[str]) -> bool:
+    req = _requirement(text)
+    return req is not None and _applies(req, _marker_env(python), set(extras))
+
+
 def _applies(req: PkgRequirement, env: dict[str, str], extras: set[str]) -> bool:
     if req.marker is None:
         return True
@@ -184,6 +202,24 @@ def _applies(req: PkgRequirement, env: dict[str, str], extras: set[str]) -> bool
         return False
 
 
+_REQ_LINE = re.compile(r"^(.*?)([^/]+)-([^/-]+)\.dist-info/METADATA:Requires-Dist: (.*)$")
+_REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _may_pin(by: str, text: str) -> bool:
+    """False only when parse_requirements would certainly drop the line as a pin: its dist is
+    not a pin source, it has no `==`, or its name is not one the source's pins are kept for.
+    (Cheap text checks; anything unsure is parsed.)"""
+    targets = _PIN_SOURCES.get(by)
+    if not targets or "==" not in text:
+        return False
+    m = _REQ_NAME.match(text)
+    if not m:
+        return True
+    name = p.normalize_name(m.group(1))
+    return any(name == t or (t.endswith("-") and name.startswith(t)) for t in targets)
+
+
 def parse_requirements(
     req_grep: str, packages: dict[str, str], python: str | None
 ) -> list[Requirement]:
@@ -191,45 +227,54 @@ def parse_requirements(
 
     Markers are evaluated for Linux x86_64; cuda-toolkit's pins sit behind extras, which
     count when an installed package asks for them (torch requires cuda-toolkit[cudart,..]).
+    Only lines that can matter are parsed: those asking for extras (`[`), and those that
+    can be a kept pin (`_may_pin`).
     """
+    return [
+        Requirement(by=f"{by} {packages.get(by, '?')}", package=name, spec=spec)
+        for by, name, spec in _pins(req_grep or "", python)
+    ]
+
+
+@functools.lru_cache(maxsize=256)
+def _pins(req_grep: str, python: str | None) -> tuple[tuple[str, str, str], ...]:
+    """(by, package, spec) of parse_requirements, remembered by the grep's text: hosts of a
+    fleet built from one image answer with the same text."""
     lines: list[tuple[str, str]] = []  # (by dist name, requirement text)
-    for line in (req_grep or "").splitlines():
-        m = re.match(r"^(.*?)([^/]+)-([^/-]+)\.dist-info/METADATA:Requires-Dist: (.*)$", line)
+    for line in req_grep.splitlines():
+        m = _REQ_LINE.match(line)
         if m:
             lines.append((p.normalize_name(m.group(2)), m.group(4).strip()))
-    parsed: list[tuple[str, PkgRequirement]] = []
-    for by, text in lines:
-        try:
-            parsed.append((by, PkgRequirement(text)))
-        except InvalidRequirement:
-            continue
-    env = _marker_env(python)
     wanted_extras: dict[str, set[str]] = {}
-    for _by, req in parsed:
-        if _applies(req, env, set()) and req.extras:
+    for _by, text in lines:
+        if "[" not in text:
+            continue  # asks for no extras (they are written `name[extra,...]`)
+        req = _requirement(text)
+        if req is not None and req.extras and _applies_text(text, python, frozenset()):
             wanted_extras.setdefault(p.normalize_name(req.name), set()).update(req.extras)
-    out: list[Requirement] = []
+    out: list[tuple[str, str, str]] = []
     seen: set[tuple[str, str, str]] = set()
-    for by, req in parsed:
-        targets = _PIN_SOURCES.get(by)
-        if not targets:
+    for by, text in lines:
+        if not _may_pin(by, text):
             continue
+        req = _requirement(text)
+        if req is None:
+            continue
+        targets = _PIN_SOURCES[by]
         name = p.normalize_name(req.name)
         if not any(name == t or (t.endswith("-") and name.startswith(t)) for t in targets):
             continue
         specs = list(req.specifier)
         if not specs or not all(s.operator in ("==", "===") for s in specs):
             continue
-        if not _applies(req, env, wanted_extras.get(by, set())):
+        if not _applies_text(text, python, frozenset(wanted_extras.get(by, ()))):
             continue
-        version = packages.get(by, "?")
-        spec = str(req.specifier)
-        key = (by, name, spec)
+        key = (by, name, str(req.specifier))
         if key in seen:
             continue
         seen.add(key)
-        out.append(Requirement(by=f"{by} {version}", package=name, spec=spec))
-    return out
+        out.append(key)
+    return tuple(out)
 
 
 def build_python(rec: PythonRecord) -> PythonEnv:

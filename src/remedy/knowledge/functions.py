@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from remedy.knowledge.schema import CudaTables, Release
-from remedy.resolve import norm, toolkit_at
+from remedy.resolve import item_counts, norm, toolkit_at
 
 _REL = re.compile(r"(\d+)\.(\d+)")
 
@@ -28,8 +28,22 @@ def _s(v: Any) -> str | None:
     return str(v)
 
 
+_VER: dict[str, Version | None] = {}
+
+
 def ver(v: Any) -> Version | None:
     """A packaging Version from the leading digits of a string ('13.0.88+cu13' -> 13.0.88)."""
+    if type(v) is str:  # rules compare the same few versions thousands of times
+        hit = _VER.get(v, _VER)
+        if hit is _VER:
+            if len(_VER) > 4096:
+                _VER.clear()
+            hit = _VER[v] = _ver(v)
+        return hit  # type: ignore[return-value]
+    return _ver(v)
+
+
+def _ver(v: Any) -> Version | None:
     s = _s(v)
     if not s:
         return None
@@ -40,6 +54,17 @@ def ver(v: Any) -> Version | None:
         return Version(m.group(0))
     except InvalidVersion:
         return None
+
+
+def _cudart_majors(tk: dict[str, Any]) -> set[int]:
+    """The CUDA majors of the libcudart.so.N a toolkit ships."""
+    out: set[int] = set()
+    for names in (tk.get("libs") or {}).values():
+        for n in names:
+            m = re.fullmatch(r"libcudart\.so\.(\d+)", n)
+            if m:
+                out.add(int(m.group(1)))
+    return out
 
 
 def rel(v: Any) -> str | None:
@@ -76,6 +101,73 @@ def arch_list_valid(value: Any) -> bool:
     """FlashInfer splits on one space and needs major.minor[suffix] in each entry."""
     entries = arch_list_entries(value)
     return bool(entries) and all(re.fullmatch(r"\d+\.\d+[af]?", e) for e in entries)
+
+
+# torch.utils.cpp_extension._get_cuda_arch_flags (torch 2.14.1): named arches and the arch
+# strings it accepts; anything else raises "Unknown CUDA arch (X) or GPU not supported".
+_TORCH_NAMED_ARCHES = (
+    ("Kepler+Tesla", "3.7"),
+    ("Kepler", "3.5+PTX"),
+    ("Maxwell+Tegra", "5.3"),
+    ("Maxwell", "5.0;5.2+PTX"),
+    ("Pascal", "6.0;6.1+PTX"),
+    ("Volta+Tegra", "7.2"),
+    ("Volta", "7.0+PTX"),
+    ("Turing", "7.5+PTX"),
+    ("Ampere+Tegra", "8.7"),
+    ("Ampere", "8.0;8.6+PTX"),
+    ("Ada", "8.9+PTX"),
+    ("Hopper", "9.0+PTX"),
+    ("Blackwell+Tegra", "11.0"),
+    ("Blackwell", "10.0;10.3;12.0;12.1+PTX"),
+    ("Rubin", "10.7+PTX"),
+)
+_TORCH_ARCHES = frozenset(
+    [
+        "3.5",
+        "3.7",
+        "5.0",
+        "5.2",
+        "5.3",
+        "6.0",
+        "6.1",
+        "6.2",
+        "7.0",
+        "7.2",
+        "7.5",
+        "8.0",
+        "8.6",
+        "8.7",
+        "8.9",
+        "9.0",
+        "9.0a",
+        "10.0",
+        "10.0a",
+        "11.0",
+        "11.0a",
+        "10.3",
+        "10.3a",
+        "10.7",
+        "10.7a",
+        "12.0",
+        "12.0a",
+        "12.1",
+        "12.1a",
+    ]
+)
+
+
+def torch_arch_list_valid(value: Any) -> bool:
+    """Whether torch's cpp_extension accepts TORCH_CUDA_ARCH_LIST as given: it splits on ' '
+    and ';' after expanding named arches, and raises ValueError on any entry outside its list
+    (no 'f' targets; torch 2.14.1's list)."""
+    s = _s(value)
+    if not s:
+        return True
+    s = s.replace(" ", ";")
+    for name, archs in _TORCH_NAMED_ARCHES:
+        s = s.replace(name, archs)
+    return all(e.removesuffix("+PTX") in _TORCH_ARCHES for e in s.split(";"))
 
 
 def arch_list_suffixed(value: Any) -> bool:
@@ -275,6 +367,14 @@ class Functions:
 
     def min_cuda_for(self, cap: Any) -> str | None:
         """The first CUDA release whose compiler targets this compute capability."""
+        if type(cap) is str:
+            memo = self.__dict__.setdefault("_min_cuda", {})
+            if cap not in memo:
+                memo[cap] = self._min_cuda_for(cap)
+            return memo[cap]
+        return self._min_cuda_for(cap)
+
+    def _min_cuda_for(self, cap: Any) -> str | None:
         c = rel(cap)
         if not c:
             return None
@@ -300,6 +400,39 @@ class Functions:
         if floor and (base is None or Version(base) < Version(floor)):
             return floor
         return base
+
+    def cccl_min_std(self, release: Any) -> str | None:
+        """The oldest C++ dialect the CCCL of this CUDA release accepts (cuda-tables.yaml)."""
+        v = ver(release)
+        if v is None or self.tables.cccl_min_std is None:
+            return None
+        best = None
+        for e in self.tables.cccl_min_std.entries:
+            if v >= Version(e.from_):
+                best = e.std
+        return best
+
+    def dropped_in(self, target: Any) -> str | None:
+        """The first release whose nvcc no longer compiles for this target (cuda-tables.yaml
+        dropped_targets), None when every release since it appeared still does."""
+        t = parse_target(target)
+        if not t or self.tables.dropped_targets is None:
+            return None
+        name = f"{t[0]}.{t[1]}"
+        for e in self.tables.dropped_targets.entries:
+            if name in e.targets:
+                return e.release
+        return None
+
+    def newest_known_target(self) -> tuple[int, int]:
+        """The newest compute capability any release in the table targets."""
+        best = (0, 0)
+        for r in self.releases:
+            for t in r.targets:
+                p = parse_target(t)
+                if p and (p[0], p[1]) > best:
+                    best = (p[0], p[1])
+        return best
 
     def min_driver(self, release: Any) -> str | None:
         """The Linux driver a release's runtime needs (cuda-releases.yaml)."""
@@ -682,12 +815,7 @@ class Functions:
                 m = re.fullmatch(r"nvidia-cuda-(?:runtime|nvrtc)(?:-cu(\d+))?", name)
                 if m:
                     out.add(int(m.group(1)) if m.group(1) else (major_of(v) or 0))
-            for tk in facts.get("toolkits", ()):
-                for names in (tk.get("libs") or {}).values():
-                    for n in names:
-                        m = re.fullmatch(r"libcudart\.so\.(\d+)", n)
-                        if m:
-                            out.add(int(m.group(1)))
+            out.update(item_counts(facts.get("toolkits", ()), "cudart_majors", _cudart_majors))
             return sorted(x for x in out if x)
 
         def foreign_cuda_packages(py: Any) -> dict[str, int]:
@@ -794,12 +922,14 @@ class Functions:
             return [f"{maj}.{mnr}{sfx}"]
 
         def targets_unknown_to(targets: Any, release: Any) -> list[str]:
-            """The targets of an arch list that this release's nvcc does not know yet."""
+            """The targets of an arch list that this release's nvcc does not know yet, or no
+            longer compiles for (cuda-tables.yaml dropped_targets)."""
             r = ver(release)
             out = []
             for t in targets or []:
                 need = ver(self.min_cuda_for_target(t))
-                if r and need and need > r:
+                gone = ver(self.dropped_in(t))
+                if r and ((need and need > r) or (gone and r >= gone)):
                     out.append(t)
             return out
 
@@ -900,11 +1030,31 @@ class Functions:
             "nccl_wheel": nccl_wheel,
         }
 
+    def bound_names(self) -> frozenset[str]:
+        """The names of the functions bound to a facts snapshot (bind())."""
+        cached = self.__dict__.get("_bound_names")
+        if cached is None:
+            cached = self.__dict__["_bound_names"] = frozenset(self.bind({}, {}))
+        return cached
+
+    def _skew_functions(self) -> dict[str, Callable[..., Any]]:
+        """skew_known/skew_holds: the one version-pair relation (knowledge/version-pairs.yaml)."""
+        from remedy.knowledge.skew import expression_functions
+
+        return expression_functions(self)
+
     def names(self) -> set[str]:
         """Every function name an expression may call (the registry)."""
         return set(self.statics()) | set(self.bind({}, {}))
 
     def statics(self) -> dict[str, Callable[..., Any]]:
+        """The functions that read no facts (the same dict every call: do not change it)."""
+        cached = self.__dict__.get("_statics")
+        if cached is None:
+            cached = self.__dict__["_statics"] = self._statics()
+        return cached
+
+    def _statics(self) -> dict[str, Callable[..., Any]]:
         return {
             **self.statics_field(),
             "dropin_dir": dropin_dir,
@@ -915,13 +1065,16 @@ class Functions:
             "cudart_release": cudart_release,
             "cudart_int": cudart_int,
             "arch_list_valid": arch_list_valid,
+            "torch_arch_list_valid": torch_arch_list_valid,
             "arch_list_suffixed": arch_list_suffixed,
             "arch_list_covers": arch_list_covers,
             "ptx_isa": self.ptx_isa,
             "min_cuda_for": self.min_cuda_for,
             "min_driver": self.min_driver,
+            "cccl_min_std": self.cccl_min_std,
             "wheel": self.wheel,
             "release_wheels": self.release_wheels,
             "apt_packages": self.apt_packages,
             **provider_functions(),
+            **self._skew_functions(),
         }

@@ -24,6 +24,7 @@ from remedy.knowledge.schema import (
     Rule,
     Variable,
 )
+from remedy.knowledge.skew import load_pairs
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 
 
@@ -92,6 +93,9 @@ class Knowledge:
     functions: Functions
     files: list[str] = field(default_factory=list)
     version: str = ""
+    # version-pairs.yaml: the pairs (each also a rule above) and the log fields stating versions
+    pairs: list[Any] = field(default_factory=list)
+    log_fields: list[Any] = field(default_factory=list)
 
     def consumers(self) -> list[Component]:
         return [c for c in self.components.values() if c.kind == "consumer"]
@@ -333,6 +337,10 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
     rule_entries = [
         (r, raw, rf) for rf in rule_files for r, raw in _load_list(rf, "rules", Rule, "rule")
     ]
+    pairs, log_fields, pair_rules = load_pairs(kdir / "version-pairs.yaml", components)
+    # version pairs first: the toolkit's own consistency (cicc/ptxas, nvcc/headers) is what
+    # the planner repairs before what builds on it (CCCL, links), as when they led rules.yaml
+    rule_entries = pair_rules + rule_entries
     rules: dict[str, CompiledRule] = {}
     for r, raw, rule_file in rule_entries:
         f = str(rule_file)
@@ -465,6 +473,8 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
         str(p)
         for p in [comp_file, var_file, rel_file, tables_file, *rule_files, probe_file, *act_files]
     ]
+    if (kdir / "version-pairs.yaml").is_file():
+        files.append(str(kdir / "version-pairs.yaml"))
     return Knowledge(
         components=components,
         variables=variables,
@@ -476,4 +486,6 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
         functions=fns,
         files=files,
         version=knowledge_version(files),
+        pairs=pairs,
+        log_fields=log_fields,
     )

@@ -83,10 +83,17 @@ def table_path() -> Path:
 def _load(path: str, mtime: float) -> Table:
     import yaml
 
+    from remedy.knowledge.yamlload import cached_parse
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def parse(text: str) -> Any:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+
     try:
         with open(path, encoding="utf-8") as f:
-            data = yaml.load(f, Loader=loader)  # noqa: S506 - a safe loader
+            # ~90 KB: parsed once, then read back from the YAML parse cache
+            data = cached_parse(f.read(), parse, kind="providers")
         table = Table.model_validate(data)
     except (OSError, yaml.YAMLError, ValueError) as e:
         raise KnowledgeError(f"provider table: {e}", file=path) from e

@@ -215,6 +215,26 @@ class MaxGccTable(Entry):
     entries: list[MaxGcc]
 
 
+class DroppedTarget(Entry):
+    release: str  # the first release whose nvcc no longer compiles for these
+    targets: list[str]
+
+
+class DroppedTargets(Entry):
+    source: Source
+    entries: list[DroppedTarget]
+
+
+class CcclStd(Entry):
+    from_: str = Field(alias="from")
+    std: str
+
+
+class CcclStdTable(Entry):
+    source: Source
+    entries: list[CcclStd]
+
+
 class ToolkitWheels(Entry):
     source: Source
     names: list[str]
@@ -227,3 +247,5 @@ class CudaTables(Entry):
     max_gcc: MaxGccTable
     min_arch: list[MinArch]
     toolkit_wheels: ToolkitWheels
+    dropped_targets: DroppedTargets | None = None
+    cccl_min_std: CcclStdTable | None = None

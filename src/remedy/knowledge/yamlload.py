@@ -142,7 +142,15 @@ def read_utf8(
 def load_yaml(path: str | Path) -> Any:
     """A data file, parsed; a file parsed before (same bytes) comes from the parse cache."""
     text = read_utf8(path)
-    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return cached_parse(text, lambda t: load_yaml_text(t, str(path)))
+
+
+def cached_parse(text: str, parse: Callable[[str], Any], kind: str = "") -> Any:
+    """parse(text), from the parse cache when this text was parsed before by the same kind of
+    parse (`kind` names a parse other than load_yaml_text's, e.g. a plain safe load); an
+    error is raised, never cached."""
+    prefix = f"{kind}\0".encode() if kind else b""
+    key = hashlib.sha256(prefix + text.encode("utf-8")).hexdigest()
     cache = _parse_cache()
     blob = cache.get(key)
     if isinstance(blob, bytes):
@@ -150,7 +158,7 @@ def load_yaml(path: str | Path) -> Any:
             return marshal.loads(blob)  # fresh objects on every load: callers may change them
         except (ValueError, EOFError, TypeError):
             pass
-    data = load_yaml_text(text, str(path))
+    data = parse(text)
     try:
         cache[key] = marshal.dumps(data)
     except ValueError:  # a type marshal cannot hold (a YAML timestamp): not cached

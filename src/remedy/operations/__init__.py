@@ -38,7 +38,6 @@ from remedy.operations.playbook import (
     python_env,
 )
 from remedy.transport.quote import join, quote
-from remedy.units.dropin import dropin_path
 
 
 class OperationError(ValueError):
@@ -338,6 +337,7 @@ class SetEnv(Operation):
     def path(self) -> str:
         if self.scope == "dropin":
             from remedy.knowledge.functions import dropin_name
+            from remedy.units.dropin import dropin_path
 
             var = next(iter(self.set), None) or self.unset[0]
             return dropin_path(str(self.unit), dropin_name(var))
@@ -489,6 +489,8 @@ class ExecStart(Operation):
     argv: list[Text] = Field(min_length=1)
 
     def path(self) -> str:
+        from remedy.units.dropin import dropin_path
+
         return dropin_path(self.unit, EXEC_START_DROPIN)
 
     def commands(self) -> list[str]:

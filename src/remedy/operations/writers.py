@@ -12,7 +12,6 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 
-from remedy.units.dropin import render_dropin
 from remedy.units.syntax import env_name_is_valid, quote_assignment
 
 PROFILE_HEADER = "# written by remedy; delete this file to undo"
@@ -37,6 +36,8 @@ def profile_text(env: Mapping[str, str], unset: Sequence[str] = ()) -> str:
 
 def dropin_env_text(env: Mapping[str, str], unset: Sequence[str] = ()) -> str:
     """A systemd drop-in with quoted Environment= lines (systemd's quoting, `%` doubled)."""
+    from remedy.units.dropin import render_dropin  # systemd's parser: only for a drop-in
+
     return render_dropin(dict(env), list(unset))
 
 

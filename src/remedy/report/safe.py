@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape as _rich_escape
-
 # C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the
 # Unicode bidi overrides/isolates that reorder what is displayed ("Trojan Source")
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -29,7 +27,9 @@ def strip_controls(text: str, *, newlines: bool = True) -> str:
 
 def term(text: object) -> str:
     """A host string for rich markup: controls removed, `[` escaped."""
-    return _rich_escape(strip_controls(str(text)))
+    from rich.markup import escape  # rich only where something is printed for a terminal
+
+    return escape(strip_controls(str(text)))
 
 
 def md(text: object) -> str:

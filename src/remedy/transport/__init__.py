@@ -9,19 +9,38 @@ through remedy.transport.quote.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from remedy.transport import quote
-from remedy.transport.base import Command, CommandResult, Transport
-from remedy.transport.local import LocalTransport
-from remedy.transport.scripted import ScriptedCall, ScriptedTransport
+
+if TYPE_CHECKING:
+    from remedy.transport.base import Command, CommandResult, Transport
+    from remedy.transport.local import LocalTransport
+    from remedy.transport.scripted import ScriptedCall, ScriptedTransport
+    from remedy.transport.ssh import SSHTransport
+
+# Names resolve on first use (PEP 562): `remedy.transport.quote` (every plan's commands) must
+# not import asyncio (LocalTransport), and asyncssh + cryptography (~0.2 s) load only when SSH
+# is used.
+_WHERE = {
+    "Command": "base",
+    "CommandResult": "base",
+    "Transport": "base",
+    "LocalTransport": "local",
+    "ScriptedCall": "scripted",
+    "ScriptedTransport": "scripted",
+    "SSHTransport": "ssh",
+}
 
 
-def __getattr__(name: str):
-    # asyncssh (and cryptography) cost ~0.2 s to import: only load them when SSH is used.
-    if name == "SSHTransport":
-        from remedy.transport.ssh import SSHTransport
-
-        return SSHTransport
-    raise AttributeError(name)
+def __getattr__(name: str) -> Any:
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [
@@ -51,6 +70,8 @@ def open_transport(
     connects until the first call.
     """
     if local:
+        from remedy.transport.local import LocalTransport
+
         return LocalTransport(host=target or "localhost")
     from remedy.transport.ssh import SSHTransport
 

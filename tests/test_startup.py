@@ -1,0 +1,482 @@
+"""Start-up stays cheap (issue 18): what a command does not use is not imported, and what a
+previous run computed from remedy's own files is reused, not recomputed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from remedy.knowledge import expr
+
+
+@pytest.fixture
+def fresh_code_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The template/names cache of a new process, in a private cache dir."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(expr, "_CODE", {})
+    monkeypatch.setattr(expr, "_CODE_LOADED", False)
+    monkeypatch.setattr(expr, "_CODE_DIRTY", False)
+    return tmp_path / "cache"
+
+
+def test_expression_names_are_read_back_from_the_cache(
+    fresh_code_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader checks every expression's free names; a later run reads them from the cache
+    instead of parsing ~400 expressions again (and does not rewrite the cache each run)."""
+    src = "toolkit.version >= min_version and q(x)"
+    first = expr.free_names(src, template=False)
+    assert first == {"toolkit", "min_version", "q", "x"}
+    expr.save_code_cache()
+    assert Path(expr._cache_path()).is_file()
+
+    # a new process: nothing in memory, and parsing is not allowed
+    monkeypatch.setattr(expr, "_CODE", {})
+    monkeypatch.setattr(expr, "_CODE_LOADED", False)
+
+    def no_parse(*_a: object, **_k: object) -> None:
+        raise AssertionError("parsed again: the names were not taken from the cache")
+
+    monkeypatch.setattr(expr, "_undeclared", no_parse)
+    monkeypatch.setattr(expr, "_expression_node", no_parse)
+    assert expr.free_names(src, template=False) == first
+    assert not expr._CODE_DIRTY, "a cache read back whole must not be rewritten"
+
+
+# --------------------------------------------------------------------------------------------
+# what a command imports
+# --------------------------------------------------------------------------------------------
+
+_MODULES_AFTER = """
+import contextlib, io, json, sys
+sys.argv = ["remedy", *json.loads(sys.argv[1])]
+out = io.StringIO()
+code = 0
+with contextlib.redirect_stdout(out):
+    try:
+        from remedy.entry import main
+        main()
+    except SystemExit as e:
+        code = e.code
+print(json.dumps({"code": code, "stdout": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def modules_after(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, set[str]]:
+    """(exit code, stdout, modules loaded) of one `remedy ARGS` in a fresh interpreter."""
+    r = subprocess.run(
+        [sys.executable, "-c", _MODULES_AFTER, json.dumps(list(args))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout.splitlines()[-1])
+    return data["code"], data["stdout"], set(data["modules"])
+
+
+# remedy/__init__.py's stand-in for pydantic's plugin loader (see the end of this file) is
+# registered under pydantic's name without importing pydantic
+_STAND_IN = "pydantic.plugin._loader"
+
+
+def loaded(modules: set[str], *packages: str) -> set[str]:
+    return {m for m in modules if (m.split(".")[0] in packages or m in packages) and m != _STAND_IN}
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys, remedy.cli; print(json.dumps(sorted(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    mods = set(json.loads(r.stdout))
+    assert "remedy.cli" in mods  # control: the import happened
+    heavy = ("pydantic", "jinja2", "yaml", "rich", "networkx", "asyncssh", "asyncio")
+    assert loaded(mods, *heavy) == set()
+
+
+def test_plan_as_json_loads_no_terminal_ssh_or_graph_code(tmp_path: Path) -> None:
+    """`plan --example --json` prints JSON: no rich, no SSH/asyncio transport, no systemd unit
+    reader or impact preview, no graph library."""
+    code, out, mods = modules_after(
+        "plan",
+        "--example",
+        "seed-sm120-pip-cu13",
+        "--json",
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    assert code == 0 and json.loads(out)["steps"]  # control: a real plan was made
+    assert {"pydantic", "jinja2", "remedy.planner.plan"} <= mods  # and it did the work
+    assert loaded(mods, "rich", "asyncssh", "asyncio", "networkx", "cryptography") == set()
+    assert "importlib.metadata" not in mods  # pydantic's plugin loader, plugins disabled
+    assert {
+        "remedy.transport.local",
+        "remedy.transport.ssh",
+        "remedy.units.host",
+        "remedy.units.impact",
+        "remedy.units.parse",
+    }.isdisjoint(mods)
+
+
+# --------------------------------------------------------------------------------------------
+# --help without typer (remedy.helpcache)
+# --------------------------------------------------------------------------------------------
+
+_HELP_RUN = """
+import json, sys
+args, how = json.loads(sys.argv[1]), sys.argv[2]
+sys.argv = ["remedy", *args]
+code = 0
+try:
+    if how == "typer":  # typer itself: the whole app built, no record involved
+        from typer.main import get_command
+        from remedy.cli import app
+        get_command(app).main(args=args)
+    else:  # the console script's path
+        from remedy.entry import main
+        main()
+except SystemExit as e:
+    code = e.code
+sys.stdout.flush()
+sys.stderr.write("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules)}) + "\\n")
+"""
+
+
+def help_run(args: list[str], how: str, cache: Path, **env: str) -> tuple[bytes, int, set[str]]:
+    r = subprocess.run(
+        [sys.executable, "-c", _HELP_RUN, json.dumps(args), how],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), **env},
+    )
+    data = json.loads(r.stderr.decode().strip().splitlines()[-1])
+    return r.stdout, data["code"], set(data["modules"])
+
+
+def _help_paths() -> list[list[str]]:
+    """The top level, every command, and every command of a command group (`knowledge`)."""
+    from typer.main import get_command
+
+    from remedy.cli import app
+
+    group = get_command(app)
+    paths: list[list[str]] = [[]]
+    for name, cmd in group.commands.items():
+        paths.append([name])
+        paths += [[name, sub] for sub in getattr(cmd, "commands", {})]
+    return paths
+
+
+def test_every_help_page_replayed_is_the_one_typer_prints(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    paths = _help_paths()
+    assert ["plan"] in paths and any(len(p) == 2 for p in paths)  # control: the walk is real
+    for path in paths:
+        args = [*path, "--help"]
+        ref, code, _ = help_run(args, "typer", cache)
+        assert code == 0 and ref.startswith(b"Usage: remedy"), (path, ref[:200])
+        first, code1, mods1 = help_run(args, "entry", cache)
+        second, code2, mods2 = help_run(args, "entry", cache)
+        assert first == ref and code1 == 0 and "typer" in mods1, path
+        assert second == ref and code2 == 0, path
+        assert loaded(mods2, "typer", "click", "rich", "pydantic", "jinja2", "yaml") == set(), (
+            path,
+            "help was not replayed",
+        )
+
+
+def test_help_is_recorded_per_terminal_width(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    narrow, _, _ = help_run(["plan", "--help"], "typer", cache, COLUMNS="60")
+    wide, _, _ = help_run(["plan", "--help"], "typer", cache, COLUMNS="200")
+    assert narrow != wide  # control: the width matters
+    for cols, ref in (("60", narrow), ("200", wide), ("60", narrow)):
+        help_run(["plan", "--help"], "entry", cache, COLUMNS=cols)
+        out, _, mods = help_run(["plan", "--help"], "entry", cache, COLUMNS=cols)
+        assert out == ref and "typer" not in mods, cols
+
+
+def test_a_failed_help_request_is_not_recorded(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        out, code, mods = help_run(["no-such-command", "--help"], "entry", cache)
+        assert code == 2 and "typer" in mods and out == b""
+
+
+def test_a_record_is_dropped_when_a_source_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from remedy import helpcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    src = tmp_path / "cli.py"
+    src.write_text("HELP = 'old'\n")
+    argv = ["plan", "--help"]
+    key = helpcache._key(argv)
+    assert key is not None
+    monkeypatch.setattr(helpcache, "_remedy_files", lambda: (str(src),))
+    helpcache._store(key, b"Usage: recorded\n")
+    assert helpcache.serve(argv)
+    assert capfdbinary.readouterr().out == b"Usage: recorded\n"
+    src.write_text("HELP = 'new'\n")
+    assert not helpcache.serve(argv)
+    assert capfdbinary.readouterr().out == b""
+
+
+def test_a_record_in_a_directory_others_can_write_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from remedy import helpcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    src = tmp_path / "cli.py"
+    src.write_text("x = 1\n")
+    argv = ["--help"]
+    monkeypatch.setattr(helpcache, "_remedy_files", lambda: (str(src),))
+    helpcache._store(helpcache._key(argv) or "", b"Usage: planted\n")
+    assert helpcache.serve(argv)  # control: ours, private: used
+    capfdbinary.readouterr()
+    Path(helpcache._path()).parent.chmod(0o777)
+    assert not helpcache.serve(argv)
+    assert capfdbinary.readouterr().out == b""
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--help"], True),
+        (["plan", "--help"], True),
+        (["knowledge", "rules", "--help"], True),
+        ([], False),
+        (["plan"], False),
+        (["plan", "--example", "x", "--help"], False),
+        (["--help", "plan"], False),
+        (["-x", "--help"], False),
+        (["../x", "--help"], False),
+    ],
+)
+def test_only_a_bare_help_request_is_replayed(argv: list[str], expected: bool) -> None:
+    from remedy.helpcache import help_only
+
+    assert help_only(argv) is expected
+
+
+# --------------------------------------------------------------------------------------------
+# only the named command is built (remedy.clicommand)
+# --------------------------------------------------------------------------------------------
+
+
+def test_only_the_named_command_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.main import get_command
+
+    from remedy.cli import app
+    from remedy.clicommand import command_for
+
+    full = get_command(app)
+    assert len(full.commands) > 10  # control
+    for name, sub in full.commands.items():
+        one = command_for(app, [name, "--json"])
+        assert list(one.commands) == [name]
+        assert [p.opts for p in one.commands[name].params] == [p.opts for p in sub.params]
+        assert [p.opts for p in one.params] == [p.opts for p in full.params]  # group options
+    for argv in ([], ["--version"], ["nosuch"], ["pla"], ["--ssh-config", "x", "plan"]):
+        assert list(command_for(app, argv).commands) == list(full.commands), argv
+    monkeypatch.setenv("_REMEDY_COMPLETE", "bash_complete")
+    assert list(command_for(app, ["plan"]).commands) == list(full.commands)
+
+
+def test_errors_name_the_same_commands_as_before() -> None:
+    """An unknown or misspelt command still gets click's message from the whole group."""
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "pla"], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2 and "Did you mean 'plan'?" in r.stderr
+
+
+def test_facts_yaml_is_read_with_libyaml_and_gives_the_same_facts(tmp_path: Path) -> None:
+    """Facts files and example metadata are parsed by libyaml's parser (a 2 KB facts file
+    took ~7 ms in pure Python); the facts are those the pure-Python safe loader gives."""
+    import yaml
+
+    from remedy.inputs import EXAMPLES_DIR, load_facts_file
+    from remedy.model import Facts
+    from remedy.redact import redact_facts
+
+    assert hasattr(yaml, "CSafeLoader")  # control: the fast parser is installed here
+    for facts in sorted(EXAMPLES_DIR.glob("*/facts.yaml")):
+        text = facts.read_text()
+        pure = Facts.model_validate(yaml.load(text, Loader=yaml.SafeLoader))  # noqa: S506
+        assert load_facts_file(facts).model_dump() == redact_facts(pure).model_dump(), facts
+
+
+# --------------------------------------------------------------------------------------------
+# the signature catalog: checked once per file, patterns compiled when used
+# --------------------------------------------------------------------------------------------
+
+
+def _fresh_catalog(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Any:
+    from remedy.evidence import catalog
+    from remedy.knowledge import yamlload
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr(yamlload, "_PARSED", None)
+    return catalog.load_catalog()
+
+
+def test_a_catalog_checked_before_loads_lazily_and_matches_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remedy.evidence.matcher import LineMatcher
+
+    checked = _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert all(s._rx is not None for s in checked.signatures)  # control: compiled by the check
+    lazy = _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert all(s._rx is None for s in lazy.signatures)  # nothing compiled up front
+    assert [s.model_dump() for s in lazy.signatures] == [s.model_dump() for s in checked.signatures]
+    assert [s.near_needles for s in lazy.signatures] == [s.near_needles for s in checked.signatures]
+    lines = [ex for s in checked.signatures for ex in s.examples]
+    a, b = LineMatcher(checked), LineMatcher(lazy)
+    matched = 0
+    for n, text in enumerate(lines):
+        got_a = [(m.sig.id, m.start, m.end, m.fields) for m in a.match(n, text, None)]
+        got_b = [(m.sig.id, m.start, m.end, m.fields) for m in b.match(n, text, None)]
+        assert got_a == got_b, text
+        matched += bool(got_a)
+    assert matched > len(lines) // 2  # control: the lines do match
+
+
+def test_a_bad_signature_file_is_refused_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remedy.errors import KnowledgeError
+    from remedy.evidence import catalog
+
+    good = catalog.default_catalog_path().read_text()
+    bad = tmp_path / "signatures.yaml"
+    # the first signature's pattern made invalid: an unclosed group
+    assert "\n  pattern: '" in good  # control: the mutation below applies
+    bad.write_text(good.replace("\n  pattern: '", "\n  pattern: '(", 1))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for _ in range(2):
+        with pytest.raises(KnowledgeError) as exc:
+            catalog.load_catalog(bad)
+        assert exc.value.file == str(bad) and exc.value.line
+
+
+def test_a_validated_record_in_a_directory_others_can_write_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remedy.evidence import catalog
+
+    _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert Path(catalog._validated_path()).is_file()
+    Path(catalog._validated_path()).parent.chmod(0o777)
+    again = _fresh_catalog(monkeypatch, tmp_path / "cache")
+    assert all(s._rx is not None for s in again.signatures)  # checked (and compiled) again
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic's plugin loader with every plugin disabled (remedy/__init__.py)
+# --------------------------------------------------------------------------------------------
+
+_PLUGINS = """
+import os, sys
+import remedy, pydantic
+class A(pydantic.BaseModel):
+    x: int
+A(x=1)
+from pydantic.plugin import _loader
+before = "importlib.metadata" in sys.modules
+first = tuple(_loader.get_plugins())
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "none-of-them"  # plugins on: the real loader answers
+second = type(_loader.get_plugins()).__name__
+print(before, first, second, "importlib.metadata" in sys.modules, _loader._loading_plugins)
+"""
+
+
+def test_the_plugin_loader_stand_in_answers_as_pydantic_does() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", _PLUGINS],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"},
+    )
+    assert r.returncode == 0, r.stderr
+    # no metadata read while disabled; no plugins; then pydantic's own loader (a dict's values),
+    # and any other name of the module is the real one's
+    assert r.stdout.split() == ["False", "()", "dict_values", "True", "False"]
+
+
+def test_an_explicit_plugin_setting_gets_pydantic_s_own_loader() -> None:
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, remedy; print('pydantic.plugin._loader' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYDANTIC_DISABLE_PLUGINS": "some-plugin"},
+    )
+    assert r.stdout.strip() == "False"
+
+
+def _on_a_terminal(code: str, args: list[str], cache: Path) -> tuple[bytes, set[str]]:
+    """stdout of `python -c code args` on a pseudo-terminal (what a person at one sees), and
+    the modules it loaded."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen(
+            [sys.executable, "-c", code, json.dumps(args), "typer" if "typer" in code else "x"],
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "XDG_CACHE_HOME": str(cache), "COLUMNS": "100"},
+        )
+        os.close(slave)
+        slave = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other end closed
+                break
+            if not chunk:
+                break
+            out += chunk
+        err = p.communicate(timeout=60)[1].decode()
+        return out, set(json.loads(err.strip().splitlines()[-1])["modules"])
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+
+
+def test_help_on_a_terminal_is_replayed_as_typer_prints_it(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    args = ["plan", "--help"]
+    ref, _ = _on_a_terminal(_HELP_RUN, args, cache)
+    entry = _HELP_RUN.replace('how == "typer"', "False")
+    first, _ = _on_a_terminal(entry, args, cache)
+    second, mods = _on_a_terminal(entry, args, cache)
+    assert ref.startswith(b"Usage: remedy plan")  # control: typer's page, on the terminal
+    assert first == ref and second == ref and "typer" not in mods
+    # and the record made on the terminal is the one used there: a pipe has its own
+    piped, _, mods = help_run(args, "entry", cache, COLUMNS="100")
+    assert "typer" in mods and piped.replace(b"\n", b"\r\n") == ref
