@@ -134,6 +134,22 @@ TUNED_AFTER: list[str] = [
     " miss) and nvcc-path-malformed predicted by cuda-home-is-toolkit (cuda-home-is-toolkit/1);"
     " every other class-breadth change was written from upstream templates and recordings"
     " (tests/fixtures/templates), not from corpus logs",
+    "after 926b04f (round 12 misses): signature torch-gpu-arch-unsupported also matches the"
+    " second line of torch's _check_capability warning ('The current PyTorch install supports"
+    " CUDA capabilities ...'), so a copy whose first line is wrapped or cut still names the"
+    " torch wheel (wheel-has-gpu-arch/fc-12)",
+    "after 926b04f (round 12 misses): signature package-no-compiled-kernel-for-cc (vLLM"
+    " scaled_mm_entry.cu 'No compiled <op> for a compute capability ...'), predicted by"
+    " package-has-gpu-arch (package-has-gpu-arch/fa-1)",
+    "after 926b04f (round 12 misses): signature cute-dsl-arch-not-admissible (CuTe DSL MmaOp"
+    " 'expects arch to be one of [...], but got sm_XY', NVIDIA/cutlass tcgen05/mma.py),"
+    " predicted by kernel-arch-feature (kernel-arch-feature/fa-1)",
+    "after 926b04f (round 12 misses): signature cudajl-gpu-unsupported-by-toolkit (CUDA.jl"
+    " state.jl 'GPU (compute capability M.m) is not supported on CUDA N+'), predicted by"
+    " arch-supported-by-toolkit (arch-supported-by-toolkit/fb-22)",
+    "after 926b04f (round 12 misses): signature torch-arch-list-printed (the repr of"
+    " torch.cuda.get_arch_list()) and field signal torch-arch-list-next-to-no-kernel-image ->"
+    " wheel-has-gpu-arch (wheel-has-gpu-arch/fc-23)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
