@@ -150,6 +150,11 @@ TUNED_AFTER: list[str] = [
     "after 926b04f (round 12 misses): signature torch-arch-list-printed (the repr of"
     " torch.cuda.get_arch_list()) and field signal torch-arch-list-next-to-no-kernel-image ->"
     " wheel-has-gpu-arch (wheel-has-gpu-arch/fc-23)",
+    "after 926b04f (round 12 misses): scan mechanism, a line that matched nothing and ends"
+    " mid-sentence holding (or ending with the start of) a specific needle is matched once more"
+    " joined to the line after it (same process, at most 64 per log; the symptom keeps the"
+    " first line's number); for logs copied hard-wrapped from threads (wheel-has-gpu-arch/fc-12"
+    " shape; fixes cuda-math-headers-match-host/fb-19 and fc-2)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -218,6 +218,24 @@ def iter_capped_lines(stream: IO[bytes] | SniffedStream, cap: int) -> Iterator[b
         yield pending
 
 
+def lines_at(path: str | Path, wanted: Iterable[int], cap: int = MATCH_CAP) -> dict[int, bytes]:
+    """The lines numbered ``wanted`` of the regular file ``path`` (each capped at ``cap``
+    bytes), read in one pass that stops after the last one; memory stays bounded on long
+    lines (``iter_capped_lines``)."""
+    want = set(wanted)
+    out: dict[int, bytes] = {}
+    if not want:
+        return out
+    last = max(want)
+    with open(path, "rb") as f:
+        for n, line in enumerate(iter_capped_lines(f, cap), 1):
+            if n in want:
+                out[n] = line
+            if n >= last:
+                break
+    return out
+
+
 def _has_literal(line: bytes, literals: Iterable[bytes]) -> bool:
     return any(lit in line for lit in literals)
 
