@@ -198,6 +198,7 @@ def scan_bench(args: argparse.Namespace, env: dict[str, str], work: Path) -> Non
         g: list[tuple[float, float, int]] = []
         r: dict[str, list[tuple[float, float, int]]] = {k: [] for k, _ in sides}
         ratios: dict[str, list[float]] = {k: [] for k, _ in sides}
+        cpu_ratios: dict[str, list[float]] = {k: [] for k, _ in sides}
         for _ in range(runs):
             gw = run_measured(grep_cmd, env, str(work / "grep.out"))
             g.append(gw)
@@ -205,6 +206,7 @@ def scan_bench(args: argparse.Namespace, env: dict[str, str], work: Path) -> Non
                 rw = run_measured(rem_cmd, e, str(work / f"{label}.json"))
                 r[label].append(rw)
                 ratios[label].append(gw[0] / rw[0])
+                cpu_ratios[label].append(gw[1] / max(rw[1], 1e-9))
         gm = med([x[0] for x in g])
         print(
             f"scan {size / 1e6:6.0f} MB: grep -E -i 'error|failed|fatal' {gm:6.2f} s"
@@ -225,6 +227,10 @@ def scan_bench(args: argparse.Namespace, env: dict[str, str], work: Path) -> Non
                 f" {med([x[1] for x in rs]):5.2f} s, peak RSS {max(x[2] for x in rs) / 1024:3.0f}"
                 f" MiB): throughput vs grep {med(ratios[label]):.2f}x"
                 f" (runs {', '.join(f'{x:.2f}' for x in ratios[label])})"
+            )
+            print(
+                f"  {'':38s} cpu-seconds vs grep {med(cpu_ratios[label]):.2f}x (what the wall"
+                " ratio tends to on a loaded host: its scheduler shares CPU per session)"
             )
             print(
                 f"  {'':38s} planted {len(planted)}, found {len(planted) - len(missing)}"

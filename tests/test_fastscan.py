@@ -5,12 +5,13 @@ line, lines across window and segment boundaries), and it falls back when the en
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from remedy.errors import LogReadError
-from remedy.evidence import default_catalog, fastscan, prefilter, reader
+from remedy.evidence import default_catalog, early, fastscan, prefilter, reader
 from remedy.evidence.scan import ScanResult, _Aggregator, scan_lines, scan_path
 
 pytest.importorskip("hyperscan")
@@ -54,8 +55,47 @@ def test_whole_corpus_concatenated_in_small_windows_and_segments(
             p, prefilter.engine_patterns(cat), tot, cap=reader.MATCH_CAP, segments=segs
         ):
             agg.feed(ln, raw, hint)
-        agg.resolve_wraps(p)
+        with p.open("rb") as f:
+            agg.resolve_wraps(f.fileno())
         assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), segs
+
+
+@pytest.mark.parametrize("sparse_line", [1, 48, 10**9])  # always delete / adaptive / count
+def test_newline_counting_either_way_gives_the_python_paths_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sparse_line: int
+) -> None:
+    """``_newlines`` deletes newlines (memchr) or counts them (a loop); the corpus, read in
+    4 KiB windows by 1 and 3 workers, numbers every line the same either way."""
+    p = tmp_path / "corpus.log"
+    p.write_bytes(b"".join(f.read_bytes() for f in CORPUS * 2) + b"\n" * 5000 + b"x" * 30)
+    ref = scan_path(p, method="python")
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    monkeypatch.setattr(fastscan, "DELETE_MIN", 0)
+    monkeypatch.setattr(fastscan, "SPARSE_LINE", sparse_line)
+    cat = default_catalog()
+    for segs in (1, 3):
+        agg = _Aggregator(cat, str(p))
+        tot = reader.Totals()
+        for ln, raw, hint in fastscan.hyperscan_candidates(
+            p, prefilter.engine_patterns(cat), tot, cap=reader.MATCH_CAP, segments=segs
+        ):
+            agg.feed(ln, raw, hint)
+        with p.open("rb") as f:
+            agg.resolve_wraps(f.fileno())
+        assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), segs
+        assert tot.lines == ref.lines
+
+
+def test_newlines_deleted_or_counted_agree_on_any_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fastscan, "DELETE_MIN", 0)
+    rnd = random.Random(3)
+    for _ in range(300):
+        buf = bytearray(rnd.choice(b"\nab\x00\xff") for _ in range(rnd.randrange(0, 300)))
+        a = rnd.randrange(0, len(buf) + 1)
+        b = rnd.randrange(a, len(buf) + 1)
+        want = bytes(buf[a:b]).count(b"\n")
+        for sparse in (False, True):
+            assert fastscan._newlines(buf, a, b, sparse) == want
 
 
 def _hostile(rnd: random.Random, corpus_lines: list[bytes]) -> bytes:
@@ -196,6 +236,252 @@ def test_failing_worker_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
     res = scan_path(p)
     assert res.method != "hyperscan" and same(res, ref)
+
+
+# --- early start (remedy.evidence.early): the scan forked before the CLI's imports -------------
+
+
+def _big_log(p: Path, tail: bytes = b"cannot find -lcudart\n") -> Path:
+    p.write_bytes((b"y" * 99 + b"\n") * 30_000 + tail)  # 3 MB: over fastscan.MIN_BYTES
+    return p
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "cache"
+    home.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    fastscan._DBS.clear()  # as in a new process: the first scan compiles, then caches
+    yield home
+    early.discard()
+
+
+def test_log_arg_is_read_only_from_diagnose() -> None:
+    assert early._log_arg(["diagnose", "--log", "a.log", "--json"]) == "a.log"
+    assert early._log_arg(["diagnose", "--json", "-l", "b.log"]) == "b.log"
+    assert early._log_arg(["diagnose", "--log=c.log"]) == "c.log"
+    assert early._log_arg(["plan", "--log", "a.log"]) is None
+    assert early._log_arg(["run", "host", "--log", "run.log"]) is None  # run's own log file
+    assert early._log_arg(["diagnose", "--", "--log", "x"]) is None
+    assert early._log_arg(["diagnose", "--log"]) is None
+    assert early._log_arg([]) is None
+
+
+def test_early_job_is_taken_and_gives_the_same_symptoms(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = _big_log(tmp_path / "big.log", b"".join(f.read_bytes() for f in CORPUS[:20]))
+    ref = scan_path(p, method="python")
+    assert scan_path(p).method == "hyperscan"
+    assert (Path(early.cache_path())).is_file()
+    fastscan._DBS.clear()  # the next process: the database comes from the cache
+    early.start(["diagnose", "--log", str(p), "--json"])
+    assert early._EARLY is not None, "the early scan started"
+    started: list[object] = []
+    monkeypatch.setattr(fastscan, "Job", lambda *a, **k: started.append(a))
+    res = scan_path(p)
+    assert started == [], "the early workers were used, no new ones"
+    assert early._EARLY is None
+    assert res.method == "hyperscan" and same(res, ref)
+
+
+def test_early_job_is_dropped_when_the_file_changed(tmp_path: Path, cache_home: Path) -> None:
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # writes the cache
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    with p.open("ab") as f:  # after the early start: the early job read the old file
+        f.write(b"ninja: build stopped: subcommand failed.\n")
+    res = scan_path(p)
+    assert early._EARLY is None
+    assert same(res, scan_path(p, method="python"))
+    assert "ninja-subcommand-failed" in res.ids()
+
+
+def test_no_early_start_on_a_link_a_small_file_or_a_foreign_cache(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # writes the cache
+    link = tmp_path / "link.log"
+    link.symlink_to(p)
+    early.start(["diagnose", "--log", str(link)])
+    assert early._EARLY is None  # links go the ordinary way (open_log's link checks)
+    small = tmp_path / "small.log"
+    small.write_bytes(b"cannot find -lcudart\n")
+    early.start(["diagnose", "--log", str(small)])
+    assert early._EARLY is None
+    cache = Path(early.cache_path())
+    cache.chmod(0o666)  # writable by others: not ours to trust
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is None
+    cache.chmod(0o600)
+    cache.write_bytes(cache.read_bytes()[:-10])  # damaged: its digest no longer matches
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is None
+    assert same(scan_path(p), scan_path(p, method="python"))
+
+
+def test_diagnose_cli_output_same_with_and_without_early_start(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """The whole command, twice in fresh processes (the second starts early), and with the
+    engine's cache gone: identical JSON."""
+    import os
+    import subprocess
+    import sys
+
+    p = _big_log(tmp_path / "big.log", b"".join(f.read_bytes() for f in CORPUS[:20]))
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    cmd = [sys.executable, "-m", "remedy", "diagnose", "--log", str(p), "--json"]
+    outs = [subprocess.run(cmd, capture_output=True, env=env, timeout=300) for _ in range(2)]
+    assert (Path(early.cache_path())).is_file()
+    assert outs[0].returncode == outs[1].returncode
+    assert outs[0].stdout == outs[1].stdout and b'"symptoms"' in outs[0].stdout
+
+
+def test_gate_verdicts_remembered_per_run_match_the_python_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same nvcc runs again and again (remembered), many distinct ones (the memo is
+    cleared when full) and tokens longer than MEMO_RUN (checked, not remembered): the gate
+    keeps exactly the malformed lines, as the Python path does."""
+    monkeypatch.setattr(fastscan, "MEMO_MAX", 3)
+    monkeypatch.setattr(fastscan, "MEMO_RUN", 40)
+    rnd = random.Random(7)
+    lines, bad = [], []
+    for n in range(1, 3001):
+        deep = "/d" * rnd.choice([1, 2, 30])  # 30: a run over MEMO_RUN bytes
+        venv = f"/opt/v{rnd.randrange(8)}{deep}"
+        if rnd.random() < 0.05:
+            lines.append(f"[{n}/3000] :{venv}/bin/nvcc -c k.cu")  # the malformed form
+            bad.append(n)
+        else:
+            lines.append(f"[{n}/3000] {venv}/bin/nvcc -c k.cu -o k.o")
+    p = tmp_path / "ninja.log"
+    p.write_text("\n".join(lines) + "\n")
+    fastscan._DBS.clear()  # a fresh memo for this test's limits
+    fast, slow = both(p)
+    assert same(fast, slow)
+    assert [s.line for s in fast.symptoms if s.signature == "nvcc-path-malformed"] == bad[:50]
+
+
+def test_needle_across_a_window_and_a_segment_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure line whose needle straddles the 4 KiB window edge, and one that starts right
+    at the second segment's first byte: both found, at their lines, as in Python."""
+    needle = b"cannot find -lcudart"
+    filler = b"z" * 63 + b"\n"  # 64-byte lines
+    head = filler * 63 + b"x" * 54  # the needle's first 10 bytes end the first window
+    body = head + needle + b"\n" + filler * 200
+    p = tmp_path / "edge.log"
+    p.write_bytes(body + needle + b"\n" + filler * 50)
+    assert body.index(needle) < 4096 < body.index(needle) + len(needle)
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    monkeypatch.setattr(reader, "_segment_bounds", lambda _fd, size, _n: [0, len(body), size])
+    cat = default_catalog()
+    got = list(
+        fastscan.hyperscan_candidates(
+            p, prefilter.engine_patterns(cat), reader.Totals(), cap=reader.MATCH_CAP
+        )
+    )
+    assert [ln for ln, _, _ in got] == [64, 265]
+    fast = scan_path(p, method="hyperscan")
+    assert same(fast, scan_path(p, method="python"))
+    assert [(s.line, s.signature) for s in fast.symptoms] == [
+        (64, "ld-cannot-find-lib"),
+        (265, "ld-cannot-find-lib"),
+    ]
+
+
+def _gone(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_failing_diagnose_leaves_no_scan_worker_behind(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers started early, still reading (here: a worker that would take a minute), are
+    ended and reaped when the command fails before it takes their result."""
+    import time
+
+    from typer.testing import CliRunner
+
+    from remedy.cli import app
+
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # the engine cache, as a previous run leaves it
+    monkeypatch.setattr(fastscan, "_child", lambda *_a: time.sleep(60))
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    pids = list(early._EARLY[2].kids)
+    assert pids and not any(_gone(pid) for pid in pids)
+    res = CliRunner().invoke(app, ["diagnose", "--log", str(p), "--facts", str(tmp_path / "x")])
+    assert "cannot read facts file" in str(res.exception)  # main() makes it exit 2
+    assert all(_gone(pid) for pid in pids)
+    assert early._EARLY is None
+
+
+def test_an_early_job_nobody_takes_is_ended(tmp_path: Path, cache_home: Path) -> None:
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    pids = list(early._EARLY[2].kids)
+    early.discard()  # what the exit handler does
+    assert all(_gone(pid) for pid in pids)
+
+
+def test_early_workers_read_the_file_they_opened_not_what_the_name_later_is(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """The name swapped for another file after the early start (a planted swap): the early
+    job read the first file, so it is not taken; the result is the new file's, as Python's."""
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # the engine cache
+    early.start(["diagnose", "--log", str(p)])
+    assert early._EARLY is not None
+    other = _big_log(tmp_path / "other.log", b"ninja: build stopped: subcommand failed.\n")
+    other.replace(p)  # same name, same size, another inode
+    res = scan_path(p)
+    assert early._EARLY is None
+    assert res.ids() == ["ninja-subcommand-failed"]
+    assert same(res, scan_path(p, method="python"))
+
+
+def test_the_console_script_starts_the_scan_only_for_diagnose(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """remedy.entry forks the early workers for `diagnose --log FILE` (in a child process:
+    importing remedy.entry installs its signal handlers), and for no other command."""
+    import os
+    import subprocess
+    import sys
+
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # the engine cache
+    code = (
+        "import sys; sys.argv = ['remedy', *sys.argv[1:]]\n"
+        "import remedy.entry as e; e._start_scan()\n"
+        "from remedy.evidence import early; print(early._EARLY is not None)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    for argv, want in [
+        (["diagnose", "--log", str(p)], b"True"),
+        (["plan", "--log", str(p)], b"False"),
+        (["diagnose", "--log", str(tmp_path / "missing.log")], b"False"),
+    ]:
+        out = subprocess.run(
+            [sys.executable, "-c", code, *argv], env=env, capture_output=True, timeout=60
+        )
+        assert out.stdout.strip() == want, (argv, out.stderr)
 
 
 # Real copies of messages hard-wrapped at a word boundary (round-12 held-out logs, a GitHub

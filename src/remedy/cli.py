@@ -425,21 +425,29 @@ def diagnose(
       journalctl -u sglang --no-pager | remedy diagnose --log -
       remedy diagnose --example seed-sm120-system-cuda128 --json
     """
-    from remedy.diagnose import diagnose as run_diagnose
-    from remedy.inputs import scan_logs
-    from remedy.knowledge.loader import load_knowledge
+    from remedy.inputs import LogScans
 
-    f, ex_logs = _load_facts(example, facts, host, required=False)
-    logs = list(log or []) or ex_logs
-    if f is None and not logs:
-        raise InputError(
-            "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
-        )
     spooled: list[Path] = []
+    scans: LogScans | None = None
     try:
-        logs = [_stdin_to_file(p, spooled) for p in logs]
-        symptoms, suspicious, wrappers = scan_logs(logs) if logs else ([], [], set())
+        # the log's scan workers start first and read it while facts, imports and the
+        # knowledge base load here (remedy.inputs.LogScans)
+        scans = LogScans([_stdin_to_file(p, spooled) for p in log or []])
+        f, ex_logs = _load_facts(example, facts, host, required=False)
+        if not scans.paths and ex_logs:
+            scans = LogScans(ex_logs)
+        if f is None and not scans.paths:
+            raise InputError(
+                "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
+            )
+        from remedy.diagnose import diagnose as run_diagnose
+        from remedy.knowledge.loader import load_knowledge
+
+        kb = load_knowledge()
+        symptoms, suspicious, wrappers = scans.result()
     finally:
+        if scans is not None:
+            scans.close()
         for tmp in spooled:  # stdin's copy is ours: gone once read
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -447,7 +455,6 @@ def diagnose(
         names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
         for s in [*symptoms, *suspicious]:
             s.source = names.get(s.source, s.source)
-    kb = load_knowledge()
     d = run_diagnose(kb, f, symptoms, wrappers=wrappers)
     d.suspicious = suspicious
     if f is None and not d.hypotheses:

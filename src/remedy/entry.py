@@ -32,7 +32,23 @@ def main() -> None:
     from remedy.interrupts import install
 
     install("hold", pending=_early)
+    _start_scan()
     from remedy.cli import main as cli_main
 
     with helpcache.recording(sys.argv[1:]):
         cli_main()
+
+
+def _start_scan() -> None:
+    """`remedy diagnose --log FILE`: the scan starts before the CLI's imports
+    (remedy.evidence.early); any trouble there leaves it to the ordinary path."""
+    import sys
+
+    if sys.argv[1:2] != ["diagnose"]:
+        return  # nothing imported for the other commands (`--help` stays fast)
+    try:
+        from remedy.evidence.early import start
+
+        start(sys.argv[1:])
+    except Exception:  # noqa: S110 - the ordinary path scans the log and reports errors
+        pass

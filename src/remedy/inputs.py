@@ -121,15 +121,49 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
 
 def scan_logs(paths: list[str | Path]) -> tuple[list[Symptom], list[SuspiciousLine], set[str]]:
     """Symptoms from every log, in order; also suspicious lines and the wrapper signature ids."""
-    from remedy.evidence import scan_path
-    from remedy.evidence.catalog import default_catalog
+    with LogScans(paths) as scans:
+        return scans.result()
 
-    catalog = default_catalog()
-    wrappers = {s.id for s in catalog.signatures if getattr(s, "wrapper", False)}
-    symptoms: list[Symptom] = []
-    suspicious: list[SuspiciousLine] = []
-    for p in paths:
-        res = scan_path(str(p), catalog=catalog)
-        symptoms.extend(res.symptoms)
-        suspicious.extend(res.suspicious)
-    return symptoms, suspicious, wrappers
+
+class LogScans:
+    """``scan_logs`` started now and finished by ``result``: the first log's scan workers run
+    while the caller does other work (``diagnose`` loads the knowledge base meanwhile); the
+    other logs are scanned in ``result``. ``close`` (or leaving the ``with``) ends the workers."""
+
+    def __init__(self, paths: list[str | Path]) -> None:
+        from remedy.evidence.catalog import default_catalog
+        from remedy.evidence.scan import PendingScan
+
+        self.paths = list(paths)
+        self.first: PendingScan | None = None
+        if self.paths:
+            self.first = PendingScan(str(self.paths[0]), catalog=default_catalog())
+
+    def __enter__(self) -> LogScans:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.first is not None:
+            self.first.close()
+            self.first = None
+
+    def result(self) -> tuple[list[Symptom], list[SuspiciousLine], set[str]]:
+        from remedy.evidence import scan_path
+        from remedy.evidence.catalog import default_catalog
+
+        catalog = default_catalog()
+        wrappers = {s.id for s in catalog.signatures if getattr(s, "wrapper", False)}
+        symptoms: list[Symptom] = []
+        suspicious: list[SuspiciousLine] = []
+        for k, p in enumerate(self.paths):
+            if k == 0 and self.first is not None:
+                res = self.first.result()
+                self.close()
+            else:
+                res = scan_path(str(p), catalog=catalog)
+            symptoms.extend(res.symptoms)
+            suspicious.extend(res.suspicious)
+        return symptoms, suspicious, wrappers

@@ -9,16 +9,17 @@ signature, the rest counted; the ``TOP_SUSPICIOUS`` best unmatched error lines k
 from __future__ import annotations
 
 import heapq
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from remedy.errors import InputError, LogReadError
-from remedy.evidence import fastscan, prefilter, reader
-from remedy.evidence.catalog import Catalog, default_catalog
+from remedy.evidence import early, fastscan, prefilter, reader
+from remedy.evidence.catalog import Catalog, default_catalog, default_catalog_path
 from remedy.evidence.matcher import LineMatcher, Match
 from remedy.evidence.prefix import strip_prefixes
 from remedy.evidence.suspicious import WORDS, base_score, is_command_echo, is_diagnostic
@@ -141,13 +142,14 @@ class _Aggregator:
             self.heap = [k for k in self.heap if k[2].line != lineno]
             heapq.heapify(self.heap)
 
-    def resolve_wraps(self, path: str | Path) -> None:
+    def resolve_wraps(self, fd: int) -> None:
         """Joins the lines still waiting for a follower that was not a candidate line, read
-        back from the regular file ``path`` (only up to the last one; bounded by WRAP_MAX)."""
+        back from the regular file open as ``fd`` (only up to the last one; bounded by
+        WRAP_MAX)."""
         if not self.wraps:
             return
         want = {n + 1 for n in self.wraps}
-        for n, raw in reader.lines_at(path, want, reader.MATCH_CAP).items():
+        for n, raw in reader.lines_at(fd, want, reader.MATCH_CAP).items():
             waiting = self.wraps.pop(n - 1, None)
             if waiting is None:
                 continue
@@ -274,39 +276,119 @@ def scan_path(
     starting either. Stdin and pipes go through one grep fed by a thread. If the chosen engine
     fails on a regular file the scan runs in Python; every path gives the same result.
     """
-    cat = _resolve(catalog)
-    literals = prefilter.literal_bytes(cat)
-    if str(path) == "-":
-        head = sys.stdin.buffer.read(reader.SNIFF)
-        if not head:
-            raise InputError("<stdin> is empty: nothing to scan")
-        why = reader.binary_reason(head)
-        if why:
-            raise LogReadError(f"<stdin> does not look like a text log: {why}")
-        return _scan_stream(reader.SniffedStream(head, sys.stdin.buffer), "<stdin>", cat, method)
-    source = str(path)
-    f, size, stream = reader.open_log(path)
-    with f:
+    with PendingScan(path, catalog, method=method) as pending:
+        return pending.result()
+
+
+class PendingScan:
+    """``scan_path`` in two halves: the constructor opens the log and, where Hyperscan is
+    used, starts its workers; ``result`` waits for them and aggregates. In between the caller
+    is free to do other work (``remedy diagnose`` loads the knowledge base while the log is
+    read, so that on a 2-core host the start-up cost hides behind the scan). Use as a context
+    manager, or call ``close``: it ends workers still running."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        catalog: Catalog | None = None,
+        *,
+        method: Literal["auto", "hyperscan", "grep", "python"] = "auto",
+    ) -> None:
+        self.cat = _resolve(catalog)
+        self.path = path
+        self.method = method
+        self.source = str(path)
+        self.job: fastscan.Job | None = None
+        self.f: BinaryIO | None = None
+        self.size = -1
+        if str(path) == "-":
+            return  # stdin is read in ``result``
+        self.f, self.size, self.stream = reader.open_log(path)
+        try:
+            use_hs = self.size >= 0 and (
+                method == "hyperscan"
+                or (
+                    method == "auto"
+                    and self.size >= fastscan.MIN_BYTES
+                    and fastscan.engine() is not None
+                )
+            )
+            if use_hs:
+                try:
+                    self.job = self._start_job(path)
+                except fastscan.EngineFailed:
+                    if method == "hyperscan":
+                        raise
+                except OSError as exc:
+                    raise LogReadError(
+                        f"cannot read log {self.source}: {exc.strerror or exc}"
+                    ) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_job(self, path: str | Path) -> fastscan.Job:
+        """The workers ``early.start`` forked for this file, or new ones; a freshly compiled
+        literal database is cached for the next process's early start."""
+        patterns = prefilter.engine_patterns(self.cat)
+        assert self.f is not None
+        job = early.take(str(path), os.fstat(self.f.fileno()), patterns)
+        if job is not None:
+            return job
+        fresh = tuple(patterns) not in fastscan._DBS
+        job = fastscan.Job(path, patterns, cap=reader.MATCH_CAP, fd=os.dup(self.f.fileno()))
+        if fresh and self.cat is default_catalog():
+            early.save(patterns, fastscan.database(patterns).db, str(default_catalog_path()))
+        return job
+
+    def __enter__(self) -> PendingScan:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        early.discard()
+        if self.job is not None:
+            self.job.close()
+            self.job = None
+        if self.f is not None:
+            self.f.close()
+            self.f = None
+
+    def result(self) -> ScanResult:
+        """The scan's result (waits for the workers); falls back as ``scan_path`` says."""
+        cat, method, source, path = self.cat, self.method, self.source, self.path
+        if self.f is None:  # stdin
+            head = sys.stdin.buffer.read(reader.SNIFF)
+            if not head:
+                raise InputError("<stdin> is empty: nothing to scan")
+            why = reader.binary_reason(head)
+            if why:
+                raise LogReadError(f"<stdin> does not look like a text log: {why}")
+            return _scan_stream(
+                reader.SniffedStream(head, sys.stdin.buffer), "<stdin>", cat, method
+            )
+        f, size = self.f, self.size
         if size < 0:  # a FIFO or device: it can be read only once
-            return _scan_stream(stream, source, cat, method)
-        use_hs = method == "hyperscan" or (
-            method == "auto" and size >= fastscan.MIN_BYTES and fastscan.engine() is not None
-        )
-        if use_hs:
+            return _scan_stream(self.stream, source, cat, method)
+        if self.job is not None:
             agg = _Aggregator(cat, source)
             totals = reader.Totals()
             try:
-                for lineno, raw, hint in fastscan.hyperscan_candidates(
-                    path, prefilter.engine_patterns(cat), totals, cap=reader.MATCH_CAP
-                ):
+                for lineno, raw, hint in self.job.candidates(totals):
                     agg.feed(lineno, raw, hint)
-                agg.resolve_wraps(path)
+                agg.resolve_wraps(f.fileno())
                 return agg.result(totals.lines, totals.bytes, "hyperscan")
             except fastscan.EngineFailed:
                 if method == "hyperscan":
                     raise
             except OSError as exc:
                 raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
+            finally:
+                self.job.close()
+                self.job = None
+        literals = prefilter.literal_bytes(cat)
         use_grep = method == "grep" or (
             method == "auto" and size >= reader.GREP_MIN_BYTES and reader.usable_grep()
         )
@@ -316,14 +398,15 @@ def scan_path(
             try:
                 for lineno, raw in reader.grep_candidates(path, literals, totals):
                     agg.feed(lineno, raw)
-                agg.resolve_wraps(path)
+                agg.resolve_wraps(f.fileno())
                 return agg.result(totals.lines, totals.bytes, "grep")
             except reader.GrepFailed:
                 if method == "grep":
                     raise
             except OSError as exc:
                 raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
-        return _scan_stream(f, source, cat, "python", path)
+        f.seek(0)
+        return _scan_stream(f, source, cat, "python", f.fileno())
 
 
 def _scan_stream(
@@ -331,9 +414,9 @@ def _scan_stream(
     source: str,
     cat: Catalog,
     method: Literal["auto", "hyperscan", "grep", "python"],
-    path: str | Path | None = None,
+    fd: int | None = None,
 ) -> ScanResult:
-    """Scan a stream in one pass: through grep when usable, else in Python. ``path``: the
+    """Scan a stream in one pass: through grep when usable, else in Python. ``fd``: the
     regular file behind it, read back for wrapped lines (a pipe cannot be: there a wrapped
     line is joined only to a follower that is itself a candidate line)."""
     literals = prefilter.literal_bytes(cat)
@@ -358,9 +441,9 @@ def _scan_stream(
         raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
     if totals.lines == 0:
         raise InputError(f"{source} is empty: nothing to scan")
-    if path is not None:
+    if fd is not None:
         try:
-            agg.resolve_wraps(path)
+            agg.resolve_wraps(fd)
         except OSError as exc:
             raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
     return agg.result(totals.lines, totals.bytes, used)
