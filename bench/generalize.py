@@ -155,6 +155,35 @@ TUNED_AFTER: list[str] = [
     " joined to the line after it (same process, at most 64 per log; the symptom keeps the"
     " first line's number); for logs copied hard-wrapped from threads (wheel-has-gpu-arch/fc-12"
     " shape; fixes cuda-math-headers-match-host/fb-19 and fc-2)",
+    "after 926b04f (round 12 misses): field signal cccl-ctk-check-is-nvcc-vs-headers (CCCL's"
+    " cuda_toolkit.h #error names the nvcc/CUDART_VERSION pair; the FLASHINFER_NVCC route needs"
+    " an env var the log never shows): no longer ranks env-unset-flashinfer-nvcc first (was harmful)",
+    "after 926b04f (round 12 misses): signature nvcc-not-located (a build helper's own toolkit"
+    " lookup in any wording: 'could not find nvcc', 'Could not find NVCC at', TileLang's 'No CUDA"
+    " or HIP available on this system') predicted by toolkit-found",
+    "after 926b04f (round 12 misses): signature glibc-math-exception-spec accepts EDG's wording"
+    " cut at any point from 'incompat' on, with or without the mathcalls.h(N|...) location",
+    "after 926b04f (round 12 misses): field signal pkg-resources-is-setuptools-removal"
+    " (ModuleNotFoundError for pkg_resources = setuptools 82.0.0 removed it: build-tool-regression)",
+    "after 926b04f (round 12 misses): signature python-h-missing also matches torch Inductor's"
+    " cpp_builder warning 'Can't find Python.h in <dir>'",
+    "after 926b04f (round 12 misses): signature package-needs-newer-nvcc also matches any"
+    " setup.py's 'CUDA X or higher/newer/later/above is required' (SageAttention's wording of"
+    " flash-attention's nvcc gate); toolkit-major-matches-torch/fc-35 stays a tie (xfail)",
+    "after 926b04f (round 12 misses): field signal compiler-runtime-header-is-provided (a"
+    " missing sanitizer/*.h is libsanitizer's, shipped by a split package: needed-files-provided)",
+    "after 926b04f (round 12 misses): signature companion-built-for-other-torch (HF kernels'"
+    " variant rejection 'Torch version (X) does not match environment Torch version (Y)',"
+    " torchvision/torchaudio _check_cuda_version) predicted by extensions-match-torch-abi",
+    "after 926b04f (round 12 misses): signature jax-cuda-lib-unloadable (JAX's _check_cuda_versions"
+    " 'Unable to load X. Is it installed?' / versions_helpers 'The X library was not found')"
+    " predicted by ld-library-path-not-shadowing and needed-files-provided; field signal"
+    " jax-nvjitlink-dependent-is-search-path (cuSPARSE/cuSOLVER load libnvJitLink themselves)",
+    "after 926b04f (round 12 misses): suspicious-line words for failures worded without an"
+    " error word ('failure', 'Segfault', 'egmentation fault', 'does not match', 'is undefined',"
+    " 'Could not find'): the first real error of a log no rule covers is shown first",
+    "after 926b04f (round 12 misses): LLVM ORC's 'JIT session error: ' line is a diagnostic"
+    " (scored above the Python exception it causes)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -293,10 +293,10 @@ for i in range(1, n):
             "cuda-graph-capture"])
         facts["workload"]["consumers"].append(f"extra-consumer-{i:04d}")
 f = Facts.model_validate(facts)
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 plan = make_plan(kb, f)
-wall = time.perf_counter() - t
-print(json.dumps({"wall": wall, "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+wall, cpu = time.perf_counter() - t, time.process_time() - c
+print(json.dumps({"wall": wall, "cpu": cpu, "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "steps": [s.action for s in plan.steps], "status": plan.status}))
 """
 
@@ -321,7 +321,7 @@ def plan_bench(args: argparse.Namespace, env: dict[str, str]) -> None:
                 res[n] = {"wall": float("nan"), "rss_kib": 0, "steps": [exc.stderr[-300:]]}
             r = res[n]
             print(
-                f"plan {kind:9s} N={n:5d}: {r['wall']:8.2f} s  RSS {r['rss_kib'] / 1024:6.0f} MiB"
+                f"plan {kind:9s} N={n:5d}: {r['wall']:8.2f} s (CPU {r.get('cpu', 0):7.2f} s)  RSS {r['rss_kib'] / 1024:6.0f} MiB"
                 f"  {r.get('status', '')} steps {','.join(r['steps'])[:90]}"
             )
         ns = sorted(res)
@@ -329,7 +329,8 @@ def plan_bench(args: argparse.Namespace, env: dict[str, str]) -> None:
             a, b = ns[-2], ns[-1]
             print(
                 f"plan {kind:9s} time({b})/time({a}) = {res[b]['wall'] / res[a]['wall']:.1f}"
-                f" (linear: {b / a:.0f})"
+                f" (CPU {res[b].get('cpu', 0) / max(res[a].get('cpu', 0), 1e-9):.1f};"
+                f" linear: {b / a:.0f})"
             )
 
 

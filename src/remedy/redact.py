@@ -68,6 +68,18 @@ def is_secret_name(name: str) -> bool:
     HTTP_AUTH: yes. TIKTOKEN_CACHE_DIR, TOKENIZERS_PARALLELISM, SSH_AUTH_SOCK, KEY_FILE: no
     (whole `_`/`-`/`.`-separated words, plus PASSWORD/SECRET anywhere; a name ending in
     _SOCK/_FILE/_PATH/_DIR holds a location)."""
+    hit = _SECRET_NAME.get(name)  # a big host's facts repeat the same few hundred keys
+    if hit is None:
+        if len(_SECRET_NAME) > 8192:
+            _SECRET_NAME.clear()
+        hit = _SECRET_NAME[name] = _is_secret_name(name)
+    return hit
+
+
+_SECRET_NAME: dict[str, bool] = {}
+
+
+def _is_secret_name(name: str) -> bool:
     upper = re.sub(r"[-.]", "_", name.upper())
     if upper.endswith(_NOT_SECRET_SUFFIX):
         return False
@@ -116,6 +128,20 @@ def redact_text(text: str) -> str:
     command-line flags, Authorization headers and known token shapes in free text."""
     if not text:
         return text
+    if len(text) > 200:
+        return _redact_text(text)
+    hit = _REDACTED_TEXT.get(text)  # versions, paths, names: short and repeated
+    if hit is None:
+        if len(_REDACTED_TEXT) > 16384:
+            _REDACTED_TEXT.clear()
+        hit = _REDACTED_TEXT[text] = _redact_text(text)
+    return hit
+
+
+_REDACTED_TEXT: dict[str, str] = {}
+
+
+def _redact_text(text: str) -> str:
     text = _URL_CRED.sub(lambda m: m["scheme"] + REDACTED + "@", text)
     text = _AUTH.sub(lambda m: m[0] if m["cred"] == REDACTED else m["head"] + REDACTED, text)
     text = _BEARER.sub(lambda m: m[0] if m["cred"] == REDACTED else m["head"] + REDACTED, text)

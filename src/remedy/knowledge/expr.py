@@ -8,6 +8,7 @@ KnowledgeError naming file:line instead of a surprise during planning.
 from __future__ import annotations
 
 import shlex
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,32 @@ MAX_BUILT = 1_000_000  # items or characters one `*` may produce
 MAX_EXPONENT = 4096
 
 
+# modules whose functions the knowledge's expressions are given (knowledge/functions.py)
+_OWN_MODULES = frozenset(
+    {"remedy.knowledge.functions", "remedy.knowledge.providers", "remedy.knowledge.skew"}
+)
+_PLAIN_CALLABLES = (types.FunctionType, types.MethodType)
+
+
+# mapping types whose instances have no attributes but their type's (no instance __dict__,
+# no __getattr__): name -> the attribute names; Sandbox.getattr looks anything else up as a key
+_MAPPING_ATTRS: dict[type, frozenset[str]] = {dict: frozenset(dir(dict))}
+
+
+def plain_mapping(cls: type) -> type:
+    """Register a dict subclass whose instances carry no attributes of their own, so that
+    ``obj.key`` in an expression goes straight to the key (as for a dict)."""
+    if (
+        not issubclass(cls, dict)
+        or cls.__dictoffset__
+        or cls.__getattribute__ is not dict.__getattribute__
+        or hasattr(cls, "__getattr__")
+    ):
+        raise TypeError(f"{cls.__name__} has attributes of its own")
+    _MAPPING_ATTRS[cls] = frozenset(dir(cls))
+    return cls
+
+
 class Sandbox(ImmutableSandboxedEnvironment):
     """Jinja2's immutable sandbox, stricter: an unsafe attribute (`__class__`, `__globals__`,
     `_TemplateReference__context`, ...) raises SecurityError at once instead of rendering as
@@ -50,6 +77,35 @@ class Sandbox(ImmutableSandboxedEnvironment):
         raise SecurityError(
             f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
         )
+
+    def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """remedy's own knowledge functions (a rule calls several per evaluation, the planner
+        evaluates rules thousands of times) are called directly: they are safely callable
+        and take no Jinja context, which is all SandboxedEnvironment.call and Context.call
+        would find out about them. Anything else goes through those checks."""
+        if type(obj) in _PLAIN_CALLABLES and getattr(obj, "__module__", None) in _OWN_MODULES:
+            if kwargs:
+                kwargs.pop("_block_vars", None)
+                kwargs.pop("_loop_vars", None)
+            try:
+                return obj(*args, **kwargs)
+            except StopIteration:
+                return context.environment.undefined(
+                    "value was undefined because a callable raised a StopIteration exception"
+                )
+        return super().call(context, obj, *args, **kwargs)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """``tk.nvcc_release`` on a plain dict (a fact) for a name that is no attribute of
+        the dict's type: the key, or undefined, which is where the sandbox's getattr ends up
+        after its attribute lookup fails (an exception per access, thousands per plan)."""
+        names = _MAPPING_ATTRS.get(type(obj))
+        if names is not None and attribute not in names:
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError):
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
@@ -211,19 +267,54 @@ def _undeclared(node: Any) -> tuple[str, ...]:
     return tuple(sorted(meta.find_undeclared_variables(node)))
 
 
-def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
-    from jinja2.environment import TemplateExpression
+class Expression:
+    """A compiled knowledge expression, called with keyword arguments (a rule's context).
 
+    Like jinja2's TemplateExpression, but the context it builds holds only the names the
+    expression reads (``remedy_names``, plus Jinja's globals): the rule contexts carry some
+    seventy functions and values, and copying all of them into a new Context on every call
+    was most of what the planner spent evaluating rules."""
+
+    __slots__ = ("_template", "_reads", "_globals", "remedy_names")
+
+    def __init__(self, template: Any, names: frozenset[str]) -> None:
+        self._template = template
+        self.remedy_names = names
+        self._reads = tuple(sorted(names | set(ENV.globals)))
+        self._globals: dict[str, Any] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.run(dict(*args, **kwargs) if args else kwargs)
+
+    def run(self, ctx: dict[str, Any]) -> Any:
+        """The expression's value over ``ctx`` (read, never changed)."""
+        tmpl = self._template
+        if self._globals is None:
+            self._globals = dict(tmpl.globals)
+        parent = dict(self._globals)
+        for n in self._reads:
+            if n in ctx:
+                parent[n] = ctx[n]
+        context = ENV.context_class(ENV, parent, tmpl.name, tmpl.blocks, globals=self._globals)
+        for _ in tmpl.root_render_func(context):
+            pass
+        return context.vars["result"]
+
+
+def call(expr: Any, ctx: dict[str, Any]) -> Any:
+    """``expr(**ctx)`` without copying ``ctx`` into keyword arguments."""
+    return expr.run(ctx) if type(expr) is Expression else expr(**ctx)
+
+
+def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
     try:
         tmpl = _from_cache("expr", src, lambda: _expression_node(src))
     except TemplateSyntaxError as exc:
         raise KnowledgeError(
             f"{what}: bad expression {src!r}: {exc.message}", file=file, line=line
         ) from None
-    out = TemplateExpression(tmpl, False)
     # what it reads: evaluate.py skips rules whose names did not change; the loader checks them
-    out.remedy_names = frozenset(free_names(src, template=False))  # type: ignore[attr-defined]
-    return out
+    return Expression(tmpl, frozenset(free_names(src, template=False)))
 
 
 def compile_template(src: str, *, file: str | None, line: int | None, what: str):

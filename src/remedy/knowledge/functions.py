@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from remedy.knowledge.schema import CudaTables, Release
-from remedy.resolve import norm, toolkit_at
+from remedy.resolve import item_counts, norm, toolkit_at
 
 _REL = re.compile(r"(\d+)\.(\d+)")
 
@@ -28,8 +28,22 @@ def _s(v: Any) -> str | None:
     return str(v)
 
 
+_VER: dict[str, Version | None] = {}
+
+
 def ver(v: Any) -> Version | None:
     """A packaging Version from the leading digits of a string ('13.0.88+cu13' -> 13.0.88)."""
+    if type(v) is str:  # rules compare the same few versions thousands of times
+        hit = _VER.get(v, _VER)
+        if hit is _VER:
+            if len(_VER) > 4096:
+                _VER.clear()
+            hit = _VER[v] = _ver(v)
+        return hit  # type: ignore[return-value]
+    return _ver(v)
+
+
+def _ver(v: Any) -> Version | None:
     s = _s(v)
     if not s:
         return None
@@ -40,6 +54,17 @@ def ver(v: Any) -> Version | None:
         return Version(m.group(0))
     except InvalidVersion:
         return None
+
+
+def _cudart_majors(tk: dict[str, Any]) -> set[int]:
+    """The CUDA majors of the libcudart.so.N a toolkit ships."""
+    out: set[int] = set()
+    for names in (tk.get("libs") or {}).values():
+        for n in names:
+            m = re.fullmatch(r"libcudart\.so\.(\d+)", n)
+            if m:
+                out.add(int(m.group(1)))
+    return out
 
 
 def rel(v: Any) -> str | None:
@@ -342,6 +367,14 @@ class Functions:
 
     def min_cuda_for(self, cap: Any) -> str | None:
         """The first CUDA release whose compiler targets this compute capability."""
+        if type(cap) is str:
+            memo = self.__dict__.setdefault("_min_cuda", {})
+            if cap not in memo:
+                memo[cap] = self._min_cuda_for(cap)
+            return memo[cap]
+        return self._min_cuda_for(cap)
+
+    def _min_cuda_for(self, cap: Any) -> str | None:
         c = rel(cap)
         if not c:
             return None
@@ -782,12 +815,7 @@ class Functions:
                 m = re.fullmatch(r"nvidia-cuda-(?:runtime|nvrtc)(?:-cu(\d+))?", name)
                 if m:
                     out.add(int(m.group(1)) if m.group(1) else (major_of(v) or 0))
-            for tk in facts.get("toolkits", ()):
-                for names in (tk.get("libs") or {}).values():
-                    for n in names:
-                        m = re.fullmatch(r"libcudart\.so\.(\d+)", n)
-                        if m:
-                            out.add(int(m.group(1)))
+            out.update(item_counts(facts.get("toolkits", ()), "cudart_majors", _cudart_majors))
             return sorted(x for x in out if x)
 
         def foreign_cuda_packages(py: Any) -> dict[str, int]:
@@ -1002,6 +1030,13 @@ class Functions:
             "nccl_wheel": nccl_wheel,
         }
 
+    def bound_names(self) -> frozenset[str]:
+        """The names of the functions bound to a facts snapshot (bind())."""
+        cached = self.__dict__.get("_bound_names")
+        if cached is None:
+            cached = self.__dict__["_bound_names"] = frozenset(self.bind({}, {}))
+        return cached
+
     def _skew_functions(self) -> dict[str, Callable[..., Any]]:
         """skew_known/skew_holds: the one version-pair relation (knowledge/version-pairs.yaml)."""
         from remedy.knowledge.skew import expression_functions
@@ -1013,6 +1048,13 @@ class Functions:
         return set(self.statics()) | set(self.bind({}, {}))
 
     def statics(self) -> dict[str, Callable[..., Any]]:
+        """The functions that read no facts (the same dict every call: do not change it)."""
+        cached = self.__dict__.get("_statics")
+        if cached is None:
+            cached = self.__dict__["_statics"] = self._statics()
+        return cached
+
+    def _statics(self) -> dict[str, Callable[..., Any]]:
         return {
             **self.statics_field(),
             "dropin_dir": dropin_dir,

@@ -278,13 +278,25 @@ def _targets(v: Any) -> list[str]:
 def expression_functions(fns: Functions) -> dict[str, Callable[..., Any]]:
     """skew_known / skew_holds for rule expressions (the pairs' generated when/holds)."""
 
+    seen: dict[tuple[Any, ...], bool | None] = {}
+
+    def holds(r: Any, a: Any, ka: Any, b: Any, kb: Any) -> bool | None:
+        # check() is a function of its arguments and the tables: the planner asks the same
+        # few questions thousands of times
+        key = (str(r), _v(a), str(ka), _v(b), str(kb))
+        if key not in seen:
+            if len(seen) > 4096:
+                seen.clear()
+            seen[key] = check(*key, fns).holds
+        return seen[key]
+
     def skew_known(r: Any, a: Any, ka: Any, b: Any, kb: Any) -> bool:
         """True when relation r can judge versions a/b (both known, the tables cover them)."""
-        return check(str(r), _v(a), str(ka), _v(b), str(kb), fns).holds is not None
+        return holds(r, a, ka, b, kb) is not None
 
     def skew_holds(r: Any, a: Any, ka: Any, b: Any, kb: Any) -> bool:
         """True when versions a (kind ka) and b (kind kb) agree under relation r."""
-        return bool(check(str(r), _v(a), str(ka), _v(b), str(kb), fns).holds)
+        return bool(holds(r, a, ka, b, kb))
 
     return {"skew_known": skew_known, "skew_holds": skew_holds}
 

@@ -3,8 +3,12 @@ changes, the rejected alternatives and why, and the final verification per consu
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,10 +21,43 @@ from remedy.knowledge.expr import plain
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
 from remedy.operations import Operation, OperationError, known_packages, parse_operation
-from remedy.planner.provider import CRITERIA, CRITERIA_TEXT, FactsProvider, Move, StepSpec
+from remedy.planner.provider import (
+    CRITERIA,
+    CRITERIA_TEXT,
+    FactsProvider,
+    Move,
+    StepSpec,
+    seal,
+)
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
 from remedy.planner.verdict import attribute, missing_files
 from remedy.redact import redact_obj
+
+_GC_LOCK = threading.Lock()
+_GC_HELD: list[tuple[int, ...]] = []  # the threshold before the first of nested/concurrent searches
+
+
+@contextlib.contextmanager
+def fewer_collections(young: int = 50_000) -> Iterator[None]:
+    """The search allocates millions of short-lived containers (rule contexts, keys, sets)
+    and leaves few cycles: at the default threshold (700 allocations) the cyclic collector
+    scanned them over and over (a sixth of the planning time on a host with a thousand
+    toolkits). Collect the youngest generation less often while any search runs (searches
+    in several threads: the first saves the threshold, the last puts it back)."""
+    with _GC_LOCK:
+        if not _GC_HELD:
+            old = gc.get_threshold()
+            gc.set_threshold(max(old[0], young), *old[1:])
+            _GC_HELD.append(old)
+        else:
+            _GC_HELD.append(_GC_HELD[0])
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            old = _GC_HELD.pop()
+            if not _GC_HELD:
+                gc.set_threshold(*old)
 
 
 def facts_digest(facts: Facts | dict[str, Any]) -> str:
@@ -37,6 +74,8 @@ def facts_digest(facts: Facts | dict[str, Any]) -> str:
 def facts_diff(before: Any, after: Any, path: str = "") -> list[str]:
     """Human-readable differences between two fact snapshots (also used for stale plans)."""
     out: list[str] = []
+    if before is after:  # a part the planner's states share: nothing to walk
+        return out
     if isinstance(before, dict) and isinstance(after, dict):
         for k in sorted(set(before) | set(after), key=str):
             p = f"{path}.{k}" if path else str(k)
@@ -272,8 +311,10 @@ def make_plan(
         plan = make_scoped_plan(
             kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
         )
+        of_facts = None
     else:
         plan = plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
+        of_facts = plan.facts_digest  # plan_one's facts_digest(plan.facts)
     # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
     attribute(plan)
     plan = plan.model_copy(update={"knowledge_version": kb.version})
@@ -288,7 +329,7 @@ def make_plan(
                 "scope_consumers": sorted(set(consumers)) if consumers is not None else None,
             }
         )
-    return plan.model_copy(update={"plan_digest": plan_digest(plan)})
+    return plan.model_copy(update={"plan_digest": plan_digest(plan, of_facts=of_facts)})
 
 
 def plan_one(
@@ -305,12 +346,13 @@ def plan_one(
     if needs and not facts.workload.missing_files:
         wl = facts.workload.model_copy(update={"missing_files": needs})
         facts = facts.model_copy(update={"workload": wl})
-    initial = facts.model_dump()
+    initial = seal(facts.model_dump())
     provider = FactsProvider(kb)
     trace = TraceReporter()
-    result = search(
-        provider, initial, reporter=trace, criteria=len(CRITERIA), max_expansions=max_expansions
-    )
+    with fewer_collections():
+        result = search(
+            provider, initial, reporter=trace, criteria=len(CRITERIA), max_expansions=max_expansions
+        )
     diag = diagnose(kb, facts, symptoms, wrappers=wrappers, evaluation=provider.evaluation(initial))
 
     steps: list[Step] = []
@@ -395,9 +437,11 @@ DIGEST_FIELDS = (
 )
 
 
-def plan_digest(plan: Plan) -> str:
+def plan_digest(plan: Plan, *, of_facts: str | None = None) -> str:
+    """``of_facts``: facts_digest(plan.facts) when the caller has just computed it (the
+    planner, over facts it was given: hashing a big host's facts twice is not free)."""
     data = plan.model_dump(include=set(DIGEST_FIELDS))
-    data["facts_digest"] = facts_digest(plan.facts)
+    data["facts_digest"] = of_facts or facts_digest(plan.facts)
     # over what the saved file shows: it is written redacted (facts_digest does the same)
     data = redact_obj(json.loads(json.dumps(data, default=str)))
     blob = json.dumps(data, sort_keys=True, default=str).encode()

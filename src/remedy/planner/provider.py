@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from remedy.evaluate import Evaluation, Violation, evaluate
-from remedy.knowledge.expr import plain, truthy
+from remedy.knowledge.expr import call, plain, truthy
 from remedy.knowledge.loader import CompiledAction, Knowledge
 from remedy.planner.search import Verdict
-from remedy.resolve import toolkit_at, workload_python
+from remedy.resolve import Frozen, toolkit_at, workload_python
 
 CRITERIA = ["driver", "pins", "launches", "steps"]
 RISK = {"low": 0, "medium": 1, "high": 2}
@@ -83,10 +84,18 @@ def diff_key(state: dict[str, Any], root: dict[str, Any]) -> Hashable:
         if a is b:
             continue
         if isinstance(a, list) and isinstance(b, list):
-            items = [
-                (i, _canon(a[i] if i < len(a) else _MISSING))
-                for i in range(max(len(a), len(b)))
-                if i >= len(a) or i >= len(b) or not (a[i] is b[i] or a[i] == b[i])
+            # positions whose items are not the same object (found at C speed), then of those
+            # the ones whose contents differ, then any beyond the shorter list
+            n = min(len(a), len(b))
+            maybe = a.changed_since(b) if type(a) is Frozen else None
+            odd = (
+                sorted(i for i in maybe if i < n and a[i] is not b[i])
+                if maybe is not None
+                else itertools.compress(range(n), map(operator.is_not, a, b))
+            )
+            items = [(i, _canon(a[i])) for i in odd if a[i] != b[i]]
+            items += [
+                (i, _canon(a[i] if i < len(a) else _MISSING)) for i in range(n, max(len(a), len(b)))
             ]
             if items:
                 parts.append((str(k), (len(a), tuple(items))))
@@ -95,15 +104,46 @@ def diff_key(state: dict[str, Any], root: dict[str, Any]) -> Hashable:
     return tuple(parts)
 
 
+def seal(facts: dict[str, Any]) -> dict[str, Any]:
+    """The first state of a search: its lists made Frozen (the states derived from it share
+    them, and a Frozen list's toolkit index is derived from its parent's, not rebuilt)."""
+    return {k: Frozen(v) if type(v) is list else v for k, v in facts.items()}
+
+
+def _replaced(old: Any, changed: dict[int, Any], appended: tuple[Any, ...] = ()) -> list[Any]:
+    """A copy of ``old`` with positions replaced and items appended: Frozen, derived from
+    ``old`` when that is Frozen too."""
+    items = [*old, *appended]
+    for i, x in changed.items():
+        items[i] = x
+    if isinstance(old, Frozen):
+        at = (*changed, *range(len(old), len(items)))
+        return Frozen(items, parent=old, changed=at)
+    return Frozen(items)
+
+
 def _own_item(facts: dict[str, Any], key: str, item: dict[str, Any]) -> dict[str, Any]:
     """Replace ``item`` in ``facts[key]`` by a copy (in a copy of the list) and return it."""
-    items = list(facts.get(key, ()))
-    for i, x in enumerate(items):
-        if x is item:
-            items[i] = item = dict(item)
-            break
-    facts[key] = items
+    old = facts.get(key, ())
+    # the position of ``item`` itself (not of an equal item), found at C speed
+    at = next(
+        itertools.compress(itertools.count(), map(operator.is_, old, itertools.repeat(item))), None
+    )
+    if at is not None:
+        item = dict(item)
+        facts[key] = _replaced(old, {at: item})
+        return item
+    facts[key] = _replaced(old, {})
     return item
+
+
+def _first(items: Any, field: str, value: Any) -> dict[str, Any] | None:
+    """The first item whose ``field`` equals ``value``, found at C speed (these lists hold
+    every venv of a build host)."""
+    try:
+        return items[list(map(operator.itemgetter(field), items)).index(value)]
+    except ValueError:
+        return None
 
 
 def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
@@ -112,12 +152,12 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
     svc_name = wl.get("service")
     target: dict[str, str] | None = None
     if svc_name and "services" in facts:
-        services = list(facts["services"])
-        for i, svc in enumerate(services):
+        mine: dict[int, Any] = {}
+        for i, svc in enumerate(facts["services"]):
             if svc["name"] == svc_name:
-                services[i] = svc = {**svc, "environment": dict(svc.get("environment") or {})}
+                mine[i] = svc = {**svc, "environment": dict(svc.get("environment") or {})}
                 target = svc["environment"]
-        facts["services"] = services
+        facts["services"] = _replaced(facts["services"], mine)
     if target is None:
         target = facts["shell_env"] = dict(facts.get("shell_env") or {})
     if value is None:
@@ -133,6 +173,8 @@ class FactsProvider:
     root: dict[str, Any] | None = None  # the first state keyed: others are keyed by their diff
     # actions whose when/bind/before could not be evaluated: the plan shows them
     errors: list[str] = field(default_factory=list)
+    _keys: dict[int, tuple[dict[str, Any], Hashable]] = field(default_factory=dict, repr=False)
+    _last: tuple[dict[str, Any], Move, dict[str, Any]] | None = field(default=None, repr=False)
 
     # -- evaluation cache ---------------------------------------------------------------
     def evaluation(self, facts: dict[str, Any], parent: dict[str, Any] | None = None) -> Evaluation:
@@ -208,19 +250,19 @@ class FactsProvider:
             else [base]
         )
         try:
-            return all(truthy(cr.when(**c)) and truthy(cr.holds(**c)) for c in ctxs)
+            return all(truthy(call(cr.when, c)) and truthy(call(cr.holds, c)) for c in ctxs)
         except Exception:
             return False
 
     def bind(self, ca: CompiledAction, v: Violation) -> Iterable[Move]:
         ctx = v.ctx
         try:
-            if not truthy(ca.when(**ctx)):
+            if not truthy(call(ca.when, ctx)):
                 return
             names = list(ca.bind)
             values = []
             for n in names:
-                vals = plain(ca.bind[n](**ctx))
+                vals = plain(call(ca.bind[n], ctx))
                 values.append(list(vals) if vals else [])
         except Exception as exc:
             self._error(f"action {ca.action.id} (for {v.rule} @ {v.subject})", exc)
@@ -231,8 +273,8 @@ class FactsProvider:
             steps: list[StepSpec] = []
             try:
                 for b in ca.before:
-                    if truthy(b.when(**pctx)):
-                        bp = {k: plain(e(**pctx)) for k, e in b.params.items()}
+                    if truthy(call(b.when, pctx)):
+                        bp = {k: plain(call(e, pctx)) for k, e in b.params.items()}
                         steps.append(StepSpec(b.action, tuple(sorted(bp.items()))))
             except Exception as exc:
                 self._error(f"action {ca.action.id} before", exc)
@@ -249,9 +291,13 @@ class FactsProvider:
         """The state after ``move``: a new top-level dict sharing every part the move does not
         change with ``state`` (copy on write: a deep copy per candidate made planning
         quadratic in the number of toolkits, venvs and services)."""
+        last = self._last
+        if last is not None and last[0] is state and last[1] == move:
+            return last[2]  # the search applies a move, then asks its cost: apply it once
         facts = dict(state)
         for step in move.steps:
             self.apply_step(facts, step)
+        self._last = (state, move, facts)
         return facts
 
     def apply_step(self, facts: dict[str, Any], step: StepSpec) -> None:
@@ -270,41 +316,40 @@ class FactsProvider:
                     continue
                 tk = _own_item(facts, "toolkits", tk)
                 for f, e in eff["set"].items():
-                    tk[f] = plain(e(**ctx))
+                    tk[f] = plain(call(e, ctx))
+                facts["toolkits"].touched()  # its index may have seen tk half-changed
             elif "python" in eff:
-                py = next(
-                    (p for p in facts.get("pythons", ()) if p["path"] == params.get(eff["python"])),
-                    None,
-                )
+                py = _first(facts.get("pythons", ()), "path", params.get(eff["python"]))
                 if py is None:
                     continue
                 pk = eff["packages"]
                 new = (
-                    plain(pk(**ctx))
+                    plain(call(pk, ctx))
                     if callable(pk)
-                    else {n: plain(e(**ctx)) for n, e in pk.items()}
+                    else {n: plain(call(e, ctx)) for n, e in pk.items()}
                 )
                 py = _own_item(facts, "pythons", py)
                 py["packages"] = {**(py.get("packages") or {}), **(new or {})}
             elif "env" in eff:
                 for var, e in eff["env"].items():
-                    val = plain(e(**ctx))
+                    val = plain(call(e, ctx))
                     _set_env(facts, var, None if val is None else str(val))
             elif "unset_env" in eff:
                 for var in eff["unset_env"]:
                     _set_env(facts, var, None)
             elif "add_toolkit" in eff:
-                new_tk = plain(eff["add_toolkit"](**ctx))
+                new_tk = plain(call(eff["add_toolkit"], ctx))
                 if new_tk:
                     old = toolkit_at(facts, new_tk["prefix"])
                     if old is not None:
                         _own_item(facts, "toolkits", old).update(new_tk)
+                        facts["toolkits"].touched()
                     else:
-                        facts["toolkits"] = [*facts.get("toolkits", ()), new_tk]
+                        facts["toolkits"] = _replaced(facts.get("toolkits", ()), {}, (new_tk,))
             elif "gpu_driver" in eff:
-                val = plain(eff["gpu_driver"](**ctx))
+                val = plain(call(eff["gpu_driver"], ctx))
                 if "gpus" in facts:
-                    facts["gpus"] = [{**g, "driver": val} for g in facts["gpus"]]
+                    facts["gpus"] = Frozen({**g, "driver": val} for g in facts["gpus"])
 
     def judge(self, before: dict[str, Any], after: dict[str, Any], move: Move) -> Verdict:
         ev_before = self.evaluation(before)
@@ -350,7 +395,13 @@ class FactsProvider:
     def state_key(self, state: dict[str, Any]) -> Hashable:
         if self.root is None:
             self.root = state
-        return diff_key(state, self.root)
+        # states are never changed once made (copy on write): their key neither
+        hit = self._keys.get(id(state))
+        if hit is not None and hit[0] is state:
+            return hit[1]
+        key = diff_key(state, self.root)
+        self._keys[id(state)] = (state, key)
+        return key
 
     def move_key(self, move: Move) -> Hashable:
         return tuple((s.action, _freeze(s.as_dict())) for s in move.steps)
