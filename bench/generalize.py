@@ -188,6 +188,10 @@ TUNED_AFTER: list[str] = [
     " 'Could not find'): the first real error of a log no rule covers is shown first",
     "after 926b04f (round 12 misses): LLVM ORC's 'JIT session error: ' line is a diagnostic"
     " (scored above the Python exception it causes)",
+    "after 03c75cb (round 13 misses): field signal retired-arch-is-a-target-list (nvcc"
+    " rejecting a target at or below sm_72 -- one CUDA 9/11/12/13 RETIRED -- is a stale arch list"
+    " entry, toolkit-knows-target-archs, never the toolkit too old for the GPU; CUDA release notes);"
+    " template nvcc/arch-dropped-by-cuda13 relabelled to that class",
 ]
 
 TOOLCHAIN_ENV = re.compile(
