@@ -192,6 +192,10 @@ TUNED_AFTER: list[str] = [
     " rejecting a target at or below sm_72 -- one CUDA 9/11/12/13 RETIRED -- is a stale arch list"
     " entry, toolkit-knows-target-archs, never the toolkit too old for the GPU; CUDA release notes);"
     " template nvcc/arch-dropped-by-cuda13 relabelled to that class",
+    "after 03c75cb (round 13 misses): signatures fmha-kernel-outside-arch-range (the cutlass"
+    " fmha generator's 'FATAL: kernel `X` is for smA-smB, but was built for smN', xformers/torch"
+    " generate_kernels.py) and tensorrt-target-sm-unsupported (TensorRT 'Target GPU SM N is not"
+    " supported by this TensorRT release'), predicted by package-has-gpu-arch (ff-15, ff-12)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

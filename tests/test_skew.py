@@ -92,7 +92,6 @@ LOG_PAIRS = [
     (SKEW / "ptxas-newer-ptx.log", "ptxas-accepts-cicc-ptx", "9.2"),
     # the command asked for an arch list (9.0a and 13.0): the list's target, not the GPU's
     (SKEW / "ninja-unknown-target.log", "toolkit-knows-target-archs", "13.0 (newer than"),
-    (SKEW / "nvcc-removed-arch.log", "arch-supported-by-toolkit", "removed in CUDA 13.0"),
     (SKEW / "ninja-cxx-dialect.log", "cxx-dialect-meets-toolkit", "c++14 vs at least C++17"),
 ]
 
@@ -107,6 +106,19 @@ def test_a_log_that_states_two_versions_is_judged_by_the_pair(kb, log, pair, sho
     top = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses[0]
     assert top.rule == pair
     assert any("disagrees" in m for m in top.matched_fields), top.matched_fields
+
+
+def test_a_retired_target_is_judged_by_the_pair_but_ranks_the_arch_list(kb):
+    """nvcc 13.0 rejecting compute_70: the pair says the nvcc cannot compile for it (removed in
+    CUDA 13.0), and a target CUDA retired is a stale arch-list entry (field signal
+    retired-arch-is-a-target-list, after round 13), so toolkit-knows-target-archs ranks first;
+    the GPU reading stays second, since the log names no GPU."""
+    symptoms, _, wrappers = scan_logs([SKEW / "nvcc-removed-arch.log"])
+    verdicts = {v.pair: v for v in log_pairs(kb.pairs, log_versions_of(kb, symptoms), kb.functions)}
+    assert verdicts["arch-supported-by-toolkit"].holds is False
+    assert "removed in CUDA 13.0" in verdicts["arch-supported-by-toolkit"].why
+    ranked = [h.rule for h in diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses]
+    assert ranked[:2] == ["toolkit-knows-target-archs", "arch-supported-by-toolkit"], ranked
 
 
 def test_an_agreeing_pair_weighs_against_its_rule(kb, tmp_path):
