@@ -196,6 +196,9 @@ TUNED_AFTER: list[str] = [
     " fmha generator's 'FATAL: kernel `X` is for smA-smB, but was built for smN', xformers/torch"
     " generate_kernels.py) and tensorrt-target-sm-unsupported (TensorRT 'Target GPU SM N is not"
     " supported by this TensorRT release'), predicted by package-has-gpu-arch (ff-15, ff-12)",
+    "after 03c75cb (round 13 misses): signature cuda-runtime-lib-not-found also matches"
+    " 'ImportError: libX.so.N:' (CPython ImportError(dlerror()) naming a CUDA soname), so a copy"
+    " cut after the soname still names it (runtime-libs-match-cuda-major/fd-20, fd-21, fd-22)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
