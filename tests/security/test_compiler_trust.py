@@ -1,0 +1,119 @@
+"""Class 3: `facts` must not run a host compiler another user can write.
+
+The attack, for real: root's PATH starts with a venv's bin (/etc/environment on the seed
+hosts) whose service user drops a `gcc` there that would create a canary when run. The host
+collector asks every compiler on PATH for its version; `remedy facts` (locally, and as root
+over SSH on a sandbox host) must leave no canary and note `gcc not executed: ... owned by`.
+A control with the same script owned by root shows the canary does appear (and its version
+is reported), so the attack is real and the owner check is what stops it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+REMEDY = [sys.executable, "-m", "remedy"]
+
+
+def evil_gcc(bin_dir: Path, canary: Path, owner: int) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    gcc = bin_dir / "gcc"
+    gcc.write_text(f"#!/bin/sh\ntouch {canary}\necho 99.9.9\n")
+    gcc.chmod(0o755)
+    os.chown(bin_dir, owner, owner)
+    os.chown(gcc, owner, owner)
+
+
+def local_facts(bin_dir: Path) -> dict:
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"}
+    r = subprocess.run(
+        [*REMEDY, "facts", "--local", "--json"], env=env, capture_output=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    return json.loads(r.stdout)
+
+
+@needs_root
+def test_a_gcc_another_user_owns_first_on_path_is_not_run(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    canary = tmp_path / "canary"
+    evil_gcc(tmp_path / "venv" / "bin", canary, NOBODY)
+    facts = local_facts(tmp_path / "venv" / "bin")
+    assert not canary.exists(), "facts executed a gcc owned by another user"
+    assert "gcc" not in facts["host_compilers"]
+    note = next(n for n in facts["notes"] if n.startswith("gcc not executed: "))
+    assert f"{tmp_path}/venv/bin/gcc owned by nobody (uid {NOBODY})" in note
+
+
+@needs_root
+def test_control_a_root_owned_gcc_first_on_path_is_run(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    canary = tmp_path / "canary"
+    evil_gcc(tmp_path / "venv" / "bin", canary, 0)
+    facts = local_facts(tmp_path / "venv" / "bin")
+    assert canary.exists()
+    assert facts["host_compilers"]["gcc"] == "99.9.9"
+    assert not [n for n in facts["notes"] if "not executed" in n]
+
+
+# ---- over SSH, on a sandbox host ----------------------------------------------------------
+
+
+@pytest.fixture
+def host():
+    from sandbox_hosts import SandboxUnavailable
+    from sandbox_hosts import doctor as sbx_doctor
+    from sandbox_hosts import down as _down
+    from sandbox_hosts import up as _up
+
+    try:
+        sbx_doctor()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    h = _up("healthy", f"ccx{os.getpid() % 100000}")
+    try:
+        yield h
+    finally:
+        _down(h)
+
+
+@pytest.mark.sandbox
+def test_facts_over_ssh_do_not_run_a_gcc_another_user_owns(host):
+    """`remedy facts HOST` as root over SSH, root's PATH (pam_env, /etc/environment) starting
+    with a venv bin where nobody's gcc would touch /canary-gcc; then the control: root's."""
+    setup = (
+        "set -e; mkdir -p /opt/evilvenv/bin; "
+        "printf '#!/bin/sh\\ntouch /canary-gcc\\necho 99.9.9\\n' > /opt/evilvenv/bin/gcc; "
+        "chmod 755 /opt/evilvenv/bin/gcc; chown -R nobody:nogroup /opt/evilvenv; "
+        "echo 'PATH=\"/opt/evilvenv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+        "/sbin:/bin\"' > /etc/environment"
+    )
+    rc, out = host.ssh(setup)
+    assert rc == 0, out
+    rc, out = host.ssh("command -v gcc")
+    assert out.strip() == "/opt/evilvenv/bin/gcc", out  # the attack is in place
+    r = host.remedy("facts", host.name, "--json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    facts = json.loads(r.stdout)
+    rc, out = host.ssh("ls -d /canary-gcc 2>/dev/null; true")
+    assert out.strip() == "", f"canary appeared on the host: {out}"
+    assert "gcc" not in facts["host_compilers"]
+    assert facts["host_compilers"].get("g++")  # the root-owned ones still answer
+    assert "gcc not executed: /opt/evilvenv/bin/gcc owned by nobody (uid 65534)" in facts["notes"]
+
+    rc, out = host.ssh("chown -R root:root /opt/evilvenv")
+    assert rc == 0, out
+    r = host.remedy("facts", host.name, "--json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    facts = json.loads(r.stdout)
+    rc, out = host.ssh("ls -d /canary-gcc 2>/dev/null; true")
+    assert out.strip() == "/canary-gcc"  # control: root's gcc runs
+    assert facts["host_compilers"]["gcc"] == "99.9.9"
