@@ -10,6 +10,7 @@ is reported), so the attack is real and the owner check is what stops it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -117,3 +118,65 @@ def test_facts_over_ssh_do_not_run_a_gcc_another_user_owns(host):
     rc, out = host.ssh("ls -d /canary-gcc 2>/dev/null; true")
     assert out.strip() == "/canary-gcc"  # control: root's gcc runs
     assert facts["host_compilers"]["gcc"] == "99.9.9"
+
+
+# ---- probes (run as root by `remedy run`): `c++` and nvcc's gcc come from the step's PATH ----
+
+
+def probe_with_path(area: Path, probe: str, bin_dir: Path):
+    """A probe with a root-owned toolkit (its nvcc a script touching area/canary-nvcc) and the
+    workload's PATH starting with bin_dir."""
+    from test_exec_trust import fake_prefix
+
+    from remedy.model import Facts, Gpu
+    from remedy.probes import run_probe
+    from remedy.transport.local import LocalTransport
+
+    prefix = fake_prefix(area, area / "canary-nvcc")
+    facts = Facts(
+        gpus=[Gpu(name="g", compute_cap="12.0")],
+        shell_env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+    )
+    return asyncio.run(
+        run_probe(probe, LocalTransport("local"), facts, params={"prefix": str(prefix)}, timeout=60)
+    )
+
+
+def compilers(bin_dir: Path, canary: Path, owner: int, names: tuple[str, ...]) -> None:
+    """The canary script as each of names (only those: the others are /usr/bin's)."""
+    evil_gcc(bin_dir, canary, owner)
+    for name in names:
+        if name != "gcc":
+            os.link(bin_dir / "gcc", bin_dir / name)
+    if "gcc" not in names:
+        (bin_dir / "gcc").unlink()
+
+
+@needs_root
+@pytest.mark.parametrize(("probe", "what"), [("link-probe", "c++"), ("preprocess-probe", "gcc")])
+def test_probe_refuses_a_compiler_another_user_owns_on_path(
+    tmp_path: Path, probe: str, what: str
+) -> None:
+    """link-probe runs `c++` ($CXX unset) and nvcc runs gcc/g++, both from the workload's
+    PATH: one another user owns is not run; the probe is skipped with the reason."""
+    tmp_path.chmod(0o755)
+    canary = tmp_path / "canary"
+    bin_dir = tmp_path / "venv" / "bin"
+    compilers(bin_dir, canary, NOBODY, (what,))
+    res = probe_with_path(tmp_path, probe, bin_dir)
+    assert not canary.exists(), f"{probe} executed a compiler owned by another user"
+    assert not (tmp_path / "canary-nvcc").exists()  # refused before any step ran
+    assert not res.ok and res.skipped
+    assert res.skipped.startswith(f"not executed: {what} on PATH is {bin_dir}/")
+    assert "owned by nobody" in res.skipped
+
+
+@needs_root
+def test_control_probe_runs_a_root_owned_compiler_on_path(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    canary = tmp_path / "canary"
+    bin_dir = tmp_path / "venv" / "bin"
+    compilers(bin_dir, canary, 0, ("c++",))
+    res = probe_with_path(tmp_path, "link-probe", bin_dir)
+    assert not res.skipped, res.detail
+    assert canary.exists()  # the host object was built by the root-owned `c++`
