@@ -89,10 +89,11 @@ def host():
 @pytest.mark.sandbox
 def test_facts_over_ssh_do_not_run_a_gcc_another_user_owns(host):
     """`remedy facts HOST` as root over SSH, root's PATH (pam_env, /etc/environment) starting
-    with a venv bin where nobody's gcc would touch /canary-gcc; then the control: root's."""
+    with a venv bin where nobody's gcc would write /opt/canary-gcc (its caller); then the control: root's.
+    (/opt, not /: the ssh tier's / is the machine's own, shared by every sandbox host.)"""
     setup = (
         "set -e; mkdir -p /opt/evilvenv/bin; "
-        "printf '#!/bin/sh\\ntouch /canary-gcc\\necho 99.9.9\\n' > /opt/evilvenv/bin/gcc; "
+        "printf '#!/bin/sh\\nps -o args= -p $PPID > /opt/canary-gcc\\necho 99.9.9\\n' > /opt/evilvenv/bin/gcc; "
         "chmod 755 /opt/evilvenv/bin/gcc; chown -R nobody:nogroup /opt/evilvenv; "
         "echo 'PATH=\"/opt/evilvenv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
         "/sbin:/bin\"' > /etc/environment"
@@ -104,7 +105,7 @@ def test_facts_over_ssh_do_not_run_a_gcc_another_user_owns(host):
     r = host.remedy("facts", host.name, "--json", timeout=300)
     assert r.returncode == 0, r.stderr
     facts = json.loads(r.stdout)
-    rc, out = host.ssh("ls -d /canary-gcc 2>/dev/null; true")
+    rc, out = host.ssh("cat /opt/canary-gcc 2>/dev/null; true")  # gcc's caller, if it ran
     assert out.strip() == "", f"canary appeared on the host: {out}"
     assert "gcc" not in facts["host_compilers"]
     assert facts["host_compilers"].get("g++")  # the root-owned ones still answer
@@ -115,8 +116,8 @@ def test_facts_over_ssh_do_not_run_a_gcc_another_user_owns(host):
     r = host.remedy("facts", host.name, "--json", timeout=300)
     assert r.returncode == 0, r.stderr
     facts = json.loads(r.stdout)
-    rc, out = host.ssh("ls -d /canary-gcc 2>/dev/null; true")
-    assert out.strip() == "/canary-gcc"  # control: root's gcc runs
+    rc, out = host.ssh("cat /opt/canary-gcc 2>/dev/null; true")
+    assert "@@remedy-" in out  # control: root's gcc runs, called by the facts batch
     assert facts["host_compilers"]["gcc"] == "99.9.9"
 
 
