@@ -97,6 +97,10 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # the knowledge without seeing them; scored by the knowledge at the merge of those two
     # (926b04f), which does not cite their threads.
     ("926b04f", "926b04f"),
+    # round 13: 73 logs (53 with a class, 20 whose cause no rule covers) collected on
+    # 2026-12-02 by three engineers who never ran remedy on them, while two others tuned the
+    # knowledge on round 12's misses without seeing them; scored by that knowledge (03c75cb).
+    ("03c75cb", "03c75cb"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
@@ -134,6 +138,27 @@ TUNED_AFTER: list[str] = [
     " miss) and nvcc-path-malformed predicted by cuda-home-is-toolkit (cuda-home-is-toolkit/1);"
     " every other class-breadth change was written from upstream templates and recordings"
     " (tests/fixtures/templates), not from corpus logs",
+    "after 926b04f (round 12 misses): signature torch-gpu-arch-unsupported also matches the"
+    " second line of torch's _check_capability warning ('The current PyTorch install supports"
+    " CUDA capabilities ...'), so a copy whose first line is wrapped or cut still names the"
+    " torch wheel (wheel-has-gpu-arch/fc-12)",
+    "after 926b04f (round 12 misses): signature package-no-compiled-kernel-for-cc (vLLM"
+    " scaled_mm_entry.cu 'No compiled <op> for a compute capability ...'), predicted by"
+    " package-has-gpu-arch (package-has-gpu-arch/fa-1)",
+    "after 926b04f (round 12 misses): signature cute-dsl-arch-not-admissible (CuTe DSL MmaOp"
+    " 'expects arch to be one of [...], but got sm_XY', NVIDIA/cutlass tcgen05/mma.py),"
+    " predicted by kernel-arch-feature (kernel-arch-feature/fa-1)",
+    "after 926b04f (round 12 misses): signature cudajl-gpu-unsupported-by-toolkit (CUDA.jl"
+    " state.jl 'GPU (compute capability M.m) is not supported on CUDA N+'), predicted by"
+    " arch-supported-by-toolkit (arch-supported-by-toolkit/fb-22)",
+    "after 926b04f (round 12 misses): signature torch-arch-list-printed (the repr of"
+    " torch.cuda.get_arch_list()) and field signal torch-arch-list-next-to-no-kernel-image ->"
+    " wheel-has-gpu-arch (wheel-has-gpu-arch/fc-23)",
+    "after 926b04f (round 12 misses): scan mechanism, a line that matched nothing and ends"
+    " mid-sentence holding (or ending with the start of) a specific needle is matched once more"
+    " joined to the line after it (same process, at most 64 per log; the symptom keeps the"
+    " first line's number); for logs copied hard-wrapped from threads (wheel-has-gpu-arch/fc-12"
+    " shape; fixes cuda-math-headers-match-host/fb-19 and fc-2)",
     "after 926b04f (round 12 misses): field signal cccl-ctk-check-is-nvcc-vs-headers (CCCL's"
     " cuda_toolkit.h #error names the nvcc/CUDART_VERSION pair; the FLASHINFER_NVCC route needs"
     " an env var the log never shows): no longer ranks env-unset-flashinfer-nvcc first (was harmful)",

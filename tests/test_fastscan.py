@@ -12,7 +12,7 @@ import pytest
 
 from remedy.errors import LogReadError
 from remedy.evidence import default_catalog, early, fastscan, prefilter, reader
-from remedy.evidence.scan import ScanResult, _Aggregator, scan_path
+from remedy.evidence.scan import ScanResult, _Aggregator, scan_lines, scan_path
 
 pytest.importorskip("hyperscan")
 
@@ -55,6 +55,8 @@ def test_whole_corpus_concatenated_in_small_windows_and_segments(
             p, prefilter.engine_patterns(cat), tot, cap=reader.MATCH_CAP, segments=segs
         ):
             agg.feed(ln, raw, hint)
+        with p.open("rb") as f:
+            agg.resolve_wraps(f.fileno())
         assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), segs
 
 
@@ -78,6 +80,8 @@ def test_newline_counting_either_way_gives_the_python_paths_lines(
             p, prefilter.engine_patterns(cat), tot, cap=reader.MATCH_CAP, segments=segs
         ):
             agg.feed(ln, raw, hint)
+        with p.open("rb") as f:
+            agg.resolve_wraps(f.fileno())
         assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), segs
         assert tot.lines == ref.lines
 
@@ -478,3 +482,62 @@ def test_the_console_script_starts_the_scan_only_for_diagnose(
             [sys.executable, "-c", code, *argv], env=env, capture_output=True, timeout=60
         )
         assert out.stdout.strip() == want, (argv, out.stderr)
+
+
+# Real copies of messages hard-wrapped at a word boundary (round-12 held-out logs, a GitHub
+# thread's quoted block): line 1 holds the start of the signature, line 2 its end.
+WRAPPED = [
+    (
+        b"RuntimeError: Error transcribing file: CUDA error: no kernel image is available for\n"
+        b"execution on the device\n",
+        "no-kernel-image",
+    ),
+    (
+        b"mathcalls.h: error: exception specification is incompatible with that of\n"
+        b'previous function "cospi" (declared in crt/math_functions.h)\n',
+        "glibc-math-exception-spec",
+    ),
+]
+
+
+@pytest.mark.parametrize("body,sig", WRAPPED, ids=[w[1] for w in WRAPPED])
+def test_wrapped_line_matches_on_every_path_at_its_first_line(
+    tmp_path: Path, body: bytes, sig: str
+) -> None:
+    """The second pass joins an unmatched line to the next one; every read path (Hyperscan,
+    grep, Python, lines in hand) finds the symptom at the first line, where a reader looks, and
+    the line is no longer listed as unexplained. Placed at the start, in the middle of a log
+    larger than a Hyperscan window, and as the last lines of a file without a final newline."""
+    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(200_000))  # ~5 MB
+    for before, after in ((b"", b""), (filler, filler), (filler, b"")):
+        p = tmp_path / "wrapped.log"
+        data = before + body + after
+        p.write_bytes(data if after else data.rstrip(b"\n"))
+        first = before.count(b"\n") + 1
+        got = {m: scan_path(p, method=m) for m in ("hyperscan", "grep", "python")}
+        lines = scan_lines(p.read_bytes().split(b"\n"))
+        for m, r in got.items():
+            assert [(s.line, s.signature) for s in r.symptoms] == [(first, sig)], m
+            assert first not in {x.line for x in r.suspicious}, m
+            assert same(r, got["python"]), m
+        assert [(s.line, s.signature) for s in lines.symptoms] == [(first, sig)]
+
+
+def test_wrap_join_stays_in_one_process_and_needs_a_word_boundary(tmp_path: Path) -> None:
+    """No join across two processes' prefixed lines, nor after a line that ends in punctuation
+    (a complete sentence), nor for a needle cut mid-word."""
+    cases = [
+        b"May 25 20:37:37 h python[1]: CUDA error: no kernel image is available for\n"
+        b"May 25 20:37:37 h python[2]: execution on the device\n",
+        b"CUDA error: no kernel image is available for.\nexecution on the device\n",
+        b"CUDA error: no kernel image is avail\nable for execution on the device\n",
+    ]
+    p = tmp_path / "same.log"
+    p.write_bytes(cases[0].replace(b"python[2]", b"python[1]"))
+    assert scan_path(p, method="python").ids() == ["no-kernel-image"]
+    for body in cases:
+        p = tmp_path / "x.log"
+        p.write_bytes(body)
+        for m in ("hyperscan", "python"):
+            r = scan_path(p, method=m)
+            assert "no-kernel-image" not in r.ids(), (body, m)

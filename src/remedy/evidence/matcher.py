@@ -11,8 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remedy.evidence.catalog import Catalog, Signature, field_name
+from remedy.evidence.prefilter import literals
 
 NearKey = tuple[str, str | None]
+WRAP_MIN_HEAD = 8  # characters of a needle a wrapped line must end with to be joined
+# needles that are bare error words: nearly every candidate line holds one, so they do not make
+# a line a wrap candidate (LineMatcher.wrap_candidates)
+GENERIC_NEEDLES = frozenset(
+    w + s for w in ("error", "failed", "fatal", "exception") for s in ("", ":")
+) | frozenset(
+    v for w in ("error", "failed", "fatal", "exception") for v in (w.capitalize(), w.upper())
+)
 
 
 @dataclass(slots=True)
@@ -42,9 +51,65 @@ class LineMatcher:
         self._near = [(s, s.near_needles) for s in self._sigs if s.near is not None]
         self._last_near: dict[NearKey, int] = {}
         self._order = {s.id: i for i, s in enumerate(self._sigs)}
+        self._literals = literals(catalog)
         # per signature, what the inner loop reads (pydantic attribute access is slow); made
         # when the signature is first a candidate, so only those patterns are compiled
         self._plan: list[tuple[Signature, Any, Any, int | None] | None] = [None] * len(self._sigs)
+
+    def wrap_candidates(self, text: str) -> list[int]:
+        """Signatures a line wrapped at a word boundary may have cut: the line holds a prefilter
+        literal (so every read path sees it), ends in a word character, and holds one of their
+        specific needles (not a bare error word, which nearly every line holds) or ends with the
+        start of one (at least ``WRAP_MIN_HEAD`` characters, from a word start). Signatures with
+        a ``near:`` guard stay single-line."""
+        if not text or not (text[-1].isalnum() or text[-1] == "_"):
+            return []
+        if not any(lit in text for lit in self._literals):
+            return []
+        cand: set[int] = set()
+        n = len(text)
+        for needle, idxs in self._needles:
+            if needle in GENERIC_NEEDLES:
+                continue
+            hit = needle in text
+            if not hit and len(needle) > WRAP_MIN_HEAD:
+                head = needle[:WRAP_MIN_HEAD]
+                at = text.find(head, max(0, n - len(needle)))
+                while at != -1 and not hit:
+                    hit = needle.startswith(text[at:]) and (at == 0 or not text[at - 1].isalnum())
+                    at = text.find(head, at + 1)
+            if hit:
+                cand.update(i for i in idxs if self._sigs[i].near is None)
+        return sorted(cand)
+
+    def match_joined(self, first: str, follower: str, sig_idxs: list[int]) -> list[Match]:
+        """Matches of ``sig_idxs`` over ``first`` joined to the next line with one space, kept
+        only where the match spans the join (it starts on ``first`` and ends past it); offsets
+        are into the joined text."""
+        joined = first + " " + follower
+        cut = len(first)
+        found: list[Match] = []
+        for i in sig_idxs:
+            sig = self._sigs[i]
+            if sig.gate_rx is not None and sig.gate_rx.search(joined) is None:
+                continue
+            m = sig.rx.search(joined)
+            if m is None or m.start() >= cut or m.end() <= cut:
+                continue
+            fields: dict[str, str] = {}
+            for group, value in m.groupdict().items():
+                if value is None:
+                    continue
+                value = value.strip()
+                name = field_name(group)
+                if value and name not in fields:
+                    fields[name] = value
+            found.append(Match(sig, m.start(), m.end(), fields))
+        if len(found) > 1:
+            dropped = {other for mt in found for other in mt.sig.supersedes}
+            found = [mt for mt in found if mt.sig.id not in dropped]
+            found.sort(key=lambda mt: (mt.start, self._order[mt.sig.id]))
+        return found
 
     def match(
         self, lineno: int, text: str, process: str | None, hint: frozenset[str] | None = None

@@ -218,6 +218,37 @@ def iter_capped_lines(stream: IO[bytes] | SniffedStream, cap: int) -> Iterator[b
         yield pending
 
 
+class _PreadStream:
+    """Reads a file descriptor from offset 0 with ``os.pread``: the caller's offset is left
+    alone and the file is not opened again by name (it may have been replaced since)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = os.pread(self.fd, CHUNK if n < 0 else n, self.pos)
+        self.pos += len(data)
+        return data
+
+
+def lines_at(fd: int, wanted: Iterable[int], cap: int = MATCH_CAP) -> dict[int, bytes]:
+    """The lines numbered ``wanted`` of the regular file open as ``fd`` (each capped at ``cap``
+    bytes), read in one pass that stops after the last one; memory stays bounded on long
+    lines (``iter_capped_lines``)."""
+    want = set(wanted)
+    out: dict[int, bytes] = {}
+    if not want:
+        return out
+    last = max(want)
+    for n, line in enumerate(iter_capped_lines(_PreadStream(fd), cap), 1):
+        if n in want:
+            out[n] = line
+        if n >= last:
+            break
+    return out
+
+
 def _has_literal(line: bytes, literals: Iterable[bytes]) -> bool:
     return any(lit in line for lit in literals)
 

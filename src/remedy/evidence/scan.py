@@ -28,6 +28,9 @@ from remedy.model import SuspiciousLine, Symptom
 TEXT_CAP = 2000  # characters of a line kept in Symptom.text / SuspiciousLine.text
 MAX_PER_SIGNATURE = 50
 TOP_SUSPICIOUS = 20
+# lines per log that may be the first half of a message hard-wrapped at a word boundary (logs
+# copied from threads and terminals): each is matched once more joined to the line after it
+WRAP_MAX = 64
 
 _BLOCK_OPEN = "ninja-failed-target"
 _BLOCK_CLOSE = frozenset(
@@ -87,6 +90,11 @@ class _Aggregator:
         self.heap: list[tuple[float, int, SuspiciousLine]] = []
         # per process: inside a ninja failure block? first diagnostic still to come?
         self.block: dict[str | None, bool] = {}
+        # line number -> (text, process, signature indexes): an unmatched line that holds a
+        # specific needle and ends mid-sentence, waiting for the line after it
+        self.wraps: dict[int, tuple[str, str | None, list[int]]] = {}
+        self.wrap_budget = WRAP_MAX
+        self.out_of_order = False
 
     def feed(self, lineno: int, raw: bytes | str, hint: frozenset[str] | None = None) -> None:
         """One candidate line; ``hint``: the literals an engine saw in it (see LineMatcher)."""
@@ -97,11 +105,62 @@ class _Aggregator:
         if text.endswith("\r"):
             text = text[:-1]
         text, process = strip_prefixes(text)
+        if self.wraps:
+            waiting = self.wraps.pop(lineno - 1, None)
+            if waiting is not None:
+                self._join(lineno - 1, waiting, text, process)
         matches = self.matcher.match(lineno, text, process, hint)
         if matches:
             self._record(lineno, text, process, matches)
-        elif any(w in text for w in WORDS if hint is None or w in hint):
+            return
+        if any(w in text for w in WORDS if hint is None or w in hint):
             self._suspicious(lineno, text, process)
+        if self.wrap_budget > 0:
+            idxs = self.matcher.wrap_candidates(text)
+            if idxs:
+                self.wrap_budget -= 1
+                self.wraps[lineno] = (text, process, idxs)
+
+    def _join(
+        self,
+        lineno: int,
+        waiting: tuple[str, str | None, list[int]],
+        follower: str,
+        process: str | None,
+    ) -> None:
+        """Second pass for a line that matched nothing alone: match it joined to the line after
+        it (same process only). A symptom found so keeps the first line's number."""
+        text, proc, idxs = waiting
+        if proc != process or not follower.strip():
+            return
+        matches = self.matcher.match_joined(text.rstrip(), follower.strip(), idxs)
+        if not matches:
+            return
+        joined = text.rstrip() + " " + follower.strip()
+        self._record(lineno, joined, proc, matches)
+        if any(k[2].line == lineno for k in self.heap):  # now explained: not suspicious
+            self.heap = [k for k in self.heap if k[2].line != lineno]
+            heapq.heapify(self.heap)
+
+    def resolve_wraps(self, fd: int) -> None:
+        """Joins the lines still waiting for a follower that was not a candidate line, read
+        back from the regular file open as ``fd`` (only up to the last one; bounded by
+        WRAP_MAX)."""
+        if not self.wraps:
+            return
+        want = {n + 1 for n in self.wraps}
+        for n, raw in reader.lines_at(fd, want, reader.MATCH_CAP).items():
+            waiting = self.wraps.pop(n - 1, None)
+            if waiting is None:
+                continue
+            text = raw.decode("utf-8", "replace")
+            if text.endswith("\r"):
+                text = text[:-1]
+            follower, process = strip_prefixes(text)
+            before = len(self.symptoms)
+            self._join(n - 1, waiting, follower, process)
+            self.out_of_order |= len(self.symptoms) > before
+        self.wraps.clear()
 
     def _record(self, lineno: int, text: str, process: str | None, matches: list[Match]) -> None:
         for mt in matches:
@@ -154,6 +213,8 @@ class _Aggregator:
         self, lines: int, nbytes: int, method: Literal["hyperscan", "grep", "python"]
     ) -> ScanResult:
         sus = sorted((k[2] for k in self.heap), key=lambda s: (-s.score, s.line))
+        if self.out_of_order:
+            self.symptoms.sort(key=lambda s: s.line)
         return ScanResult(
             source=self.source,
             lines=lines,
@@ -317,6 +378,7 @@ class PendingScan:
             try:
                 for lineno, raw, hint in self.job.candidates(totals):
                     agg.feed(lineno, raw, hint)
+                agg.resolve_wraps(f.fileno())
                 return agg.result(totals.lines, totals.bytes, "hyperscan")
             except fastscan.EngineFailed:
                 if method == "hyperscan":
@@ -336,6 +398,7 @@ class PendingScan:
             try:
                 for lineno, raw in reader.grep_candidates(path, literals, totals):
                     agg.feed(lineno, raw)
+                agg.resolve_wraps(f.fileno())
                 return agg.result(totals.lines, totals.bytes, "grep")
             except reader.GrepFailed:
                 if method == "grep":
@@ -343,7 +406,7 @@ class PendingScan:
             except OSError as exc:
                 raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
         f.seek(0)
-        return _scan_stream(f, source, cat, "python")
+        return _scan_stream(f, source, cat, "python", f.fileno())
 
 
 def _scan_stream(
@@ -351,8 +414,11 @@ def _scan_stream(
     source: str,
     cat: Catalog,
     method: Literal["auto", "hyperscan", "grep", "python"],
+    fd: int | None = None,
 ) -> ScanResult:
-    """Scan a stream in one pass: through grep when usable, else in Python."""
+    """Scan a stream in one pass: through grep when usable, else in Python. ``fd``: the
+    regular file behind it, read back for wrapped lines (a pipe cannot be: there a wrapped
+    line is joined only to a follower that is itself a candidate line)."""
     literals = prefilter.literal_bytes(cat)
     agg = _Aggregator(cat, source)
     totals = reader.Totals()
@@ -375,4 +441,9 @@ def _scan_stream(
         raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
     if totals.lines == 0:
         raise InputError(f"{source} is empty: nothing to scan")
+    if fd is not None:
+        try:
+            agg.resolve_wraps(fd)
+        except OSError as exc:
+            raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
     return agg.result(totals.lines, totals.bytes, used)
