@@ -49,6 +49,23 @@ REFERENCE_GPU = (
     "else m gpu.absent; fi\n"
 )
 
+# the host basics as they were: every compiler on PATH run unchecked (h200's host/ fixture was
+# recorded with this and cannot be re-recorded; the new script prints the same where they are
+# root's, which test_facts_fixtures checks on this machine)
+REFERENCE_HOST = (
+    "m host.os; cat /etc/os-release 2>/dev/null\n"
+    "m host.uname; uname -srm 2>/dev/null\n"
+    "m host.cpus; nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null\n"
+    "m host.mem; grep -m1 '^MemTotal:' /proc/meminfo 2>/dev/null\n"
+    "m host.cc\n"
+    "for c in gcc g++ cc c++ clang; do\n"
+    "  command -v $c >/dev/null 2>&1 && printf '%s\\t%s\\n' $c "
+    '"$($c -dumpfullversion -dumpversion 2>/dev/null | head -n1)"\n'
+    "done\n"
+    "m host.who; printf 'HOME=%s\\nUSER=%s\\nSHELL=%s\\n' \"${HOME-}\" "
+    '"$(id -un 2>/dev/null)" "${SHELL-}"\n'
+)
+
 REFERENCE_SVCPY = (
     "SVCPY=$(printf '%s\\n' \"${SVC-}\" | grep '^ExecStart=' | grep -i sglang | "
     "grep -o '/[^ ;\"]*/bin/python[0-9.]*' | sort -u)\n"

@@ -107,3 +107,29 @@ async def untrusted_reason(
         if r.text().strip()
         else "not executed: trust check failed"
     )
+
+
+async def untrusted_on_path(
+    transport: Transport, names: Iterable[str], search_path: str
+) -> str | None:
+    """None when each bare command name (`c++`, $CXX, the gcc nvcc calls) that the host would
+    find on search_path, if any, may be executed; else why not. A name found nowhere runs
+    nothing (the step then fails as it would anyway); one found is checked like any binary."""
+    args = [n for n in dict.fromkeys(names) if n and "/" not in n]
+    if not args:
+        return None
+    bad = [n for n in args if n.startswith("-") or "\n" in n]
+    if bad:
+        return f"not executed: {bad[0]!r} is no command name"
+    script = (
+        SH_TRUST
+        + 'SP=$1; shift; for n in "$@"; do x=$(PATH=$SP; command -v "$n" 2>/dev/null) || continue\n'
+        + "case $x in /*) ;; *) continue;; esac\n"
+        + 'trusted "$x" || { printf \'not executed: %s on PATH is %s\\n\' "$n" "$WHY"; exit 3; }\n'
+        + "done\n"
+    )
+    r = await transport.run(["sh", "-c", script, "sh", search_path, *args], timeout=30)
+    if r.exit_status == 0:
+        return None
+    text = r.text().strip()
+    return text.splitlines()[-1] if text else "not executed: trust check failed"

@@ -440,7 +440,7 @@ async def _collect_facts(
     host = HostCollector().parse_sections(sections)
     gpu = GpuCollector().parse_sections(sections)
     svc = ServicesCollector(services).parse_sections(sections)
-    notes += gpu.notes + svc.notes
+    notes += HostCollector().notes(sections) + gpu.notes + svc.notes
     if services and not svc.systemd:
         notes.append(f"services {', '.join(services)} requested, but systemd is not PID 1 here")
 

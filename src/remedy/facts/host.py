@@ -21,11 +21,16 @@ class HostFacts:
 
 
 class HostCollector:
-    """Sections host.os, host.uname, host.cpus, host.mem, host.cc, host.who."""
+    """Sections host.os, host.uname, host.cpus, host.mem, host.cc, host.who, and
+    `host.cc.untrusted NAME WHY` for a compiler on PATH that remedy may not run (remedy.trust:
+    root's PATH often starts with a venv's bin, which its service user may own)."""
 
     name = "host"
 
     def command(self) -> str:
+        """Needs SH_TRUST (the batch library has it). A trusted compiler runs by its real path
+        ($RP), so a link swapped after the check cannot redirect it; its output line is the
+        same as before. An untrusted one is named in its own section, then host.cc resumes."""
         return (
             "m host.os; cat /etc/os-release 2>/dev/null\n"
             "m host.uname; uname -srm 2>/dev/null\n"
@@ -33,12 +38,24 @@ class HostCollector:
             "m host.mem; grep -m1 '^MemTotal:' /proc/meminfo 2>/dev/null\n"
             "m host.cc\n"
             "for c in gcc g++ cc c++ clang; do\n"
-            "  command -v $c >/dev/null 2>&1 && printf '%s\\t%s\\n' $c "
-            '"$($c -dumpfullversion -dumpversion 2>/dev/null | head -n1)"\n'
+            "  command -v $c >/dev/null 2>&1 || continue\n"
+            '  if trusted "$(command -v $c)"; then\n'
+            "    printf '%s\\t%s\\n' $c "
+            '"$("$RP" -dumpfullversion -dumpversion 2>/dev/null | head -n1)"\n'
+            '  else m host.cc.untrusted "$c" "$WHY"; m host.cc; fi\n'
             "done\n"
             "m host.who; printf 'HOME=%s\\nUSER=%s\\nSHELL=%s\\n' \"${HOME-}\" "
             '"$(id -un 2>/dev/null)" "${SHELL-}"\n'
         )
+
+    def notes(self, sections: list[Section]) -> list[str]:
+        """Why a compiler on PATH was not run (kept out of HostFacts: its recorded parses)."""
+        out = []
+        for s in sections:
+            if s.name == "host.cc.untrusted":
+                name, _, why = s.arg.partition(" ")
+                out.append(f"{name} not executed: {why}")
+        return out
 
     def parse(self, stdout: str, token: str = DEFAULT_TOKEN) -> HostFacts:
         return self.parse_sections(split_sections(stdout, token))

@@ -66,18 +66,26 @@ class ProbeUntrusted(ProbeError):
 
 
 async def require_trusted(
-    ctx: ProbeContext, paths: Sequence[str] = (), pythons: Sequence[str] = ()
+    ctx: ProbeContext,
+    paths: Sequence[str] = (),
+    pythons: Sequence[str] = (),
+    search_path: str | None = None,
 ) -> None:
     """Raise ProbeUntrusted unless every absolute path (and each interpreter's environment)
-    passes remedy.trust's owner/mode check on the host. Relative names are found on PATH by
-    the host and are not checked here."""
-    from remedy.trust import untrusted_reason
+    passes remedy.trust's owner/mode check on the host. Bare names (`c++`, $CXX) are what the
+    host finds on search_path (the step's PATH), checked the same way; without search_path
+    they are not checked."""
+    from remedy.trust import untrusted_on_path, untrusted_reason
 
     why = await untrusted_reason(
         ctx.transport,
         [p for p in paths if p.startswith("/")],
         pythons=[p for p in pythons if p.startswith("/")],
     )
+    if not why and search_path is not None:
+        why = await untrusted_on_path(
+            ctx.transport, [p for p in paths if "/" not in p], search_path
+        )
     if why:
         raise ProbeUntrusted(why)
 

@@ -112,6 +112,30 @@ def link_flags(consumer: str, prefix: str, env: dict[str, str]) -> list[str]:
     return flags
 
 
+# nvcc runs the host compiler it finds on PATH unless told one (-ccbin): that one runs too
+NVCC_HOST_COMPILERS = ("gcc", "g++")
+_CCBIN = ("-ccbin", "--compiler-bindir")
+
+
+def step_binaries(groups: list[list[dict[str, Any]]]) -> list[str]:
+    """Every program the steps start: each argv[0] (`c++` from PATH included) and, for an
+    nvcc step, the host compiler it calls: its -ccbin, else gcc/g++ on PATH."""
+    out: list[str] = []
+    for g in groups:
+        for st in g:
+            argv = [str(a) for a in st.get("argv") or []]
+            if not argv:
+                continue
+            out.append(argv[0])
+            if posixpath.basename(argv[0]) != "nvcc":
+                continue
+            ccbin = [b for a, b in zip(argv, argv[1:], strict=False) if a in _CCBIN] + [
+                a.split("=", 1)[1] for a in argv if a.startswith(tuple(f"{c}=" for c in _CCBIN))
+            ]
+            out += ccbin or list(NVCC_HOST_COMPILERS)
+    return list(dict.fromkeys(out))
+
+
 async def run_steps(
     ctx: ProbeContext,
     hd: HostDir,
@@ -120,9 +144,7 @@ async def run_steps(
     groups: list[list[dict[str, Any]]],
 ) -> tuple[int, str, dict[str, Any]]:
     await require_trusted(
-        ctx,
-        [str(st["argv"][0]) for g in groups for st in g if st.get("argv")],
-        pythons=[python],
+        ctx, step_binaries(groups), pythons=[python], search_path=env.get("PATH", "")
     )
     plan = hd.join("plan.json")
     await ctx.transport.put(plan, json.dumps({"groups": groups}).encode(), mode=0o600)
