@@ -512,6 +512,8 @@ def main() -> int:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
     only = set(args.only or ["scan", "plan", "startup", "fleet"])
+    if args.dir:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="remedy-perf-", dir=args.dir))
     random.seed(1)
     try:
