@@ -7,6 +7,7 @@ paths provably identical.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,20 +97,8 @@ class LineMatcher:
             m = sig.rx.search(joined)
             if m is None or m.start() >= cut or m.end() <= cut:
                 continue
-            fields: dict[str, str] = {}
-            for group, value in m.groupdict().items():
-                if value is None:
-                    continue
-                value = value.strip()
-                name = field_name(group)
-                if value and name not in fields:
-                    fields[name] = value
-            found.append(Match(sig, m.start(), m.end(), fields))
-        if len(found) > 1:
-            dropped = {other for mt in found for other in mt.sig.supersedes}
-            found = [mt for mt in found if mt.sig.id not in dropped]
-            found.sort(key=lambda mt: (mt.start, self._order[mt.sig.id]))
-        return found
+            found.append(Match(sig, m.start(), m.end(), _fields(m)))
+        return self._settle(found)
 
     def match(
         self, lineno: int, text: str, process: str | None, hint: frozenset[str] | None = None
@@ -154,18 +143,28 @@ class LineMatcher:
             m = rx.search(text)
             if m is None:
                 continue
-            fields: dict[str, str] = {}
-            for group, value in m.groupdict().items():
-                if value is None:
-                    continue
-                value = value.strip()
-                name = field_name(group)
-                if value and name not in fields:
-                    fields[name] = value
-            found.append(Match(sig, m.start(), m.end(), fields))
+            found.append(Match(sig, m.start(), m.end(), _fields(m)))
+        return self._settle(found)
+
+    def _settle(self, found: list[Match]) -> list[Match]:
+        """Drop matches a co-matching signature ``supersedes:``; order by position, then by
+        catalog order."""
         if len(found) > 1:
             dropped = {other for mt in found for other in mt.sig.supersedes}
             if dropped:
                 found = [mt for mt in found if mt.sig.id not in dropped]
             found.sort(key=lambda mt: (mt.start, self._order[mt.sig.id]))
         return found
+
+
+def _fields(m: re.Match[str]) -> dict[str, str]:
+    """Named groups as fields: stripped, empty ones left out, the first of a name wins."""
+    fields: dict[str, str] = {}
+    for group, value in m.groupdict().items():
+        if value is None:
+            continue
+        value = value.strip()
+        name = field_name(group)
+        if value and name not in fields:
+            fields[name] = value
+    return fields
