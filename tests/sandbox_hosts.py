@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +223,22 @@ def down(h: Host | str) -> None:
     name = h if isinstance(h, str) else h.name
     subprocess.run([str(SBX), "down", name], capture_output=True, timeout=300)
     _started.discard(name)
+
+
+def host_for_test(scenario: str, prefix: str) -> Iterator[Host]:
+    """A fixture body: one SCENARIO host named PREFIX+pid, skipped where the sandbox cannot
+    run, always torn down (`yield from host_for_test(...)` in a pytest fixture)."""
+    import pytest
+
+    try:
+        doctor()
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    h = up(scenario, f"{prefix}{os.getpid() % 100000}")
+    try:
+        yield h
+    finally:
+        down(h)
 
 
 def report_of(p: subprocess.CompletedProcess) -> dict:

@@ -159,20 +159,9 @@ def test_record_entry_outside_the_environment_is_never_deleted(tmp_path: Path):
 
 @pytest.fixture
 def host():
-    from sandbox_hosts import SandboxUnavailable
-    from sandbox_hosts import doctor as sbx_doctor
-    from sandbox_hosts import down as _down
-    from sandbox_hosts import up as _up
+    from sandbox_hosts import host_for_test
 
-    try:
-        sbx_doctor()
-    except SandboxUnavailable as exc:
-        pytest.skip(str(exc))
-    h = _up("healthy", f"thr{os.getpid() % 100000}")
-    try:
-        yield h
-    finally:
-        _down(h)
+    yield from host_for_test("healthy", "thr")
 
 
 async def _rollback_over_ssh(h) -> tuple[str, str]:
