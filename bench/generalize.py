@@ -199,6 +199,19 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (round 13 misses): signature cuda-runtime-lib-not-found also matches"
     " 'ImportError: libX.so.N:' (CPython ImportError(dlerror()) naming a CUDA soname), so a copy"
     " cut after the soname still names it (runtime-libs-match-cuda-major/fd-20, fd-21, fd-22)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature nvcc-unsupported-arch covers the class"
+    " of nvcc's unknown-target message, not one wording: re-cased, cut after 'architect' or"
+    " without its value, or quoted without the 'nvcc fatal :' prefix (fb-9, fb-10, fe-3, fb-27)",
+    "after 03c75cb (round 12/13 misses, tune-d): remedy.evidence.fields.preceding_commands reads"
+    " the nvcc command setuptools/CMake/make echo before an nvcc fatal line (no ninja FAILED:"
+    " wrapper; hard-wrapped copies joined), so its targets and toolkit path reach the field"
+    " signals and version pairs (fb-26, fb-9)",
+    "after 03c75cb (round 12/13 misses, tune-d): field signals plain-arch-is-the-gpu (now only"
+    " when the echoed command has one plain target: torch cpp_extension building for the visible"
+    " GPU), rejected-target-in-echoed-arch-list and rejected-target-without-gpu-command: a target"
+    " nvcc rejects is an arch list's (toolkit-knows-target-archs) unless the log shows a build for"
+    " the GPU alone; flips 9 corpus rows to right and arch-supported-by-toolkit/1, /2 (one bare"
+    " line each) to wrong; template nvcc/unsupported-arch-plain relabelled",
 ]
 
 TOOLCHAIN_ENV = re.compile(
