@@ -212,6 +212,11 @@ TUNED_AFTER: list[str] = [
     " nvcc rejects is an arch list's (toolkit-knows-target-archs) unless the log shows a build for"
     " the GPU alone; flips 9 corpus rows to right and arch-supported-by-toolkit/1, /2 (one bare"
     " line each) to wrong; template nvcc/unsupported-arch-plain relabelled",
+    "after 03c75cb (round 12/13 misses, tune-d): field signal nccl-cudnn-symbol-in-wheel-is-other-major"
+    " (an undefined nccl*/cudnn* symbol in a pip wheel's library: every CUDA major's NCCL/cuDNN"
+    " wheel installs the same nvidia/nccl|cudnn path, so another major's wheel overwrote it ->"
+    " runtime-libs-match-cuda-major, LD_LIBRARY_PATH second; fc-19, fc-20); template"
+    " libs/nccl-symbol relabelled from ld-library-path-not-shadowing",
 ]
 
 TOOLCHAIN_ENV = re.compile(
