@@ -217,6 +217,12 @@ TUNED_AFTER: list[str] = [
     " wheel installs the same nvidia/nccl|cudnn path, so another major's wheel overwrote it ->"
     " runtime-libs-match-cuda-major, LD_LIBRARY_PATH second; fc-19, fc-20); template"
     " libs/nccl-symbol relabelled from ld-library-path-not-shadowing",
+    "after 03c75cb (tune-d, from upstream sources, no held-out miss of this shape): signature"
+    " ld-version-not-found (glibc dl-version.c 'version `libX.so.N' not found (required by Y)')"
+    " with field signal cuda-version-node-missing-is-other-major -> runtime-libs-match-cuda-major;"
+    " GLIBC_/GLIBCXX_ nodes stay unmatched (no rule); fmha-kernel-outside-arch-range also takes"
+    " the older mem-eff macro 'FATAL: this function is for smN, but was built for smM' (citations"
+    " of fmha and TensorRT re-read)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

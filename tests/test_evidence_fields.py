@@ -69,7 +69,9 @@ SHAPES = [
     ("driver-supports-build-cuda/2.log", "driver-supports-build-cuda", "driver-supports-cuda"),
     ("driver-supports-cuda/4.log", "driver-supports-cuda", "driver-supports-build-cuda"),
     ("toolkit-knows-target-archs/2.log", "toolkit-knows-target-archs", "arch-supported-by-toolkit"),
-    ("arch-supported-by-toolkit/2.log", "arch-supported-by-toolkit", "toolkit-knows-target-archs"),
+    # the targets of the nvcc command CMake echoed above the fatal line (tune-d; a bare line
+    # is no longer read as the GPU's own arch: arch-supported-by-toolkit/2.log was this row)
+    ("toolkit-knows-target-archs/fb-26.log", "toolkit-knows-target-archs", "arch-supported-by-toolkit"),
     ("package-has-gpu-arch/3.log", "package-has-gpu-arch", "torch-arch-list-covers-gpu"),
     ("cccl-complete/2.log", "cccl-complete", None),
 ]
