@@ -71,7 +71,11 @@ SHAPES = [
     ("toolkit-knows-target-archs/2.log", "toolkit-knows-target-archs", "arch-supported-by-toolkit"),
     # the targets of the nvcc command CMake echoed above the fatal line (tune-d; a bare line
     # is no longer read as the GPU's own arch: arch-supported-by-toolkit/2.log was this row)
-    ("toolkit-knows-target-archs/fb-26.log", "toolkit-knows-target-archs", "arch-supported-by-toolkit"),
+    (
+        "toolkit-knows-target-archs/fb-26.log",
+        "toolkit-knows-target-archs",
+        "arch-supported-by-toolkit",
+    ),
     ("package-has-gpu-arch/3.log", "package-has-gpu-arch", "torch-arch-list-covers-gpu"),
     ("cccl-complete/2.log", "cccl-complete", None),
 ]
