@@ -223,6 +223,10 @@ TUNED_AFTER: list[str] = [
     " GLIBC_/GLIBCXX_ nodes stay unmatched (no rule); fmha-kernel-outside-arch-range also takes"
     " the older mem-eff macro 'FATAL: this function is for smN, but was built for smM' (citations"
     " of fmha and TensorRT re-read)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature pip-requirement-conflict (pip install's"
+    " conflict report and pip check, every wording in pip's install.py/check.py, for"
+    " requirements on the GPU stack; info severity) predicted by python-requirements-hold, the"
+    " one class that had no signature (python-requirements-hold/fe-8)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
