@@ -227,6 +227,9 @@ TUNED_AFTER: list[str] = [
     " conflict report and pip check, every wording in pip's install.py/check.py, for"
     " requirements on the GPU stack; info severity) predicted by python-requirements-hold, the"
     " one class that had no signature (python-requirements-hold/fe-8)",
+    "after 03c75cb (round 12/13 misses, tune-d): torch-abi-undefined-symbol also takes the"
+    " demangled c10::/at::/torch:: form (c++filt), and the scan's wrap join also takes a line cut"
+    " after a label (ending in ':') or ending in blanks (fold -s) (extensions-match-torch-abi/fa-1)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
