@@ -230,6 +230,9 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (round 12/13 misses, tune-d): torch-abi-undefined-symbol also takes the"
     " demangled c10::/at::/torch:: form (c++filt), and the scan's wrap join also takes a line cut"
     " after a label (ending in ':') or ending in blanks (fold -s) (extensions-match-torch-abi/fa-1)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature cuda-invalid-ptx (CUDA error 218 in"
+    " each wording: CUDA_ERROR_INVALID_PTX, cudaErrorInvalidPtx, 'a PTX JIT compilation failed',"
+    " Rust's 'Error: InvalidPtx') predicted by package-has-gpu-arch (package-has-gpu-arch/ff-5)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
