@@ -233,6 +233,9 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (round 12/13 misses, tune-d): signature cuda-invalid-ptx (CUDA error 218 in"
     " each wording: CUDA_ERROR_INVALID_PTX, cudaErrorInvalidPtx, 'a PTX JIT compilation failed',"
     " Rust's 'Error: InvalidPtx') predicted by package-has-gpu-arch (package-has-gpu-arch/ff-5)",
+    "after 03c75cb (tune-d, from CPython's subprocess source; jit-parallelism-fits-memory/6 stays a"
+    " miss, its status 9 is an exit code): build-oom-killed also takes CalledProcessError's"
+    " 'Command [build command] died with <Signals.SIGKILL: 9>'",
 ]
 
 TOOLCHAIN_ENV = re.compile(
