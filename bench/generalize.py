@@ -236,6 +236,10 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (tune-d, from CPython's subprocess source; jit-parallelism-fits-memory/6 stays a"
     " miss, its status 9 is an exit code): build-oom-killed also takes CalledProcessError's"
     " 'Command [build command] died with <Signals.SIGKILL: 9>'",
+    "after 03c75cb (round 12/13 misses, tune-d): signature nvcc-error-in-host-stdlib-header (the"
+    " nvcc front end's 'FILE(LINE): error:' inside libstdc++ of a gcc newer than every nvcc in"
+    " cuda-tables.yaml max_gcc accepts) predicted by host-compiler-supported"
+    " (host-compiler-supported/fe-12; unknown/fa-3, gcc 14 with -std=c++11, stays unmatched)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -165,3 +165,19 @@ def test_shipped_signals_reference_known_rules_and_signatures():
     sigs = load_signals(rules=kb.rules, signatures=default_catalog().ids())
     assert len(sigs) >= 10
     assert all(s.source.repo or s.source.doc or s.source.thread for s in sigs)
+
+
+def test_host_stdlib_header_signature_starts_above_the_newest_supported_gcc():
+    """nvcc-error-in-host-stdlib-header takes only libstdc++ paths of a gcc newer than every
+    nvcc in knowledge/cuda-tables.yaml accepts: the first such major matches, the newest
+    supported one does not (when the table grows, the pattern must move with it)."""
+    from remedy.evidence.catalog import default_catalog, knowledge_dir
+    from remedy.knowledge.yamlload import load_yaml
+
+    tables = load_yaml(knowledge_dir() / "cuda-tables.yaml")
+    newest = max(int(row["gcc"]) for row in tables["max_gcc"]["entries"])
+    rx = default_catalog()["nvcc-error-in-host-stdlib-header"].rx
+    line = "/usr/include/c++/{}/type_traits(3427): error: type name is not allowed"
+    assert rx.search(line.format(newest + 1))
+    assert not rx.search(line.format(newest))
+    assert not rx.search(line.format(f"{newest}.2.1"))
