@@ -240,6 +240,9 @@ TUNED_AFTER: list[str] = [
     " nvcc front end's 'FILE(LINE): error:' inside libstdc++ of a gcc newer than every nvcc in"
     " cuda-tables.yaml max_gcc accepts) predicted by host-compiler-supported"
     " (host-compiler-supported/fe-12; unknown/fa-3, gcc 14 with -std=c++11, stays unmatched)",
+    "after 03c75cb (tune-d, from XLA's source, no held-out miss of this shape):"
+    " cudnn-version-incompatible also takes XLA's 'Loaded runtime CuDNN library: X but source was"
+    " compiled with: Y' (JAX, TensorFlow)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
