@@ -243,6 +243,10 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (tune-d, from XLA's source, no held-out miss of this shape):"
     " cudnn-version-incompatible also takes XLA's 'Loaded runtime CuDNN library: X but source was"
     " compiled with: Y' (JAX, TensorFlow)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature cutlass-status-error (CUTLASS's"
+    " cutlassGetStatusString statuses as CUTLASS_CHECK prints them) with field signals: Architecture"
+    " Mismatch / Internal -> package-has-gpu-arch, Insufficient Driver -> driver-supports-build-cuda"
+    " (package-has-gpu-arch/fa-2)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
