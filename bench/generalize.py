@@ -247,6 +247,10 @@ TUNED_AFTER: list[str] = [
     " cutlassGetStatusString statuses as CUTLASS_CHECK prints them) with field signals: Architecture"
     " Mismatch / Internal -> package-has-gpu-arch, Insufficient Driver -> driver-supports-build-cuda"
     " (package-has-gpu-arch/fa-2)",
+    "after 03c75cb (round 12/13 misses, tune-d): field signal"
+    " header-and-link-name-missing-is-dev-component (a CUDA library's header and -l<lib> both"
+    " missing = its dev component absent from the toolkit -> toolkit-has-library-headers;"
+    " toolkit-has-library-headers/ff-13)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
