@@ -181,3 +181,60 @@ def test_host_stdlib_header_signature_starts_above_the_newest_supported_gcc():
     assert rx.search(line.format(newest + 1))
     assert not rx.search(line.format(newest))
     assert not rx.search(line.format(f"{newest}.2.1"))
+
+
+TEMPLATES = Path(__file__).resolve().parent / "fixtures" / "templates"
+
+# (log: real output recorded or copied from a thread, fields of the nvcc command echoed before
+# the nvcc fatal line, read back by remedy.evidence.fields.preceding_commands)
+ECHOED = [
+    (  # CMake's compiler check prints the try-compile command, then nvcc's fatal
+        TEMPLATES / "cmake/try-compile-arch-list.log",
+        {"cmd_targets_list": "7.5 8.0 20.0", "cmd_cuda_home": "/usr/local/cuda"},
+    ),
+    (  # setuptools' spawn echoes a -gencode list
+        TEMPLATES / "nvcc/unsupported-arch-list-echoed.log",
+        {"cmd_targets_list": "20.0 9.0 8.0"},
+    ),
+    (  # torch cpp_extension for the visible GPU: one target (+PTX)
+        TEMPLATES / "nvcc/unsupported-arch-gpu-target-echoed.log",
+        {"cmd_targets_plain": "20.0", "cmd_std": "c++17"},
+    ),
+    (  # a thread copy hard-wrapped at a fixed width, behind box-drawing margins
+        CORPUS / "toolkit-knows-target-archs/fb-9.log",
+        {"cmd_nvcc": "$PREFIX/bin/nvcc", "cmd_std": "c++11"},
+    ),
+    (  # CMake's command with an explicit toolkit path (its version read from it)
+        CORPUS / "toolkit-knows-target-archs/fb-26.log",
+        {"cmd_nvcc_cuda": "11.8", "cmd_targets_list": "7.0 7.5 8.0 12.0"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "want"), ECHOED, ids=[e[0].name for e in ECHOED])
+def test_the_command_echoed_before_an_nvcc_fatal_line_is_read_back(log, want):
+    from remedy.evidence.fields import preceding_commands
+
+    symptoms, _, _ = scan_logs([log])
+    fatal = [i for i, s in enumerate(symptoms) if s.signature == "nvcc-unsupported-arch"]
+    assert fatal, "the nvcc fatal line is matched"
+    got = preceding_commands(symptoms)[fatal[0]]
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_fb9_wrapped_command_yields_its_whole_target_list():
+    """The -gencode list of a command wrapped over six fixed-width lines is read whole."""
+    from remedy.evidence.fields import preceding_commands
+
+    symptoms, _, _ = scan_logs([CORPUS / "toolkit-knows-target-archs/fb-9.log"])
+    i = next(i for i, s in enumerate(symptoms) if s.signature == "nvcc-unsupported-arch")
+    targets = preceding_commands(symptoms)[i]["cmd_targets_list"].split()
+    assert targets[:3] == ["12.1", "12.0", "11.0"] and targets[-1] == "5.0"
+    assert len(targets) == 16
+
+
+def test_no_command_before_a_bare_fatal_line():
+    symptoms, _, _ = scan_logs([CORPUS / "toolkit-knows-target-archs/fd-2.log"])
+    from remedy.evidence.fields import preceding_commands
+
+    assert preceding_commands(symptoms) == {}
