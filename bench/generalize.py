@@ -251,6 +251,10 @@ TUNED_AFTER: list[str] = [
     " header-and-link-name-missing-is-dev-component (a CUDA library's header and -l<lib> both"
     " missing = its dev component absent from the toolkit -> toolkit-has-library-headers;"
     " toolkit-has-library-headers/ff-13)",
+    "after 03c75cb (tune-d, from upstream sources, no held-out miss of this shape): signature"
+    " gpu-below-required-capability (flash-attn's 'FlashAttention only supports Ampere GPUs or"
+    " newer') and field signal xformers-gpu-too-old-is-hardware (xFormers' '(too old)') ->"
+    " kernel-arch-feature, the class the corpus gives a GPU older than the kernels need",
 ]
 
 TOOLCHAIN_ENV = re.compile(
