@@ -255,6 +255,9 @@ TUNED_AFTER: list[str] = [
     " gpu-below-required-capability (flash-attn's 'FlashAttention only supports Ampere GPUs or"
     " newer') and field signal xformers-gpu-too-old-is-hardware (xFormers' '(too old)') ->"
     " kernel-arch-feature, the class the corpus gives a GPU older than the kernels need",
+    "after 03c75cb (tune-d, from recorded shells, no held-out miss of this shape): signature"
+    " nvcc-not-on-path (dash/bash/make 'nvcc: not found' / 'command not found' / 'No such file or"
+    " directory' for nvcc run by name) predicted by toolkit-found",
 ]
 
 TOOLCHAIN_ENV = re.compile(
