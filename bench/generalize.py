@@ -258,6 +258,10 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (tune-d, from recorded shells, no held-out miss of this shape): signature"
     " nvcc-not-on-path (dash/bash/make 'nvcc: not found' / 'command not found' / 'No such file or"
     " directory' for nvcc run by name) predicted by toolkit-found",
+    "after 03c75cb (tune-d, from CMake 3.25's modules, no held-out miss of this shape):"
+    " cmake-cuda-compiler-not-found takes every wording of CMake's CUDA toolkit lookup (the"
+    " CUDAToolkit_ROOT form wrapped after 'by', FindCUDA's 'Specify CUDA_TOOLKIT_ROOT_DIR',"
+    " 'Couldn't find CUDA library root.')",
 ]
 
 TOOLCHAIN_ENV = re.compile(
