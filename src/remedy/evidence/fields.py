@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -371,17 +371,16 @@ def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
             if not p.is_file() or p.stat().st_size > REREAD_MAX_BYTES:
                 continue
             last = max(fatal)
-            window: list[str] = []
+            window: deque[str] = deque(maxlen=LOOKBACK)
             with p.open("rb") as f:
                 for n, raw in enumerate(f, 1):
                     if n in fatal:
-                        fields = _command_before(window)
+                        fields = _command_before(list(window))
                         if fields:
                             out[fatal[n]] = fields
                     if n >= last:
                         break
                     window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
-                    del window[:-LOOKBACK]
         except OSError:
             continue
     return out
