@@ -262,6 +262,9 @@ TUNED_AFTER: list[str] = [
     " cmake-cuda-compiler-not-found takes every wording of CMake's CUDA toolkit lookup (the"
     " CUDAToolkit_ROOT form wrapped after 'by', FindCUDA's 'Specify CUDA_TOOLKIT_ROOT_DIR',"
     " 'Couldn't find CUDA library root.')",
+    "after 03c75cb (tune-d, harm guard from nvcc 13.0.88 recordings, no held-out miss of this"
+    " shape): field signal host-flag-passed-to-nvcc-is-no-toolkit-age (gcc's -f*/-W*/-pthread"
+    " rejected by nvcc withdraw nvcc-option-unknown's credit from the CUDA_HOME/toolkit rules)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
