@@ -265,6 +265,9 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (tune-d, harm guard from nvcc 13.0.88 recordings, no held-out miss of this"
     " shape): field signal host-flag-passed-to-nvcc-is-no-toolkit-age (gcc's -f*/-W*/-pthread"
     " rejected by nvcc withdraw nvcc-option-unknown's credit from the CUDA_HOME/toolkit rules)",
+    "after 03c75cb (tune-d, from torch's source, no held-out miss of this shape):"
+    " gpu-below-required-capability also takes torch Inductor's GPUTooOldForTriton ('Found X which"
+    " is too old to be supported by the triton GPU compiler')",
 ]
 
 TOOLCHAIN_ENV = re.compile(
