@@ -238,3 +238,13 @@ def test_no_command_before_a_bare_fatal_line():
     from remedy.evidence.fields import preceding_commands
 
     assert preceding_commands(symptoms) == {}
+
+
+def test_lines_after_a_command_are_not_glued_to_it_unless_cut_at_one_width():
+    from remedy.evidence.fields import _joined_command
+
+    cmd = "/usr/local/cuda/bin/nvcc -c k.cu -o k.o -gencode=arch=compute_90,code=sm_90"
+    # a short warning and a blank between the command and the fatal line: not the command's
+    assert _joined_command([cmd, "warning: x", ""]) == cmd
+    # a shell continuation is
+    assert _joined_command([cmd + " \\", "  -std=c++17"]) == cmd + " -std=c++17"

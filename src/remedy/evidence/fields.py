@@ -343,17 +343,21 @@ _WRAP_PREFIX = re.compile(r"^\s*(?:[\u2502\u2503|]\s?)+\s?")
 
 
 def _joined_command(lines: list[str]) -> str:
-    """The command of ``lines`` (its first line starts it). Lines cut at a fixed width (all
-    continuation lines but the last as long as each other) are joined without a separator;
-    shell continuations ('\\') with one; anything else is not the command's."""
+    """The command of ``lines`` (its first line starts it). Lines cut at a fixed width (the
+    first line and every continuation but the last about as long as each other, a terminal's
+    width) are joined without a separator; shell continuations ('\\') with one; anything
+    else is not the command's."""
     first, rest = lines[0], [_WRAP_PREFIX.sub("", x) for x in lines[1:]]
-    if len(rest) >= 2 and len({len(x) for x in rest[:-1]}) == 1:
-        return first + "".join(rest)
+    widths = {len(x) for x in rest[:-1]}
+    if len(rest) >= 2 and len(widths) == 1:
+        width = widths.pop()
+        if width >= 60 and abs(len(first) - width) <= 16:
+            return first + "".join(rest)
     out = first
     for x in lines[1:]:
         if not out.rstrip().endswith("\\"):
             break
-        out = out.rstrip()[:-1] + " " + x.strip()
+        out = out.rstrip()[:-1].rstrip() + " " + x.strip()
     return out
 
 
