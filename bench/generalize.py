@@ -268,6 +268,9 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (tune-d, from torch's source, no held-out miss of this shape):"
     " gpu-below-required-capability also takes torch Inductor's GPUTooOldForTriton ('Found X which"
     " is too old to be supported by the triton GPU compiler')",
+    "after 03c75cb (tune-d, from DeepSpeed's and apex's sources, no held-out miss of this shape):"
+    " nvcc-not-located also takes DeepSpeed's 'CUDA_HOME does not exist, unable to compile CUDA"
+    " op(s)' and apex's raised '... was requested, but nvcc was not found'",
 ]
 
 TOOLCHAIN_ENV = re.compile(
