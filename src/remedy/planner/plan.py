@@ -138,6 +138,12 @@ class TraceReporter(Reporter):
         breaks = ", ".join((verdict.data or {}).get("breaks", []))
         self.lines.append(f"{'  ' * depth}  reject {_move_label(move)}: {verdict.reason} {breaks}")
 
+    def bounding(self, goal_cost: tuple[int, ...], left: int) -> None:
+        self.lines.append(
+            f"stop: a plan of cost {dict(zip(CRITERIA, goal_cost, strict=True))} is found and "
+            f"none of the {left} state(s) not expanded can lead to a better one"
+        )
+
     def ending(self, result: SearchResult) -> None:
         self.lines.append(
             f"end: {len(result.moves)} move(s), {result.expansions} expansion(s), "

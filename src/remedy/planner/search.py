@@ -67,6 +67,10 @@ class Reporter:
 
     def adding(self, depth: int, move: Any, cost: tuple[int, ...]) -> None: ...
 
+    def bounding(self, goal_cost: tuple[int, ...], left: int) -> None:
+        """The search stops: none of the ``left`` states it has not expanded can lead to a
+        goal cheaper than ``goal_cost`` (bounded search)."""
+
     def ending(self, result: SearchResult) -> None: ...
 
 
@@ -135,6 +139,7 @@ def search(
         if unmet and goal is not None and not _add(cost, floor) < goal[0]:
             # nothing left can beat the goal already found: the full search would expand
             # this and the rest in vain, then pop that goal
+            rep.bounding(goal[0], len(frontier))  # the popped state, not the goal
             _, _, (cost, depth, _, state, moves, states) = goal
             unmet = []
         if not unmet:
