@@ -15,10 +15,12 @@ import yaml
 from test_planner_scale import grown
 
 import remedy.planner.plan as plan_mod
+from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts
 from remedy.planner.plan import make_plan
 from remedy.planner.provider import FactsProvider
 from remedy.planner.search import Verdict, search
+from remedy.scope import LOGIN_SHELL, with_scopes
 
 from conftest import FIXTURES, base_facts, patched
 
@@ -50,6 +52,17 @@ def _scenarios() -> list[Any]:
     out += [
         pytest.param(lambda k=k: grown(30, k), id=f"{k}-30")
         for k in ("buildhost", "services", "consumers")
+    ]
+    # as `remedy plan` plans them: per scope (remedy.scope), chained
+    out += [
+        pytest.param(
+            lambda p=p, kw=kw: with_scopes(load_knowledge(), p.values[0](), **kw),
+            id=f"scoped-{p.id}{'-2' if kw else ''}",
+        )
+        for p in out
+        if p.id in ("seed-sm120-pip-cu13", "seed-sm120-system-cuda128", "buildhost-30")
+        for kw in ({}, {"services": ["sglang-k26.service", LOGIN_SHELL]})
+        if not kw or p.id == "seed-sm120-system-cuda128"
     ]
     return out
 
