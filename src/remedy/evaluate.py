@@ -394,10 +394,7 @@ def evaluate(
                     pk = picks[cid]
                     mk = (rid, id(pk.tk), pk.path, pk.how)
                     for ckeys, cvals, *rest in memo.get(mk, ()):
-                        if all(
-                            _read(cw, k) == v
-                            for k, v in zip(ckeys, cvals, strict=True)
-                        ):
+                        if all(_read(cw, k) == v for k, v in zip(ckeys, cvals, strict=True)):
                             hit = rest
                             break
                 if hit is not None:
