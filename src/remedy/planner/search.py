@@ -120,8 +120,8 @@ def search(
     zero = (0,) * criteria
     floor_of = getattr(provider, "cost_floor", None)
     floor = tuple(floor_of()) if floor_of is not None else zero
-    # the best goal pushed so far: (cost, push order, its frontier entry)
-    goal: tuple[tuple[int, ...], int, tuple[Any, ...]] | None = None
+    # the best goal pushed so far: (its cost, its frontier entry)
+    goal: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
     start_unmet = list(provider.unmet(initial))
     rep.starting(start_unmet)
     counter = itertools.count()
@@ -140,7 +140,7 @@ def search(
             # nothing left can beat the goal already found: the full search would expand
             # this and the rest in vain, then pop that goal
             rep.bounding(goal[0], len(frontier))  # the popped state, not the goal
-            _, _, (cost, depth, _, state, moves, states) = goal
+            cost, depth, _, state, moves, states = goal[1]
             unmet = []
         if not unmet:
             result = SearchResult(moves, states, cost, [], list(rejections.values()), expansions)
@@ -177,7 +177,7 @@ def search(
             heapq.heappush(frontier, entry)
             # (a goal pushed later than one of equal cost loses the tie to it)
             if bounded and (goal is None or new_cost < goal[0]) and not provider.unmet(after):
-                goal = (new_cost, entry[2], entry)
+                goal = (new_cost, entry)
     _, cost, state, moves, states, unmet = closest
     result = SearchResult(
         moves,
