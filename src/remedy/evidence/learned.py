@@ -219,11 +219,16 @@ def _r(x: float) -> float:
 
 
 def train(
-    texts: Sequence[str], labels: Sequence[str], params: dict[str, Any] | None = None
+    texts: Sequence[str],
+    labels: Sequence[str],
+    params: dict[str, Any] | None = None,
+    *,
+    tokenized: Sequence[list[str]] | None = None,
 ) -> Model:
-    """The model of ``params["kind"]`` ("nb" or "lr") over these documents."""
+    """The model of ``params["kind"]`` ("nb" or "lr") over these documents (``tokenized``:
+    their tokens(), when the caller trains many models on the same texts)."""
     p = {**PARAMS, **(params or {})}
-    toks = [tokens(t, bigrams=bool(p["bigrams"])) for t in texts]
+    toks = tokenized or [tokens(t, bigrams=bool(p["bigrams"])) for t in texts]
     vocab = Vocab.fit(toks, int(p["min_df"]))
     X = [list(vocab.vector(t).items()) for t in toks]
     classes = sorted(set(labels))
