@@ -338,10 +338,55 @@ def _views(run: dict[str, Any], probs: dict, threshold: float) -> dict[str, Any]
     return {"rules": rules, "combined": combined, "model": model}
 
 
+def cost(repeat: int = 15) -> list[str]:
+    """What the fallback adds to `remedy diagnose --log` on a log no rule matches (issue 18):
+    in-process load + predict, and the command's wall time with and without the model
+    ($REMEDY_LEARNED_MODEL at a missing file = rules only), medians, same run."""
+    import os
+    import statistics
+    import time
+
+    log = ROOT / "tests" / "fixtures" / "corpus" / "toolkit-knows-target-archs" / "fe-3.log"
+    big = ROOT / "tests" / "fixtures" / "corpus" / "index.yaml"  # > MAX_BYTES: the bound
+    path = learned.default_model_path()
+    lines = []
+    for name, f in (("corpus log", log), (f"{learned.MAX_BYTES >> 10} KiB cap", big)):
+        ts = []
+        for _ in range(repeat):
+            learned._LOADED.clear()
+            t = time.perf_counter()
+            m = learned.load_model(path)
+            learned.learned_classes(learned.read_log_text([f]), m)
+            ts.append(time.perf_counter() - t)
+        lines.append(f"load + read + predict, {name}: median {statistics.median(ts) * 1e3:.1f} ms")
+    walls = {}
+    for label, model in (("rules only", "/nonexistent/model.json"), ("with model", str(path))):
+        env = {**os.environ, learned.ENV_MODEL: model}
+        ts = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "remedy", "diagnose", "--log", str(log), "--json"],
+                env=env,
+                capture_output=True,
+                check=True,
+            )
+            ts.append(time.perf_counter() - t)
+        walls[label] = statistics.median(ts)
+    base = walls["rules only"]
+    for label, w in walls.items():
+        lines.append(
+            f"remedy diagnose --log (no rule matches): {label} {w * 1e3:.0f} ms "
+            f"({w / base:.2f}x rules only)"
+        )
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--select", action="store_true")
     ap.add_argument("--final", action="store_true")
+    ap.add_argument("--cost", action="store_true", help="time load + predict and diagnose --log")
     ap.add_argument("--grid", help="JSON list of parameter sets to compare (default: GRID)")
     ap.add_argument("--cache", help="a directory to keep frozen refs' diagnoses between runs")
     ap.add_argument("--save", help="also write bench/results/NAME.txt and NAME.json")
@@ -376,6 +421,8 @@ def main() -> int:
     if args.final:
         rep = final()
         lines += rep["lines"]
+    if args.cost:
+        lines += cost()
     print("\n".join(lines))
     if args.save:
         RESULTS.mkdir(parents=True, exist_ok=True)

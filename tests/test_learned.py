@@ -201,11 +201,20 @@ def test_a_fifo_is_not_drained_and_a_missing_file_is_skipped(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "body", [b"", b"not json", b'{"format": "other"}', b'{"format": "remedy-log-classes-1"}']
+    "body",
+    [
+        b"",
+        b"not json",
+        b'{"format": "other"}',
+        b'{"format": "remedy-log-classes-1"}',
+        b'{"format": "remedy-log-classes-1", "classes": ["a"], "bias": [0], "mass": [0],'
+        b' "features": {"nvcc": [1, "x"], "fatal": [1, [[7, 1]]]}}',
+    ],
 )
 def test_a_damaged_model_leaves_diagnosis_rules_only(body, tmp_path, monkeypatch):
     p = tmp_path / "model.json"
     p.write_bytes(body)
     monkeypatch.setenv(learned.ENV_MODEL, str(p))
-    assert learned.load_model() is None
     assert learned.learned_classes("nvcc fatal: unsupported gpu architecture") == []
+    d = diagnose(load_knowledge(), None, [], log_text="nvcc fatal: unsupported gpu architecture")
+    assert d.hypotheses == []

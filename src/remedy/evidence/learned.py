@@ -31,9 +31,9 @@ ENV_MODEL = "REMEDY_LEARNED_MODEL"  # a model file to use instead of the knowled
 MODEL_NAME = "learned/log-classes.json"
 
 # bounds: a log read for the model is at most this many bytes (head + tail), tokens capped
-MAX_BYTES = 64 * 1024
-HEAD_BYTES = 8 * 1024
-MAX_TOKENS = 12_000
+MAX_BYTES = 32 * 1024
+HEAD_BYTES = 4 * 1024
+MAX_TOKENS = 6_000
 MAX_TOKEN_LEN = 64
 
 # the parameters the committed model is trained with: chosen by `bench/learned_eval.py
@@ -195,9 +195,13 @@ class Model:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"not a {FORMAT} model")
         feats = d["features"]
-        index = {t: i for i, t in enumerate(feats)}
-        vocab = Vocab(index=index, idf=[float(v[0]) for v in feats.values()])
-        weights = {index[t]: [(int(c), float(w)) for c, w in v[1]] for t, v in feats.items()}
+        if not isinstance(feats, dict):
+            raise ValueError("features is not a mapping")
+        # the parsed lists are used as they are (loading is on diagnose's start-up path)
+        index = dict(zip(feats, range(len(feats)), strict=True))
+        vals = list(feats.values())
+        vocab = Vocab(index=index, idf=[v[0] for v in vals])
+        weights = dict(zip(range(len(vals)), [v[1] for v in vals], strict=True))
         header = {k: d[k] for k in HEADER_KEYS if k in d}
         return cls(
             classes=list(d["classes"]),
@@ -416,7 +420,11 @@ def learned_classes(text: str, model: Model | None = None) -> list[tuple[str, fl
     m = model or load_model()
     if m is None or not text:
         return []
-    return ranked(m.probabilities(text), float(m.params.get("threshold", PARAMS["threshold"])))
+    try:
+        probs = m.probabilities(text)
+        return ranked(probs, float(m.params.get("threshold", PARAMS["threshold"])))
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError):
+        return []  # a damaged model file: diagnosis stays rules-only
 
 
 def main(argv: list[str] | None = None) -> int:
