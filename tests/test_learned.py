@@ -218,3 +218,43 @@ def test_a_damaged_model_leaves_diagnosis_rules_only(body, tmp_path, monkeypatch
     assert learned.learned_classes("nvcc fatal: unsupported gpu architecture") == []
     d = diagnose(load_knowledge(), None, [], log_text="nvcc fatal: unsupported gpu architecture")
     assert d.hypotheses == []
+
+
+_MODULES_AFTER = """
+import contextlib, io, json, sys
+sys.argv = ["remedy", *json.loads(sys.argv[1])]
+code = 0
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        from remedy.entry import main
+        main()
+    except SystemExit as e:
+        code = e.code
+print(json.dumps({"code": code, "learned": "remedy.evidence.learned" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("file", "loads"),
+    [
+        ("runtime-libs-match-cuda-major/1.log", False),  # a rule matches: the model is not read
+        (UNSEEN[0], True),  # no rule matches: the fallback is consulted
+    ],
+)
+def test_the_model_is_loaded_only_when_no_rule_matched(file, loads):
+    """diagnose --log start-up (issue 18): the learned module is not even imported when a rule
+    hypothesis exists."""
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _MODULES_AFTER,
+            json.dumps(["diagnose", "--log", str(CORPUS / file), "--json"]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads(r.stdout.splitlines()[-1])
+    assert data == {"code": 0, "learned": loads}
