@@ -462,6 +462,7 @@ def score(rows: list[dict[str, Any]], run: dict[str, Any], current: dict[str, An
         "top3": top3,
         "unknown": unknown,
         "harmful": harmful,
+        "learned_active": "learned" in run,
         "learned_top_right": learned_right,
         "learned_top_wrong": learned_wrong,
         "top1_rate": round(top1 / n, 3) if n else None,
@@ -564,6 +565,7 @@ def clean_rounds(current: dict[str, Any]) -> dict[str, Any]:
         rounds.append(rd)
         for k in total:
             total[k] += sc[k]
+    total["learned_active"] = any(rd["learned_active"] for rd in rounds)
     n = total["logs"] or 1
     total.update(
         top1_rate=round(total["top1"] / n, 3),
@@ -581,7 +583,7 @@ def _line(name: str, s: dict[str, Any]) -> str:
         f"({s['unknown_rate']:.1%})  harmful {s['harmful']}"
         + (
             f"  learned top right {s['learned_top_right']} wrong {s['learned_top_wrong']}"
-            if s.get("learned_top_right") or s.get("learned_top_wrong")
+            if s.get("learned_active") or s.get("learned_top_right") or s.get("learned_top_wrong")
             else ""
         )
     )

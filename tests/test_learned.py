@@ -67,6 +67,8 @@ def test_committed_model_is_the_regeneration_of_the_corpus():
     assert head["corpus_digest"] == learned.corpus_digest(CORPUS)
     assert head["params"] == learned.PARAMS
     assert learned.NONE in head["classes"], "class-null rows train a 'no known class' label"
+    kb = load_knowledge()
+    assert set(head["classes"]) - {learned.NONE} <= set(kb.rules), "a class that is no rule"
 
 
 def test_model_loads_and_predicts_within_budget():
@@ -258,3 +260,21 @@ def test_the_model_is_loaded_only_when_no_rule_matched(file, loads):
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads(r.stdout.splitlines()[-1])
     assert data == {"code": 0, "learned": loads}
+
+
+def test_generalize_trains_its_model_only_on_rows_each_figure_may_see():
+    """bench/generalize.py's date split never trains on a held-out row, and a clean round's
+    model only on the corpus its logs were absent from."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import generalize as gen
+
+    all_rows = gen._rows()
+    held = {r["file"] for r in gen.unseen(all_rows, gen.BEFORE_REF)}
+    held |= {r["file"] for r in gen.unseen(all_rows, gen.BEFORE_REF, no_rule=True)}
+    allowed = gen.date_split_train("WORKTREE")
+    assert held and allowed and not (held & allowed)
+    rounds_12_13 = ("fa-", "fb-", "fc-", "fd-", "fe-", "ff-")
+    assert not [f for f in allowed if f.split("/")[-1].startswith(rounds_12_13)]
+    _, corpus_ref = gen.CLEAN_ROUNDS[-1]
+    mine = {r["file"] for r in gen.unseen(all_rows, corpus_ref)}
+    assert mine and not (mine & gen.corpus_files(corpus_ref))
