@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from remedy.diagnose import diagnose
 from remedy.evidence import learned
@@ -278,3 +280,12 @@ def test_generalize_trains_its_model_only_on_rows_each_figure_may_see():
     _, corpus_ref = gen.CLEAN_ROUNDS[-1]
     mine = {r["file"] for r in gen.unseen(all_rows, corpus_ref)}
     assert mine and not (mine & gen.corpus_files(corpus_ref))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=4096) | st.text(max_size=2048).map(str.encode))
+def test_fuzz_any_bytes_give_a_bounded_answer(data: bytes) -> None:
+    text = data.decode("utf-8", errors="replace")
+    got = learned.learned_classes(text)
+    assert len(got) <= 3
+    assert all(c != learned.NONE and 0.0 <= p <= 1.0 for c, p in got)
