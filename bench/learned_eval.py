@@ -306,6 +306,12 @@ def final() -> dict[str, Any]:
         nulls = {k: sum(p[1][k] for p in parts) for k in parts[0][1]}
         out["lines"].append(_fmt(key, s, nulls))
         out[f"total_{key}"] = {**s, "no_rule": nulls}
+    base = out["total_rules"]["top1"] or 1
+    out["lines"].append(
+        f"  top-1 vs rules alone (same run): rules + fallback "
+        f"{out['total_combined']['top1'] / base:.2f}x, model alone "
+        f"{out['total_model']['top1'] / base:.2f}x"
+    )
     # LORO at HEAD: rules at HEAD (LORO knowledge), the model retrained without the repository
     loro = gen.diagnose_with("WORKTREE", loro=True)
     probs = {}

@@ -289,3 +289,18 @@ def test_fuzz_any_bytes_give_a_bounded_answer(data: bytes) -> None:
     got = learned.learned_classes(text)
     assert len(got) <= 3
     assert all(c != learned.NONE and 0.0 <= p <= 1.0 for c, p in got)
+
+
+def test_a_log_on_stdin_gets_the_learned_class_too(model_dir):
+    row = _row(UNSEEN[1])
+    env = {**os.environ, learned.ENV_MODEL: model_without(row["repo"], model_dir)}
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "diagnose", "--log", "-", "--json"],
+        input=(CORPUS / row["file"]).read_bytes(),
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    hyp = json.loads(r.stdout)["hypotheses"]
+    assert [(h["rule"], h["source"]) for h in hyp][:1] == [(row["class"], "learned")]
