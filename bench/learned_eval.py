@@ -344,6 +344,39 @@ def _views(run: dict[str, Any], probs: dict, threshold: float) -> dict[str, Any]
     return {"rules": rules, "combined": combined, "model": model}
 
 
+def ties() -> list[str]:
+    """Would the model help to break ties between rule hypotheses of equal evidence? Measured
+    on rows that are not rounds 12/13 only: HEAD's rules, out-of-fold model probabilities
+    (grouped CV), each row whose first rule hypotheses tie on (score, lines) re-ordered by the
+    model; counted: unchanged, fixed (now right), broken (was right)."""
+    from remedy.diagnose import diagnose
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+
+    kb = load_knowledge()
+    rows = [r for r in corpus_at("WORKTREE") if not HELD.search(r["file"])]
+    oof = grouped_oof(rows, learned.PARAMS)
+    n = same = fixed = broken = 0
+    for r in rows:
+        if not r.get("class"):
+            continue
+        symptoms, _, wrappers = scan_logs([gen.CORPUS / r["file"]])
+        hs = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses
+        group = [h for h in hs if (h.score, h.support_lines) == (hs[0].score, hs[0].support_lines)]
+        if len(group) < 2:
+            continue
+        n += 1
+        p = oof[r["file"]]
+        new = max(group, key=lambda h: (p.get(h.rule, 0.0), h.rule == hs[0].rule)).rule
+        same += new == hs[0].rule
+        fixed += new != hs[0].rule and new == r["class"]
+        broken += new != hs[0].rule and hs[0].rule == r["class"]
+    return [
+        f"ties at the top of HEAD's rule hypotheses on {len(rows)} rows not in rounds 12/13: "
+        f"{n}; re-ordered by the model: unchanged {same}, fixed {fixed}, broken {broken}"
+    ]
+
+
 def cost(repeat: int = 15) -> list[str]:
     """What the fallback adds to `remedy diagnose --log` on a log no rule matches (issue 18):
     in-process load + predict, and the command's wall time with and without the model
@@ -393,6 +426,7 @@ def main() -> int:
     ap.add_argument("--select", action="store_true")
     ap.add_argument("--final", action="store_true")
     ap.add_argument("--cost", action="store_true", help="time load + predict and diagnose --log")
+    ap.add_argument("--ties", action="store_true", help="would the model break rule ties well?")
     ap.add_argument("--grid", help="JSON list of parameter sets to compare (default: GRID)")
     ap.add_argument("--cache", help="a directory to keep frozen refs' diagnoses between runs")
     ap.add_argument("--save", help="also write bench/results/NAME.txt and NAME.json")
@@ -427,6 +461,8 @@ def main() -> int:
     if args.final:
         rep = final()
         lines += rep["lines"]
+    if args.ties:
+        lines += ties()
     if args.cost:
         lines += cost()
     print("\n".join(lines))
