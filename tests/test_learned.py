@@ -304,3 +304,39 @@ def test_a_log_on_stdin_gets_the_learned_class_too(model_dir):
     assert r.returncode == 0, r.stderr[-2000:]
     hyp = json.loads(r.stdout)["hypotheses"]
     assert [(h["rule"], h["source"]) for h in hyp][:1] == [(row["class"], "learned")]
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "says"),
+    [
+        (None, 0, "learned fallback: no model"),
+        (b'{"format": "remedy-log-classes-1", "features": 3}', 2, "not a usable model"),
+        (
+            b'{"format": "remedy-log-classes-1", "classes": ["no-such-rule"], "bias": [0],'
+            b' "mass": [0], "features": {}}',
+            2,
+            "classes that are no rule: no-such-rule",
+        ),
+    ],
+)
+def test_remedy_check_reports_a_missing_or_unusable_model(body, code, says, tmp_path):
+    import shutil
+
+    kdir = tmp_path / "knowledge"
+    shutil.copytree(ROOT / "knowledge", kdir)
+    model = kdir / learned.MODEL_NAME
+    model.unlink()
+    if body is not None:
+        model.write_bytes(body)
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "REMEDY_KNOWLEDGE_DIR": str(kdir)},
+    )
+    assert r.returncode == code, (r.stdout, r.stderr[-2000:])
+    assert says in " ".join((r.stdout + r.stderr).split())
+    assert "Traceback" not in r.stderr
+    if code:
+        assert str(model) in r.stderr

@@ -427,6 +427,33 @@ def learned_classes(text: str, model: Model | None = None) -> list[tuple[str, fl
         return []  # a damaged model file: diagnosis stays rules-only
 
 
+def check_model(rule_ids: set[str], path: str | os.PathLike[str] | None = None) -> str:
+    """`remedy check`'s line about the model; KnowledgeError when the file exists but cannot be
+    used (diagnosis would silently stay rules-only) or names a class that is not a rule."""
+    from remedy.errors import KnowledgeError
+
+    p = Path(path or default_model_path())
+    if not p.exists():
+        return "learned fallback: no model (log-only diagnosis is rules only)"
+    fix = "regenerate it: python -m remedy.evidence.learned --train"
+    try:
+        m = Model.from_json(json.loads(p.read_bytes()[: 16 << 20]))
+        m.probabilities("nvcc fatal")  # the weights are usable, not only the header
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise KnowledgeError(f"not a usable model ({exc})", file=str(p), hint=fix) from None
+    stray = sorted(set(m.classes) - rule_ids - {NONE})
+    if stray:
+        raise KnowledgeError(
+            f"the model names classes that are no rule: {', '.join(stray[:5])}",
+            file=str(p),
+            hint=fix,
+        )
+    return (
+        f"learned fallback: {len(m.classes) - 1} classes, {len(m.vocab.idf)} features, trained "
+        f"on {m.header.get('trained_rows', '?')} corpus rows: OK"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
