@@ -9,8 +9,9 @@ It is a hint, never a finding: a learned hypothesis is ranked below every rule h
 carries its probability and the fact that would settle it, and no repairs (plan and run never
 act on it). The model is data: ``python -m remedy.evidence.learned --train`` regenerates
 knowledge/learned/log-classes.json from the corpus (a test asserts the committed file equals a
-regeneration). Pure Python, deterministic: multinomial logistic regression by seeded SGD over
-TF-IDF features (tokens with digits and hex folded to N, sublinear tf, L2-normalised).
+regeneration). Pure Python (stdlib only), deterministic: multinomial naive Bayes over TF-IDF
+features (tokens with digits and hex folded to N, sublinear tf, L2-normalised); a seeded-SGD
+logistic regression is the other kind bench/learned_eval.py --select compares it with.
 """
 
 from __future__ import annotations
