@@ -4,6 +4,8 @@ line, lines across window and segment boundaries), and it falls back when the en
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -427,6 +429,70 @@ def test_a_failing_diagnose_leaves_no_scan_worker_behind(
     assert "cannot read facts file" in str(res.exception)  # main() makes it exit 2
     assert all(_gone(pid) for pid in pids)
     assert early._EARLY is None
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie waiting for whoever adopted it: either way no longer reading."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_workers_die_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """A parent killed with SIGKILL runs no cleanup: its workers (here: ones that would read
+    for a minute) must not outlive it (PR_SET_PDEATHSIG)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = _big_log(tmp_path / "big.log")
+    code = (
+        "import sys, time\n"
+        "from remedy.evidence import default_catalog, fastscan, prefilter, reader\n"
+        "fastscan._child = lambda *_a: time.sleep(60)\n"
+        "job = fastscan.Job(sys.argv[1], prefilter.engine_patterns(default_catalog()),"
+        " cap=reader.MATCH_CAP, segments=2)\n"
+        "print(*job.kids, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(p)], stdout=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        assert proc.stdout is not None
+        pids = [int(x) for x in proc.stdout.readline().split()]
+        assert len(pids) == 2
+        assert not any(_ended(pid) for pid in pids)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while not all(_ended(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_ended(pid) for pid in pids)
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in pids:  # only if the assertion failed: do not leave them sleeping
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_whose_parent_is_already_gone_exits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent died between fork and prctl: the worker is an orphan and must not start."""
+    exits: list[int] = []
+
+    def fake_exit(code: int) -> None:
+        exits.append(code)
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    armed: list[bool] = []
+    fastscan._die_with(os.getpid() + 1_000_000, lambda: armed.append(True))
+    assert armed == [True] and exits == [1]
+    fastscan._die_with(os.getppid(), None)  # our parent is alive: nothing happens
+    assert exits == [1]
 
 
 def test_an_early_job_nobody_takes_is_ended(tmp_path: Path, cache_home: Path) -> None:

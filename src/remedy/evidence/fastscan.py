@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import struct
 import tempfile
 from collections.abc import Iterator
@@ -245,6 +246,40 @@ def _keep_freed_memory() -> None:
         libc.mallopt(-3, 16 << 20)  # M_MMAP_THRESHOLD
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _death_signal() -> Any:
+    """A callable that makes the calling (forked) process get SIGKILL when its parent dies,
+    or None where there is no ``prctl`` (not Linux, no libc through ctypes). Loaded in the
+    parent before forking, so each worker only makes the call."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except Exception:  # no ctypes, no libc symbol: workers then end only through Job.close
+        return None
+    prctl.restype = ctypes.c_int
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return arm
+
+
+def _die_with(parent: int, arm: Any) -> None:
+    """In a worker, first thing: a parent killed with SIGKILL runs no ``Job.close``, and a
+    worker left reading a 4 GB log would hold a core for seconds after the command is gone.
+    The kernel ends it instead (PR_SET_PDEATHSIG); a parent that died before the call has
+    already made this process an orphan, so it exits at once."""
+    if arm is not None:
+        with contextlib.suppress(Exception):
+            arm()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _child(fd: int, start: int, end: int, eng: Engine, cap: int, spool: int) -> None:
     """Body of a forked worker: candidates to ``spool``, then the END marker and line count."""
     if end - start > 8 * WINDOW:
@@ -311,6 +346,7 @@ class Job:
                 1, min(MAX_SEGMENTS, reader.usable_cpus(), self.size // SEGMENT_MIN_BYTES or 1)
             )
             bounds = reader._segment_bounds(self.fd, self.size, n)
+            arm, parent = _death_signal(), os.getpid()
             for k in range(len(bounds) - 1):
                 spool = tempfile.TemporaryFile()
                 self.spools.append(spool)
@@ -318,6 +354,7 @@ class Job:
                 if pid == 0:  # the worker: never return into the caller's code
                     code = 1
                     try:
+                        _die_with(parent, arm)
                         _child(self.fd, bounds[k], bounds[k + 1], eng, cap, spool.fileno())
                         code = 0
                     finally:
