@@ -607,3 +607,59 @@ def test_wrap_join_stays_in_one_process_and_needs_a_word_boundary(tmp_path: Path
         for m in ("hyperscan", "python"):
             r = scan_path(p, method=m)
             assert "no-kernel-image" not in r.ids(), (body, m)
+
+
+def _candidates(p: Path, anchors: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """What the workers hand the aggregator (line number, bytes, literal names), read in 4 KiB
+    windows by 3 processes, with the anchor database or one of all the literals."""
+    monkeypatch.setattr(fastscan, "USE_ANCHORS", anchors)
+    monkeypatch.setattr(fastscan, "_DBS", {})
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    cat = default_catalog()
+    eng = fastscan.database(prefilter.engine_patterns(cat))
+    assert (eng.anchors is not None) == anchors
+    return list(
+        fastscan.hyperscan_candidates(
+            p, prefilter.engine_patterns(cat), reader.Totals(), cap=reader.MATCH_CAP, segments=3
+        )
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_anchor_database_reports_what_all_the_literals_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Hyperscan runs over ~67 anchors, not the ~210 literals; each line's literal ids are then
+    recovered. On the corpus, hostile bytes and nvcc lines where the gated ``/bin/nvcc`` is
+    alone, repeated, inside ``/usr/bin/nvcc`` or ``/bin/nvcc: ``, or next to an anchor that
+    stands for nothing on the line: the same lines, bytes and literals as the full database."""
+    rnd = random.Random(seed)
+    corpus_lines = [ln for f in CORPUS for ln in f.read_bytes().splitlines() if ln]
+    nvcc = [
+        b"[3/11] /opt/v/nvidia/cu13/bin/nvcc -c a.cu -o a.o",
+        b"[3/11] /opt/v/bin/nvcc /opt/w/bin/nvcc -c a.cu",
+        b"sh: 1: /usr/bin/nvcc: not found",
+        b"/usr/bin/nvcc",
+        b"/bin/nvcc: ",
+        b"x:/bin/nvcc: No such file /usr/local/cuda/bin/nvcc",
+        b"The /bin/nvcc CUDA version ",
+        b"CUDA_HOME=/usr/local/cuda /bin/nvcc --version",
+    ]
+    lines = corpus_lines + nvcc * 30 + [_hostile(rnd, corpus_lines)]
+    rnd.shuffle(lines)
+    p = tmp_path / "mixed.log"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    got = _candidates(p, True, monkeypatch)
+    want = _candidates(p, False, monkeypatch)
+    assert got == want
+    assert sum(b"nvcc" in raw for _, raw, _ in got) >= 30  # nvcc lines that must stay
+
+
+def test_every_literal_holds_an_anchor_and_gated_ones_are_anchors() -> None:
+    pats = prefilter.engine_patterns(default_catalog())
+    anchors = fastscan.anchors_of(pats)
+    assert anchors is not None and len(anchors) < len(pats) / 2
+    assert all(any(a in lit for a in anchors) for lit, _ in pats)
+    assert all(lit in anchors for lit, gate in pats if gate is not None)
+    # a literal with a newline could span lines: then the literals themselves are compiled
+    assert fastscan.anchors_of([*pats, ("a\nb", None)]) is None

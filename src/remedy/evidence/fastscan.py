@@ -3,8 +3,9 @@
 Why not grep: the whole-process figure that matters is ``remedy diagnose --log`` against
 ``grep -E -i 'error|failed|fatal'``, and grep with the ~50 prefilter literals runs 2-3x slower
 than grep with those three words (reader.py). Hyperscan (Intel's multi-literal/regex engine,
-made for IDS and log pipelines) finds the whole literal set, needles and error words, at about
-0.6 ns/byte on one core, and only the lines that hold a match are ever copied or decoded.
+made for IDS and log pipelines) finds the ~67 anchors that cover the literal set (needles and
+error words; ``Engine`` says why anchors) at ~0.4-0.6 ns/byte on one core, and only the lines
+that hold a match are ever copied or decoded.
 
 How: the file is cut into newline-aligned segments (one per usable CPU, at most ``MAX_SEGMENTS``,
 none under ``SEGMENT_MIN_BYTES``); a forked worker scans each one and writes its candidates to
@@ -74,34 +75,100 @@ def engine() -> Any:
 
 
 class Engine:
-    """A compiled literal database plus, per literal id, the bytes gate that confirms it."""
+    """A compiled database of *anchors* (``anchors_of``) plus, per anchor id, the literal ids
+    whose literal contains it, and per literal id the bytes gate that confirms it.
 
-    def __init__(self, db: Any, gates: dict[int, re.Pattern[bytes]]) -> None:
+    Why anchors: Hyperscan's time grows with the literal set. The ~210 literals of the catalog
+    cost ~0.53-0.73 ns/byte on a journal, the ~67 anchors that cover them (``prefilter``'s
+    grep set: every literal contains one) ~0.36-0.55, against ~0.33 for grep's three caseless
+    words (interleaved runs, 32 MB of the bench's journal). A line where an anchor hits is
+    then checked, in C (``bytes.__contains__``), for the literals holding that anchor: the ids
+    reported are exactly those a database of all literals reports for the line, and a line
+    holding none of them is not a candidate."""
+
+    def __init__(
+        self,
+        db: Any,
+        patterns: list[tuple[str, bytes | None]],
+        anchors: list[str] | None,
+    ) -> None:
+        """``anchors``: what ``db`` was compiled from (None: the literals themselves)."""
         self.db = db
-        self.gates = gates
+        self.gates = gates_of(patterns)
         self.memo: dict[tuple[int, bytes], bool] = {}  # _gated_out's verdicts
+        self.full = [lit.encode("utf-8") for lit, _ in patterns]
+        self.anchors = anchors
+        lits = [lit for lit, _ in patterns]
+        names = lits if anchors is None else anchors
+        # per anchor id: (literal id, True if the anchor is that literal: no check needed)
+        self.expand: list[list[tuple[int, bool]]] = [
+            [(i, lit == a) for i, lit in enumerate(lits) if a in lit] for a in names
+        ]
+        # per anchor id: the gated literal it is, else -1 (its hits are that literal's)
+        self.gated = [
+            lits.index(a) if a in lits and lits.index(a) in self.gates else -1 for a in names
+        ]
+        # per gated anchor: (literal id, bytes from its start to the end of the gated
+        # literal's first occurrence in it) of each other literal holding it: such a literal
+        # is on the line only where it starts that far before a hit (checked in place)
+        self.supers: list[list[tuple[int, int]]] = [
+            [
+                (i, self.full[i].index(self.full[g]) + len(self.full[g]))
+                for i, _ in self.expand[a]
+                if i != g
+            ]
+            if g >= 0
+            else []
+            for a, g in enumerate(self.gated)
+        ]
+
+
+USE_ANCHORS = True  # tests compare against a database of all the literals
+
+
+def anchors_of(patterns: list[tuple[str, bytes | None]]) -> list[str] | None:
+    """The anchors for ``patterns``: ``prefilter.reduce_literals`` of the ungated literals
+    that hold no gated one, the gated literals themselves (their gates need each hit's
+    offset, and a line of plain nvcc commands must cost no more than before), and any literal
+    no anchor covers. None where anchors cannot stand for the literals (a literal holding a
+    newline could span lines)."""
+    lits = [lit for lit, _ in patterns]
+    if not USE_ANCHORS or any("\n" in lit for lit in lits):
+        return None
+    from remedy.evidence.prefilter import reduce_literals
+
+    gated = [lit for lit, g in patterns if g is not None]
+    anchors = reduce_literals(
+        [lit for lit, g in patterns if g is None and not any(x in lit for x in gated)]
+    )
+    anchors += [x for x in gated if x not in anchors]
+    anchors += [lit for lit in lits if not any(a in lit for a in anchors)]
+    return anchors
 
 
 def database(patterns: list[tuple[str, bytes | None]]) -> Engine:
-    """A block-mode database of ``prefilter.engine_patterns`` literals; a match's id is the
-    literal's index (cached)."""
+    """A block-mode database of the anchors of ``prefilter.engine_patterns`` literals; a
+    match's id is the anchor's index, the ids reported for a line are literal indexes
+    (cached)."""
     hs = engine()
     if hs is None:
         raise EngineFailed("hyperscan is not installed")
     key = tuple(patterns)
     eng = _DBS.get(key)
     if eng is None:
+        anchors = anchors_of(patterns)
+        exprs = [lit for lit, _ in patterns] if anchors is None else anchors
         db = hs.Database(mode=hs.HS_MODE_BLOCK)
         try:
             db.compile(
-                expressions=[lit.encode("utf-8") for lit, _ in patterns],
-                ids=list(range(len(patterns))),
+                expressions=[lit.encode("utf-8") for lit in exprs],
+                ids=list(range(len(exprs))),
                 flags=0,
                 literal=True,
             )
         except Exception as exc:  # hyperscan.error: a pattern it cannot take
             raise EngineFailed(f"hyperscan cannot compile the literals: {exc}") from None
-        eng = _DBS[key] = Engine(db, gates_of(patterns))
+        eng = _DBS[key] = Engine(db, patterns, anchors)
     return eng
 
 
@@ -170,7 +237,7 @@ def _window_lines(
     )
     hits.sort()
     counted = 0  # newlines before this offset are in ``base``
-    gates = eng.gates
+    gates, full, expand, gated, supers = eng.gates, eng.full, eng.expand, eng.gated, eng.supers
     k, n = 0, len(hits)
     while k < n:
         to = hits[k][0]
@@ -181,11 +248,32 @@ def _window_lines(
         while k < n and hits[k][0] <= line_end:
             k += 1
         line = hits[first:k]
-        if gates and _gated_out(buf, start, line, gates, eng.memo):
+        ids: set[int] = set()
+        if k - first == 1 and gated[line[0][1]] >= 0:  # one gated hit (nvcc command lines)
+            t, a = line[0]
+            ids.add(gated[a])
+            for i, back in supers[a]:
+                if t - back >= start and buf.startswith(full[i], t - back):
+                    ids.add(i)
+        else:
+            for a in {a for _, a in line}:
+                for i, exact in expand[a]:
+                    if exact or buf.find(full[i], start, line_end) >= 0:
+                        ids.add(i)
+        if not ids:  # anchors only: no literal of the set is on the line
+            continue
+        # every gated literal is an anchor of its own, so its hits are all in ``line``
+        if (
+            gates
+            and ids <= gates.keys()
+            and _gated_out(
+                buf, start, [(t, gated[a]) for t, a in line if gated[a] >= 0], gates, eng.memo
+            )
+        ):
             continue
         base += _newlines(buf, counted, start, sparse)
         counted = start
-        yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple({i for _, i in line})
+        yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple(ids)
     lines_out[0] = base + _newlines(buf, counted, upto, sparse)
 
 
