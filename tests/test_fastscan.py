@@ -663,3 +663,47 @@ def test_every_literal_holds_an_anchor_and_gated_ones_are_anchors() -> None:
     assert all(lit in anchors for lit, gate in pats if gate is not None)
     # a literal with a newline could span lines: then the literals themselves are compiled
     assert fastscan.anchors_of([*pats, ("a\nb", None)]) is None
+
+
+def test_each_worker_asks_for_its_segment_ahead_of_reading_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers share one open file (one kernel readahead state), so each asks for its own
+    segment ahead of where it reads (POSIX_FADV_WILLNEED), the whole segment and no more; the
+    candidates are the same as without asking."""
+    p = tmp_path / "corpus.log"
+    p.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
+    size = p.stat().st_size
+    cat = default_catalog()
+    eng = fastscan.database(prefilter.engine_patterns(cat))
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    asked: list[tuple[int, int, int]] = []
+    real = os.posix_fadvise
+
+    def record(fd: int, off: int, length: int, advice: int) -> None:
+        asked.append((off, length, advice))
+        real(fd, off, length, advice)
+
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        bounds = reader._segment_bounds(fd, size, 2)
+        runs = {}
+        for ahead in (0, 3 * 4096):
+            monkeypatch.setattr(fastscan, "AHEAD", ahead)
+            monkeypatch.setattr(os, "posix_fadvise", record)
+            asked.clear()
+            out = []
+            for a, b in zip(bounds, bounds[1:], strict=False):
+                before = len(asked)
+                out.append(list(fastscan.scan_segment(fd, a, b, eng, reader.MATCH_CAP, [])))
+                mine = asked[before:]
+                if ahead:
+                    assert {adv for _, _, adv in mine} == {os.POSIX_FADV_WILLNEED}
+                    assert mine[0][0] == a and sum(n for _, n, _ in mine) == b - a
+                    assert all(x[0] + x[1] == y[0] for x, y in zip(mine, mine[1:], strict=False))
+                else:
+                    assert mine == []
+            runs[ahead] = out
+        assert runs[0] == runs[3 * 4096] and any(runs[0])
+    finally:
+        os.close(fd)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 WINDOW = 1 << 20
+AHEAD = 8 << 20  # bytes each worker asks the kernel to read ahead of it (0: none)
 SPARSE_LINE = 48  # mean line length from which _newlines deletes instead of counting
 DELETE_MIN = 1 << 16  # ... in spans at least this long
 SEGMENT_MIN_BYTES = 48 << 20
@@ -277,6 +278,14 @@ def _window_lines(
     lines_out[0] = base + _newlines(buf, counted, upto, sparse)
 
 
+def _will_need(fd: int, offset: int, length: int) -> None:
+    """Ask the kernel to read ``length`` bytes at ``offset`` into the page cache now. The
+    workers share one open file, hence one readahead state: two segments read at once look
+    like random reads to it, and a log not yet cached would then come in small requests."""
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no posix_fadvise
+        os.posix_fadvise(fd, offset, length, os.POSIX_FADV_WILLNEED)
+
+
 def scan_segment(
     fd: int, start: int, end: int, eng: Engine, cap: int, lines_out: list[int]
 ) -> Iterator[tuple[int, bytes, tuple[int, ...]]]:
@@ -287,8 +296,12 @@ def scan_segment(
     hits: list[tuple[int, int]] = []
     now = [0]
     pos, have, skipping, lineno, sparse = start, 0, False, 0, False
+    advised = start  # WILLNEED asked up to here
     try:
         while pos < end:
+            if AHEAD and advised < end and pos >= advised - AHEAD // 2:
+                _will_need(fd, advised, min(AHEAD, end - advised))
+                advised += AHEAD
             n = os.preadv(fd, [view[have : have + min(WINDOW, end - pos)]], pos)
             if n <= 0:
                 break
