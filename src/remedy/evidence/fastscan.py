@@ -38,8 +38,10 @@ import signal
 import struct
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 WINDOW = 1 << 20
 AHEAD = 8 << 20  # bytes each worker asks the kernel to read ahead of it (0: none)
@@ -106,9 +108,8 @@ class Engine:
             [(i, lit == a) for i, lit in enumerate(lits) if a in lit] for a in names
         ]
         # per anchor id: the gated literal it is, else -1 (its hits are that literal's)
-        self.gated = [
-            lits.index(a) if a in lits and lits.index(a) in self.gates else -1 for a in names
-        ]
+        at = {lit: i for i, lit in enumerate(lits)}
+        self.gated = [at[a] if at.get(a, -1) in self.gates else -1 for a in names]
         # per gated anchor: (literal id, bytes from its start to the end of the gated
         # literal's first occurrence in it) of each other literal holding it: such a literal
         # is on the line only where it starts that far before a hit (checked in place)
