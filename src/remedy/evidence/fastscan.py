@@ -249,30 +249,33 @@ def _window_lines(
         k += 1
         while k < n and hits[k][0] <= line_end:
             k += 1
-        line = hits[first:k]
-        ids: set[int] = set()
-        if k - first == 1 and gated[line[0][1]] >= 0:  # one gated hit (nvcc command lines)
-            t, a = line[0]
-            ids.add(gated[a])
-            for i, back in supers[a]:
+        if k - first == 1 and gated[hits[first][1]] >= 0:  # one gated hit: nvcc commands
+            t, a = hits[first]
+            g = gated[a]
+            ids = {g}
+            for i, back in supers[a]:  # a literal holding it (ungated: else a hit of its own)
                 if t - back >= start and buf.startswith(full[i], t - back):
                     ids.add(i)
+            if len(ids) == 1 and _gated_out(buf, start, [(t, g)], gates, eng.memo):
+                continue
         else:
+            line = hits[first:k]
+            ids = set()
             for a in {a for _, a in line}:
                 for i, exact in expand[a]:
                     if exact or buf.find(full[i], start, line_end) >= 0:
                         ids.add(i)
-        if not ids:  # anchors only: no literal of the set is on the line
-            continue
-        # every gated literal is an anchor of its own, so its hits are all in ``line``
-        if (
-            gates
-            and ids <= gates.keys()
-            and _gated_out(
-                buf, start, [(t, gated[a]) for t, a in line if gated[a] >= 0], gates, eng.memo
-            )
-        ):
-            continue
+            if not ids:  # anchors only: no literal of the set is on the line
+                continue
+            # every gated literal is an anchor of its own, so its hits are all in ``line``
+            if (
+                gates
+                and ids <= gates.keys()
+                and _gated_out(
+                    buf, start, [(t, gated[a]) for t, a in line if gated[a] >= 0], gates, eng.memo
+                )
+            ):
+                continue
         base += _newlines(buf, counted, start, sparse)
         counted = start
         yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple(ids)
