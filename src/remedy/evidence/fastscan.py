@@ -13,12 +13,16 @@ a spool file, while the caller goes on with other work (``Job``: ``remedy diagno
 knowledge base meanwhile, and ``early`` forks the workers before the CLI is even imported).
 A segment is read ``WINDOW`` bytes at a time into one reused buffer (peak memory does not grow
 with the log); Hyperscan reports match ends, the line around each is cut out, and newlines
-are counted only once, in C, per window. Where a worker's time goes (1 GB journal, one core,
-quiet host): reading ~0.25 ns/byte (kernel copy), Hyperscan over the ~130 literals ~0.47,
-newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count`` was ~0.5),
-the ~110,000 gated ``/bin/nvcc`` hits of nvcc command lines ~0.17: ~1.2 ns/byte against
-grep's ~1.0-1.15 for its three words (which counts no lines), so the workers beat grep only
-by running on more than one core, and only where the host has a core to spare.
+are counted only once, in C, per window. Where a worker's time goes (64 MB of the bench's
+journal, one process, min of interleaved runs on a loaded 2-core host; bench/scan_engine.py):
+reading ~0.2 ns/byte (kernel copy; mmap'd windows were no faster: page faults and unmaps
+cost what the copy saves), Hyperscan over the anchors ~0.4 (the ~210 literals: ~0.6),
+newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count`` ~0.5), the
+~114,000 nvcc command lines per GB (gated ``/bin/nvcc`` hits) ~0.27: ~1.07 ns/byte against
+1.27 for the literal database (grep: ~1.0-1.2 for its three words, counting no lines). So the
+workers beat grep only by running on more than one core, where the host has one to spare.
+Each worker asks the kernel for its segment ahead of reading it (``AHEAD``) and dies with
+its parent (``_die_with``).
 Lines longer than ``cap`` keep their first ``cap`` bytes, the rest is skipped unread by the
 matcher, exactly as ``reader.python_candidates`` does, so both paths feed the aggregator the
 same (line number, bytes) for every line that can match; a line may be a candidate here that is
