@@ -1,14 +1,16 @@
 """One scan worker's CPU per byte, Hyperscan over the ~67 anchors against a database of all
 ~210 literals (fastscan.USE_ANCHORS), measured in the same run, interleaved.
 
-    python bench/scan_engine.py LOG [--mb 64] [--rounds 9]
+    python bench/scan_engine.py LOG [--mb 64] [--rounds 9] [--vs-src OTHER/src]
 
 LOG: any log, e.g. the journal bench/perf.py generates (keep one with ``--dir`` and a copy).
 Prints, for the first ``--mb`` MB of it: Hyperscan alone over a cached buffer (1 MiB windows,
 the callback appending hits as the worker's does), and ``fastscan.scan_segment`` whole (read,
 Hyperscan, newlines, gates), each as ns/byte of process CPU (min and median of the rounds:
 on a shared host the min is the figure least disturbed) and as a ratio to the literal
-database. Asserts that both give the same candidates (line, bytes, literals).
+database. Asserts that both give the same candidates (line, bytes, literals). ``--vs-src``:
+also the worker of another checkout's fastscan.py (e.g. main, ``git archive main src``), in
+the same rounds, with the same assertion.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def main() -> int:
     ap.add_argument("log", type=Path)
     ap.add_argument("--mb", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--vs-src", type=Path, help="another checkout's src: its worker too")
     args = ap.parse_args()
     pats = prefilter.engine_patterns(default_catalog())
     engines = {}
@@ -36,6 +39,16 @@ def main() -> int:
         fastscan.USE_ANCHORS = anchors
         fastscan._DBS.clear()
         engines[anchors] = fastscan.database(pats)
+    other = None
+    if args.vs_src:
+        import importlib.util
+
+        where = args.vs_src / "remedy" / "evidence" / "fastscan.py"
+        spec = importlib.util.spec_from_file_location("other_fastscan", where)
+        assert spec is not None and spec.loader is not None
+        other = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(other)
+        other_eng = other.database(pats)
     fd = os.open(args.log, os.O_RDONLY)
     size = os.fstat(fd).st_size
     n = min(size, args.mb << 20)
@@ -67,6 +80,14 @@ def main() -> int:
                 )
                 if what == "worker":
                     outs[anchors] = out
+        if other is not None:
+            c0 = time.process_time()
+            got = other.scan_segment(fd, 0, len(data), other_eng, reader.MATCH_CAP, [])
+            out = [(ln, raw, tuple(sorted(ids))) for ln, raw, ids in got]
+            times.setdefault(("other", False), []).append(
+                (time.process_time() - c0) / len(data) * 1e9
+            )
+            assert out == outs[True], f"{args.vs_src} gave other candidates"
     assert outs[True] == outs[False], "anchors and literals gave different candidates"
     print(
         f"scan_engine: {len(data) / 1e6:.0f} MB of {args.log}, {args.rounds} rounds,"
@@ -82,6 +103,14 @@ def main() -> int:
                 f"  {what:9s} {name:8s} min {v[0]:.3f} ns/B  median {v[len(v) // 2]:.3f}"
                 f"  (min vs literals {v[0] / base:.2f}x)"
             )
+    if other is not None:
+        v = sorted(times[("other", False)])
+        mine = sorted(times[("worker", True)])
+        print(
+            f"  worker    {str(args.vs_src)}: min {v[0]:.3f} ns/B  median {v[len(v) // 2]:.3f};"
+            f" this checkout vs it: min {mine[0] / v[0]:.2f}x,"
+            f" median {mine[len(mine) // 2] / v[len(v) // 2]:.2f}x"
+        )
     return 0
 
 
