@@ -22,15 +22,25 @@ import datetime as _dt
 import os
 import time
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
+from remedy.facts import agent as _agent
 from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
 from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
 from remedy.facts.sections import Section, new_token, prelude, split_sections
-from remedy.facts.services import ServiceFacts, ServicesCollector
-from remedy.facts.toolkits import SH_TK, build_toolkits, group_toolkits, tk_call
+from remedy.facts.services import SHOW, UNIT_DIRS, ServiceFacts, ServicesCollector, _is_template
+from remedy.facts.toolkits import (
+    _FILES,
+    _HEADER_DIRS,
+    LIB_DIRS,
+    SH_TK,
+    build_toolkits,
+    group_toolkits,
+    tk_call,
+)
 from remedy.model import Facts, PythonEnv, Service, Toolkit
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
@@ -43,6 +53,7 @@ from remedy.units.shown import (
     service_environment,
 )
 
+_T = TypeVar("_T")
 SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOME_VARS = ("CUDA_HOME", "CUDA_PATH")
 PY_VARS = ("VIRTUAL_ENV", "CONDA_PREFIX")
@@ -144,6 +155,37 @@ def main_script(token: str, services: list[str] | None = None) -> str:
         "m end\n",
     ]
     return "".join(parts)
+
+
+PRELUDE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _glob_words(words: str) -> list[tuple[bool, str]]:
+    """_TK_GLOBS / _PY_GLOBS as (starts with "$HOME", the rest) for the agent."""
+    home = '"$HOME"'
+    return [
+        (w.startswith(home), w[len(home) :] if w.startswith(home) else w) for w in words.split()
+    ]
+
+
+def agent_request(services: list[str] | None = None) -> dict[str, object]:
+    """Round 1 for the host agent (remedy.facts.agent_host.main_batch): main_script's batch,
+    its lists passed from the same constants the shell batch is built from."""
+    wanted = ServicesCollector(services).wanted
+    return {
+        "ops": [["main"]],
+        "extra_path": PRELUDE_PATH,
+        "gpu_args": QUERY_ARGS.split(),
+        "unit_dirs": list(UNIT_DIRS),
+        "show": SHOW.split(),
+        "services": [w for w in wanted if not _is_template(w)],
+        "systemd_path": SYSTEMD_DEFAULT_PATH,
+        "tk_globs": _glob_words(_TK_GLOBS),
+        "py_globs": _glob_words(_PY_GLOBS),
+        "files": _FILES.split(),
+        "lib_dirs": list(LIB_DIRS),
+        "header_dirs": list(_HEADER_DIRS),
+    }
 
 
 def redact(env: dict[str, str]) -> list[str]:
@@ -339,7 +381,30 @@ async def _run_script(transport: Transport, script: str, timeout: float) -> str:
     return r.stdout.decode("utf-8", "replace")
 
 
-def _outcome(task: asyncio.Future[str]) -> str | BaseException:
+AGENT = True  # the host agent for transports that ask for it (SSHTransport.facts_agent)
+
+
+async def _main_sections(
+    transport: Transport,
+    token: str,
+    services: list[str] | None,
+    timeout: float,
+    agent: bool,
+) -> list[Section]:
+    """Round 1's sections: from the host agent where asked for and usable, else the shell
+    batch (same sections either way)."""
+    if agent:
+        t0 = time.monotonic()
+        got = await _agent.run_agent(transport, agent_request(services), timeout)
+        if got is not None:
+            return got
+        timeout = max(timeout - (time.monotonic() - t0), 1)
+    return split_sections(
+        await _run_script(transport, main_script(token, services), timeout), token
+    )
+
+
+def _outcome(task: asyncio.Future[_T]) -> _T | BaseException:
     """A finished task's result or exception (what gather(return_exceptions=True) gave)."""
     if task.cancelled():
         return asyncio.CancelledError()
@@ -376,16 +441,21 @@ async def collect_facts(
     services: list[str] | None = None,
     timeout: float = 30,
     token: str | None = None,
+    agent: bool | None = None,
 ) -> Facts:
     """Collect one host's Facts. Raises TransportError subclasses only for transport failures;
     anything odd on the host becomes an unknown value or a note.
 
     services: unit names to collect even if their ExecStart does not mention sglang.
     token: the section marker; random per call unless given (recordings and replays fix it).
+    agent: run round 1 with the host agent (remedy.facts.agent); default: where the transport
+    says it reaches a real host (`facts_agent`), and AGENT is on.
     """
+    if agent is None:
+        agent = AGENT and bool(getattr(transport, "facts_agent", False))
     spare: list[asyncio.Future[str]] = []
     try:
-        return await _collect_facts(transport, services, timeout, token, spare)
+        return await _collect_facts(transport, services, timeout, token, spare, agent)
     finally:
         for task in spare:  # an early follow-up that was not used, whatever happened
             await _discard(task)
@@ -397,12 +467,12 @@ async def _collect_facts(
     timeout: float,
     token: str | None,
     spare: list[asyncio.Future[str]],
+    agent: bool = False,
 ) -> Facts:
     t0 = time.monotonic()
     token = token or new_token()
-    main = main_script(token, services)
     login = login_env_script(token)
-    main_t = asyncio.ensure_future(_run_script(transport, main, timeout))
+    main_t = asyncio.ensure_future(_main_sections(transport, token, services, timeout, agent))
     login_t = asyncio.ensure_future(_run_script(transport, login, min(timeout, 20)))
     # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile puts
     # ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one follow-up round:
@@ -428,12 +498,12 @@ async def _collect_facts(
             if task is not None:
                 task.cancel()
         raise
-    res_main: str | BaseException = _outcome(main_t)
+    res_main = _outcome(main_t)
     res_login: str | BaseException = _outcome(login_t)
     if isinstance(res_main, BaseException):
         raise res_main
     notes: list[str] = []
-    sections = split_sections(res_main, token)
+    sections = res_main
     if not any(s.name == "end" for s in sections):
         notes.append("fact collection output was cut off; facts are partial")
 

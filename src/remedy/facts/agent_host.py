@@ -1,0 +1,822 @@
+"""remedy's fact agent: the main fact batch done in ONE process on the host (issue 18).
+
+Why: the shell batch (remedy.facts.collect.main_script) starts ~70 processes a host (stat,
+readlink, grep, head, cat, timeout ...); on a fleet the hosts' CPU is the bound. This file is
+sent by the controller, from remedy's own package, over stdin to the host's system python
+(`/usr/bin/python3 -I -S -`, itself trust-checked first: remedy.facts.agent). It does the
+stats, reads, directory walks, greps and trust checks in-process and starts only the binaries
+whose output is the fact (nvidia-smi, nvcc/ptxas --version, compilers, systemctl), each only
+after the same trust check the shell does (remedy.trust.SH_TRUST), by its checked real path.
+
+It prints, byte for byte, the sections the shell batch would print (names, args, bodies) as
+JSON lines `[name, arg, body]`, strings holding the raw bytes as latin-1: the controller parses
+them as data with the shell path's own parsers, so the facts are the same by construction.
+Every helper below names the shell construct it stands for.
+
+Runs on whatever python3 the host has: stdlib only, syntax of Python 3.6; no name here may
+depend on the controller. Never imported by remedy itself except by tests.
+"""
+
+import errno
+import fnmatch
+import json
+import os
+import pwd
+import re
+import stat
+import subprocess
+import sys
+import time
+
+ENV = os.environb
+ME = os.geteuid()
+NL = b"\n"
+_out = sys.stdout
+_cur = None  # the open section: [name, arg, bytearray body]
+TKSEEN = b""
+PYSEEN = b""
+TRUSTED = set()  # directories found trusted (the shell's _tok)
+REQ = {}
+P0 = [b""]  # the session's PATH, before the prelude's additions
+READ_CAP = 64 << 20  # what remedy keeps of a host command's output (transport.base.OUTPUT_CAP)
+
+
+# ---- the marker protocol ----------------------------------------------------------------
+
+
+def _flush():
+    global _cur
+    if _cur is not None:
+        name, arg, body = _cur
+        _out.write(
+            json.dumps([name.decode("latin-1"), arg.decode("latin-1"), body.decode("latin-1")])
+        )
+        _out.write("\n")
+    _cur = None
+
+
+def m(*args):
+    """`m NAME ARGS...`: printf '\\n%s %s\\n' "$T" "$*" (a newline in an arg ends the marker
+    line there; the rest starts the body, as the stream's splitter would see it)."""
+    global _cur
+    _flush()
+    head = b" ".join(args)
+    rest = b""
+    if NL in head:
+        head, rest = head.split(NL, 1)
+        rest += NL
+    name, _, arg = head.partition(b" ")
+    _cur = [name, arg, bytearray(rest)]
+
+
+def w(data):
+    """Output into the open section (before the first marker it is dropped, as the parser does)."""
+    if _cur is not None and data:
+        _cur[2] += data
+
+
+# ---- file tests and reads ---------------------------------------------------------------
+
+
+def exists(p):  # [ -e ]
+    try:
+        os.stat(p)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def isdir(p):  # [ -d ]
+    try:
+        return stat.S_ISDIR(os.stat(p).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def isfile(p):  # [ -f ]
+    try:
+        return stat.S_ISREG(os.stat(p).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def islink(p):  # [ -L ]
+    try:
+        return stat.S_ISLNK(os.lstat(p).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def canx(p):  # [ -x ]
+    try:
+        return os.access(p, os.X_OK)
+    except (OSError, ValueError):
+        return False
+
+
+def readlink(p):  # "$(readlink -- P)"
+    try:
+        return os.readlink(p).rstrip(NL)
+    except (OSError, ValueError):
+        return b""
+
+
+def cd_p(p):
+    """`$(cd -P -- P && pwd -P)`: the physical directory, or None where cd fails."""
+    q = p or b"."
+    if not isdir(q) or not canx(q):
+        return None
+    return os.path.realpath(q).rstrip(NL)
+
+
+def strip_dir(p):  # ${X%/*}
+    return p.rsplit(b"/", 1)[0] if b"/" in p else p
+
+
+def base(p):  # ${d##*/}
+    return p.rsplit(b"/", 1)[-1]
+
+
+def read(p, limit=None):
+    """cat / head -c LIMIT: the bytes, or b"" where the file cannot be read."""
+    try:
+        with open(p, "rb") as f:
+            return f.read(READ_CAP if limit is None else limit)
+    except (OSError, ValueError):
+        return b""
+
+
+def head_lines(p, n):  # head -n N
+    data = read(p)
+    out = data.split(NL)
+    return NL.join(out[:n]) + (NL if len(out) > n else b"")
+
+
+def _text(p):
+    """What grep reads of a file: None for no file, a directory or an unreadable one, and
+    for a binary file (a NUL byte: GNU grep 3.5+ says `binary file matches` on stderr)."""
+    if not isfile(p):  # (a FIFO or device is not read: the shell's grep would hang on it)
+        return None
+    data = read(p)
+    if b"\0" in data:
+        return None
+    return data
+
+
+def grep(paths, prefixes, maxcount=0, with_name=False):
+    """grep [-m N] [-H] '^(A|B)' FILES...: lines starting with one of prefixes."""
+    out = []
+    for p in paths:
+        data = _text(p)
+        if data is None:
+            continue
+        lines = data.split(NL)
+        if lines and lines[-1] == b"":
+            lines.pop()
+        n = 0
+        for line in lines:
+            if line.startswith(prefixes):
+                out.append((p + b":" if with_name else b"") + line + NL)
+                n += 1
+                if maxcount and n >= maxcount:
+                    break
+    return b"".join(out)
+
+
+def _meta(c):
+    return b"*" in c or b"?" in c or b"[" in c
+
+
+def glob(lit, pattern):
+    """The shell word "$LIT"PATTERN (LIT quoted, PATTERN's * ? [ raw): its matches sorted
+    bytewise as dash sorts them, or the word itself when nothing matches or it has no
+    pattern. A literal part after the last pattern must exist (lstat), as in dash."""
+    comps = pattern.split(b"/")
+    word = lit + pattern
+    if not any(_meta(c) for c in comps):
+        return [word]
+    found = []
+
+    def walk(cur, i, first):
+        if i == len(comps):
+            found.append(cur)
+            return
+        rest = comps[i:]
+        if not any(_meta(c) for c in rest):
+            path = cur + (b"" if first else b"/") + b"/".join(rest)
+            try:
+                os.lstat(path)
+            except (OSError, ValueError):
+                return
+            found.append(path)
+            return
+        c = comps[i]
+        if not _meta(c):
+            walk(cur + (b"" if first else b"/") + c, i + 1, False)
+            return
+        d = cur if cur else (b"." if first else b"/")
+        try:
+            names = os.listdir(d)
+        except (OSError, ValueError):
+            return
+        dot = c.startswith(b".")
+        for name in names:
+            if name.startswith(b".") and not dot:
+                continue
+            if fnmatch.fnmatchcase(name, c):
+                walk(cur + (b"" if first else b"/") + name, i + 1, False)
+
+    walk(lit, 0, True)
+    return sorted(found) if found else [word]
+
+
+# ---- the trust check (remedy.trust.SH_TRUST, in-process) ----------------------------------
+
+
+def _readlink_f(p):
+    """readlink -f: None where it fails (empty, a missing directory on the way, a loop)."""
+    if not p:
+        return None
+    try:
+        r = os.path.realpath(p)
+    except (OSError, ValueError):
+        return None
+    parent = r.rsplit(b"/", 1)[0] or b"/"
+    if not isdir(parent):
+        return None
+    if islink(r):  # a loop: realpath gave up on it
+        return None
+    return r
+
+
+def _user(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name.encode("utf-8", "surrogateescape")
+    except (KeyError, OverflowError):
+        return b"UNKNOWN"
+
+
+def trusted(p):
+    """`trusted FILE` -> (ok, WHY, RP): FILE's real path and every directory above it owned
+    by root or by us and not writable by group or others (a root-owned sticky dir is fine)."""
+    r = _readlink_f(p)
+    if r is None:
+        return False, p + b" cannot be resolved", b""
+    chain = []
+    t = r
+    while True:
+        if t in TRUSTED:
+            break
+        chain.append(t)
+        if t == b"/":
+            break
+        t = t.rsplit(b"/", 1)[0] or b"/"
+    for t in chain:
+        try:
+            st = os.lstat(t)
+        except (OSError, ValueError):
+            return False, t + b" cannot be checked (no stat)", r
+        uid = st.st_uid
+        mode = st.st_mode
+        if uid != 0 and uid != ME:
+            return False, b"%s owned by %s (uid %d)" % (t, _user(uid), uid), r
+        if mode & 0o022 and not (stat.S_ISDIR(mode) and uid == 0 and mode & 0o1000):
+            a = ("%o" % (mode & 0o7777)).encode()
+            return False, b"%s writable by group or others (mode %s)" % (t, a), r
+    for t in chain:
+        if b"|" not in t:
+            TRUSTED.add(t)
+    return True, b"", r
+
+
+def command_v(name):
+    """`command -v NAME` as dash answers it: the first PATH entry holding a regular file."""
+    for d in ENV.get(b"PATH", b"").split(b":"):
+        p = (d + b"/" + name) if d else name
+        if isfile(p):
+            return p
+    return None
+
+
+# ---- running the binaries whose output is the fact ------------------------------------------
+
+
+def run(argv, timeout=None, merge=True, quiet=False):
+    """Run argv; (stdout bytes, status). `timeout` stands for `to N` (coreutils timeout: 124
+    past it, its own message and 126/127 when the binary cannot be started); merge for 2>&1;
+    quiet for 2>/dev/null. A file without #! runs under /bin/sh, as execvp does."""
+    err = subprocess.STDOUT if merge else subprocess.DEVNULL
+    try:
+        try:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
+        except OSError as e:
+            if e.errno != errno.ENOEXEC:
+                raise
+            p = subprocess.Popen(
+                [b"/bin/sh"] + list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
+    except OSError as e:
+        if timeout is None:
+            return b"", 127 if e.errno == errno.ENOENT else 126
+        msg = b""
+        if merge and not quiet:
+            why = os.strerror(e.errno).encode()
+            msg = b"timeout: failed to run command '%s': %s\n" % (argv[0], why)
+        return msg, 127 if e.errno == errno.ENOENT else 126
+    return finish(p, timeout)
+
+
+def finish(p, timeout, started=None):
+    """Wait for p (at most timeout seconds from started) and collect its output."""
+    if timeout is None:
+        out, _ = p.communicate()
+        rc = p.returncode
+    else:
+        left = timeout - (time.monotonic() - started) if started is not None else timeout
+        try:
+            out, _ = p.communicate(timeout=max(left, 0.001))
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            try:
+                out, _ = p.communicate(timeout=2)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, _ = p.communicate()
+            return out or b"", 124
+    return out or b"", (128 - rc) if rc < 0 else rc
+
+
+# ---- the collectors ---------------------------------------------------------------------
+
+GPU = {}
+
+
+def gpu_start():
+    """GPU_BACKGROUND: nvidia-smi, trusted, started first; its sections come at the end."""
+    x = command_v(b"nvidia-smi")
+    if x is None:
+        m(b"gpu.absent")
+        return
+    ok, why, rp = trusted(x)
+    if not ok:
+        m(b"gpu.untrusted", why)
+        return
+    argv = [rp] + [a.encode() for a in REQ["gpu_args"]]
+    GPU["t0"] = time.monotonic()
+    try:
+        GPU["p"] = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+    except OSError:
+        GPU["argv"] = argv  # it fails again at the end, with timeout's words
+
+
+def gpu_end():
+    """GPU_COLLECT."""
+    if "p" in GPU:
+        out, rc = finish(GPU["p"], 20, GPU["t0"])
+    elif "argv" in GPU:
+        out, rc = run(GPU["argv"], 20)
+    else:
+        return
+    m(b"gpu")
+    w(out)
+    m(b"gpu.rc", str(rc).encode())
+
+
+def _nproc():
+    """nproc: CPUs this process may use, OMP_NUM_THREADS / OMP_THREAD_LIMIT as coreutils."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+
+    def first_int(v):
+        v = (v or b"").split(b",")[0].strip()
+        try:
+            i = int(v)
+        except ValueError:
+            return 0
+        return i if i > 0 else 0
+
+    omp = first_int(ENV.get(b"OMP_NUM_THREADS"))
+    if omp:
+        n = omp
+    lim = first_int(ENV.get(b"OMP_THREAD_LIMIT"))
+    if lim and n > lim:
+        n = lim
+    return n
+
+
+def host():
+    """HostCollector.command()."""
+    m(b"host.os")
+    w(read(b"/etc/os-release"))
+    m(b"host.uname")
+    u = os.uname()
+    w(os.fsencode(" ".join((u.sysname, u.release, u.machine)) + "\n"))
+    m(b"host.cpus")
+    w(b"%d\n" % _nproc())
+    m(b"host.mem")
+    w(grep([b"/proc/meminfo"], (b"MemTotal:",), 1))
+    m(b"host.cc")
+    for c in (b"gcc", b"g++", b"cc", b"c++", b"clang"):
+        x = command_v(c)
+        if x is None:
+            continue
+        ok, why, rp = trusted(x)
+        if ok:
+            out, _ = run([rp, b"-dumpfullversion", b"-dumpversion"], merge=False)
+            w(c + b"\t" + out.split(NL)[0] + NL)
+        else:
+            m(b"host.cc.untrusted", c, why)
+            m(b"host.cc")
+    m(b"host.who")
+    try:
+        user = pwd.getpwuid(ME).pw_name.encode("utf-8", "surrogateescape")
+    except KeyError:
+        user = b""
+    w(b"HOME=%s\nUSER=%s\nSHELL=%s\n" % (ENV.get(b"HOME", b""), user, ENV.get(b"SHELL", b"")))
+
+
+SVC = {"out": b""}
+
+
+def services(names):
+    """ServicesCollector.command()."""
+    m(b"svc.boot")
+    if not (isdir(b"/run/systemd/system") and command_v(b"systemctl")):
+        w(b"no\n")
+        return
+    w(b"systemd\n")
+    files = []
+    for d in REQ["unit_dirs"]:
+        d = d.encode()
+        files += glob(d, b"/*.service") + glob(d, b"/*.service.d/*.conf")
+    units = set()
+    for f in files:
+        if not isfile(f):
+            continue
+        if b"sglang" in read(f).lower():  # grep -l -s -i sglang
+            for line in f.split(NL):  # | sed -e 's#\.d/[^/]*$##' -e 's#.*/##'
+                line = re.sub(rb"\.d/[^/]*$", b"", line, count=1)
+                units.add(re.sub(rb"^.*/", b"", line))
+    u = NL.join(sorted(units))  # | sort -u
+    m(b"svc.files")
+    w(u + NL)
+    keep = [x for x in u.split(NL) if not x.endswith(b"@.service") and x]
+    argv = [a.encode() for a in REQ["show"]] + [b"*.service"] + [n.encode() for n in names]
+    out, rc = run(argv + keep, 15)
+    out = out.rstrip(NL)
+    SVC["out"] = out
+    m(b"svc.show")
+    w(out + NL)
+    m(b"svc.rc", str(rc).encode())
+
+
+def svc_pythons():
+    """SVCPY: interpreters named by sglang units' ExecStart."""
+    found = set()
+    for line in SVC["out"].split(NL):
+        if line.startswith(b"ExecStart=") and b"sglang" in line.lower():
+            found.update(re.findall(rb'/[^ ;"]*/bin/python[0-9.]*', line))
+    return sorted(found)
+
+
+def tk(P, kind, python, origin):
+    """SH_TK's tk(): one toolkit prefix."""
+    global TKSEEN
+    if not P or NL in P:
+        return
+    m(b"tk.begin", P)
+    w(b"kind=%s\npython=%s\norigin=%s\n" % (kind, python, origin))
+    if not exists(P):
+        m(b"tk.missing")
+        m(b"tk.end")
+        return
+    if not isdir(P):
+        m(b"tk.notdir")
+        m(b"tk.end")
+        return
+    R = cd_p(P) or b""
+    m(b"tk.real", R)
+    if b"|" + R + b"|" in TKSEEN:
+        m(b"tk.alias")
+        m(b"tk.end")
+        return
+    TKSEEN += b"|" + R + b"|"
+    ut = False
+    m(b"tk.files")
+    for f in REQ["files"]:
+        f = f.encode()
+        pf = P + b"/" + f
+        if islink(pf):
+            w(b"L %s\t%s\n" % (f, readlink(pf)))
+        if exists(pf):
+            w(b"e %s\n" % f)
+    for d in REQ["lib_dirs"]:
+        d = d.encode()
+        pd = P + b"/" + d
+        if not isdir(pd):
+            continue
+        if islink(pd):
+            w(b"L %s\t%s\n" % (d, readlink(pd)))
+        w(b"d %s\n" % d)
+        for f in [pd + b"/libcudart.so"] + glob(pd, b"/libcudart.so.*") + [pd + b"/libcuda.so"]:
+            if exists(f):
+                w(b"e %s/%s\n" % (d, base(f)))
+    for d in glob(P, b"/targets/*-linux"):
+        if isdir(d):
+            w(b"t %s\n" % base(d))
+    m(b"tk.cudart")
+    for h in REQ["header_dirs"]:
+        h = h.encode()
+        f = P + b"/" + h + b"/cuda_runtime_api.h"
+        if isfile(f):
+            w(h + NL)
+            w(grep([f], (b"#define CUDART_VERSION",), 1))
+            break
+    nvcc = P + b"/bin/nvcc"
+    if isfile(nvcc):
+        if read(nvcc, 2).rstrip(NL) == b"#!":
+            m(b"tk.nvcc.script")
+            w(head_lines(nvcc, 40))
+        ok, why, rp = trusted(nvcc)
+        if ok:
+            m(b"tk.nvcc")
+            out, rc = run([rp, b"--version"], 10)
+            w(out)
+            m(b"tk.nvcc.rc", str(rc).encode())
+        else:
+            m(b"tk.nvcc.untrusted", why)
+            ut = True
+    ptxas = P + b"/bin/ptxas"
+    if isfile(ptxas):
+        ok, why, rp = trusted(ptxas)
+        if ok:
+            m(b"tk.ptxas")
+            out, rc = run([rp, b"--version"], 10)
+            w(out)
+            m(b"tk.ptxas.rc", str(rc).encode())
+        else:
+            m(b"tk.ptxas.untrusted", why)
+            ut = True
+    if ut:
+        if isfile(P + b"/version.json"):
+            m(b"tk.version.json")
+            w(read(P + b"/version.json", 65536))
+        if isfile(P + b"/version.txt"):
+            m(b"tk.version.txt")
+            w(read(P + b"/version.txt", 4096))
+    for c in (b"nvvm/bin/cicc", b"lib/nvidia-cuda-toolkit/bin/cicc"):
+        if isfile(P + b"/" + c):
+            m(b"tk.cicc", c)
+            w(cicc_build(P + b"/" + c))
+            break
+    prof = P + b"/bin/nvcc.profile"
+    if isfile(prof):
+        m(b"tk.profile")
+        w(grep([prof], (b"TOP", b"LIBRARIES", b"INCLUDES", b"SYSTEM_INCLUDES")))
+    m(b"tk.pip")
+    metas = (
+        glob(P, b"/dist-info/*.dist-info/METADATA")
+        + glob(P, b"/../../nvidia_*.dist-info/METADATA")
+        + glob(P, b"/../../cuda_toolkit-*.dist-info/METADATA")
+    )
+    w(grep(metas, (b"Name: ", b"Version: "), 2, True))
+    m(b"tk.end")
+
+
+_CICC = re.compile(rb"cuda_[0-9]+\.[0-9]+\.r[0-9.]*/compiler\.[0-9]*")
+
+
+def cicc_build(path):
+    """grep -a -o -m1 'cuda_N.N.rN.N/compiler.N' FILE | head -n1, over the file in place."""
+    try:
+        import mmap
+
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return b""
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return b""
+    try:
+        pos = data.find(b"/compiler.")
+        while pos >= 0:
+            lo = max(0, pos - 4096)
+            for mt in _CICC.finditer(data[lo : pos + 64]):
+                if mt.start() <= pos - lo < mt.end():
+                    return mt.group(0) + NL
+            pos = data.find(b"/compiler.", pos + 1)
+        return b""
+    finally:
+        data.close()
+
+
+def has_cuda(p):
+    return (
+        exists(p + b"/bin/nvcc")
+        or exists(p + b"/bin/ptxas")
+        or exists(p + b"/include/cuda_runtime_api.h")
+        or exists(p + b"/targets/x86_64-linux/include/cuda_runtime_api.h")
+    )
+
+
+SITE_GLOBS = (
+    b"/lib/python3*/site-packages",
+    b"/lib/python3*/dist-packages",
+    b"/lib/python3/dist-packages",
+    b"/local/lib/python3*/dist-packages",
+)
+REQ_GLOBS = (
+    b"/torch-*.dist-info/METADATA",
+    b"/cuda_toolkit-*.dist-info/METADATA",
+    b"/sglang-*.dist-info/METADATA",
+    b"/flashinfer_python-*.dist-info/METADATA",
+    b"/sglang_kernel-*.dist-info/METADATA",
+)
+SITE_SCRIPT = b"import sys,site\nprint(sys.prefix)\nfor s in site.getsitepackages(): print(s)"
+
+
+def py(X, origin):
+    """SH_PY's py(): one interpreter's environment."""
+    global PYSEEN
+    if not X or NL in X:
+        return
+    if not exists(X):
+        m(b"py.begin", X)
+        w(b"origin=%s\n" % origin)
+        m(b"py.missing")
+        m(b"py.end")
+        return
+    xd = strip_dir(X)
+    b = cd_p(xd)
+    if b is None:
+        b = xd
+    D = strip_dir(b) or b"/"
+    S = []
+    for g in SITE_GLOBS:
+        for s in glob(D, g):
+            if isdir(s) and s not in S:
+                S.append(s)
+    pu = b""
+    if not S and canx(X):
+        ok, why, _ = trusted(xd)
+        if not ok:
+            pu = why
+        elif trusted(X)[0]:
+            out, _ = run([X, b"-I", b"-S", b"-c", SITE_SCRIPT], 10, merge=False, quiet=True)
+            out = out.rstrip(NL)
+            D, _, rest = out.partition(NL)
+            S = [s for s in rest.split(NL) if s]
+    R = cd_p(D) or b""
+    m(b"py.begin", X)
+    w(b"origin=%s\nprefix=%s\n" % (origin, D))
+    m(b"py.real", R)
+    if pu:
+        m(b"py.untrusted", pu)
+    if b"|" + R + b"|" in PYSEEN:
+        m(b"py.alias")
+        m(b"py.end")
+        return
+    PYSEEN += b"|" + R + b"|"
+    if isfile(D + b"/pyvenv.cfg"):
+        m(b"py.cfg")
+        w(read(D + b"/pyvenv.cfg"))
+    for s in S:
+        if not isdir(s):
+            continue
+        m(b"py.site", s)
+        metas = glob(s, b"/*.dist-info/METADATA") + glob(s, b"/*.egg-info/PKG-INFO")
+        w(grep(metas, (b"Name: ", b"Version: "), 2, True))
+        if isfile(s + b"/torch/version.py"):
+            m(b"py.torch")
+            w(grep([s + b"/torch/version.py"], (b"__version__", b"cuda", b"git_version", b"hip")))
+        m(b"py.req")
+        reqs = []
+        for g in REQ_GLOBS:
+            reqs += glob(s, g)
+        w(grep(reqs, (b"Requires-Dist: ",), 0, True))
+        fi = s + b"/flashinfer/data/cccl/libcudacxx/include"
+        if isdir(fi):
+            m(b"py.ficccl")
+            w(fi + NL)
+        for t in (b"ptxas", b"ptxas-blackwell"):
+            tp = s + b"/triton/backends/nvidia/bin/" + t
+            if not isfile(tp):
+                continue
+            ok, why, rp = trusted(tp)
+            if ok:
+                m(b"py.triton", t)
+                w(run([rp, b"--version"], 10)[0])
+            else:
+                m(b"py.triton.untrusted", t, why)
+        if isdir(s + b"/nvidia/cu13"):
+            tk(s + b"/nvidia/cu13", b"pip-cu13", D, b"python:" + X)
+        if isdir(s + b"/nvidia/cuda_nvcc"):
+            tk(s + b"/nvidia/cuda_nvcc", b"pip-cu12", D, b"python:" + X)
+    m(b"py.end")
+
+
+LOOKED = {"n": [], "y": []}
+
+
+def look(path, label):
+    """SH_LOOK's look(): which PATH dirs hold nvcc / python3."""
+    m(b"path", label)
+    for d in path.split(b":"):
+        if not d:
+            continue
+        n = isfile(d + b"/nvcc") and canx(d + b"/nvcc")
+        y = isfile(d + b"/python3") and canx(d + b"/python3")
+        w(b"%s\t%d\t%d\n" % (d, n, y))
+        if n:
+            LOOKED["n"].append(strip_dir(d))
+        if y:
+            LOOKED["y"].append(d + b"/python3")
+
+
+def drain(label):
+    """SH_LOOK's drain(): probe what look() found."""
+    ln = [x for x in NL.join(LOOKED["n"]).split(NL) if x]
+    ly = [x for x in NL.join(LOOKED["y"]).split(NL) if x]
+    LOOKED["n"], LOOKED["y"] = [], []
+    for p in ln:
+        tk(p, b"", b"", b"PATH:" + label)
+    for x in ly:
+        py(x, b"PATH:" + label)
+
+
+def _env(name):
+    return ENV.get(name, b"")
+
+
+def words(spec):
+    """[home?, pattern] pairs from the request -> the words they expand to."""
+    out = []
+    for at_home, pattern in spec:
+        lit = _env(b"HOME") if at_home else b""
+        out += glob(lit, pattern.encode())
+    return out
+
+
+def main_batch():
+    """main_script()'s order, section for section."""
+    p0 = P0[0]
+    gpu_start()
+    host()
+    services(REQ["services"])
+    svcpy = svc_pythons()
+    look(p0, b"session")
+    drain(b"session")
+    look(REQ["systemd_path"].encode(), b"systemd-default")
+    drain(b"systemd-default")
+    for p in words(REQ["tk_globs"]):
+        if isdir(p) and has_cuda(p):
+            tk(p, b"", b"", b"glob")
+    for v in (b"CUDA_HOME", b"CUDA_PATH"):
+        x = _env(v)
+        if x:
+            tk(x, b"", b"", b"session:" + v)
+    cp = _env(b"CONDA_PREFIX")
+    if cp and has_cuda(cp):
+        tk(cp, b"conda", b"", b"session:CONDA_PREFIX")
+    for x in words(REQ["py_globs"]):
+        if isfile(x) and canx(x):
+            py(x, b"glob")
+    if _env(b"VIRTUAL_ENV"):
+        py(_env(b"VIRTUAL_ENV") + b"/bin/python", b"session:VIRTUAL_ENV")
+    if cp:
+        py(cp + b"/bin/python", b"session:CONDA_PREFIX")
+    for x in svcpy:
+        py(x, b"service")
+    gpu_end()
+
+
+def main(request):
+    """Run the batch the request names; the last section is always `end`."""
+    global TKSEEN, PYSEEN
+    REQ.update(json.loads(request))
+    # the shell batch's prelude: C locale and a full PATH for everything it starts
+    P0[0] = _env(b"PATH")
+    ENV[b"LC_ALL"] = b"C"
+    ENV[b"PATH"] = P0[0] + b":" + REQ["extra_path"].encode()
+    for op in REQ["ops"]:
+        kind, args = op[0], [a.encode("latin-1") for a in op[1:]]
+        if kind == "main":
+            main_batch()
+        elif kind == "tk":
+            tk(*args)
+        elif kind == "py":
+            py(*args)
+        elif kind == "seen":
+            TKSEEN, PYSEEN = args
+    m(b"end")
+    _flush()
+    _out.flush()
