@@ -31,7 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+# --src DIR: import remedy from another checkout's src (a paired run against main's code)
+_SRC = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--src=")), str(ROOT / "src"))
+sys.path.insert(0, _SRC)
 sys.path.insert(0, str(ROOT / "tests"))  # local_sshd: the test sshd helper
 
 from local_sshd import LocalSshd, sshd_available  # noqa: E402
@@ -111,6 +113,34 @@ def hosts_cpu(names: list[str]) -> float | None:
             return None
         total += (int(stat[13]) + int(stat[14])) / os.sysconf("SC_CLK_TCK")
     return total
+
+
+def hosts_last_pid(names: list[str]) -> dict[str, int] | None:
+    """The last PID each sandbox host's own PID namespace handed out (nsenter + its
+    /proc/sys/kernel/ns_last_pid; the probe itself takes one), or None where unreadable."""
+    out: dict[str, int] = {}
+    for name in names:
+        try:
+            rec = json.loads((ROOT / "sandbox" / "run" / name / "host.json").read_text())
+            r = subprocess.run(
+                ["nsenter", "-t", str(int(rec["init_pid"])), "-p", "-m", "--"]
+                + ["cat", "/proc/sys/kernel/ns_last_pid"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            out[name] = int(r.stdout.strip())
+        except (OSError, KeyError, ValueError, subprocess.SubprocessError):
+            return None
+    return out
+
+
+def processes_per_host(before: dict[str, int] | None, after: dict[str, int] | None) -> str:
+    """Processes the collection started on each host (sshd's session ones included)."""
+    if not before or not after:
+        return "n/a"
+    counts = sorted(after[n] - before[n] - 1 for n in before)
+    return f"median {statistics.median(counts):g} (min {counts[0]}, max {counts[-1]})"
 
 
 def sbx_down(names: list[str]) -> None:
@@ -247,6 +277,9 @@ def main() -> int:
         "of --scenario (sbx); --hosts 0 measures only that",
     )
     ap.add_argument("--record", type=Path, help="write the N hosts' per-host seconds here (JSON)")
+    ap.add_argument(
+        "--src", help="=DIR (with '='): import remedy from DIR, e.g. a copy of main's src"
+    )
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
     if args.mode == "farm":
@@ -256,7 +289,7 @@ def main() -> int:
         print(f"cannot run: {why}")
         return 2
 
-    print(f"load average before: {load()}")
+    print(f"load average before: {load()}; remedy from {_SRC}")
     if args.single == "sbx":
         # one sandbox host of the scenario: what each of the N hosts is, measured alone
         sname = f"{args.name_prefix}-single"
@@ -310,6 +343,7 @@ def main() -> int:
             what = "private sshds on 127.0.20.1..N"
         up_s = time.monotonic() - t_up
         print(f"{n} hosts up in {up_s:.1f} s ({what}); load average: {load()}")
+        pids0 = hosts_last_pid(names) if mode == "sbx" else None
         hcpu0 = hosts_cpu(names) if mode == "sbx" else None
         cpu0 = time.process_time()
         wall, res = asyncio.run(many(hosts))
@@ -330,6 +364,8 @@ def main() -> int:
                     f"  hosts' own CPU (their sshd sessions and all they ran) "
                     f"{hcpu1 - hcpu0:.2f} s = {(hcpu1 - hcpu0) / n * 1000:.0f} ms per host"
                 )
+            pids1 = hosts_last_pid(names)
+            print(f"  processes started per host: {processes_per_host(pids0, pids1)}")
         print(
             f"  controller CPU (this process: asyncssh + parsing) {cpu:.2f} s = "
             f"{cpu / n * 1000:.0f} ms per host; the rest of the wall time is the hosts' own "

@@ -6,7 +6,8 @@ processes a host. The agent does the batch in one python3 process on the host. S
   it and by the real path it checked, with -I -S (no site, no user site, no PYTHON* env, no
   cwd on sys.path); the code is remedy's own agent_host.py sent over stdin, never a file
   read from the host;
-- what it prints is data: JSON lines of [name, arg, body], each checked for shape and size,
+- what it prints is data: JSON lines of [name, arg, body] (the raw bytes in base64), each
+  checked for shape and size,
   turned into the same Sections the shell batch's stream gives and parsed by the same code;
   nothing in them is run or evaluated here;
 - where the host has no usable python3 (missing, untrusted, too old, a crash), the shell batch
@@ -15,7 +16,11 @@ processes a host. The agent does the batch in one python3 process on the host. S
 
 from __future__ import annotations
 
+import binascii
+import functools
+import importlib.util
 import json
+import marshal
 from importlib import resources
 
 from remedy.facts.sections import Section
@@ -45,11 +50,32 @@ def agent_source() -> bytes:
     return resources.files("remedy.facts").joinpath("agent_host.py").read_bytes()
 
 
+@functools.cache
+def _bootstrap() -> bytes:
+    """The program's head: compiling agent_host.py costs a host ~12 ms, so it also travels
+    compiled by this interpreter (marshal); a host whose python has the same bytecode magic
+    runs that, any other compiles the source. Both are remedy's own code, built here."""
+    src = agent_source()
+    code = marshal.dumps(compile(src, "remedy-facts-agent", "exec", dont_inherit=True))
+    return (
+        b"import sys\n"
+        b"try:\n"
+        b"    import _frozen_importlib_external as _fie\n"
+        b"    _magic = _fie.MAGIC_NUMBER\n"
+        b"except (ImportError, AttributeError):\n"
+        b"    _magic = None\n"
+        b"if _magic == " + repr(importlib.util.MAGIC_NUMBER).encode() + b":\n"
+        b"    import marshal\n"
+        b"    exec(marshal.loads(" + repr(code).encode() + b"))\n"
+        b"else:\n"
+        b"    exec(compile(" + repr(src).encode() + b", 'remedy-facts-agent', 'exec'))\n"
+    )
+
+
 def program(request: dict[str, object]) -> bytes:
-    """The agent plus the call that runs `request`. The request goes in as a JSON text inside
-    a Python string literal (ASCII: json.dumps escapes the rest), parsed by the agent."""
-    text = json.dumps(request, ensure_ascii=True)
-    return agent_source() + b"\nmain(" + ascii(text).encode("ascii") + b")\n"
+    """The agent plus the call that runs `request`: remedy's own constants (str, lists, bools)
+    written as a Python literal by ascii() (the host needs no json module to read it)."""
+    return _bootstrap() + b"main(" + ascii(request).encode("ascii") + b")\n"
 
 
 def command() -> list[str]:
@@ -57,8 +83,8 @@ def command() -> list[str]:
 
 
 def _text(s: str) -> str:
-    """An agent string (raw bytes as latin-1) -> what the shell stream's decoding gives."""
-    return s.encode("latin-1", "replace").decode("utf-8", "replace")
+    """An agent string (raw bytes in base64) -> what the shell stream's decoding gives."""
+    return binascii.a2b_base64(s.encode("ascii")).decode("utf-8", "replace")
 
 
 def parse_output(stdout: bytes) -> list[Section]:
@@ -72,14 +98,14 @@ def parse_output(stdout: bytes) -> list[Section]:
             break
         try:
             item = json.loads(line)
-        except ValueError:
+            if not (
+                isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
+            ):
+                break
+            name, arg, body = (_text(x) for x in item)
+        except (ValueError, UnicodeEncodeError):  # (binascii.Error is a ValueError)
             break
-        if not (
-            isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
-        ):
-            break
-        name, arg, body = item
-        out.append(Section(name=_text(name), arg=_text(arg), body=_text(body)))
+        out.append(Section(name=name, arg=arg, body=body))
     return out
 
 
