@@ -41,7 +41,12 @@ WRAPPER = (
     SH_TRUST
     + f"[ -f {PYTHON} ] && [ -x {PYTHON} ] || exit {NO_PYTHON}\n"
     + f"trusted {PYTHON} || {{ printf '%s\\n' \"$WHY\" >&2; exit {UNTRUSTED_PYTHON}; }}\n"
-    + 'exec "$RP" -I -S -\n'
+    # python sets LC_CTYPE=C.UTF-8 in its own environment when the locale is C (PEP 538), which
+    # the session's `env` must not show: LC_ALL=C prevents it, and the agent is told what
+    # LC_ALL was so that its copy of the session's environment is the session's
+    + 'case ${LC_ALL:+x} in x) exec "$RP" -I -S - ;; esac\n'
+    + 'case ${LC_ALL+x} in x) LC_ALL=C exec "$RP" -I -S - LC_ALL-was-empty ;; esac\n'
+    + 'LC_ALL=C exec "$RP" -I -S - LC_ALL-was-unset\n'
 )
 
 

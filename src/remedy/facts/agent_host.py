@@ -38,6 +38,7 @@ PYSEEN = b""
 TRUSTED = set()  # directories found trusted (the shell's _tok)
 REQ = {}
 P0 = [b""]  # the session's PATH, before the prelude's additions
+LOGIN_ENV = []  # the session's environment as the agent started
 READ_CAP = 64 << 20  # what remedy keeps of a host command's output (transport.base.OUTPUT_CAP)
 
 
@@ -952,6 +953,49 @@ def words(spec):
     return out
 
 
+def login():
+    """login_env_script(): the session's environment and the profile files' text (read,
+    never sourced), as its own sections; taken before the prelude touched the environment."""
+    m(b"shell", _env(b"SHELL") or b"/bin/sh")
+    m(b"uid", b"%d" % ME)
+    m(b"env")
+    w(b"".join(k + b"=" + v + b"\0" for k, v in LOGIN_ENV))
+    m(b"env.end")
+    cap = REQ["profile_cap"]
+    files = [f.encode() for f in REQ["system_profiles"]] + glob(b"", b"/etc/profile.d/*.sh")
+    for f in files:
+        if isfile(f) and os.access(f, os.R_OK):
+            m(b"profile", f)
+            w(read(f, cap))
+    home = _env(b"HOME")
+    for f in REQ["user_profiles"]:
+        f = home + b"/" + f.encode()
+        if isfile(f) and os.access(f, os.R_OK):
+            m(b"profile", f)
+            w(read(f, cap))
+            break
+    f = home + b"/.bashrc"
+    if isfile(f) and os.access(f, os.R_OK):
+        m(b"profile", f)
+        w(read(f, cap))
+    m(b"profile.end")
+
+
+def spec_look():
+    """`look`'s line for dirs a login PATH usually adds (~/bin, ~/.local/bin: Debian's
+    ~/.profile): where the follow-up would look only there and finds nothing to probe, the
+    controller answers it from these lines instead of another round trip."""
+    m(b"spec.look")
+    home = _env(b"HOME")
+    for rel in REQ["spec_dirs"]:
+        d = home + b"/" + rel.encode()
+        if NL in d:
+            continue
+        n = isfile(d + b"/nvcc") and canx(d + b"/nvcc")
+        y = isfile(d + b"/python3") and canx(d + b"/python3")
+        w(b"%s\t%d\t%d\n" % (d, n, y))
+
+
 def main_batch():
     """main_script()'s order, section for section."""
     p0 = P0[0]
@@ -989,6 +1033,13 @@ def main(request):
     """Run the batch the request names; the last section is always `end`."""
     global TKSEEN, PYSEEN
     REQ.update(request)
+    env = list(ENV.items())
+    was = sys.argv[1] if len(sys.argv) > 1 else ""  # (remedy.facts.agent.WRAPPER)
+    if was == "LC_ALL-was-unset":
+        env = [(k, v) for k, v in env if k != b"LC_ALL"]
+    elif was == "LC_ALL-was-empty":
+        env = [(k, b"" if k == b"LC_ALL" else v) for k, v in env]
+    LOGIN_ENV[:] = env
     # the shell batch's prelude: C locale and a full PATH for everything it starts
     P0[0] = _env(b"PATH")
     ENV[b"LC_ALL"] = b"C"
@@ -997,6 +1048,10 @@ def main(request):
         kind, args = op[0], [a.encode("latin-1") for a in op[1:]]
         if kind == "main":
             main_batch()
+        elif kind == "login":
+            login()
+        elif kind == "spec":
+            spec_look()
         elif kind == "tk":
             tk(*args)
         elif kind == "py":

@@ -26,11 +26,18 @@ from typing import TypeVar
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
 from remedy.facts import agent as _agent
-from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
+from remedy.facts.envs import (
+    PROFILE_CAP,
+    SYSTEM_PROFILES,
+    USER_PROFILES,
+    login_env_script,
+    parse_env_block,
+    parse_login_env,
+)
 from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
-from remedy.facts.sections import Section, new_token, prelude, split_sections
+from remedy.facts.sections import Section, new_token, prelude, section_text, split_sections
 from remedy.facts.services import SHOW, UNIT_DIRS, ServiceFacts, ServicesCollector, _is_template
 from remedy.facts.toolkits import (
     _FILES,
@@ -168,12 +175,23 @@ def _glob_words(words: str) -> list[tuple[bool, str]]:
     ]
 
 
+# dirs a login PATH usually adds beyond the session's (Debian's ~/.profile: ~/bin and
+# ~/.local/bin; pyenv), looked at by the agent so that the follow-up for them needs no round
+SPEC_DIRS = ("bin", ".local/bin", ".pyenv/shims", ".pyenv/bin")
+LOGIN_SECTIONS = frozenset({"shell", "uid", "env", "env.end", "profile", "profile.end"})
+
+
 def agent_request(services: list[str] | None = None) -> dict[str, object]:
-    """Round 1 for the host agent (remedy.facts.agent_host.main_batch): main_script's batch,
-    its lists passed from the same constants the shell batch is built from."""
+    """Round 1 for the host agent (remedy.facts.agent_host): login_env_script's sections,
+    main_script's batch and the speculative look (spec_look), its lists passed from the same
+    constants the shell scripts are built from."""
     wanted = ServicesCollector(services).wanted
     return {
-        "ops": [["main"]],
+        "ops": [["login"], ["main"], ["spec"]],
+        "system_profiles": list(SYSTEM_PROFILES),
+        "user_profiles": list(USER_PROFILES),
+        "profile_cap": PROFILE_CAP,
+        "spec_dirs": list(SPEC_DIRS),
         "extra_path": PRELUDE_PATH,
         "gpu_args": QUERY_ARGS.split(),
         "unit_dirs": list(UNIT_DIRS),
@@ -385,23 +403,40 @@ AGENT = True  # the host agent for transports that ask for it (SSHTransport.fact
 
 
 async def _main_sections(
-    transport: Transport,
-    token: str,
-    services: list[str] | None,
-    timeout: float,
-    agent: bool,
+    transport: Transport, token: str, services: list[str] | None, timeout: float
 ) -> list[Section]:
-    """Round 1's sections: from the host agent where asked for and usable, else the shell
-    batch (same sections either way)."""
-    if agent:
-        t0 = time.monotonic()
-        got = await _agent.run_agent(transport, agent_request(services), timeout)
-        if got is not None:
-            return got
-        timeout = max(timeout - (time.monotonic() - t0), 1)
-    return split_sections(
-        await _run_script(transport, main_script(token, services), timeout), token
-    )
+    """Round 1's sections from the shell batch."""
+    out = await _run_script(transport, main_script(token, services), timeout)
+    return split_sections(out, token)
+
+
+def _spec_lines(sections: list[Section]) -> dict[str, tuple[str, str]]:
+    """The agent's speculative look: dir -> (nvcc there, python3 there), as `look` prints."""
+    out: dict[str, tuple[str, str]] = {}
+    for s in sections:
+        if s.name == "spec.look":
+            for line in s.body.split("\n"):
+                d, n, y = (line.split("\t") + ["", "", ""])[:3]
+                if d and n in ("0", "1") and y in ("0", "1"):
+                    out[d] = (n, y)
+    return out
+
+
+def _spec_answer(need: _Needs, spec: dict[str, tuple[str, str]]) -> list[Section] | None:
+    """The follow-up's exact answer, where it would only `look` at dirs the agent looked at
+    already and none holds nvcc or python3 (then `drain` probes nothing): the `path`
+    sections look prints and `end`. None where the follow-up must really run."""
+    if not spec or not need.paths or need.prefixes or need.interpreters or need.env_files:
+        return None
+    out: list[Section] = []
+    for path, label in need.paths:
+        if "\n" in path or "\n" in label or "\0" in path:
+            return None
+        dirs = [d for d in path.split(":") if d]
+        if any(spec.get(d) != ("0", "0") for d in dirs):
+            return None
+        out.append(Section(name="path", arg=label, body="".join(f"{d}\t0\t0\n" for d in dirs)))
+    return [*out, Section(name="end", arg="", body="")]
 
 
 def _outcome(task: asyncio.Future[_T]) -> _T | BaseException:
@@ -471,35 +506,51 @@ async def _collect_facts(
 ) -> Facts:
     t0 = time.monotonic()
     token = token or new_token()
-    login = login_env_script(token)
-    main_t = asyncio.ensure_future(_main_sections(transport, token, services, timeout, agent))
-    login_t = asyncio.ensure_future(_run_script(transport, login, min(timeout, 20)))
-    # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile puts
-    # ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one follow-up round:
-    # it is sent now, beside the main batch, and used only if it is exactly what the real
-    # follow-up would have been (_early_is_the_followup); else the follow-up runs as before.
     early: _Needs | None = None
     early_t: asyncio.Future[str] | None = None
     login_notes: list[str] = []
     login_parsed: tuple[dict[str, str], str | None] | None = None
-    try:
-        await asyncio.wait({login_t})
-        if not login_t.cancelled() and login_t.exception() is None:
-            login_parsed = parse_login_env(login_t.result(), token, login_notes)
-            early = predicted_need(login_t.result(), login_parsed[0], token)
-            if early is not None and not main_t.done():
-                early_t = asyncio.ensure_future(
-                    _run_script(transport, followup_script(token, _State(), early), timeout)
-                )
-                spare.append(early_t)
-        await asyncio.wait({main_t})
-    except BaseException:
-        for task in (main_t, login_t, early_t):
-            if task is not None:
-                task.cancel()
-        raise
-    res_main = _outcome(main_t)
-    res_login: str | BaseException = _outcome(login_t)
+    spec: dict[str, tuple[str, str]] = {}
+    got = await _agent.run_agent(transport, agent_request(services), timeout) if agent else None
+    res_main: list[Section] | BaseException
+    res_login: str | BaseException
+    if got is not None:
+        # one session did it all: the login sections, round 1, the speculative look
+        login_text = section_text([s for s in got if s.name in LOGIN_SECTIONS], token)
+        res_main = [s for s in got if s.name not in LOGIN_SECTIONS and s.name != "spec.look"]
+        res_login = login_text
+        login_parsed = parse_login_env(login_text, token, login_notes)
+        spec = _spec_lines(got)
+    else:
+        if agent:  # no usable python3 there: the shell batch, with what time is left
+            timeout = max(timeout - (time.monotonic() - t0), 1)
+        main_t = asyncio.ensure_future(_main_sections(transport, token, services, timeout))
+        login_t = asyncio.ensure_future(
+            _run_script(transport, login_env_script(token), min(timeout, 20))
+        )
+        # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile
+        # puts ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one
+        # follow-up round: it is sent now, beside the main batch, and used only if it is
+        # exactly what the real follow-up would have been (_early_is_the_followup); else the
+        # follow-up runs as before.
+        try:
+            await asyncio.wait({login_t})
+            if not login_t.cancelled() and login_t.exception() is None:
+                login_parsed = parse_login_env(login_t.result(), token, login_notes)
+                early = predicted_need(login_t.result(), login_parsed[0], token)
+                if early is not None and not main_t.done():
+                    early_t = asyncio.ensure_future(
+                        _run_script(transport, followup_script(token, _State(), early), timeout)
+                    )
+                    spare.append(early_t)
+            await asyncio.wait({main_t})
+        except BaseException:
+            for task in (main_t, login_t, early_t):
+                if task is not None:
+                    task.cancel()
+            raise
+        res_main = _outcome(main_t)
+        res_login = _outcome(login_t)
     if isinstance(res_main, BaseException):
         raise res_main
     notes: list[str] = []
@@ -549,13 +600,16 @@ async def _collect_facts(
             break
         out: str | None = None
         if early_t is not None and early is not None:
-            got = await _settle(early_t, left)
-            if _early_is_the_followup(early, got, need, state, token):
-                out = got
+            done = await _settle(early_t, left)
+            if _early_is_the_followup(early, done, need, state, token):
+                out = done
             early_t = None
-        if out is None:
-            out = await _run_script(transport, followup_script(token, state, need), left)
-        more = split_sections(out, token)
+        more = _spec_answer(need, spec) if out is None else None
+        if more is None:
+            if out is None:
+                out = await _run_script(transport, followup_script(token, state, need), left)
+            more = split_sections(out, token)
+        spec = {}  # (only ever answers the first follow-up: later ones know more)
         state.absorb(more)
         for f in need.env_files:
             if has_glob(f):
