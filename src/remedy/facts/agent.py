@@ -25,6 +25,7 @@ from importlib import resources
 
 from remedy.facts.sections import Section
 from remedy.transport.base import OUTPUT_CAP, Transport
+from remedy.transport.quote import quote
 from remedy.trust import SH_TRUST
 
 PYTHON = "/usr/bin/python3"
@@ -34,20 +35,25 @@ UNTRUSTED_PYTHON = 91  # /usr/bin/python3 fails the trust check
 LINE_CAP = OUTPUT_CAP  # one section: never more than the transport keeps anyway
 SECTION_CAP = 200_000  # sections in one answer (a large build host prints a few thousand)
 
-# sh: trust-check the host's python3 (remedy.trust.SH_TRUST: it and every directory above its
-# real path owned by root or us, not writable by others), then exec that real path on the
-# agent, which arrives on stdin. No python: exit NO_PYTHON, the caller falls back.
-WRAPPER = (
-    SH_TRUST
-    + f"[ -f {PYTHON} ] && [ -x {PYTHON} ] || exit {NO_PYTHON}\n"
-    + f"trusted {PYTHON} || {{ printf '%s\\n' \"$WHY\" >&2; exit {UNTRUSTED_PYTHON}; }}\n"
-    # python sets LC_CTYPE=C.UTF-8 in its own environment when the locale is C (PEP 538), which
-    # the session's `env` must not show: LC_ALL=C prevents it, and the agent is told what
-    # LC_ALL was so that its copy of the session's environment is the session's
-    + 'case ${LC_ALL:+x} in x) exec "$RP" -I -S - ;; esac\n'
-    + 'case ${LC_ALL+x} in x) LC_ALL=C exec "$RP" -I -S - LC_ALL-was-empty ;; esac\n'
-    + 'LC_ALL=C exec "$RP" -I -S - LC_ALL-was-unset\n'
-)
+
+def wrapper(python: str = PYTHON) -> str:
+    """sh: trust-check the host's python3 (remedy.trust.SH_TRUST: it and every directory
+    above its real path owned by root or us, not writable by others), then exec that real
+    path on the agent, which arrives on stdin. No python: exit NO_PYTHON, the caller falls
+    back to the shell batch."""
+    py = quote(python)
+    return (
+        SH_TRUST
+        + f"[ -f {py} ] && [ -x {py} ] || exit {NO_PYTHON}\n"
+        + f"trusted {py} || {{ printf '%s\\n' \"$WHY\" >&2; exit {UNTRUSTED_PYTHON}; }}\n"
+        # python sets LC_CTYPE=C.UTF-8 in its own environment when the locale is C (PEP
+        # 538), which the session's `env` must not show: LC_ALL=C prevents it, and the agent
+        # is told what LC_ALL was so that its copy of the session's environment is the
+        # session's
+        + 'case ${LC_ALL:+x} in x) exec "$RP" -I -S - ;; esac\n'
+        + 'case ${LC_ALL+x} in x) LC_ALL=C exec "$RP" -I -S - LC_ALL-was-empty ;; esac\n'
+        + 'LC_ALL=C exec "$RP" -I -S - LC_ALL-was-unset\n'
+    )
 
 
 def agent_source() -> bytes:
@@ -83,8 +89,8 @@ def program(request: dict[str, object]) -> bytes:
     return _bootstrap() + b"main(" + ascii(request).encode("ascii") + b")\n"
 
 
-def command() -> list[str]:
-    return ["sh", "-c", WRAPPER, MARK]
+def command(python: str = PYTHON) -> list[str]:
+    return ["sh", "-c", wrapper(python), MARK]
 
 
 def _text(s: str) -> str:
@@ -119,7 +125,7 @@ async def run_agent(
 ) -> list[Section] | None:
     """The agent's sections, or None where this host cannot run it (no trusted python3, or it
     failed before answering in full): the caller then runs the shell batch."""
-    r = await transport.run(command(), timeout=timeout, input=program(request))
+    r = await transport.run(command(PYTHON), timeout=timeout, input=program(request))
     if r.exit_status in (NO_PYTHON, UNTRUSTED_PYTHON):
         return None
     sections = parse_output(r.stdout)
