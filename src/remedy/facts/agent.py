@@ -101,23 +101,29 @@ def _text(s: str) -> str:
 def parse_output(stdout: bytes) -> list[Section]:
     """JSON lines -> Sections. Stops at the first line that is not a well-formed section (a
     cut-off answer gives fewer sections, as a cut-off shell stream does: no `end`)."""
+    lines = [ln for ln in stdout.split(b"\n") if ln]
+    if 0 < len(lines) <= SECTION_CAP and len(stdout) <= LINE_CAP:
+        try:  # the usual answer, whole and well-formed: one json.loads for all of it
+            return [_section(item) for item in json.loads(b"[" + b",".join(lines) + b"]")]
+        except (ValueError, UnicodeEncodeError, TypeError):
+            pass  # not whole: the well-formed lines before the first bad one, below
     out: list[Section] = []
-    for line in stdout.split(b"\n"):
-        if not line:
-            continue
+    for line in lines:
         if len(line) > LINE_CAP or len(out) >= SECTION_CAP:
             break
         try:
-            item = json.loads(line)
-            if not (
-                isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
-            ):
-                break
-            name, arg, body = (_text(x) for x in item)
-        except (ValueError, UnicodeEncodeError):  # (binascii.Error is a ValueError)
+            out.append(_section(json.loads(line)))
+        except (ValueError, UnicodeEncodeError, TypeError):  # (binascii.Error: a ValueError)
             break
-        out.append(Section(name=name, arg=arg, body=body))
     return out
+
+
+def _section(item: object) -> Section:
+    """One [name, arg, body] of base64 strings -> a Section; TypeError for any other shape."""
+    if not (isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)):
+        raise TypeError("not a section")
+    name, arg, body = (_text(x) for x in item)
+    return Section(name=name, arg=arg, body=body)
 
 
 async def run_agent(

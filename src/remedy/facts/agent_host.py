@@ -1032,6 +1032,8 @@ def main_batch():
 def main(request):
     """Run the batch the request names; the last section is always `end`."""
     global TKSEEN, PYSEEN
+    if sys.version_info < (3, 8) or not hasattr(os, "posix_spawn"):
+        sys.exit(92)  # (no posix_spawn: the controller runs the shell batch instead)
     REQ.update(request)
     env = list(ENV.items())
     was = sys.argv[1] if len(sys.argv) > 1 else ""  # (remedy.facts.agent.WRAPPER)

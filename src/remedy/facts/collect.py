@@ -12,6 +12,13 @@ background, the trust walk stats a binary's chain once (remedy.trust), and the f
 the login PATH's own dirs (~/bin, ~/.local/bin, pyenv's shims: on nearly every host) is sent
 as soon as the login script answers, beside the main batch, and used only when it is exactly
 the follow-up that would have been sent after it. One connection, all on concurrent channels.
+
+Over SSH (a transport with `facts_agent`) the login script, the main batch and a look at
+those login-PATH dirs are one session instead: the host agent (remedy.facts.agent), one
+trust-checked python3 printing the very sections the shell scripts print, so everything
+below parses them unchanged; the follow-up for the login PATH is answered from its look when
+it would find nothing to probe (_spec_answer). A host without a usable python3 gets the
+shell scripts as above.
 """
 
 from __future__ import annotations
