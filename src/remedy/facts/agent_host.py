@@ -1,20 +1,24 @@
-"""remedy's fact agent: the main fact batch done in ONE process on the host (issue 18).
+"""remedy's fact agent: the login script and the main fact batch in ONE process on the host.
 
-Why: the shell batch (remedy.facts.collect.main_script) starts ~70 processes a host (stat,
-readlink, grep, head, cat, timeout ...); on a fleet the hosts' CPU is the bound. This file is
-sent by the controller, from remedy's own package, over stdin to the host's system python
-(`/usr/bin/python3 -I -S -`, itself trust-checked first: remedy.facts.agent). It does the
-stats, reads, directory walks, greps and trust checks in-process and starts only the binaries
-whose output is the fact (nvidia-smi, nvcc/ptxas --version, compilers, systemctl), each only
-after the same trust check the shell does (remedy.trust.SH_TRUST), by its checked real path.
+Why (issue 18): the shell scripts (remedy.facts.collect.main_script, envs.login_env_script)
+start ~100 processes a host (stat, readlink, grep, head, cat, timeout ...) over three SSH
+sessions; on a fleet the hosts' CPU is the bound. This file is sent by the controller, from
+remedy's own package, over stdin to the host's /usr/bin/python3 (`-I -S -`, itself
+trust-checked first: remedy.facts.agent). It does the stats, reads, directory walks, greps
+and trust checks in-process and starts only the binaries whose output is the fact
+(nvidia-smi, nvcc/ptxas --version, compilers, systemctl), each only after the same trust
+check the shell does (remedy.trust.SH_TRUST), by its checked real path.
 
-It prints, byte for byte, the sections the shell batch would print (names, args, bodies) as
-JSON lines `[name, arg, body]`, strings holding the raw bytes as latin-1: the controller parses
-them as data with the shell path's own parsers, so the facts are the same by construction.
-Every helper below names the shell construct it stands for.
+It prints, byte for byte, the sections the shell scripts would print (names, args, bodies)
+as JSON lines `[name, arg, body]`, each the raw bytes in base64: the controller reads them as
+data with the shell path's own parsers, so the facts are the same by construction. Every
+helper below names the shell construct it stands for. Where they differ on purpose: a FIFO
+or device named like a file grep would read is not read (the shell's grep would block on
+it), and a METADATA file is tested for NUL bytes (grep's `binary file`) in the part read.
 
-Runs on whatever python3 the host has: stdlib only, syntax of Python 3.6; no name here may
-depend on the controller. Never imported by remedy itself except by tests.
+Runs on the host's python3 >= 3.8 (posix_spawn; older ones exit 92 and get the shell
+scripts), stdlib builtins only; nothing here may depend on the controller. remedy itself
+never imports it (tests do).
 """
 
 # (only builtin modules at start-up: json, re, subprocess, fnmatch or signal would double
