@@ -148,6 +148,8 @@ def read(p, limit=None):
     """cat / head -c LIMIT: the bytes, or b"" where the file cannot be read."""
     try:
         with open(p, "rb") as f:
+            if limit is None and os.fstat(f.fileno()).st_size <= READ_CAP:
+                return f.read()  # (read(n) allocates n bytes first: 64 MiB for each file)
             return f.read(READ_CAP if limit is None else limit)
     except (OSError, ValueError):
         return b""
@@ -211,29 +213,37 @@ def _meta(c):
     return b"*" in c or b"?" in c or b"[" in c
 
 
-def _matcher(pattern):
-    """A name test for a glob component: `*` only (all remedy's patterns) without fnmatch."""
-    if b"?" in pattern or b"[" in pattern:
-        import fnmatch
+def _filter(names, pattern):
+    """The names a glob component matches (dash: `*` skips a leading dot unless the pattern
+    has one). One `*` (all of remedy's patterns) is a comprehension, no call per name: a
+    site-packages lists thousands."""
+    if not pattern.startswith(b"."):
+        names = [n for n in names if not n.startswith(b".")]
+    if b"?" not in pattern and b"[" not in pattern and pattern.count(b"*") == 1:
+        first, last = pattern.split(b"*")
+        least = len(first) + len(last)
+        return [n for n in names if n.startswith(first) and n.endswith(last) and len(n) >= least]
+    if b"?" not in pattern and b"[" not in pattern:
+        return [n for n in names if _stars(n, pattern.split(b"*"))]
+    import fnmatch  # (none of remedy's patterns: re and functools cost ~8 ms to import)
 
-        return lambda name: fnmatch.fnmatchcase(name, pattern)
-    parts = pattern.split(b"*")
-    first, last, mids = parts[0], parts[-1], parts[1:-1]
-    least = sum(len(x) for x in parts)
+    return [n for n in names if fnmatch.fnmatchcase(n, pattern)]
 
-    def match(name):
-        if len(name) < least or not name.startswith(first) or not name.endswith(last):
+
+def _stars(name, parts):
+    """fnmatch for a pattern of literal parts joined by `*`."""
+    first, last = parts[0], parts[-1]
+    if len(name) < sum(len(x) for x in parts):
+        return False
+    if not name.startswith(first) or not name.endswith(last):
+        return False
+    i, end = len(first), len(name) - len(last)
+    for mid in parts[1:-1]:
+        j = name.find(mid, i, end)
+        if j < 0:
             return False
-        i = len(first)
-        end = len(name) - len(last)
-        for mid in mids:
-            j = name.find(mid, i, end)
-            if j < 0:
-                return False
-            i = j + len(mid)
-        return True
-
-    return match
+        i = j + len(mid)
+    return True
 
 
 _LISTED = {}
@@ -282,13 +292,8 @@ def glob(lit, pattern):
         names = listdir(d)
         if names is None:
             return
-        dot = c.startswith(b".")
-        match = _matcher(c)
-        for name in names:
-            if name.startswith(b".") and not dot:
-                continue
-            if match(name):
-                walk(cur + (b"" if first else b"/") + name, i + 1, False)
+        for name in _filter(names, c):
+            walk(cur + (b"" if first else b"/") + name, i + 1, False)
 
     walk(lit, 0, True)
     return sorted(found) if found else [word]
