@@ -58,12 +58,16 @@ async def one_run(alias: str, cfg: str) -> tuple[float, int]:
     return time.monotonic() - start, len(facts.toolkits) + len(facts.pythons)
 
 
-async def many(hosts: list[tuple[str, str]]) -> tuple[float, list[float | str]]:
+async def many(hosts: list[tuple[str, str]], forks: int = 0) -> tuple[float, list[float | str]]:
+    """All hosts at once, or at most `forks` at a time (remedy fleet's --forks)."""
+    sem = asyncio.Semaphore(forks or len(hosts) or 1)
+
     async def timed(alias: str, cfg: str) -> float | str:
-        try:
-            return (await one_run(alias, cfg))[0]
-        except Exception as exc:  # a benchmark reports, it does not stop
-            return f"{type(exc).__name__}: {exc}"
+        async with sem:
+            try:
+                return (await one_run(alias, cfg))[0]
+            except Exception as exc:  # a benchmark reports, it does not stop
+                return f"{type(exc).__name__}: {exc}"
 
     start = time.monotonic()
     res = await asyncio.gather(*[timed(a, c) for a, c in hosts])
@@ -280,6 +284,13 @@ def main() -> int:
     ap.add_argument(
         "--src", help="=DIR (with '='): import remedy from DIR, e.g. a copy of main's src"
     )
+    ap.add_argument(
+        "--forks",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[0],
+        help="hosts at a time (0: all); a list F1,F2,..: first F2.. on the same hosts (printed "
+        "alone), then F1 with the full figures",
+    )
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
     if args.mode == "farm":
@@ -343,15 +354,23 @@ def main() -> int:
             what = "private sshds on 127.0.20.1..N"
         up_s = time.monotonic() - t_up
         print(f"{n} hosts up in {up_s:.1f} s ({what}); load average: {load()}")
+        for forks in args.forks[1:]:  # more rounds on the same hosts, at other limits
+            time.sleep(2)
+            w, r = asyncio.run(many(hosts, forks))
+            print(
+                f"  at most {forks} at a time: wall {w:.3f} s, failed "
+                f"{sum(1 for x in r if not isinstance(x, float))}; load average {load()}"
+            )
         pids0 = hosts_last_pid(names) if mode == "sbx" else None
         hcpu0 = hosts_cpu(names) if mode == "sbx" else None
         cpu0 = time.process_time()
-        wall, res = asyncio.run(many(hosts))
+        wall, res = asyncio.run(many(hosts, args.forks[0]))
         cpu = time.process_time() - cpu0
         ok = [r for r in res if isinstance(r, float)]
         bad = [r for r in res if not isinstance(r, float)]
+        at = f" (at most {args.forks[0]} at a time)" if args.forks[0] else ""
         print(
-            f"{n} hosts concurrently over SSH: wall {wall:.3f} s, per host {wall / n:.3f} s "
+            f"{n} hosts concurrently over SSH{at}: wall {wall:.3f} s, per host {wall / n:.3f} s "
             f"(ratio to one host's median: {wall / statistics.median(times):.1f}x for "
             f"{n}x the hosts); slowest host {max(ok) if ok else float('nan'):.3f} s, "
             f"failed {len(bad)}  target < 5 s"
