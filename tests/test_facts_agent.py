@@ -290,6 +290,51 @@ def test_without_the_bytecode_the_source_runs_the_same() -> None:
     assert sa == sb and sa[-1].name == "end"
 
 
+@pytest.mark.skipif(not Path(agent.PYTHON).exists(), reason="no /usr/bin/python3 here")
+def test_the_whole_collection_on_this_machine_gives_the_shell_paths_facts() -> None:
+    """Login + round 1 + follow-ups: with the agent and without, the same Facts."""
+    t = LocalTransport("local")
+    via_agent = _facts_doc(_run(collect.collect_facts(t, timeout=60, agent=True)))
+    shell = _facts_doc(_run(collect.collect_facts(t, timeout=60, agent=False)))
+    assert via_agent == shell and shell["host"] and shell["shell_env"]
+
+
+def test_the_followup_answered_from_the_agents_look_is_the_real_followup(tmp_path: Path) -> None:
+    """_spec_answer stands for a follow-up only where that follow-up would print exactly what
+    it builds: here the real one runs (shell) over dirs that exist, are missing or are files."""
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / ".pyenv" / "shims").mkdir(parents=True)
+    (home / ".local").mkdir()
+    (home / ".local" / "bin").write_text("")  # a file, not a dir
+    t = LocalTransport("local", env={"HOME": str(home)})
+    req = collect.agent_request()
+    req["ops"] = [["spec"]]
+    spec = collect._spec_lines(
+        agent.parse_output(
+            _run(t.run(agent.command(), timeout=60, input=agent.program(req))).stdout
+        )
+    )
+    assert set(spec) == {f"{home}/{d}" for d in collect.SPEC_DIRS}
+    dirs = [f"{home}/.local/bin", f"{home}/bin", "", f"{home}/.pyenv/shims"]
+    need = collect._Needs(paths=[(":".join(dirs), "login")])
+    got = collect._spec_answer(need, spec)
+    assert got is not None
+    out = _run(t.run(collect.followup_script(TOKEN, collect._State(), need), timeout=60))
+    assert got == split_sections(out.stdout.decode(), TOKEN)
+    # a python3 in one of them: drain would probe it, so the follow-up really runs
+    (home / "bin" / "python3").symlink_to("/usr/bin/python3")
+    spec = collect._spec_lines(
+        agent.parse_output(
+            _run(t.run(agent.command(), timeout=60, input=agent.program(req))).stdout
+        )
+    )
+    assert collect._spec_answer(need, spec) is None
+    # a dir the agent did not look at, or more than PATH dirs to probe: no answer either
+    assert collect._spec_answer(collect._Needs(paths=[("/opt/x/bin", "login")]), spec) is None
+    assert collect._spec_answer(collect._Needs(paths=need.paths, env_files=["/e"]), spec) is None
+
+
 # ---- fallback and bounds ---------------------------------------------------------------------
 
 
