@@ -213,21 +213,30 @@ def _meta(c):
     return b"*" in c or b"?" in c or b"[" in c
 
 
-def _filter(names, pattern):
-    """The names a glob component matches (dash: `*` skips a leading dot unless the pattern
-    has one). One `*` (all of remedy's patterns) is a comprehension, no call per name: a
-    site-packages lists thousands."""
-    if not pattern.startswith(b"."):
-        names = [n for n in names if not n.startswith(b".")]
+_POOL = {}  # (dir, dots too, suffix) -> names: a site-packages is globbed ~7 times a batch
+
+
+def _filter(d, names, pattern):
+    """The names of directory d a glob component matches (dash: `*` skips a leading dot
+    unless the pattern has one). One `*` (all of remedy's patterns but `*venv*`): names
+    with the pattern's suffix are listed once per directory, then filtered by its prefix."""
+    dots = pattern.startswith(b".")
+    key = (d, dots, b"")
+    if key not in _POOL:
+        _POOL[key] = names if dots else [n for n in names if not n.startswith(b".")]
+    pool = _POOL[key]
     if b"?" not in pattern and b"[" not in pattern and pattern.count(b"*") == 1:
         first, last = pattern.split(b"*")
+        key = (d, dots, last)
+        if key not in _POOL:
+            _POOL[key] = [n for n in pool if n.endswith(last)]
         least = len(first) + len(last)
-        return [n for n in names if n.startswith(first) and n.endswith(last) and len(n) >= least]
+        return [n for n in _POOL[key] if n.startswith(first) and len(n) >= least]
     if b"?" not in pattern and b"[" not in pattern:
-        return [n for n in names if _stars(n, pattern.split(b"*"))]
+        return [n for n in pool if _stars(n, pattern.split(b"*"))]
     import fnmatch  # (none of remedy's patterns: re and functools cost ~8 ms to import)
 
-    return [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+    return [n for n in pool if fnmatch.fnmatchcase(n, pattern)]
 
 
 def _stars(name, parts):
@@ -292,7 +301,7 @@ def glob(lit, pattern):
         names = listdir(d)
         if names is None:
             return
-        for name in _filter(names, c):
+        for name in _filter(d, names, c):
             walk(cur + (b"" if first else b"/") + name, i + 1, False)
 
     walk(lit, 0, True)
