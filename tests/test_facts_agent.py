@@ -272,6 +272,35 @@ def test_the_agents_trust_check_answers_as_sh_trust(hostile: dict) -> None:
     assert any(a.startswith("1\t") and "owned by nobody" in a for a in got)
 
 
+def test_command_lookup_answers_as_the_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`command -v` (how nvidia-smi, the compilers and systemctl are found) in the agent and
+    in sh over the same PATH: a non-executable file, a directory and an executable of the
+    name in turn, an empty entry, a missing dir."""
+    for d, kind in (("a", "file644"), ("b", "dir"), ("c", "exe"), ("d", "exe")):
+        p = tmp_path / d / "tool"
+        p.parent.mkdir()
+        if kind == "dir":
+            p.mkdir()
+        else:
+            p.write_text("#!/bin/sh\n")
+            p.chmod(0o755 if kind == "exe" else 0o644)
+    path = ":".join([str(tmp_path / "missing"), "", *(str(tmp_path / d) for d in "abcd")])
+    want = subprocess.run(
+        ["/bin/sh", "-c", "command -v tool || echo none"],
+        env={"PATH": path},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(agent_host.ENV, b"PATH", os.fsencode(path))
+    got = agent_host.command_v(b"tool")
+    assert (os.fsdecode(got) if got else "none") == want == str(tmp_path / "c" / "tool")
+
+
 def test_without_the_bytecode_the_source_runs_the_same() -> None:
     """A host whose python has another bytecode magic compiles the source: same answer."""
     import importlib.util

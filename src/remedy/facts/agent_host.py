@@ -368,10 +368,11 @@ def trusted(p):
 
 
 def command_v(name):
-    """`command -v NAME` as dash answers it: the first PATH entry holding a regular file."""
+    """`command -v NAME` as dash answers it: the first PATH entry holding an executable
+    regular file (an empty entry is the current directory, answered as the bare name)."""
     for d in ENV.get(b"PATH", b"").split(b":"):
         p = (d + b"/" + name) if d else name
-        if isfile(p):
+        if isfile(p) and canx(p):
             return p
     return None
 
