@@ -370,6 +370,10 @@ def plan(
     symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
     p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=_csv(rules), consumers=_csv(consumers))
+    if logs:  # no rule matches the log: what its wording resembles (a hint, never a step)
+        from remedy.diagnose import learned_hint
+
+        p.learned = learned_hint(kb, symptoms, wrappers, _learned_text(logs))
     if out:
         _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
     if report:
@@ -445,17 +449,19 @@ def diagnose(
 
         kb = load_knowledge()
         symptoms, suspicious, wrappers = scans.result()
+        if spooled:  # name the log as the user gave it, not the spool file
+            names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
+            for s in [*symptoms, *suspicious]:
+                s.source = names.get(s.source, s.source)
+        # the learned fallback reads the logs only when no rule matched (before the spool goes)
+        paths = list(scans.paths)
+        d = run_diagnose(kb, f, symptoms, wrappers=wrappers, log_text=lambda: _learned_text(paths))
     finally:
         if scans is not None:
             scans.close()
         for tmp in spooled:  # stdin's copy is ours: gone once read
             with contextlib.suppress(OSError):
                 tmp.unlink()
-    if spooled:  # name the log as the user gave it, not the spool file
-        names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
-        for s in [*symptoms, *suspicious]:
-            s.source = names.get(s.source, s.source)
-    d = run_diagnose(kb, f, symptoms, wrappers=wrappers)
     d.suspicious = suspicious
     if f is None and not d.hypotheses:
         d.collect_next = [
@@ -470,6 +476,13 @@ def diagnose(
         print_diagnosis(_console(), d)
     if any(x.severity == "error" for x in d.findings):
         raise typer.Exit(1)
+
+
+def _learned_text(paths: list[Path]) -> str:
+    """The bounded text the learned fallback reads (remedy.evidence.learned.read_log_text)."""
+    from remedy.evidence.learned import read_log_text
+
+    return read_log_text(paths)
 
 
 def _stdin_to_file(p: Path, spooled: list[Path]) -> Path:
@@ -1501,6 +1514,9 @@ def check_knowledge() -> None:
         f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
         f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK"
     )
+    from remedy.evidence.learned import check_model
+
+    con.print(check_model(set(kb.rules)))
 
 
 def main(argv: list[str] | None = None) -> None:
