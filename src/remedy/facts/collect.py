@@ -529,11 +529,11 @@ async def _collect_facts(
         login_parsed = parse_login_env(login_text, token, login_notes)
         spec = _spec_lines(got)
     else:
-        if agent:  # no usable python3 there: the shell batch, with what time is left
-            timeout = max(timeout - (time.monotonic() - t0), 1)
-        main_t = asyncio.ensure_future(_main_sections(transport, token, services, timeout))
+        # (after an agent this host could not run: the shell scripts, in the time left)
+        left = max(timeout - (time.monotonic() - t0), 1)
+        main_t = asyncio.ensure_future(_main_sections(transport, token, services, left))
         login_t = asyncio.ensure_future(
-            _run_script(transport, login_env_script(token), min(timeout, 20))
+            _run_script(transport, login_env_script(token), min(left, 20))
         )
         # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile
         # puts ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one
@@ -547,7 +547,7 @@ async def _collect_facts(
                 early = predicted_need(login_t.result(), login_parsed[0], token)
                 if early is not None and not main_t.done():
                     early_t = asyncio.ensure_future(
-                        _run_script(transport, followup_script(token, _State(), early), timeout)
+                        _run_script(transport, followup_script(token, _State(), early), left)
                     )
                     spare.append(early_t)
             await asyncio.wait({main_t})
