@@ -1,15 +1,15 @@
 """The controller's side of the host fact agent (remedy.facts.agent_host, issue 18).
 
-Why: on a fleet the hosts' CPU bounds fact collection, and the shell batch starts ~70
-processes a host. The agent does the batch in one python3 process on the host. Safety:
+Why: on a fleet the hosts' CPU bounds fact collection, and the shell scripts start ~100
+processes a host over three SSH sessions. The agent does their work in one python3 process
+in one session (login sections, round 1, a look at the login PATH's usual dirs). Safety:
 - the interpreter is the host's /usr/bin/python3, run only when remedy.trust's check accepts
   it and by the real path it checked, with -I -S (no site, no user site, no PYTHON* env, no
   cwd on sys.path); the code is remedy's own agent_host.py sent over stdin, never a file
   read from the host;
 - what it prints is data: JSON lines of [name, arg, body] (the raw bytes in base64), each
-  checked for shape and size,
-  turned into the same Sections the shell batch's stream gives and parsed by the same code;
-  nothing in them is run or evaluated here;
+  checked for shape and size, turned into the same Sections the shell batch's stream gives
+  and parsed by the same code; nothing in them is run or evaluated here;
 - where the host has no usable python3 (missing, untrusted, too old, a crash), the shell batch
   runs as before: same facts either way.
 """
