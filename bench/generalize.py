@@ -112,6 +112,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # 2026-12-02 by three engineers who never ran remedy on them, while two others tuned the
     # knowledge on round 12's misses without seeing them; scored by that knowledge (03c75cb).
     ("03c75cb", "03c75cb"),
+    # round 14: 75 logs (43 with a class, 32 whose cause no rule covers) collected on
+    # 2026-12-02 by three engineers (fresh-g/h/i) who never ran remedy on them, while two
+    # others added the learned fallback and tune-d's class-level families without seeing
+    # them; scored by the knowledge at the merge of those two (d31c9eb), with a learned model
+    # trained only on d31c9eb's corpus.
+    ("d31c9eb", "d31c9eb"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
