@@ -287,7 +287,26 @@ TUNED_AFTER: list[str] = [
     " is too old to be supported by the triton GPU compiler')",
     "after 03c75cb (tune-d, from DeepSpeed's and apex's sources, no held-out miss of this shape):"
     " nvcc-not-located also takes DeepSpeed's 'CUDA_HOME does not exist, unable to compile CUDA"
-    " op(s)' and apex's raised '... was requested, but nvcc was not found'",
+    " op(s)' and apex's raised '... was requested, but nvcc was not found'",    "after d31c9eb (round 14 misses, tune-e): signature cccl-cpp-dialect takes CCCL's own"
+    " sentence ('Thrust|CUB|libcu++ requires at least C++NN', thrust cpp_dialect.h, cub"
+    " util_cpp_dialect.cuh, libcu++ __internal/cpp_dialect.h) with or without the compiler's"
+    " '#error'/file:line prefix (cxx-dialect-meets-toolkit/fi-26)",
+    "after d31c9eb (round 14 misses, tune-e): signature nvcc-not-found-shell takes a path to a"
+    " missing nvcc without the shell's own prefix and an empty toolkit prefix ('/bin/nvcc: not"
+    " found' = <empty CUDA_HOME>/bin/nvcc; tvm-ffi/torch/DeepEP join CUDA_HOME unvalidated)"
+    " (cuda-home-is-toolkit/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): nvcc-not-located also takes sgl_kernel's toolkit"
+    " preload 'Could not find CUDA lib directory.' (sglang sgl_kernel/__init__.py, #8813)"
+    " (toolkit-found/fg-4)",
+    "after d31c9eb (round 14 misses, tune-e): signature nvrtc-unsupported-arch (NVRTC's 'invalid"
+    " value for --gpu-architecture (-arch)', recorded from NVRTC 13.0 for compute_70 and"
+    " compute_200), predicted by arch-supported-by-toolkit (arch-supported-by-toolkit/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): signature libcuda-lookup-ldconfig-missing (Triton"
+    " libcuda_dirs runs /sbin/ldconfig -p unguarded: FileNotFoundError for it), predicted by"
+    " triton-finds-libcuda (triton-finds-libcuda/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): cuda-runtime-lib-not-found also takes torch's"
+    " at::DynamicLibrary 'Error in dlopen for library libX.so.N' (ATen DynamicLibrary.cpp, used by"
+    " LazyNVRTC) (runtime-libs-match-cuda-major/fh-1)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
