@@ -751,3 +751,43 @@ def test_only_the_listed_characters_case_fold_onto_ascii_letters() -> None:
     letter = re.compile("(?i)[a-z]")
     found = {chr(c) for c in range(128, 0x110000) if letter.fullmatch(chr(c))}
     assert found == set(_FOLDS_TO_ASCII)
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic's default-factory check for list/dict/set (remedy.pydanticfix)
+# --------------------------------------------------------------------------------------------
+
+
+def test_default_factory_check_answers_as_pydantic_does() -> None:
+    import pydantic
+    from pydantic._internal import _fields, _generate_schema
+
+    import remedy.pydanticfix as fix
+
+    patched = _fields.takes_validated_data_argument
+    orig = patched.__wrapped__  # control: the stand-in is in place, in both modules
+    assert _generate_schema.takes_validated_data_argument is patched
+    for factory in fix.NO_DATA:
+        assert orig(factory) is False and patched(factory) is False
+
+    def with_data(data: dict) -> int:
+        return len(data)
+
+    for factory in (with_data, lambda: 1, lambda d: d, int, fix.NO_DATA.__class__):
+        assert patched(factory) == orig(factory)
+    assert patched(with_data) is True  # control: a factory that takes the data is still seen
+
+    class M(pydantic.BaseModel):
+        a: list[int] = pydantic.Field(default_factory=list)
+        n: int = pydantic.Field(default_factory=with_data)
+
+    assert M().a == [] and M().a is not M().a and M(a=[1]).n == 1
+
+
+def test_pydantic_imported_first_is_patched_when_remedy_is_imported() -> None:
+    code = (
+        "import pydantic._internal._fields as f, remedy.pydanticfix as p; p.install(); "
+        "print(f.takes_validated_data_argument.__wrapped__.__name__)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "takes_validated_data_argument", r.stderr
