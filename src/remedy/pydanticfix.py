@@ -16,7 +16,6 @@ that removes itself); a pydantic without that function is left as it is.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 _MODULE = "pydantic._internal._fields"
 _NAME = "takes_validated_data_argument"
@@ -24,12 +23,12 @@ _NAME = "takes_validated_data_argument"
 NO_DATA = (list, dict, set, frozenset, tuple)
 
 
-def _patch(module: Any) -> None:
+def _patch(module: object) -> None:
     orig = getattr(module, _NAME, None)
     if not callable(orig) or getattr(orig, "__wrapped__", None) is not None:
         return
 
-    def takes_validated_data_argument(default_factory: Any) -> bool:
+    def takes_validated_data_argument(default_factory: object) -> bool:
         if default_factory in NO_DATA:
             return False
         return orig(default_factory)
@@ -44,7 +43,7 @@ class _Finder:
     once executed (pydantic's own modules import the name from it after that)."""
 
     @classmethod
-    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(cls, name: str, path: object = None, target: object = None) -> object:
         if name != _MODULE:
             return None
         if cls in sys.meta_path:
@@ -57,7 +56,7 @@ class _Finder:
         if exec_module is None:
             return spec
 
-        def exec_and_patch(module: Any) -> None:
+        def exec_and_patch(module: object) -> None:
             exec_module(module)
             _patch(module)
 
