@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -791,3 +792,67 @@ def test_pydantic_imported_first_is_patched_when_remedy_is_imported() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "takes_validated_data_argument", r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# actions' operations checked once per file version (remedy.knowledge.loader)
+# --------------------------------------------------------------------------------------------
+
+_LOAD_KB = """
+import json, sys
+from remedy.knowledge.loader import load_knowledge
+kb = load_knowledge()
+ops = {k: a.operation[0] for k, a in kb.actions.items() if a.operation}
+print(json.dumps({"ops": ops, "imported": "remedy.operations" in sys.modules}))
+"""
+
+
+def _load_kb(cache: Path, **env: str) -> tuple[dict[str, str], bool, str]:
+    r = subprocess.run(
+        [sys.executable, "-c", _LOAD_KB],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), **env},
+    )
+    if r.returncode:
+        return {}, False, r.stderr
+    data = json.loads(r.stdout)
+    return data["ops"], data["imported"], r.stderr
+
+
+def test_operations_are_checked_again_only_when_a_file_changes(tmp_path: Path) -> None:
+    from remedy.knowledge.loader import data_dirs
+
+    cache = tmp_path / "cache"
+    first, imported, _ = _load_kb(cache)
+    assert imported and len(first) > 10  # control: checked (remedy.operations loaded)
+    again, imported, _ = _load_kb(cache)
+    assert again == first and not imported  # the same files: not checked again
+
+    # a copy of the playbooks with one action's operation misspelt is checked, and refused
+    kdir, pdir = data_dirs()
+    mine = tmp_path / "playbooks"
+    shutil.copytree(pdir, mine)
+    victim = next(p for p in sorted(mine.glob("*.yaml")) if "op: pip-install" in p.read_text())
+    victim.write_text(victim.read_text().replace("op: pip-install", "op: pip-instal", 1))
+    ops, _, err = _load_kb(cache, REMEDY_PLAYBOOKS_DIR=str(mine))
+    assert not ops and "pip-instal" in err and victim.name in err
+
+
+def test_an_operations_record_others_could_write_is_not_used(tmp_path: Path) -> None:
+    from remedy.knowledge import loader
+
+    cache = tmp_path / "cache"
+    _load_kb(cache)
+    rec = cache / "remedy" / Path(loader._ops_record_path()).name
+    assert rec.is_file()  # control: the record was written
+    rec.parent.chmod(0o777)
+    _, imported, _ = _load_kb(cache)
+    assert imported  # checked again: the record was not trusted
+    rec.parent.chmod(0o700)
+    body = bytearray(rec.read_bytes())
+    body[-3] ^= 1  # damaged (or edited) after it was written: its sha256 no longer matches
+    rec.write_bytes(bytes(body))
+    _, imported, _ = _load_kb(cache)
+    assert imported
