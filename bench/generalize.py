@@ -31,7 +31,18 @@ Method (what is frozen, and how):
   threads). Rules stay: they are written from upstream code, not from threads. Most items
   cite upstream sources, so LORO removes little; it guards against thread-only patterns.
 
-Figures per run: top-1, top-3, "unknown" (no hypothesis at all) and harmful fixes. A harmful
+- The learned fallback (src/remedy/evidence/learned.py; refs that have it): the committed
+  model was trained on the whole corpus, so it is never used here. The runner trains a model
+  with the ref's own code on the rows it may see and points remedy at it
+  ($REMEDY_LEARNED_MODEL): for the date split, the ref's corpus minus every post-split row the
+  starting commit never saw (legacy and pre-split rows only); for a clean round, the rows of the
+  corpus the round's logs were absent from; for LORO, the ref's corpus minus the log's
+  repository (one model per repository). Refs without the module are rules-only, as before.
+
+Figures per run: top-1, top-3, "unknown" (no hypothesis at all) and harmful fixes. A learned
+top hypothesis proposes no fix, so a wrong one is never harmful; it is counted apart ("learned
+top wrong"), and a learned class named for a log whose cause no rule covers is counted as a
+learned claim. A harmful
 fix: the top hypothesis is wrong, its repairs include a toolchain or driver change
 (``toolchain_actions``), and that action is not a repair of the right class (judged with the
 current knowledge of what the right class's fix is).
@@ -209,6 +220,7 @@ TOOLCHAIN_ENV = re.compile(
 _RUNNER = r"""
 import json, re, sys
 tree, corpus, exclude_repo_json = sys.argv[1], sys.argv[2], sys.argv[3]
+train_files = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
 sys.path.insert(0, tree + "/src")
 import yaml
 from pathlib import Path
@@ -241,6 +253,36 @@ for aid, a in (actions.items() if isinstance(actions, dict) else []):
         effects.append(e if isinstance(e, dict) else getattr(e, "model_dump", lambda: {})())
     touches = [getattr(t, "kind", None) for t in (getattr(act, "touches", []) or [])]
     out["actions"][aid] = {"effects": effects, "touches": touches}
+# the learned fallback (refs that have remedy.evidence.learned): a model trained here, by the
+# tree's own code, on train_files only (rows the ref's corpus had; minus the log's repository
+# for LORO), handed to remedy through $REMEDY_LEARNED_MODEL; never the committed model
+try:
+    from remedy.evidence import learned as lmod
+except ImportError:
+    lmod = None
+if train_files is None:
+    lmod = None
+models = {}
+if lmod is not None:
+    import os, tempfile
+    mdir = tempfile.mkdtemp(prefix="remedy-gen-model-")
+    allowed = set(train_files)
+    trows = [t for t in lmod.corpus_rows(Path(corpus)) if t["file"] in allowed]
+    toks = {t["file"]: lmod.tokens(t["text"]) for t in trows}
+    out["learned"] = {}
+    out["trained_rows"] = len(trows)
+
+    def model_for(repo):
+        key = repo if exclude else ""
+        if key not in models:
+            use = [t for t in trows if not key or t["repo"] != key]
+            m = lmod.train([t["text"] for t in use], [t["label"] for t in use],
+                           tokenized=[toks[t["file"]] for t in use])
+            path = os.path.join(mdir, f"m{len(models)}.json")
+            Path(path).write_text(json.dumps(m.to_json()))
+            models[key] = path
+        return models[key]
+
 catalogs = {}
 for r in rows:
     repo = r["thread"].split("#")[0]
@@ -262,11 +304,16 @@ for r in rows:
                                               exclude_repo=repo if exclude else None)
     except (ImportError, FileNotFoundError):
         pass
+    if lmod is not None:
+        os.environ[lmod.ENV_MODEL] = model_for(repo)
+        kw["log_text"] = lmod.read_log_text([Path(corpus) / r["file"]])
     try:
         d = diagnose(kb, None, res.symptoms, wrappers=wrappers, **kw)
     except TypeError:
         d = diagnose(kb, None, res.symptoms, wrappers=wrappers)
     out["logs"][r["file"]] = [h.rule for h in d.hypotheses[:5]]
+    if lmod is not None and d.hypotheses and getattr(d.hypotheses[0], "source", "") == "learned":
+        out["learned"][r["file"]] = True
 print(json.dumps(out))
 """
 
@@ -296,11 +343,17 @@ def _extract(ref: str, dest: Path) -> None:
         t.extractall(dest, filter="data")
 
 
-def diagnose_with(ref: str, loro: bool = False) -> dict[str, Any]:
+def diagnose_with(ref: str, loro: bool = False, train: set[str] | None = None) -> dict[str, Any]:
+    """Every corpus log diagnosed by ``ref``'s code and knowledge. ``train``: the corpus files a
+    learned fallback may be trained on (refs with remedy.evidence.learned train one in the
+    runner; with ``loro``, one per repository without it); None: rules only."""
+    args = [json.dumps(loro)]
+    if train is not None:
+        args.append(json.dumps(sorted(train)))
     with tempfile.TemporaryDirectory(prefix="remedy-gen-") as tmp:
         _extract(ref, Path(tmp))
         r = subprocess.run(
-            [sys.executable, "-c", _RUNNER, tmp, str(CORPUS), json.dumps(loro)],
+            [sys.executable, "-c", _RUNNER, tmp, str(CORPUS), *args],
             capture_output=True,
             text=True,
             timeout=600,
@@ -358,9 +411,29 @@ def unseen(rows: list[dict[str, Any]], ref: str, *, no_rule: bool = False) -> li
     ]
 
 
+def corpus_files(ref: str) -> set[str]:
+    """The files of ``ref``'s corpus index (the working tree's for WORKTREE)."""
+    if ref == "WORKTREE":
+        return {r["file"] for r in _rows()}
+    text = _git("show", f"{ref}:tests/fixtures/corpus/index.yaml")
+    return {r["file"] for r in yaml.safe_load(text)["logs"]}
+
+
+def date_split_train(ref: str) -> set[str]:
+    """What a learned model may see for the date split: ``ref``'s corpus minus every post-split
+    row the starting commit never saw (classified or not): legacy and pre-split rows only."""
+    rows = _rows()
+    held = {r["file"] for r in unseen(rows, BEFORE_REF)}
+    held |= {r["file"] for r in unseen(rows, BEFORE_REF, no_rule=True)}
+    return corpus_files(ref) - held
+
+
 def score(rows: list[dict[str, Any]], run: dict[str, Any], current: dict[str, Any]) -> dict:
+    """top-1/top-3/unknown/harmful; a learned top hypothesis proposes no fix, so a wrong one is
+    not harmful: it is counted apart (learned_top_wrong) so a figure never hides it."""
     tool = toolchain_actions(current["actions"]) | toolchain_actions(run["actions"])
-    n = top1 = top3 = unknown = harmful = 0
+    learned = run.get("learned", {})
+    n = top1 = top3 = unknown = harmful = learned_wrong = learned_right = 0
     misses, harms = [], []
     for r in rows:
         ranked = run["logs"][r["file"]]
@@ -369,9 +442,13 @@ def score(rows: list[dict[str, Any]], run: dict[str, Any], current: dict[str, An
             unknown += 1
         if ranked[:1] == [r["class"]]:
             top1 += 1
+            learned_right += r["file"] in learned
         else:
             misses.append({"file": r["file"], "class": r["class"], "ranked": ranked[:3]})
-            if ranked:
+            if r["file"] in learned:
+                learned_wrong += 1
+                misses[-1]["learned"] = True
+            elif ranked:
                 right = set(current["repairs"].get(r["class"], []))
                 proposed = set(run["repairs"].get(ranked[0], [])) & tool
                 if proposed and not (proposed & right):
@@ -385,6 +462,9 @@ def score(rows: list[dict[str, Any]], run: dict[str, Any], current: dict[str, An
         "top3": top3,
         "unknown": unknown,
         "harmful": harmful,
+        "learned_active": "learned" in run,
+        "learned_top_right": learned_right,
+        "learned_top_wrong": learned_wrong,
         "top1_rate": round(top1 / n, 3) if n else None,
         "top3_rate": round(top3 / n, 3) if n else None,
         "unknown_rate": round(unknown / n, 3) if n else None,
@@ -397,19 +477,24 @@ def score_no_rule(rows: list[dict[str, Any]], run: dict[str, Any], current: dict
     """Held-out logs whose established cause no rule covers: the right answer is "unknown"
     (the corpus test's rule for class-null rows); naming a toolchain change is harmful."""
     tool = toolchain_actions(current["actions"]) | toolchain_actions(run["actions"])
-    said_unknown, named, harms = 0, [], []
+    said_unknown, named, harms, learned_claims = 0, [], [], 0
     for r in rows:
         ranked = run["logs"][r["file"]]
         if not ranked:
             said_unknown += 1
             continue
         named.append({"file": r["file"], "ranked": ranked[:3]})
-        if set(run["repairs"].get(ranked[0], [])) & tool:
+        if r["file"] in run.get("learned", {}):
+            # a learned class for a cause no rule covers: a false claim of knowing (no fix)
+            learned_claims += 1
+            named[-1]["learned"] = True
+        elif set(run["repairs"].get(ranked[0], [])) & tool:
             harms.append({"file": r["file"], "top": ranked[0]})
     return {
         "logs": len(rows),
         "said_unknown": said_unknown,
         "named_a_class": len(named),
+        "learned_claims": learned_claims,
         "harmful": len(harms),
         "named": named,
         "harmful_fixes": harms,
@@ -427,8 +512,8 @@ def evaluate(ref: str, current: dict[str, Any]) -> dict[str, Any]:
     rows = _rows()
     held, tuning = split(rows)
     own = unseen(rows, ref)
-    plain = diagnose_with(ref)
-    loro = diagnose_with(ref, loro=True)
+    plain = diagnose_with(ref, train=date_split_train(ref))
+    loro = diagnose_with(ref, loro=True, train=corpus_files(ref))
     classified = [r for r in rows if r.get("class")]
     out = {
         "ref": ref,
@@ -440,6 +525,9 @@ def evaluate(ref: str, current: dict[str, Any]) -> dict[str, Any]:
     }
     if own and len(own) != len(held):
         out["unseen_by_this_ref"] = score(own, plain, current)
+    out["date_split_no_rule"] = score_no_rule(
+        unseen(rows, BEFORE_REF, no_rule=True), plain, current
+    )
     return out
 
 
@@ -454,12 +542,20 @@ def clean_rounds(current: dict[str, Any]) -> dict[str, Any]:
         for r in unseen(rows, corpus_ref, no_rule=True):
             owner[r["file"]] = i
     rounds = []
-    total = {"logs": 0, "top1": 0, "top3": 0, "unknown": 0, "harmful": 0}
+    total = {
+        "logs": 0,
+        "top1": 0,
+        "top3": 0,
+        "unknown": 0,
+        "harmful": 0,
+        "learned_top_right": 0,
+        "learned_top_wrong": 0,
+    }
     for i, (ref, corpus_ref) in enumerate(CLEAN_ROUNDS):
         mine = [r for r in rows if owner.get(r["file"]) == i]
         if not mine:
             continue
-        run = diagnose_with(ref)
+        run = diagnose_with(ref, train=corpus_files(corpus_ref))
         classified = [r for r in mine if r.get("class")]
         sc = score(classified, run, current)
         nulls = [r for r in mine if r.get("class") is None]
@@ -469,6 +565,7 @@ def clean_rounds(current: dict[str, Any]) -> dict[str, Any]:
         rounds.append(rd)
         for k in total:
             total[k] += sc[k]
+    total["learned_active"] = any(rd["learned_active"] for rd in rounds)
     n = total["logs"] or 1
     total.update(
         top1_rate=round(total["top1"] / n, 3),
@@ -484,6 +581,11 @@ def _line(name: str, s: dict[str, Any]) -> str:
         f"  {name:28} n={n:3}  top-1 {s['top1']:3} ({s['top1_rate']:.1%})  "
         f"top-3 {s['top3']:3} ({s['top3_rate']:.1%})  unknown {s['unknown']:2} "
         f"({s['unknown_rate']:.1%})  harmful {s['harmful']}"
+        + (
+            f"  learned top right {s['learned_top_right']} wrong {s['learned_top_wrong']}"
+            if s.get("learned_active") or s.get("learned_top_right") or s.get("learned_top_wrong")
+            else ""
+        )
     )
 
 
@@ -527,6 +629,12 @@ def main() -> int:
         print(_line("leave-one-repo-out, all", r["loro_all"]))
         if "unseen_by_this_ref" in r:
             print(_line("post-split, unseen by it", r["unseen_by_this_ref"]))
+        nr = r["date_split_no_rule"]
+        print(
+            f"  {'date split, no rule covers':28} n={nr['logs']:3}  said unknown "
+            f"{nr['said_unknown']}, named a class {nr['named_a_class']} (learned "
+            f"{nr['learned_claims']}), harmful {nr['harmful']}"
+        )
     if clean:
         print("\nclean held-out (each post-split log scored by the knowledge frozen before it")
         print("was collected; the figure to quote):")
@@ -536,8 +644,8 @@ def main() -> int:
                 nr = rd["no_rule"]
                 print(
                     f"  {'  + no rule covers the cause':28} n={nr['logs']:3}  said unknown "
-                    f"{nr['said_unknown']}, named a class {nr['named_a_class']}, "
-                    f"harmful {nr['harmful']}"
+                    f"{nr['said_unknown']}, named a class {nr['named_a_class']} (learned "
+                    f"{nr['learned_claims']}), harmful {nr['harmful']}"
                 )
         print(_line("all rounds", clean["total"]))
     base = reports[0]["date_split_heldout"]

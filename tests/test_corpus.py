@@ -5,6 +5,10 @@ the test is an xfail(strict): if diagnosis improves, the row must be updated, so
 claims less (or more) than remedy does. Rows with class null: no cause is named, and the most
 suspicious line is the first real error of the log (a strict xfail where the row says
 expect_unknown: false). bench/bench_corpus.py prints top-1/top-3.
+
+Rules only: the learned fallback (remedy.evidence.learned) is trained on these very rows, so it
+is never consulted here (diagnose() gets no log_text); its figures on logs it never saw are
+bench/learned_eval.py's and bench/generalize.py's, and tests/test_learned.py holds its behaviour.
 """
 
 from __future__ import annotations

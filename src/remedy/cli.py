@@ -1404,6 +1404,9 @@ def check_knowledge() -> None:
         f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
         f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK"
     )
+    from remedy.evidence.learned import check_model
+
+    con.print(check_model(set(kb.rules)))
 
 
 def main(argv: list[str] | None = None) -> None:

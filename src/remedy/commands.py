@@ -115,6 +115,10 @@ def plan_run(
     symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
     p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=csv(rules), consumers=csv(consumers))
+    if logs:  # no rule matches the log: what its wording resembles (a hint, never a step)
+        from remedy.diagnose import learned_hint
+
+        p.learned = learned_hint(kb, symptoms, wrappers, learned_text(logs))
     if out:
         write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
     if report:
@@ -167,17 +171,19 @@ def diagnose_run(
 
         kb = load_knowledge()
         symptoms, suspicious, wrappers = scans.result()
+        if spooled:  # name the log as the user gave it, not the spool file
+            names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
+            for s in [*symptoms, *suspicious]:
+                s.source = names.get(s.source, s.source)
+        # the learned fallback reads the logs only when no rule matched (before the spool goes)
+        paths = list(scans.paths)
+        d = run_diagnose(kb, f, symptoms, wrappers=wrappers, log_text=lambda: learned_text(paths))
     finally:
         if scans is not None:
             scans.close()
         for tmp in spooled:  # stdin's copy is ours: gone once read
             with contextlib.suppress(OSError):
                 tmp.unlink()
-    if spooled:  # name the log as the user gave it, not the spool file
-        names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
-        for s in [*symptoms, *suspicious]:
-            s.source = names.get(s.source, s.source)
-    d = run_diagnose(kb, f, symptoms, wrappers=wrappers)
     d.suspicious = suspicious
     if f is None and not d.hypotheses:
         d.collect_next = [
@@ -191,6 +197,13 @@ def diagnose_run(
 
         print_diagnosis(console(), d)
     return 1 if any(x.severity == "error" for x in d.findings) else 0
+
+
+def learned_text(paths: list[Path]) -> str:
+    """The bounded text the learned fallback reads (remedy.evidence.learned.read_log_text)."""
+    from remedy.evidence.learned import read_log_text
+
+    return read_log_text(paths)
 
 
 def stdin_to_file(p: Path, spooled: list[Path]) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from remedy.evaluate import Evaluation, Violation, evaluate, render
@@ -280,6 +281,46 @@ def _blank_ctx(kb: Knowledge, partial: dict[str, str] | None = None) -> dict[str
     return ctx
 
 
+def learned_hypotheses(
+    kb: Knowledge, symptoms: list[Symptom], text: str, catalog: Catalog | None = None
+) -> list[Hypothesis]:
+    """The learned fallback (remedy.evidence.learned): the classes the log's wording resembles,
+    each with its probability and the fact that would settle it, scored 0 (below any rule) and
+    marked ``source: learned``. Its repairs are never planned: it is a hint, not a finding."""
+    from remedy.evidence.learned import learned_classes
+
+    found = [(rid, p) for rid, p in learned_classes(text) if rid in kb.rules]
+    if not found:
+        return []
+    ctx = _blank_ctx(kb, partial_facts_of(symptoms, catalog))
+    out = []
+    for rid, p in found:
+        cr = kb.rules[rid]
+        confirm = [render(c, ctx) for c in cr.confirm_with]
+        out.append(
+            Hypothesis(
+                rule=rid,
+                message=cr.rule.title,
+                score=0.0,
+                confirm_with=confirm,
+                confidence=round(p, 3),
+                settle_with=confirm[0] if confirm else None,
+                source="learned",
+                probability=round(p, 3),
+            )
+        )
+    return out
+
+
+def learned_hint(
+    kb: Knowledge, symptoms: list[Symptom], wrappers: set[str], text: str
+) -> list[Hypothesis]:
+    """For a plan: the learned classes of a log no rule matches (log-only), else none."""
+    if not text or hypotheses_from_log(kb, symptoms, wrappers):
+        return []
+    return learned_hypotheses(kb, symptoms, text)
+
+
 def diagnose(
     kb: Knowledge,
     facts: Facts | None,
@@ -288,7 +329,11 @@ def diagnose(
     wrappers: set[str] | None = None,
     evaluation: Evaluation | None = None,
     signals: list[Signal] | None = None,
+    log_text: str | Callable[[], str] | None = None,
 ) -> Diagnosis:
+    """With facts: findings. With a log alone: ranked rule hypotheses; when no rule matches
+    and ``log_text`` is given (a callable is called only then), the learned fallback's
+    hypotheses (learned_hypotheses)."""
     diag = Diagnosis(host=facts.host if facts else None, symptoms=symptoms)
     if facts is not None:
         ev = evaluation or evaluate(kb, facts.model_dump())
@@ -300,11 +345,14 @@ def diagnose(
         diag.advice = [f for f in found if f.severity != "error" and not f.observed]
     else:
         diag.hypotheses = hypotheses_from_log(kb, symptoms, wrappers or set(), signals=signals)
+        if not diag.hypotheses and log_text is not None:
+            text = log_text() if callable(log_text) else log_text
+            diag.hypotheses = learned_hypotheses(kb, symptoms, text)
         diag.unexplained = [
             i
             for i, s in enumerate(symptoms)
             if s.severity in ("error", "fatal")
-            and not any(i in h.evidence for h in diag.hypotheses)
+            and not any(i in h.evidence for h in diag.hypotheses if h.source == "rules")
         ]
         for h in diag.hypotheses[:3]:
             for c in h.confirm_with:

@@ -48,6 +48,16 @@ class Evaluation:
 
 
 _EVERYTHING: Any = object()  # in a _Watch's notes: the whole dict was read
+# in a _Watch's notes: whether the dict is empty was read (``env or {}``): such a rule is
+# evaluated again when that changes, not whenever any variable does
+_NONEMPTY: Any = object()
+
+
+def _read(d: dict[Any, Any], key: Any) -> Any:
+    """What a note in a _Watch's ``_seen`` stands for, in ``d`` (for comparing two dicts)."""
+    if key is _NONEMPTY:
+        return dict.__len__(d) > 0
+    return dict.get(d, key, _EVERYTHING)
 
 
 @plain_mapping
@@ -90,6 +100,11 @@ class _Watch(dict):  # type: ignore[type-arg]
     def __len__(self) -> int:
         self._all()
         return dict.__len__(self)
+
+    def __bool__(self) -> bool:
+        if self._seen is not None:
+            self._seen.add(_NONEMPTY)
+        return dict.__len__(self) > 0
 
     def keys(self) -> Any:
         self._all()
@@ -218,6 +233,10 @@ class _Unchanged:
         # it when any did (for a rule that read the whole of them)
         self.facts_changed = changed | ({_EVERYTHING} if changed else set())
         self.env_changed = env_changed | ({_EVERYTHING} if env_changed else set())
+        if bool(old) != bool(facts):
+            self.facts_changed.add(_NONEMPTY)
+        if bool(old_env) != bool(new_env):
+            self.env_changed.add(_NONEMPTY)
         py_old, py_new = prev.py, base["py"]
         same = {
             "py": py_old is py_new or py_old == py_new,
@@ -375,10 +394,7 @@ def evaluate(
                     pk = picks[cid]
                     mk = (rid, id(pk.tk), pk.path, pk.how)
                     for ckeys, cvals, *rest in memo.get(mk, ()):
-                        if all(
-                            dict.get(cw, k, _EVERYTHING) == v
-                            for k, v in zip(ckeys, cvals, strict=True)
-                        ):
+                        if all(_read(cw, k) == v for k, v in zip(ckeys, cvals, strict=True)):
                             hit = rest
                             break
                 if hit is not None:
@@ -398,7 +414,7 @@ def evaluate(
                             cw._seen = None
                     if mk is not None and _EVERYTHING not in cs:
                         ckeys = tuple(cs)
-                        cvals = tuple(dict.get(cw, k, _EVERYTHING) for k in ckeys)  # type: ignore[arg-type]
+                        cvals = tuple(_read(cw, k) for k in ckeys)  # type: ignore[arg-type]
                         memo.setdefault(mk, []).append(
                             (ckeys, cvals, status, list(errs), set(fs), set(es))
                         )

@@ -226,6 +226,10 @@ class Hypothesis(Strict):
     support_lines: int = 0
     matched_fields: list[str] = Field(default_factory=list)
     settle_with: str | None = None  # the one fact that would confirm or refute it
+    # "learned": named by the corpus-trained text classifier (remedy.evidence.learned) because
+    # no rule matched the log; a hint with its probability, never a cause a plan acts on
+    source: Literal["rules", "learned"] = "rules"
+    probability: float | None = None
 
 
 class Diagnosis(Strict):
@@ -352,4 +356,7 @@ class Plan(Strict):
     # the log's fatal lines that no finding explains: applying the plan will not fix them
     unexplained: list[str] = Field(default_factory=list)
     failed_operation: FailedOperation | None = None  # what `run` re-runs to say `fixed`
+    # no rule matched the log: the classes its wording resembles (remedy.evidence.learned),
+    # shown with the fact that would settle them; no step is ever planned from them
+    learned: list[Hypothesis] = Field(default_factory=list)
     status: Literal["ok", "nothing-to-do", "partial", "impossible", "unexplained"] = "ok"

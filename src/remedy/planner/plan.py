@@ -138,6 +138,12 @@ class TraceReporter(Reporter):
         breaks = ", ".join((verdict.data or {}).get("breaks", []))
         self.lines.append(f"{'  ' * depth}  reject {_move_label(move)}: {verdict.reason} {breaks}")
 
+    def bounding(self, goal_cost: tuple[int, ...], left: int) -> None:
+        self.lines.append(
+            f"stop: a plan of cost {dict(zip(CRITERIA, goal_cost, strict=True))} is found and "
+            f"none of the {left} state(s) not expanded can lead to a better one"
+        )
+
     def ending(self, result: SearchResult) -> None:
         self.lines.append(
             f"end: {len(result.moves)} move(s), {result.expansions} expansion(s), "
@@ -311,7 +317,10 @@ def make_plan(
         plan = make_scoped_plan(
             kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
         )
-        of_facts = None
+        # its facts are the facts given with the scopes' workload, which facts_digest leaves
+        # out: make_scoped_plan's facts_digest(facts) is theirs (a big host's facts are
+        # not hashed again)
+        of_facts = plan.facts_digest
     else:
         plan = plan_one(kb, facts, symptoms, wrappers=wrappers, max_expansions=max_expansions)[0]
         of_facts = plan.facts_digest  # plan_one's facts_digest(plan.facts)
@@ -339,8 +348,11 @@ def plan_one(
     *,
     wrappers: set[str] | None = None,
     max_expansions: int = 3000,
+    digest: bool = True,
 ) -> tuple[Plan, dict[str, Any]]:
-    """One environment's plan, and the facts it predicts after its last step."""
+    """One environment's plan, and the facts it predicts after its last step. ``digest``:
+    False where the caller digests the facts itself (a scope's part of a plan, whose
+    facts_digest is then left empty)."""
     symptoms = symptoms or []
     needs = missing_files(symptoms)
     if needs and not facts.workload.missing_files:
@@ -399,7 +411,7 @@ def plan_one(
     plan = Plan(
         remedy_version=__version__,
         host=facts.host,
-        facts_digest=facts_digest(facts),
+        facts_digest=facts_digest(facts) if digest else "",
         knowledge_version=kb.version,
         facts=facts,
         target=facts.workload,

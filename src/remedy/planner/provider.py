@@ -392,6 +392,20 @@ class FactsProvider:
             total["pins"] += sum(1 for p in pinned if before_pk.get(p) != after_pk.get(p))
         return tuple(total[k] for k in CRITERIA)
 
+    def cost_floor(self) -> tuple[int, ...]:
+        """The least any move costs, per criterion: a move is one or more actions, each
+        costing at least the least of every action's fixed cost; pins (counted from the
+        packages a move changes) may be 0. Lets the search stop once nothing it has left
+        can beat the best plan it has found (planner/search.py)."""
+        costs = [ca.action.cost for ca in self.kb.actions.values()]
+        least = {
+            "driver": min((c.driver for c in costs), default=0),
+            "pins": 0,
+            "launches": min((c.launches for c in costs), default=0),
+            "steps": min((c.steps for c in costs), default=0),
+        }
+        return tuple(least[k] for k in CRITERIA)
+
     def state_key(self, state: dict[str, Any]) -> Hashable:
         if self.root is None:
             self.root = state

@@ -45,7 +45,7 @@ def make_scoped_plan(
     for sc in scopes:
         part_facts = Facts.model_validate(scoped_dict(state, sc))
         part, after = plan_one(
-            kb, part_facts, symptoms, wrappers=wrappers, max_expansions=max_expansions
+            kb, part_facts, symptoms, wrappers=wrappers, max_expansions=max_expansions, digest=False
         )
         statuses.append(part.status)
         for st in part.steps:

@@ -51,6 +51,10 @@ class Provider(Protocol[S, M]):
 
     def move_key(self, move: M) -> Hashable: ...
 
+    # Optional: ``cost_floor() -> tuple[int, ...]``, a lower bound, criterion by criterion, on
+    # the cost of any move (every move's cost minus it is >= 0 in each criterion). Without it
+    # the bound is zero.
+
 
 class Reporter:
     """Hooks called as the search runs (all no-ops here)."""
@@ -62,6 +66,10 @@ class Reporter:
     def rejecting(self, depth: int, move: Any, verdict: Verdict) -> None: ...
 
     def adding(self, depth: int, move: Any, cost: tuple[int, ...]) -> None: ...
+
+    def bounding(self, goal_cost: tuple[int, ...], left: int) -> None:
+        """The search stops: none of the ``left`` states it has not expanded can lead to a
+        goal cheaper than ``goal_cost`` (bounded search)."""
 
     def ending(self, result: SearchResult) -> None: ...
 
@@ -96,9 +104,24 @@ def search(
     criteria: int = 4,
     max_expansions: int = 5000,
     max_depth: int = 8,
+    bounded: bool = True,
 ) -> SearchResult[S, M]:
+    """The cheapest goal, ties going to the goal found first (uniform-cost search).
+
+    ``bounded``: stop as soon as no state left to expand can lead to a better goal than the
+    best one already found (a state of cost c leads only to goals of cost >= c + the
+    provider's cost floor, and a goal found later loses a tie). The result's moves, cost and
+    states are those of the full search (``bounded=False``: every state popped before the
+    goal is expanded); what differs is the work done and so the rejections and expansions
+    seen on the way. On a host with a thousand equally cheap one-move candidates that each
+    leave something unmet, the full search expands all of them before taking the two-move
+    goal found at the start."""
     rep = reporter or Reporter()
     zero = (0,) * criteria
+    floor_of = getattr(provider, "cost_floor", None)
+    floor = tuple(floor_of()) if floor_of is not None else zero
+    # the best goal pushed so far: (its cost, its frontier entry)
+    goal: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
     start_unmet = list(provider.unmet(initial))
     rep.starting(start_unmet)
     counter = itertools.count()
@@ -113,6 +136,12 @@ def search(
     while frontier:
         cost, depth, _, state, moves, states = heapq.heappop(frontier)
         unmet = list(provider.unmet(state))
+        if unmet and goal is not None and not _add(cost, floor) < goal[0]:
+            # nothing left can beat the goal already found: the full search would expand
+            # this and the rest in vain, then pop that goal
+            rep.bounding(goal[0], len(frontier))  # the popped state, not the goal
+            cost, depth, _, state, moves, states = goal[1]
+            unmet = []
         if not unmet:
             result = SearchResult(moves, states, cost, [], list(rejections.values()), expansions)
             rep.ending(result)
@@ -144,10 +173,11 @@ def search(
                 continue
             best[key] = new_cost
             rep.adding(depth, move, new_cost)
-            heapq.heappush(
-                frontier,
-                (new_cost, depth + 1, next(counter), after, [*moves, move], [*states, after]),
-            )
+            entry = (new_cost, depth + 1, next(counter), after, [*moves, move], [*states, after])
+            heapq.heappush(frontier, entry)
+            # (a goal pushed later than one of equal cost loses the tie to it)
+            if bounded and (goal is None or new_cost < goal[0]) and not provider.unmet(after):
+                goal = (new_cost, entry)
     _, cost, state, moves, states, unmet = closest
     result = SearchResult(
         moves,
@@ -160,3 +190,7 @@ def search(
     )
     rep.ending(result)
     return result
+
+
+def _add(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(x + y for x, y in zip(a, b, strict=True))

@@ -39,6 +39,8 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
             + "; ".join(escape(u[:200]) for u in plan.unexplained)
             + " [red](no finding explains this fatal line: applying the plan will not fix it)[/]"
         )
+    if plan.learned:
+        print_learned(console, plan.learned)
     if plan.status == "nothing-to-do":
         console.print("[green]Nothing to do:[/] every rule for the target workload holds.")
         _print_advice(console, plan.advice)
@@ -198,6 +200,19 @@ def _print_evaluation_errors(console: Console, errors: list[str]) -> None:
         console.print(f"  [red]![/] {escape(e)}")
 
 
+def print_learned(console: Console, learned: list[Any]) -> None:
+    """A learned hypothesis is a hint: say so, with its probability and what would settle it."""
+    top = learned[0]
+    console.print(
+        f"[yellow]No rule matches this log.[/] Its wording resembles [bold]{escape(top.rule)}"
+        f"[/] ({top.probability or 0:.0%}, source: learned from the corpus); no repair is "
+        "planned from a learned class."
+    )
+    for h in learned:
+        if h.settle_with:
+            console.print(f"  to settle {escape(h.rule)}: {escape(h.settle_with)}")
+
+
 def print_diagnosis(console: Console, diag: Diagnosis) -> None:
     _print_evaluation_errors(console, diag.evaluation_errors)
     _print_advice(console, diag.advice)
@@ -228,17 +243,22 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
             t.add_column("evidence")
             t.add_column("confirm with")
             for i, h in enumerate(diag.hypotheses[:8], 1):
+                learned = h.source == "learned"
                 t.add_row(
                     str(i),
                     escape(f"{h.rule}: {h.message}"),
-                    f"{h.score:.2f}",
+                    "learned" if learned else f"{h.score:.2f}",
                     f"{h.confidence:.0%}",
-                    escape(_evidence_cell(h)),
+                    "wording like the corpus's logs of this class"
+                    if learned
+                    else escape(_evidence_cell(h)),
                     escape("; ".join(h.confirm_with[:2])),
                 )
             console.print(t)
             top = diag.hypotheses[0]
-            if top.settle_with:
+            if top.source == "learned":
+                print_learned(console, diag.hypotheses)
+            elif top.settle_with:
                 console.print(
                     f"[bold]Would settle it[/] ({top.confidence:.0%} on {escape(top.rule)}): "
                     + escape(top.settle_with)
@@ -247,7 +267,8 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
             console.print("[yellow]No known failure matches this log.[/]")
     if diag.unexplained and not diag.findings:
         pass
-    if diag.suspicious and not diag.hypotheses and not diag.findings:
+    ruled = [h for h in diag.hypotheses if h.source == "rules"]
+    if diag.suspicious and not ruled and not diag.findings:
         console.print("[bold]Most suspicious lines[/]:")
         for s in diag.suspicious[:10]:
             console.print(f"  [dim]{escape(s.source)}:{s.line}[/] {escape(s.text[:200])}")

@@ -1,0 +1,490 @@
+"""A learned fallback for log-only diagnosis: which known class a log's wording resembles.
+
+Why: rules and signatures match wording someone wrote down; a real log often says the same
+thing in words no signature knows (held-out rounds 12/13: "unknown" on 44 of 122). A text
+classifier trained on the corpus (tests/fixtures/corpus, one real log per row, class-null rows
+as the label NONE so it can say "no known class") names the class the wording is closest to.
+
+It is a hint, never a finding: a learned hypothesis is ranked below every rule hypothesis,
+carries its probability and the fact that would settle it, and no repairs (plan and run never
+act on it). The model is data: ``python -m remedy.evidence.learned --train`` regenerates
+knowledge/learned/log-classes.json from the corpus (a test asserts the committed file equals a
+regeneration). Pure Python (stdlib only), deterministic: multinomial naive Bayes over TF-IDF
+features (tokens with digits and hex folded to N, sublinear tf, L2-normalised); a seeded-SGD
+logistic regression is the other kind bench/learned_eval.py --select compares it with.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = "remedy-log-classes-1"
+NONE = "(none)"  # the label of class-null corpus rows: the cause has no rule
+ENV_MODEL = "REMEDY_LEARNED_MODEL"  # a model file to use instead of the knowledge's (bench)
+MODEL_NAME = "learned/log-classes.json"
+
+# bounds: a log read for the model is at most this many bytes (head + tail), tokens capped
+MAX_BYTES = 32 * 1024
+HEAD_BYTES = 4 * 1024
+MAX_TOKENS = 6_000
+MAX_TOKEN_LEN = 64
+
+# the parameters the committed model is trained with: chosen by `bench/learned_eval.py
+# --select` (grouped cross-validation and a frozen simulation of rounds 1-11, never a row of
+# held-out rounds 12/13; bench/results/learned-select.txt)
+PARAMS: dict[str, Any] = {
+    "kind": "nb",
+    "alpha": 0.1,
+    "temperature": 1.0,
+    "prior": 0.0,
+    "min_df": 1,
+    "bigrams": False,
+    "prune": 0.01,
+    "threshold": 0.3,
+    # used by kind "lr" only
+    "C": 100.0,
+    "epochs": 80,
+    "lr": 0.5,
+    "seed": 17,
+}
+
+_NUM = re.compile(r"0[xX][0-9a-fA-F]+|\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b|\d+")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]{2,}")
+
+
+def tokens(text: str, *, bigrams: bool = False) -> list[str]:
+    """Lower-cased word tokens, digits and hex folded to N (versions and addresses vary, their
+    shape does not); at most MAX_TOKENS, each at most MAX_TOKEN_LEN characters."""
+    out: list[str] = []
+    for m in _TOKEN.finditer(_NUM.sub("N", text)):
+        out.append(m.group().lower()[:MAX_TOKEN_LEN].rstrip(".-+"))
+        if len(out) >= MAX_TOKENS:
+            break
+    if bigrams:
+        out += [f"{a} {b}" for a, b in zip(out, out[1:], strict=False)]
+    return out
+
+
+def read_log_text(paths: Iterable[str | os.PathLike[str]]) -> str:
+    """The text the model reads from logs: each file whole up to MAX_BYTES, else its head and
+    its tail (the fatal error is usually last), decoded leniently; unreadable files skipped."""
+    parts: list[str] = []
+    budget = MAX_BYTES
+    for p in paths:
+        if budget <= 0:
+            break
+        try:
+            if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO or device: not ours to drain
+                continue
+            with open(p, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(0)
+                if size <= budget:
+                    data = f.read(budget)
+                else:
+                    head = f.read(min(HEAD_BYTES, budget // 2))
+                    f.seek(max(size - (budget - len(head)), len(head)))
+                    data = head + b"\n" + f.read(budget - len(head))
+        except OSError:
+            continue
+        budget -= len(data)
+        parts.append(data.decode("utf-8", errors="replace").replace("\0", " "))
+    return "\n".join(parts)
+
+
+# --- features -------------------------------------------------------------------------------
+
+
+@dataclass
+class Vocab:
+    """Token -> (index, idf) over the training documents, tokens in at least min_df of them."""
+
+    index: dict[str, int]
+    idf: list[float]
+
+    @classmethod
+    def fit(cls, docs: Sequence[list[str]], min_df: int) -> Vocab:
+        df: dict[str, int] = {}
+        for toks in docs:
+            for t in set(toks):
+                df[t] = df.get(t, 0) + 1
+        kept = sorted(t for t, n in df.items() if n >= min_df)
+        n = len(docs)
+        return cls(
+            index={t: i for i, t in enumerate(kept)},
+            idf=[math.log((1 + n) / (1 + df[t])) + 1.0 for t in kept],
+        )
+
+    def vector(self, toks: list[str]) -> dict[int, float]:
+        """Sublinear tf x idf, L2-normalised (a long log weighs no more than a short one)."""
+        tf: dict[int, int] = {}
+        for t in toks:
+            i = self.index.get(t)
+            if i is not None:
+                tf[i] = tf.get(i, 0) + 1
+        v = {i: (1.0 + math.log(c)) * self.idf[i] for i, c in tf.items()}
+        norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
+        return {i: x / norm for i, x in sorted(v.items())}
+
+
+# --- the model ------------------------------------------------------------------------------
+
+
+@dataclass
+class Model:
+    """Softmax over per-class scores: score_c = bias_c + mass_c * sum(x) + sum_i w_ci x_i,
+    times ``temperature``; x is the log's TF-IDF vector. Logistic regression: mass 0; naive
+    Bayes: w = log(1 + count/alpha), mass = log(alpha / (total_c + alpha V)), bias the prior."""
+
+    classes: list[str]
+    vocab: Vocab
+    weights: dict[int, list[tuple[int, float]]]  # feature -> [(class, weight)], pruned
+    bias: list[float]
+    mass: list[float]
+    temperature: float = 1.0
+    params: dict[str, Any] = field(default_factory=dict)
+    header: dict[str, Any] = field(default_factory=dict)
+
+    def probabilities(self, text: str) -> dict[str, float]:
+        return self.proba_tokens(tokens(text, bigrams=bool(self.params.get("bigrams"))))
+
+    def proba_tokens(self, toks: list[str]) -> dict[str, float]:
+        x = self.vocab.vector(toks)
+        total = sum(x.values())
+        s = [b + m * total for b, m in zip(self.bias, self.mass, strict=False)]
+        for i, v in x.items():
+            for c, w in self.weights.get(i, ()):
+                s[c] += w * v
+        s = [v * self.temperature for v in s]
+        top = max(s)
+        e = [math.exp(v - top) for v in s]
+        z = sum(e)
+        return {c: e[k] / z for k, c in enumerate(self.classes)}
+
+    def to_json(self) -> dict[str, Any]:
+        feats = sorted(self.vocab.index, key=self.vocab.index.__getitem__)
+        used = [t for t in feats if self.weights.get(self.vocab.index[t])]
+        return {
+            "format": FORMAT,
+            **self.header,
+            "params": self.params,
+            "classes": self.classes,
+            "temperature": _r(self.temperature),
+            "bias": [_r(b) for b in self.bias],
+            "mass": [_r(m) for m in self.mass],
+            # token: [idf, [[class, weight], ...]] (tokens with no weight left out)
+            "features": {
+                t: [
+                    _r(self.vocab.idf[self.vocab.index[t]]),
+                    [[c, _r(w)] for c, w in self.weights[self.vocab.index[t]]],
+                ]
+                for t in used
+            },
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Model:
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ValueError(f"not a {FORMAT} model")
+        feats = d["features"]
+        if not isinstance(feats, dict):
+            raise ValueError("features is not a mapping")
+        # the parsed lists are used as they are (loading is on diagnose's start-up path)
+        index = dict(zip(feats, range(len(feats)), strict=True))
+        vals = list(feats.values())
+        vocab = Vocab(index=index, idf=[v[0] for v in vals])
+        weights = dict(zip(range(len(vals)), [v[1] for v in vals], strict=True))
+        header = {k: d[k] for k in HEADER_KEYS if k in d}
+        return cls(
+            classes=list(d["classes"]),
+            vocab=vocab,
+            weights=weights,
+            bias=[float(b) for b in d["bias"]],
+            mass=[float(m) for m in d["mass"]],
+            temperature=float(d.get("temperature", 1.0)),
+            params=dict(d.get("params") or {}),
+            header=header,
+        )
+
+
+HEADER_KEYS = ("generated_by", "corpus_digest", "trained_rows", "note")
+
+
+def _r(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+def train(
+    texts: Sequence[str],
+    labels: Sequence[str],
+    params: dict[str, Any] | None = None,
+    *,
+    tokenized: Sequence[list[str]] | None = None,
+) -> Model:
+    """The model of ``params["kind"]`` ("nb" or "lr") over these documents (``tokenized``:
+    their tokens(), when the caller trains many models on the same texts)."""
+    p = {**PARAMS, **(params or {})}
+    toks = tokenized or [tokens(t, bigrams=bool(p["bigrams"])) for t in texts]
+    vocab = Vocab.fit(toks, int(p["min_df"]))
+    X = [list(vocab.vector(t).items()) for t in toks]
+    classes = sorted(set(labels))
+    y = [classes.index(lab) for lab in labels]
+    if p["kind"] == "nb":
+        return _train_nb(X, y, classes, vocab, p)
+    return _train_lr(X, y, classes, vocab, p)
+
+
+def _train_nb(
+    X: list[list[tuple[int, float]]],
+    y: list[int],
+    classes: list[str],
+    vocab: Vocab,
+    p: dict[str, Any],
+) -> Model:
+    """Multinomial naive Bayes over TF-IDF mass (closed form: counting)."""
+    k, V, alpha = len(classes), len(vocab.idf), float(p["alpha"])
+    cnt: list[dict[int, float]] = [{} for _ in classes]
+    tot = [0.0] * k
+    docs = [0] * k
+    for x, c in zip(X, y, strict=False):
+        docs[c] += 1
+        for i, v in x:
+            cnt[c][i] = cnt[c].get(i, 0.0) + v
+            tot[c] += v
+    eps = float(p["prune"])
+    weights: dict[int, list[tuple[int, float]]] = {}
+    for c in range(k):
+        for i, n in sorted(cnt[c].items()):
+            w = math.log(1.0 + n / alpha)
+            if w >= eps:
+                weights.setdefault(i, []).append((c, w))
+    n = len(X)
+    prior = float(p.get("prior", 0.0))  # 0: uniform (the corpus's class sizes are not the field's)
+    bias = [prior * math.log(docs[c] / n) for c in range(k)]
+    mass = [math.log(alpha / (tot[c] + alpha * V)) for c in range(k)]
+    return Model(
+        classes, vocab, dict(sorted(weights.items())), bias, mass, float(p["temperature"]), params=p
+    )
+
+
+def _train_lr(
+    X: list[list[tuple[int, float]]],
+    y: list[int],
+    classes: list[str],
+    vocab: Vocab,
+    p: dict[str, Any],
+) -> Model:
+    """Multinomial logistic regression by SGD (seeded shuffles, L2 = 1/(C n), step
+    lr/(1+t/n)). Deterministic: the only randomness is ``random.Random(seed)``."""
+    import random
+
+    k, n = len(classes), len(X)
+    W = [[0.0] * k for _ in vocab.idf]
+    b = [0.0] * k
+    lam = 1.0 / (float(p["C"]) * max(n, 1))
+    scale = 1.0  # W_true = scale * W (lazy L2 shrinkage)
+    rng = random.Random(int(p["seed"]))
+    order = list(range(n))
+    step = 0
+    for _ in range(int(p["epochs"])):
+        rng.shuffle(order)
+        for d in order:
+            lr = float(p["lr"]) / (1.0 + step / max(n, 1))
+            step += 1
+            x = X[d]
+            s = list(b)
+            for i, v in x:
+                wi = W[i]
+                for c in range(k):
+                    s[c] += scale * wi[c] * v
+            top = max(s)
+            e = [math.exp(v - top) for v in s]
+            z = sum(e)
+            g = [ev / z for ev in e]
+            g[y[d]] -= 1.0
+            scale *= 1.0 - lr * lam
+            if scale < 1e-6:
+                for wi in W:
+                    for c in range(k):
+                        wi[c] *= scale
+                scale = 1.0
+            for c in range(k):
+                b[c] -= lr * g[c]
+            f = lr / scale
+            for i, v in x:
+                wi = W[i]
+                for c in range(k):
+                    wi[c] -= f * g[c] * v
+    eps = float(p["prune"])
+    weights: dict[int, list[tuple[int, float]]] = {}
+    for i, wi in enumerate(W):
+        kept = [(c, scale * w) for c, w in enumerate(wi) if abs(scale * w) >= eps]
+        if kept:
+            weights[i] = kept
+    return Model(classes, vocab, weights, b, [0.0] * k, 1.0, params=p)
+
+
+# --- the committed model: training from the corpus, loading ----------------------------------
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[3]
+
+
+def corpus_rows(corpus: Path) -> list[dict[str, Any]]:
+    """The corpus's rows with their text and label (class, or NONE for class null)."""
+    import yaml
+
+    rows = yaml.safe_load((corpus / "index.yaml").read_text())["logs"]
+    for r in rows:
+        r["text"] = (corpus / r["file"]).read_bytes().decode("utf-8", errors="replace")
+        r["label"] = r.get("class") or NONE
+        r["repo"] = str(r["thread"]).split("#")[0]
+    return rows
+
+
+def corpus_digest(corpus: Path) -> str:
+    """sha256 over the index and every log it names (names and bytes, sorted)."""
+    import hashlib
+
+    import yaml
+
+    h = hashlib.sha256()
+    idx = (corpus / "index.yaml").read_bytes()
+    h.update(b"index.yaml\0" + idx + b"\0")
+    for f in sorted(r["file"] for r in yaml.safe_load(idx)["logs"]):
+        h.update(f.encode() + b"\0" + (corpus / f).read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def train_rows(rows: Sequence[dict[str, Any]], params: dict[str, Any] | None = None) -> Model:
+    return train([r["text"] for r in rows], [r["label"] for r in rows], params)
+
+
+def model_json(corpus: Path) -> str:
+    """The committed model file's text, regenerated from the corpus (byte-stable)."""
+    rows = corpus_rows(corpus)
+    m = train_rows(rows)
+    m.header = {
+        "generated_by": "python -m remedy.evidence.learned --train (do not edit)",
+        "corpus_digest": corpus_digest(corpus),
+        "trained_rows": len(rows),
+    }
+    return json.dumps(m.to_json(), sort_keys=False, separators=(",", ":")) + "\n"
+
+
+def default_model_path() -> Path:
+    from remedy.evidence.catalog import knowledge_dir
+
+    return knowledge_dir() / MODEL_NAME
+
+
+_LOADED: dict[str, Model | None] = {}
+
+
+def load_model(path: str | os.PathLike[str] | None = None) -> Model | None:
+    """The model at ``path`` ($REMEDY_LEARNED_MODEL, else the knowledge's), read once; None
+    when there is none or it is damaged (diagnosis then stays rules-only, never fails)."""
+    p = str(path or os.environ.get(ENV_MODEL) or default_model_path())
+    if p not in _LOADED:
+        try:
+            with open(p, "rb") as f:
+                _LOADED[p] = Model.from_json(json.loads(f.read(16 << 20)))
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            _LOADED[p] = None
+    return _LOADED[p]
+
+
+def ranked(probs: dict[str, float], threshold: float) -> list[tuple[str, float]]:
+    """The known classes at or above ``threshold``, most probable first; none when NONE is the
+    most probable (the model says the wording is of a cause with no rule)."""
+    out = sorted(
+        ((c, p) for c, p in probs.items() if p >= threshold), key=lambda cp: (-cp[1], cp[0])
+    )
+    if out[:1] and out[0][0] == NONE:
+        return []
+    return [(c, p) for c, p in out if c != NONE][:3]
+
+
+def learned_classes(text: str, model: Model | None = None) -> list[tuple[str, float]]:
+    """(class, probability) the fallback names for this log text, or [] (no model, or below
+    the model's threshold, or NONE first)."""
+    m = model or load_model()
+    if m is None or not text:
+        return []
+    try:
+        probs = m.probabilities(text)
+        return ranked(probs, float(m.params.get("threshold", PARAMS["threshold"])))
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError):
+        return []  # a damaged model file: diagnosis stays rules-only
+
+
+def check_model(rule_ids: set[str], path: str | os.PathLike[str] | None = None) -> str:
+    """`remedy check`'s line about the model; KnowledgeError when the file exists but cannot be
+    used (diagnosis would silently stay rules-only) or names a class that is not a rule."""
+    from remedy.errors import KnowledgeError
+
+    p = Path(path or default_model_path())
+    if not p.exists():
+        return "learned fallback: no model (log-only diagnosis is rules only)"
+    fix = "regenerate it: python -m remedy.evidence.learned --train"
+    try:
+        m = Model.from_json(json.loads(p.read_bytes()[: 16 << 20]))
+        m.probabilities("nvcc fatal")  # the weights are usable, not only the header
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise KnowledgeError(f"not a usable model ({exc})", file=str(p), hint=fix) from None
+    stray = sorted(set(m.classes) - rule_ids - {NONE})
+    if stray:
+        raise KnowledgeError(
+            f"the model names classes that are no rule: {', '.join(stray[:5])}",
+            file=str(p),
+            hint=fix,
+        )
+    return (
+        f"learned fallback: {len(m.classes) - 1} classes, {len(m.vocab.idf)} features, trained "
+        f"on {m.header.get('trained_rows', '?')} corpus rows: OK"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog="python -m remedy.evidence.learned",
+        description="Regenerate knowledge/learned/log-classes.json from the corpus.",
+    )
+    ap.add_argument("--train", action="store_true", help="write the model file")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    ap.add_argument("--corpus", default=str(repo_root() / "tests" / "fixtures" / "corpus"))
+    ap.add_argument("--out", default=str(repo_root() / "knowledge" / MODEL_NAME))
+    args = ap.parse_args(argv)
+    text = model_json(Path(args.corpus))
+    out = Path(args.out)
+    if args.check:
+        same = out.is_file() and out.read_text() == text
+        print(
+            "up to date"
+            if same
+            else f"{out} is stale: run python -m remedy.evidence.learned --train"
+        )
+        return 0 if same else 1
+    if args.train:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        print(f"wrote {out} ({len(text)} bytes)")
+        return 0
+    ap.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
