@@ -31,7 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+# --src DIR: import remedy from another checkout's src (a paired run against main's code)
+_SRC = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--src=")), str(ROOT / "src"))
+sys.path.insert(0, _SRC)
 sys.path.insert(0, str(ROOT / "tests"))  # local_sshd: the test sshd helper
 
 from local_sshd import LocalSshd, sshd_available  # noqa: E402
@@ -56,12 +58,16 @@ async def one_run(alias: str, cfg: str) -> tuple[float, int]:
     return time.monotonic() - start, len(facts.toolkits) + len(facts.pythons)
 
 
-async def many(hosts: list[tuple[str, str]]) -> tuple[float, list[float | str]]:
+async def many(hosts: list[tuple[str, str]], forks: int = 0) -> tuple[float, list[float | str]]:
+    """All hosts at once, or at most `forks` at a time (remedy fleet's --forks)."""
+    sem = asyncio.Semaphore(forks or len(hosts) or 1)
+
     async def timed(alias: str, cfg: str) -> float | str:
-        try:
-            return (await one_run(alias, cfg))[0]
-        except Exception as exc:  # a benchmark reports, it does not stop
-            return f"{type(exc).__name__}: {exc}"
+        async with sem:
+            try:
+                return (await one_run(alias, cfg))[0]
+            except Exception as exc:  # a benchmark reports, it does not stop
+                return f"{type(exc).__name__}: {exc}"
 
     start = time.monotonic()
     res = await asyncio.gather(*[timed(a, c) for a, c in hosts])
@@ -111,6 +117,34 @@ def hosts_cpu(names: list[str]) -> float | None:
             return None
         total += (int(stat[13]) + int(stat[14])) / os.sysconf("SC_CLK_TCK")
     return total
+
+
+def hosts_last_pid(names: list[str]) -> dict[str, int] | None:
+    """The last PID each sandbox host's own PID namespace handed out (nsenter + its
+    /proc/sys/kernel/ns_last_pid; the probe itself takes one), or None where unreadable."""
+    out: dict[str, int] = {}
+    for name in names:
+        try:
+            rec = json.loads((ROOT / "sandbox" / "run" / name / "host.json").read_text())
+            r = subprocess.run(
+                ["nsenter", "-t", str(int(rec["init_pid"])), "-p", "-m", "--"]
+                + ["cat", "/proc/sys/kernel/ns_last_pid"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            out[name] = int(r.stdout.strip())
+        except (OSError, KeyError, ValueError, subprocess.SubprocessError):
+            return None
+    return out
+
+
+def processes_per_host(before: dict[str, int] | None, after: dict[str, int] | None) -> str:
+    """Processes the collection started on each host (sshd's session ones included)."""
+    if not before or not after:
+        return "n/a"
+    counts = sorted(after[n] - before[n] - 1 for n in before)
+    return f"median {statistics.median(counts):g} (min {counts[0]}, max {counts[-1]})"
 
 
 def sbx_down(names: list[str]) -> None:
@@ -247,6 +281,16 @@ def main() -> int:
         "of --scenario (sbx); --hosts 0 measures only that",
     )
     ap.add_argument("--record", type=Path, help="write the N hosts' per-host seconds here (JSON)")
+    ap.add_argument(
+        "--src", help="=DIR (with '='): import remedy from DIR, e.g. a copy of main's src"
+    )
+    ap.add_argument(
+        "--forks",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[0],
+        help="hosts at a time (0: all); a list F1,F2,..: first F2.. on the same hosts (printed "
+        "alone), then F1 with the full figures",
+    )
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-facts-"))
     if args.mode == "farm":
@@ -256,7 +300,7 @@ def main() -> int:
         print(f"cannot run: {why}")
         return 2
 
-    print(f"load average before: {load()}")
+    print(f"load average before: {load()}; remedy from {_SRC}")
     if args.single == "sbx":
         # one sandbox host of the scenario: what each of the N hosts is, measured alone
         sname = f"{args.name_prefix}-single"
@@ -310,14 +354,23 @@ def main() -> int:
             what = "private sshds on 127.0.20.1..N"
         up_s = time.monotonic() - t_up
         print(f"{n} hosts up in {up_s:.1f} s ({what}); load average: {load()}")
+        for forks in args.forks[1:]:  # more rounds on the same hosts, at other limits
+            time.sleep(2)
+            w, r = asyncio.run(many(hosts, forks))
+            print(
+                f"  at most {forks} at a time: wall {w:.3f} s, failed "
+                f"{sum(1 for x in r if not isinstance(x, float))}; load average {load()}"
+            )
+        pids0 = hosts_last_pid(names) if mode == "sbx" else None
         hcpu0 = hosts_cpu(names) if mode == "sbx" else None
         cpu0 = time.process_time()
-        wall, res = asyncio.run(many(hosts))
+        wall, res = asyncio.run(many(hosts, args.forks[0]))
         cpu = time.process_time() - cpu0
         ok = [r for r in res if isinstance(r, float)]
         bad = [r for r in res if not isinstance(r, float)]
+        at = f" (at most {args.forks[0]} at a time)" if args.forks[0] else ""
         print(
-            f"{n} hosts concurrently over SSH: wall {wall:.3f} s, per host {wall / n:.3f} s "
+            f"{n} hosts concurrently over SSH{at}: wall {wall:.3f} s, per host {wall / n:.3f} s "
             f"(ratio to one host's median: {wall / statistics.median(times):.1f}x for "
             f"{n}x the hosts); slowest host {max(ok) if ok else float('nan'):.3f} s, "
             f"failed {len(bad)}  target < 5 s"
@@ -330,6 +383,8 @@ def main() -> int:
                     f"  hosts' own CPU (their sshd sessions and all they ran) "
                     f"{hcpu1 - hcpu0:.2f} s = {(hcpu1 - hcpu0) / n * 1000:.0f} ms per host"
                 )
+            pids1 = hosts_last_pid(names)
+            print(f"  processes started per host: {processes_per_host(pids0, pids1)}")
         print(
             f"  controller CPU (this process: asyncssh + parsing) {cpu:.2f} s = "
             f"{cpu / n * 1000:.0f} ms per host; the rest of the wall time is the hosts' own "

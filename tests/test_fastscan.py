@@ -4,6 +4,8 @@ line, lines across window and segment boundaries), and it falls back when the en
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -429,6 +431,70 @@ def test_a_failing_diagnose_leaves_no_scan_worker_behind(
     assert early._EARLY is None
 
 
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie waiting for whoever adopted it: either way no longer reading."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_workers_die_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """A parent killed with SIGKILL runs no cleanup: its workers (here: ones that would read
+    for a minute) must not outlive it (PR_SET_PDEATHSIG)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = _big_log(tmp_path / "big.log")
+    code = (
+        "import sys, time\n"
+        "from remedy.evidence import default_catalog, fastscan, prefilter, reader\n"
+        "fastscan._child = lambda *_a: time.sleep(60)\n"
+        "job = fastscan.Job(sys.argv[1], prefilter.engine_patterns(default_catalog()),"
+        " cap=reader.MATCH_CAP, segments=2)\n"
+        "print(*job.kids, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(p)], stdout=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        assert proc.stdout is not None
+        pids = [int(x) for x in proc.stdout.readline().split()]
+        assert len(pids) == 2
+        assert not any(_ended(pid) for pid in pids)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while not all(_ended(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_ended(pid) for pid in pids)
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in pids:  # only if the assertion failed: do not leave them sleeping
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_whose_parent_is_already_gone_exits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent died between fork and prctl: the worker is an orphan and must not start."""
+    exits: list[int] = []
+
+    def fake_exit(code: int) -> None:
+        exits.append(code)
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    armed: list[bool] = []
+    fastscan._die_with(os.getpid() + 1_000_000, lambda: armed.append(True))
+    assert armed == [True] and exits == [1]
+    fastscan._die_with(os.getppid(), None)  # our parent is alive: nothing happens
+    assert exits == [1]
+
+
 def test_an_early_job_nobody_takes_is_ended(tmp_path: Path, cache_home: Path) -> None:
     p = _big_log(tmp_path / "big.log")
     scan_path(p)
@@ -541,3 +607,103 @@ def test_wrap_join_stays_in_one_process_and_needs_a_word_boundary(tmp_path: Path
         for m in ("hyperscan", "python"):
             r = scan_path(p, method=m)
             assert "no-kernel-image" not in r.ids(), (body, m)
+
+
+def _candidates(p: Path, anchors: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """What the workers hand the aggregator (line number, bytes, literal names), read in 4 KiB
+    windows by 3 processes, with the anchor database or one of all the literals."""
+    monkeypatch.setattr(fastscan, "USE_ANCHORS", anchors)
+    monkeypatch.setattr(fastscan, "_DBS", {})
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    cat = default_catalog()
+    eng = fastscan.database(prefilter.engine_patterns(cat))
+    assert (eng.anchors is not None) == anchors
+    return list(
+        fastscan.hyperscan_candidates(
+            p, prefilter.engine_patterns(cat), reader.Totals(), cap=reader.MATCH_CAP, segments=3
+        )
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_anchor_database_reports_what_all_the_literals_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Hyperscan runs over ~67 anchors, not the ~210 literals; each line's literal ids are then
+    recovered. On the corpus, hostile bytes and nvcc lines where the gated ``/bin/nvcc`` is
+    alone, repeated, inside ``/usr/bin/nvcc`` or ``/bin/nvcc: ``, or next to an anchor that
+    stands for nothing on the line: the same lines, bytes and literals as the full database."""
+    rnd = random.Random(seed)
+    corpus_lines = [ln for f in CORPUS for ln in f.read_bytes().splitlines() if ln]
+    nvcc = [
+        b"[3/11] /opt/v/nvidia/cu13/bin/nvcc -c a.cu -o a.o",
+        b"[3/11] /opt/v/bin/nvcc /opt/w/bin/nvcc -c a.cu",
+        b"sh: 1: /usr/bin/nvcc: not found",
+        b"/usr/bin/nvcc",
+        b"/bin/nvcc: ",
+        b"x:/bin/nvcc: No such file /usr/local/cuda/bin/nvcc",
+        b"The /bin/nvcc CUDA version ",
+        b"CUDA_HOME=/usr/local/cuda /bin/nvcc --version",
+    ]
+    lines = corpus_lines + nvcc * 30 + [_hostile(rnd, corpus_lines)]
+    rnd.shuffle(lines)
+    p = tmp_path / "mixed.log"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    got = _candidates(p, True, monkeypatch)
+    want = _candidates(p, False, monkeypatch)
+    assert got == want
+    assert sum(b"nvcc" in raw for _, raw, _ in got) >= 30  # nvcc lines that must stay
+
+
+def test_every_literal_holds_an_anchor_and_gated_ones_are_anchors() -> None:
+    pats = prefilter.engine_patterns(default_catalog())
+    anchors = fastscan.anchors_of(pats)
+    assert anchors is not None and len(anchors) < len(pats) / 2
+    assert all(any(a in lit for a in anchors) for lit, _ in pats)
+    assert all(lit in anchors for lit, gate in pats if gate is not None)
+    # a literal with a newline could span lines: then the literals themselves are compiled
+    assert fastscan.anchors_of([*pats, ("a\nb", None)]) is None
+
+
+def test_each_worker_asks_for_its_segment_ahead_of_reading_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers share one open file (one kernel readahead state), so each asks for its own
+    segment ahead of where it reads (POSIX_FADV_WILLNEED), the whole segment and no more; the
+    candidates are the same as without asking."""
+    p = tmp_path / "corpus.log"
+    p.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
+    size = p.stat().st_size
+    cat = default_catalog()
+    eng = fastscan.database(prefilter.engine_patterns(cat))
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    asked: list[tuple[int, int, int]] = []
+    real = os.posix_fadvise
+
+    def record(fd: int, off: int, length: int, advice: int) -> None:
+        asked.append((off, length, advice))
+        real(fd, off, length, advice)
+
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        bounds = reader._segment_bounds(fd, size, 2)
+        runs = {}
+        for ahead in (0, 3 * 4096):
+            monkeypatch.setattr(fastscan, "AHEAD", ahead)
+            monkeypatch.setattr(os, "posix_fadvise", record)
+            asked.clear()
+            out = []
+            for a, b in zip(bounds, bounds[1:], strict=False):
+                before = len(asked)
+                out.append(list(fastscan.scan_segment(fd, a, b, eng, reader.MATCH_CAP, [])))
+                mine = asked[before:]
+                if ahead:
+                    assert {adv for _, _, adv in mine} == {os.POSIX_FADV_WILLNEED}
+                    assert mine[0][0] == a and sum(n for _, n, _ in mine) == b - a
+                    assert all(x[0] + x[1] == y[0] for x, y in zip(mine, mine[1:], strict=False))
+                else:
+                    assert mine == []
+            runs[ahead] = out
+        assert runs[0] == runs[3 * 4096] and any(runs[0])
+    finally:
+        os.close(fd)

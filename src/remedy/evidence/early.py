@@ -27,7 +27,7 @@ import os
 import stat
 from typing import Any
 
-_TAG = "remedy-scan-engine-1"
+_TAG = "remedy-scan-engine-2"  # 2: the database holds anchors (fastscan.Engine)
 _EARLY: tuple[str, tuple[int, int, int, int], Any] | None = None
 
 
@@ -111,7 +111,7 @@ def _cached_engine(hs: Any, body: bytes) -> list[tuple[str, bytes | None]] | Non
     """The cached literal set, its database registered with fastscan; None if stale."""
     from remedy.evidence import fastscan
 
-    tag, version, sig_path, sig_key, patterns, blob = marshal.loads(body)
+    tag, version, sig_path, sig_key, patterns, anchors, blob = marshal.loads(body)
     if tag != _TAG or version != hs.__version__ or _sig_key(sig_path) != tuple(sig_key):
         return None
     patterns = [(lit, gate) for lit, gate in patterns]
@@ -119,7 +119,7 @@ def _cached_engine(hs: Any, body: bytes) -> list[tuple[str, bytes | None]] | Non
     if key not in fastscan._DBS:
         db = hs.loadb(blob, hs.HS_MODE_BLOCK)
         db.scratch = hs.Scratch(db)  # a loaded database has none: scan() would fail
-        fastscan._DBS[key] = fastscan.Engine(db, fastscan.gates_of(patterns))
+        fastscan._DBS[key] = fastscan.Engine(db, patterns, anchors)
     return patterns
 
 
@@ -144,8 +144,9 @@ def discard() -> None:
         early[2].close()
 
 
-def save(patterns: list[tuple[str, bytes | None]], db: Any, sig_path: str) -> None:
-    """Record the literal set and its compiled database for the next ``start``."""
+def save(patterns: list[tuple[str, bytes | None]], eng: Any, sig_path: str) -> None:
+    """Record the literal set, its anchors and their compiled database (``eng``: the
+    fastscan.Engine) for the next ``start``."""
     from remedy.evidence import fastscan
 
     hs = fastscan.engine()
@@ -156,7 +157,15 @@ def save(patterns: list[tuple[str, bytes | None]], db: Any, sig_path: str) -> No
         from remedy.cachefile import read_private, write_private
 
         body = marshal.dumps(
-            (_TAG, hs.__version__, sig_path, key, [list(p) for p in patterns], hs.dumpb(db))
+            (
+                _TAG,
+                hs.__version__,
+                sig_path,
+                key,
+                [list(p) for p in patterns],
+                eng.anchors,
+                hs.dumpb(eng.db),
+            )
         )
         if read_private(cache_path()) != body:
             write_private(cache_path(), body)

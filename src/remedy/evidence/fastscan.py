@@ -3,8 +3,9 @@
 Why not grep: the whole-process figure that matters is ``remedy diagnose --log`` against
 ``grep -E -i 'error|failed|fatal'``, and grep with the ~50 prefilter literals runs 2-3x slower
 than grep with those three words (reader.py). Hyperscan (Intel's multi-literal/regex engine,
-made for IDS and log pipelines) finds the whole literal set, needles and error words, at about
-0.6 ns/byte on one core, and only the lines that hold a match are ever copied or decoded.
+made for IDS and log pipelines) finds the ~67 anchors that cover the literal set (needles and
+error words; ``Engine`` says why anchors) at ~0.4-0.6 ns/byte on one core, and only the lines
+that hold a match are ever copied or decoded.
 
 How: the file is cut into newline-aligned segments (one per usable CPU, at most ``MAX_SEGMENTS``,
 none under ``SEGMENT_MIN_BYTES``); a forked worker scans each one and writes its candidates to
@@ -12,12 +13,16 @@ a spool file, while the caller goes on with other work (``Job``: ``remedy diagno
 knowledge base meanwhile, and ``early`` forks the workers before the CLI is even imported).
 A segment is read ``WINDOW`` bytes at a time into one reused buffer (peak memory does not grow
 with the log); Hyperscan reports match ends, the line around each is cut out, and newlines
-are counted only once, in C, per window. Where a worker's time goes (1 GB journal, one core,
-quiet host): reading ~0.25 ns/byte (kernel copy), Hyperscan over the ~130 literals ~0.47,
-newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count`` was ~0.5),
-the ~110,000 gated ``/bin/nvcc`` hits of nvcc command lines ~0.17: ~1.2 ns/byte against
-grep's ~1.0-1.15 for its three words (which counts no lines), so the workers beat grep only
-by running on more than one core, and only where the host has a core to spare.
+are counted only once, in C, per window. Where a worker's time goes (64 MB of the bench's
+journal, one process, min of interleaved runs on a loaded 2-core host; bench/scan_engine.py):
+reading ~0.2 ns/byte (kernel copy; mmap'd windows were no faster: page faults and unmaps
+cost what the copy saves), Hyperscan over the anchors ~0.4 (the ~210 literals: ~0.6),
+newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count`` ~0.5), the
+~114,000 nvcc command lines per GB (gated ``/bin/nvcc`` hits) ~0.27: ~1.07 ns/byte against
+1.27 for the literal database (grep: ~1.0-1.2 for its three words, counting no lines). So the
+workers beat grep only by running on more than one core, where the host has one to spare.
+Each worker asks the kernel for its segment ahead of reading it (``AHEAD``) and dies with
+its parent (``_die_with``).
 Lines longer than ``cap`` keep their first ``cap`` bytes, the rest is skipped unread by the
 matcher, exactly as ``reader.python_candidates`` does, so both paths feed the aggregator the
 same (line number, bytes) for every line that can match; a line may be a candidate here that is
@@ -33,13 +38,17 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import struct
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 WINDOW = 1 << 20
+AHEAD = 8 << 20  # bytes each worker asks the kernel to read ahead of it (0: none)
 SPARSE_LINE = 48  # mean line length from which _newlines deletes instead of counting
 DELETE_MIN = 1 << 16  # ... in spans at least this long
 SEGMENT_MIN_BYTES = 48 << 20
@@ -73,34 +82,99 @@ def engine() -> Any:
 
 
 class Engine:
-    """A compiled literal database plus, per literal id, the bytes gate that confirms it."""
+    """A compiled database of *anchors* (``anchors_of``) plus, per anchor id, the literal ids
+    whose literal contains it, and per literal id the bytes gate that confirms it.
 
-    def __init__(self, db: Any, gates: dict[int, re.Pattern[bytes]]) -> None:
+    Why anchors: Hyperscan's time grows with the literal set. The ~210 literals of the catalog
+    cost ~0.53-0.73 ns/byte on a journal, the ~67 anchors that cover them (``prefilter``'s
+    grep set: every literal contains one) ~0.36-0.55, against ~0.33 for grep's three caseless
+    words (interleaved runs, 32 MB of the bench's journal). A line where an anchor hits is
+    then checked, in C (``bytes.__contains__``), for the literals holding that anchor: the ids
+    reported are exactly those a database of all literals reports for the line, and a line
+    holding none of them is not a candidate."""
+
+    def __init__(
+        self,
+        db: Any,
+        patterns: list[tuple[str, bytes | None]],
+        anchors: list[str] | None,
+    ) -> None:
+        """``anchors``: what ``db`` was compiled from (None: the literals themselves)."""
         self.db = db
-        self.gates = gates
+        self.gates = gates_of(patterns)
         self.memo: dict[tuple[int, bytes], bool] = {}  # _gated_out's verdicts
+        self.full = [lit.encode("utf-8") for lit, _ in patterns]
+        self.anchors = anchors
+        lits = [lit for lit, _ in patterns]
+        names = lits if anchors is None else anchors
+        # per anchor id: (literal id, True if the anchor is that literal: no check needed)
+        self.expand: list[list[tuple[int, bool]]] = [
+            [(i, lit == a) for i, lit in enumerate(lits) if a in lit] for a in names
+        ]
+        # per anchor id: the gated literal it is, else -1 (its hits are that literal's)
+        at = {lit: i for i, lit in enumerate(lits)}
+        self.gated = [at[a] if at.get(a, -1) in self.gates else -1 for a in names]
+        # per gated anchor: (literal id, bytes from its start to the end of the gated
+        # literal's first occurrence in it) of each other literal holding it: such a literal
+        # is on the line only where it starts that far before a hit (checked in place)
+        self.supers: list[list[tuple[int, int]]] = [
+            [
+                (i, self.full[i].index(self.full[g]) + len(self.full[g]))
+                for i, _ in self.expand[a]
+                if i != g
+            ]
+            if g >= 0
+            else []
+            for a, g in enumerate(self.gated)
+        ]
+
+
+USE_ANCHORS = True  # tests compare against a database of all the literals
+
+
+def anchors_of(patterns: list[tuple[str, bytes | None]]) -> list[str] | None:
+    """The anchors for ``patterns``: ``prefilter.reduce_literals`` of the ungated literals
+    that hold no gated one, the gated literals themselves (their gates need each hit's
+    offset, and a line of plain nvcc commands must cost no more than before), and any literal
+    no anchor covers. None where anchors cannot stand for the literals (a literal holding a
+    newline could span lines)."""
+    lits = [lit for lit, _ in patterns]
+    if not USE_ANCHORS or any("\n" in lit for lit in lits):
+        return None
+    from remedy.evidence.prefilter import reduce_literals
+
+    gated = [lit for lit, g in patterns if g is not None]
+    anchors = reduce_literals(
+        [lit for lit, g in patterns if g is None and not any(x in lit for x in gated)]
+    )
+    anchors += [x for x in gated if x not in anchors]
+    anchors += [lit for lit in lits if not any(a in lit for a in anchors)]
+    return anchors
 
 
 def database(patterns: list[tuple[str, bytes | None]]) -> Engine:
-    """A block-mode database of ``prefilter.engine_patterns`` literals; a match's id is the
-    literal's index (cached)."""
+    """A block-mode database of the anchors of ``prefilter.engine_patterns`` literals; a
+    match's id is the anchor's index, the ids reported for a line are literal indexes
+    (cached)."""
     hs = engine()
     if hs is None:
         raise EngineFailed("hyperscan is not installed")
     key = tuple(patterns)
     eng = _DBS.get(key)
     if eng is None:
+        anchors = anchors_of(patterns)
+        exprs = [lit for lit, _ in patterns] if anchors is None else anchors
         db = hs.Database(mode=hs.HS_MODE_BLOCK)
         try:
             db.compile(
-                expressions=[lit.encode("utf-8") for lit, _ in patterns],
-                ids=list(range(len(patterns))),
+                expressions=[lit.encode("utf-8") for lit in exprs],
+                ids=list(range(len(exprs))),
                 flags=0,
                 literal=True,
             )
         except Exception as exc:  # hyperscan.error: a pattern it cannot take
             raise EngineFailed(f"hyperscan cannot compile the literals: {exc}") from None
-        eng = _DBS[key] = Engine(db, gates_of(patterns))
+        eng = _DBS[key] = Engine(db, patterns, anchors)
     return eng
 
 
@@ -169,7 +243,7 @@ def _window_lines(
     )
     hits.sort()
     counted = 0  # newlines before this offset are in ``base``
-    gates = eng.gates
+    gates, full, expand, gated, supers = eng.gates, eng.full, eng.expand, eng.gated, eng.supers
     k, n = 0, len(hits)
     while k < n:
         to = hits[k][0]
@@ -179,13 +253,45 @@ def _window_lines(
         k += 1
         while k < n and hits[k][0] <= line_end:
             k += 1
-        line = hits[first:k]
-        if gates and _gated_out(buf, start, line, gates, eng.memo):
-            continue
+        if k - first == 1 and gated[hits[first][1]] >= 0:  # one gated hit: nvcc commands
+            t, a = hits[first]
+            g = gated[a]
+            ids = {g}
+            for i, back in supers[a]:  # a literal holding it (ungated: else a hit of its own)
+                if t - back >= start and buf.startswith(full[i], t - back):
+                    ids.add(i)
+            if len(ids) == 1 and _gated_out(buf, start, [(t, g)], gates, eng.memo):
+                continue
+        else:
+            line = hits[first:k]
+            ids = set()
+            for a in {a for _, a in line}:
+                for i, exact in expand[a]:
+                    if exact or buf.find(full[i], start, line_end) >= 0:
+                        ids.add(i)
+            if not ids:  # anchors only: no literal of the set is on the line
+                continue
+            # every gated literal is an anchor of its own, so its hits are all in ``line``
+            if (
+                gates
+                and ids <= gates.keys()
+                and _gated_out(
+                    buf, start, [(t, gated[a]) for t, a in line if gated[a] >= 0], gates, eng.memo
+                )
+            ):
+                continue
         base += _newlines(buf, counted, start, sparse)
         counted = start
-        yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple({i for _, i in line})
+        yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple(ids)
     lines_out[0] = base + _newlines(buf, counted, upto, sparse)
+
+
+def _will_need(fd: int, offset: int, length: int) -> None:
+    """Ask the kernel to read ``length`` bytes at ``offset`` into the page cache now. The
+    workers share one open file, hence one readahead state: two segments read at once look
+    like random reads to it, and a log not yet cached would then come in small requests."""
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no posix_fadvise
+        os.posix_fadvise(fd, offset, length, os.POSIX_FADV_WILLNEED)
 
 
 def scan_segment(
@@ -198,8 +304,12 @@ def scan_segment(
     hits: list[tuple[int, int]] = []
     now = [0]
     pos, have, skipping, lineno, sparse = start, 0, False, 0, False
+    advised = start  # WILLNEED asked up to here
     try:
         while pos < end:
+            if AHEAD and advised < end and pos >= advised - AHEAD // 2:
+                _will_need(fd, advised, min(AHEAD, end - advised))
+                advised += AHEAD
             n = os.preadv(fd, [view[have : have + min(WINDOW, end - pos)]], pos)
             if n <= 0:
                 break
@@ -243,6 +353,40 @@ def _keep_freed_memory() -> None:
         libc = ctypes.CDLL(None)
         libc.mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
         libc.mallopt(-3, 16 << 20)  # M_MMAP_THRESHOLD
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _death_signal() -> Any:
+    """A callable that makes the calling (forked) process get SIGKILL when its parent dies,
+    or None where there is no ``prctl`` (not Linux, no libc through ctypes). Loaded in the
+    parent before forking, so each worker only makes the call."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except Exception:  # no ctypes, no libc symbol: workers then end only through Job.close
+        return None
+    prctl.restype = ctypes.c_int
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return arm
+
+
+def _die_with(parent: int, arm: Any) -> None:
+    """In a worker, first thing: a parent killed with SIGKILL runs no ``Job.close``, and a
+    worker left reading a 4 GB log would hold a core for seconds after the command is gone.
+    The kernel ends it instead (PR_SET_PDEATHSIG); a parent that died before the call has
+    already made this process an orphan, so it exits at once."""
+    if arm is not None:
+        with contextlib.suppress(Exception):
+            arm()
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _child(fd: int, start: int, end: int, eng: Engine, cap: int, spool: int) -> None:
@@ -311,6 +455,7 @@ class Job:
                 1, min(MAX_SEGMENTS, reader.usable_cpus(), self.size // SEGMENT_MIN_BYTES or 1)
             )
             bounds = reader._segment_bounds(self.fd, self.size, n)
+            arm, parent = _death_signal(), os.getpid()
             for k in range(len(bounds) - 1):
                 spool = tempfile.TemporaryFile()
                 self.spools.append(spool)
@@ -318,6 +463,7 @@ class Job:
                 if pid == 0:  # the worker: never return into the caller's code
                     code = 1
                     try:
+                        _die_with(parent, arm)
                         _child(self.fd, bounds[k], bounds[k + 1], eng, cap, spool.fileno())
                         code = 0
                     finally:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os.path
 import string
+from collections.abc import Iterable
 
 from remedy.evidence.catalog import Catalog
 from remedy.evidence.suspicious import WORDS
@@ -60,7 +61,13 @@ def literals(catalog: Catalog) -> list[str]:
     for s in catalog.signatures:
         needles.update(s.needles)
         needles.update(s.near_needles)
-    rest = sorted(n for n in needles if not any(w in n for w in WORDS))
+    return reduce_literals(needles)
+
+
+def reduce_literals(needles: Iterable[str]) -> list[str]:
+    """Steps 1-4 above over any set of needles (the error words always kept): every needle
+    contains at least one of the literals returned."""
+    rest = sorted(n for n in set(needles) if not any(w in n for w in WORDS))
     by_anchor: dict[str, set[str]] = {}
     for n in rest:
         by_anchor.setdefault(anchor(n), set()).add(n)

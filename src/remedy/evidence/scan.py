@@ -338,7 +338,7 @@ class PendingScan:
         fresh = tuple(patterns) not in fastscan._DBS
         job = fastscan.Job(path, patterns, cap=reader.MATCH_CAP, fd=os.dup(self.f.fileno()))
         if fresh and self.cat is default_catalog():
-            early.save(patterns, fastscan.database(patterns).db, str(default_catalog_path()))
+            early.save(patterns, fastscan.database(patterns), str(default_catalog_path()))
         return job
 
     def __enter__(self) -> PendingScan:

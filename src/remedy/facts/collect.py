@@ -12,6 +12,13 @@ background, the trust walk stats a binary's chain once (remedy.trust), and the f
 the login PATH's own dirs (~/bin, ~/.local/bin, pyenv's shims: on nearly every host) is sent
 as soon as the login script answers, beside the main batch, and used only when it is exactly
 the follow-up that would have been sent after it. One connection, all on concurrent channels.
+
+Over SSH (a transport with `facts_agent`) the login script, the main batch and a look at
+those login-PATH dirs are one session instead: the host agent (remedy.facts.agent), one
+trust-checked python3 printing the very sections the shell scripts print, so everything
+below parses them unchanged; the follow-up for the login PATH is answered from its look when
+it would find nothing to probe (_spec_answer). A host without a usable python3 gets the
+shell scripts as above.
 """
 
 from __future__ import annotations
@@ -22,15 +29,32 @@ import datetime as _dt
 import os
 import time
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
-from remedy.facts.envs import login_env_script, parse_env_block, parse_login_env
+from remedy.facts import agent as _agent
+from remedy.facts.envs import (
+    PROFILE_CAP,
+    SYSTEM_PROFILES,
+    USER_PROFILES,
+    login_env_script,
+    parse_env_block,
+    parse_login_env,
+)
 from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
-from remedy.facts.sections import Section, new_token, prelude, split_sections
-from remedy.facts.services import ServiceFacts, ServicesCollector
-from remedy.facts.toolkits import SH_TK, build_toolkits, group_toolkits, tk_call
+from remedy.facts.sections import Section, new_token, prelude, section_text, split_sections
+from remedy.facts.services import SHOW, UNIT_DIRS, ServiceFacts, ServicesCollector, _is_template
+from remedy.facts.toolkits import (
+    _FILES,
+    _HEADER_DIRS,
+    LIB_DIRS,
+    SH_TK,
+    build_toolkits,
+    group_toolkits,
+    tk_call,
+)
 from remedy.model import Facts, PythonEnv, Service, Toolkit
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
@@ -43,6 +67,7 @@ from remedy.units.shown import (
     service_environment,
 )
 
+_T = TypeVar("_T")
 SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 HOME_VARS = ("CUDA_HOME", "CUDA_PATH")
 PY_VARS = ("VIRTUAL_ENV", "CONDA_PREFIX")
@@ -144,6 +169,48 @@ def main_script(token: str, services: list[str] | None = None) -> str:
         "m end\n",
     ]
     return "".join(parts)
+
+
+PRELUDE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _glob_words(words: str) -> list[tuple[bool, str]]:
+    """_TK_GLOBS / _PY_GLOBS as (starts with "$HOME", the rest) for the agent."""
+    home = '"$HOME"'
+    return [
+        (w.startswith(home), w[len(home) :] if w.startswith(home) else w) for w in words.split()
+    ]
+
+
+# dirs a login PATH usually adds beyond the session's (Debian's ~/.profile: ~/bin and
+# ~/.local/bin; pyenv), looked at by the agent so that the follow-up for them needs no round
+SPEC_DIRS = ("bin", ".local/bin", ".pyenv/shims", ".pyenv/bin")
+LOGIN_SECTIONS = frozenset({"shell", "uid", "env", "env.end", "profile", "profile.end"})
+
+
+def agent_request(services: list[str] | None = None) -> dict[str, object]:
+    """Round 1 for the host agent (remedy.facts.agent_host): login_env_script's sections,
+    main_script's batch and the speculative look (spec_look), its lists passed from the same
+    constants the shell scripts are built from."""
+    wanted = ServicesCollector(services).wanted
+    return {
+        "ops": [["login"], ["main"], ["spec"]],
+        "system_profiles": list(SYSTEM_PROFILES),
+        "user_profiles": list(USER_PROFILES),
+        "profile_cap": PROFILE_CAP,
+        "spec_dirs": list(SPEC_DIRS),
+        "extra_path": PRELUDE_PATH,
+        "gpu_args": QUERY_ARGS.split(),
+        "unit_dirs": list(UNIT_DIRS),
+        "show": SHOW.split(),
+        "services": [w for w in wanted if not _is_template(w)],
+        "systemd_path": SYSTEMD_DEFAULT_PATH,
+        "tk_globs": _glob_words(_TK_GLOBS),
+        "py_globs": _glob_words(_PY_GLOBS),
+        "files": _FILES.split(),
+        "lib_dirs": list(LIB_DIRS),
+        "header_dirs": list(_HEADER_DIRS),
+    }
 
 
 def redact(env: dict[str, str]) -> list[str]:
@@ -339,7 +406,47 @@ async def _run_script(transport: Transport, script: str, timeout: float) -> str:
     return r.stdout.decode("utf-8", "replace")
 
 
-def _outcome(task: asyncio.Future[str]) -> str | BaseException:
+AGENT = True  # the host agent for transports that ask for it (SSHTransport.facts_agent)
+
+
+async def _main_sections(
+    transport: Transport, token: str, services: list[str] | None, timeout: float
+) -> list[Section]:
+    """Round 1's sections from the shell batch."""
+    out = await _run_script(transport, main_script(token, services), timeout)
+    return split_sections(out, token)
+
+
+def _spec_lines(sections: list[Section]) -> dict[str, tuple[str, str]]:
+    """The agent's speculative look: dir -> (nvcc there, python3 there), as `look` prints."""
+    out: dict[str, tuple[str, str]] = {}
+    for s in sections:
+        if s.name == "spec.look":
+            for line in s.body.split("\n"):
+                d, n, y = (line.split("\t") + ["", "", ""])[:3]
+                if d and n in ("0", "1") and y in ("0", "1"):
+                    out[d] = (n, y)
+    return out
+
+
+def _spec_answer(need: _Needs, spec: dict[str, tuple[str, str]]) -> list[Section] | None:
+    """The follow-up's exact answer, where it would only `look` at dirs the agent looked at
+    already and none holds nvcc or python3 (then `drain` probes nothing): the `path`
+    sections look prints and `end`. None where the follow-up must really run."""
+    if not spec or not need.paths or need.prefixes or need.interpreters or need.env_files:
+        return None
+    out: list[Section] = []
+    for path, label in need.paths:
+        if "\n" in path or "\n" in label or "\0" in path:
+            return None
+        dirs = [d for d in path.split(":") if d]
+        if any(spec.get(d) != ("0", "0") for d in dirs):
+            return None
+        out.append(Section(name="path", arg=label, body="".join(f"{d}\t0\t0\n" for d in dirs)))
+    return [*out, Section(name="end", arg="", body="")]
+
+
+def _outcome(task: asyncio.Future[_T]) -> _T | BaseException:
     """A finished task's result or exception (what gather(return_exceptions=True) gave)."""
     if task.cancelled():
         return asyncio.CancelledError()
@@ -376,16 +483,21 @@ async def collect_facts(
     services: list[str] | None = None,
     timeout: float = 30,
     token: str | None = None,
+    agent: bool | None = None,
 ) -> Facts:
     """Collect one host's Facts. Raises TransportError subclasses only for transport failures;
     anything odd on the host becomes an unknown value or a note.
 
     services: unit names to collect even if their ExecStart does not mention sglang.
     token: the section marker; random per call unless given (recordings and replays fix it).
+    agent: run round 1 with the host agent (remedy.facts.agent); default: where the transport
+    says it reaches a real host (`facts_agent`), and AGENT is on.
     """
+    if agent is None:
+        agent = AGENT and bool(getattr(transport, "facts_agent", False))
     spare: list[asyncio.Future[str]] = []
     try:
-        return await _collect_facts(transport, services, timeout, token, spare)
+        return await _collect_facts(transport, services, timeout, token, spare, agent)
     finally:
         for task in spare:  # an early follow-up that was not used, whatever happened
             await _discard(task)
@@ -397,43 +509,59 @@ async def _collect_facts(
     timeout: float,
     token: str | None,
     spare: list[asyncio.Future[str]],
+    agent: bool = False,
 ) -> Facts:
     t0 = time.monotonic()
     token = token or new_token()
-    main = main_script(token, services)
-    login = login_env_script(token)
-    main_t = asyncio.ensure_future(_run_script(transport, main, timeout))
-    login_t = asyncio.ensure_future(_run_script(transport, login, min(timeout, 20)))
-    # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile puts
-    # ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one follow-up round:
-    # it is sent now, beside the main batch, and used only if it is exactly what the real
-    # follow-up would have been (_early_is_the_followup); else the follow-up runs as before.
     early: _Needs | None = None
     early_t: asyncio.Future[str] | None = None
     login_notes: list[str] = []
     login_parsed: tuple[dict[str, str], str | None] | None = None
-    try:
-        await asyncio.wait({login_t})
-        if not login_t.cancelled() and login_t.exception() is None:
-            login_parsed = parse_login_env(login_t.result(), token, login_notes)
-            early = predicted_need(login_t.result(), login_parsed[0], token)
-            if early is not None and not main_t.done():
-                early_t = asyncio.ensure_future(
-                    _run_script(transport, followup_script(token, _State(), early), timeout)
-                )
-                spare.append(early_t)
-        await asyncio.wait({main_t})
-    except BaseException:
-        for task in (main_t, login_t, early_t):
-            if task is not None:
-                task.cancel()
-        raise
-    res_main: str | BaseException = _outcome(main_t)
-    res_login: str | BaseException = _outcome(login_t)
+    spec: dict[str, tuple[str, str]] = {}
+    got = await _agent.run_agent(transport, agent_request(services), timeout) if agent else None
+    res_main: list[Section] | BaseException
+    res_login: str | BaseException
+    if got is not None:
+        # one session did it all: the login sections, round 1, the speculative look
+        login_text = section_text([s for s in got if s.name in LOGIN_SECTIONS], token)
+        res_main = [s for s in got if s.name not in LOGIN_SECTIONS and s.name != "spec.look"]
+        res_login = login_text
+        login_parsed = parse_login_env(login_text, token, login_notes)
+        spec = _spec_lines(got)
+    else:
+        # (after an agent this host could not run: the shell scripts, in the time left)
+        left = max(timeout - (time.monotonic() - t0), 1)
+        main_t = asyncio.ensure_future(_main_sections(transport, token, services, left))
+        login_t = asyncio.ensure_future(
+            _run_script(transport, login_env_script(token), min(left, 20))
+        )
+        # The login script is tiny and answers first. What its PATH adds (Debian's ~/.profile
+        # puts ~/bin and ~/.local/bin there, pyenv its shims) is nearly always the one
+        # follow-up round: it is sent now, beside the main batch, and used only if it is
+        # exactly what the real follow-up would have been (_early_is_the_followup); else the
+        # follow-up runs as before.
+        try:
+            await asyncio.wait({login_t})
+            if not login_t.cancelled() and login_t.exception() is None:
+                login_parsed = parse_login_env(login_t.result(), token, login_notes)
+                early = predicted_need(login_t.result(), login_parsed[0], token)
+                if early is not None and not main_t.done():
+                    early_t = asyncio.ensure_future(
+                        _run_script(transport, followup_script(token, _State(), early), left)
+                    )
+                    spare.append(early_t)
+            await asyncio.wait({main_t})
+        except BaseException:
+            for task in (main_t, login_t, early_t):
+                if task is not None:
+                    task.cancel()
+            raise
+        res_main = _outcome(main_t)
+        res_login = _outcome(login_t)
     if isinstance(res_main, BaseException):
         raise res_main
     notes: list[str] = []
-    sections = split_sections(res_main, token)
+    sections = res_main
     if not any(s.name == "end" for s in sections):
         notes.append("fact collection output was cut off; facts are partial")
 
@@ -479,13 +607,16 @@ async def _collect_facts(
             break
         out: str | None = None
         if early_t is not None and early is not None:
-            got = await _settle(early_t, left)
-            if _early_is_the_followup(early, got, need, state, token):
-                out = got
+            done = await _settle(early_t, left)
+            if _early_is_the_followup(early, done, need, state, token):
+                out = done
             early_t = None
-        if out is None:
-            out = await _run_script(transport, followup_script(token, state, need), left)
-        more = split_sections(out, token)
+        more = _spec_answer(need, spec) if out is None else None
+        if more is None:
+            if out is None:
+                out = await _run_script(transport, followup_script(token, state, need), left)
+            more = split_sections(out, token)
+        spec = {}  # (only ever answers the first follow-up: later ones know more)
         state.absorb(more)
         for f in need.env_files:
             if has_glob(f):

@@ -6,6 +6,7 @@ They are shared by the collectors and tested on recorded real output
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -82,18 +83,28 @@ def normalize_name(name: str) -> str:
 
 def parse_metadata_grep(text: str) -> dict[str, tuple[str, str]]:
     """`grep -m2 -H -E '^(Name|Version): ' */METADATA` -> {metadata file: (name, version)}."""
+    return dict(_metadata_grep(text or ""))
+
+
+_META_LINE = re.compile(r"^(.*?):(Name|Version): (.*)$")
+
+
+# A fleet's hosts built from one image answer with the same text (a venv's ~200 dist-infos):
+# parsed once, by its text (issue 18: the controller's CPU per host).
+@functools.lru_cache(maxsize=512)
+def _metadata_grep(text: str) -> tuple[tuple[str, tuple[str, str]], ...]:
     found: dict[str, dict[str, str]] = {}
-    for line in (text or "").splitlines():
-        m = re.match(r"^(.*?):(Name|Version): (.*)$", line)
+    for line in text.splitlines():
+        m = _META_LINE.match(line)
         if not m:
             continue
         path, key, value = m.groups()
         found.setdefault(path, {})[key] = value.strip()
-    out: dict[str, tuple[str, str]] = {}
-    for path, kv in found.items():
-        if "Name" in kv and "Version" in kv:
-            out[path] = (kv["Name"], kv["Version"])
-    return out
+    return tuple(
+        (path, (kv["Name"], kv["Version"]))
+        for path, kv in found.items()
+        if "Name" in kv and "Version" in kv
+    )
 
 
 def packages_from_metadata(text: str) -> dict[str, str]:

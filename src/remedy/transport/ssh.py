@@ -343,6 +343,9 @@ class _Session(asyncssh.SSHClientSession):  # type: ignore[type-arg]
 class SSHTransport:
     """Commands and files on one host over one SSH connection."""
 
+    # a real host: fact collection may run its main batch with the host agent (issue 18)
+    facts_agent = True
+
     def __init__(
         self,
         target: str,
