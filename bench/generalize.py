@@ -112,6 +112,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # 2026-12-02 by three engineers who never ran remedy on them, while two others tuned the
     # knowledge on round 12's misses without seeing them; scored by that knowledge (03c75cb).
     ("03c75cb", "03c75cb"),
+    # round 14: 75 logs (43 with a class, 32 whose cause no rule covers) collected on
+    # 2026-12-02 by three engineers (fresh-g/h/i) who never ran remedy on them, while two
+    # others added the learned fallback and tune-d's class-level families without seeing
+    # them; scored by the knowledge at the merge of those two (d31c9eb), with a learned model
+    # trained only on d31c9eb's corpus.
+    ("d31c9eb", "d31c9eb"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
@@ -210,6 +216,78 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (round 13 misses): signature cuda-runtime-lib-not-found also matches"
     " 'ImportError: libX.so.N:' (CPython ImportError(dlerror()) naming a CUDA soname), so a copy"
     " cut after the soname still names it (runtime-libs-match-cuda-major/fd-20, fd-21, fd-22)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature nvcc-unsupported-arch covers the class"
+    " of nvcc's unknown-target message, not one wording: re-cased, cut after 'architect' or"
+    " without its value, or quoted without the 'nvcc fatal :' prefix (fb-9, fb-10, fe-3, fb-27)",
+    "after 03c75cb (round 12/13 misses, tune-d): remedy.evidence.fields.preceding_commands reads"
+    " the nvcc command setuptools/CMake/make echo before an nvcc fatal line (no ninja FAILED:"
+    " wrapper; hard-wrapped copies joined), so its targets and toolkit path reach the field"
+    " signals and version pairs (fb-26, fb-9)",
+    "after 03c75cb (round 12/13 misses, tune-d): field signals plain-arch-is-the-gpu (now only"
+    " when the echoed command has one plain target: torch cpp_extension building for the visible"
+    " GPU), rejected-target-in-echoed-arch-list and rejected-target-without-gpu-command: a target"
+    " nvcc rejects is an arch list's (toolkit-knows-target-archs) unless the log shows a build for"
+    " the GPU alone; flips 9 corpus rows to right and arch-supported-by-toolkit/1, /2 (one bare"
+    " line each) to wrong; template nvcc/unsupported-arch-plain relabelled",
+    "after 03c75cb (round 12/13 misses, tune-d): field signal nccl-cudnn-symbol-in-wheel-is-other-major"
+    " (an undefined nccl*/cudnn* symbol in a pip wheel's library: every CUDA major's NCCL/cuDNN"
+    " wheel installs the same nvidia/nccl|cudnn path, so another major's wheel overwrote it ->"
+    " runtime-libs-match-cuda-major, LD_LIBRARY_PATH second; fc-19, fc-20); template"
+    " libs/nccl-symbol relabelled from ld-library-path-not-shadowing",
+    "after 03c75cb (tune-d, from upstream sources, no held-out miss of this shape): signature"
+    " ld-version-not-found (glibc dl-version.c 'version `libX.so.N' not found (required by Y)')"
+    " with field signal cuda-version-node-missing-is-other-major -> runtime-libs-match-cuda-major;"
+    " GLIBC_/GLIBCXX_ nodes stay unmatched (no rule); fmha-kernel-outside-arch-range also takes"
+    " the older mem-eff macro 'FATAL: this function is for smN, but was built for smM' (citations"
+    " of fmha and TensorRT re-read)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature pip-requirement-conflict (pip install's"
+    " conflict report and pip check, every wording in pip's install.py/check.py, for"
+    " requirements on the GPU stack; info severity) predicted by python-requirements-hold, the"
+    " one class that had no signature (python-requirements-hold/fe-8)",
+    "after 03c75cb (round 12/13 misses, tune-d): torch-abi-undefined-symbol also takes the"
+    " demangled c10::/at::/torch:: form (c++filt), and the scan's wrap join also takes a line cut"
+    " after a label (ending in ':') or ending in blanks (fold -s) (extensions-match-torch-abi/fa-1)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature cuda-invalid-ptx (CUDA error 218 in"
+    " each wording: CUDA_ERROR_INVALID_PTX, cudaErrorInvalidPtx, 'a PTX JIT compilation failed',"
+    " Rust's 'Error: InvalidPtx') predicted by package-has-gpu-arch (package-has-gpu-arch/ff-5)",
+    "after 03c75cb (tune-d, from CPython's subprocess source; jit-parallelism-fits-memory/6 stays a"
+    " miss, its status 9 is an exit code): build-oom-killed also takes CalledProcessError's"
+    " 'Command [build command] died with <Signals.SIGKILL: 9>'",
+    "after 03c75cb (round 12/13 misses, tune-d): signature nvcc-error-in-host-stdlib-header (the"
+    " nvcc front end's 'FILE(LINE): error:' inside libstdc++ of a gcc newer than every nvcc in"
+    " cuda-tables.yaml max_gcc accepts) predicted by host-compiler-supported"
+    " (host-compiler-supported/fe-12; unknown/fa-3, gcc 14 with -std=c++11, stays unmatched)",
+    "after 03c75cb (tune-d, from XLA's source, no held-out miss of this shape):"
+    " cudnn-version-incompatible also takes XLA's 'Loaded runtime CuDNN library: X but source was"
+    " compiled with: Y' (JAX, TensorFlow)",
+    "after 03c75cb (round 12/13 misses, tune-d): signature cutlass-status-error (CUTLASS's"
+    " cutlassGetStatusString statuses as CUTLASS_CHECK prints them) with field signals: Architecture"
+    " Mismatch / Internal -> package-has-gpu-arch, Insufficient Driver -> driver-supports-build-cuda"
+    " (package-has-gpu-arch/fa-2)",
+    "after 03c75cb (round 12/13 misses, tune-d): field signal"
+    " header-and-link-name-missing-is-dev-component (a CUDA library's header and -l<lib> both"
+    " missing = its dev component absent from the toolkit -> toolkit-has-library-headers;"
+    " toolkit-has-library-headers/ff-13)",
+    "after 03c75cb (tune-d, from upstream sources, no held-out miss of this shape): signature"
+    " gpu-below-required-capability (flash-attn's 'FlashAttention only supports Ampere GPUs or"
+    " newer') and field signal xformers-gpu-too-old-is-hardware (xFormers' '(too old)') ->"
+    " kernel-arch-feature, the class the corpus gives a GPU older than the kernels need",
+    "after 03c75cb (tune-d, from recorded shells, no held-out miss of this shape): signature"
+    " nvcc-not-on-path (dash/bash/make 'nvcc: not found' / 'command not found' / 'No such file or"
+    " directory' for nvcc run by name) predicted by toolkit-found",
+    "after 03c75cb (tune-d, from CMake 3.25's modules, no held-out miss of this shape):"
+    " cmake-cuda-compiler-not-found takes every wording of CMake's CUDA toolkit lookup (the"
+    " CUDAToolkit_ROOT form wrapped after 'by', FindCUDA's 'Specify CUDA_TOOLKIT_ROOT_DIR',"
+    " 'Couldn't find CUDA library root.')",
+    "after 03c75cb (tune-d, harm guard from nvcc 13.0.88 recordings, no held-out miss of this"
+    " shape): field signal host-flag-passed-to-nvcc-is-no-toolkit-age (gcc's -f*/-W*/-pthread"
+    " rejected by nvcc withdraw nvcc-option-unknown's credit from the CUDA_HOME/toolkit rules)",
+    "after 03c75cb (tune-d, from torch's source, no held-out miss of this shape):"
+    " gpu-below-required-capability also takes torch Inductor's GPUTooOldForTriton ('Found X which"
+    " is too old to be supported by the triton GPU compiler')",
+    "after 03c75cb (tune-d, from DeepSpeed's and apex's sources, no held-out miss of this shape):"
+    " nvcc-not-located also takes DeepSpeed's 'CUDA_HOME does not exist, unable to compile CUDA"
+    " op(s)' and apex's raised '... was requested, but nvcc was not found'",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -69,7 +69,13 @@ SHAPES = [
     ("driver-supports-build-cuda/2.log", "driver-supports-build-cuda", "driver-supports-cuda"),
     ("driver-supports-cuda/4.log", "driver-supports-cuda", "driver-supports-build-cuda"),
     ("toolkit-knows-target-archs/2.log", "toolkit-knows-target-archs", "arch-supported-by-toolkit"),
-    ("arch-supported-by-toolkit/2.log", "arch-supported-by-toolkit", "toolkit-knows-target-archs"),
+    # the targets of the nvcc command CMake echoed above the fatal line (tune-d; a bare line
+    # is no longer read as the GPU's own arch: arch-supported-by-toolkit/2.log was this row)
+    (
+        "toolkit-knows-target-archs/fb-26.log",
+        "toolkit-knows-target-archs",
+        "arch-supported-by-toolkit",
+    ),
     ("package-has-gpu-arch/3.log", "package-has-gpu-arch", "torch-arch-list-covers-gpu"),
     ("cccl-complete/2.log", "cccl-complete", None),
 ]
@@ -159,3 +165,86 @@ def test_shipped_signals_reference_known_rules_and_signatures():
     sigs = load_signals(rules=kb.rules, signatures=default_catalog().ids())
     assert len(sigs) >= 10
     assert all(s.source.repo or s.source.doc or s.source.thread for s in sigs)
+
+
+def test_host_stdlib_header_signature_starts_above_the_newest_supported_gcc():
+    """nvcc-error-in-host-stdlib-header takes only libstdc++ paths of a gcc newer than every
+    nvcc in knowledge/cuda-tables.yaml accepts: the first such major matches, the newest
+    supported one does not (when the table grows, the pattern must move with it)."""
+    from remedy.evidence.catalog import default_catalog, knowledge_dir
+    from remedy.knowledge.yamlload import load_yaml
+
+    tables = load_yaml(knowledge_dir() / "cuda-tables.yaml")
+    newest = max(int(row["gcc"]) for row in tables["max_gcc"]["entries"])
+    rx = default_catalog()["nvcc-error-in-host-stdlib-header"].rx
+    line = "/usr/include/c++/{}/type_traits(3427): error: type name is not allowed"
+    assert rx.search(line.format(newest + 1))
+    assert not rx.search(line.format(newest))
+    assert not rx.search(line.format(f"{newest}.2.1"))
+
+
+TEMPLATES = Path(__file__).resolve().parent / "fixtures" / "templates"
+
+# (log: real output recorded or copied from a thread, fields of the nvcc command echoed before
+# the nvcc fatal line, read back by remedy.evidence.fields.preceding_commands)
+ECHOED = [
+    (  # CMake's compiler check prints the try-compile command, then nvcc's fatal
+        TEMPLATES / "cmake/try-compile-arch-list.log",
+        {"cmd_targets_list": "7.5 8.0 20.0", "cmd_cuda_home": "/usr/local/cuda"},
+    ),
+    (  # setuptools' spawn echoes a -gencode list
+        TEMPLATES / "nvcc/unsupported-arch-list-echoed.log",
+        {"cmd_targets_list": "20.0 9.0 8.0"},
+    ),
+    (  # torch cpp_extension for the visible GPU: one target (+PTX)
+        TEMPLATES / "nvcc/unsupported-arch-gpu-target-echoed.log",
+        {"cmd_targets_plain": "20.0", "cmd_std": "c++17"},
+    ),
+    (  # a thread copy hard-wrapped at a fixed width, behind box-drawing margins
+        CORPUS / "toolkit-knows-target-archs/fb-9.log",
+        {"cmd_nvcc": "$PREFIX/bin/nvcc", "cmd_std": "c++11"},
+    ),
+    (  # CMake's command with an explicit toolkit path (its version read from it)
+        CORPUS / "toolkit-knows-target-archs/fb-26.log",
+        {"cmd_nvcc_cuda": "11.8", "cmd_targets_list": "7.0 7.5 8.0 12.0"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "want"), ECHOED, ids=[e[0].name for e in ECHOED])
+def test_the_command_echoed_before_an_nvcc_fatal_line_is_read_back(log, want):
+    from remedy.evidence.fields import preceding_commands
+
+    symptoms, _, _ = scan_logs([log])
+    fatal = [i for i, s in enumerate(symptoms) if s.signature == "nvcc-unsupported-arch"]
+    assert fatal, "the nvcc fatal line is matched"
+    got = preceding_commands(symptoms)[fatal[0]]
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_fb9_wrapped_command_yields_its_whole_target_list():
+    """The -gencode list of a command wrapped over six fixed-width lines is read whole."""
+    from remedy.evidence.fields import preceding_commands
+
+    symptoms, _, _ = scan_logs([CORPUS / "toolkit-knows-target-archs/fb-9.log"])
+    i = next(i for i, s in enumerate(symptoms) if s.signature == "nvcc-unsupported-arch")
+    targets = preceding_commands(symptoms)[i]["cmd_targets_list"].split()
+    assert targets[:3] == ["12.1", "12.0", "11.0"] and targets[-1] == "5.0"
+    assert len(targets) == 16
+
+
+def test_no_command_before_a_bare_fatal_line():
+    symptoms, _, _ = scan_logs([CORPUS / "toolkit-knows-target-archs/fd-2.log"])
+    from remedy.evidence.fields import preceding_commands
+
+    assert preceding_commands(symptoms) == {}
+
+
+def test_lines_after_a_command_are_not_glued_to_it_unless_cut_at_one_width():
+    from remedy.evidence.fields import _joined_command
+
+    cmd = "/usr/local/cuda/bin/nvcc -c k.cu -o k.o -gencode=arch=compute_90,code=sm_90"
+    # a short warning and a blank between the command and the fatal line: not the command's
+    assert _joined_command([cmd, "warning: x", ""]) == cmd
+    # a shell continuation is
+    assert _joined_command([cmd + " \\", "  -std=c++17"]) == cmd + " -std=c++17"

@@ -86,10 +86,11 @@ def test_model_loads_and_predicts_within_budget():
 
 # Real corpus logs no rule matches (rules-only diagnosis names nothing), each classified by a
 # model trained without the log's repository.
+# (tune-d's nvcc unknown-target family made the rules match the three rows first chosen here,
+# toolkit-knows-target-archs/fe-3, fb-10 and fb-27; of the corpus rows the rules still name
+# nothing for, this is the one a model trained without its repository classifies)
 UNSEEN = [
-    "toolkit-knows-target-archs/fe-3.log",
-    "toolkit-knows-target-archs/fb-10.log",
-    "toolkit-knows-target-archs/fb-27.log",
+    "extensions-match-torch-abi/14.log",
 ]
 
 
@@ -292,7 +293,7 @@ def test_fuzz_any_bytes_give_a_bounded_answer(data: bytes) -> None:
 
 
 def test_a_log_on_stdin_gets_the_learned_class_too(model_dir):
-    row = _row(UNSEEN[1])
+    row = _row(UNSEEN[-1])
     env = {**os.environ, learned.ENV_MODEL: model_without(row["repo"], model_dir)}
     r = subprocess.run(
         [sys.executable, "-m", "remedy", "diagnose", "--log", "-", "--json"],

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -296,6 +296,8 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
     views = [fields_of(s) for s in symptoms]
     for i, cmd in failing_commands(symptoms).items():
         views[i] = {**cmd, **views[i]}
+    for i, cmd in preceding_commands(symptoms).items():
+        views[i] = {**cmd, **views[i]}
     return views
 
 
@@ -324,3 +326,85 @@ def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
         except OSError:
             continue
     return out
+
+
+# setuptools (build_ext spawn), CMake (try-compile and make VERBOSE=1), make and torch's
+# non-ninja cpp_extension path echo the nvcc command on the line(s) before nvcc's own fatal
+# line, with no ninja 'FAILED:' wrapper; the targets that command passed say whether the
+# rejected target came from an arch list or from the GPU (one plain target). Read back only
+# for nvcc's own fatal lines (signatures of component nvcc), a few lines up.
+LOOKBACK = 12
+# the start of an nvcc invocation: a path ending in /bin/nvcc or a bare nvcc, then an option
+_NVCC_START = re.compile(
+    r"(?:^|[\s'\"=\[;&|(])(?:[^\s'\"=:\[\];&|()]*/bin/)?nvcc(?:\.exe)?['\"]?\s+-"
+)
+# box drawing and pipes some tools (rich, conda-build, CI log viewers) put before wrapped lines
+_WRAP_PREFIX = re.compile(r"^\s*(?:[\u2502\u2503|]\s?)+\s?")
+
+
+def _joined_command(lines: list[str]) -> str:
+    """The command of ``lines`` (its first line starts it). Lines cut at a fixed width (the
+    first line and every continuation but the last about as long as each other, a terminal's
+    width) are joined without a separator; shell continuations ('\\') with one; anything
+    else is not the command's."""
+    first, rest = lines[0], [_WRAP_PREFIX.sub("", x) for x in lines[1:]]
+    widths = {len(x) for x in rest[:-1]}
+    if len(rest) >= 2 and len(widths) == 1:
+        width = widths.pop()
+        if width >= 60 and abs(len(first) - width) <= 16:
+            return first + "".join(rest)
+    out = first
+    for x in lines[1:]:
+        if not out.rstrip().endswith("\\"):
+            break
+        out = out.rstrip()[:-1].rstrip() + " " + x.strip()
+    return out
+
+
+def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each nvcc fatal line with no command of its own -> the fields of the
+    nvcc command echoed at most LOOKBACK lines before it (same file)."""
+    want: dict[str, dict[int, int]] = {}  # source -> {fatal line number: symptom index}
+    for i, s in enumerate(symptoms):
+        if s.component == "nvcc" and "/bin/nvcc" not in s.text and s.line > 1:
+            want.setdefault(s.source, {})[s.line] = i
+    out: dict[int, dict[str, str]] = {}
+    for source, fatal in want.items():
+        p = Path(source)
+        try:
+            if not p.is_file() or p.stat().st_size > REREAD_MAX_BYTES:
+                continue
+            last = max(fatal)
+            window: deque[str] = deque(maxlen=LOOKBACK)
+            with p.open("rb") as f:
+                for n, raw in enumerate(f, 1):
+                    if n in fatal:
+                        fields = _command_before(list(window))
+                        if fields:
+                            out[fatal[n]] = fields
+                    if n >= last:
+                        break
+                    window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+        except OSError:
+            continue
+    return out
+
+
+def _command_before(window: list[str]) -> dict[str, str]:
+    """Fields of the last nvcc command that starts in ``window`` (the lines before a fatal)."""
+    for k in range(len(window) - 1, -1, -1):
+        m = _NVCC_START.search(window[k])
+        if not m:
+            continue
+        text = _joined_command(window[k:])[m.start() :].lstrip(" '\"=[;&|(")
+        if not text.startswith("/") and "/bin/nvcc" not in text.split(None, 1)[0]:
+            # a bare or relative nvcc: command_fields reads the path form
+            text = "/bin/" + text[text.index("nvcc") :] if "nvcc" in text else text
+        fields = command_fields(text)
+        if fields.get("cmd_cuda_home") == "/" and not window[k][m.start() :].lstrip(
+            " '\"=[;&|("
+        ).startswith("/"):
+            fields.pop("cmd_cuda_home", None)
+            fields["cmd_nvcc"] = "nvcc"
+        return fields
+    return {}

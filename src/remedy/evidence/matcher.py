@@ -75,9 +75,12 @@ class LineMatcher:
         """Signatures a line wrapped at a word boundary may have cut: the line holds a prefilter
         literal (so every read path sees it), ends in a word character, and holds one of their
         specific needles (not a bare error word, which nearly every line holds) or ends with the
-        start of one (at least ``WRAP_MIN_HEAD`` characters, from a word start). Signatures with
-        a ``near:`` guard stay single-line."""
-        if not text or not (text[-1].isalnum() or text[-1] == "_"):
+        start of one (at least ``WRAP_MIN_HEAD`` characters, from a word start). A line may also
+        end in ':' (wrapped at the space after a label: 'undefined symbol:' then the symbol on
+        the next line); trailing blanks (what fold -s and editors leave at a wrap) do not count.
+        Signatures with a ``near:`` guard stay single-line."""
+        text = text.rstrip(" \t")
+        if not text or not (text[-1].isalnum() or text[-1] in "_:"):
             return []
         if not any(lit in text for lit in self._literals):
             return []
