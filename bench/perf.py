@@ -340,30 +340,52 @@ def plan_bench(args: argparse.Namespace, env: dict[str, str]) -> None:
 
 
 def startup_bench(args: argparse.Namespace, env: dict[str, str]) -> None:
+    """Each command in turn (A B A B ...), after one unmeasured run of each (Python's bytecode
+    and remedy's caches written); with --vs-src the other checkout's run in the same turns."""
     py = sys.executable
-    cmds = {
-        "python -c pass": [py, "-c", "pass"],
-        "remedy --help": [py, "-m", "remedy", "--help"],
+    small_log = str(LOGS / "lab_f1_ptx_isa_skew.log")
+    remedy_cmds = {
+        "remedy --help": ["--help"],
         "remedy plan --example seed-sm120-pip-cu13 --json": [
-            py,
-            "-m",
-            "remedy",
             "plan",
             "--example",
             "seed-sm120-pip-cu13",
             "--json",
         ],
+        # the fixed cost of `diagnose --log` (a 5 KB log: imports, knowledge, ranking, output)
+        "remedy diagnose --log lab_f1_ptx_isa_skew.log --json": [
+            "diagnose",
+            "--log",
+            small_log,
+            "--json",
+        ],
     }
+    sides = [("", env)]
+    if args.vs_src:
+        sides.append((" [vs-src]", {**env, "PYTHONPATH": str(args.vs_src.resolve())}))
+    cmds: dict[str, tuple[list[str], dict[str, str]]] = {
+        "python -c pass": ([py, "-c", "pass"], env)
+    }
+    for k, words in remedy_cmds.items():
+        for tag, side_env in sides:
+            cmds[k + tag] = ([py, "-m", "remedy", *words], side_env)
+    for c, e in cmds.values():
+        run_measured(c, e, os.devnull)
     times: dict[str, list[tuple[float, float, int]]] = {k: [] for k in cmds}
     for _ in range(args.startup_runs):
-        for k, c in cmds.items():
-            times[k].append(run_measured(c, env, os.devnull))
+        for k, (c, e) in cmds.items():
+            times[k].append(run_measured(c, e, os.devnull))
     base = med([t[0] for t in times["python -c pass"]])
     for k, ts in times.items():
         w = med([t[0] for t in ts])
+        other = k.endswith("[vs-src]") and times.get(k[: -len(" [vs-src]")])
+        vs = ""
+        if other:
+            mine = med([t[1] for t in other])
+            vs = f"  (this src: cpu {mine / med([t[1] for t in ts]):.2f}x of vs-src)"
         print(
-            f"start-up {k:50s} {w * 1000:7.0f} ms  ({w / base:5.1f}x python -c pass)"
-            f"  cpu {med([t[1] for t in ts]) * 1000:5.0f} ms  RSS {med([t[2] for t in ts]) / 1024:4.0f} MiB"
+            f"start-up {k:62s} {w * 1000:7.0f} ms  ({w / base:5.1f}x python -c pass)"
+            f"  cpu {med([t[1] for t in ts]) * 1000:5.0f} ms  RSS {med([t[2] for t in ts]) / 1024:4.0f} MiB{vs}"
         )
 
 
@@ -485,7 +507,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--src", type=Path, default=ROOT / "src", help="the remedy source to measure")
     ap.add_argument(
-        "--vs-src", type=Path, help="scan: also time this checkout's src, in turn, same log"
+        "--vs-src",
+        type=Path,
+        help="scan and start-up: also time this checkout's src, in turn (same log, same load)",
     )
     ap.add_argument("--only", action="append", choices=["scan", "plan", "startup", "fleet"])
     ap.add_argument("--sizes", default="100,1000,4000", help="scan log sizes in MB")

@@ -84,40 +84,57 @@ def test_model_loads_and_predicts_within_budget():
     assert time.perf_counter() - t < 0.5
 
 
-# Real corpus logs no rule matches (rules-only diagnosis names nothing), each classified by a
-# model trained without the log's repository.
-# (tune-d's nvcc unknown-target family made the rules match the three rows first chosen here,
-# toolkit-knows-target-archs/fe-3, fb-10 and fb-27; of the corpus rows the rules still name
-# nothing for, this is the one a model trained without its repository classifies)
-UNSEEN = [
-    "extensions-match-torch-abi/14.log",
-]
+@cache
+def unseen_rows() -> tuple[str, ...]:
+    """Real corpus logs no rule matches (rules-only diagnosis names nothing) whose class a model
+    trained without the log's repository names first. Found, not listed: the corpus grows and
+    the rules improve every round, so a fixed row goes stale (tune-d's nvcc family made the
+    rules match the first three rows chosen here)."""
+    kb = load_knowledge()
+    out = []
+    for r in rows():
+        if not r.get("class") or r.get("expect_top1") is not False:
+            continue  # rows the rules rank right are not rules-unknown
+        symptoms, _, wrappers = scan_logs([CORPUS / r["file"]])
+        if diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses:
+            continue
+        m = learned.train_rows([t for t in rows() if t["repo"] != r["repo"]])
+        got = learned.learned_classes(learned.read_log_text([CORPUS / r["file"]]), m)
+        if got[:1] and got[0][0] == r["class"]:
+            out.append(r["file"])
+    return tuple(out[:3])
+
+
+def test_some_rules_unknown_log_is_classified_by_a_model_that_never_saw_its_repository():
+    assert unseen_rows(), (
+        "no corpus log the rules leave unknown is classified by the learned fallback trained "
+        "without its repository: see bench/learned_eval.py before trusting the fallback"
+    )
 
 
 def _row(file: str) -> dict:
     return next(r for r in rows() if r["file"] == file)
 
 
-@pytest.mark.parametrize("file", UNSEEN)
 def test_rules_unknown_log_gets_the_learned_class_from_a_model_that_never_saw_it(
-    file, model_dir, monkeypatch
+    model_dir, monkeypatch
 ):
-    row = _row(file)
-    monkeypatch.setenv(learned.ENV_MODEL, model_without(row["repo"], model_dir))
     kb = load_knowledge()
-    symptoms, _, wrappers = scan_logs([CORPUS / file])
-    assert diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses == [], (
-        "the rules now match this log: pick another row no rule matches"
-    )
-    d = diagnose(
-        kb, None, symptoms, wrappers=wrappers, log_text=learned.read_log_text([CORPUS / file])
-    )
-    top = d.hypotheses[0]
-    assert (top.rule, top.source) == (row["class"], "learned")
-    assert top.probability is not None and top.probability >= learned.PARAMS["threshold"]
-    assert top.score == 0 and top.evidence == []
-    assert top.settle_with and top.settle_with == top.confirm_with[0]
-    assert all(h.source == "learned" for h in d.hypotheses)
+    assert unseen_rows()
+    for file in unseen_rows():
+        row = _row(file)
+        monkeypatch.setenv(learned.ENV_MODEL, model_without(row["repo"], model_dir))
+        symptoms, _, wrappers = scan_logs([CORPUS / file])
+        assert diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses == []
+        d = diagnose(
+            kb, None, symptoms, wrappers=wrappers, log_text=learned.read_log_text([CORPUS / file])
+        )
+        top = d.hypotheses[0]
+        assert (top.rule, top.source) == (row["class"], "learned"), file
+        assert top.probability is not None and top.probability >= learned.PARAMS["threshold"]
+        assert top.score == 0 and top.evidence == []
+        assert top.settle_with and top.settle_with == top.confirm_with[0]
+        assert all(h.source == "learned" for h in d.hypotheses)
 
 
 def test_no_learned_class_below_threshold_or_when_none_wins():
@@ -154,7 +171,8 @@ def _remedy(*args: str, env_model: str) -> subprocess.CompletedProcess:
 def test_plan_never_acts_on_a_learned_class(model_dir):
     """Healthy host facts + a log only the learned model classifies: no step, the learned class
     printed with the fact that would settle it (text and JSON); diagnose --json marks it."""
-    row = _row(UNSEEN[0])
+    assert unseen_rows()
+    row = _row(unseen_rows()[0])
     model = model_without(row["repo"], model_dir)
     log = str(CORPUS / row["file"])
     r = _remedy("plan", "--facts", str(HEALTHY), "--log", log, "--json", env_model=model)
@@ -243,12 +261,18 @@ print(json.dumps({"code": code, "learned": "remedy.evidence.learned" in sys.modu
     ("file", "loads"),
     [
         ("runtime-libs-match-cuda-major/1.log", False),  # a rule matches: the model is not read
-        (UNSEEN[0], True),  # no rule matches: the fallback is consulted
+        (None, True),  # a class-null corpus log no rule matches: the fallback is consulted
     ],
 )
 def test_the_model_is_loaded_only_when_no_rule_matched(file, loads):
     """diagnose --log start-up (issue 18): the learned module is not even imported when a rule
     hypothesis exists."""
+    if file is None:  # tests/test_corpus.py holds that rules name nothing for these rows
+        file = next(
+            r["file"]
+            for r in rows()
+            if r.get("class") is None and r.get("expect_unknown") is not False
+        )
     r = subprocess.run(
         [
             sys.executable,
@@ -293,7 +317,8 @@ def test_fuzz_any_bytes_give_a_bounded_answer(data: bytes) -> None:
 
 
 def test_a_log_on_stdin_gets_the_learned_class_too(model_dir):
-    row = _row(UNSEEN[-1])
+    assert unseen_rows()
+    row = _row(unseen_rows()[-1])
     env = {**os.environ, learned.ENV_MODEL: model_without(row["repo"], model_dir)}
     r = subprocess.run(
         [sys.executable, "-m", "remedy", "diagnose", "--log", "-", "--json"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -480,3 +481,378 @@ def test_help_on_a_terminal_is_replayed_as_typer_prints_it(tmp_path: Path) -> No
     # and the record made on the terminal is the one used there: a pipe has its own
     piped, _, mods = help_run(args, "entry", cache, COLUMNS="100")
     assert "typer" in mods and piped.replace(b"\n", b"\r\n") == ref
+
+
+# --------------------------------------------------------------------------------------------
+# plain `plan` / `diagnose` without typer (remedy.fastcli)
+# --------------------------------------------------------------------------------------------
+
+_CLI_RUN = """
+import atexit, json, sys
+args, how = json.loads(sys.argv[1]), sys.argv[2]
+sys.argv = ["remedy", *args]
+
+def _modules() -> None:
+    sys.stderr.flush()
+    sys.stderr.write("\\n@@" + json.dumps(sorted(sys.modules)) + "\\n")
+
+atexit.register(_modules)
+if how == "typer":  # the CLI itself: typer parses, as before remedy.fastcli
+    from remedy.cli import main
+else:  # the console script's path
+    from remedy.entry import main
+main()
+"""
+
+LOGS = Path(__file__).parent / "fixtures" / "logs"
+
+
+def cli_run(args: list[str], how: str, cache: Path) -> tuple[int, bytes, str, set[str]]:
+    """(exit code, stdout, stderr, modules loaded) of `remedy ARGS` run one way or the other."""
+    r = subprocess.run(
+        [sys.executable, "-c", _CLI_RUN, json.dumps(args), how],
+        capture_output=True,
+        timeout=180,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), "COLUMNS": "100"},
+    )
+    err, _, mods = r.stderr.decode().rpartition("\n@@")
+    return r.returncode, r.stdout, err, set(json.loads(mods))
+
+
+def _fast_cases(tmp_path: Path) -> list[list[str]]:
+    facts = tmp_path / "facts.json"
+    from remedy.inputs import get_example, load_facts_file
+
+    f = load_facts_file(get_example("seed-sm120-system-cuda128").facts_path)
+    facts.write_text(f.model_dump_json())
+    logs = sorted(str(p) for p in LOGS.glob("*.log"))
+    assert len(logs) >= 4  # control: there are logs to read
+    return [
+        ["plan", "--example", "seed-sm120-pip-cu13", "--json"],
+        ["plan", "--json", "-e", "seed-sm120-system-cuda128"],
+        ["plan", "--example=seed-sm120-system-cuda128", "--log", logs[0], "--json"],
+        ["plan", "--facts", str(facts), "-l", logs[1], "--log", logs[2], "--json"],
+        ["plan", "--example", "seed-sm120-pip-cu13"],  # the terminal report (to a pipe)
+        ["diagnose", "--log", logs[0], "--log", logs[3], "--json"],
+        ["diagnose", "--example", "seed-sm120-system-cuda128", "--json"],
+        ["diagnose", "--facts", str(facts), "--log", logs[2]],
+        *(["diagnose", "--log", p, "--json"] for p in logs[4:10]),
+        # errors: the same message and exit code
+        ["plan", "--example", "no-such-example", "--json"],
+        ["plan", "--json"],
+        ["plan"],
+        ["plan", "--facts", str(tmp_path / "missing.json"), "--json"],
+        ["plan", "--example", "seed-sm120-pip-cu13", "--facts", str(facts)],
+        ["diagnose", "--json"],
+        ["diagnose", "--log", str(tmp_path / "missing.log"), "--json"],
+    ]
+
+
+def test_plain_plan_and_diagnose_print_what_the_cli_prints(tmp_path: Path) -> None:
+    """Byte for byte, stdout and stderr, and the exit code: remedy.fastcli runs the CLI's own
+    command bodies (remedy.commands) without typer."""
+    cache = tmp_path / "cache"
+    codes = set()
+    for args in _fast_cases(tmp_path):
+        want = cli_run(args, "typer", cache)
+        got = cli_run(args, "entry", cache)
+        assert "typer" in want[3]  # control: the reference went through typer
+        assert "typer" not in got[3], args
+        assert got[:3] == want[:3], args
+        codes.add(got[0])
+    assert {0, 1, 2} <= codes  # control: plans, findings and errors were all compared
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--version"],
+        ["plan", "--help"],
+        ["plan", "--example"],
+        ["plan", "--example", "--json"],
+        ["plan", "--example", ""],
+        ["plan", "--example=", "--json"],
+        ["plan", "-eNAME"],
+        ["plan", "-e=NAME"],
+        ["plan", "--json=yes", "-e", "x"],
+        ["plan", "-e", "a", "-e", "b"],
+        ["plan", "--json", "--json", "-e", "a"],
+        ["plan", "-e", "a", "--markdown"],
+        ["plan", "-e", "a", "--host", "h"],
+        ["plan", "-e", "a", "--", "x"],
+        ["plan", "-e", "a", "extra"],
+        ["diagnose", "--log", "-"],
+        ["diagnose", "--log", "-x.log"],
+        ["--ssh-config", "c", "plan", "-e", "a"],
+        ["run", "-e", "a"],
+        ["PLAN", "-e", "a"],
+    ],
+)
+def test_anything_but_a_plain_command_line_goes_to_typer(argv: list[str]) -> None:
+    from remedy.fastcli import parse
+
+    assert parse(argv) is None
+
+
+def test_a_plain_command_line_is_parsed_as_click_would() -> None:
+    from remedy.fastcli import parse
+
+    assert parse(["diagnose", "-l", "a.log", "--json", "--log=b.log", "-f", "h.json"]) == (
+        "diagnose",
+        {
+            "example": None,
+            "facts": Path("h.json"),
+            "log": [Path("a.log"), Path("b.log")],
+            "json_": True,
+        },
+    )
+    assert parse(["plan", "--example=x=y"]) == (
+        "plan",
+        {"example": "x=y", "facts": None, "log": None, "json_": False},
+    )
+
+
+def test_shell_completion_goes_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from remedy.fastcli import parse
+
+    monkeypatch.setenv("_REMEDY_COMPLETE", "bash_complete")
+    assert parse(["plan", "-e", "a"]) is None
+
+
+# --------------------------------------------------------------------------------------------
+# redaction's passes run only where they could match (remedy.redact)
+# --------------------------------------------------------------------------------------------
+
+
+def _reference_redact(text: str) -> str:
+    """remedy.redact._redact_text as it was: every pass over every text."""
+    from remedy import redact as r
+
+    text = r._URL_CRED.sub(lambda m: m["scheme"] + r.REDACTED + "@", text)
+    text = r._AUTH.sub(lambda m: m[0] if m["cred"] == r.REDACTED else m["head"] + r.REDACTED, text)
+    text = r._BEARER.sub(
+        lambda m: m[0] if m["cred"] == r.REDACTED else m["head"] + r.REDACTED, text
+    )
+    text = r._sub_values(
+        r._ASSIGN,
+        text,
+        lambda m: r.is_secret_name(m["name"]) and not m["name"].lower().endswith("authorization"),
+    )
+    text = r._sub_values(r._FLAG, text, lambda m: r.is_secret_name(m["name"]))
+    return r._TOKENS.sub(r.REDACTED, text)
+
+
+def _hostile_texts(n: int) -> list[str]:
+    import random
+
+    rnd = random.Random(18)
+    parts = [
+        "HF_TOKEN",
+        "hf_token",
+        "Api-Key",
+        "api.key",
+        "x.PASSWORD.y",
+        "PGPASSWORD",
+        "pass",
+        "bypass",
+        "passes",
+        "TOKENIZERS",
+        "SSH_AUTH_SOCK",
+        "KEY_FILE",
+        "--token",
+        "-password",
+        "---key",
+        "--api-key",
+        "--tok.en",
+        "Authorization",
+        "AUTHORIZATION",
+        "authorızation",
+        "Bearer",
+        "bearer",
+        "BEARER",
+        "beaRer",
+        "İ",
+        "ı",
+        "ſ",
+        "\u212a",
+        "hf_" + "a" * 24,
+        "ghp_" + "B" * 22,
+        "sk-" + "c" * 21,
+        "AKIA" + "D" * 16,
+        "xoxb-" + "1" * 12,
+        "ey",
+        "https://",
+        "user:pw@",
+        "@",
+        "://",
+        "=",
+        ": ",
+        '="',
+        '\\"',
+        '"',
+        "'",
+        " ",
+        "\t",
+        "\n",
+        ",",
+        ";",
+        "}",
+        "]",
+        "\\",
+        ".",
+        "-",
+        "_",
+        "value",
+        "s3cret",
+        "<redacted>",
+        "→",
+        "é",
+        "日本",
+        "cookie",
+        "CREDENTIALS",
+        "auth",
+        "x",
+        "9",
+        "{",
+        "[",
+    ]
+    out = []
+    for _ in range(n):
+        out.append("".join(rnd.choice(parts) for _ in range(rnd.randrange(1, 14))))
+    return out
+
+
+def test_redaction_gives_what_every_pass_over_every_text_gave(tmp_path: Path) -> None:
+    from remedy.redact import _redact_text
+
+    texts = _hostile_texts(6000)
+    for p in sorted(LOGS.glob("*.log")):
+        texts += p.read_text(errors="replace").splitlines()
+    for ex in ("seed-sm120-pip-cu13", "seed-sm120-system-cuda128"):
+        code, out, _ = modules_after(
+            "plan", "--example", ex, "--json", env={"XDG_CACHE_HOME": str(tmp_path / "c")}
+        )[:3]
+        texts.append(out)
+    changed = 0
+    for t in texts:
+        want = _reference_redact(t)
+        assert _redact_text(t) == want, t
+        changed += want != t
+    assert changed > 500  # control: many of them did hold secrets
+
+
+def test_only_the_listed_characters_case_fold_onto_ascii_letters() -> None:
+    """remedy.redact skips a case-insensitive pass by looking for the lowercase word; that is
+    exact only if no other character matches an ASCII letter under re.IGNORECASE."""
+    import re
+
+    from remedy.redact import _FOLDS_TO_ASCII
+
+    letter = re.compile("(?i)[a-z]")
+    found = {chr(c) for c in range(128, 0x110000) if letter.fullmatch(chr(c))}
+    assert found == set(_FOLDS_TO_ASCII)
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic's default-factory check for list/dict/set (remedy.pydanticfix)
+# --------------------------------------------------------------------------------------------
+
+
+def test_default_factory_check_answers_as_pydantic_does() -> None:
+    import pydantic
+    from pydantic._internal import _fields, _generate_schema
+
+    import remedy.pydanticfix as fix
+
+    patched = _fields.takes_validated_data_argument
+    orig = patched.__wrapped__  # control: the stand-in is in place, in both modules
+    assert _generate_schema.takes_validated_data_argument is patched
+    for factory in fix.NO_DATA:
+        assert orig(factory) is False and patched(factory) is False
+
+    def with_data(data: dict) -> int:
+        return len(data)
+
+    for factory in (with_data, lambda: 1, lambda d: d, int, fix.NO_DATA.__class__):
+        assert patched(factory) == orig(factory)
+    assert patched(with_data) is True  # control: a factory that takes the data is still seen
+
+    class M(pydantic.BaseModel):
+        a: list[int] = pydantic.Field(default_factory=list)
+        n: int = pydantic.Field(default_factory=with_data)
+
+    assert M().a == [] and M().a is not M().a and M(a=[1]).n == 1
+
+
+def test_pydantic_imported_first_is_patched_when_remedy_is_imported() -> None:
+    code = (
+        "import pydantic._internal._fields as f, remedy.pydanticfix as p; p.install(); "
+        "print(f.takes_validated_data_argument.__wrapped__.__name__)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "takes_validated_data_argument", r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# actions' operations checked once per file version (remedy.knowledge.loader)
+# --------------------------------------------------------------------------------------------
+
+_LOAD_KB = """
+import json, sys
+from remedy.knowledge.loader import load_knowledge
+kb = load_knowledge()
+ops = {k: a.operation[0] for k, a in kb.actions.items() if a.operation}
+print(json.dumps({"ops": ops, "imported": "remedy.operations" in sys.modules}))
+"""
+
+
+def _load_kb(cache: Path, **env: str) -> tuple[dict[str, str], bool, str]:
+    r = subprocess.run(
+        [sys.executable, "-c", _LOAD_KB],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), **env},
+    )
+    if r.returncode:
+        return {}, False, r.stderr
+    data = json.loads(r.stdout)
+    return data["ops"], data["imported"], r.stderr
+
+
+def test_operations_are_checked_again_only_when_a_file_changes(tmp_path: Path) -> None:
+    from remedy.knowledge.loader import data_dirs
+
+    cache = tmp_path / "cache"
+    first, imported, _ = _load_kb(cache)
+    assert imported and len(first) > 10  # control: checked (remedy.operations loaded)
+    again, imported, _ = _load_kb(cache)
+    assert again == first and not imported  # the same files: not checked again
+
+    # a copy of the playbooks with one action's operation misspelt is checked, and refused
+    kdir, pdir = data_dirs()
+    mine = tmp_path / "playbooks"
+    shutil.copytree(pdir, mine)
+    victim = next(p for p in sorted(mine.glob("*.yaml")) if "op: pip-install" in p.read_text())
+    victim.write_text(victim.read_text().replace("op: pip-install", "op: pip-instal", 1))
+    ops, _, err = _load_kb(cache, REMEDY_PLAYBOOKS_DIR=str(mine))
+    assert not ops and "pip-instal" in err and victim.name in err
+
+
+def test_an_operations_record_others_could_write_is_not_used(tmp_path: Path) -> None:
+    from remedy.knowledge import loader
+
+    cache = tmp_path / "cache"
+    _load_kb(cache)
+    rec = cache / "remedy" / Path(loader._ops_record_path()).name
+    assert rec.is_file()  # control: the record was written
+    rec.parent.chmod(0o777)
+    _, imported, _ = _load_kb(cache)
+    assert imported  # checked again: the record was not trusted
+    rec.parent.chmod(0o700)
+    body = bytearray(rec.read_bytes())
+    body[-3] ^= 1  # damaged (or edited) after it was written: its sha256 no longer matches
+    rec.write_bytes(bytes(body))
+    _, imported, _ = _load_kb(cache)
+    assert imported

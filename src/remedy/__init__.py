@@ -48,3 +48,9 @@ def _no_plugin_loader() -> None:
 
 if _os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true"):
     _no_plugin_loader()
+
+# pydantic's default-factory signature check, answered at once for list/dict/set (~30 ms of
+# model building): remedy.pydanticfix
+from remedy import pydanticfix as _pydanticfix  # noqa: E402
+
+_pydanticfix.install()

@@ -24,6 +24,18 @@ except ImportError:  # pragma: no cover - depends on the interpreter
 MAGIC = b"remedy-cache-1\n"
 
 
+def _digest(body: bytes) -> bytes:
+    """sha256 of a cache body: OpenSSL's (hashlib, several times faster on ~1 MB of parsed
+    knowledge and template code) once it is loaded or the body is large, else the builtin;
+    the same digest either way."""
+    import sys
+
+    hashlib = sys.modules.get("hashlib")
+    if hashlib is None and len(body) > 1 << 18:
+        import hashlib
+    return (hashlib.sha256 if hashlib is not None else sha256)(body).digest()
+
+
 def _dir_ok(d: str) -> bool:
     st = os.lstat(d)
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
@@ -52,7 +64,7 @@ def read_private(path: str) -> bytes | None:
         os.close(fd)
     n = len(MAGIC)
     head, digest, body = blob[:n], blob[n : n + 32], blob[n + 32 :]
-    if head != MAGIC or sha256(body).digest() != digest:
+    if head != MAGIC or _digest(body) != digest:
         return None
     return body
 
@@ -71,7 +83,7 @@ def write_private(path: str, body: bytes) -> bool:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".cache-")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(MAGIC + sha256(body).digest() + body)
+                f.write(MAGIC + _digest(body) + body)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -26,6 +26,8 @@ from typing import Annotated, Any
 
 import typer
 
+from remedy.commands import diagnose_run, emit_json, load_facts, plan_run, report_error
+from remedy.commands import write_out as _write_out
 from remedy.errors import InputError, RemedyError
 from remedy.helptext import exit_code_epilog
 from remedy.redact import redact_text
@@ -193,14 +195,9 @@ def _global(
 
 
 def _console(stderr: bool = False):
-    from remedy.report.console import terminal_console
+    from remedy.commands import console
 
-    return terminal_console(sys.stderr if stderr else sys.stdout)
-
-
-def _emit_json(text: str) -> None:
-    text = redact_text(text)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return console(stderr)
 
 
 def _collect(host: str, local: bool = False) -> Any:
@@ -235,24 +232,7 @@ def _load_facts(
     example: str | None, facts: Path | None, host: str | None, *, required: bool
 ) -> tuple[Any, list[Path]]:
     """Facts from exactly one source, and the example's own logs when it is an example."""
-    from remedy.inputs import get_example, load_facts_file
-
-    given = [x for x in (example, facts, host) if x]
-    if len(given) > 1:
-        raise InputError("give only one of --example, --facts, --host")
-    if example:
-        ex = get_example(example)
-        return load_facts_file(ex.facts_path), ex.logs
-    if facts:
-        return load_facts_file(facts), []
-    if host:
-        return _collect(host), []
-    if required:
-        raise InputError(
-            "say which host: --example NAME, --facts FILE or --host HOST",
-            hint="try: remedy plan --example seed-sm120-pip-cu13",
-        )
-    return None, []
+    return load_facts(example, facts, host, required=required, collect=_collect)
 
 
 @app.command()
@@ -268,7 +248,7 @@ def examples(json_: JsonOpt = False) -> None:
     if json_:
         import json
 
-        _emit_json(
+        emit_json(
             json.dumps(
                 [
                     {
@@ -360,54 +340,30 @@ def plan(
         raise typer.Exit(
             fleet_plan(fleet, json_=json_, explain=explain, service=service, launch=launch)
         )
-    from remedy.inputs import scan_logs
-    from remedy.knowledge.loader import load_knowledge
-    from remedy.planner.plan import make_plan
-
-    f, ex_logs = _load_facts(example, facts, host, required=True)
-    f = _with_workload(f, service, launch)
-    logs = list(log or []) or ex_logs
-    symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
-    kb = load_knowledge()
-    p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=_csv(rules), consumers=_csv(consumers))
-    if logs:  # no rule matches the log: what its wording resembles (a hint, never a step)
-        from remedy.diagnose import learned_hint
-
-        p.learned = learned_hint(kb, symptoms, wrappers, _learned_text(logs))
-    if out:
-        _write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
-    if report:
-        from remedy.report.files import plan_report, report_format
-
-        _write_out(report, redact_text(plan_report(p, report_format(report))))
-    if json_:
-        _emit_json(p.model_dump_json(indent=2))
-    elif markdown:
-        from remedy.report.markdown import plan_markdown
-
-        sys.stdout.write(redact_text(plan_markdown(p)))
-    else:
-        from remedy.report.terminal import print_plan
-
-        print_plan(_console(), p, explain=explain)
-        if out:
-            _console().print(f"[dim]plan saved to {out}[/]")
-    # "unexplained": a fatal line of the log no finding explains, so no complete plan for it
-    if p.status in ("partial", "impossible", "unexplained"):
-        raise typer.Exit(3)
-
-
-def _csv(value: str | None) -> list[str] | None:
-    """`a,b` -> ["a", "b"]; None stays None (no selection)."""
-    return None if value is None else [x.strip() for x in value.split(",") if x.strip()]
+    rc = plan_run(
+        example,
+        facts,
+        host,
+        log,
+        json_=json_,
+        markdown=markdown,
+        out=out,
+        explain=explain,
+        service=service,
+        launch=launch,
+        report=report,
+        rules=rules,
+        consumers=consumers,
+        collect=_collect,
+    )
+    if rc:
+        raise typer.Exit(rc)
 
 
 def _with_workload(f: Any, service: str | None, launch: str | None) -> Any:
-    """The user says how the server runs, or remedy finds which consumers fail (remedy.scope)."""
-    from remedy.knowledge.loader import load_knowledge
-    from remedy.scope import with_scopes
+    from remedy.commands import with_workload
 
-    return with_scopes(load_knowledge(), f, service=service, launch=launch)
+    return with_workload(f, service, launch)
 
 
 @app.command()
@@ -429,75 +385,9 @@ def diagnose(
       journalctl -u sglang --no-pager | remedy diagnose --log -
       remedy diagnose --example seed-sm120-system-cuda128 --json
     """
-    from remedy.inputs import LogScans
-
-    spooled: list[Path] = []
-    scans: LogScans | None = None
-    try:
-        # the log's scan workers start first and read it while facts, imports and the
-        # knowledge base load here (remedy.inputs.LogScans)
-        scans = LogScans([_stdin_to_file(p, spooled) for p in log or []])
-        f, ex_logs = _load_facts(example, facts, host, required=False)
-        if not scans.paths and ex_logs:
-            scans = LogScans(ex_logs)
-        if f is None and not scans.paths:
-            raise InputError(
-                "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
-            )
-        from remedy.diagnose import diagnose as run_diagnose
-        from remedy.knowledge.loader import load_knowledge
-
-        kb = load_knowledge()
-        symptoms, suspicious, wrappers = scans.result()
-        if spooled:  # name the log as the user gave it, not the spool file
-            names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
-            for s in [*symptoms, *suspicious]:
-                s.source = names.get(s.source, s.source)
-        # the learned fallback reads the logs only when no rule matched (before the spool goes)
-        paths = list(scans.paths)
-        d = run_diagnose(kb, f, symptoms, wrappers=wrappers, log_text=lambda: _learned_text(paths))
-    finally:
-        if scans is not None:
-            scans.close()
-        for tmp in spooled:  # stdin's copy is ours: gone once read
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-    d.suspicious = suspicious
-    if f is None and not d.hypotheses:
-        d.collect_next = [
-            "remedy facts HOST --json (toolkits, nvcc/ptxas/cicc versions, CCCL, lib layout)",
-            "the environment the server runs under (systemctl show -p Environment UNIT)",
-        ]
-    if json_:
-        _emit_json(d.model_dump_json(indent=2))
-    else:
-        from remedy.report.terminal import print_diagnosis
-
-        print_diagnosis(_console(), d)
-    if any(x.severity == "error" for x in d.findings):
-        raise typer.Exit(1)
-
-
-def _learned_text(paths: list[Path]) -> str:
-    """The bounded text the learned fallback reads (remedy.evidence.learned.read_log_text)."""
-    from remedy.evidence.learned import read_log_text
-
-    return read_log_text(paths)
-
-
-def _stdin_to_file(p: Path, spooled: list[Path]) -> Path:
-    """`--log -` streams stdin into a temporary file so the fast scanner can read it; the
-    caller removes what ``spooled`` lists."""
-    if str(p) != "-":
-        return p
-    import shutil
-    import tempfile
-
-    tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
-    spooled.append(Path(tmp.name))
-    with tmp:
-        shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
-    return Path(tmp.name)
+    rc = diagnose_run(example, facts, host, log, json_=json_, collect=_collect)
+    if rc:
+        raise typer.Exit(rc)
 
 
 @app.command()
@@ -576,7 +466,7 @@ def impact(
 
         _write_out(report, redact_text(impact_report(rep, report_format(report))))
     if json_:
-        _emit_json(rep.model_dump_json(indent=2))
+        emit_json(rep.model_dump_json(indent=2))
     else:
         _print_impact(rep)
     if fail_on_breakage and rep.breaks:
@@ -631,7 +521,7 @@ def _impact_unit_cmd(
         title = f"remedy impact — {unit} on {imp.host}"
         _write_out(report, redact_text(impact_report(imp.impact, report_format(report), title)))
     if json_:
-        _emit_json(imp.model_dump_json(indent=2))
+        emit_json(imp.model_dump_json(indent=2))
     else:
         print_unit_impact(_console(), imp)
     if fail_on_breakage and (imp.breaks or not imp.ok):
@@ -684,7 +574,7 @@ def schema(
     models = {"plan": Plan, "facts": Facts, "diagnosis": Diagnosis, "impact": ImpactReport}
     if what not in models:
         raise InputError(f"unknown schema {what!r}: use " + ", ".join(models))
-    _emit_json(json.dumps(models[what].model_json_schema(), indent=2))
+    emit_json(json.dumps(models[what].model_json_schema(), indent=2))
 
 
 @app.command()
@@ -718,7 +608,7 @@ def facts(
     _host_or_local(host, local)
     f = _collect(host or "localhost", local=local)
     if json_:
-        _emit_json(f.model_dump_json(indent=2))
+        emit_json(f.model_dump_json(indent=2))
         return
     _print_facts(f)
 
@@ -894,7 +784,7 @@ def _finish_run(
         )
         log.file("report: " + json.dumps(data, default=str))
     if json_:
-        _emit_json(json.dumps(data, indent=2, default=str))
+        emit_json(json.dumps(data, indent=2, default=str))
     else:
         con = _console()
         colour = {
@@ -1041,7 +931,7 @@ def _guarded(host: str, runner_box: list[Any], json_: bool, log: _RunLog, go: An
             log.file(f"  what changed: {line}")
         log.file("report: " + json.dumps(data, default=str))
         if json_:
-            _emit_json(json.dumps(data, indent=2, default=str))
+            emit_json(json.dumps(data, indent=2, default=str))
         exc.message, exc.hint = rep.message, rep.hint or exc.hint
         raise
 
@@ -1382,7 +1272,7 @@ def history(
 
     runs = run_interruptible(go)
     if json_:
-        _emit_json(json.dumps(runs, indent=2, default=str))
+        emit_json(json.dumps(runs, indent=2, default=str))
         return
     con = _console()
     if not runs:
@@ -1596,50 +1486,10 @@ def _read_plan_file(path: str | Path) -> bytes:
         raise InputError(f"{path} is {exc}: not a saved remedy plan") from None
 
 
-def _write_out(path: Path, text: str) -> None:
-    """An --out file is whole or untouched: a temp file beside it, fsynced, renamed over it
-    (a full disk must not leave half a plan where the last good one was). Special files
-    (/dev/stdout, a FIFO) are written as they are."""
-    import tempfile
-
-    try:
-        if path.exists() and not path.is_file():
-            with path.open("w") as f:
-                f.write(text)
-            return
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644 & ~_umask())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _is_click_error(exc: BaseException) -> bool:
     """A usage error of the CLI parser (unknown option, bad value, missing argument)."""
     return hasattr(exc, "show") and any(c.__name__ == "ClickException" for c in type(exc).__mro__)
 
 
 def _report_error(exc: RemedyError) -> None:
-    sys.stderr.write(f"remedy: {exc.label}: {redact_text(exc.message)}\n")
-    if exc.hint:
-        sys.stderr.write(f"  hint: {redact_text(exc.hint)}\n")
-    diff = getattr(exc, "diff", None)
-    if diff:
-        sys.stderr.write("  what changed:\n")
-        for line in diff[:50]:
-            sys.stderr.write(f"    {line}\n")
+    report_error(exc)

@@ -33,6 +33,10 @@ def main() -> None:
 
     install("hold", pending=_early)
     _start_scan()
+    from remedy.fastcli import serve
+
+    if serve(sys.argv[1:]):  # a plain `plan`/`diagnose`: the same bodies, typer not loaded
+        return
     from remedy.cli import main as cli_main
 
     with helpcache.recording(sys.argv[1:]):

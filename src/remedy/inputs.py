@@ -6,11 +6,11 @@ Every failure here becomes an InputError with a message a person can act on.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from remedy.errors import InputError, UnknownExample
@@ -24,7 +24,26 @@ EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 def _safe_load(text: str) -> Any:
     """yaml.safe_load with libyaml's parser when present (10x faster: a 2 KB facts file cost
     ~7 ms of every `plan`); the constructor is the safe one either way, as in knowledge."""
+    import yaml
+
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+
+
+def _own_load(text: str) -> Any:
+    """_safe_load of remedy's own example files, through the knowledge's parse cache (a
+    private marshal of plain data, remedy.knowledge.yamlload): `plan --example` then needs
+    no YAML parser at all (~13 ms to import)."""
+    from remedy.knowledge.yamlload import cached_parse
+
+    return cached_parse(text, _safe_load, kind="safe-load")
+
+
+def _is_parse_error(exc: Exception) -> bool:
+    """JSON's or YAML's syntax error (yaml is only imported once something was parsed)."""
+    yaml = sys.modules.get("yaml")
+    return isinstance(exc, json.JSONDecodeError) or (
+        yaml is not None and isinstance(exc, yaml.YAMLError)
+    )
 
 
 @dataclass
@@ -44,7 +63,7 @@ def examples() -> dict[str, Example]:
         meta_path = d / "example.yaml"
         if not meta_path.is_file():
             continue
-        meta = _safe_load(meta_path.read_text())
+        meta = _own_load(meta_path.read_text())
         out[d.name] = Example(
             name=d.name,
             title=meta["title"],
@@ -92,9 +111,16 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
         raise InputError(f"{p} is not valid UTF-8; a facts file is JSON or YAML text") from None
     if not text.strip():
         raise InputError(f"{p} is empty; expected the JSON of `remedy facts --json`")
+    own = p.resolve().parent.parent == EXAMPLES_DIR  # an example's facts: remedy's own file
     try:
-        data: Any = json.loads(text) if text.lstrip().startswith("{") else _safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        data: Any = (
+            json.loads(text)
+            if text.lstrip().startswith("{")
+            else (_own_load(text) if own else _safe_load(text))
+        )
+    except Exception as exc:
+        if not _is_parse_error(exc):
+            raise
         mark = getattr(exc, "problem_mark", None)
         where = (
             f" at line {mark.line + 1}"

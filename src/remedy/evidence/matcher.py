@@ -35,6 +35,20 @@ class Match:
     fields: dict[str, str] = field(default_factory=dict)
 
 
+_LITERALS: dict[int, tuple[Catalog, tuple[str, ...]]] = {}
+
+
+def _literals(catalog: Catalog) -> tuple[str, ...]:
+    """prefilter.literals once per catalog object (~5 ms each; a plan's logs, each with its
+    own matcher, share the default catalog)."""
+    hit = _LITERALS.get(id(catalog))
+    if hit is None or hit[0] is not catalog:
+        if len(_LITERALS) > 8:  # catalogs made one after another (tests) are not kept
+            _LITERALS.clear()
+        hit = _LITERALS[id(catalog)] = (catalog, tuple(literals(catalog)))
+    return hit[1]
+
+
 class LineMatcher:
     """Stateful matcher for one source: remembers where each ``near:`` pattern last occurred,
     per process, so a guarded signature only fires in the right context."""
@@ -52,7 +66,7 @@ class LineMatcher:
         self._near = [(s, s.near_needles) for s in self._sigs if s.near is not None]
         self._last_near: dict[NearKey, int] = {}
         self._order = {s.id: i for i, s in enumerate(self._sigs)}
-        self._literals = literals(catalog)
+        self._literals = _literals(catalog)
         # per signature, what the inner loop reads (pydantic attribute access is slow); made
         # when the signature is first a candidate, so only those patterns are compiled
         self._plan: list[tuple[Signature, Any, Any, int | None] | None] = [None] * len(self._sigs)

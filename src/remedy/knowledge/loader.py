@@ -192,15 +192,27 @@ def _compile_effect(
 
 
 def _compile_operation(
-    a: Action, file: str, line: int | None, compile_: Callable[[str, int | None], Any]
+    a: Action,
+    file: str,
+    line: int | None,
+    compile_: Callable[[str, int | None], Any],
+    check: bool = True,
 ) -> tuple[str, dict[str, Any]] | None:
     """`operation:` of an action: a known operation name, and for each of that operation's
-    parameters an expression (a string, its names checked like every other) or a constant."""
-    from remedy.operations import OPERATIONS
-
+    parameters an expression (a string, its names checked like every other) or a constant.
+    Without `check` (these very files passed it against this very operations module, see
+    _ops_checked) remedy.operations is not imported: `diagnose` makes no plan."""
     spec = a.operation
     if spec is None:
         return None
+    if not check:
+        return spec.get("op"), {
+            k: compile_(v, line) if isinstance(v, str) else v
+            for k, v in spec.items()
+            if k not in ("op", "__line__")
+        }
+    from remedy.operations import OPERATIONS
+
     what = f"action {a.id!r}"
     name = spec.get("op")
     if name not in OPERATIONS:
@@ -223,6 +235,61 @@ def _compile_operation(
             )
         params[k] = compile_(v, line) if isinstance(v, str) else v
     return name, params
+
+
+# Checking every action's `operation:` against remedy.operations imports it (pydantic models,
+# packaging, the playbook writers: ~12 ms) for commands that make no plan (`diagnose`). Action
+# files that passed the check are recorded by their sha256 with the operations module's
+# source, this module's and Python's version (they define the check); the same bytes again
+# skip it. The record goes through remedy.cachefile (read only when ours and intact); what it
+# can do is skip a check, never add an operation.
+_KEEP_OPS_CHECKED = 16
+
+
+def _ops_record_path() -> str:
+    import sys
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    v = sys.version_info
+    return os.path.join(base, "remedy", f"operations-checked-py{v[0]}{v[1]}")
+
+
+def _ops_key(act_files: list[Path]) -> str | None:
+    import sys
+
+    h = hashlib.sha256(sys.version.encode() + b"\0")
+    try:
+        for p in (Path(__file__), Path(__file__).parent.parent / "operations" / "__init__.py"):
+            h.update(p.read_bytes() + b"\0")
+        for p in act_files:
+            h.update(str(p).encode() + b"\0" + p.read_bytes() + b"\0")
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _ops_checked() -> list[str]:
+    import marshal
+
+    from remedy.cachefile import read_private
+
+    body = read_private(_ops_record_path())
+    if body is None:
+        return []
+    try:
+        data = marshal.loads(body)
+    except Exception:  # a damaged record is rewritten, never a failure
+        return []
+    return [k for k in data if isinstance(k, str)] if isinstance(data, list) else []
+
+
+def _remember_ops_checked(key: str) -> None:
+    import marshal
+
+    from remedy.cachefile import write_private
+
+    keys = [k for k in _ops_checked() if k != key][-(_KEEP_OPS_CHECKED - 1) :] + [key]
+    write_private(_ops_record_path(), marshal.dumps(keys))
 
 
 def knowledge_version(files: list[str]) -> str:
@@ -390,6 +457,8 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
             ],
         )
 
+    ops_key = _ops_key(act_files)
+    ops_checked = ops_key is not None and ops_key in _ops_checked()
     passed: dict[str, set[str]] = {}  # action -> params other actions' `before` give it
     for a, _, _ in raw_actions:
         for b in a.before:
@@ -442,8 +511,12 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
                 for b in a.before
             ],
             effects=[_compile_effect(e, f, line_of(raw, "effects"), a.id, ax) for e in a.effects],
-            operation=_compile_operation(a, f, line_of(raw, "operation") or line, ax),
+            operation=_compile_operation(
+                a, f, line_of(raw, "operation") or line, ax, check=not ops_checked
+            ),
         )
+    if ops_key is not None and not ops_checked:
+        _remember_ops_checked(ops_key)
     used_probes = {ca.action.probe for ca in actions.values()}
     for pid, p in probes.items():
         if pid not in used_probes and not p.verifies and p.level != "launch":

@@ -81,13 +81,14 @@ def table_path() -> Path:
 
 @lru_cache(maxsize=4)
 def _load(path: str, mtime: float) -> Table:
-    import yaml
+    import sys
 
     from remedy.knowledge.yamlload import cached_parse
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
     def parse(text: str) -> Any:
+        import yaml  # only when the parse cache does not have it (~13 ms)
+
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
 
     try:
@@ -95,7 +96,12 @@ def _load(path: str, mtime: float) -> Table:
             # ~90 KB: parsed once, then read back from the YAML parse cache
             data = cached_parse(f.read(), parse, kind="providers")
         table = Table.model_validate(data)
-    except (OSError, yaml.YAMLError, ValueError) as e:
+    except (OSError, ValueError) as e:
+        raise KnowledgeError(f"provider table: {e}", file=path) from e
+    except Exception as e:
+        yaml = sys.modules.get("yaml")
+        if yaml is None or not isinstance(e, yaml.YAMLError):
+            raise
         raise KnowledgeError(f"provider table: {e}", file=path) from e
     for line in table.pip.values():
         line.index("pip")

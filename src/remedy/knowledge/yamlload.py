@@ -9,33 +9,46 @@ loading knowledge never executes code.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import marshal
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import ValidationError
 
 from remedy.errors import KnowledgeError
 from remedy.fileread import TooLarge, read_limited
 
+if TYPE_CHECKING:
+    import yaml
+
 LINE_KEY = "__line__"
 KEYLINES_KEY = "__keylines__"
 
 
-# libyaml's parser when present (5-10x faster); the constructor is the safe one either way.
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# yaml (~13 ms to import) is imported when a file is parsed, not when this module is: a
+# command whose knowledge comes whole from the parse cache never loads it.
 
 
-class _LineLoader(_Base):  # type: ignore[misc,valid-type]
-    pass
+@functools.cache
+def _line_loader() -> type:
+    """The loader class: libyaml's parser when present (5-10x faster); the constructor is the
+    safe one either way."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = type("_LineLoader", (base,), {})
+    loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    return loader
 
 
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict:
+    import yaml
+
     mapping = yaml.constructor.SafeConstructor.construct_mapping(loader, node, deep=deep)
     keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
     dupes = {k for k in keys if keys.count(k) > 1}
@@ -52,15 +65,14 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode, deep: bool =
     return mapping
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 # What a document may expand to once its aliases are followed: nested aliases (`&a [*b, *b]`,
 # "billion laughs") make a few hundred bytes expand exponentially when walked or validated.
 MAX_NODES = 1_000_000
 
 
 def _check_expansion(root: yaml.Node, file: str) -> None:
+    import yaml
+
     """KnowledgeError when the document, aliases expanded, has more than MAX_NODES nodes or
     refers to itself (a node reached again while it is being counted)."""
     sizes: dict[int, int] = {}
@@ -99,7 +111,9 @@ def _check_expansion(root: yaml.Node, file: str) -> None:
 
 
 def load_yaml_text(text: str, file: str = "<string>") -> Any:
-    loader = _LineLoader(text)
+    import yaml
+
+    loader = _line_loader()(text)
     loader._remedy_file = file  # type: ignore[attr-defined]
     try:
         node = loader.get_single_node()
@@ -176,8 +190,29 @@ _KEEP = 64
 
 def _parse_cache_path() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    tag = f"yaml{yaml.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
+    tag = f"yaml{_yaml_version()}-py{sys.version_info[0]}{sys.version_info[1]}"
     return os.path.join(base, "remedy", f"parsed-{tag}.marshal")
+
+
+@functools.cache
+def _yaml_version() -> str:
+    """yaml.__version__, read from its __init__.py when yaml is not imported yet (the cache's
+    name: a parse by another PyYAML is not reused)."""
+    mod = sys.modules.get("yaml")
+    if mod is None:
+        import re
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec("yaml")
+        try:
+            with open(spec.origin or "", encoding="utf-8") as f:  # type: ignore[union-attr]
+                m = re.search(r"^__version__ = ['\"]([^'\"]+)['\"]", f.read(), re.M)
+        except (AttributeError, OSError, UnicodeDecodeError):
+            m = None
+        if m:
+            return m.group(1)
+        import yaml as mod
+    return str(mod.__version__)
 
 
 def _parse_cache() -> dict[str, Any]:

@@ -9,8 +9,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from remedy.errors import InputError
 
 
@@ -22,17 +20,27 @@ class Unsafe(str):
     """A string from the plan or the host: Ansible must never template it."""
 
 
-class Dumper(yaml.SafeDumper):
-    pass
-
-
-def _unsafe_repr(dumper: yaml.SafeDumper, data: Unsafe) -> yaml.Node:
+def _unsafe_repr(dumper: Any, data: Unsafe) -> Any:
     style = "|" if "\n" in data else None
     return dumper.represent_scalar("!unsafe", str(data), style=style)
 
 
-Dumper.add_representer(Unsafe, _unsafe_repr)
-Dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
+_DUMPER: list[type] = []
+
+
+def __getattr__(name: str) -> Any:
+    """`Dumper` (the YAML dumper of playbooks, `!unsafe` strings, no aliases) is made when
+    first asked for: yaml (~13 ms) is imported by the export, not by every plan."""
+    if name != "Dumper":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not _DUMPER:
+        import yaml
+
+        dumper = type("Dumper", (yaml.SafeDumper,), {"__module__": __name__})
+        dumper.add_representer(Unsafe, _unsafe_repr)
+        dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
+        _DUMPER.append(dumper)
+    return _DUMPER[0]
 
 
 def U(value: Any) -> Any:  # noqa: N802 - reads as a tag at the call sites

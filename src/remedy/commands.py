@@ -1,0 +1,254 @@
+"""The bodies of `remedy plan` and `remedy diagnose`, without typer.
+
+The CLI (remedy.cli, typer) parses the command line and calls these; so does remedy.fastcli,
+which answers the plain forms of both commands (`--example/--facts/--log/--json`) without
+importing typer (~70 ms of a ~0.5 s command). One body for both, so both print the same
+bytes and exit with the same code. Heavy modules are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from remedy.errors import InputError, RemedyError
+from remedy.redact import redact_text
+
+
+def console(stderr: bool = False) -> Any:
+    from remedy.report.console import terminal_console
+
+    return terminal_console(sys.stderr if stderr else sys.stdout)
+
+
+def emit_json(text: str) -> None:
+    text = redact_text(text)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def report_error(exc: RemedyError) -> None:
+    """remedy's own error: one line (and its hint, and a stale plan's diff) on stderr."""
+    sys.stderr.write(f"remedy: {exc.label}: {redact_text(exc.message)}\n")
+    if exc.hint:
+        sys.stderr.write(f"  hint: {redact_text(exc.hint)}\n")
+    diff = getattr(exc, "diff", None)
+    if diff:
+        sys.stderr.write("  what changed:\n")
+        for line in diff[:50]:
+            sys.stderr.write(f"    {line}\n")
+
+
+def load_facts(
+    example: str | None,
+    facts: Path | None,
+    host: str | None,
+    *,
+    required: bool,
+    collect: Callable[[str], Any] | None = None,
+) -> tuple[Any, list[Path]]:
+    """Facts from exactly one source, and the example's own logs when it is an example;
+    `collect` gathers a host's facts (the CLI's, with its SSH options)."""
+    from remedy.inputs import get_example, load_facts_file
+
+    given = [x for x in (example, facts, host) if x]
+    if len(given) > 1:
+        raise InputError("give only one of --example, --facts, --host")
+    if example:
+        ex = get_example(example)
+        return load_facts_file(ex.facts_path), ex.logs
+    if facts:
+        return load_facts_file(facts), []
+    if host:
+        if collect is None:  # pragma: no cover - remedy.fastcli leaves --host to the CLI
+            raise InputError("--host needs the full command line interface")
+        return collect(host), []
+    if required:
+        raise InputError(
+            "say which host: --example NAME, --facts FILE or --host HOST",
+            hint="try: remedy plan --example seed-sm120-pip-cu13",
+        )
+    return None, []
+
+
+def csv(value: str | None) -> list[str] | None:
+    """`a,b` -> ["a", "b"]; None stays None (no selection)."""
+    return None if value is None else [x.strip() for x in value.split(",") if x.strip()]
+
+
+def with_workload(f: Any, service: str | None, launch: str | None) -> Any:
+    """The user says how the server runs, or remedy finds which consumers fail (remedy.scope)."""
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.scope import with_scopes
+
+    return with_scopes(load_knowledge(), f, service=service, launch=launch)
+
+
+def plan_run(
+    example: str | None,
+    facts: Path | None,
+    host: str | None,
+    log: list[Path] | None,
+    *,
+    json_: bool = False,
+    markdown: bool = False,
+    out: Path | None = None,
+    explain: bool = False,
+    service: str | None = None,
+    launch: str | None = None,
+    report: Path | None = None,
+    rules: str | None = None,
+    consumers: str | None = None,
+    collect: Callable[[str], Any] | None = None,
+) -> int:
+    """`remedy plan` for one host; the exit code (3: no complete plan)."""
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.planner.plan import make_plan
+
+    f, ex_logs = load_facts(example, facts, host, required=True, collect=collect)
+    f = with_workload(f, service, launch)
+    logs = list(log or []) or ex_logs
+    symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
+    kb = load_knowledge()
+    p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=csv(rules), consumers=csv(consumers))
+    if logs:  # no rule matches the log: what its wording resembles (a hint, never a step)
+        from remedy.diagnose import learned_hint
+
+        p.learned = learned_hint(kb, symptoms, wrappers, learned_text(logs))
+    if out:
+        write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
+    if report:
+        from remedy.report.files import plan_report, report_format
+
+        write_out(report, redact_text(plan_report(p, report_format(report))))
+    if json_:
+        emit_json(p.model_dump_json(indent=2))
+    elif markdown:
+        from remedy.report.markdown import plan_markdown
+
+        sys.stdout.write(redact_text(plan_markdown(p)))
+    else:
+        from remedy.report.terminal import print_plan
+
+        print_plan(console(), p, explain=explain)
+        if out:
+            console().print(f"[dim]plan saved to {out}[/]")
+    # "unexplained": a fatal line of the log no finding explains, so no complete plan for it
+    return 3 if p.status in ("partial", "impossible", "unexplained") else 0
+
+
+def diagnose_run(
+    example: str | None,
+    facts: Path | None,
+    host: str | None,
+    log: list[Path] | None,
+    *,
+    json_: bool = False,
+    collect: Callable[[str], Any] | None = None,
+) -> int:
+    """`remedy diagnose`; the exit code (1: a finding of severity error)."""
+    from remedy.inputs import LogScans
+
+    spooled: list[Path] = []
+    scans: LogScans | None = None
+    try:
+        # the log's scan workers start first and read it while facts, imports and the
+        # knowledge base load here (remedy.inputs.LogScans)
+        scans = LogScans([stdin_to_file(p, spooled) for p in log or []])
+        f, ex_logs = load_facts(example, facts, host, required=False, collect=collect)
+        if not scans.paths and ex_logs:
+            scans = LogScans(ex_logs)
+        if f is None and not scans.paths:
+            raise InputError(
+                "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
+            )
+        from remedy.diagnose import diagnose as run_diagnose
+        from remedy.knowledge.loader import load_knowledge
+
+        kb = load_knowledge()
+        symptoms, suspicious, wrappers = scans.result()
+        if spooled:  # name the log as the user gave it, not the spool file
+            names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
+            for s in [*symptoms, *suspicious]:
+                s.source = names.get(s.source, s.source)
+        # the learned fallback reads the logs only when no rule matched (before the spool goes)
+        paths = list(scans.paths)
+        d = run_diagnose(kb, f, symptoms, wrappers=wrappers, log_text=lambda: learned_text(paths))
+    finally:
+        if scans is not None:
+            scans.close()
+        for tmp in spooled:  # stdin's copy is ours: gone once read
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    d.suspicious = suspicious
+    if f is None and not d.hypotheses:
+        d.collect_next = [
+            "remedy facts HOST --json (toolkits, nvcc/ptxas/cicc versions, CCCL, lib layout)",
+            "the environment the server runs under (systemctl show -p Environment UNIT)",
+        ]
+    if json_:
+        emit_json(d.model_dump_json(indent=2))
+    else:
+        from remedy.report.terminal import print_diagnosis
+
+        print_diagnosis(console(), d)
+    return 1 if any(x.severity == "error" for x in d.findings) else 0
+
+
+def learned_text(paths: list[Path]) -> str:
+    """The bounded text the learned fallback reads (remedy.evidence.learned.read_log_text)."""
+    from remedy.evidence.learned import read_log_text
+
+    return read_log_text(paths)
+
+
+def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
+    """`--log -` streams stdin into a temporary file so the fast scanner can read it; the
+    caller removes what ``spooled`` lists."""
+    if str(p) != "-":
+        return p
+    import shutil
+    import tempfile
+
+    tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
+    spooled.append(Path(tmp.name))
+    with tmp:
+        shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
+    return Path(tmp.name)
+
+
+def write_out(path: Path, text: str) -> None:
+    """An --out file is whole or untouched: a temp file beside it, fsynced, renamed over it
+    (a full disk must not leave half a plan where the last good one was). Special files
+    (/dev/stdout, a FIFO) are written as they are."""
+    import tempfile
+
+    try:
+        if path.exists() and not path.is_file():
+            with path.open("w") as f:
+                f.write(text)
+            return
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644 & ~umask())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

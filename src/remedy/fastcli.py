@@ -1,0 +1,135 @@
+"""`remedy plan` / `remedy diagnose` in their plain forms, without typer.
+
+Importing typer and building the command costs ~80 ms of a plan's start-up, for a command
+line that is often just `plan --example NAME --json` or `diagnose --log FILE --json`. Those
+plain forms are parsed here and handed to the same bodies the CLI calls (remedy.commands),
+inside the same error handling as remedy.cli.main, so the bytes printed and the exit code
+are the CLI's. Anything else goes to typer untouched: another command or option, a global
+option, an option given twice (except --log), a value that starts with '-' or is empty
+(click and remedy.argcheck have their own say on those), `--`, help, shell completion.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+# option word -> parameter; those that take a value, and the flags
+_VALUED = {
+    "--example": "example",
+    "-e": "example",
+    "--facts": "facts",
+    "-f": "facts",
+    "--log": "log",
+    "-l": "log",
+}
+_FLAGS = {"--json": "json_"}
+_COMMANDS = ("plan", "diagnose")
+
+
+def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """(command, its parameters) for a plain `plan`/`diagnose` command line, else None."""
+    if not argv or argv[0] not in _COMMANDS or any(k.endswith("_COMPLETE") for k in os.environ):
+        return None
+    params: dict[str, Any] = {"example": None, "facts": None, "log": [], "json_": False}
+    seen: set[str] = set()
+    words = argv[1:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        name, value = word, None
+        if word.startswith("--") and "=" in word:
+            name, value = word.split("=", 1)
+        if name in _FLAGS and value is None:
+            key = _FLAGS[name]
+            i += 1
+        elif name in _VALUED:
+            key = _VALUED[name]
+            if value is None:
+                if i + 1 >= len(words):
+                    return None  # click's "requires an argument"
+                value = words[i + 1]
+                i += 2
+            else:
+                i += 1
+            if not value or value.startswith("-"):
+                return None
+        else:
+            return None  # an option or argument not handled here (help, --host, ...)
+        if key in seen and key != "log":
+            return None
+        seen.add(key)
+        if key == "json_":
+            params[key] = True
+        elif key == "log":
+            params[key].append(Path(value))  # type: ignore[arg-type]
+        elif key == "facts":
+            params[key] = Path(value)  # type: ignore[arg-type]
+        else:
+            params[key] = value
+    params["log"] = params["log"] or None  # as click gives a repeatable option not given
+    return argv[0], params
+
+
+def serve(argv: list[str]) -> bool:
+    """Run a plain `plan`/`diagnose` and exit (SystemExit) as remedy.cli.main would; False,
+    with nothing done, for any other command line."""
+    parsed = parse(argv)
+    if parsed is None:
+        return False
+    command, params = parsed
+    from remedy.errors import Interrupted
+
+    try:
+        _run(command, params)
+    except Interrupted as exc:  # a signal while an error was reported, or at exit
+        from remedy.interrupts import ignore
+
+        ignore()
+        sys.stderr.write(f"remedy: stopped: {exc.message}\n")
+        sys.exit(exc.exit_code)
+    return True  # pragma: no cover - _run always exits
+
+
+def _run(command: str, params: dict[str, Any]) -> None:
+    """remedy.cli._main's handling around one command body."""
+    import contextlib
+
+    from remedy.commands import diagnose_run, plan_run, report_error
+    from remedy.errors import RemedyError
+
+    try:
+        from remedy.interrupts import set_mode
+
+        set_mode("raise")  # as the CLI's callback does for a command that changes no host
+        run = plan_run if command == "plan" else diagnose_run
+        rc = run(params["example"], params["facts"], None, params["log"], json_=params["json_"])
+        sys.stdout.flush()  # a reader that left shows here, not in Python's exit
+    except RemedyError as exc:
+        report_error(exc)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # as typer's main: exit 130, nothing said
+        sys.exit(130)
+    except EOFError:  # as typer's main (click's Abort): a newline, then the CLI's "aborted"
+        sys.stderr.write("\nremedy: aborted\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        # `remedy plan ... | head`: the reader left; no traceback, and no second one when
+        # Python flushes stdout at exit
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
+    except Exception as exc:
+        if os.environ.get("REMEDY_DEBUG"):
+            raise
+        from remedy.redact import redact_text
+
+        msg = redact_text(str(exc))
+        sys.stderr.write(
+            f"remedy: internal error: {type(exc).__name__}: {msg}\n"
+            "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n"
+        )
+        sys.exit(70)
+    sys.exit(rc)
