@@ -287,7 +287,8 @@ TUNED_AFTER: list[str] = [
     " is too old to be supported by the triton GPU compiler')",
     "after 03c75cb (tune-d, from DeepSpeed's and apex's sources, no held-out miss of this shape):"
     " nvcc-not-located also takes DeepSpeed's 'CUDA_HOME does not exist, unable to compile CUDA"
-    " op(s)' and apex's raised '... was requested, but nvcc was not found'",    "after d31c9eb (round 14 misses, tune-e): signature cccl-cpp-dialect takes CCCL's own"
+    " op(s)' and apex's raised '... was requested, but nvcc was not found'",
+    "after d31c9eb (round 14 misses, tune-e): signature cccl-cpp-dialect takes CCCL's own"
     " sentence ('Thrust|CUB|libcu++ requires at least C++NN', thrust cpp_dialect.h, cub"
     " util_cpp_dialect.cuh, libcu++ __internal/cpp_dialect.h) with or without the compiler's"
     " '#error'/file:line prefix (cxx-dialect-meets-toolkit/fi-26)",
