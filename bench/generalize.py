@@ -308,6 +308,10 @@ TUNED_AFTER: list[str] = [
     "after d31c9eb (round 14 misses, tune-e): cuda-runtime-lib-not-found also takes torch's"
     " at::DynamicLibrary 'Error in dlopen for library libX.so.N' (ATen DynamicLibrary.cpp, used by"
     " LazyNVRTC) (runtime-libs-match-cuda-major/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): signatures meson-host-compiler-id and"
+    " meson-nvcc-sanity-check-failed (a wrapper: mesonbuild compilers/cuda.py sanity_check) and"
+    " field signal host-gcc-newer-than-every-nvcc-meson (host gcc >= 16, newer than every nvcc's"
+    " max_gcc) -> host-compiler-supported (host-compiler-supported/fh-1)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
