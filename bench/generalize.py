@@ -312,6 +312,10 @@ TUNED_AFTER: list[str] = [
     " meson-nvcc-sanity-check-failed (a wrapper: mesonbuild compilers/cuda.py sanity_check) and"
     " field signal host-gcc-newer-than-every-nvcc-meson (host gcc >= 16, newer than every nvcc's"
     " max_gcc) -> host-compiler-supported (host-compiler-supported/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): signature cuda-invalid-image-code ('CUDA error 200'"
+    " = CUDA_ERROR_INVALID_IMAGE, not 209 NO_BINARY_FOR_GPU: the driver cannot read an image"
+    " built by a newer CUDA; CUDA Driver API CUresult), predicted by driver-supports-build-cuda"
+    " (driver-supports-build-cuda/fh-2)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
