@@ -316,6 +316,13 @@ TUNED_AFTER: list[str] = [
     " = CUDA_ERROR_INVALID_IMAGE, not 209 NO_BINARY_FOR_GPU: the driver cannot read an image"
     " built by a newer CUDA; CUDA Driver API CUresult), predicted by driver-supports-build-cuda"
     " (driver-supports-build-cuda/fh-2)",
+    "after d31c9eb (round 14 class-null rows named by a rule, tune-e): field signal"
+    " cuda-library-api-symbol-is-search-path (-> ld-library-path-not-shadowing) only for torch's"
+    " own libraries (torch/lib/, libtorch*.so); for other binaries an unmangled cudaX/cublasX"
+    " undefined symbol says only 'built with a newer CUDA minor than the loaded runtime'"
+    " (unknown/fc-33, fg-3, fi-31: no LD_LIBRARY_PATH cause); new zero-weight signal"
+    " cuda-library-api-symbol-is-not-torch-abi keeps extensions-match-torch-abi off such lines;"
+    " template libs/cudart-symbol-version.log relabelled null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
