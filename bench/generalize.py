@@ -288,6 +288,41 @@ TUNED_AFTER: list[str] = [
     "after 03c75cb (tune-d, from DeepSpeed's and apex's sources, no held-out miss of this shape):"
     " nvcc-not-located also takes DeepSpeed's 'CUDA_HOME does not exist, unable to compile CUDA"
     " op(s)' and apex's raised '... was requested, but nvcc was not found'",
+    "after d31c9eb (round 14 misses, tune-e): signature cccl-cpp-dialect takes CCCL's own"
+    " sentence ('Thrust|CUB|libcu++ requires at least C++NN', thrust cpp_dialect.h, cub"
+    " util_cpp_dialect.cuh, libcu++ __internal/cpp_dialect.h) with or without the compiler's"
+    " '#error'/file:line prefix (cxx-dialect-meets-toolkit/fi-26)",
+    "after d31c9eb (round 14 misses, tune-e): signature nvcc-not-found-shell takes a path to a"
+    " missing nvcc without the shell's own prefix and an empty toolkit prefix ('/bin/nvcc: not"
+    " found' = <empty CUDA_HOME>/bin/nvcc; tvm-ffi/torch/DeepEP join CUDA_HOME unvalidated)"
+    " (cuda-home-is-toolkit/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): nvcc-not-located also takes sgl_kernel's toolkit"
+    " preload 'Could not find CUDA lib directory.' (sglang sgl_kernel/__init__.py, #8813)"
+    " (toolkit-found/fg-4)",
+    "after d31c9eb (round 14 misses, tune-e): signature nvrtc-unsupported-arch (NVRTC's 'invalid"
+    " value for --gpu-architecture (-arch)', recorded from NVRTC 13.0 for compute_70 and"
+    " compute_200), predicted by arch-supported-by-toolkit (arch-supported-by-toolkit/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): signature libcuda-lookup-ldconfig-missing (Triton"
+    " libcuda_dirs runs /sbin/ldconfig -p unguarded: FileNotFoundError for it), predicted by"
+    " triton-finds-libcuda (triton-finds-libcuda/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): cuda-runtime-lib-not-found also takes torch's"
+    " at::DynamicLibrary 'Error in dlopen for library libX.so.N' (ATen DynamicLibrary.cpp, used by"
+    " LazyNVRTC) (runtime-libs-match-cuda-major/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): signatures meson-host-compiler-id and"
+    " meson-nvcc-sanity-check-failed (a wrapper: mesonbuild compilers/cuda.py sanity_check) and"
+    " field signal host-gcc-newer-than-every-nvcc-meson (host gcc >= 16, newer than every nvcc's"
+    " max_gcc) -> host-compiler-supported (host-compiler-supported/fh-1)",
+    "after d31c9eb (round 14 misses, tune-e): signature cuda-invalid-image-code ('CUDA error 200'"
+    " = CUDA_ERROR_INVALID_IMAGE, not 209 NO_BINARY_FOR_GPU: the driver cannot read an image"
+    " built by a newer CUDA; CUDA Driver API CUresult), predicted by driver-supports-build-cuda"
+    " (driver-supports-build-cuda/fh-2)",
+    "after d31c9eb (round 14 class-null rows named by a rule, tune-e): field signal"
+    " cuda-library-api-symbol-is-search-path (-> ld-library-path-not-shadowing) only for torch's"
+    " own libraries (torch/lib/, libtorch*.so); for other binaries an unmangled cudaX/cublasX"
+    " undefined symbol says only 'built with a newer CUDA minor than the loaded runtime'"
+    " (unknown/fc-33, fg-3, fi-31: no LD_LIBRARY_PATH cause); new zero-weight signal"
+    " cuda-library-api-symbol-is-not-torch-abi keeps extensions-match-torch-abi off such lines;"
+    " template libs/cudart-symbol-version.log relabelled null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
