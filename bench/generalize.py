@@ -118,6 +118,10 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # them; scored by the knowledge at the merge of those two (d31c9eb), with a learned model
     # trained only on d31c9eb's corpus.
     ("d31c9eb", "d31c9eb"),
+    # round 15: 17 logs (6 with a class, 11 whose cause no rule covers) collected on 2026-12-02
+    # by one engineer (fresh-j) who never ran remedy on them, while another tuned the knowledge
+    # on round 14's misses (tune-e) without seeing them; scored by that knowledge (a829aa4).
+    ("a829aa4", "a829aa4"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
