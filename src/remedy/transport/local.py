@@ -55,6 +55,18 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         proc.kill()
 
 
+def _release(proc: asyncio.subprocess.Process) -> None:
+    """Close a killed process's transport now, while its event loop is open. Left to the
+    garbage collector, asyncio's transport __del__ runs after the loop closed and raises
+    'Event loop is closed' from wherever the collection happens (it once did so inside
+    ast.parse, which CPython 3.11 turns into a SystemError). asyncio.subprocess.Process has no
+    public close; its transport's close() is idempotent."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
+
+
 class LocalTransport:
     """Run commands on this machine; the reference implementation of Transport."""
 
@@ -132,6 +144,7 @@ class LocalTransport:
             ) from None
         except BaseException:
             _kill_group(proc)
+            _release(proc)
             raise
         return CommandResult(_status(proc.returncode), out, err, time.monotonic() - start)
 
@@ -196,8 +209,11 @@ class LocalStream(OutputStream):
         finally:
             if proc.returncode is None:
                 _kill_group(proc)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(proc.wait(), 5)
+                try:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(proc.wait(), 5)
+                finally:
+                    _release(proc)
 
 
 def _atomic_write(path: str, data: bytes, mode: int) -> None:
