@@ -388,3 +388,29 @@ def test_remedy_check_reports_a_missing_or_unusable_model(body, code, says, tmp_
     assert "Traceback" not in r.stderr
     if code:
         assert str(model) in r.stderr
+
+
+def test_hints_are_off_unless_asked_for(model_dir):
+    """The committed model is consulted only with REMEDY_LEARNED_HINTS=1 (learned.ENV_HINTS):
+    on the first held-out round scored with it in the tree its hints were all wrong, so a log
+    no rule matches stays "unknown" by default."""
+    assert unseen_rows()
+    log = str(CORPUS / unseen_rows()[0])
+    row = _row(unseen_rows()[0])
+    base = {k: v for k, v in os.environ.items() if k not in (learned.ENV_MODEL, learned.ENV_HINTS)}
+
+    def hypotheses(env: dict[str, str]) -> list[tuple[str, str]]:
+        r = subprocess.run(
+            [sys.executable, "-m", "remedy", "diagnose", "--log", log, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        return [(h["rule"], h["source"]) for h in json.loads(r.stdout)["hypotheses"]]
+
+    assert hypotheses(base) == []
+    # the committed model was trained on this very log: this checks the switch, not accuracy
+    assert hypotheses({**base, learned.ENV_HINTS: "1"})[:1] == [(row["class"], "learned")]
+    assert hypotheses({**base, learned.ENV_HINTS: "0"}) == []
