@@ -4,6 +4,7 @@ below it (the table there and MAY_IMPORT here are the same; change both, saying 
 from __future__ import annotations
 
 import ast
+import gc
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
@@ -112,6 +113,10 @@ def _room(path: Path) -> str:
 def _imports(path: Path) -> set[str]:
     """remedy.* packages/modules a file imports (at top level or inside a function)."""
     out: set[str] = set()
+    # Garbage left by earlier tests (an asyncio subprocess transport whose loop has closed)
+    # must not be collected inside compile(): its __del__ raises, which CPython 3.11 reports as
+    # SystemError "AST constructor recursion depth mismatch". Collect it here, outside.
+    gc.collect()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             parts = node.module.split(".")
