@@ -291,7 +291,9 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # shell's or make's 'nvcc: not found' / 'command not found' holds no error word). Tune-e
     # adds 'quire' (CCCL's 'Thrust requires at least C++17' quoted without its '#error') and
     # 'C++ compiler' (Meson's host compiler line, an info line with no error word).
-    assert len(lits) <= 71, "each literal costs grep time; see prefilter.py"
+    # Tune-f adds 'no known co' (clang's note naming the CUDA 13 parameter type; the other
+    # needles of cuda-api-not-in-toolkit are error words).
+    assert len(lits) <= 72, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
