@@ -327,6 +327,14 @@ TUNED_AFTER: list[str] = [
     " (unknown/fc-33, fg-3, fi-31: no LD_LIBRARY_PATH cause); new zero-weight signal"
     " cuda-library-api-symbol-is-not-torch-abi keeps extensions-match-torch-abi off such lines;"
     " template libs/cudart-symbol-version.log relabelled null",
+    "tune-f (after round 15; class-null logs of rounds 5-15 read, written from upstream docs): new"
+    " class toolkit-major-keeps-project-api (code written for CUDA 12 names an API CUDA 13 / CCCL"
+    " 3.0 / cuda-bindings 13 removed or changed): signature cuda-api-not-in-toolkit captures the"
+    " symbol a compiler or Python rejects, and the field signal removed-cuda-api-in-table names the"
+    " class only for symbols in knowledge/cuda-api-changes.yaml (CCCL 3.0 migration guide,"
+    " cuda-bindings 13.0.0 notes, CUDA 12.x -> 13.x API changes; C++ rows checked against nvcc"
+    " 13.0.88's headers); its repair is a manual report (no toolchain step); 24 class-null rows"
+    " relabelled (18 named, 6 strict xfails)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -17,8 +17,8 @@ import re
 import shlex
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from functools import cache
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
