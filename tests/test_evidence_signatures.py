@@ -312,3 +312,27 @@ def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
     for c in CASES:
         text = (LOGS / c["file"]).read_bytes().split(b"\n")[c["line"] - 1].decode()
         assert any(lit in text for lit in lits), _case_id(c)
+
+
+def test_a_log_no_rule_explains_shows_its_matched_error_line_first() -> None:
+    """fg-3: the ImportError's 'undefined symbol: cudaLibraryGetKernel' (line 6) matches a
+    signature whose torch-ABI credit a field signal withdraws; with no cause named, it is the
+    line to show, ahead of the Traceback header the scan scored (with_unexplained)."""
+    from remedy.diagnose import diagnose
+    from remedy.evidence.suspicious import with_unexplained
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+
+    path = Path(__file__).resolve().parent / "fixtures" / "corpus" / "unknown" / "fg-3.log"
+    symptoms, suspicious, wrappers = scan_logs([path])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert d.hypotheses == [] and suspicious[0].line == 1
+    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    assert shown[0].line == 6 and "undefined-symbol" in shown[0].reason
+    # with a rule's cause the lines are not re-ranked (the report shows the cause)
+    cause = diagnose(
+        load_knowledge(),
+        None,
+        scan_lines(['k.cu(5): error: namespace "cub" has no member "Max"']).symptoms,
+    ).hypotheses
+    assert with_unexplained(suspicious, symptoms, wrappers, cause) == suspicious
