@@ -334,9 +334,11 @@ TUNED_AFTER: list[str] = [
     " class only for symbols in knowledge/cuda-api-changes.yaml (CCCL 3.0 migration guide,"
     " cuda-bindings 13.0.0 notes, CUDA 12.x -> 13.x API changes; C++ rows checked against nvcc"
     " 13.0.88's headers); its repair is a manual report (no toolchain step); 24 class-null rows"
-    " relabelled (20 named, 4 strict xfails; EDG's unnamed arity error read from the echoed"
+    " relabelled (21 named, 3 strict xfails; EDG's unnamed arity error read from the echoed"
     " cuCtxCreate_v4 call, signature cuda-api-call-echoed-after-arity-error); texture references (removed in CUDA 12.0) in the same"
-    " table ('texture is not a template', recorded with nvcc 13.0.88)",
+    " table ('texture is not a template', recorded with nvcc 13.0.88); the CUDA 13 graph-edge and"
+    " memory-location signatures (clang's 'no matching function for call to', EDG's 'is"
+    " incompatible with parameter of type', from the 13.0.88 cuda_runtime_api.h)",
     "tune-f (after reading round 12-15's first-error-line xfails): a log no rule explains ranks its"
     " matched error lines (a signature whose credit field signals withdraw, an ld 'undefined"
     " reference') with the unmatched suspicious lines on the same score"

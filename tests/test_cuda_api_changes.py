@@ -35,9 +35,9 @@ def line_for(row: dict) -> str:
         scope, name = symbol.split("::", 1)
         kind = "class" if scope.startswith("cuda") else "namespace"
         return f'k.cu(5): error: {kind} "{scope}" has no member "{name}"'
-    if row["change"] == "signature":
-        if symbol.startswith("cu") and not symbol.startswith("cuda"):  # a driver API function
-            return f"k.c:2:40: error: too few arguments to function '{symbol}'"
+    if row.get("kind") == "function":  # gcc names the callee whose parameters changed
+        return f"k.c:2:40: error: too few arguments to function '{symbol}'"
+    if row.get("kind") == "type":  # the new parameter type the old call does not pass
         return f"k.cpp:2:9: error: could not convert 'dev' from 'int' to '{symbol}'"
     if symbol.islower():  # a class template (texture<...>)
         return f"k.cu(1): error: {symbol} is not a template"
@@ -68,6 +68,7 @@ def test_every_row_names_the_class_from_its_compiler_line(row: dict) -> None:
         "k.cpp:3:5: error: 'Max' was not declared in this scope",  # no namespace: not cub's
         "ModuleNotFoundError: No module named 'cuda'",  # cuda-python not installed at all
         'k.cu(7): error: namespace "thrust" has no member "distance"',  # in no source read
+        "k.cpp:9:3: error: no matching function for call to 'cudaMemcpyAsync'",  # unchanged API
     ],
 )
 def test_a_symbol_in_no_table_names_no_cause(line: str) -> None:
@@ -79,6 +80,7 @@ def test_table_rows_cite_a_declared_source_and_a_later_major() -> None:
     assert len(table) == len(ROWS)
     for row in table.values():
         assert int(row.removed_in.split(".")[0]) >= 12, row
+        assert (row.kind is not None) == (row.change == "signature"), row
     assert api_change("Max", "cub") is table["cub::Max"]
     assert api_change("Max") is None
 

@@ -88,6 +88,7 @@ class ApiChange(BaseModel):
     removed_in: str = Field(pattern=r"^\d+\.\d+$")
     library: str
     change: Literal["removed", "signature"]
+    kind: Literal["function", "type"] | None = None
     replacement: str
     source: str
 
