@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from remedy.diagnose import diagnose  # noqa: E402
+from remedy.evidence.suspicious import with_unexplained  # noqa: E402
 from remedy.inputs import scan_logs  # noqa: E402
 from remedy.knowledge.loader import load_knowledge  # noqa: E402
 
@@ -41,8 +42,9 @@ def run() -> dict:
         ranks = [h.rule for h in d.hypotheses]
         res = {"file": r["file"], "class": r["class"], "thread": r["thread"], "ranked": ranks[:3]}
         if r["class"] is None:
+            shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
             res["ok_unknown"] = (
-                not ranks and bool(suspicious) and (suspicious[0].line == r.get("first_error_line"))
+                not ranks and bool(shown) and (shown[0].line == r.get("first_error_line"))
             )
         else:
             res["top1"] = ranks[:1] == [r["class"]]

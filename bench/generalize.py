@@ -327,6 +327,23 @@ TUNED_AFTER: list[str] = [
     " (unknown/fc-33, fg-3, fi-31: no LD_LIBRARY_PATH cause); new zero-weight signal"
     " cuda-library-api-symbol-is-not-torch-abi keeps extensions-match-torch-abi off such lines;"
     " template libs/cudart-symbol-version.log relabelled null",
+    "tune-f (after round 15; class-null logs of rounds 5-15 read, written from upstream docs): new"
+    " class toolkit-major-keeps-project-api (code written for CUDA 12 names an API CUDA 13 / CCCL"
+    " 3.0 / cuda-bindings 13 removed or changed): signature cuda-api-not-in-toolkit captures the"
+    " symbol a compiler or Python rejects, and the field signal removed-cuda-api-in-table names the"
+    " class only for symbols in knowledge/cuda-api-changes.yaml (CCCL 3.0 migration guide,"
+    " cuda-bindings 13.0.0 notes, CUDA 12.x -> 13.x API changes; C++ rows checked against nvcc"
+    " 13.0.88's headers); its repair is a manual report (no toolchain step); 24 class-null rows"
+    " relabelled (21 named, 3 strict xfails; EDG's unnamed arity error read from the echoed"
+    " cuCtxCreate_v4 call, signature cuda-api-call-echoed-after-arity-error); texture references (removed in CUDA 12.0) in the same"
+    " table ('texture is not a template', recorded with nvcc 13.0.88); the CUDA 13 graph-edge and"
+    " memory-location signatures (clang's 'no matching function for call to', EDG's 'is"
+    " incompatible with parameter of type', from the 13.0.88 cuda_runtime_api.h)",
+    "tune-f (after reading round 12-15's first-error-line xfails): a log no rule explains ranks its"
+    " matched error lines (a signature whose credit field signals withdraw, an ld 'undefined"
+    " reference') with the unmatched suspicious lines on the same score"
+    " (remedy.evidence.suspicious.with_unexplained, used by remedy diagnose and the corpus test);"
+    " 8 first-error-line xfails pass (fc-33, ff-9, fg-3, fg-5, fi-5, fi-17, fi-18, fi-31)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from remedy.diagnose import diagnose
+from remedy.evidence.suspicious import with_unexplained
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Diagnosis
@@ -40,7 +41,7 @@ THREAD = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 def diagnosed(file: str) -> Diagnosis:
     symptoms, suspicious, wrappers = scan_logs([CORPUS / file])
     d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    d.suspicious = suspicious
+    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
     return d
 
 

@@ -108,6 +108,13 @@ def _example_params() -> list[Any]:
     ]
 
 
+# the line a `near:` guard looks for, per signature, as it precedes the example in a real log
+NEAR_CONTEXT = {
+    "flashinfer-arch-list-invalid": '  File "/x/flashinfer/compilation_context.py", line 65, in __init__',
+    "cuda-api-call-echoed-after-arity-error": "ctx2.cu(4): error: too few arguments in function call",
+}
+
+
 @pytest.mark.parametrize(("sig_id", "example"), _example_params())
 def test_example_is_reported_by_a_full_scan(sig_id: str, example: str) -> None:
     """The loader proves each example matches its regex; this proves the whole pipeline
@@ -115,7 +122,7 @@ def test_example_is_reported_by_a_full_scan(sig_id: str, example: str) -> None:
     sig = default_catalog()[sig_id]
     lines = [example]
     if sig.near is not None:  # give the guard its context, as in the real log
-        lines = ['  File "/x/flashinfer/compilation_context.py", line 65, in __init__', example]
+        lines = [NEAR_CONTEXT[sig_id], example]
     res = scan_lines(lines, source="example")
     assert sig_id in [s.signature for s in res.symptoms if s.line == len(lines)]
 
@@ -291,7 +298,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # shell's or make's 'nvcc: not found' / 'command not found' holds no error word). Tune-e
     # adds 'quire' (CCCL's 'Thrust requires at least C++17' quoted without its '#error') and
     # 'C++ compiler' (Meson's host compiler line, an info line with no error word).
-    assert len(lits) <= 71, "each literal costs grep time; see prefilter.py"
+    # Tune-f adds 'no known co' (clang's note naming the CUDA 13 parameter type; the other
+    # needles of cuda-api-not-in-toolkit are error words) and '_v4(' (the source line EDG echoes
+    # under 'too few arguments in function call', calling CUDA 13's cuCtxCreate_v4) and
+    # 'arguments in' (that guard's own needle: with 'error' the near pattern ran on every error
+    # line, +1 s on a 100k-line log of compile errors).
+    assert len(lits) <= 74, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
@@ -302,3 +314,27 @@ def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
     for c in CASES:
         text = (LOGS / c["file"]).read_bytes().split(b"\n")[c["line"] - 1].decode()
         assert any(lit in text for lit in lits), _case_id(c)
+
+
+def test_a_log_no_rule_explains_shows_its_matched_error_line_first() -> None:
+    """fg-3: the ImportError's 'undefined symbol: cudaLibraryGetKernel' (line 6) matches a
+    signature whose torch-ABI credit a field signal withdraws; with no cause named, it is the
+    line to show, ahead of the Traceback header the scan scored (with_unexplained)."""
+    from remedy.diagnose import diagnose
+    from remedy.evidence.suspicious import with_unexplained
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+
+    path = Path(__file__).resolve().parent / "fixtures" / "corpus" / "unknown" / "fg-3.log"
+    symptoms, suspicious, wrappers = scan_logs([path])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert d.hypotheses == [] and suspicious[0].line == 1
+    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    assert shown[0].line == 6 and "undefined-symbol" in shown[0].reason
+    # with a rule's cause the lines are not re-ranked (the report shows the cause)
+    cause = diagnose(
+        load_knowledge(),
+        None,
+        scan_lines(['k.cu(5): error: namespace "cub" has no member "Max"']).symptoms,
+    ).hypotheses
+    assert with_unexplained(suspicious, symptoms, wrappers, cause) == suspicious

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from remedy.diagnose import diagnose
+from remedy.evidence.suspicious import with_unexplained
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Diagnosis
@@ -30,7 +31,7 @@ ROWS: list[dict[str, Any]] = yaml.safe_load((TEMPLATES / "index.yaml").read_text
 def diagnosed(file: str) -> Diagnosis:
     symptoms, suspicious, wrappers = scan_logs([TEMPLATES / file])
     d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    d.suspicious = suspicious
+    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
     return d
 
 

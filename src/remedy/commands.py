@@ -184,7 +184,9 @@ def diagnose_run(
         for tmp in spooled:  # stdin's copy is ours: gone once read
             with contextlib.suppress(OSError):
                 tmp.unlink()
-    d.suspicious = suspicious
+    from remedy.evidence.suspicious import with_unexplained
+
+    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
     if f is None and not d.hypotheses:
         d.collect_next = [
             "remedy facts HOST --json (toolkits, nvcc/ptxas/cicc versions, CCCL, lib layout)",

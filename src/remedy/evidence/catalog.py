@@ -126,6 +126,10 @@ class Signature(BaseModel):
     component: Component
     facts: dict[str, FactKey] = Field(default_factory=dict)
     wrapper: bool = False
+    # the line also stays a candidate for the first error line: for shapes that name a cause
+    # only when a field is in a knowledge table (a symbol a release removed); otherwise the
+    # log's cause is unknown and this line is where its first real error is
+    suspicious: bool = False
     examples: list[str] = Field(min_length=1)
     source: SignatureSource
     near: Near | None = None

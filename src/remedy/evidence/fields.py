@@ -18,8 +18,9 @@ import shlex
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -63,7 +64,71 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
         out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
     if "/bin/nvcc" in text:
         out.update(command_fields(text))
+    symbol = sym.fields.get("api_symbol")
+    if symbol:
+        change = api_change(symbol, sym.fields.get("api_scope", ""))
+        if change is not None:
+            out["api_removed_in"] = change.removed_in
+            out["api_replacement"] = change.replacement
+            out["api_known_as"] = change.symbol
     return {k: v for k, v in out.items() if k not in sym.fields}
+
+
+# -- CUDA APIs a major release removed (knowledge/cuda-api-changes.yaml) ----------------------
+# A compiler line names a symbol; whether it is one CUDA 13 / CCCL 3 / cuda-bindings 13 removed
+# is data (the table cites its sources), never a list in code.
+
+
+class ApiChange(BaseModel):
+    """One row of knowledge/cuda-api-changes.yaml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    symbol: str = Field(pattern=r"^[A-Za-z_][\w]*(?:(?:::|\.)[A-Za-z_][\w]*)?$")
+    removed_in: str = Field(pattern=r"^\d+\.\d+$")
+    library: str
+    change: Literal["removed", "signature"]
+    kind: Literal["function", "type"] | None = None
+    replacement: str
+    source: str
+
+
+def default_api_changes_path() -> Path:
+    from remedy.evidence.catalog import knowledge_dir
+
+    return knowledge_dir() / "cuda-api-changes.yaml"
+
+
+@cache
+def load_api_changes(path: Path | None = None) -> dict[str, ApiChange]:
+    """The table keyed by symbol; every row's source must be one of its ``sources``."""
+    p = path if path is not None else default_api_changes_path()
+    if not p.is_file():
+        return {}
+    file = str(p)
+    data: Any = load_yaml(p)
+    if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
+        raise KnowledgeError("top level must hold a 'changes:' list", file=file, line=1)
+    sources = data.get("sources") or {}
+    out: dict[str, ApiChange] = {}
+    for entry in data["changes"]:
+        row = validate_entry(ApiChange, entry, file, what="CUDA API change")
+        if row.source not in sources:
+            raise KnowledgeError(
+                f"{row.symbol}: unknown source {row.source!r}", file=file, line=line_of(entry)
+            )
+        if row.symbol in out:
+            raise KnowledgeError(f"duplicate symbol {row.symbol!r}", file=file, line=line_of(entry))
+        out[row.symbol] = row
+    return out
+
+
+def api_change(symbol: str, scope: str = "") -> ApiChange | None:
+    """The table row for a symbol a line names, qualified by its namespace, struct or module
+    when the line gives one (``cub::Max``, ``cudaDeviceProp::clockRate``, ``cuda.cudart``)."""
+    table = load_api_changes()
+    keys = [f"{scope}::{symbol}", f"{scope}.{symbol}"] if scope else [symbol]
+    return next((table[k] for k in keys if k in table), None)
 
 
 # -- the failing command -------------------------------------------------------------------

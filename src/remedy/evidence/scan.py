@@ -112,14 +112,21 @@ class _Aggregator:
         matches = self.matcher.match(lineno, text, process, hint)
         if matches:
             self._record(lineno, text, process, matches)
+            # a shape that is evidence only for symbols in a table stays a first-error candidate
+            if all(m.sig.suspicious for m in matches) and self._has_word(text, hint):
+                self._suspicious(lineno, text, process)
             return
-        if any(w in text for w in WORDS if hint is None or w in hint):
+        if self._has_word(text, hint):
             self._suspicious(lineno, text, process)
         if self.wrap_budget > 0:
             idxs = self.matcher.wrap_candidates(text)
             if idxs:
                 self.wrap_budget -= 1
                 self.wraps[lineno] = (text, process, idxs)
+
+    @staticmethod
+    def _has_word(text: str, hint: frozenset[str] | None) -> bool:
+        return any(w in text for w in WORDS if hint is None or w in hint)
 
     def _join(
         self,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from remedy.model import Hypothesis, SuspiciousLine, Symptom
+
 # Case variants the grep prefilter looks for; a line is "error-looking" iff it contains one.
 WORDS: tuple[str, ...] = (
     "error",
@@ -101,3 +103,40 @@ def base_score(text: str) -> tuple[float, str]:
         score -= 1.0
         why += "; indented (code/continuation)"
     return max(score, 0.5), why
+
+
+def with_unexplained(
+    suspicious: list[SuspiciousLine],
+    symptoms: list[Symptom],
+    wrappers: set[str],
+    hypotheses: list[Hypothesis],
+) -> list[SuspiciousLine]:
+    """The suspicious lines of a log no rule explains, with its matched error lines among them.
+
+    Why: a signature can match a log's first real error without any rule taking it (an
+    'undefined symbol' whose field signals withdraw the torch-ABI credit, an ld 'undefined
+    reference'): the scan never scores a matched line, so the one line that matters went
+    unshown. When no rule names a cause, every error/fatal symptom that is not a wrapper
+    competes with the unmatched lines on the same score (base_score). With a rule's cause, the
+    list is returned as it is (the report shows the cause, not the lines)."""
+    if any(h.source == "rules" for h in hypotheses):
+        return suspicious
+    seen = {(s.source, s.line) for s in suspicious}
+    out = list(suspicious)
+    for sym in symptoms:
+        if sym.severity not in ("error", "fatal") or sym.signature in wrappers:
+            continue
+        if (sym.source, sym.line) in seen:
+            continue
+        seen.add((sym.source, sym.line))
+        score, why = base_score(sym.text)
+        out.append(
+            SuspiciousLine(
+                line=sym.line,
+                text=sym.text,
+                source=sym.source,
+                score=score,
+                reason=f"{why}; matched {sym.signature}, which no rule explains here",
+            )
+        )
+    return sorted(out, key=lambda s: (-s.score, s.line))

@@ -67,6 +67,15 @@ def _release(proc: asyncio.subprocess.Process) -> None:
             transport.close()
 
 
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Kill the group, wait for it briefly, and close its transport while the loop is open: a
+    command cut for its output stops being read, so asyncio never closes that transport itself."""
+    _kill_group(proc)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), 5)
+    _release(proc)
+
+
 class LocalTransport:
     """Run commands on this machine; the reference implementation of Transport."""
 
@@ -127,17 +136,13 @@ class LocalTransport:
         try:
             out, err = await asyncio.wait_for(_communicate_capped(proc, input), timeout)
         except OutputTooLarge as exc:
-            _kill_group(proc)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 5)
+            await _reap(proc)
             raise OutputTooLarge(
                 f"{self.host}: {describe(argv_or_script)} printed {exc}; it was killed "
                 "(remedy keeps a host command's output bounded)"
             ) from None
         except (asyncio.TimeoutError, TimeoutError):
-            _kill_group(proc)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 5)
+            await _reap(proc)
             raise CommandTimeout(
                 f"{self.host}: command ran past its {timeout:g} s timeout and was killed: "
                 f"{describe(argv_or_script)}"

@@ -1,0 +1,97 @@
+"""CUDA APIs a major release removed (knowledge/cuda-api-changes.yaml) and the class they name.
+
+Why: a build of code written for CUDA 12 fails under CUDA 13 / CCCL 3 / cuda-bindings 13 by
+naming a symbol the new release no longer has. The table says which; these tests drive every
+row through the wording a compiler prints for it (recorded from nvcc 13.0.88 and gcc 12.2 in
+tests/fixtures/templates/cuda13/), and check that a symbol in no table names no cause.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from remedy.diagnose import diagnose
+from remedy.errors import KnowledgeError
+from remedy.evidence import scan_lines
+from remedy.evidence.fields import api_change, derived_fields, load_api_changes
+from remedy.knowledge.loader import load_knowledge
+
+CLASS = "toolkit-major-keeps-project-api"
+TABLE = Path(__file__).resolve().parents[1] / "knowledge" / "cuda-api-changes.yaml"
+ROWS = yaml.safe_load(TABLE.read_text())["changes"]
+
+
+def line_for(row: dict) -> str:
+    """The line a compiler (or Python) prints for a use of the row's symbol it does not have
+    (the wordings recorded in tests/fixtures/templates/cuda13/)."""
+    symbol = row["symbol"]
+    if symbol.startswith("cuda."):
+        module, name = symbol.split(".", 1)
+        return f"ImportError: cannot import name '{name}' from '{module}' (unknown location)"
+    if "::" in symbol:
+        scope, name = symbol.split("::", 1)
+        kind = "class" if scope.startswith("cuda") else "namespace"
+        return f'k.cu(5): error: {kind} "{scope}" has no member "{name}"'
+    if row.get("kind") == "function":  # gcc names the callee whose parameters changed
+        return f"k.c:2:40: error: too few arguments to function '{symbol}'"
+    if row.get("kind") == "type":  # the new parameter type the old call does not pass
+        return f"k.cpp:2:9: error: could not convert 'dev' from 'int' to '{symbol}'"
+    if symbol.islower():  # a class template (texture<...>)
+        return f"k.cu(1): error: {symbol} is not a template"
+    return f'k.cu(12): error: identifier "{symbol}" is undefined'
+
+
+def _top(line: str) -> list[str]:
+    res = scan_lines([line])
+    d = diagnose(load_knowledge(), None, res.symptoms)
+    return [h.rule for h in d.hypotheses]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["symbol"] for r in ROWS])
+def test_every_row_names_the_class_from_its_compiler_line(row: dict) -> None:
+    line = line_for(row)
+    syms = [s for s in scan_lines([line]).symptoms if s.signature == "cuda-api-not-in-toolkit"]
+    assert syms, line
+    f = derived_fields(syms[0])
+    assert f["api_removed_in"] == row["removed_in"] and f["api_known_as"] == row["symbol"]
+    assert _top(line)[:1] == [CLASS], line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'own.cu(2): error: namespace "cub" has no member "MyReduceOp"',  # the project's own
+        'k.cu(5): error: class "cudaDeviceProp" has no member "multiProcessorCount"',  # kept
+        "k.cpp:3:5: error: 'Max' was not declared in this scope",  # no namespace: not cub's
+        "ModuleNotFoundError: No module named 'cuda'",  # cuda-python not installed at all
+        'k.cu(7): error: namespace "thrust" has no member "distance"',  # in no source read
+        "k.cpp:9:3: error: no matching function for call to 'cudaMemcpyAsync'",  # unchanged API
+    ],
+)
+def test_a_symbol_in_no_table_names_no_cause(line: str) -> None:
+    assert CLASS not in _top(line), line
+
+
+def test_table_rows_cite_a_declared_source_and_a_later_major() -> None:
+    table = load_api_changes()
+    assert len(table) == len(ROWS)
+    for row in table.values():
+        assert int(row.removed_in.split(".")[0]) >= 12, row
+        assert (row.kind is not None) == (row.change == "signature"), row
+    assert api_change("Max", "cub") is table["cub::Max"]
+    assert api_change("Max") is None
+
+
+def test_a_row_citing_an_undeclared_source_is_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "t.yaml"
+    p.write_text(
+        "sources: {a: {doc: x}}\n"
+        "changes:\n"
+        "  - {symbol: 'cub::Max', removed_in: '13.0', library: CCCL, change: removed,"
+        " replacement: x, source: b}\n"
+    )
+    with pytest.raises(KnowledgeError, match="unknown source"):
+        load_api_changes(p)
