@@ -122,6 +122,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # by one engineer (fresh-j) who never ran remedy on them, while another tuned the knowledge
     # on round 14's misses (tune-e) without seeing them; scored by that knowledge (a829aa4).
     ("a829aa4", "a829aa4"),
+    # round 16: 36 logs (16 with a class, 20 whose cause no rule covers) collected on 2026-12-02
+    # by three engineers (fresh-k/l/m) who never ran remedy on them, while another added the
+    # removed-CUDA-API class (tune-f) without seeing them; four were collected as class null and
+    # relabelled to that class from their threads' established causes before scoring. Scored by
+    # the knowledge at tune-f's merge (df02cf8).
+    ("df02cf8", "df02cf8"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
