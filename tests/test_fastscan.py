@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -366,6 +367,67 @@ def test_gate_verdicts_remembered_per_run_match_the_python_path(
     fast, slow = both(p)
     assert same(fast, slow)
     assert [s.line for s in fast.symptoms if s.signature == "nvcc-path-malformed"] == bad[:50]
+
+
+def test_lines_with_one_gated_hit_remembered_by_run_and_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines whose only hit is a gated literal, their fate remembered per (run, bytes after
+    it): literals holding it before (``/usr/bin/nvcc``) and after (``/bin/nvcc-x``) the hit,
+    the same run followed by other bytes, runs at a line's end and over MEMO_RUN, a memo
+    cleared when full. Each candidate's literals are exactly those on the line, and a line
+    holding only the gated literal is a candidate exactly where its gate matches."""
+    monkeypatch.setattr(fastscan, "MEMO_MAX", 5)
+    monkeypatch.setattr(fastscan, "MEMO_RUN", 40)
+    gate = rb"(?:/bin/bin/nvcc|:[^\s'\"]*/bin/nvcc)"
+    pats: list[tuple[str, bytes | None]] = [
+        ("/bin/nvcc", gate),
+        ("/bin/nvcc-x", None),
+        ("/usr/bin/nvcc", None),
+        ("error", None),
+    ]
+    forms = [
+        "{p}/bin/nvcc -c k.cu",
+        "{p}/bin/nvcc-x -c k.cu",
+        "{p}/bin/nvcc-",
+        "{p}/bin/nvcc",
+        "/usr/bin/nvcc -c",
+        "x/usr/bin/nvcc-x",
+        "usr/bin/nvcc-x",
+        ":{p}/bin/nvcc -c",
+        ":{p}/bin/nvcc-x",
+        "\t{p}/bin/nvcc-\t",
+        "{p}/bin/nvcc error",
+    ]
+    rnd = random.Random(11)
+    lines = []
+    for n in range(1, 4001):
+        deep = "/d" * rnd.choice([0, 1, 25])  # 25: a run over MEMO_RUN bytes
+        prefix = rnd.choice(["/usr/local/cuda", f"/opt/v{rnd.randrange(4)}{deep}", ""])
+        lines.append(f"[{n}] " + rnd.choice(forms).format(p=prefix))
+    p = tmp_path / "ninja.log"
+    p.write_text("\n".join(lines) + "\n")
+    fastscan._DBS.clear()
+    eng = fastscan.database(pats)
+    assert eng.tails[eng.anchors.index("/bin/nvcc")] == 2  # "-x"
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        got = {
+            ln: (raw, set(ids))
+            for ln, raw, ids in fastscan.scan_segment(fd, 0, p.stat().st_size, eng, 4096, [])
+        }
+    finally:
+        os.close(fd)
+    assert any(eng.lone), "some verdicts were remembered"
+    want = {}
+    for n, line in enumerate(lines, 1):
+        ids = {i for i, (lit, _) in enumerate(pats) if lit in line}
+        if ids == {0} and re.search(gate, line.encode()) is None:
+            continue
+        if ids:
+            want[n] = (line.encode(), ids)
+    assert got == want
+    fastscan._DBS.clear()
 
 
 def test_needle_across_a_window_and_a_segment_boundary(

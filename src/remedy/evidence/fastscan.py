@@ -127,6 +127,18 @@ class Engine:
             else []
             for a, g in enumerate(self.gated)
         ]
+        # per gated anchor: how many bytes after a hit decide, with the run before it, what a
+        # line whose only hit it is holds (the longest part of a holding literal after the
+        # gated one), or -1 where they do not (not gated, or a holding literal has a space or
+        # tab before the gated one: it reaches beyond the run); and those lines' verdicts
+        self.tails: list[int] = [-1] * len(names)
+        for a, g in enumerate(self.gated):
+            before = [self.full[i][: back - len(self.full[g])] for i, back in self.supers[a]]
+            if g >= 0 and not any(b" " in x or b"\t" in x for x in before):
+                self.tails[a] = max(
+                    (len(self.full[i]) - back for i, back in self.supers[a]), default=0
+                )
+        self.lone: list[dict[tuple[int, bytes], tuple[int, ...]]] = [{} for _ in names]
 
 
 USE_ANCHORS = True  # tests compare against a database of all the literals
@@ -210,6 +222,20 @@ def _gated_out(
     return True
 
 
+def _lone_ids(buf: bytearray, start: int, t: int, a: int, eng: Engine) -> tuple[int, ...]:
+    """The literal ids of a line whose only hit is gated anchor ``a`` ending at ``t``: the
+    gated literal and any literal holding it found in place, or none when the gated literal
+    is alone and its gate fails (the line is no candidate)."""
+    g = eng.gated[a]
+    ids = [g]
+    for i, back in eng.supers[a]:  # a literal holding it (ungated: else a hit of its own)
+        if t - back >= start and buf.startswith(eng.full[i], t - back):
+            ids.append(i)
+    if len(ids) == 1 and _gated_out(buf, start, [(t, g)], eng.gates, eng.memo):
+        return ()
+    return tuple(ids)
+
+
 def _newlines(buf: bytearray, a: int, b: int, sparse: bool) -> int:
     """Newlines in ``buf[a:b]``. ``bytes.count`` is a plain loop over every byte (~0.5-0.7
     ns/byte); ``replace`` finds a single byte with memchr, so deleting the newlines and
@@ -243,25 +269,33 @@ def _window_lines(
     )
     hits.sort()
     counted = 0  # newlines before this offset are in ``base``
-    gates, full, expand, gated, supers = eng.gates, eng.full, eng.expand, eng.gated, eng.supers
+    gates, full, expand, gated = eng.gates, eng.full, eng.expand, eng.gated
+    tails, lone = eng.tails, eng.lone
     k, n = 0, len(hits)
     while k < n:
-        to = hits[k][0]
+        to, a = hits[k]
         start = buf.rfind(b"\n", 0, to) + 1
         line_end = buf.find(b"\n", to - 1)
         first = k
         k += 1
         while k < n and hits[k][0] <= line_end:
             k += 1
-        if k - first == 1 and gated[hits[first][1]] >= 0:  # one gated hit: nvcc commands
-            t, a = hits[first]
-            g = gated[a]
-            ids = {g}
-            for i, back in supers[a]:  # a literal holding it (ungated: else a hit of its own)
-                if t - back >= start and buf.startswith(full[i], t - back):
-                    ids.add(i)
-            if len(ids) == 1 and _gated_out(buf, start, [(t, g)], gates, eng.memo):
+        if k - first == 1 and gated[a] >= 0:  # one gated hit: nvcc commands
+            tail = tails[a]
+            run = max(buf.rfind(b" ", start, to), buf.rfind(b"\t", start, to), start - 1) + 1
+            if tail < 0 or to - run > MEMO_RUN:
+                found = _lone_ids(buf, start, to, a, eng)
+            else:  # build logs repeat the same nvcc: its line's fate is remembered
+                key = (to - run, bytes(buf[run : min(to + tail, line_end)]))
+                memo = lone[a]
+                found = memo.get(key)
+                if found is None:
+                    if len(memo) >= MEMO_MAX:
+                        memo.clear()
+                    found = memo[key] = _lone_ids(buf, start, to, a, eng)
+            if not found:
                 continue
+            ids = set(found)
         else:
             line = hits[first:k]
             ids = set()
