@@ -53,12 +53,15 @@ SPARSE_LINE = 48  # mean line length from which _newlines deletes instead of cou
 DELETE_MIN = 1 << 16  # ... in spans at least this long
 SEGMENT_MIN_BYTES = 48 << 20
 MAX_SEGMENTS = 8
+SLICES = 4  # segments per worker, read in turn (Job says why) ...
+SLICE_MIN_BYTES = 32 << 20  # ... none under this
 MEMO_MAX = 4096  # gate verdicts remembered ...
 MEMO_RUN = 256  # ... for runs up to this long: at most ~1 MB held
 MIN_BYTES = 2 << 20  # below this, importing Hyperscan (~30 ms) costs more than it saves
 
 _REC = struct.Struct("<QIH")  # line number, length of the line's bytes, number of literal ids
 _END = 0xFFFFFFFF  # in the length field: the record is the end marker, its number the count
+_NOTE = struct.Struct("<I")  # on a worker's pipe: the index of a segment whose spool is whole
 _UNSET: Any = object()
 _ENGINE: Any = _UNSET
 _DBS: dict[tuple[tuple[str, bytes | None], ...], Engine] = {}
@@ -423,24 +426,30 @@ def _die_with(parent: int, arm: Any) -> None:
         os._exit(1)
 
 
-def _child(fd: int, start: int, end: int, eng: Engine, cap: int, spool: int) -> None:
-    """Body of a forked worker: candidates to ``spool``, then the END marker and line count."""
-    if end - start > 8 * WINDOW:
+def _child(
+    fd: int, parts: list[tuple[int, int, int, int]], eng: Engine, cap: int, notify: int
+) -> None:
+    """Body of a forked worker: for each of its segments (index, start, end, spool fd) in
+    turn, the candidates to the spool, then the END marker and line count; then the segment's
+    index on ``notify``, so the caller can aggregate it while this worker reads the next."""
+    if sum(end - start for _, start, end, _ in parts) > 8 * WINDOW:
         _keep_freed_memory()
-    out = open(spool, "wb", closefd=False, buffering=1 << 20)  # noqa: SIM115 - flushed below
-    lines: list[int] = []
-    for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines):
-        out.write(_REC.pack(ln, len(raw), len(ids)))
-        out.write(struct.pack(f"<{len(ids)}H", *ids))
-        out.write(raw)
-    out.write(_REC.pack(lines[0], _END, 0))
-    out.flush()
+    for k, start, end, spool in parts:
+        out = open(spool, "wb", closefd=False, buffering=1 << 20)  # noqa: SIM115 - flushed below
+        lines: list[int] = []
+        for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines):
+            out.write(_REC.pack(ln, len(raw), len(ids)))
+            out.write(struct.pack(f"<{len(ids)}H", *ids))
+            out.write(raw)
+        out.write(_REC.pack(lines[0], _END, 0))
+        out.flush()
+        os.write(notify, _NOTE.pack(k))
 
 
 def _read_spool(
     f: IO[bytes], offset: int, lines_out: list[int]
 ) -> Iterator[tuple[int, bytes, tuple[int, ...]]]:
-    """Records of a finished worker's spool, renumbered by ``offset``; appends the segment's
+    """Records of a whole segment's spool, renumbered by ``offset``; appends the segment's
     line count to ``lines_out`` once the END marker is read."""
     f.seek(0)
     while True:
@@ -456,10 +465,15 @@ def _read_spool(
 
 
 class Job:
-    """A scan under way: one forked worker per segment, each spooling its candidates, so the
+    """A scan under way: forked workers, each spooling the candidates of its segments, so the
     caller can do other work (load the knowledge base, import the diagnosis) while the log is
-    read; ``candidates`` then waits for the workers in file order. ``close`` ends any worker
-    still running (an error or a signal in the caller must not leave them reading)."""
+    read; ``candidates`` then hands them over in file order. ``close`` ends any worker still
+    running (an error or a signal in the caller must not leave them reading).
+
+    Each worker reads several segments in turn (``SLICES``; segment k is worker k mod n's):
+    the caller aggregates a segment (prefixes, signatures, suspicious lines: ~40-80 us per
+    candidate line) as soon as its worker says it is whole, while the workers read on, so
+    only the last segment's candidates are aggregated after the reading ends, not all."""
 
     def __init__(
         self,
@@ -468,14 +482,19 @@ class Job:
         *,
         cap: int,
         segments: int | None = None,
+        slices: int | None = None,
         fd: int | None = None,
     ) -> None:
-        """``fd``: the file already open (the job owns it from here): the workers then read
-        exactly the file the caller checked, whatever ``path`` names by now."""
+        """``segments``: workers (default: one per usable CPU, fewer for a small log);
+        ``slices``: segments per worker (default: ``SLICES``, one where a segment would be
+        under ``SLICE_MIN_BYTES``, and one where ``segments`` is given). ``fd``: the file
+        already open (the job owns it from here): the workers then read exactly the file
+        the caller checked, whatever ``path`` names by now."""
         from remedy.evidence import reader
 
         self.patterns = patterns
         self.kids: list[int] = []
+        self.notify: list[int] = []  # per worker, the read end of its pipe
         self.spools: list[IO[bytes]] = []
         self.fd = os.open(path, os.O_RDONLY) if fd is None else fd
         try:
@@ -488,24 +507,57 @@ class Job:
             n = segments or max(
                 1, min(MAX_SEGMENTS, reader.usable_cpus(), self.size // SEGMENT_MIN_BYTES or 1)
             )
-            bounds = reader._segment_bounds(self.fd, self.size, n)
+            per = slices or (
+                1 if segments else max(1, min(SLICES, self.size // (n * SLICE_MIN_BYTES)))
+            )
+            bounds = reader._segment_bounds(self.fd, self.size, n * per)
+            count = len(bounds) - 1
+            n = min(n, count)
+            self.spools = [tempfile.TemporaryFile() for _ in range(count)]
             arm, parent = _death_signal(), os.getpid()
-            for k in range(len(bounds) - 1):
-                spool = tempfile.TemporaryFile()
-                self.spools.append(spool)
+            for w in range(n):
+                parts = [
+                    (k, bounds[k], bounds[k + 1], self.spools[k].fileno())
+                    for k in range(w, count, n)
+                ]
+                rfd, wfd = os.pipe()
                 pid = os.fork()
                 if pid == 0:  # the worker: never return into the caller's code
                     code = 1
                     try:
+                        os.close(rfd)
                         _die_with(parent, arm)
-                        _child(self.fd, bounds[k], bounds[k + 1], eng, cap, spool.fileno())
+                        _child(self.fd, parts, eng, cap, wfd)
                         code = 0
                     finally:
                         os._exit(code)
+                os.close(wfd)  # the worker's alone: its end reads as EOF once it is gone
                 self.kids.append(pid)
+                self.notify.append(rfd)
         except BaseException:
             self.close()
             raise
+
+    def _whole(self, k: int) -> None:
+        """Wait until segment ``k``'s spool is whole (its worker wrote its index)."""
+        rfd = self.notify[k % len(self.notify)]
+        note = b""
+        while len(note) < _NOTE.size:
+            got = os.read(rfd, _NOTE.size - len(note))
+            if not got:  # the worker is gone without finishing it
+                self._reap(self.kids[k % len(self.kids)])
+                raise EngineFailed("a scan worker stopped before the end of its segment")
+            note += got
+        if _NOTE.unpack(note)[0] != k:
+            raise EngineFailed("a scan worker reported its segments out of order")
+
+    def _reap(self, pid: int) -> None:
+        """Wait for a worker that has ended (or is ending); a failure is EngineFailed."""
+        _, status = os.waitpid(pid, 0)
+        self.kids[self.kids.index(pid)] = -1
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise EngineFailed(f"a scan worker failed (exit {code})")
 
     def candidates(self, totals: Any) -> Iterator[tuple[int, bytes, frozenset[str]]]:
         """Candidate lines in file order, with file line numbers and the literals seen on
@@ -513,12 +565,8 @@ class Job:
         names: dict[tuple[int, ...], frozenset[str]] = {}
         patterns = self.patterns
         offset = 0
-        for pid, spool in zip(list(self.kids), self.spools, strict=True):
-            _, status = os.waitpid(pid, 0)
-            self.kids.remove(pid)
-            code = os.waitstatus_to_exitcode(status)
-            if code != 0:
-                raise EngineFailed(f"a scan worker failed (exit {code})")
+        for k, spool in enumerate(list(self.spools)):
+            self._whole(k)
             count: list[int] = []
             for ln, raw, ids in _read_spool(spool, offset, count):
                 hint = names.get(ids)
@@ -526,16 +574,25 @@ class Job:
                     hint = names[ids] = frozenset(patterns[i][0] for i in ids)
                 yield ln, raw, hint
             offset += count[0]
+        for pid in list(self.kids):
+            if pid > 0:
+                self._reap(pid)
         totals.lines = offset
         totals.bytes = self.size
 
     def close(self) -> None:
         for pid in self.kids:
+            if pid <= 0:
+                continue
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
         self.kids.clear()
+        for rfd in self.notify:
+            with contextlib.suppress(OSError):
+                os.close(rfd)
+        self.notify.clear()
         for s in self.spools:
             s.close()
         self.spools.clear()
@@ -551,10 +608,11 @@ def hyperscan_candidates(
     *,
     cap: int,
     segments: int | None = None,
+    slices: int | None = None,
 ) -> Iterator[tuple[int, bytes, frozenset[str]]]:
     """Candidate lines of a regular file, in file order, with file line numbers and the
     literals seen on each (a superset of those in its first ``cap`` bytes)."""
-    job = Job(path, patterns, cap=cap, segments=segments)
+    job = Job(path, patterns, cap=cap, segments=segments, slices=slices)
     try:
         yield from job.candidates(totals)
     finally:
