@@ -7,10 +7,11 @@ made for IDS and log pipelines) finds the ~67 anchors that cover the literal set
 error words; ``Engine`` says why anchors) at ~0.4-0.6 ns/byte on one core, and only the lines
 that hold a match are ever copied or decoded.
 
-How: the file is cut into newline-aligned segments (one per usable CPU, at most ``MAX_SEGMENTS``,
-none under ``SEGMENT_MIN_BYTES``); a forked worker scans each one and writes its candidates to
-a spool file, while the caller goes on with other work (``Job``: ``remedy diagnose`` loads the
-knowledge base meanwhile, and ``early`` forks the workers before the CLI is even imported).
+How: one forked worker per usable CPU (at most ``MAX_SEGMENTS``, none for less than
+``SEGMENT_MIN_BYTES``), each scanning up to ``SLICES`` newline-aligned segments in turn and
+writing each one's candidates to a spool file, while the caller goes on with other work
+(``Job``: ``remedy diagnose`` loads the knowledge base meanwhile, and ``early`` forks the
+workers before the CLI is even imported), then aggregates each segment as soon as it is whole.
 A segment is read ``WINDOW`` bytes at a time into one reused buffer (peak memory does not grow
 with the log); Hyperscan reports match ends, the line around each is cut out, and newlines
 are counted only once, in C, per window. Where a worker's time goes (64 MB of the bench's
@@ -21,6 +22,9 @@ newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count``
 ~114,000 nvcc command lines per GB (gated ``/bin/nvcc`` hits) ~0.27: ~1.07 ns/byte against
 1.27 for the literal database (grep: ~1.0-1.2 for its three words, counting no lines). So the
 workers beat grep only by running on more than one core, where the host has one to spare.
+(Session 26, same host, min of 7 runs: a worker ~0.74-0.80 ns/byte of that journal, ~0.55-0.59
+with its nvcc lines respelled; a lone gated hit's verdict is now remembered per (run, bytes
+after it), ``Engine.lone``: the nvcc lines cost ~0.2 ns/byte, ~0.27 before.)
 Each worker asks the kernel for its segment ahead of reading it (``AHEAD``) and dies with
 its parent (``_die_with``).
 Lines longer than ``cap`` keep their first ``cap`` bytes, the rest is skipped unread by the
