@@ -525,7 +525,12 @@ class Job:
                     for k in range(w, count, n)
                 ]
                 rfd, wfd = os.pipe()
-                pid = os.fork()
+                self.notify.append(rfd)  # closed by close() whatever happens next
+                try:
+                    pid = os.fork()
+                except BaseException:
+                    os.close(wfd)
+                    raise
                 if pid == 0:  # the worker: never return into the caller's code
                     code = 1
                     try:
@@ -537,7 +542,6 @@ class Job:
                         os._exit(code)
                 os.close(wfd)  # the worker's alone: its end reads as EOF once it is gone
                 self.kids.append(pid)
-                self.notify.append(rfd)
         except BaseException:
             self.close()
             raise
