@@ -289,6 +289,27 @@ def test_suspicious_keeps_top_20() -> None:
     assert [s.line for s in res.suspicious] == list(range(1, 21))  # equal scores: earliest first
 
 
+def test_suspicious_top_20_of_mixed_scores_in_any_order() -> None:
+    """Lines of several scores, shuffled: the 20 kept are the best by score, then earliest,
+    whatever order they came in (a line is only made when it enters the top 20)."""
+    import random
+
+    from remedy.evidence.suspicious import base_score
+
+    kinds = [
+        "some error number {i}",
+        "fatal: thing {i} went away",
+        "ValueError: bad value {i}",
+        "k{i}.cu:12: error: expected a ';'",
+        "Traceback {i} (most recent call last):",
+    ]
+    rnd = random.Random(5)
+    lines = [rnd.choice(kinds).format(i=i) for i in range(300)]
+    res = scan_lines(lines)
+    scored = sorted((-base_score(t)[0], n) for n, t in enumerate(lines, 1))
+    assert [(s.line, s.score) for s in res.suspicious] == [(n, -sc) for sc, n in scored[:20]]
+
+
 def test_first_compiler_error_in_ninja_block_ranks_first() -> None:
     res = scan_lines(NINJA_BLOCK)
     assert res.suspicious[0].line == 3

@@ -338,3 +338,42 @@ def test_a_log_no_rule_explains_shows_its_matched_error_line_first() -> None:
         scan_lines(['k.cu(5): error: namespace "cub" has no member "Max"']).symptoms,
     ).hypotheses
     assert with_unexplained(suspicious, symptoms, wrappers, cause) == suspicious
+
+
+def test_diagnostic_prefilter_skips_only_lines_the_pattern_cannot_match() -> None:
+    """is_diagnostic searches ``_DIAG`` only where the line holds a lowercase 'error': every
+    top-level branch of the pattern requires that word, and on every corpus line (and case
+    variants of the diagnostic shapes) the answer is the unfiltered search's."""
+    import re._constants as c
+    import re._parser as sre_parse
+
+    from remedy.evidence import suspicious
+
+    tree = list(sre_parse.parse(suspicious._DIAG.pattern))
+    assert len(tree) == 1 and tree[0][0] is c.BRANCH
+    for branch in tree[0][1][1]:
+        text = "".join(chr(av) if op is c.LITERAL else "\0" for op, av in _flat(list(branch)))
+        assert "error" in text, branch
+    lines = [
+        ln
+        for p in sorted((Path(__file__).parent / "fixtures" / "logs").glob("*.log"))
+        for ln in p.read_text(errors="replace").splitlines()
+    ]
+    lines += ["a.cu:12: error: x", "a.cu:12: Error: x", "a.cu(3): ERROR x", "error: x"]
+    for ln in lines:
+        text = strip_prefixes(ln)[0]
+        want = suspicious._DIAG.search(text) is not None and not suspicious.is_command_echo(text)
+        assert suspicious.is_diagnostic(text) == want, text
+
+
+def _flat(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The parse tree's items in order, groups opened up (their literals are the branch's)."""
+    import re._constants as c
+
+    out: list[tuple[Any, Any]] = []
+    for op, av in items:
+        if op is c.SUBPATTERN:
+            out += _flat(list(av[-1]))
+        else:
+            out.append((op, av))
+    return out

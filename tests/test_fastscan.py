@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,24 +43,87 @@ def test_corpus_log_same_symptoms(log: Path) -> None:
 def test_whole_corpus_concatenated_in_small_windows_and_segments(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """All corpus logs in one file, read in 4 KiB windows by 1, 2 and 5 processes: every
-    window and segment boundary falls somewhere inside real lines."""
+    """All corpus logs in one file, read in 4 KiB windows by 1, 2 and 5 processes, and by
+    1 and 2 reading 4 and 3 segments each in turn: every window and segment boundary falls
+    somewhere inside real lines."""
     p = tmp_path / "corpus.log"
     p.write_bytes(b"".join(f.read_bytes() for f in CORPUS * 3))
     ref = scan_path(p, method="python")
     assert ref.symptoms, "the corpus has symptoms"
     monkeypatch.setattr(fastscan, "WINDOW", 4096)
     cat = default_catalog()
-    for segs in (1, 2, 5):
+    for segs, slices in ((1, 1), (2, 1), (5, 1), (1, 4), (2, 3)):
         agg = _Aggregator(cat, str(p))
         tot = reader.Totals()
         for ln, raw, hint in fastscan.hyperscan_candidates(
-            p, prefilter.engine_patterns(cat), tot, cap=reader.MATCH_CAP, segments=segs
+            p,
+            prefilter.engine_patterns(cat),
+            tot,
+            cap=reader.MATCH_CAP,
+            segments=segs,
+            slices=slices,
         ):
             agg.feed(ln, raw, hint)
         with p.open("rb") as f:
             agg.resolve_wraps(f.fileno())
-        assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), segs
+        assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), (segs, slices)
+
+
+def test_workers_read_slices_in_turn_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log big enough: SLICES segments per worker, segment k read by worker k mod n; a
+    small one: one segment per worker."""
+    monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 10)
+    pats = prefilter.engine_patterns(default_catalog())
+    big = tmp_path / "corpus.log"
+    big.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
+    size = big.stat().st_size
+    for slice_min, want in ((size // 16, 2 * fastscan.SLICES), (size, 2)):
+        monkeypatch.setattr(fastscan, "SLICE_MIN_BYTES", slice_min)
+        job = fastscan.Job(big, pats, cap=reader.MATCH_CAP)
+        try:
+            assert (len(job.kids), len(job.spools)) == (2, want)
+            got = list(job.candidates(reader.Totals()))
+        finally:
+            job.close()
+        assert got == list(
+            fastscan.hyperscan_candidates(big, pats, reader.Totals(), cap=reader.MATCH_CAP)
+        )
+
+
+def test_worker_that_stops_after_a_slice_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that spools its first segment and then dies: the caller has aggregated that
+    one, finds the next missing, and the scan falls back to Python, with the same result."""
+    p = tmp_path / "big.log"
+    p.write_bytes(
+        (b"w" * 99 + b"\n") * 20_000
+        + b"ninja: build stopped: subcommand failed.\n"
+        + (b"w" * 99 + b"\n") * 20_000
+    )
+    ref = scan_path(p, method="python")
+    real = fastscan._child
+
+    def first_only(fd: int, parts: list[tuple[int, int, int, int]], *rest: object) -> None:
+        real(fd, parts[:1], *rest)  # type: ignore[arg-type]
+        os._exit(3)
+
+    monkeypatch.setattr(fastscan, "_child", first_only)
+    pats = prefilter.engine_patterns(default_catalog())
+    job = fastscan.Job(p, pats, cap=reader.MATCH_CAP, segments=2, slices=2)
+    try:
+        with pytest.raises(fastscan.EngineFailed, match="scan worker"):
+            list(job.candidates(reader.Totals()))
+    finally:
+        job.close()
+    monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(fastscan, "SLICE_MIN_BYTES", 1 << 19)
+    monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
+    res = scan_path(p)
+    assert res.method != "hyperscan" and same(res, ref)
 
 
 @pytest.mark.parametrize("sparse_line", [1, 48, 10**9])  # always delete / adaptive / count
@@ -366,6 +430,67 @@ def test_gate_verdicts_remembered_per_run_match_the_python_path(
     fast, slow = both(p)
     assert same(fast, slow)
     assert [s.line for s in fast.symptoms if s.signature == "nvcc-path-malformed"] == bad[:50]
+
+
+def test_lines_with_one_gated_hit_remembered_by_run_and_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines whose only hit is a gated literal, their fate remembered per (run, bytes after
+    it): literals holding it before (``/usr/bin/nvcc``) and after (``/bin/nvcc-x``) the hit,
+    the same run followed by other bytes, runs at a line's end and over MEMO_RUN, a memo
+    cleared when full. Each candidate's literals are exactly those on the line, and a line
+    holding only the gated literal is a candidate exactly where its gate matches."""
+    monkeypatch.setattr(fastscan, "MEMO_MAX", 5)
+    monkeypatch.setattr(fastscan, "MEMO_RUN", 40)
+    gate = rb"(?:/bin/bin/nvcc|:[^\s'\"]*/bin/nvcc)"
+    pats: list[tuple[str, bytes | None]] = [
+        ("/bin/nvcc", gate),
+        ("/bin/nvcc-x", None),
+        ("/usr/bin/nvcc", None),
+        ("error", None),
+    ]
+    forms = [
+        "{p}/bin/nvcc -c k.cu",
+        "{p}/bin/nvcc-x -c k.cu",
+        "{p}/bin/nvcc-",
+        "{p}/bin/nvcc",
+        "/usr/bin/nvcc -c",
+        "x/usr/bin/nvcc-x",
+        "usr/bin/nvcc-x",
+        ":{p}/bin/nvcc -c",
+        ":{p}/bin/nvcc-x",
+        "\t{p}/bin/nvcc-\t",
+        "{p}/bin/nvcc error",
+    ]
+    rnd = random.Random(11)
+    lines = []
+    for n in range(1, 4001):
+        deep = "/d" * rnd.choice([0, 1, 25])  # 25: a run over MEMO_RUN bytes
+        prefix = rnd.choice(["/usr/local/cuda", f"/opt/v{rnd.randrange(4)}{deep}", ""])
+        lines.append(f"[{n}] " + rnd.choice(forms).format(p=prefix))
+    p = tmp_path / "ninja.log"
+    p.write_text("\n".join(lines) + "\n")
+    fastscan._DBS.clear()
+    eng = fastscan.database(pats)
+    assert eng.tails[eng.anchors.index("/bin/nvcc")] == 2  # "-x"
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        got = {
+            ln: (raw, set(ids))
+            for ln, raw, ids in fastscan.scan_segment(fd, 0, p.stat().st_size, eng, 4096, [])
+        }
+    finally:
+        os.close(fd)
+    assert any(eng.lone), "some verdicts were remembered"
+    want = {}
+    for n, line in enumerate(lines, 1):
+        ids = {i for i, (lit, _) in enumerate(pats) if lit in line}
+        if ids == {0} and re.search(gate, line.encode()) is None:
+            continue
+        if ids:
+            want[n] = (line.encode(), ids)
+    assert got == want
+    fastscan._DBS.clear()
 
 
 def test_needle_across_a_window_and_a_segment_boundary(

@@ -203,3 +203,46 @@ def test_text_without_secrets_keeps_its_colours():
     out = _render("[bold red]ptxas fatal[/]: Unsupported .version 9.3 (CUDA_HOME=/usr/local/cuda)")
     assert "\x1b[1;31mptxas fatal" in out
     assert "CUDA_HOME=/usr/local/cuda" in _ANSI.sub("", out)
+
+
+def _every_pass(text: str) -> str:
+    """Every redaction pass over the whole text, ``_sub_values`` searching from everywhere."""
+    from remedy import redact as r
+
+    text = r._URL_CRED.sub(lambda m: m["scheme"] + r.REDACTED + "@", text)
+    text = r._AUTH.sub(lambda m: m[0] if m["cred"] == r.REDACTED else m["head"] + r.REDACTED, text)
+    text = r._BEARER.sub(
+        lambda m: m[0] if m["cred"] == r.REDACTED else m["head"] + r.REDACTED, text
+    )
+    text = r._sub_values(
+        r._ASSIGN,
+        text,
+        lambda m: r.is_secret_name(m["name"]) and not m["name"].lower().endswith("authorization"),
+    )
+    text = r._sub_values(r._FLAG, text, lambda m: r.is_secret_name(m["name"]))
+    return r._TOKENS.sub(r.REDACTED, text)
+
+
+def test_names_are_matched_only_where_a_secret_name_can_start():
+    """NAME=value and --flag value are matched only at runs around a secret word, not from
+    every position: the same text out as searching from everywhere, on texts made of the
+    pieces that matter (leads, quotes, separators, dotted and dashed names, a match that
+    names another run just before a secret one: ``p=Api-Key: v``)."""
+    import random
+
+    from remedy.redact import _redact_text
+
+    assert _redact_text("user:p=Api-Key--tok.en: PGPASSWORD") == (
+        f"user:p=Api-Key--tok.en: {REDACTED}"
+    )
+    pieces = ["\\", '"', "'", "=", ":", " ", "\t", "-", "--", ".", "_", "a", "p", "9", "TOKEN"]
+    pieces += ["token", "key", "KEY", "Api", "pass", "PASSWORD", "auth", "x", "ı", ",", ";", "}"]
+    pieces += ["]", "{", "authorization", "bearer ", "\n", "SECRET", "cookie", REDACTED, "é"]
+    rnd = random.Random(26)
+    changed = 0
+    for _ in range(20_000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 25)))
+        want = _every_pass(text)
+        assert _redact_text(text) == want, text
+        changed += want != text
+    assert changed > 2_000  # control: many held a secret

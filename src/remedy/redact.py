@@ -157,12 +157,23 @@ def _redact_text(text: str) -> str:
             text, low, _BEARER, lambda m: m[0] if m["cred"] == REDACTED else m["head"] + REDACTED
         )
     if _may_name_secret(text, low):
-        text = _sub_values(
+        text = _sub_secret_values(
             _ASSIGN,
             text,
             lambda m: is_secret_name(m["name"]) and not m["name"].lower().endswith("authorization"),
+            _starts(text, low, _NAME_CHARS),
+            "name",
+            2,
         )
-        text = _sub_values(_FLAG, text, lambda m: is_secret_name(m["name"]))
+        low = _ascii_lower(text)
+        text = _sub_secret_values(
+            _FLAG,
+            text,
+            lambda m: is_secret_name(m["name"]),
+            _starts(text, low, _FLAG_CHARS),
+            "flag",
+            0,
+        )
     if any(t in text for t in ("hf_", "sk-", "AKIA", "xox")) or (
         "gh" in text and _GH_HINT.search(text)
     ):
@@ -245,6 +256,46 @@ def _may_name_secret(text: str, low: str | None) -> bool:
             if any(is_secret_name(piece[k:]) for k in (0, 1, 2)):
                 return True
     return False
+
+
+_FLAG_CHARS = _NAME_CHARS - {"."}
+
+
+def _starts(text: str, low: str | None, chars: frozenset[str]) -> list[int]:
+    """Where each run of ``chars`` around a fragment starts, in text order: where a match
+    naming it has its name (_ASSIGN, after a lead of up to two characters: a backslash and
+    a quote) or its dashes (_FLAG)."""
+    runs: set[int] = set()
+    for at in _fragments_at(text, low):
+        start = at
+        while start > 0 and text[start - 1] in chars:
+            start -= 1
+        runs.add(start)
+    return sorted(runs)
+
+
+def _sub_secret_values(
+    pat: re.Pattern[str], text: str, secret: Any, starts: list[int], group: str, lead: int
+) -> str:
+    """``_sub_values`` (the same text out), matching ``pat`` only where a match's ``group``
+    starts at one of ``starts``: a secret name holds a fragment and is a whole run of its
+    pattern's name characters, so a match elsewhere names nothing secret; and such a match
+    only skips its lead, name and separator, where no match can start, so leaving it out
+    moves no later match. The ~2,000 JSON keys of a diagnosis are then never searched from
+    (~25 ms of a ~90 KB one)."""
+    out: list[str] = []
+    pos = 0
+    for s in starts:
+        for at in range(max(pos, s - lead), s + 1):
+            m = pat.match(text, at)
+            if m is None or m.start(group) != s:
+                continue  # no match here, or one naming another run (``p=`` before ``KEY=``)
+            if secret(m):
+                out.append(text[pos : m.start()] + _value_sub(m))
+                pos = m.end()
+            break
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redact_value(name: str, value: str) -> str:

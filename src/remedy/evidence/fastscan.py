@@ -7,10 +7,11 @@ made for IDS and log pipelines) finds the ~67 anchors that cover the literal set
 error words; ``Engine`` says why anchors) at ~0.4-0.6 ns/byte on one core, and only the lines
 that hold a match are ever copied or decoded.
 
-How: the file is cut into newline-aligned segments (one per usable CPU, at most ``MAX_SEGMENTS``,
-none under ``SEGMENT_MIN_BYTES``); a forked worker scans each one and writes its candidates to
-a spool file, while the caller goes on with other work (``Job``: ``remedy diagnose`` loads the
-knowledge base meanwhile, and ``early`` forks the workers before the CLI is even imported).
+How: one forked worker per usable CPU (at most ``MAX_SEGMENTS``, none for less than
+``SEGMENT_MIN_BYTES``), each scanning up to ``SLICES`` newline-aligned segments in turn and
+writing each one's candidates to a spool file, while the caller goes on with other work
+(``Job``: ``remedy diagnose`` loads the knowledge base meanwhile, and ``early`` forks the
+workers before the CLI is even imported), then aggregates each segment as soon as it is whole.
 A segment is read ``WINDOW`` bytes at a time into one reused buffer (peak memory does not grow
 with the log); Hyperscan reports match ends, the line around each is cut out, and newlines
 are counted only once, in C, per window. Where a worker's time goes (64 MB of the bench's
@@ -21,6 +22,9 @@ newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count``
 ~114,000 nvcc command lines per GB (gated ``/bin/nvcc`` hits) ~0.27: ~1.07 ns/byte against
 1.27 for the literal database (grep: ~1.0-1.2 for its three words, counting no lines). So the
 workers beat grep only by running on more than one core, where the host has one to spare.
+(Session 26, same host, min of 7 runs: a worker ~0.74-0.80 ns/byte of that journal, ~0.55-0.59
+with its nvcc lines respelled; a lone gated hit's verdict is now remembered per (run, bytes
+after it), ``Engine.lone``: the nvcc lines cost ~0.2 ns/byte, ~0.27 before.)
 Each worker asks the kernel for its segment ahead of reading it (``AHEAD``) and dies with
 its parent (``_die_with``).
 Lines longer than ``cap`` keep their first ``cap`` bytes, the rest is skipped unread by the
@@ -53,12 +57,15 @@ SPARSE_LINE = 48  # mean line length from which _newlines deletes instead of cou
 DELETE_MIN = 1 << 16  # ... in spans at least this long
 SEGMENT_MIN_BYTES = 48 << 20
 MAX_SEGMENTS = 8
+SLICES = 4  # segments per worker, read in turn (Job says why) ...
+SLICE_MIN_BYTES = 32 << 20  # ... none under this
 MEMO_MAX = 4096  # gate verdicts remembered ...
 MEMO_RUN = 256  # ... for runs up to this long: at most ~1 MB held
 MIN_BYTES = 2 << 20  # below this, importing Hyperscan (~30 ms) costs more than it saves
 
 _REC = struct.Struct("<QIH")  # line number, length of the line's bytes, number of literal ids
 _END = 0xFFFFFFFF  # in the length field: the record is the end marker, its number the count
+_NOTE = struct.Struct("<I")  # on a worker's pipe: the index of a segment whose spool is whole
 _UNSET: Any = object()
 _ENGINE: Any = _UNSET
 _DBS: dict[tuple[tuple[str, bytes | None], ...], Engine] = {}
@@ -127,6 +134,18 @@ class Engine:
             else []
             for a, g in enumerate(self.gated)
         ]
+        # per gated anchor: how many bytes after a hit decide, with the run before it, what a
+        # line whose only hit it is holds (the longest part of a holding literal after the
+        # gated one), or -1 where they do not (not gated, or a holding literal has a space or
+        # tab before the gated one: it reaches beyond the run); and those lines' verdicts
+        self.tails: list[int] = [-1] * len(names)
+        for a, g in enumerate(self.gated):
+            before = [self.full[i][: back - len(self.full[g])] for i, back in self.supers[a]]
+            if g >= 0 and not any(b" " in x or b"\t" in x for x in before):
+                self.tails[a] = max(
+                    (len(self.full[i]) - back for i, back in self.supers[a]), default=0
+                )
+        self.lone: list[dict[tuple[int, bytes], tuple[int, ...]]] = [{} for _ in names]
 
 
 USE_ANCHORS = True  # tests compare against a database of all the literals
@@ -210,6 +229,20 @@ def _gated_out(
     return True
 
 
+def _lone_ids(buf: bytearray, start: int, t: int, a: int, eng: Engine) -> tuple[int, ...]:
+    """The literal ids of a line whose only hit is gated anchor ``a`` ending at ``t``: the
+    gated literal and any literal holding it found in place, or none when the gated literal
+    is alone and its gate fails (the line is no candidate)."""
+    g = eng.gated[a]
+    ids = [g]
+    for i, back in eng.supers[a]:  # a literal holding it (ungated: else a hit of its own)
+        if t - back >= start and buf.startswith(eng.full[i], t - back):
+            ids.append(i)
+    if len(ids) == 1 and _gated_out(buf, start, [(t, g)], eng.gates, eng.memo):
+        return ()
+    return tuple(ids)
+
+
 def _newlines(buf: bytearray, a: int, b: int, sparse: bool) -> int:
     """Newlines in ``buf[a:b]``. ``bytes.count`` is a plain loop over every byte (~0.5-0.7
     ns/byte); ``replace`` finds a single byte with memchr, so deleting the newlines and
@@ -243,25 +276,33 @@ def _window_lines(
     )
     hits.sort()
     counted = 0  # newlines before this offset are in ``base``
-    gates, full, expand, gated, supers = eng.gates, eng.full, eng.expand, eng.gated, eng.supers
+    gates, full, expand, gated = eng.gates, eng.full, eng.expand, eng.gated
+    tails, lone = eng.tails, eng.lone
     k, n = 0, len(hits)
     while k < n:
-        to = hits[k][0]
+        to, a = hits[k]
         start = buf.rfind(b"\n", 0, to) + 1
         line_end = buf.find(b"\n", to - 1)
         first = k
         k += 1
         while k < n and hits[k][0] <= line_end:
             k += 1
-        if k - first == 1 and gated[hits[first][1]] >= 0:  # one gated hit: nvcc commands
-            t, a = hits[first]
-            g = gated[a]
-            ids = {g}
-            for i, back in supers[a]:  # a literal holding it (ungated: else a hit of its own)
-                if t - back >= start and buf.startswith(full[i], t - back):
-                    ids.add(i)
-            if len(ids) == 1 and _gated_out(buf, start, [(t, g)], gates, eng.memo):
+        if k - first == 1 and gated[a] >= 0:  # one gated hit: nvcc commands
+            tail = tails[a]
+            run = max(buf.rfind(b" ", start, to), buf.rfind(b"\t", start, to), start - 1) + 1
+            if tail < 0 or to - run > MEMO_RUN:
+                found = _lone_ids(buf, start, to, a, eng)
+            else:  # build logs repeat the same nvcc: its line's fate is remembered
+                key = (to - run, bytes(buf[run : min(to + tail, line_end)]))
+                memo = lone[a]
+                found = memo.get(key)
+                if found is None:
+                    if len(memo) >= MEMO_MAX:
+                        memo.clear()
+                    found = memo[key] = _lone_ids(buf, start, to, a, eng)
+            if not found:
                 continue
+            ids = set(found)
         else:
             line = hits[first:k]
             ids = set()
@@ -389,24 +430,30 @@ def _die_with(parent: int, arm: Any) -> None:
         os._exit(1)
 
 
-def _child(fd: int, start: int, end: int, eng: Engine, cap: int, spool: int) -> None:
-    """Body of a forked worker: candidates to ``spool``, then the END marker and line count."""
-    if end - start > 8 * WINDOW:
+def _child(
+    fd: int, parts: list[tuple[int, int, int, int]], eng: Engine, cap: int, notify: int
+) -> None:
+    """Body of a forked worker: for each of its segments (index, start, end, spool fd) in
+    turn, the candidates to the spool, then the END marker and line count; then the segment's
+    index on ``notify``, so the caller can aggregate it while this worker reads the next."""
+    if sum(end - start for _, start, end, _ in parts) > 8 * WINDOW:
         _keep_freed_memory()
-    out = open(spool, "wb", closefd=False, buffering=1 << 20)  # noqa: SIM115 - flushed below
-    lines: list[int] = []
-    for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines):
-        out.write(_REC.pack(ln, len(raw), len(ids)))
-        out.write(struct.pack(f"<{len(ids)}H", *ids))
-        out.write(raw)
-    out.write(_REC.pack(lines[0], _END, 0))
-    out.flush()
+    for k, start, end, spool in parts:
+        out = open(spool, "wb", closefd=False, buffering=1 << 20)  # noqa: SIM115 - flushed below
+        lines: list[int] = []
+        for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines):
+            out.write(_REC.pack(ln, len(raw), len(ids)))
+            out.write(struct.pack(f"<{len(ids)}H", *ids))
+            out.write(raw)
+        out.write(_REC.pack(lines[0], _END, 0))
+        out.flush()
+        os.write(notify, _NOTE.pack(k))
 
 
 def _read_spool(
     f: IO[bytes], offset: int, lines_out: list[int]
 ) -> Iterator[tuple[int, bytes, tuple[int, ...]]]:
-    """Records of a finished worker's spool, renumbered by ``offset``; appends the segment's
+    """Records of a whole segment's spool, renumbered by ``offset``; appends the segment's
     line count to ``lines_out`` once the END marker is read."""
     f.seek(0)
     while True:
@@ -422,10 +469,15 @@ def _read_spool(
 
 
 class Job:
-    """A scan under way: one forked worker per segment, each spooling its candidates, so the
+    """A scan under way: forked workers, each spooling the candidates of its segments, so the
     caller can do other work (load the knowledge base, import the diagnosis) while the log is
-    read; ``candidates`` then waits for the workers in file order. ``close`` ends any worker
-    still running (an error or a signal in the caller must not leave them reading)."""
+    read; ``candidates`` then hands them over in file order. ``close`` ends any worker still
+    running (an error or a signal in the caller must not leave them reading).
+
+    Each worker reads several segments in turn (``SLICES``; segment k is worker k mod n's):
+    the caller aggregates a segment (prefixes, signatures, suspicious lines: ~40-80 us per
+    candidate line) as soon as its worker says it is whole, while the workers read on, so
+    only the last segment's candidates are aggregated after the reading ends, not all."""
 
     def __init__(
         self,
@@ -434,14 +486,19 @@ class Job:
         *,
         cap: int,
         segments: int | None = None,
+        slices: int | None = None,
         fd: int | None = None,
     ) -> None:
-        """``fd``: the file already open (the job owns it from here): the workers then read
-        exactly the file the caller checked, whatever ``path`` names by now."""
+        """``segments``: workers (default: one per usable CPU, fewer for a small log);
+        ``slices``: segments per worker (default: ``SLICES``, one where a segment would be
+        under ``SLICE_MIN_BYTES``, and one where ``segments`` is given). ``fd``: the file
+        already open (the job owns it from here): the workers then read exactly the file
+        the caller checked, whatever ``path`` names by now."""
         from remedy.evidence import reader
 
         self.patterns = patterns
         self.kids: list[int] = []
+        self.notify: list[int] = []  # per worker, the read end of its pipe
         self.spools: list[IO[bytes]] = []
         self.fd = os.open(path, os.O_RDONLY) if fd is None else fd
         try:
@@ -454,24 +511,61 @@ class Job:
             n = segments or max(
                 1, min(MAX_SEGMENTS, reader.usable_cpus(), self.size // SEGMENT_MIN_BYTES or 1)
             )
-            bounds = reader._segment_bounds(self.fd, self.size, n)
+            per = slices or (
+                1 if segments else max(1, min(SLICES, self.size // (n * SLICE_MIN_BYTES)))
+            )
+            bounds = reader._segment_bounds(self.fd, self.size, n * per)
+            count = len(bounds) - 1
+            n = min(n, count)
+            self.spools = [tempfile.TemporaryFile() for _ in range(count)]
             arm, parent = _death_signal(), os.getpid()
-            for k in range(len(bounds) - 1):
-                spool = tempfile.TemporaryFile()
-                self.spools.append(spool)
-                pid = os.fork()
+            for w in range(n):
+                parts = [
+                    (k, bounds[k], bounds[k + 1], self.spools[k].fileno())
+                    for k in range(w, count, n)
+                ]
+                rfd, wfd = os.pipe()
+                self.notify.append(rfd)  # closed by close() whatever happens next
+                try:
+                    pid = os.fork()
+                except BaseException:
+                    os.close(wfd)
+                    raise
                 if pid == 0:  # the worker: never return into the caller's code
                     code = 1
                     try:
+                        os.close(rfd)
                         _die_with(parent, arm)
-                        _child(self.fd, bounds[k], bounds[k + 1], eng, cap, spool.fileno())
+                        _child(self.fd, parts, eng, cap, wfd)
                         code = 0
                     finally:
                         os._exit(code)
+                os.close(wfd)  # the worker's alone: its end reads as EOF once it is gone
                 self.kids.append(pid)
         except BaseException:
             self.close()
             raise
+
+    def _whole(self, k: int) -> None:
+        """Wait until segment ``k``'s spool is whole (its worker wrote its index)."""
+        rfd = self.notify[k % len(self.notify)]
+        note = b""
+        while len(note) < _NOTE.size:
+            got = os.read(rfd, _NOTE.size - len(note))
+            if not got:  # the worker is gone without finishing it
+                self._reap(self.kids[k % len(self.kids)])
+                raise EngineFailed("a scan worker stopped before the end of its segment")
+            note += got
+        if _NOTE.unpack(note)[0] != k:
+            raise EngineFailed("a scan worker reported its segments out of order")
+
+    def _reap(self, pid: int) -> None:
+        """Wait for a worker that has ended (or is ending); a failure is EngineFailed."""
+        _, status = os.waitpid(pid, 0)
+        self.kids[self.kids.index(pid)] = -1
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise EngineFailed(f"a scan worker failed (exit {code})")
 
     def candidates(self, totals: Any) -> Iterator[tuple[int, bytes, frozenset[str]]]:
         """Candidate lines in file order, with file line numbers and the literals seen on
@@ -479,12 +573,8 @@ class Job:
         names: dict[tuple[int, ...], frozenset[str]] = {}
         patterns = self.patterns
         offset = 0
-        for pid, spool in zip(list(self.kids), self.spools, strict=True):
-            _, status = os.waitpid(pid, 0)
-            self.kids.remove(pid)
-            code = os.waitstatus_to_exitcode(status)
-            if code != 0:
-                raise EngineFailed(f"a scan worker failed (exit {code})")
+        for k, spool in enumerate(list(self.spools)):
+            self._whole(k)
             count: list[int] = []
             for ln, raw, ids in _read_spool(spool, offset, count):
                 hint = names.get(ids)
@@ -492,16 +582,25 @@ class Job:
                     hint = names[ids] = frozenset(patterns[i][0] for i in ids)
                 yield ln, raw, hint
             offset += count[0]
+        for pid in list(self.kids):
+            if pid > 0:
+                self._reap(pid)
         totals.lines = offset
         totals.bytes = self.size
 
     def close(self) -> None:
         for pid in self.kids:
+            if pid <= 0:
+                continue
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
         self.kids.clear()
+        for rfd in self.notify:
+            with contextlib.suppress(OSError):
+                os.close(rfd)
+        self.notify.clear()
         for s in self.spools:
             s.close()
         self.spools.clear()
@@ -517,10 +616,11 @@ def hyperscan_candidates(
     *,
     cap: int,
     segments: int | None = None,
+    slices: int | None = None,
 ) -> Iterator[tuple[int, bytes, frozenset[str]]]:
     """Candidate lines of a regular file, in file order, with file line numbers and the
     literals seen on each (a superset of those in its first ``cap`` bytes)."""
-    job = Job(path, patterns, cap=cap, segments=segments)
+    job = Job(path, patterns, cap=cap, segments=segments, slices=slices)
     try:
         yield from job.candidates(totals)
     finally:

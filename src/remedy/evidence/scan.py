@@ -206,15 +206,19 @@ class _Aggregator:
             else:
                 score += 2.0
                 why += "; inside a ninja failure block"
+        # min-heap on (score, -line): the weakest, then latest, line is evicted first; a line
+        # that would be evicted at once is not made (a journal's benign error lines: most)
+        full = len(self.heap) >= TOP_SUSPICIOUS
+        if full and (score, -lineno) <= self.heap[0][:2]:
+            return
         item = SuspiciousLine(
             line=lineno, text=_excerpt(text, 0), source=self.source, score=score, reason=why
         )
-        # min-heap on (score, -line): the weakest, then latest, line is evicted first
         key = (score, -lineno, item)
-        if len(self.heap) < TOP_SUSPICIOUS:
-            heapq.heappush(self.heap, key)  # type: ignore[misc]
-        elif key[:2] > self.heap[0][:2]:
+        if full:
             heapq.heapreplace(self.heap, key)  # type: ignore[misc]
+        else:
+            heapq.heappush(self.heap, key)  # type: ignore[misc]
 
     def result(
         self, lines: int, nbytes: int, method: Literal["hyperscan", "grep", "python"]
