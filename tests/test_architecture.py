@@ -100,6 +100,8 @@ TOP = {
     # the plan/diagnose bodies the CLI calls, and the plain forms of both run without typer
     "commands",
     "fastcli",
+    # the collector paused while the console script starts (entry), resumed by the commands
+    "startgc",
 }
 
 

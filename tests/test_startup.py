@@ -856,3 +856,137 @@ def test_an_operations_record_others_could_write_is_not_used(tmp_path: Path) -> 
     rec.write_bytes(bytes(body))
     _, imported, _ = _load_kb(cache)
     assert imported
+
+
+# --------------------------------------------------------------------------------------------
+# every example prints the same through remedy.fastcli as through typer
+# --------------------------------------------------------------------------------------------
+
+
+def _example_cases() -> list[list[str]]:
+    from remedy.inputs import examples
+
+    names = sorted(examples())
+    assert len(names) >= 2  # control: examples found
+    return [
+        [cmd, "--example", name, *form]
+        for name in names
+        for cmd in ("plan", "diagnose")
+        for form in (["--json"], [])
+    ]
+
+
+def test_every_example_prints_the_same_through_the_fast_path(tmp_path: Path) -> None:
+    """Every built-in example, plan and diagnose, --json and the terminal report: the console
+    script's path (remedy.fastcli; the collector paused through start-up, remedy.startgc)
+    prints what typer's CLI prints (the collector on throughout), byte for byte, with the
+    same exit code."""
+    cache = tmp_path / "cache"
+    for args in _example_cases():
+        want = cli_run(args, "typer", cache)
+        got = cli_run(args, "entry", cache)
+        assert "typer" in want[3] and "typer" not in got[3], args  # control: two paths
+        assert got[:3] == want[:3], args
+        assert want[1].strip(), args  # control: something was printed
+
+
+_GC_SEEN = """
+import gc, json, sys
+sys.argv = ["remedy", *json.loads(sys.argv[1])]
+import remedy.planner.plan as planner
+seen = {}
+real = planner.make_plan
+def make_plan(*a, **k):
+    seen.update(enabled=gc.isenabled(), frozen=gc.get_freeze_count())
+    return real(*a, **k)
+planner.make_plan = make_plan
+how = sys.argv[2]
+if how == "typer":
+    from remedy.cli import main
+else:
+    from remedy.entry import main
+try:
+    main()
+finally:
+    sys.stderr.write("\\n@@" + json.dumps(seen) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("how", ["entry", "typer"])
+def test_the_collector_is_on_when_a_command_s_work_starts(how: str, tmp_path: Path) -> None:
+    """remedy.startgc: the collector is paused for start-up only; the planner runs with it on
+    (a big plan's memory stays bounded), whichever path the command line took."""
+    r = subprocess.run(
+        [sys.executable, "-c", _GC_SEEN, json.dumps(["plan", "-e", "seed-sm120-pip-cu13"]), how],
+        capture_output=True,
+        timeout=180,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    seen = json.loads(r.stderr.decode().rpartition("\n@@")[2])
+    assert seen["enabled"] is True, r.stderr.decode()[-2000:]
+    if how == "entry":  # what start-up built was frozen before the collector came back
+        assert seen["frozen"] > 1000
+
+
+def test_resume_leaves_a_collector_it_did_not_pause_alone() -> None:
+    """In-process callers (tests, remedy as a library) never paused it: resume changes
+    nothing for them; pause then resume turns it back on."""
+    import gc
+
+    from remedy import startgc
+
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        startgc.resume()
+        assert not gc.isenabled()  # not ours to turn on
+        gc.enable()
+        startgc.pause()
+        assert not gc.isenabled()
+        startgc.resume()
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+
+
+def test_a_plan_s_learned_hint_is_what_it_was_without_reading_the_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With hints off (no model) learned_hint answers none without ranking or reading the log,
+    as the full computation did; with a model the log text is read and ranked as before."""
+    from remedy import diagnose
+    from remedy.evidence import learned
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+
+    kb = load_knowledge()
+    monkeypatch.delenv(learned.ENV_HINTS, raising=False)
+    monkeypatch.delenv(learned.ENV_MODEL, raising=False)
+    logs = sorted(LOGS.glob("*.log"))[:6]
+    assert logs  # control
+    for log in logs:
+        symptoms, _, wrappers = scan_logs([log])
+        text = log.read_text(errors="replace")
+        full = (
+            []
+            if not text or diagnose.hypotheses_from_log(kb, symptoms, wrappers)
+            else diagnose.learned_hypotheses(kb, symptoms, text)
+        )
+
+        def unread() -> str:
+            raise AssertionError("the log was read with no model to rank it against")
+
+        assert diagnose.learned_hint(kb, symptoms, wrappers, unread) == full == []
+
+    # hints on: the callable is called (the log is ranked as before)
+    monkeypatch.setenv(learned.ENV_HINTS, "1")
+    calls: list[int] = []
+
+    def text_of() -> str:
+        calls.append(1)
+        return ""
+
+    assert learned.load_model() is not None  # control: the committed model is used
+    assert diagnose.learned_hint(kb, [], set(), text_of) == []
+    assert calls == [1]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from remedy import startgc
 from remedy.errors import InputError, RemedyError
 from remedy.redact import redact_text
 
@@ -114,11 +115,12 @@ def plan_run(
     logs = list(log or []) or ex_logs
     symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
+    startgc.resume()  # start-up is over (remedy.startgc)
     p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=csv(rules), consumers=csv(consumers))
     if logs:  # no rule matches the log: what its wording resembles (a hint, never a step)
         from remedy.diagnose import learned_hint
 
-        p.learned = learned_hint(kb, symptoms, wrappers, learned_text(logs))
+        p.learned = learned_hint(kb, symptoms, wrappers, lambda: learned_text(logs))
     if out:
         write_out(out, redact_text(p.model_dump_json(indent=2)) + "\n")
     if report:
@@ -170,6 +172,7 @@ def diagnose_run(
         from remedy.knowledge.loader import load_knowledge
 
         kb = load_knowledge()
+        startgc.resume()  # start-up is over (remedy.startgc)
         symptoms, suspicious, wrappers = scans.result()
         if spooled:  # name the log as the user gave it, not the spool file
             names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}

@@ -313,9 +313,18 @@ def learned_hypotheses(
 
 
 def learned_hint(
-    kb: Knowledge, symptoms: list[Symptom], wrappers: set[str], text: str
+    kb: Knowledge, symptoms: list[Symptom], wrappers: set[str], text: str | Callable[[], str]
 ) -> list[Hypothesis]:
-    """For a plan: the learned classes of a log no rule matches (log-only), else none."""
+    """For a plan: the learned classes of a log no rule matches (log-only), else none.
+
+    With no model (hints are opt-in, remedy.evidence.learned) the answer is none whatever the
+    log says, so the log is not ranked or read again (~10 ms of `plan --example`); ``text``
+    may be a callable, called only when a model is loaded."""
+    from remedy.evidence.learned import load_model
+
+    if load_model() is None:
+        return []
+    text = text() if callable(text) else text
     if not text or hypotheses_from_log(kb, symptoms, wrappers):
         return []
     return learned_hypotheses(kb, symptoms, text)

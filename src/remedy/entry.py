@@ -29,6 +29,9 @@ def main() -> None:
 
     if helpcache.serve(sys.argv[1:]):  # `--help` as typer last printed it, typer not loaded
         return
+    from remedy import startgc
+
+    startgc.pause()  # until the command has loaded what it needs (remedy.startgc)
     from remedy.interrupts import install
 
     install("hold", pending=_early)
@@ -37,6 +40,7 @@ def main() -> None:
 
     if serve(sys.argv[1:]):  # a plain `plan`/`diagnose`: the same bodies, typer not loaded
         return
+    startgc.resume()  # the CLI's commands (run, fleet) may run long: collector on
     from remedy.cli import main as cli_main
 
     with helpcache.recording(sys.argv[1:]):

@@ -5,7 +5,10 @@ These are the boundary types: what collectors produce (Facts), what the log read
 plain data so a plan can be saved, diffed and applied later exactly as previewed.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: pydantic would then evaluate every field's
+# annotation from its string (an eval per field, ~300 for remedy's models) each time remedy
+# starts; evaluated by Python as the class body runs, they cost nothing extra. Every name an
+# annotation uses must therefore be defined above it (quote a forward reference).
 
 from typing import Any, Literal
 
