@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redact_reference import reference_redact
 
 from remedy.knowledge import expr
 
@@ -625,24 +626,6 @@ def test_shell_completion_goes_to_typer(monkeypatch: pytest.MonkeyPatch) -> None
 # --------------------------------------------------------------------------------------------
 
 
-def _reference_redact(text: str) -> str:
-    """remedy.redact._redact_text as it was: every pass over every text."""
-    from remedy import redact as r
-
-    text = r._URL_CRED.sub(lambda m: m["scheme"] + r.REDACTED + "@", text)
-    text = r._AUTH.sub(lambda m: m[0] if m["cred"] == r.REDACTED else m["head"] + r.REDACTED, text)
-    text = r._BEARER.sub(
-        lambda m: m[0] if m["cred"] == r.REDACTED else m["head"] + r.REDACTED, text
-    )
-    text = r._sub_values(
-        r._ASSIGN,
-        text,
-        lambda m: r.is_secret_name(m["name"]) and not m["name"].lower().endswith("authorization"),
-    )
-    text = r._sub_values(r._FLAG, text, lambda m: r.is_secret_name(m["name"]))
-    return r._TOKENS.sub(r.REDACTED, text)
-
-
 def _hostile_texts(n: int) -> list[str]:
     import random
 
@@ -736,7 +719,7 @@ def test_redaction_gives_what_every_pass_over_every_text_gave(tmp_path: Path) ->
         texts.append(out)
     changed = 0
     for t in texts:
-        want = _reference_redact(t)
+        want = reference_redact(t)
         assert _redact_text(t) == want, t
         changed += want != t
     assert changed > 500  # control: many of them did hold secrets

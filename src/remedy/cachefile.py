@@ -92,3 +92,27 @@ def write_private(path: str, body: bytes) -> bool:
         return True
     except OSError:
         return False
+
+
+def read_keys(path: str) -> list[str]:
+    """The keys a private record of "already checked" digests holds; a missing, foreign or
+    damaged record holds none, so the check runs again and the record is rewritten."""
+    import marshal
+
+    body = read_private(path)
+    if body is None:
+        return []
+    try:
+        data = marshal.loads(body)
+    except Exception:  # a damaged record is rewritten, never a failure
+        return []
+    return [k for k in data if isinstance(k, str)] if isinstance(data, list) else []
+
+
+def remember_key(path: str, key: str, keep: int) -> None:
+    """Add ``key`` to the record, keeping the ``keep`` most recent (one per checkout or
+    knowledge version in use)."""
+    import marshal
+
+    keys = [k for k in read_keys(path) if k != key][-(keep - 1) :] + [key]
+    write_private(path, marshal.dumps(keys))

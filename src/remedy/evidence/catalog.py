@@ -414,27 +414,15 @@ def _validated_key(path: Path) -> str | None:
 
 
 def _validated() -> list[str]:
-    import marshal
+    from remedy.cachefile import read_keys
 
-    from remedy.cachefile import read_private
-
-    body = read_private(_validated_path())
-    if body is None:
-        return []
-    try:
-        data = marshal.loads(body)
-    except Exception:  # a damaged record is rewritten, never a failure
-        return []
-    return [k for k in data if isinstance(k, str)] if isinstance(data, list) else []
+    return read_keys(_validated_path())
 
 
 def _remember_validated(key: str) -> None:
-    import marshal
+    from remedy.cachefile import remember_key
 
-    from remedy.cachefile import write_private
-
-    keys = [k for k in _validated() if k != key][-(_KEEP_VALIDATED - 1) :] + [key]
-    write_private(_validated_path(), marshal.dumps(keys))
+    remember_key(_validated_path(), key, _KEEP_VALIDATED)
 
 
 _DEFAULT: dict[tuple[str, int, int], Catalog] = {}

@@ -269,27 +269,15 @@ def _ops_key(act_files: list[Path]) -> str | None:
 
 
 def _ops_checked() -> list[str]:
-    import marshal
+    from remedy.cachefile import read_keys
 
-    from remedy.cachefile import read_private
-
-    body = read_private(_ops_record_path())
-    if body is None:
-        return []
-    try:
-        data = marshal.loads(body)
-    except Exception:  # a damaged record is rewritten, never a failure
-        return []
-    return [k for k in data if isinstance(k, str)] if isinstance(data, list) else []
+    return read_keys(_ops_record_path())
 
 
 def _remember_ops_checked(key: str) -> None:
-    import marshal
+    from remedy.cachefile import remember_key
 
-    from remedy.cachefile import write_private
-
-    keys = [k for k in _ops_checked() if k != key][-(_KEEP_OPS_CHECKED - 1) :] + [key]
-    write_private(_ops_record_path(), marshal.dumps(keys))
+    remember_key(_ops_record_path(), key, _KEEP_OPS_CHECKED)
 
 
 def knowledge_version(files: list[str]) -> str:
