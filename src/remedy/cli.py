@@ -18,15 +18,21 @@ Heavy modules are imported inside the commands so `remedy --help` stays fast.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from remedy.commands import diagnose_run, emit_json, load_facts, plan_run, report_error
+from remedy.commands import (
+    diagnose_run,
+    emit_json,
+    exit_internal_error,
+    exit_reader_left,
+    load_facts,
+    plan_run,
+    report_error,
+)
 from remedy.commands import write_out as _write_out
 from remedy.errors import InputError, RemedyError
 from remedy.helptext import exit_code_epilog
@@ -1449,11 +1455,7 @@ def _main(argv: list[str] | None) -> None:
             sys.exit(141)
         raise
     except BrokenPipeError:
-        # `remedy graph | head`: the reader left; no traceback, and no second one when Python
-        # flushes stdout at exit
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(141)
+        exit_reader_left()
     except Exception as exc:
         # typer >= 0.2x vendors click (typer._click) and no longer installs it: match
         # click's usage errors by class name, which both arrangements share
@@ -1463,14 +1465,7 @@ def _main(argv: list[str] | None) -> None:
         if _is_click_error(exc):
             exc.show()  # type: ignore[attr-defined]
             sys.exit(2)
-        if os.environ.get("REMEDY_DEBUG"):
-            raise
-        msg = redact_text(str(exc))
-        sys.stderr.write(
-            f"remedy: internal error: {type(exc).__name__}: {msg}\n"
-            "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n"
-        )
-        sys.exit(70)
+        exit_internal_error(exc)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 

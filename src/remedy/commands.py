@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from remedy import startgc
 from remedy.errors import InputError, RemedyError
@@ -41,6 +41,25 @@ def report_error(exc: RemedyError) -> None:
         sys.stderr.write("  what changed:\n")
         for line in diff[:50]:
             sys.stderr.write(f"    {line}\n")
+
+
+def exit_reader_left() -> NoReturn:
+    """`remedy ... | head`: the reader left. No traceback, and no second one when Python
+    flushes stdout at exit: exit 141 like the shell (128 + SIGPIPE)."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(141)
+
+
+def exit_internal_error(exc: Exception) -> NoReturn:
+    """A bug in remedy: one redacted line and exit 70 (REMEDY_DEBUG=1 re-raises instead)."""
+    if os.environ.get("REMEDY_DEBUG"):
+        raise exc
+    sys.stderr.write(
+        f"remedy: internal error: {type(exc).__name__}: {redact_text(str(exc))}\n"
+        "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n"
+    )
+    sys.exit(70)
 
 
 def load_facts(

@@ -95,9 +95,13 @@ def serve(argv: list[str]) -> bool:
 
 def _run(command: str, params: dict[str, Any]) -> None:
     """remedy.cli._main's handling around one command body."""
-    import contextlib
-
-    from remedy.commands import diagnose_run, plan_run, report_error
+    from remedy.commands import (
+        diagnose_run,
+        exit_internal_error,
+        exit_reader_left,
+        plan_run,
+        report_error,
+    )
     from remedy.errors import RemedyError
 
     try:
@@ -116,20 +120,7 @@ def _run(command: str, params: dict[str, Any]) -> None:
         sys.stderr.write("\nremedy: aborted\n")
         sys.exit(130)
     except BrokenPipeError:
-        # `remedy plan ... | head`: the reader left; no traceback, and no second one when
-        # Python flushes stdout at exit
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(141)
+        exit_reader_left()
     except Exception as exc:
-        if os.environ.get("REMEDY_DEBUG"):
-            raise
-        from remedy.redact import redact_text
-
-        msg = redact_text(str(exc))
-        sys.stderr.write(
-            f"remedy: internal error: {type(exc).__name__}: {msg}\n"
-            "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n"
-        )
-        sys.exit(70)
+        exit_internal_error(exc)
     sys.exit(rc)
