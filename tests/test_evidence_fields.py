@@ -248,3 +248,29 @@ def test_lines_after_a_command_are_not_glued_to_it_unless_cut_at_one_width():
     assert _joined_command([cmd, "warning: x", ""]) == cmd
     # a shell continuation is
     assert _joined_command([cmd + " \\", "  -std=c++17"]) == cmd + " -std=c++17"
+
+
+# A rejected target named by no compute capability (Spack's default cuda_arch 'none' expanded by
+# cuda_flags, a 'native' placeholder) comes from an arch list: no GPU has it, no toolkit knows it.
+@pytest.mark.parametrize(
+    "line",
+    [
+        "nvcc fatal   : Unsupported gpu architecture 'compute_none'",
+        "nvcc fatal   : Unsupported gpu architecture 'sm_none'",
+        "nvcc fatal   : Unsupported gpu architecture 'sm_native'",
+    ],
+)
+def test_a_named_placeholder_target_is_the_arch_list(line):
+    d = diagnose(load_knowledge(), None, _symptoms(line))
+    ranked = [h.rule for h in d.hypotheses]
+    assert ranked[:1] == ["toolkit-knows-target-archs"], ranked
+    assert "arch-supported-by-toolkit" not in ranked
+    assert any(f.startswith("named-placeholder-target") for f in d.hypotheses[0].matched_fields)
+
+
+def test_a_numeric_target_is_not_read_as_a_placeholder():
+    line = "nvcc fatal   : Unsupported gpu architecture 'sm_90'"
+    d = diagnose(load_knowledge(), None, _symptoms(line))
+    fields = [f for h in d.hypotheses for f in h.matched_fields]
+    assert fields and not any(f.startswith("named-placeholder-target") for f in fields), fields
+    assert "arch-supported-by-toolkit" in [h.rule for h in d.hypotheses]
