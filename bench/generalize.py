@@ -359,6 +359,15 @@ TUNED_AFTER: list[str] = [
     " by no compute capability ('compute_none', 'sm_native'), and field signal"
     " named-placeholder-target ranks it toolkit-knows-target-archs, never"
     " arch-supported-by-toolkit (Spack's cuda_arch default 'none' expanded by cuda_flags)",
+    "tune-g (after reading round 16's fm-6 named extensions-match-torch-abi): field signal"
+    " unmangled-symbol-outside-torch-shim-is-not-torch-abi withdraws the torch-ABI credit of an"
+    " 'undefined symbol' that is neither mangled (_Z) nor in libtorch's extern \"C\" shim"
+    " (torch_*, aoti_torch_*; torch/csrc/stable/c/shim.h)",
+    "tune-g (after reading round 16's first-error-line xfails fk-1, fk-16, fl-8): the suspicious"
+    " line ranking scores GNU ld's 'undefined reference to' as a linker diagnostic (ld/ldmain.c),"
+    " distutils' 'command ... failed with exit code' as a wrapper (_distutils/spawn.py), a bare"
+    " 'Error:' heading as no message, and an earlier line stating a later exception's message as"
+    " high as that exception (logging.Formatter.format writes the message before exc_info)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

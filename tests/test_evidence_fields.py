@@ -274,3 +274,25 @@ def test_a_numeric_target_is_not_read_as_a_placeholder():
     fields = [f for h in d.hypotheses for f in h.matched_fields]
     assert fields and not any(f.startswith("named-placeholder-target") for f in fields), fields
     assert "arch-supported-by-toolkit" in [h.rule for h in d.hypotheses]
+
+
+# libtorch's only unmangled exports are its extern "C" shim (torch_*, aoti_torch_*,
+# torch/csrc/stable/c/shim.h); any other unmangled name has no C++ ABI to mismatch.
+@pytest.mark.parametrize(
+    ("line", "torch_abi"),
+    [
+        ("OSError: /x/nvidia/cu13/lib/libcufile.so.0: undefined symbol: shm_open", False),
+        ("ImportError: /x/ext.so: undefined symbol: clock_gettime", False),
+        ("ImportError: /x/ext.so: undefined symbol: ncclCommInitRankScalable", False),
+        (
+            "OSError: /x/libtorchcodec_core7.so: undefined symbol: torch_dtype_float4_e2m1fn_x2",
+            True,
+        ),
+        ("ImportError: /x/ext.so: undefined symbol: aoti_torch_dtype_float32", True),
+        ("ImportError: /x/ext.so: undefined symbol: _ZN3c104cuda9SetDeviceEa", True),
+    ],
+)
+def test_only_a_mangled_or_shim_symbol_reads_as_a_torch_abi_break(line, torch_abi):
+    d = diagnose(load_knowledge(), None, _symptoms(line))
+    ranked = [h.rule for h in d.hypotheses]
+    assert ("extensions-match-torch-abi" in ranked) == torch_abi, ranked
