@@ -17,7 +17,12 @@ import yaml
 from remedy.diagnose import diagnose
 from remedy.errors import KnowledgeError
 from remedy.evidence import scan_lines
-from remedy.evidence.fields import api_change, derived_fields, load_api_changes
+from remedy.evidence.fields import (
+    api_change,
+    derived_fields,
+    load_api_changes,
+    load_api_families,
+)
 from remedy.knowledge.loader import load_knowledge
 
 CLASS = "toolkit-major-keeps-project-api"
@@ -153,3 +158,16 @@ def test_the_family_agrees_with_the_installed_cuda13_header() -> None:
         base = re.sub(r"_v\d+(?:_pt(?:ds|sz))?$", "", name)
         if base not in declared:
             assert api_change(base) is not None, base
+
+
+def test_a_family_citing_an_undeclared_source_is_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "t.yaml"
+    p.write_text(
+        "sources: {a: {doc: x}}\n"
+        "changes: []\n"
+        "families:\n"
+        "  - {family: 'PFN_cu*', pattern: '^PFN_cu\\w+$', removed_in: '13.0', library: x,"
+        " change: removed, replacement: x, source: b}\n"
+    )
+    with pytest.raises(KnowledgeError, match="unknown source"):
+        load_api_families(p)
