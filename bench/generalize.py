@@ -350,6 +350,24 @@ TUNED_AFTER: list[str] = [
     " reference') with the unmatched suspicious lines on the same score"
     " (remedy.evidence.suspicious.with_unexplained, used by remedy diagnose and the corpus test);"
     " 8 first-error-line xfails pass (fc-33, ff-9, fg-3, fg-5, fi-5, fi-17, fi-18, fi-31)",
+    "tune-g (after reading round 16's misses, fk-4/fk-5): knowledge/cuda-api-changes.yaml gains"
+    " 'families:', name shapes a major removed as a whole; the first is CUDA 13's unversioned"
+    " PFN_cuX driver-entry-point typedefs (cudaTypedefs.h 13.0 read here declares only"
+    " PFN_cuX_vNNNNN; the CUDA 11.x header aliased every unversioned name); gcc's '‘X’ does not"
+    " name a type' joins signature cuda-api-not-in-toolkit (recorded with g++ 12.2)",
+    "tune-g (after reading round 16's miss fl-2): nvcc-unsupported-arch captures a target named"
+    " by no compute capability ('compute_none', 'sm_native'), and field signal"
+    " named-placeholder-target ranks it toolkit-knows-target-archs, never"
+    " arch-supported-by-toolkit (Spack's cuda_arch default 'none' expanded by cuda_flags)",
+    "tune-g (after reading round 16's fm-6 named extensions-match-torch-abi): field signal"
+    " unmangled-symbol-outside-torch-shim-is-not-torch-abi withdraws the torch-ABI credit of an"
+    " 'undefined symbol' that is neither mangled (_Z) nor in libtorch's extern \"C\" shim"
+    " (torch_*, aoti_torch_*; torch/csrc/stable/c/shim.h)",
+    "tune-g (after reading round 16's first-error-line xfails fk-1, fk-16, fl-8): the suspicious"
+    " line ranking scores GNU ld's 'undefined reference to' as a linker diagnostic (ld/ldmain.c),"
+    " distutils' 'command ... failed with exit code' as a wrapper (_distutils/spawn.py), a bare"
+    " 'Error:' heading as no message, and an earlier line stating a later exception's message as"
+    " high as that exception (logging.Formatter.format writes the message before exc_info)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -8,6 +8,7 @@ tests/fixtures/templates/cuda13/), and check that a symbol in no table names no 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,12 @@ import yaml
 from remedy.diagnose import diagnose
 from remedy.errors import KnowledgeError
 from remedy.evidence import scan_lines
-from remedy.evidence.fields import api_change, derived_fields, load_api_changes
+from remedy.evidence.fields import (
+    api_change,
+    derived_fields,
+    load_api_changes,
+    load_api_families,
+)
 from remedy.knowledge.loader import load_knowledge
 
 CLASS = "toolkit-major-keeps-project-api"
@@ -95,3 +101,73 @@ def test_a_row_citing_an_undeclared_source_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(KnowledgeError, match="unknown source"):
         load_api_changes(p)
+
+
+# -- families: a name shape a major removed as a whole (CUDA 13's unversioned PFN_cuX aliases) --
+
+HEADER = Path("/usr/local/cuda/include/cudaTypedefs.h")
+FAMILY_LINES = [  # the wordings recorded in tests/fixtures/templates/cuda13/pfn-unversioned-*.log
+    'k.cu(3): error: identifier "{name}" is undefined',
+    "k.cpp:3:1: error: ‘{name}’ does not name a type; did you mean ‘{name}_v12000’?",
+]
+
+
+@pytest.mark.parametrize("name", ["PFN_cuTensorMapEncodeTiled", "PFN_cuTensorMapEncodeIm2col"])
+@pytest.mark.parametrize("shape", FAMILY_LINES)
+def test_an_unversioned_pfn_alias_names_the_class(name: str, shape: str) -> None:
+    line = shape.format(name=name)
+    syms = [s for s in scan_lines([line]).symptoms if s.signature == "cuda-api-not-in-toolkit"]
+    assert syms, line
+    f = derived_fields(syms[0])
+    assert f["api_removed_in"] == "13.0" and f["api_known_as"] == name
+    assert name in f["api_replacement"]
+    assert _top(line)[:1] == [CLASS], line
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "PFN_cuTensorMapEncodeTiled_v12000",  # versioned: CUDA 13 still declares it
+        "PFN_cuTensorMapEncodeTiled_v13000",  # versioned, never declared: not this family
+        "PFN_cuMemcpyAsync_v7000_ptsz",  # per-thread-stream form of a versioned name
+        "PFN_cuStreamGetCaptureInfo_v2",  # carries a version suffix of its own
+        "PFN_myOwnCallback",  # a project's own PFN_ name, not a driver entry point
+    ],
+)
+def test_a_name_outside_the_family_names_no_cause(name: str) -> None:
+    assert api_change(name) is None
+    assert CLASS not in _top(f'k.cu(3): error: identifier "{name}" is undefined')
+
+
+def test_a_scoped_name_never_matches_a_family() -> None:
+    assert api_change("PFN_cuTensorMapEncodeTiled", "cutlass") is None
+
+
+@pytest.mark.skipif(not HEADER.is_file(), reason="no CUDA toolkit headers on this host")
+def test_the_family_agrees_with_the_installed_cuda13_header() -> None:
+    """Every PFN_ typedef the installed header declares is outside the family (it compiles),
+    and the unversioned base of each is inside it (CUDA 13 declares no alias)."""
+    text = HEADER.read_text()
+    major = re.search(r"CUDA_VERSION (\d+)", (HEADER.parent / "cuda.h").read_text())
+    if not major or int(major.group(1)) < 13000:
+        pytest.skip("the installed toolkit is older than CUDA 13")
+    declared = set(re.findall(r"\*\s*(PFN_cu\w+)\)", text))
+    assert declared
+    for name in declared:
+        assert api_change(name) is None, name
+        base = re.sub(r"_v\d+(?:_pt(?:ds|sz))?$", "", name)
+        if base not in declared:
+            assert api_change(base) is not None, base
+
+
+def test_a_family_citing_an_undeclared_source_is_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "t.yaml"
+    p.write_text(
+        "sources: {a: {doc: x}}\n"
+        "changes: []\n"
+        "families:\n"
+        "  - {family: 'PFN_cu*', pattern: '^PFN_cu\\w+$', removed_in: '13.0', library: x,"
+        " change: removed, replacement: x, source: b}\n"
+    )
+    with pytest.raises(KnowledgeError, match="unknown source"):
+        load_api_families(p)

@@ -248,3 +248,51 @@ def test_lines_after_a_command_are_not_glued_to_it_unless_cut_at_one_width():
     assert _joined_command([cmd, "warning: x", ""]) == cmd
     # a shell continuation is
     assert _joined_command([cmd + " \\", "  -std=c++17"]) == cmd + " -std=c++17"
+
+
+# A rejected target named by no compute capability (Spack's default cuda_arch 'none' expanded by
+# cuda_flags, a 'native' placeholder) comes from an arch list: no GPU has it, no toolkit knows it.
+@pytest.mark.parametrize(
+    "line",
+    [
+        "nvcc fatal   : Unsupported gpu architecture 'compute_none'",
+        "nvcc fatal   : Unsupported gpu architecture 'sm_none'",
+        "nvcc fatal   : Unsupported gpu architecture 'sm_native'",
+    ],
+)
+def test_a_named_placeholder_target_is_the_arch_list(line):
+    d = diagnose(load_knowledge(), None, _symptoms(line))
+    ranked = [h.rule for h in d.hypotheses]
+    assert ranked[:1] == ["toolkit-knows-target-archs"], ranked
+    assert "arch-supported-by-toolkit" not in ranked
+    assert any(f.startswith("named-placeholder-target") for f in d.hypotheses[0].matched_fields)
+
+
+def test_a_numeric_target_is_not_read_as_a_placeholder():
+    line = "nvcc fatal   : Unsupported gpu architecture 'sm_90'"
+    d = diagnose(load_knowledge(), None, _symptoms(line))
+    fields = [f for h in d.hypotheses for f in h.matched_fields]
+    assert fields and not any(f.startswith("named-placeholder-target") for f in fields), fields
+    assert "arch-supported-by-toolkit" in [h.rule for h in d.hypotheses]
+
+
+# libtorch's only unmangled exports are its extern "C" shim (torch_*, aoti_torch_*,
+# torch/csrc/stable/c/shim.h); any other unmangled name has no C++ ABI to mismatch.
+@pytest.mark.parametrize(
+    ("line", "torch_abi"),
+    [
+        ("OSError: /x/nvidia/cu13/lib/libcufile.so.0: undefined symbol: shm_open", False),
+        ("ImportError: /x/ext.so: undefined symbol: clock_gettime", False),
+        ("ImportError: /x/ext.so: undefined symbol: ncclCommInitRankScalable", False),
+        (
+            "OSError: /x/libtorchcodec_core7.so: undefined symbol: torch_dtype_float4_e2m1fn_x2",
+            True,
+        ),
+        ("ImportError: /x/ext.so: undefined symbol: aoti_torch_dtype_float32", True),
+        ("ImportError: /x/ext.so: undefined symbol: _ZN3c104cuda9SetDeviceEa", True),
+    ],
+)
+def test_only_a_mangled_or_shim_symbol_reads_as_a_torch_abi_break(line, torch_abi):
+    d = diagnose(load_knowledge(), None, _symptoms(line))
+    ranked = [h.rule for h in d.hypotheses]
+    assert ("extensions-match-torch-abi" in ranked) == torch_abi, ranked

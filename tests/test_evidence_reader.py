@@ -469,3 +469,64 @@ def test_single_very_long_line(tmp_path: Path) -> None:
         ]
         assert len(res.symptoms[0].text) <= 2000
         assert res.lines == 2
+
+
+# -- which line states the error (remedy.evidence.suspicious; tune-g, round 16's first-line misses)
+
+
+def _shown(lines: list[str], tmp: Path) -> list[tuple[int, str]]:
+    """The suspicious lines remedy diagnose --log shows for a log no rule explains."""
+    from remedy.diagnose import diagnose
+    from remedy.evidence.suspicious import with_unexplained
+    from remedy.inputs import scan_logs
+    from remedy.knowledge.loader import load_knowledge
+
+    log = tmp / "t.log"
+    log.write_text("\n".join(lines) + "\n")
+    symptoms, suspicious, wrappers = scan_logs([log])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert d.hypotheses == [], [h.rule for h in d.hypotheses]
+    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    return [(s.line, s.reason) for s in shown]
+
+
+@pytest.mark.parametrize(
+    ("lines", "first"),
+    [
+        # logging's exc_info: the logged message, then the traceback ending in the same text
+        (
+            [
+                "mylib load error: Configured binary not found at /opt/x/libfoo_cuda129.so",
+                "Traceback (most recent call last):",
+                '  File "/opt/x/load.py", line 7, in <module>',
+                "RuntimeError: Configured binary not found at /opt/x/libfoo_cuda129.so",
+            ],
+            1,
+        ),
+        # a heading that only announces the error is not the error
+        (["Error:", "ImportError: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found"], 2),
+        # GNU ld's undefined reference (no 'error' word) before distutils' spawn wrapper
+        (
+            [
+                "/usr/bin/ld: k.o:(.text+0x1c): undefined reference to `foo(int)'",
+                "collect2: error: ld returned 1 exit status",
+                "error: command '/usr/bin/g++' failed with exit code 1",
+            ],
+            1,
+        ),
+        # a short exception message does not promote an earlier line that happens to hold it
+        (["warning: value error in config", "ValueError: bad value"], 2),
+    ],
+)
+def test_the_line_that_states_the_error_comes_first(
+    lines: list[str], first: int, tmp_path: Path
+) -> None:
+    shown = _shown(lines, tmp_path)
+    assert shown and shown[0][0] == first, shown
+
+
+def test_an_ld_warning_undefined_reference_is_no_diagnostic() -> None:
+    from remedy.evidence.suspicious import is_diagnostic
+
+    assert is_diagnostic("/usr/bin/ld: a.o: undefined reference to `f'")
+    assert not is_diagnostic("/usr/bin/ld: a.o: warning: undefined reference to `f'")

@@ -93,6 +93,28 @@ class ApiChange(BaseModel):
     source: str
 
 
+class ApiFamily(BaseModel):
+    """One row of the table's ``families:``: a name shape a major release removed as a whole
+    (CUDA 13's cudaTypedefs.h has no unversioned ``PFN_cuX`` alias at all), so one row covers
+    every member instead of a list that misses the next one a log names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    family: str = Field(pattern=r"^[A-Za-z_][\w*]*$")
+    pattern: str
+    removed_in: str = Field(pattern=r"^\d+\.\d+$")
+    library: str
+    change: Literal["removed"]
+    replacement: str
+    source: str
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        re.compile(v)
+        return v
+
+
 def default_api_changes_path() -> Path:
     from remedy.evidence.catalog import knowledge_dir
 
@@ -123,12 +145,46 @@ def load_api_changes(path: Path | None = None) -> dict[str, ApiChange]:
     return out
 
 
+@cache
+def load_api_families(path: Path | None = None) -> tuple[ApiFamily, ...]:
+    """The table's ``families:`` (optional); every row's source must be one of its ``sources``."""
+    p = path if path is not None else default_api_changes_path()
+    if not p.is_file():
+        return ()
+    file = str(p)
+    data: Any = load_yaml(p)
+    sources = (data.get("sources") or {}) if isinstance(data, dict) else {}
+    out: list[ApiFamily] = []
+    for entry in (data.get("families") or []) if isinstance(data, dict) else []:
+        row = validate_entry(ApiFamily, entry, file, what="CUDA API family")
+        if row.source not in sources:
+            raise KnowledgeError(
+                f"{row.family}: unknown source {row.source!r}", file=file, line=line_of(entry)
+            )
+        out.append(row)
+    return tuple(out)
+
+
 def api_change(symbol: str, scope: str = "") -> ApiChange | None:
     """The table row for a symbol a line names, qualified by its namespace, struct or module
-    when the line gives one (``cub::Max``, ``cudaDeviceProp::clockRate``, ``cuda.cudart``)."""
+    when the line gives one (``cub::Max``, ``cudaDeviceProp::clockRate``, ``cuda.cudart``);
+    an unscoped symbol no row lists may still match a family's name shape."""
     table = load_api_changes()
     keys = [f"{scope}::{symbol}", f"{scope}.{symbol}"] if scope else [symbol]
-    return next((table[k] for k in keys if k in table), None)
+    row = next((table[k] for k in keys if k in table), None)
+    if row is not None or scope:
+        return row
+    fam = next((f for f in load_api_families() if re.fullmatch(f.pattern, symbol)), None)
+    if fam is None:
+        return None
+    return ApiChange(
+        symbol=symbol,
+        removed_in=fam.removed_in,
+        library=fam.library,
+        change=fam.change,
+        replacement=fam.replacement.replace("{symbol}", symbol),
+        source=fam.source,
+    )
 
 
 # -- the failing command -------------------------------------------------------------------

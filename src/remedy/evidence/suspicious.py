@@ -45,7 +45,12 @@ _DIAG = re.compile(
     # LLVM ORC ExecutionSession::logErrorsToStdErr (llvm/lib/ExecutionEngine/Orc/Core.cpp), as
     # printed by JITs built on it (CuTe DSL): "JIT session error: Symbols not found: [...]"
     r"|^JIT session error: "
+    # GNU ld (binutils ld/ldmain.c undefined_symbol): "%X%P: %H: undefined reference to `%pT'",
+    # an error (%X) worded without 'error'; its 'warning: undefined reference' form is not
+    r"|(?<!warning): undefined reference to [`'‘]"
 )
+# a heading that only announces what follows ("Error:", "Errors:", "Exception:"): no message
+_HEADING = re.compile(r"^\W*(?:error|errors|exception|traceback|failure|failed)\s*:?\s*$", re.I)
 _PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b:?")
 _FRAME = re.compile(r'^\s*File \\?"')
 _CODE = re.compile(r"^\s{2,}\S")
@@ -61,6 +66,9 @@ _WRAPPER = (
     "hit an exception",
     "During handling of the above exception",
     "The above exception was the direct cause",
+    # distutils/setuptools spawn: "command %r failed with exit code %s" (printed 'error: ...'),
+    # raised after the child's own diagnostics (setuptools/_distutils/spawn.py)
+    "failed with exit code",
 )
 
 
@@ -83,6 +91,8 @@ def is_command_echo(text: str) -> bool:
 def base_score(text: str) -> tuple[float, str]:
     """Score an error-looking line on its own; higher means more likely the cause."""
     lower = text.lower()
+    if _HEADING.match(text):
+        return 0.5, "heading without a message"
     if is_diagnostic(text):
         score, why = 8.0, "compiler/linker diagnostic"
     elif _PY_EXC.match(text.lstrip()):
@@ -105,6 +115,34 @@ def base_score(text: str) -> tuple[float, str]:
         score -= 1.0
         why += "; indented (code/continuation)"
     return max(score, 0.5), why
+
+
+def first_statements(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
+    """Ranked lines where an earlier line that states a later exception's message scores as
+    high as that exception (the earlier line then ranks first).
+
+    Why: logging.Formatter.format (CPython Lib/logging/__init__.py) writes the logged message
+    and then the traceback (exc_info) after it, so a library that logs a caught error prints
+    its message first and the same text again on the final 'XError: ...' line; the first
+    statement of the error is the earlier line, which the exception's own score outranks.
+    Only a message long enough to be specific (20 characters) counts."""
+    out = list(lines)
+    for later in lines:
+        if not _PY_EXC.match(later.text.lstrip()) or ": " not in later.text:
+            continue
+        msg = later.text.split(": ", 1)[1].strip()
+        if len(msg) < 20:
+            continue
+        for i, early in enumerate(out):
+            same = early.source == later.source and early.line < later.line
+            if same and early.score < later.score and msg in early.text:
+                out[i] = early.model_copy(
+                    update={
+                        "score": later.score,
+                        "reason": f"{early.reason}; states the message line {later.line} raises",
+                    }
+                )
+    return sorted(out, key=lambda s: (-s.score, s.line))
 
 
 def with_unexplained(
@@ -141,4 +179,4 @@ def with_unexplained(
                 reason=f"{why}; matched {sym.signature}, which no rule explains here",
             )
         )
-    return sorted(out, key=lambda s: (-s.score, s.line))
+    return first_statements(out)
