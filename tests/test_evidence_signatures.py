@@ -341,8 +341,8 @@ def test_a_log_no_rule_explains_shows_its_matched_error_line_first() -> None:
 
 
 def test_diagnostic_prefilter_skips_only_lines_the_pattern_cannot_match() -> None:
-    """is_diagnostic searches ``_DIAG`` only where the line holds a lowercase 'error': every
-    top-level branch of the pattern requires that word, and on every corpus line (and case
+    """is_diagnostic searches ``_DIAG`` only where the line holds one of ``_DIAG_WORDS``
+    (a lowercase 'error', ld's 'undefined reference'): every top-level branch requires one, and on every corpus line (and case
     variants of the diagnostic shapes) the answer is the unfiltered search's."""
     import re._constants as c
     import re._parser as sre_parse
@@ -353,13 +353,17 @@ def test_diagnostic_prefilter_skips_only_lines_the_pattern_cannot_match() -> Non
     assert len(tree) == 1 and tree[0][0] is c.BRANCH
     for branch in tree[0][1][1]:
         text = "".join(chr(av) if op is c.LITERAL else "\0" for op, av in _flat(list(branch)))
-        assert "error" in text, branch
+        assert any(w in text for w in suspicious._DIAG_WORDS), branch
     lines = [
         ln
         for p in sorted((Path(__file__).parent / "fixtures" / "logs").glob("*.log"))
         for ln in p.read_text(errors="replace").splitlines()
     ]
     lines += ["a.cu:12: error: x", "a.cu:12: Error: x", "a.cu(3): ERROR x", "error: x"]
+    lines += [
+        "/usr/bin/ld: a.o: undefined reference to `f'",
+        "ld: warning: undefined reference to `g'",
+    ]
     for ln in lines:
         text = strip_prefixes(ln)[0]
         want = suspicious._DIAG.search(text) is not None and not suspicious.is_command_echo(text)

@@ -76,11 +76,19 @@ def is_error_looking(text: str) -> bool:
     return any(w in text for w in WORDS)
 
 
+# every branch of _DIAG holds one of these words (tests/test_evidence_signatures.py checks it)
+_DIAG_WORDS = ("error", "undefined reference")
+
+
 def is_diagnostic(text: str) -> bool:
-    """A compiler/linker style diagnostic (what a ninja block's real cause looks like). Every
-    branch of ``_DIAG`` holds a lowercase ``error``: a line without one is not searched (the
-    search costs ~12 us on a journal line, and most error-looking lines say Error or failed)."""
-    return "error" in text and _DIAG.search(text) is not None and not is_command_echo(text)
+    """A compiler/linker style diagnostic (what a ninja block's real cause looks like). A line
+    holding none of ``_DIAG_WORDS`` is not searched (the search costs ~12 us on a journal line,
+    and most error-looking lines say Error or failed)."""
+    return (
+        any(w in text for w in _DIAG_WORDS)
+        and _DIAG.search(text) is not None
+        and not is_command_echo(text)
+    )
 
 
 def is_command_echo(text: str) -> bool:
