@@ -1,0 +1,51 @@
+"""Score one held-out round by a frozen ref (the figure a round's note quotes).
+
+    python bench/score_round.py REF fk-,fl-,fm-     # rows whose file name starts so
+
+The rows must be in this checkout's corpus; REF's code and knowledge diagnose them, with a
+learned model trained only on REF's corpus (bench/generalize.py's runner). Prints the JSON of
+generalize.score (rows with a class) and generalize.score_no_rule (class-null rows). Only a ref
+frozen before the round was collected gives a held-out figure: a later ref's corpus holds the
+round's logs, so its rules were tuned on them and its learned model trained on them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generalize as g  # noqa: E402
+
+
+def main() -> int:
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    ref, prefixes = sys.argv[1], tuple(sys.argv[2].split(","))
+    rows = [r for r in g._rows() if r["file"].split("/")[-1].startswith(prefixes)]
+    if not rows:
+        print(f"no corpus row's file name starts with {', '.join(prefixes)}", file=sys.stderr)
+        return 2
+    current = g.diagnose_with("WORKTREE")
+    run = g.diagnose_with(ref, train=g.corpus_files(ref))
+    classified = [r for r in rows if r.get("class")]
+    nulls = [r for r in rows if r.get("class") is None]
+    out = {
+        "ref": ref,
+        "classified": g.score(classified, run, current),
+        "no_rule": g.score_no_rule(nulls, run, current),
+    }
+    print(json.dumps(out, indent=1))
+    c, n = out["classified"], out["no_rule"]
+    print(
+        f"# {ref}: classified n={c['logs']} top1={c['top1']} top3={c['top3']} "
+        f"unknown={c['unknown']} harmful={c['harmful']}; no-rule n={n['logs']} "
+        f"unknown={n['said_unknown']} named={n['named_a_class']} harmful={n['harmful']}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
