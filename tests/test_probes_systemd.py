@@ -214,3 +214,52 @@ def test_env_probe_sees_a_drop_in_written_after_the_facts(host: str) -> None:
             "rm -f /etc/systemd/system/probe-gate.service.d/x.conf && systemctl daemon-reload",
         )
     assert not r.ok and "nvcc-not-a-directory" in {s.signature for s in r.symptoms}, r.output_tail
+
+
+USER_UNIT = """\
+[Unit]
+Description=unit with User= whose probes run as that user
+[Service]
+{user}Environment=CUDA_HOME={cu13} "PATH=/opt/sglang-venv/bin:/usr/bin:/bin"
+EnvironmentFile=/etc/default/probe-gate
+ExecStart=/opt/svc-venv/bin/python -m sglang.launch_server --port 30002
+"""
+
+# the service user's own interpreter: records who runs it, then runs the real venv's Python
+SVC_PYTHON = '#!/bin/sh\nid -u > /tmp/probe-svc-uid\nexec /opt/sglang-venv/bin/python "$@"\n'
+
+
+def _user_unit(host: str, name: str, user: str | None) -> Facts:
+    sh(
+        host,
+        "sh",
+        "-c",
+        "id probesvc >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin probesvc",
+    )
+    sh(host, "sh", "-c", "mkdir -p /opt/svc-venv/bin && rm -f /tmp/probe-svc-uid")
+    text = USER_UNIT.format(user=f"User={user}\n" if user else "", cu13=CU13)
+    sh(host, "sh", "-c", 'printf %s "$1" > /etc/systemd/system/"$2"', "sh", text, name)
+    sh(host, "sh", "-c", 'printf %s "$1" > /opt/svc-venv/bin/python', "sh", SVC_PYTHON)
+    sh(host, "sh", "-c", "chmod 755 /opt/svc-venv/bin/python && chown -R probesvc: /opt/svc-venv")
+    sh(host, "systemctl", "daemon-reload")
+    return Facts(
+        gpus=[Gpu(name="NVIDIA RTX PRO 6000 Blackwell Workstation Edition", compute_cap="12.0")],
+        workload=Workload(service=name, python="/opt/svc-venv"),
+    )
+
+
+def test_env_probe_runs_the_service_users_venv_as_that_user(host: str) -> None:
+    """User=probesvc with a venv probesvc owns: root must not run it, probesvc may; the probe
+    runs it through setpriv, so the gate is proved with the service's own interpreter."""
+    r = probe(host, "env-probe", _user_unit(host, "probe-user.service", "probesvc"), timeout=300)
+    assert r.ok, f"{r.detail}\n{r.output_tail}"
+    assert "run as its User=probesvc" in r.detail
+    uid = sh(host, "id", "-u", "probesvc").strip()
+    assert sh(host, "cat", "/tmp/probe-svc-uid").strip() == uid, r.detail  # not 0
+
+
+def test_env_probe_does_not_run_a_users_venv_for_a_root_unit(host: str) -> None:
+    """The same venv behind a unit without User=: the probe would run it as root: skipped."""
+    r = probe(host, "env-probe", _user_unit(host, "probe-root.service", None), timeout=300)
+    assert not r.ok and r.skipped and "owned by probesvc" in r.skipped, r.detail
+    assert sh(host, "sh", "-c", "cat /tmp/probe-svc-uid 2>/dev/null || echo none").strip() == "none"

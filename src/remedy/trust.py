@@ -26,14 +26,17 @@ from remedy.transport.quote import join
 # next binary in the same tree stats only what is new: a trusted directory (and so all above
 # it) can only be changed by root or this user. Paths holding `|` are never remembered (the
 # list's separator); when stat cannot read some path the slow walk says exactly which.
+# AS (a uid, or -, never read from the environment): the user the code will run as (a probe run under a unit's User=): files
+# that user owns hand it nothing it does not have, so they count as trusted too.
 SH_TRUST = r"""
 ME=$(id -u 2>/dev/null) || ME=0
+AS=-
 _tok=
 _tnl='
 '
 _tcheck() {
   _tu=${_ts%% *}; _ta=${_ts#* }; _tn=${_ta#* }; _ta=${_ta%% *}
-  if [ "$_tu" != 0 ] && [ "$_tu" != "$ME" ]; then WHY="$_tp owned by $_tn (uid $_tu)"; return 1; fi
+  if [ "$_tu" != 0 ] && [ "$_tu" != "$ME" ] && [ "$_tu" != "$AS" ]; then WHY="$_tp owned by $_tn (uid $_tu)"; return 1; fi
   if [ $(( 0$_ta & 022 )) -ne 0 ]; then
     if ! { [ -d "$_tp" ] && [ "$_tu" = 0 ] && [ $(( 0$_ta & 01000 )) -ne 0 ]; }; then
       WHY="$_tp writable by group or others (mode $_ta)"; return 1
@@ -76,13 +79,23 @@ trusted() {
 """
 
 
+def _trust_script(as_uid: int | None) -> str:
+    """SH_TRUST for code that runs as root (as_uid None) or as that uid (setpriv)."""
+    return SH_TRUST if as_uid is None else SH_TRUST + f"AS={int(as_uid)}\n"
+
+
 async def untrusted_reason(
-    transport: Transport, paths: Iterable[str], *, pythons: Iterable[str] = ()
+    transport: Transport,
+    paths: Iterable[str],
+    *,
+    pythons: Iterable[str] = (),
+    as_uid: int | None = None,
 ) -> str | None:
     """None when every path may be executed (or read as code) here; else why not.
 
     pythons: interpreters whose environment runs too (its bin dir and site-packages are code
-    the interpreter imports), checked with the interpreter itself."""
+    the interpreter imports), checked with the interpreter itself. as_uid: the code will run
+    as that user, not root, so what it owns is trusted as well."""
     args = [p for p in paths if p]
     for py in pythons:
         if not py:
@@ -92,7 +105,7 @@ async def untrusted_reason(
     if not args and not pythons:
         return None
     script = (
-        SH_TRUST
+        _trust_script(as_uid)
         + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
         + "for e in "
         + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons if py)
@@ -110,7 +123,7 @@ async def untrusted_reason(
 
 
 async def untrusted_on_path(
-    transport: Transport, names: Iterable[str], search_path: str
+    transport: Transport, names: Iterable[str], search_path: str, *, as_uid: int | None = None
 ) -> str | None:
     """None when each bare command name (`c++`, $CXX, the gcc nvcc calls) that the host would
     find on search_path, if any, may be executed; else why not. A name found nowhere runs
@@ -122,7 +135,7 @@ async def untrusted_on_path(
     if bad:
         return f"not executed: {bad[0]!r} is no command name"
     script = (
-        SH_TRUST
+        _trust_script(as_uid)
         + 'SP=$1; shift; for n in "$@"; do x=$(PATH=$SP; command -v "$n" 2>/dev/null) || continue\n'
         + "case $x in /*) ;; *) continue;; esac\n"
         + 'trusted "$x" || { printf \'not executed: %s on PATH is %s\\n\' "$n" "$WHY"; exit 3; }\n'

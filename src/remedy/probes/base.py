@@ -77,17 +77,91 @@ async def require_trusted(
     they are not checked."""
     from remedy.trust import untrusted_on_path, untrusted_reason
 
+    await ctx.env()  # resolves ctx.run_as: whose files are as safe to run as root's
+    as_uid = ctx.run_as.uid if ctx.run_as else None
     why = await untrusted_reason(
         ctx.transport,
         [p for p in paths if p.startswith("/")],
         pythons=[p for p in pythons if p.startswith("/")],
+        as_uid=as_uid,
     )
     if not why and search_path is not None:
         why = await untrusted_on_path(
-            ctx.transport, [p for p in paths if "/" not in p], search_path
+            ctx.transport, [p for p in paths if "/" not in p], search_path, as_uid=as_uid
         )
     if why:
         raise ProbeUntrusted(why)
+
+
+# --------------------------------------------------------------------------------------------
+# whose privileges a probe runs with
+# --------------------------------------------------------------------------------------------
+
+# systemd's valid_user_group_name() (relaxed form): what a User=/Group= value may be
+_ACCOUNT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,255}$")
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The unit's User=/Group= resolved on the host: a probe of a service runs its code as
+    the service does. Two reasons: the service user's own venv (pip's nvcc, FlashInfer) is
+    code root must not run, but running it as that user hands nobody anything; and a build
+    root can do (write a root-owned cache dir) proves nothing for a server that cannot."""
+
+    user: str
+    uid: int
+    gid: int
+
+    def argv(self) -> list[str]:
+        """setpriv (util-linux) drops to the user with its groups; numbers only, so nothing
+        read from the unit reaches the command line; no_new_privs: no setuid way back."""
+        return [
+            "setpriv",
+            f"--reuid={self.uid}",
+            f"--regid={self.gid}",
+            "--init-groups",
+            "--no-new-privs",
+            "--",
+        ]
+
+
+# $1 user, $2 group (may be empty): "uid gid" of them, "nosetpriv", or nothing (no such user)
+_RESOLVE_ACCOUNT = (
+    "command -v setpriv >/dev/null 2>&1 || { echo nosetpriv; exit 0; }; "
+    'u=$(id -u -- "$1" 2>/dev/null) || exit 0; '
+    'if [ -n "$2" ]; then g=$(getent group -- "$2" | cut -d: -f3); '
+    'else g=$(id -g -- "$1" 2>/dev/null); fi; '
+    '[ -n "$g" ] && printf "%s %s\\n" "$u" "$g"'
+)
+
+
+async def read_unit_account(transport: Transport, unit: str) -> tuple[RunAs | None, str]:
+    """(RunAs, "") for a unit with a static User= other than root, else (None, why the probe
+    runs as root: no User=, DynamicUser=, no such user, no setpriv on the host)."""
+    r = await transport.run(
+        ["systemctl", "show", "--no-pager", "-pUser", "-pGroup", "-pDynamicUser", unit],
+        timeout=30,
+    )
+    if r.exit_status != 0:
+        return None, f"systemctl show {unit} -p User exited {r.exit_status}"
+    props = dict(line.partition("=")[::2] for line in r.text().splitlines())
+    user, group = props.get("User", "").strip(), props.get("Group", "").strip()
+    if not user or user in ("root", "0"):
+        return None, ""
+    if props.get("DynamicUser", "").strip() == "yes":
+        return None, f"{unit} has DynamicUser=yes (no fixed account to run as)"
+    if not _ACCOUNT.match(user) or (group and not _ACCOUNT.match(group)):
+        return None, f"{unit}'s User=/Group= is no account name"
+    got = await transport.run(["sh", "-c", _RESOLVE_ACCOUNT, "sh", user, group], timeout=30)
+    words = got.text().split()
+    if words == ["nosetpriv"]:
+        return None, f"no setpriv on the host to run as {unit}'s User={user}"
+    if len(words) != 2 or not all(w.isdigit() for w in words):
+        return None, f"{unit}'s User={user} (Group={group or '-'}) is no account on the host"
+    uid, gid = int(words[0]), int(words[1])
+    if uid == 0:
+        return None, ""
+    return RunAs(user, uid, gid), ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,6 +233,9 @@ class ProbeContext:
     _env: dict[str, str] | None = None
     _fd: dict[str, Any] | None = None
     env_note: str = ""
+    # the unit's User= (set by env()): the probe's code runs as it (None: as remedy's user)
+    run_as: RunAs | None = None
+    run_as_note: str = ""
 
     @property
     def fd(self) -> dict[str, Any]:
@@ -215,7 +292,8 @@ class ProbeContext:
         want = self.params.get("python")
         if not want:
             py = workload_python(self.fd)
-            want = py["path"] if py else None
+            # else the interpreter the workload names, though facts did not list it
+            want = py["path"] if py else (self.fd.get("workload") or {}).get("python")
         if not want:
             return "python3"
         want = str(want)
@@ -260,6 +338,9 @@ class ProbeContext:
         if unit and reread:
             try:
                 env, self.env_note = await read_unit_env(self.transport, unit)
+                self.run_as, self.run_as_note = await read_unit_account(self.transport, unit)
+                if self.run_as:
+                    self.env_note += f", run as its User={self.run_as.user}"
             except (ProbeError, TransportError) as e:
                 if isinstance(e, CONNECTION_LOST):
                     raise  # no verdict without the host: the caller stops as interrupted
@@ -269,6 +350,10 @@ class ProbeContext:
         env.update({k: str(v) for k, v in (self.params.get("env") or {}).items()})
         self._env = env
         return dict(env)
+
+    def as_workload(self, argv: list[str]) -> list[str]:
+        """argv run with the workload's privileges: under the unit's User= when it has one."""
+        return [*self.run_as.argv(), *argv] if self.run_as else list(argv)
 
 
 async def read_unit_env(transport: Transport, unit: str) -> tuple[dict[str, str], str]:
@@ -318,16 +403,26 @@ def script(name: str) -> bytes:
 
 class HostDir:
     """A private temp dir on the host (`mktemp -d`, mode 700) with the probe's scripts put in
-    it; removed on exit whatever happened, so a probe leaves nothing behind."""
+    it; removed on exit whatever happened, so a probe leaves nothing behind.
 
-    def __init__(self, transport: Transport, files: Sequence[str] = ()) -> None:
+    For a probe run as a unit's User= (``owner``), ``hand_over`` gives the dir to that user
+    just before its code runs. After that remedy writes nothing into it (``put`` refuses):
+    the user could have put a link where the next file goes."""
+
+    def __init__(
+        self, transport: Transport, files: Sequence[str] = (), owner: RunAs | None = None
+    ) -> None:
         self.t = transport
         self.files = list(files)
         self.path = ""
+        self.owner = owner
+        self.handed = False
 
     async def __aenter__(self) -> HostDir:
+        # a dir handed to a unit's user goes in /tmp: root's own TMPDIR may be closed to it
+        base = "/tmp" if self.owner else "${TMPDIR:-/tmp}"
         r = await self.t.run(
-            'd=$(mktemp -d "${TMPDIR:-/tmp}/remedy-probe.XXXXXXXX") && printf %s "$d"', timeout=30
+            f'd=$(mktemp -d "{base}/remedy-probe.XXXXXXXX") && printf %s "$d"', timeout=30
         )
         path = r.text().strip()
         if r.exit_status != 0 or not path.startswith("/"):
@@ -340,6 +435,30 @@ class HostDir:
 
     def join(self, name: str) -> str:
         return posixpath.join(self.path, name)
+
+    async def put(self, name: str, data: bytes, mode: int = 0o600) -> str:
+        """Write a file into the dir (only before ``hand_over``); its path."""
+        if self.handed:
+            raise ProbeError(f"{self.path} belongs to {self.owner.user if self.owner else '?'} now")
+        path = self.join(name)
+        await self.t.put(path, data, mode=mode)
+        return path
+
+    async def hand_over(self) -> None:
+        """chown the dir and what remedy put in it to ``owner`` (once; no owner: nothing).
+        Safe as root: until now only root could enter the dir, and chown -R does not follow
+        links."""
+        if self.owner is None or self.handed:
+            return
+        r = await self.t.run(
+            ["chown", "-R", "--", f"{self.owner.uid}:{self.owner.gid}", self.path], timeout=30
+        )
+        if r.exit_status != 0:
+            raise ProbeError(
+                f"cannot give {self.path} to {self.owner.user}: "
+                f"{r.stderr.decode(errors='replace')[-200:]}"
+            )
+        self.handed = True
 
     async def __aexit__(self, *exc: object) -> None:
         if self.path:

@@ -42,14 +42,15 @@ async def _run_script(
     env = await ctx.env()
     python = ctx.python()
     await require_trusted(ctx, pythons=[python])
-    async with HostDir(ctx.transport, [name]) as hd:
+    async with HostDir(ctx.transport, [name], owner=ctx.run_as) as hd:
         env = with_private_home(env, hd.path)
         if ctx.params.get("prefix"):
             env["CUDA_HOME"] = str(ctx.params["prefix"])
         env.update(extra_env(hd.path, env))
         argv = env_argv(env, ["sh", "-c", 'cd "$1" && shift && exec "$@" 2>&1', "sh", hd.path])
         argv += [python, hd.join(name), *args]
-        r = await ctx.transport.run(argv, timeout=ctx.left())
+        await hd.hand_over()
+        r = await ctx.transport.run(ctx.as_workload(argv), timeout=ctx.left())
         out = output_of(r)
     return r.exit_status, out, result_json(out), env
 

@@ -66,6 +66,7 @@ from remedy.probes.base import (
     with_private_home,
 )
 from remedy.probes.scan import scan
+from remedy.resolve import SYSTEMD_DEFAULT_PATH
 
 READY_LINE = "The server is fired up and ready to roll!"
 DEATH = {
@@ -230,6 +231,7 @@ class LaunchProbe:
         self.extend_s = float(ctx.params.get("extend_s") or 120.0)
         self.max_s = float(ctx.params["max_s"]) if ctx.params.get("max_s") else None
         self.w = Watch()
+        self._client: str | None = None  # _client_python's answer ("" : none)
         self.source = f"launch-probe on {self.t.host}"
         self.unit_dead = unit_dead_rx(self.unit or "")
 
@@ -399,16 +401,42 @@ class LaunchProbe:
         return f"the server exited{st} before the readiness line; last line: {last.strip()[:300]}"
 
     # ---- host checks ---------------------------------------------------------------------
+    async def _client_python(self) -> str | None:
+        """The interpreter that runs http_get.py (as remedy's user, root): the workload's
+        Python when remedy.trust passes it (its venv is root's), else the host's python3 on
+        systemd's default PATH when that passes, else None. A service user's venv is never
+        run as root just to send a GET."""
+        if self._client is not None:
+            return self._client or None
+        from remedy.trust import untrusted_on_path, untrusted_reason
+
+        py = self.ctx.python()
+        if py.startswith("/") and not await untrusted_reason(self.t, [], pythons=[py]):
+            self._client = py
+            return py
+        found = await self.t.run(
+            ["sh", "-c", "PATH=$1; command -v python3", "sh", SYSTEMD_DEFAULT_PATH], timeout=30
+        )
+        sys_py = found.text().strip()
+        if (
+            found.exit_status == 0
+            and sys_py.startswith("/")
+            and "\n" not in sys_py
+            and not await untrusted_on_path(self.t, ["python3"], SYSTEMD_DEFAULT_PATH)
+        ):
+            self._client = sys_py
+            return sys_py
+        self._client = ""
+        return None
+
     async def _health(self) -> tuple[bool, str]:
         url = health_url(self.ctx, self.w)
         statuses: list[str] = []
-        py = self.ctx.python()
+        py = await self._client_python()
+        if py is None:
+            return False, f"readiness line seen, but no trusted Python to GET {url} with"
         for i in range(HEALTH_TRIES):
-            r = await self.t.run(
-                ["sh", "-c", 'p=$1; shift; [ -x "$p" ] || p=python3; exec "$p" "$@"', "sh", py,
-                 self.hd.join("http_get.py"), url, "10"],
-                timeout=30,
-            )  # fmt: skip
+            r = await self.t.run([py, self.hd.join("http_get.py"), url, "10"], timeout=30)
             m = re.search(r"REMEDY-HTTP (\d+)", r.text())
             status = m.group(1) if m else f"no answer (exit {r.exit_status})"
             statuses.append(status)
@@ -425,12 +453,13 @@ class LaunchProbe:
         url = self.ctx.params.get("generate_url") or (
             health_url(self.ctx, self.w).rsplit("/health", 1)[0] + "/generate"
         )
-        py = self.ctx.python()
+        py = await self._client_python()
+        if py is None:
+            return False, f"; no trusted Python to POST {url} with"
         said: list[str] = []
         for i, body in enumerate(requests, 1):
             t0 = time.monotonic()
-            argv = ["sh", "-c", 'p=$1; shift; [ -x "$p" ] || p=python3; exec "$p" "$@"', "sh",
-                    py, self.hd.join("http_get.py"), url, f"{CLIENT_S:g}", json.dumps(body)]  # fmt: skip
+            argv = [py, self.hd.join("http_get.py"), url, f"{CLIENT_S:g}", json.dumps(body)]
             task = asyncio.create_task(self.t.run(argv, timeout=CLIENT_S + 60))
             deadline = t0 + self.extend_s
             try:

@@ -52,7 +52,9 @@ async def flashinfer_cccl(ctx: ProbeContext, python: str, env: dict[str, str]) -
     )
     await require_trusted(ctx, pythons=[python])
     try:
-        r = await ctx.transport.run(env_argv(env, [python, "-c", code]), timeout=30)
+        r = await ctx.transport.run(
+            ctx.as_workload(env_argv(env, [python, "-c", code])), timeout=30
+        )
     except CommandTimeout:
         return []
     root = r.text().strip().splitlines()[-1] if r.exit_status == 0 and r.text().strip() else ""
@@ -147,10 +149,12 @@ async def run_steps(
         ctx, step_binaries(groups), pythons=[python], search_path=env.get("PATH", "")
     )
     plan = hd.join("plan.json")
-    await ctx.transport.put(plan, json.dumps({"groups": groups}).encode(), mode=0o600)
+    if not hd.handed:  # a retry runs the same plan, already there
+        await hd.put("plan.json", json.dumps({"groups": groups}).encode(), mode=0o600)
     argv = env_argv(env, ["sh", "-c", 'cd "$1" && shift && exec "$@" 2>&1', "sh", hd.path, python])
     argv += [hd.join("steps.py"), plan]
-    r = await ctx.transport.run(argv, timeout=ctx.left())
+    await hd.hand_over()
+    r = await ctx.transport.run(ctx.as_workload(argv), timeout=ctx.left())
     out = output_of(r)
     return r.exit_status, out, result_json(out)
 
@@ -185,7 +189,7 @@ async def _toolchain_probe(
     prefix, how = ctx.toolkit()
     env = await ctx.env()
     python = ctx.python()
-    async with HostDir(ctx.transport, ["steps.py", *files]) as hd:
+    async with HostDir(ctx.transport, ["steps.py", *files], owner=ctx.run_as) as hd:
         env = with_private_home(env, hd.path)
         groups, note = await build(ctx, hd, prefix, env, python)
         # the step runner is plain stdlib Python: the workload's interpreter, else python3
