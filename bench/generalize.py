@@ -128,6 +128,10 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # relabelled to that class from their threads' established causes before scoring. Scored by
     # the knowledge at tune-f's merge (df02cf8).
     ("df02cf8", "df02cf8"),
+    # round 17: 33 logs (18 with a class, 15 whose cause no rule covers) collected on 2026-12-02
+    # by three engineers (fresh-n/o/p) who never ran remedy on them; scored by the knowledge at
+    # the end of session 26 (d88cf0b), which no one had tuned since they began.
+    ("d88cf0b", "d88cf0b"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
