@@ -368,6 +368,14 @@ TUNED_AFTER: list[str] = [
     " distutils' 'command ... failed with exit code' as a wrapper (_distutils/spawn.py), a bare"
     " 'Error:' heading as no message, and an earlier line stating a later exception's message as"
     " high as that exception (logging.Formatter.format writes the message before exc_info)",
+    "tune-h (after reading round 16's miss cccl-complete/fk-9, NVRTC's wording): signatures"
+    " missing-header, cuda-lib-header-missing and python-h-missing take every compiler's wording"
+    " of a missing #include, not only gcc's: EDG/NVRTC 'catastrophic error: cannot open source"
+    " file \"X\"' and 'could not open source file ... (no directories in search list)' (recorded"
+    " from NVRTC 13.0.88), clang's 'X' file not found (DiagnosticLexKinds.td), MSVC C1083; field"
+    " signal missing-cccl-header names cccl-complete from NVRTC's wording only when a toolkit"
+    " header includes the CCCL header (the JIT program's own -I list is no pip-install-cccl"
+    " cause: fk-9 and unknown/fk-10 are one line with two causes, fk-9 stays a strict xfail)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -219,6 +219,43 @@ NEGATIVES = [
         ["unsupported-ptx-driver"],
     ),
     ("Received sigquit from a child process.", "sglang-child-sigquit", []),  # cut short
+    # tune-h: every compiler's wording of a missing #include (NVRTC 13.0.88 recorded here,
+    # clang DiagnosticLexKinds.td err_pp_file_not_found, MSVC C1083) is missing-header ...
+    (
+        'indexing.cuh(1): catastrophic error: could not open source file "cuda/std/tuple" '
+        "(no directories in search list)",
+        "missing-header",
+        ["cuda-lib-header-missing", "python-h-missing"],
+    ),
+    ("k.cu:3:10: fatal error: 'cuda/std/tuple' file not found", "missing-header", []),
+    (
+        'tensor_fill.h(52): catastrophic error: cannot open source file "curand_kernel.h"',
+        "cuda-lib-header-missing",
+        ["python-h-missing"],
+    ),
+    (
+        "main.c(5): fatal error C1083: Cannot open include file: 'Python.h': No such file or "
+        "directory",
+        "python-h-missing",
+        ["cuda-lib-header-missing"],
+    ),
+    # ... and never a missing source file, an output file or a compiler-generated file
+    (
+        "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
+        None,
+        ["missing-header"],
+    ),
+    (
+        "cl : fatal error C1083: Cannot open compiler generated file: '': Invalid argument",
+        None,
+        ["missing-header"],
+    ),
+    (
+        "error: unable to open output file 'k.o': 'No such file or directory'",
+        None,
+        ["missing-header"],
+    ),
+    ("nvcc fatal   : Could not open output file '/tmp/k.o'", None, ["missing-header"]),
 ]
 
 
