@@ -239,6 +239,23 @@ NEGATIVES = [
         "python-h-missing",
         ["cuda-lib-header-missing"],
     ),
+    # tune-h: glibc's and GNU ld's words for a truncated .so (recorded with glibc 2.36 and
+    # binutils 2.40), after whichever program printed them ...
+    ("OSError: ./tt.so: cannot read file data", "shared-object-truncated", []),
+    (
+        "./mprog: error while loading shared libraries: /tmp/r/libf.so: file too short",
+        "shared-object-truncated",
+        ["shared-lib-not-found"],
+    ),
+    ("/usr/bin/ld: error: t1.so: file too short", "shared-object-truncated", []),
+    # ... never a library that is absent, or a linker that finds no -l
+    (
+        "./mprog: error while loading shared libraries: libcudart.so.12: cannot open shared "
+        "object file: No such file or directory",
+        "shared-lib-not-found",
+        ["shared-object-truncated"],
+    ),
+    ("/usr/bin/ld: error: cannot find -lcuda", None, ["shared-object-truncated"]),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
