@@ -256,6 +256,13 @@ NEGATIVES = [
         ["shared-object-truncated"],
     ),
     ("/usr/bin/ld: error: cannot find -lcuda", None, ["shared-object-truncated"]),
+    # tune-h: gold, lld and MSVC link.exe words for a library the link cannot find ...
+    ("/usr/bin/ld.gold: error: cannot find -lcudart_missing", "ld-cannot-find-lib", []),
+    ("ld.lld: error: unable to find library -lcudart", "ld-cannot-find-lib", []),
+    ("LINK : fatal error LNK1104: cannot open file 'cudart.lib'", "ld-cannot-find-lib", []),
+    # ... never the output file link.exe cannot write (a running program, an antivirus lock)
+    ("LINK : fatal error LNK1104: cannot open file 'build\\ops.dll'", None, ["ld-cannot-find-lib"]),
+    ("LINK : fatal error LNK1104: cannot open file 'main.exe'", None, ["ld-cannot-find-lib"]),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
@@ -284,6 +291,22 @@ def test_precedence_and_negatives(line: str, expected: str | None, forbidden: li
     elif expected is not None:
         assert expected in ids
     assert not set(ids) & set(forbidden)
+
+
+LINKERS = [
+    ("ld.lld: error: unable to find library -lcudart", "cudart"),
+    ("ld.lld: error: Unable to find library -lcuda", "cuda"),
+    ("LINK : fatal error LNK1104: cannot open file 'cudart.lib'", "cudart"),
+    ("LINK : fatal error LNK1104: cannot open file 'python311.lib'", "python311"),
+]
+
+
+@pytest.mark.parametrize(("line", "lib"), LINKERS)
+def test_every_linker_names_the_missing_library_as_ld_does(line: str, lib: str) -> None:
+    """The field signals on missing_lib (-lcuda: Triton's launcher, -lcudart: the JIT link,
+    other CUDA libraries: a package ships them) read the same name from lld and link.exe."""
+    sym = next(s for s in scan_lines([line]).symptoms if s.signature == "ld-cannot-find-lib")
+    assert sym.fields["missing_lib"] == lib
 
 
 def test_oom_exit_code_137_also_flagged_on_failed_edge() -> None:
