@@ -381,6 +381,10 @@ TUNED_AFTER: list[str] = [
     " 'cannot read file data' (a .so truncated past its ELF header), the loader's own"
     " 'error while loading shared libraries: X.so: ...' prefix, torch's 'Error in dlopen: ' and"
     " GNU ld's 'error: X.so: file too short'",
+    "tune-h (from lld's Driver.cpp, Microsoft's LNK1104 page and a gold recording, no held-out"
+    " miss of this shape): ld-cannot-find-lib also takes lld's 'error: unable to find library"
+    " -lX' and link.exe's 'LNK1104: cannot open file X.lib' (a .lib only, never a locked"
+    " .exe/.dll), so the -lcuda / -lcudart / CUDA-library field signals decide on every linker",
 ]
 
 TOOLCHAIN_ENV = re.compile(
