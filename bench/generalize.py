@@ -385,6 +385,10 @@ TUNED_AFTER: list[str] = [
     " miss of this shape): ld-cannot-find-lib also takes lld's 'error: unable to find library"
     " -lX' and link.exe's 'LNK1104: cannot open file X.lib' (a .lib only, never a locked"
     " .exe/.dll), so the -lcuda / -lcudart / CUDA-library field signals decide on every linker",
+    "tune-h (build-tool-regression, the class with one signature; from CMake 4.0.3 recordings,"
+    " no held-out miss of this shape): cmake-policy-removed also takes CMake 4's refusal of a"
+    " cmake_policy(SET CMPnnnn OLD) for a policy it removed (CMP0000-CMP0065, introduced before"
+    " 3.5), never a policy 4.0 still supports nor 3.27-3.31's 'will be removed' warning",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -263,6 +263,20 @@ NEGATIVES = [
     # ... never the output file link.exe cannot write (a running program, an antivirus lock)
     ("LINK : fatal error LNK1104: cannot open file 'build\\ops.dll'", None, ["ld-cannot-find-lib"]),
     ("LINK : fatal error LNK1104: cannot open file 'main.exe'", None, ["ld-cannot-find-lib"]),
+    # tune-h: CMake 4.0.3's refusal of a policy it removed (CMP0000-CMP0065, recorded) ...
+    (
+        "  Policy CMP0026 may not be set to OLD behavior because this version of CMake",
+        "cmake-policy-removed",
+        [],
+    ),
+    # ... never a policy it still supports, nor 3.27-3.31's deprecation warning
+    ("  Policy CMP0146 may not be set to OLD behavior because this version of CMake", None, []),
+    (
+        "  Compatibility with CMake < 3.10 will be removed from a future version of",
+        None,
+        ["cmake-policy-removed"],
+    ),
+    ("  The OLD behavior for policy CMP0066 will be removed from a future version", None, []),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
