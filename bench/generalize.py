@@ -389,6 +389,12 @@ TUNED_AFTER: list[str] = [
     " no held-out miss of this shape): cmake-policy-removed also takes CMake 4's refusal of a"
     " cmake_policy(SET CMPnnnn OLD) for a policy it removed (CMP0000-CMP0065, introduced before"
     " 3.5), never a policy 4.0 still supports nor 3.27-3.31's 'will be removed' warning",
+    "tune-h (capture-sync-free, one signature; from libcudart 13.0's error strings and cuda.h,"
+    " no held-out miss of this shape): cuda-stream-capture-unsupported also takes 906"
+    " (cudaErrorStreamCaptureImplicit, 'operation would make the legacy stream depend on a"
+    " capturing blocking stream'), cudaErrorCapturedEvent and the driver API's CUresult names"
+    " (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED/_IMPLICIT, CUDA_ERROR_CAPTURED_EVENT; _INVALIDATED"
+    " for the wrapper); 905 (isolation, a side stream) stays out",
 ]
 
 TOOLCHAIN_ENV = re.compile(

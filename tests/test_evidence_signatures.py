@@ -277,6 +277,22 @@ NEGATIVES = [
         ["cmake-policy-removed"],
     ),
     ("  The OLD behavior for policy CMP0066 will be removed from a future version", None, []),
+    # tune-h: every runtime/driver name of a synchronising op inside capture (libcudart 13.0,
+    # cuda.h) ...
+    (
+        "torch.AcceleratorError: CUDA error: operation would make the legacy stream depend on a "
+        "capturing blocking stream",
+        "cuda-stream-capture-unsupported",
+        [],
+    ),
+    ("CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "cuda-stream-capture-unsupported", []),
+    # ... never a cross-stream isolation error (NCCL's or a custom all-reduce's side stream)
+    (
+        "CUDA error: dependency created on uncaptured work in another stream",
+        None,
+        ["cuda-stream-capture-unsupported"],
+    ),
+    ("CUDA_ERROR_STREAM_CAPTURE_ISOLATION", None, ["cuda-stream-capture-unsupported"]),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
