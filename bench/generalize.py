@@ -395,6 +395,12 @@ TUNED_AFTER: list[str] = [
     " capturing blocking stream'), cudaErrorCapturedEvent and the driver API's CUresult names"
     " (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED/_IMPLICIT, CUDA_ERROR_CAPTURED_EVENT; _INVALIDATED"
     " for the wrapper); 905 (isolation, a side stream) stays out",
+    "tune-h (the CUresult-200 family, from libcudart 13.0's strings and Triton's driver.c; no"
+    " held-out miss of this shape, round 14's fh-2 was its number): cuda-invalid-image-code"
+    " (driver-supports-build-cuda) also takes the error by name (cudaErrorInvalidKernelImage,"
+    " CUDA_ERROR_INVALID_IMAGE) and torch's 'CUDA error: device kernel image is invalid', which"
+    " had no class; triton-invalid-kernel-image (driver-runs-ptx) keeps only Triton's own"
+    " 'Triton Error [CUDA]: ' lines (both classes repair with upgrade-driver: never harmful)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

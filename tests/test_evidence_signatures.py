@@ -293,6 +293,24 @@ NEGATIVES = [
         ["cuda-stream-capture-unsupported"],
     ),
     ("CUDA_ERROR_STREAM_CAPTURE_ISOLATION", None, ["cuda-stream-capture-unsupported"]),
+    # tune-h: CUresult 200 by name or word is a prebuilt module's (driver older than its CUDA);
+    # only Triton's own 'Triton Error [CUDA]: ' prefix makes it Triton's cubin
+    (
+        "RuntimeError: CUDA error: device kernel image is invalid",
+        "cuda-invalid-image-code",
+        ["triton-invalid-kernel-image"],
+    ),
+    ("cudaErrorInvalidKernelImage", "cuda-invalid-image-code", ["triton-invalid-kernel-image"]),
+    (
+        "RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+        "triton-invalid-kernel-image",
+        ["cuda-invalid-image-code"],
+    ),
+    (
+        "RuntimeError: Triton Error [CUDA]: out of memory",
+        None,
+        ["triton-invalid-kernel-image", "cuda-invalid-image-code"],
+    ),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
