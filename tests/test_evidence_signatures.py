@@ -311,6 +311,14 @@ NEGATIVES = [
         None,
         ["triton-invalid-kernel-image", "cuda-invalid-image-code"],
     ),
+    # tune-h, harm guard: error 36 (cudaErrorCallRequiresNewerDriver) is NOT driver-too-old --
+    # Warp 1.7.1 prints it on R580, a driver newer than the binary handles (unknown/fh-10, fj-11)
+    (
+        "Warp CUDA error 36: API call is not supported in the installed CUDA driver (in "
+        "function cuda_init, /builds/omniverse/warp/warp/native/warp.cu:277)",
+        None,
+        ["driver-too-old", "cuda-invalid-image-code"],
+    ),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
