@@ -401,6 +401,9 @@ TUNED_AFTER: list[str] = [
     " CUDA_ERROR_INVALID_IMAGE) and torch's 'CUDA error: device kernel image is invalid', which"
     " had no class; triton-invalid-kernel-image (driver-runs-ptx) keeps only Triton's own"
     " 'Triton Error [CUDA]: ' lines (both classes repair with upgrade-driver: never harmful)",
+    "tune-h (from torch 2.14.1's torch/utils/cpp_extension.py, no held-out miss of this shape):"
+    " torch-cuda-version-mismatch reads CUDA_MISMATCH_MESSAGE as current torch raises it, its two"
+    " literals joined with no blank ('used to compilePyTorch (12.8)'), which matched nothing",
 ]
 
 TOOLCHAIN_ENV = re.compile(

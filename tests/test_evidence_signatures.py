@@ -357,6 +357,26 @@ LINKERS = [
 ]
 
 
+def test_torch_cuda_mismatch_reads_torch_cuda_with_or_without_the_blank() -> None:
+    """torch 2.14.1's CUDA_MISMATCH_MESSAGE joins 'compile' and 'PyTorch' with no blank."""
+    for line in (
+        "RuntimeError: The detected CUDA version (13.0) mismatches the version that was used to "
+        "compilePyTorch (12.8). Please make sure to use the same CUDA versions.",
+        "RuntimeError: The detected CUDA version (13.0) mismatches the version that was used to "
+        "compile PyTorch (12.8). Please make sure to use the same CUDA versions.",
+    ):
+        sym = next(
+            s for s in scan_lines([line]).symptoms if s.signature == "torch-cuda-version-mismatch"
+        )
+        assert (sym.fields["nvcc_release"], sym.fields["torch_cuda"]) == ("13.0", "12.8")
+    # the minor-version warning is no mismatch of majors
+    minor = (
+        "The detected CUDA version (12.4) has a minor version mismatch with the version that "
+        "was used to compile PyTorch (12.1). Most likely this shouldn't be a problem."
+    )
+    assert "torch-cuda-version-mismatch" not in {s.signature for s in scan_lines([minor]).symptoms}
+
+
 @pytest.mark.parametrize(("line", "lib"), LINKERS)
 def test_every_linker_names_the_missing_library_as_ld_does(line: str, lib: str) -> None:
     """The field signals on missing_lib (-lcuda: Triton's launcher, -lcudart: the JIT link,
