@@ -404,6 +404,10 @@ TUNED_AFTER: list[str] = [
     "tune-h (from torch 2.14.1's torch/utils/cpp_extension.py, no held-out miss of this shape):"
     " torch-cuda-version-mismatch reads CUDA_MISMATCH_MESSAGE as current torch raises it, its two"
     " literals joined with no blank ('used to compilePyTorch (12.8)'), which matched nothing",
+    "tune-h (from torch 2.14.1's torch/backends/cudnn/__init__.py, no held-out miss of this"
+    " shape): new signature torch-cudnn-gpu-below-sm75 ('cuDNN version N is not compatible with"
+    " devices with SM < 7.5', torch's bundled cuDNN >= 9.11 on a pre-Turing GPU), predicted by"
+    " wheel-has-gpu-arch, whose rule already fails CUDA 13 torch below 7.5",
 ]
 
 TOOLCHAIN_ENV = re.compile(

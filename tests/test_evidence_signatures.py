@@ -319,6 +319,20 @@ NEGATIVES = [
         None,
         ["driver-too-old", "cuda-invalid-image-code"],
     ),
+    # tune-h: torch's cuDNN >= 9.11 check for a pre-Turing GPU (torch/backends/cudnn) ...
+    (
+        "RuntimeError: cuDNN version 91100 is not compatible with devices with SM < 7.5. Please "
+        "install a version of PyTorch with a compatible cuDNN version.",
+        "torch-cudnn-gpu-below-sm75",
+        ["cudnn-version-incompatible"],
+    ),
+    # ... never torch's compiled-vs-runtime cuDNN check (another cuDNN loaded first)
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 10, 2) "
+        "but found runtime version (9, 1, 0). PyTorch already comes bundled with cuDNN.",
+        "cudnn-version-incompatible",
+        ["torch-cudnn-gpu-below-sm75"],
+    ),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
