@@ -408,6 +408,11 @@ TUNED_AFTER: list[str] = [
     " shape): new signature torch-cudnn-gpu-below-sm75 ('cuDNN version N is not compatible with"
     " devices with SM < 7.5', torch's bundled cuDNN >= 9.11 on a pre-Turing GPU), predicted by"
     " wheel-has-gpu-arch, whose rule already fails CUDA 13 torch below 7.5",
+    "tune-h (from torch 2.14.1's torch/cuda/__init__.py, recorded by calling its"
+    " _warn_unsupported_code; no held-out miss of this shape): torch-gpu-arch-unsupported also"
+    " takes the first two lines of the current capability warning ('Found GPU0 X which is of"
+    " compute capability (CC) M.m.', 'The following list shows the CCs this version of PyTorch"
+    " was built for ...'), so a copy cut before its verdict line names the wheel",
 ]
 
 TOOLCHAIN_ENV = re.compile(

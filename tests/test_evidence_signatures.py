@@ -333,6 +333,14 @@ NEGATIVES = [
         "cudnn-version-incompatible",
         ["torch-cudnn-gpu-below-sm75"],
     ),
+    # tune-h: torch 2.14.1's capability warning header (recorded) ...
+    (
+        "UserWarning: Found GPU0 Tesla P100-PCIE-16GB which is of compute capability (CC) 6.0.",
+        "torch-gpu-arch-unsupported",
+        [],
+    ),
+    # ... never its per-CC list lines, which name what the wheel has, not the GPU
+    ("- 7.5 which supports hardware CC >=7.5,<8.0", None, ["torch-gpu-arch-unsupported"]),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
