@@ -413,6 +413,9 @@ TUNED_AFTER: list[str] = [
     " takes the first two lines of the current capability warning ('Found GPU0 X which is of"
     " compute capability (CC) M.m.', 'The following list shows the CCs this version of PyTorch"
     " was built for ...'), so a copy cut before its verdict line names the wheel",
+    "tune-h (recorded with g++ 12.2; no held-out miss of this shape): glibc-math-exception-spec"
+    " takes gcc's 'declaration of X has a different exception specifier' with the U+2018/U+2019"
+    " quotes gcc prints in a UTF-8 locale, not only ASCII quotes",
 ]
 
 TOOLCHAIN_ENV = re.compile(

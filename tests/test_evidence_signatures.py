@@ -341,6 +341,20 @@ NEGATIVES = [
     ),
     # ... never its per-CC list lines, which name what the wheel has, not the GPU
     ("- 7.5 which supports hardware CC >=7.5,<8.0", None, ["torch-gpu-arch-unsupported"]),
+    # tune-h: g++'s UTF-8 quotes around the CUDA math function (recorded with g++ 12.2) ...
+    (
+        "mathcalls.h:206:1: error: declaration of \u2018double sinpi(double)\u2019 has a "
+        "different exception specifier",
+        "glibc-math-exception-spec",
+        [],
+    ),
+    # ... never another function's exception specifier (the project's own declarations)
+    (
+        "ex.cpp:2:19: error: declaration of \u2018double floor(double)\u2019 has a different "
+        "exception specifier",
+        None,
+        ["glibc-math-exception-spec"],
+    ),
     # ... and never a missing source file, an output file or a compiler-generated file
     (
         "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
