@@ -372,6 +372,54 @@ TUNED_AFTER: list[str] = [
     " distutils' 'command ... failed with exit code' as a wrapper (_distutils/spawn.py), a bare"
     " 'Error:' heading as no message, and an earlier line stating a later exception's message as"
     " high as that exception (logging.Formatter.format writes the message before exc_info)",
+    "tune-h (after reading round 16's miss cccl-complete/fk-9, NVRTC's wording): signatures"
+    " missing-header, cuda-lib-header-missing and python-h-missing take every compiler's wording"
+    " of a missing #include, not only gcc's: EDG/NVRTC 'catastrophic error: cannot open source"
+    " file \"X\"' and 'could not open source file ... (no directories in search list)' (recorded"
+    " from NVRTC 13.0.88), clang's 'X' file not found (DiagnosticLexKinds.td), MSVC C1083; field"
+    " signal missing-cccl-header names cccl-complete from NVRTC's wording only when a toolkit"
+    " header includes the CCCL header (the JIT program's own -I list is no pip-install-cccl"
+    " cause: fk-9 and unknown/fk-10 are one line with two causes, fk-9 stays a strict xfail)",
+    "tune-h (jit-cache-intact, the class with one signature; from glibc's dl-load.c and"
+    " recordings, no held-out miss of this shape): shared-object-truncated also takes glibc's"
+    " 'cannot read file data' (a .so truncated past its ELF header), the loader's own"
+    " 'error while loading shared libraries: X.so: ...' prefix, torch's 'Error in dlopen: ' and"
+    " GNU ld's 'error: X.so: file too short'",
+    "tune-h (from lld's Driver.cpp, Microsoft's LNK1104 page and a gold recording, no held-out"
+    " miss of this shape): ld-cannot-find-lib also takes lld's 'error: unable to find library"
+    " -lX' and link.exe's 'LNK1104: cannot open file X.lib' (a .lib only, never a locked"
+    " .exe/.dll), so the -lcuda / -lcudart / CUDA-library field signals decide on every linker",
+    "tune-h (build-tool-regression, the class with one signature; from CMake 4.0.3 recordings,"
+    " no held-out miss of this shape): cmake-policy-removed also takes CMake 4's refusal of a"
+    " cmake_policy(SET CMPnnnn OLD) for a policy it removed (CMP0000-CMP0065, introduced before"
+    " 3.5), never a policy 4.0 still supports nor 3.27-3.31's 'will be removed' warning",
+    "tune-h (capture-sync-free, one signature; from libcudart 13.0's error strings and cuda.h,"
+    " no held-out miss of this shape): cuda-stream-capture-unsupported also takes 906"
+    " (cudaErrorStreamCaptureImplicit, 'operation would make the legacy stream depend on a"
+    " capturing blocking stream'), cudaErrorCapturedEvent and the driver API's CUresult names"
+    " (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED/_IMPLICIT, CUDA_ERROR_CAPTURED_EVENT; _INVALIDATED"
+    " for the wrapper); 905 (isolation, a side stream) stays out",
+    "tune-h (the CUresult-200 family, from libcudart 13.0's strings and Triton's driver.c; no"
+    " held-out miss of this shape, round 14's fh-2 was its number): cuda-invalid-image-code"
+    " (driver-supports-build-cuda) also takes the error by name (cudaErrorInvalidKernelImage,"
+    " CUDA_ERROR_INVALID_IMAGE) and torch's 'CUDA error: device kernel image is invalid', which"
+    " had no class; triton-invalid-kernel-image (driver-runs-ptx) keeps only Triton's own"
+    " 'Triton Error [CUDA]: ' lines (both classes repair with upgrade-driver: never harmful)",
+    "tune-h (from torch 2.14.1's torch/utils/cpp_extension.py, no held-out miss of this shape):"
+    " torch-cuda-version-mismatch reads CUDA_MISMATCH_MESSAGE as current torch raises it, its two"
+    " literals joined with no blank ('used to compilePyTorch (12.8)'), which matched nothing",
+    "tune-h (from torch 2.14.1's torch/backends/cudnn/__init__.py, no held-out miss of this"
+    " shape): new signature torch-cudnn-gpu-below-sm75 ('cuDNN version N is not compatible with"
+    " devices with SM < 7.5', torch's bundled cuDNN >= 9.11 on a pre-Turing GPU), predicted by"
+    " wheel-has-gpu-arch, whose rule already fails CUDA 13 torch below 7.5",
+    "tune-h (from torch 2.14.1's torch/cuda/__init__.py, recorded by calling its"
+    " _warn_unsupported_code; no held-out miss of this shape): torch-gpu-arch-unsupported also"
+    " takes the first two lines of the current capability warning ('Found GPU0 X which is of"
+    " compute capability (CC) M.m.', 'The following list shows the CCs this version of PyTorch"
+    " was built for ...'), so a copy cut before its verdict line names the wheel",
+    "tune-h (recorded with g++ 12.2; no held-out miss of this shape): glibc-math-exception-spec"
+    " takes gcc's 'declaration of X has a different exception specifier' with the U+2018/U+2019"
+    " quotes gcc prints in a UTF-8 locale, not only ASCII quotes",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -81,6 +81,23 @@ SHAPES = [
 ]
 
 
+# tune-h: NVRTC's (EDG) missing-include line names cccl-complete only when a toolkit header
+# includes the CCCL header; from the JIT program's own source it names nothing (recorded here)
+NVRTC_CCCL = [
+    ("cccl/nvrtc-nv-target-missing.log", ["cccl-complete"]),
+    ("cccl/nvrtc-cuda-std-missing.log", []),
+    ("cccl/nvrtc-cuda-std-no-include-dir.log", []),
+]
+
+
+@pytest.mark.parametrize(("file", "want"), NVRTC_CCCL, ids=[r[0] for r in NVRTC_CCCL])
+def test_nvrtc_cccl_header_is_cccl_complete_only_from_a_toolkit_header(file, want):
+    symptoms, _, wrappers = scan_logs([CORPUS.parent / "templates" / file])
+    assert "missing-header" in {s.signature for s in symptoms}
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert [h.rule for h in d.hypotheses[:1]] == want
+
+
 @pytest.mark.parametrize(("file", "cause", "rival"), SHAPES, ids=[s[0] for s in SHAPES])
 def test_a_field_decides_between_causes_of_the_same_signature(file, cause, rival):
     symptoms, _, wrappers = scan_logs([CORPUS / file])

@@ -219,6 +219,159 @@ NEGATIVES = [
         ["unsupported-ptx-driver"],
     ),
     ("Received sigquit from a child process.", "sglang-child-sigquit", []),  # cut short
+    # tune-h: every compiler's wording of a missing #include (NVRTC 13.0.88 recorded here,
+    # clang DiagnosticLexKinds.td err_pp_file_not_found, MSVC C1083) is missing-header ...
+    (
+        'indexing.cuh(1): catastrophic error: could not open source file "cuda/std/tuple" '
+        "(no directories in search list)",
+        "missing-header",
+        ["cuda-lib-header-missing", "python-h-missing"],
+    ),
+    ("k.cu:3:10: fatal error: 'cuda/std/tuple' file not found", "missing-header", []),
+    (
+        'tensor_fill.h(52): catastrophic error: cannot open source file "curand_kernel.h"',
+        "cuda-lib-header-missing",
+        ["python-h-missing"],
+    ),
+    (
+        "main.c(5): fatal error C1083: Cannot open include file: 'Python.h': No such file or "
+        "directory",
+        "python-h-missing",
+        ["cuda-lib-header-missing"],
+    ),
+    # tune-h: glibc's and GNU ld's words for a truncated .so (recorded with glibc 2.36 and
+    # binutils 2.40), after whichever program printed them ...
+    ("OSError: ./tt.so: cannot read file data", "shared-object-truncated", []),
+    (
+        "./mprog: error while loading shared libraries: /tmp/r/libf.so: file too short",
+        "shared-object-truncated",
+        ["shared-lib-not-found"],
+    ),
+    ("/usr/bin/ld: error: t1.so: file too short", "shared-object-truncated", []),
+    # ... never a library that is absent, or a linker that finds no -l
+    (
+        "./mprog: error while loading shared libraries: libcudart.so.12: cannot open shared "
+        "object file: No such file or directory",
+        "shared-lib-not-found",
+        ["shared-object-truncated"],
+    ),
+    ("/usr/bin/ld: error: cannot find -lcuda", None, ["shared-object-truncated"]),
+    # tune-h: gold, lld and MSVC link.exe words for a library the link cannot find ...
+    ("/usr/bin/ld.gold: error: cannot find -lcudart_missing", "ld-cannot-find-lib", []),
+    ("ld.lld: error: unable to find library -lcudart", "ld-cannot-find-lib", []),
+    ("LINK : fatal error LNK1104: cannot open file 'cudart.lib'", "ld-cannot-find-lib", []),
+    # ... never the output file link.exe cannot write (a running program, an antivirus lock)
+    ("LINK : fatal error LNK1104: cannot open file 'build\\ops.dll'", None, ["ld-cannot-find-lib"]),
+    ("LINK : fatal error LNK1104: cannot open file 'main.exe'", None, ["ld-cannot-find-lib"]),
+    # tune-h: CMake 4.0.3's refusal of a policy it removed (CMP0000-CMP0065, recorded) ...
+    (
+        "  Policy CMP0026 may not be set to OLD behavior because this version of CMake",
+        "cmake-policy-removed",
+        [],
+    ),
+    # ... never a policy it still supports, nor 3.27-3.31's deprecation warning
+    ("  Policy CMP0146 may not be set to OLD behavior because this version of CMake", None, []),
+    (
+        "  Compatibility with CMake < 3.10 will be removed from a future version of",
+        None,
+        ["cmake-policy-removed"],
+    ),
+    ("  The OLD behavior for policy CMP0066 will be removed from a future version", None, []),
+    # tune-h: every runtime/driver name of a synchronising op inside capture (libcudart 13.0,
+    # cuda.h) ...
+    (
+        "torch.AcceleratorError: CUDA error: operation would make the legacy stream depend on a "
+        "capturing blocking stream",
+        "cuda-stream-capture-unsupported",
+        [],
+    ),
+    ("CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "cuda-stream-capture-unsupported", []),
+    # ... never a cross-stream isolation error (NCCL's or a custom all-reduce's side stream)
+    (
+        "CUDA error: dependency created on uncaptured work in another stream",
+        None,
+        ["cuda-stream-capture-unsupported"],
+    ),
+    ("CUDA_ERROR_STREAM_CAPTURE_ISOLATION", None, ["cuda-stream-capture-unsupported"]),
+    # tune-h: CUresult 200 by name or word is a prebuilt module's (driver older than its CUDA);
+    # only Triton's own 'Triton Error [CUDA]: ' prefix makes it Triton's cubin
+    (
+        "RuntimeError: CUDA error: device kernel image is invalid",
+        "cuda-invalid-image-code",
+        ["triton-invalid-kernel-image"],
+    ),
+    ("cudaErrorInvalidKernelImage", "cuda-invalid-image-code", ["triton-invalid-kernel-image"]),
+    (
+        "RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+        "triton-invalid-kernel-image",
+        ["cuda-invalid-image-code"],
+    ),
+    (
+        "RuntimeError: Triton Error [CUDA]: out of memory",
+        None,
+        ["triton-invalid-kernel-image", "cuda-invalid-image-code"],
+    ),
+    # tune-h, harm guard: error 36 (cudaErrorCallRequiresNewerDriver) is NOT driver-too-old --
+    # Warp 1.7.1 prints it on R580, a driver newer than the binary handles (unknown/fh-10, fj-11)
+    (
+        "Warp CUDA error 36: API call is not supported in the installed CUDA driver (in "
+        "function cuda_init, /builds/omniverse/warp/warp/native/warp.cu:277)",
+        None,
+        ["driver-too-old", "cuda-invalid-image-code"],
+    ),
+    # tune-h: torch's cuDNN >= 9.11 check for a pre-Turing GPU (torch/backends/cudnn) ...
+    (
+        "RuntimeError: cuDNN version 91100 is not compatible with devices with SM < 7.5. Please "
+        "install a version of PyTorch with a compatible cuDNN version.",
+        "torch-cudnn-gpu-below-sm75",
+        ["cudnn-version-incompatible"],
+    ),
+    # ... never torch's compiled-vs-runtime cuDNN check (another cuDNN loaded first)
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 10, 2) "
+        "but found runtime version (9, 1, 0). PyTorch already comes bundled with cuDNN.",
+        "cudnn-version-incompatible",
+        ["torch-cudnn-gpu-below-sm75"],
+    ),
+    # tune-h: torch 2.14.1's capability warning header (recorded) ...
+    (
+        "UserWarning: Found GPU0 Tesla P100-PCIE-16GB which is of compute capability (CC) 6.0.",
+        "torch-gpu-arch-unsupported",
+        [],
+    ),
+    # ... never its per-CC list lines, which name what the wheel has, not the GPU
+    ("- 7.5 which supports hardware CC >=7.5,<8.0", None, ["torch-gpu-arch-unsupported"]),
+    # tune-h: g++'s UTF-8 quotes around the CUDA math function (recorded with g++ 12.2) ...
+    (
+        "mathcalls.h:206:1: error: declaration of \u2018double sinpi(double)\u2019 has a "
+        "different exception specifier",
+        "glibc-math-exception-spec",
+        [],
+    ),
+    # ... never another function's exception specifier (the project's own declarations)
+    (
+        "ex.cpp:2:19: error: declaration of \u2018double floor(double)\u2019 has a different "
+        "exception specifier",
+        None,
+        ["glibc-math-exception-spec"],
+    ),
+    # ... and never a missing source file, an output file or a compiler-generated file
+    (
+        "c1xx: fatal error C1083: Cannot open source file: 'k.cpp': No such file or directory",
+        None,
+        ["missing-header"],
+    ),
+    (
+        "cl : fatal error C1083: Cannot open compiler generated file: '': Invalid argument",
+        None,
+        ["missing-header"],
+    ),
+    (
+        "error: unable to open output file 'k.o': 'No such file or directory'",
+        None,
+        ["missing-header"],
+    ),
+    ("nvcc fatal   : Could not open output file '/tmp/k.o'", None, ["missing-header"]),
 ]
 
 
@@ -230,6 +383,42 @@ def test_precedence_and_negatives(line: str, expected: str | None, forbidden: li
     elif expected is not None:
         assert expected in ids
     assert not set(ids) & set(forbidden)
+
+
+LINKERS = [
+    ("ld.lld: error: unable to find library -lcudart", "cudart"),
+    ("ld.lld: error: Unable to find library -lcuda", "cuda"),
+    ("LINK : fatal error LNK1104: cannot open file 'cudart.lib'", "cudart"),
+    ("LINK : fatal error LNK1104: cannot open file 'python311.lib'", "python311"),
+]
+
+
+def test_torch_cuda_mismatch_reads_torch_cuda_with_or_without_the_blank() -> None:
+    """torch 2.14.1's CUDA_MISMATCH_MESSAGE joins 'compile' and 'PyTorch' with no blank."""
+    for line in (
+        "RuntimeError: The detected CUDA version (13.0) mismatches the version that was used to "
+        "compilePyTorch (12.8). Please make sure to use the same CUDA versions.",
+        "RuntimeError: The detected CUDA version (13.0) mismatches the version that was used to "
+        "compile PyTorch (12.8). Please make sure to use the same CUDA versions.",
+    ):
+        sym = next(
+            s for s in scan_lines([line]).symptoms if s.signature == "torch-cuda-version-mismatch"
+        )
+        assert (sym.fields["nvcc_release"], sym.fields["torch_cuda"]) == ("13.0", "12.8")
+    # the minor-version warning is no mismatch of majors
+    minor = (
+        "The detected CUDA version (12.4) has a minor version mismatch with the version that "
+        "was used to compile PyTorch (12.1). Most likely this shouldn't be a problem."
+    )
+    assert "torch-cuda-version-mismatch" not in {s.signature for s in scan_lines([minor]).symptoms}
+
+
+@pytest.mark.parametrize(("line", "lib"), LINKERS)
+def test_every_linker_names_the_missing_library_as_ld_does(line: str, lib: str) -> None:
+    """The field signals on missing_lib (-lcuda: Triton's launcher, -lcudart: the JIT link,
+    other CUDA libraries: a package ships them) read the same name from lld and link.exe."""
+    sym = next(s for s in scan_lines([line]).symptoms if s.signature == "ld-cannot-find-lib")
+    assert sym.fields["missing_lib"] == lib
 
 
 def test_oom_exit_code_137_also_flagged_on_failed_edge() -> None:
