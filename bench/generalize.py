@@ -374,8 +374,8 @@ TUNED_AFTER: list[str] = [
     " high as that exception (logging.Formatter.format writes the message before exc_info)",
     "tune-i (after reading round 17's miss fo-9): cuda-api-not-in-toolkit takes GCC's"
     " cv-qualified and typedef wordings of a missing member ('const struct cudaDeviceProp' has no"
-    " member named, 'cudaDeviceProp' {aka 'struct cudaDeviceProp'}; gcc/cp/typeck.cc %q#T,"
-    " gcc/c/c-typeck.cc %qT)",
+    " member named, 'cudaDeviceProp' {aka 'struct cudaDeviceProp'}; gcc/c/c-typeck.cc %qT,"
+    " gcc/testsuite/g++.dg/spellcheck-fields.C)",
     "tune-i (after reading round 17's miss fn-4): undefined-symbol also matches glibc's"
     " 'undefined symbol:' whose symbol was wrapped onto the next line or cut when quoted",
 ]
