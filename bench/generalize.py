@@ -378,6 +378,13 @@ TUNED_AFTER: list[str] = [
     " gcc/testsuite/g++.dg/spellcheck-fields.C)",
     "tune-i (after reading round 17's miss fn-4): undefined-symbol also matches glibc's"
     " 'undefined symbol:' whose symbol was wrapped onto the next line or cut when quoted",
+    "tune-i (after reading round 17's misses fn-8 and fp-7): signatures cuda-runtime-none-loadable"
+    " (a loader that tried every CUDA runtime soname it knows: cudnn-frontend's 'Unable to load"
+    " any libcudart.so.* library', include/cudnn_frontend_shim.h) and tf-gpu-libs-not-loadable"
+    " (TensorFlow's 'Cannot dlopen some GPU libraries', gpu_device.cc; info) join"
+    " runtime-libs-match-cuda-major; an info line beside a failing (error/fatal, non-wrapper)"
+    " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it never outranks"
+    " what failed",
 ]
 
 TOOLCHAIN_ENV = re.compile(

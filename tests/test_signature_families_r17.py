@@ -72,6 +72,59 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
     # the loader's own word, not a line that mentions it in prose
     (["the undefined symbol: check in our CI"], None, []),
     (["libcufile.so.0: undefined symbol: shm_open"], None, ["extensions-match-torch-abi"]),
+    # --- a loader that tried every CUDA runtime soname it knows (fn-8, cudnn_frontend_shim.h) ---
+    (["RuntimeError: Unable to load any libcudart.so.* library"], "runtime-libs-match-cuda-major", []),
+    (["Unable to load any libnvrtc.so.* library."], "runtime-libs-match-cuda-major", []),
+    # both majors present is another cause; the driver's libcuda is not the runtime
+    (
+        ["RuntimeError: Multiple libcudart libraries found: libcudart.so.12 and libcudart.so.13"],
+        None,
+        [],
+    ),
+    (
+        ["RuntimeError: Unable to dlopen libcuda.so.1 : libcuda.so.1: cannot open shared object"],
+        None,
+        ["runtime-libs-match-cuda-major"],
+    ),
+    # --- TensorFlow's dso loader gave up on its CUDA libraries (fp-7, gpu_device.cc) ---
+    (
+        [
+            "W0000 00:00:1777802014.562474   11318 gpu_device.cc:2365] Cannot dlopen some GPU"
+            " libraries. Please make sure the missing libraries mentioned above are installed"
+        ],
+        "runtime-libs-match-cuda-major",
+        [],
+    ),
+    (
+        [
+            "2020-08-24 11:08:28.568827: W tensorflow/stream_executor/platform/default/"
+            "dso_loader.cc:59] Could not load dynamic library 'libcudnn.so.7'; dlerror:"
+            " libcudnn.so.7: cannot open shared object file: No such file or directory",
+            "2020-08-24 11:08:28.568905: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1753]"
+            " Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned"
+            " above are installed properly if you would like to use GPU.",
+        ],
+        "runtime-libs-match-cuda-major",
+        [],
+    ),
+    # TF's CPU-build notice is no failure; a failing line elsewhere outranks the warning
+    (
+        [
+            "I0000 00:00:1777215668.929972  450463 cudart_stub.cc:31] Could not find cuda"
+            " drivers on your machine, GPU will not be used."
+        ],
+        None,
+        [],
+    ),
+    (
+        [
+            "W0000 00:00:1744212707.411665      14 gpu_device.cc:2341] Cannot dlopen some GPU"
+            " libraries. Please make sure the missing libraries mentioned above are installed",
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        ],
+        "package-has-gpu-arch",
+        [],
+    ),
 ]
 
 

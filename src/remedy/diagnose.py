@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 WRAPPER_WEIGHT = 0.15
 # Informational lines (a path, a version banner): evidence, but weaker than an error.
 INFO_WEIGHT = 0.5
+# ... and where a failing line (error/fatal, not a wrapper) matched a signature too: an
+# informational line then only breaks ties, so it never outranks what failed (tune-i, round 17).
+INFO_BESIDE_FAILURE_WEIGHT = 0.05
 
 
 def finding_from(kb: Knowledge, v: Violation) -> Finding:
@@ -103,6 +106,11 @@ def hypotheses_from_log(
         for sid in cr.rule.predicts:
             predicted_by[sid].append(rid)
     severity = {s.signature: s.severity for s in symptoms}
+    info_weight = (
+        INFO_BESIDE_FAILURE_WEIGHT
+        if any(s.severity in ("error", "fatal") and s.signature not in wrappers for s in symptoms)
+        else INFO_WEIGHT
+    )
     score: dict[str, float] = defaultdict(float)
     evidence: dict[str, list[int]] = defaultdict(list)
     specific: dict[str, set[str]] = defaultdict(set)
@@ -120,7 +128,7 @@ def hypotheses_from_log(
             else:
                 specific[rid].add(s.signature)
                 if severity.get(s.signature) == "info":
-                    weight *= INFO_WEIGHT
+                    weight *= info_weight
             score[rid] += weight
     for rid, bonus in sig_res.bonus.items():
         # a weight-0 signal only withdraws a line's credit (its excludes); it is no evidence
