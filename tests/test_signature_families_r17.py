@@ -73,7 +73,11 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
     (["the undefined symbol: check in our CI"], None, []),
     (["libcufile.so.0: undefined symbol: shm_open"], None, ["extensions-match-torch-abi"]),
     # --- a loader that tried every CUDA runtime soname it knows (fn-8, cudnn_frontend_shim.h) ---
-    (["RuntimeError: Unable to load any libcudart.so.* library"], "runtime-libs-match-cuda-major", []),
+    (
+        ["RuntimeError: Unable to load any libcudart.so.* library"],
+        "runtime-libs-match-cuda-major",
+        [],
+    ),
     (["Unable to load any libnvrtc.so.* library."], "runtime-libs-match-cuda-major", []),
     # both majors present is another cause; the driver's libcuda is not the runtime
     (
