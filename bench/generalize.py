@@ -385,6 +385,10 @@ TUNED_AFTER: list[str] = [
     " runtime-libs-match-cuda-major; an info line beside a failing (error/fatal, non-wrapper)"
     " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it never outranks"
     " what failed",
+    "tune-i (after reading round 17's first-error-line misses fo-5 and fp-6): the suspicious-line"
+    " words add 'no member' (EDG's 'namespace \"X\" has no member \"Y\"', GCC's and clang's"
+    " missing-member wordings quoted without 'error:') and 'only supports' (a kernel's arch guard"
+    " printed before it traps)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from remedy.diagnose import diagnose
+from remedy.evidence.suspicious import with_unexplained
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 
@@ -148,3 +149,38 @@ def test_family(tmp_path: Path, lines: list[str], first: str | None, never: list
     else:
         assert ranked and ranked[0] == first, ranked
     assert not set(ranked) & set(never), ranked
+
+
+# (log lines, the line the first error is on (1-based) or None for no suspicious line): lines no
+# signature matches, in logs no rule explains (tests/test_corpus.py's first-error-line check)
+FIRST_LINES: list[tuple[list[str], int | None]] = [
+    # EDG's missing-member body quoted without 'file(line): error:' (fo-5), GCC's and clang's
+    (['namespace "thrust" has no member "sort_by_key"'], 1),
+    (["‘struct Foo’ has no member named ‘bar’"], 1),
+    (["no member named 'bar' in 'Foo'"], 1),
+    # a kernel's arch guard printed before the trap it leads to (fp-6)
+    (["This kernel only supports sm120.", "cudaErrorLaunchFailure: unspecified launch failure"], 1),
+    # a real compiler diagnostic still outranks the prose words
+    (
+        [
+            "this build only supports the listed targets",
+            'k.cu(3): error: namespace "cub" has no member "Foo"',
+        ],
+        2,
+    ),
+    # neither word: nothing to show
+    (["the thrust namespace lists sort_by_key", "supports sm120"], None),
+]
+
+
+@pytest.mark.parametrize(("lines", "first"), FIRST_LINES)
+def test_first_error_line(tmp_path: Path, lines: list[str], first: int | None) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("\n".join(lines) + "\n")
+    symptoms, suspicious, wrappers = scan_logs([log])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    if first is None:
+        assert shown == []
+    else:
+        assert shown and shown[0].line == first, [(s.line, s.score, s.reason) for s in shown]
