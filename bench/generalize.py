@@ -382,7 +382,8 @@ TUNED_AFTER: list[str] = [
     " (a loader that tried every CUDA runtime soname it knows: cudnn-frontend's 'Unable to load"
     " any libcudart.so.* library', include/cudnn_frontend_shim.h) and tf-gpu-libs-not-loadable"
     " (TensorFlow's 'Cannot dlopen some GPU libraries', gpu_device.cc; info) join"
-    " runtime-libs-match-cuda-major; an info line beside a failing (error/fatal, non-wrapper)"
+    " runtime-libs-match-cuda-major (later: XLA cudart_stub.cc's 'Error loading CUDA libraries. GPU will"
+    " not be used' too); an info line beside a failing (error/fatal, non-wrapper)"
     " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it never outranks"
     " what failed",
     "tune-i (after reading round 17's first-error-line misses fo-5 and fp-6): the suspicious-line"

@@ -112,6 +112,16 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         "runtime-libs-match-cuda-major",
         [],
     ),
+    # XLA's cudart stub (TensorFlow, jaxlib) when its libcudart did not load
+    (
+        [
+            "E0000 00:00:1761686162.245829   20217 cuda_executor.cc:1309] INTERNAL: CUDA Runtime"
+            " error: Failed call to cudaGetRuntimeVersion: Error loading CUDA libraries. GPU will"
+            " not be used.: Error loading CUDA libraries. GPU will not be used."
+        ],
+        "runtime-libs-match-cuda-major",
+        [],
+    ),
     # TF's CPU-build notice is no failure; a failing line elsewhere outranks the warning
     (
         [
