@@ -384,7 +384,7 @@ TUNED_AFTER: list[str] = [
     " (TensorFlow's 'Cannot dlopen some GPU libraries', gpu_device.cc; info) join"
     " runtime-libs-match-cuda-major (later: XLA cudart_stub.cc's 'Error loading CUDA libraries. GPU will"
     " not be used' too); an info line beside a failing (error/fatal, non-wrapper)"
-    " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it never outranks"
+    " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it rarely outranks"
     " what failed",
     "tune-i (after reading round 17's first-error-line misses fo-5 and fp-6): the suspicious-line"
     " words add 'no member' (EDG's 'namespace \"X\" has no member \"Y\"', GCC's and clang's"

@@ -32,7 +32,7 @@ WRAPPER_WEIGHT = 0.15
 # Informational lines (a path, a version banner): evidence, but weaker than an error.
 INFO_WEIGHT = 0.5
 # ... and where a failing line (error/fatal, not a wrapper) matched a signature too: an
-# informational line then only breaks ties, so it never outranks what failed (tune-i, round 17).
+# informational line then mostly breaks ties instead of outranking what failed (tune-i, round 17).
 INFO_BESIDE_FAILURE_WEIGHT = 0.05
 
 
@@ -86,7 +86,8 @@ def hypotheses_from_log(
 
     Each (rule, signature) pair counts once, weighted by how specific the signature is: a
     signature only one rule predicts is worth 1, one shared by n rules 1/n, a wrapper
-    (WRAPPER_WEIGHT) or an informational line (INFO_WEIGHT) less. Field signals
+    (WRAPPER_WEIGHT) or an informational line (INFO_WEIGHT; INFO_BESIDE_FAILURE_WEIGHT where a
+    failing line matched too, where it mostly breaks ties) less. Field signals
     (knowledge/field-signals.yaml) add evidence that depends on a field of the line (the
     symbol, the missing library, the arch's suffix, the op that raised) and withdraw a line's
     credit from rules its fields rule out. A log that matched only wrappers names no cause.
