@@ -383,7 +383,8 @@ TUNED_AFTER: list[str] = [
     " any libcudart.so.* library', include/cudnn_frontend_shim.h) and tf-gpu-libs-not-loadable"
     " (TensorFlow's 'Cannot dlopen some GPU libraries', gpu_device.cc; info) join"
     " runtime-libs-match-cuda-major (later: XLA cudart_stub.cc's 'Error loading CUDA libraries. GPU will"
-    " not be used' too); an info line beside a failing (error/fatal, non-wrapper)"
+    " not be used' and TensorFlow dso_loader.cc's Windows 'Could not load dynamic library"
+    " 'cudart64_110.dll'' too); an info line beside a failing (error/fatal, non-wrapper)"
     " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it rarely outranks"
     " what failed",
     "tune-i (after reading round 17's first-error-line misses fo-5 and fp-6): the suspicious-line"

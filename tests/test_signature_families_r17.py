@@ -122,6 +122,28 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         "runtime-libs-match-cuda-major",
         [],
     ),
+    # TensorFlow's dso_loader on Windows names the CUDA library and its major
+    (
+        [
+            "2022-08-13 11:30:05.583930: W tensorflow/stream_executor/platform/default/"
+            "dso_loader.cc:64] Could not load dynamic library 'cusolver64_11.dll'; dlerror:"
+            " cusolver64_11.dll not found"
+        ],
+        "runtime-libs-match-cuda-major",
+        [],
+    ),
+    # ... but not the driver's nvcuda.dll, cuDNN, or another program's plugin DLL
+    (
+        ["Could not load dynamic library 'nvcuda.dll'; dlerror: nvcuda.dll not found"],
+        None,
+        ["runtime-libs-match-cuda-major"],
+    ),
+    (
+        ["Could not load dynamic library 'cudnn64_8.dll'; dlerror: cudnn64_8.dll not found"],
+        None,
+        ["runtime-libs-match-cuda-major"],
+    ),
+    (["Could not load dynamic library 'RenderSystem_GL.dll' (error 126)"], None, []),
     # TF's CPU-build notice is no failure; a failing line elsewhere outranks the warning
     (
         [
