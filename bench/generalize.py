@@ -388,7 +388,7 @@ TUNED_AFTER: list[str] = [
     " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it rarely outranks"
     " what failed",
     "tune-i (after reading round 17's first-error-line misses fo-5 and fp-6): the suspicious-line"
-    " words add 'no member' (EDG's 'namespace \"X\" has no member \"Y\"', GCC's and clang's"
+    " words add 'no member', 'not a member' (EDG's 'namespace \"X\" has no member \"Y\"', GCC's and clang's"
     " missing-member wordings quoted without 'error:') and 'only supports' (a kernel's arch guard"
     " printed before it traps)",
 ]

@@ -305,9 +305,9 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # line, +1 s on a 100k-line log of compile errors).
     # Tune-i adds 'Unable to lo' (cudnn-frontend's 'Unable to load any libcudart.so.* library'
     # is quoted without its RuntimeError prefix and holds no error word), and two suspicious-line
-    # words: 'no member' (EDG/GCC/clang's missing-member diagnostics quoted without 'error:')
-    # and 'only supports' (a kernel's arch guard printed before it traps).
-    assert len(lits) <= 77, "each literal costs grep time; see prefilter.py"
+    # words: 'no member' and 'not a member' (EDG/GCC/clang/MSVC's missing-member diagnostics
+    # quoted without 'error:') and 'only supports' (a kernel's arch guard printed before it traps).
+    assert len(lits) <= 78, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

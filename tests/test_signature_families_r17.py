@@ -190,6 +190,8 @@ FIRST_LINES: list[tuple[list[str], int | None]] = [
     (['namespace "thrust" has no member "sort_by_key"'], 1),
     (["‘struct Foo’ has no member named ‘bar’"], 1),
     (["no member named 'bar' in 'Foo'"], 1),
+    (["‘sort_by_key’ is not a member of ‘thrust’"], 1),
+    (["'clockRate': is not a member of 'cudaDeviceProp'"], 1),
     # a kernel's arch guard printed before the trap it leads to (fp-6)
     (["This kernel only supports sm120.", "cudaErrorLaunchFailure: unspecified launch failure"], 1),
     # a real compiler diagnostic still outranks the prose words
