@@ -420,6 +420,25 @@ TUNED_AFTER: list[str] = [
     "tune-h (recorded with g++ 12.2; no held-out miss of this shape): glibc-math-exception-spec"
     " takes gcc's 'declaration of X has a different exception specifier' with the U+2018/U+2019"
     " quotes gcc prints in a UTF-8 locale, not only ASCII quotes",
+    "tune-i (after reading round 17's miss fo-9): cuda-api-not-in-toolkit takes GCC's"
+    " cv-qualified and typedef wordings of a missing member ('const struct cudaDeviceProp' has no"
+    " member named, 'cudaDeviceProp' {aka 'struct cudaDeviceProp'}; gcc/c/c-typeck.cc %qT,"
+    " gcc/testsuite/g++.dg/spellcheck-fields.C)",
+    "tune-i (after reading round 17's miss fn-4): undefined-symbol also matches glibc's"
+    " 'undefined symbol:' whose symbol was wrapped onto the next line or cut when quoted",
+    "tune-i (after reading round 17's misses fn-8 and fp-7): signatures cuda-runtime-none-loadable"
+    " (a loader that tried every CUDA runtime soname it knows: cudnn-frontend's 'Unable to load"
+    " any libcudart.so.* library', include/cudnn_frontend_shim.h) and tf-gpu-libs-not-loadable"
+    " (TensorFlow's 'Cannot dlopen some GPU libraries', gpu_device.cc; info) join"
+    " runtime-libs-match-cuda-major (later: XLA cudart_stub.cc's 'Error loading CUDA libraries. GPU will"
+    " not be used' and TensorFlow dso_loader.cc's Windows 'Could not load dynamic library"
+    " 'cudart64_110.dll'' too); an info line beside a failing (error/fatal, non-wrapper)"
+    " line weighs 0.05 instead of 0.5 (diagnose.INFO_BESIDE_FAILURE_WEIGHT), so it rarely outranks"
+    " what failed",
+    "tune-i (after reading round 17's first-error-line misses fo-5 and fp-6): the suspicious-line"
+    " words add 'no member', 'not a member' (EDG's 'namespace \"X\" has no member \"Y\"', GCC's and clang's"
+    " missing-member wordings quoted without 'error:') and 'only supports' (a kernel's arch guard"
+    " printed before it traps)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

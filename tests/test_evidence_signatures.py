@@ -492,7 +492,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # under 'too few arguments in function call', calling CUDA 13's cuCtxCreate_v4) and
     # 'arguments in' (that guard's own needle: with 'error' the near pattern ran on every error
     # line, +1 s on a 100k-line log of compile errors).
-    assert len(lits) <= 74, "each literal costs grep time; see prefilter.py"
+    # Tune-i adds 'Unable to lo' (cudnn-frontend's 'Unable to load any libcudart.so.* library'
+    # is quoted without its RuntimeError prefix and holds no error word), and two suspicious-line
+    # words: 'no member' and 'not a member' (EDG/GCC/clang/MSVC's missing-member diagnostics
+    # quoted without 'error:') and 'only supports' (a kernel's arch guard printed before it traps).
+    assert len(lits) <= 78, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

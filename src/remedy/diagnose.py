@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 WRAPPER_WEIGHT = 0.15
 # Informational lines (a path, a version banner): evidence, but weaker than an error.
 INFO_WEIGHT = 0.5
+# ... and where a failing line (error/fatal, not a wrapper) matched a signature too: an
+# informational line then mostly breaks ties instead of outranking what failed (tune-i, round 17).
+INFO_BESIDE_FAILURE_WEIGHT = 0.05
 
 
 def finding_from(kb: Knowledge, v: Violation) -> Finding:
@@ -83,7 +86,8 @@ def hypotheses_from_log(
 
     Each (rule, signature) pair counts once, weighted by how specific the signature is: a
     signature only one rule predicts is worth 1, one shared by n rules 1/n, a wrapper
-    (WRAPPER_WEIGHT) or an informational line (INFO_WEIGHT) less. Field signals
+    (WRAPPER_WEIGHT) or an informational line (INFO_WEIGHT; INFO_BESIDE_FAILURE_WEIGHT where a
+    failing line matched too, where it mostly breaks ties) less. Field signals
     (knowledge/field-signals.yaml) add evidence that depends on a field of the line (the
     symbol, the missing library, the arch's suffix, the op that raised) and withdraw a line's
     credit from rules its fields rule out. A log that matched only wrappers names no cause.
@@ -103,6 +107,11 @@ def hypotheses_from_log(
         for sid in cr.rule.predicts:
             predicted_by[sid].append(rid)
     severity = {s.signature: s.severity for s in symptoms}
+    info_weight = (
+        INFO_BESIDE_FAILURE_WEIGHT
+        if any(s.severity in ("error", "fatal") and s.signature not in wrappers for s in symptoms)
+        else INFO_WEIGHT
+    )
     score: dict[str, float] = defaultdict(float)
     evidence: dict[str, list[int]] = defaultdict(list)
     specific: dict[str, set[str]] = defaultdict(set)
@@ -120,7 +129,7 @@ def hypotheses_from_log(
             else:
                 specific[rid].add(s.signature)
                 if severity.get(s.signature) == "info":
-                    weight *= INFO_WEIGHT
+                    weight *= info_weight
             score[rid] += weight
     for rid, bonus in sig_res.bonus.items():
         # a weight-0 signal only withdraws a line's credit (its excludes); it is no evidence

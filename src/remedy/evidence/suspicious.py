@@ -35,6 +35,14 @@ WORDS: tuple[str, ...] = (
     "does not match",
     "is undefined",
     "Could not find",
+    # (held-out round 17, tune-i) a missing name quoted without its compiler's 'error:' prefix:
+    # EDG (nvcc) 'namespace "thrust" has no member "sort_by_key"', GCC "'struct X' has no member
+    # named 'y'", clang "no member named 'y' in 'X'", GCC's and MSVC's (C2039) "'y' is not a
+    # member of 'X'"; and a kernel's own arch guard printed before it traps ('This kernel only
+    # supports sm120.', then cudaErrorLaunchFailure)
+    "no member",
+    "not a member",
+    "only supports",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
