@@ -132,6 +132,10 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # by three engineers (fresh-n/o/p) who never ran remedy on them; scored by the knowledge at
     # the end of session 26 (d88cf0b), which no one had tuned since they began.
     ("d88cf0b", "d88cf0b"),
+    # round 18: 27 logs (13 with a class, 14 whose cause no rule covers) collected on 2026-12-02
+    # by two engineers (fresh-q/r) who never ran remedy on them, while tune-h and tune-i changed
+    # the knowledge without seeing them; scored by the knowledge after both merged (338f0ca).
+    ("338f0ca", "338f0ca"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
