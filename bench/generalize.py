@@ -443,6 +443,19 @@ TUNED_AFTER: list[str] = [
     " words add 'no member', 'not a member' (EDG's 'namespace \"X\" has no member \"Y\"', GCC's and clang's"
     " missing-member wordings quoted without 'error:') and 'only supports' (a kernel's arch guard"
     " printed before it traps)",
+    "tune-j (after reading round 18's miss fq-5): knowledge/cuda-api-changes.yaml lists the runtime"
+    " calls CUDA 13.0 removed (the cudaThread* family, cudaSetDoubleForDevice/Host,"
+    " cudaLaunchCooperativeKernelMultiDevice; 12.3 runtime API docs' deprecated group, absent from"
+    " the 13.0.88 headers here), and cuda-api-not-in-toolkit takes MSVC's C3861 'identifier not"
+    " found' and GCC's C 'implicit declaration of function' (error form) wordings",
+    "tune-j (after reading round 18's miss fq-8): missing-header also takes GCC's line quoted"
+    " without its ': No such file or directory' tail when an include name ends the line (CUDA 13"
+    " moved Thrust/CUB/libcu++ under include/cccl: CCCL 3.0 migration guide)",
+    "tune-j (after reading round 18's miss fr-1): new signatures xla-ptxas-too-old (XLA's raised"
+    " 'PATH ptxas too old. Falling back to the driver to compile.', error) and"
+    " xla-ptxas-too-old-fallback (LogPtxasTooOld's warning, info; openxla/xla"
+    " subprocess_compilation.cc), predicted by arch-supported-by-toolkit (a CUDA_HOME/toolkit"
+    " repair, never a driver one)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
