@@ -456,6 +456,13 @@ TUNED_AFTER: list[str] = [
     " xla-ptxas-too-old-fallback (LogPtxasTooOld's warning, info; openxla/xla"
     " subprocess_compilation.cc), predicted by arch-supported-by-toolkit (a CUDA_HOME/toolkit"
     " repair, never a driver one)",
+    "tune-j (after reading round 18's miss fr-9): cuda-runtime-lib-not-found takes CTranslate2's"
+    " 'Library X is not found or cannot be loaded' without the exception's name (an application"
+    " prints it after its own prefix) and its Windows DLL name cublas64_N.dll (src/cuda/"
+    "cublas_stub.cc, nccl_stub.cc); prefilter literal 'is not found' added",
+    "tune-j (after reading round 18's miss fr-11): tensorrt-target-sm-unsupported takes the bare"
+    " 'Target GPU SM N is not supported by this TensorRT release.' line and TensorRT's kernel-library"
+    " wording 'Unsupported SM: 0xMmm' (trtSmToCask), both package-has-gpu-arch",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -165,6 +165,80 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         "package-has-gpu-arch",
         [],
     ),
+    # --- CTranslate2's cuBLAS/NCCL loader (fr-9): src/cuda/cublas_stub.cc, nccl_stub.cc ---
+    (
+        [
+            "Transcription failed for part_000_split_001.wav: Library libcublas.so.12 is not found"
+            " or cannot be loaded"
+        ],
+        "runtime-libs-match-cuda-major",
+        DRIVER,
+    ),
+    (
+        ["RuntimeError: Library libcublas.so.12 is not found or cannot be loaded"],
+        "runtime-libs-match-cuda-major",
+        DRIVER,
+    ),
+    # the Windows name: CUBLAS_LIBNAME "cublas64_" major ".dll"
+    (
+        ["RuntimeError: Library cublas64_12.dll is not found or cannot be loaded"],
+        "runtime-libs-match-cuda-major",
+        DRIVER,
+    ),
+    (
+        [
+            "Failed to initialize Whisper model: Library libnccl.so.2 is not found or cannot be loaded"
+        ],
+        "runtime-libs-match-cuda-major",
+        [],
+    ),
+    # the same sentence for a library outside the CUDA stack (CTranslate2's mpi_stub.cc), or a
+    # model file: no CUDA runtime cause
+    (
+        ["ERROR: Library libmpi.so.40 is not found or cannot be loaded"],
+        None,
+        ["runtime-libs-match-cuda-major"],
+    ),
+    (
+        ["Model file model.bin is not found or cannot be loaded"],
+        None,
+        ["runtime-libs-match-cuda-major"],
+    ),
+    # --- TensorRT's verdict on the GPU's SM (fr-11) ---
+    (
+        ["Target GPU SM 87 is not supported by this TensorRT release."],
+        "package-has-gpu-arch",
+        DRIVER,
+    ),
+    (
+        [
+            "Target GPU SM 87 is not supported by this TensorRT release.",
+            "(in checkCurrentSMEnabled at optimizer/common/builderHelpers.cpp:707)",
+        ],
+        "package-has-gpu-arch",
+        DRIVER,
+    ),
+    (
+        [
+            "[E] Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Target"
+            " GPU SM 120 is not supported by this TensorRT release.)"
+        ],
+        "package-has-gpu-arch",
+        DRIVER,
+    ),
+    # the kernel library's hex wording (0x809 = 8.9, 0x601 = 6.1, 0xc00 = 12.0)
+    (
+        [
+            "[caskBuilderUtils.cpp::trtSmToCaskCCV::548] Error Code 1: Internal Error"
+            " (Unsupported SM: 0x809)"
+        ],
+        "package-has-gpu-arch",
+        DRIVER,
+    ),
+    (["Error Code 1: Internal Error (Unsupported SM: 0xc00)"], "package-has-gpu-arch", DRIVER),
+    # other 'Unsupported' lines are not TensorRT's SM verdict
+    (["Unsupported SMB dialect: 0x311"], None, ["package-has-gpu-arch"]),
+    (["error: Unsupported SM version 0x"], None, ["package-has-gpu-arch"]),
 ]
 
 
