@@ -463,6 +463,13 @@ TUNED_AFTER: list[str] = [
     "tune-j (after reading round 18's miss fr-11): tensorrt-target-sm-unsupported takes the bare"
     " 'Target GPU SM N is not supported by this TensorRT release.' line and TensorRT's kernel-library"
     " wording 'Unsupported SM: 0xMmm' (trtSmToCask), both package-has-gpu-arch",
+    "tune-j (after reading round 18's first-error-line misses fq-10, fr-5, fr-12, fr-13): no-class"
+    " error signatures cudajl-gpu-not-fully-supported (CUDA.jl state.jl's capability warning and"
+    " its below-5.0 error), nvrm-gpu-not-driven (NVRM: a GPU the module will not drive: no GSP"
+    " for open nvidia.ko, another driver release, legacy branch, off the bus, 'No NVIDIA GPU"
+    " found'; open-gpu-kernel-modules osapi.c/nv.c/nv-pci.c) and nvrm-api-mismatch (both NVRM"
+    " wordings), so the line that matters is shown; suspicious-line word 'No devices'"
+    " (nvidia-smi's verdict)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

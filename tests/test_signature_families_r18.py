@@ -239,6 +239,16 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
     # other 'Unsupported' lines are not TensorRT's SM verdict
     (["Unsupported SMB dialect: 0x311"], None, ["package-has-gpu-arch"]),
     (["error: Unsupported SM version 0x"], None, ["package-has-gpu-arch"]),
+    # --- the no-class NVRM and CUDA.jl lines (fq-10, fr-5, fr-12, fr-13) name no cause ---
+    (["NVRM: API mismatch: the client has the version 570.148.08, but"], None, DRIVER),
+    (["NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1bb3)"], None, DRIVER),
+    (
+        [
+            "┌ Warning: Your NVIDIA B200 GPU (compute capability 10.0) is not fully supported by CUDA 12.8.0."
+        ],
+        None,
+        ["arch-supported-by-toolkit"],
+    ),
 ]
 
 
@@ -262,7 +272,80 @@ def test_family(tmp_path: Path, lines: list[str], first: str | None, never: list
 
 # (log lines, the line the first error is on (1-based) or None for no suspicious line): lines no
 # signature matches, in logs no rule explains (tests/test_corpus.py's first-error-line check)
-FIRST_LINES: list[tuple[list[str], int | None]] = []
+FIRST_LINES: list[tuple[list[str], int | None]] = [
+    # CUDA.jl's capability warning (fq-10; CUDACore/lib/cudadrv/state.jl), both version forms
+    (
+        [
+            "julia> CUDA.capability(CUDA.device())",
+            "┌ Warning: Your NVIDIA B200 GPU (compute capability 10.0) is not fully supported by"
+            " CUDA 12.8.0.",
+            "│ Some functionality may be broken.",
+        ],
+        2,
+    ),
+    (
+        [
+            "julia> using CUDA",
+            "┌ Warning: Your NVIDIA GeForce RTX 5090 GPU (compute capability 12.0) is not fully"
+            " supported by CUDA 12.6.",
+        ],
+        2,
+    ),
+    (["┌ Error: Your Tesla K20m GPU (compute capability 3.5) is not supported by CUDA.jl."], 1),
+    # NVRM's API mismatch, old wording (fr-5) and the open module's (RmPerformVersionCheck)
+    (
+        [
+            "[    6.252567] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06",
+            "[ 8957.099615] NVRM: API mismatch: the client has the version 570.148.08, but",
+            "[ 8957.099615] NVRM: this kernel module has the version 570.148.06.  Please",
+        ],
+        2,
+    ),
+    (
+        [
+            "NVRM: API mismatch: the client 'nvidia-smi' (pid 4242)",
+            "NVRM: has the version 580.95.05, but this kernel module has",
+            "NVRM: the version 580.82.07.  Please make sure that this",
+        ],
+        2,
+    ),
+    # NVRM's GPU it will not drive: open module without GSP (fr-12), legacy branch (fr-13)
+    (
+        [
+            "[   87.358035] NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1bb3)",
+            "               NVRM: installed in this system is not supported by open",
+        ],
+        1,
+    ),
+    (
+        [
+            "Apr 13 16:41:14 nixos kernel: NVRM: The NVIDIA NVIDIA GeForce GTX 1050 GPU installed"
+            " in this system>",
+            "                              NVRM:  supported through the NVIDIA 580.xx Legacy"
+            " drivers. Please",
+            "Apr 13 16:41:14 nixos kernel: NVRM: No NVIDIA GPU found.",
+        ],
+        1,
+    ),
+    # nvidia-smi's own verdict comes first when it is printed first
+    (
+        [
+            "$ nvidia-smi",
+            "No devices were found",
+            "[   87.358035] NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1bb3)",
+        ],
+        2,
+    ),
+    # NVRM's ordinary lines are not failures
+    (
+        [
+            "[    6.252567] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06",
+            "[    6.860482] NVRM: GPU at 0000:01:00.0 has software scheduler ENABLED",
+            "The NVIDIA GPU driver version is 570.148.06",
+        ],
+        None,
+    ),
+]
 
 
 @pytest.mark.parametrize(("lines", "first"), FIRST_LINES)
