@@ -470,6 +470,10 @@ TUNED_AFTER: list[str] = [
     " found'; open-gpu-kernel-modules osapi.c/nv.c/nv-pci.c) and nvrm-api-mismatch (both NVRM"
     " wordings), so the line that matters is shown; suspicious-line word 'No devices'"
     " (nvidia-smi's verdict)",
+    "tune-j (the fq-5 family at link time): field signal removed-cuda-api-unresolved-at-link names"
+    " toolkit-major-keeps-project-api for an ld 'undefined reference' to a C API the table marks"
+    " removed (recorded: an object calling cudaThreadSynchronize linked with CUDA 13.0.88's"
+    " libcudart; signature-changed rows keep their C symbol and never match)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

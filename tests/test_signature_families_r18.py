@@ -92,6 +92,33 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         None,
         ["toolkit-major-keeps-project-api"],
     ),
+    # an object built against CUDA 12 headers linked with CUDA 13's libcudart (recorded, g++ 12.2)
+    (
+        [
+            "/usr/bin/ld: old.o: in function `main':",
+            "old.cpp:(.text+0x5): undefined reference to `cudaThreadSynchronize'",
+            "collect2: error: ld returned 1 exit status",
+        ],
+        "toolkit-major-keeps-project-api",
+        DRIVER,
+    ),
+    # a link error for a current API, a signature-changed one (its C symbol is unchanged) or a
+    # mangled CCCL name is not this class
+    (
+        ["old.cpp:(.text+0x5): undefined reference to `cudaStreamSynchronize'"],
+        None,
+        ["toolkit-major-keeps-project-api"],
+    ),
+    (
+        ["a.cpp:(.text+0x9): undefined reference to `cudaMemAdvise'"],
+        None,
+        ["toolkit-major-keeps-project-api"],
+    ),
+    (
+        ["k.o:(.text+0x9): undefined reference to `cub::Sum::operator()(int, int)'"],
+        None,
+        ["toolkit-major-keeps-project-api"],
+    ),
     # cudaThreadExchangeStreamCaptureMode is current API: not in the table
     (['k.cu(3): error: identifier "cudaThreadExchangeStreamCaptureMode" is undefined'], None, []),
     # --- CUDA 13's include/cccl layout seen by a host compiler (fq-8) ---
