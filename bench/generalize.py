@@ -474,6 +474,11 @@ TUNED_AFTER: list[str] = [
     " toolkit-major-keeps-project-api for an ld 'undefined reference' to a C API the table marks"
     " removed (recorded: an object calling cudaThreadSynchronize linked with CUDA 13.0.88's"
     " libcudart; signature-changed rows keep their C symbol and never match)",
+    "tune-j (the fr-1 family): field signal xla-ptxas-gpu-name names arch-supported-by-toolkit,"
+    " not Triton, for ptxas' 'Value sm_XY is not defined for option gpu-name' quoted in XLA's"
+    " 'ptxas exited with non-zero error code' (bare-ptxas-gpu-name-is-triton now skips those"
+    " lines); cuda-api-not-in-toolkit also takes GCC's 'there are no arguments to X that depend"
+    " on a template parameter' (recorded with g++ 12.2)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

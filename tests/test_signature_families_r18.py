@@ -63,6 +63,24 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         "toolkit-major-keeps-project-api",
         [],
     ),
+    # GCC inside a template that is never instantiated (recorded, g++ 12.2)
+    (
+        [
+            "tpl.cpp:2:35: error: there are no arguments to ‘cudaThreadSynchronize’ that depend on"
+            " a template parameter, so a declaration of ‘cudaThreadSynchronize’ must be available"
+            " [-fpermissive]"
+        ],
+        "toolkit-major-keeps-project-api",
+        [],
+    ),
+    (
+        [
+            "tpl.cpp:2:35: error: there are no arguments to ‘my_helper’ that depend on a template"
+            " parameter, so a declaration of ‘my_helper’ must be available [-fpermissive]"
+        ],
+        None,
+        [],
+    ),
     # MSVC C3861 and clang's wording of the same missing name
     (
         ["evaluator.cpp(4): error C3861: 'cudaThreadGetCacheConfig': identifier not found"],
@@ -168,6 +186,23 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
             "RuntimeError: /usr/local/cuda/bin/ptxas ptxas too old. Falling back to the driver to compile."
         ],
         "arch-supported-by-toolkit",
+        DRIVER,
+    ),
+    # XLA's subprocess compiler quoting ptxas' own verdict (its InternalError format string,
+    # subprocess_compilation.cc / TensorFlow's asm_compiler.cc): XLA's ptxas, not Triton's
+    (
+        [
+            "2020-11-10 10:00:00.000000: E tensorflow/stream_executor/gpu/asm_compiler.cc:63]"
+            " Internal: ptxas exited with non-zero error code 65280, output: ptxas fatal   :"
+            " Value 'sm_86' is not defined for option 'gpu-name'"
+        ],
+        "arch-supported-by-toolkit",
+        ["triton-ptxas-knows-arch", *DRIVER],
+    ),
+    # the bare ptxas line stays Triton's (tune-c's bare-ptxas-gpu-name-is-triton)
+    (
+        ["ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'"],
+        "triton-ptxas-knows-arch",
         DRIVER,
     ),
     # LogPtxasTooOld's warning alone (XLA went on with the driver's JIT): info, same class
