@@ -443,6 +443,42 @@ TUNED_AFTER: list[str] = [
     " words add 'no member', 'not a member' (EDG's 'namespace \"X\" has no member \"Y\"', GCC's and clang's"
     " missing-member wordings quoted without 'error:') and 'only supports' (a kernel's arch guard"
     " printed before it traps)",
+    "tune-j (after reading round 18's miss fq-5): knowledge/cuda-api-changes.yaml lists the runtime"
+    " calls CUDA 13.0 removed (the cudaThread* family, cudaSetDoubleForDevice/Host,"
+    " cudaLaunchCooperativeKernelMultiDevice; 12.3 runtime API docs' deprecated group, absent from"
+    " the 13.0.88 headers here), and cuda-api-not-in-toolkit takes MSVC's C3861 'identifier not"
+    " found' and GCC's C 'implicit declaration of function' (error form) wordings",
+    "tune-j (after reading round 18's miss fq-8): missing-header also takes GCC's line quoted"
+    " without its ': No such file or directory' tail when an include name ends the line (CUDA 13"
+    " moved Thrust/CUB/libcu++ under include/cccl: CCCL 3.0 migration guide)",
+    "tune-j (after reading round 18's miss fr-1): new signatures xla-ptxas-too-old (XLA's raised"
+    " 'PATH ptxas too old. Falling back to the driver to compile.', error) and"
+    " xla-ptxas-too-old-fallback (LogPtxasTooOld's warning, info; openxla/xla"
+    " subprocess_compilation.cc), predicted by arch-supported-by-toolkit (a CUDA_HOME/toolkit"
+    " repair, never a driver one)",
+    "tune-j (after reading round 18's miss fr-9): cuda-runtime-lib-not-found takes CTranslate2's"
+    " 'Library X is not found or cannot be loaded' without the exception's name (an application"
+    " prints it after its own prefix) and its Windows DLL name cublas64_N.dll (src/cuda/"
+    "cublas_stub.cc, nccl_stub.cc); prefilter literal 'is not found' added",
+    "tune-j (after reading round 18's miss fr-11): tensorrt-target-sm-unsupported takes the bare"
+    " 'Target GPU SM N is not supported by this TensorRT release.' line and TensorRT's kernel-library"
+    " wording 'Unsupported SM: 0xMmm' (trtSmToCask), both package-has-gpu-arch",
+    "tune-j (after reading round 18's first-error-line misses fq-10, fr-5, fr-12, fr-13): no-class"
+    " error signatures cudajl-gpu-not-fully-supported (CUDA.jl state.jl's capability warning and"
+    " its below-5.0 error), nvrm-gpu-not-driven (NVRM: a GPU the module will not drive: no GSP"
+    " for open nvidia.ko, another driver release, legacy branch, off the bus, 'No NVIDIA GPU"
+    " found'; open-gpu-kernel-modules osapi.c/nv.c/nv-pci.c) and nvrm-api-mismatch (both NVRM"
+    " wordings), so the line that matters is shown; suspicious-line word 'No devices'"
+    " (nvidia-smi's verdict)",
+    "tune-j (the fq-5 family at link time): field signal removed-cuda-api-unresolved-at-link names"
+    " toolkit-major-keeps-project-api for an ld 'undefined reference' to a C API the table marks"
+    " removed (recorded: an object calling cudaThreadSynchronize linked with CUDA 13.0.88's"
+    " libcudart; signature-changed rows keep their C symbol and never match)",
+    "tune-j (the fr-1 family): field signal xla-ptxas-gpu-name names arch-supported-by-toolkit,"
+    " not Triton, for ptxas' 'Value sm_XY is not defined for option gpu-name' quoted in XLA's"
+    " 'ptxas exited with non-zero error code' (bare-ptxas-gpu-name-is-triton now skips those"
+    " lines); cuda-api-not-in-toolkit also takes GCC's 'there are no arguments to X that depend"
+    " on a template parameter' (recorded with g++ 12.2)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -71,7 +71,29 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
             out["api_removed_in"] = change.removed_in
             out["api_replacement"] = change.replacement
             out["api_known_as"] = change.symbol
+    else:
+        out.update(_removed_link_symbol(sym.fields.get("symbol") or ""))
     return {k: v for k, v in out.items() if k not in sym.fields}
+
+
+_C_API_SYMBOL = re.compile(r"cu[A-Za-z]\w*")
+
+
+def _removed_link_symbol(symbol: str) -> dict[str, str]:
+    """A linker's unresolved C symbol that a toolkit major removed (an object or static library
+    built against the old headers, linked with the new libcudart: CUDA 13's libcudart.so.13
+    exports no cudaThread* function). Only C API names (cuX/cudaX, unmangled) and only rows
+    the table marks removed: a changed signature keeps its C symbol, so it never fails a link."""
+    if not _C_API_SYMBOL.fullmatch(symbol):
+        return {}
+    change = api_change(symbol)
+    if change is None or change.change != "removed":
+        return {}
+    return {
+        "api_removed_in": change.removed_in,
+        "api_replacement": change.replacement,
+        "api_known_as": change.symbol,
+    }
 
 
 # -- CUDA APIs a major release removed (knowledge/cuda-api-changes.yaml) ----------------------

@@ -43,6 +43,9 @@ WORDS: tuple[str, ...] = (
     "no member",
     "not a member",
     "only supports",
+    # (held-out round 18, tune-j) nvidia-smi's verdict when the kernel module drives no GPU
+    # ('No devices found', 'No devices were found'), worded without an error word
+    "No devices",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
