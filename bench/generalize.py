@@ -136,6 +136,10 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # by two engineers (fresh-q/r) who never ran remedy on them, while tune-h and tune-i changed
     # the knowledge without seeing them; scored by the knowledge after both merged (338f0ca).
     ("338f0ca", "338f0ca"),
+    # round 19: 14 logs (6 with a class, 8 whose cause no rule covers) collected on 2026-12-02
+    # by two engineers (fresh-s/t) who never ran remedy on them, while tune-j tuned the knowledge
+    # on round 18's misses without seeing them; scored by the knowledge after tune-j (ff4c4c4).
+    ("ff4c4c4", "ff4c4c4"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
