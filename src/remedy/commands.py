@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 from remedy import startgc
 from remedy.errors import InputError, RemedyError
 from remedy.redact import redact_text
+from remedy.report.safe import json_safe, strip_controls
 
 
 def console(stderr: bool = False) -> Any:
@@ -27,20 +28,27 @@ def console(stderr: bool = False) -> Any:
 
 
 def emit_json(text: str) -> None:
-    text = redact_text(text)
+    text = json_safe(redact_text(text))
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def shown(text: object) -> str:
+    """Text for stderr: redacted, control characters removed. Error messages quote what
+    was read (a saved plan's edited value, a path, a host's reply): an escape sequence in
+    them must reach the operator's terminal as text, never as a command to it."""
+    return strip_controls(redact_text(str(text)))
 
 
 def report_error(exc: RemedyError) -> None:
     """remedy's own error: one line (and its hint, and a stale plan's diff) on stderr."""
-    sys.stderr.write(f"remedy: {exc.label}: {redact_text(exc.message)}\n")
+    sys.stderr.write(f"remedy: {exc.label}: {shown(exc.message)}\n")
     if exc.hint:
-        sys.stderr.write(f"  hint: {redact_text(exc.hint)}\n")
+        sys.stderr.write(f"  hint: {shown(exc.hint)}\n")
     diff = getattr(exc, "diff", None)
     if diff:
         sys.stderr.write("  what changed:\n")
         for line in diff[:50]:
-            sys.stderr.write(f"    {line}\n")
+            sys.stderr.write(f"    {shown(line)}\n")
 
 
 def exit_reader_left() -> NoReturn:
@@ -56,7 +64,7 @@ def exit_internal_error(exc: Exception) -> NoReturn:
     if os.environ.get("REMEDY_DEBUG"):
         raise exc
     sys.stderr.write(
-        f"remedy: internal error: {type(exc).__name__}: {redact_text(str(exc))}\n"
+        f"remedy: internal error: {type(exc).__name__}: {shown(exc)}\n"
         "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n"
     )
     sys.exit(70)
