@@ -255,13 +255,35 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
 
 def write_out(path: Path, text: str) -> None:
     """An --out file is whole or untouched: a temp file beside it, fsynced, renamed over it
-    (a full disk must not leave half a plan where the last good one was). Special files
-    (/dev/stdout, a FIFO) are written as they are."""
+    (a full disk must not leave half a plan where the last good one was; a link there is
+    replaced, never written through). Special files (/dev/stdout, a FIFO) are written as
+    they are, but never through a link another user could have planted: `/tmp/plan.json ->
+    /dev/sda` would have had root write the plan over a disk."""
+    import stat
     import tempfile
 
+    from remedy.fileread import foreign_link
+
     try:
-        if path.exists() and not path.is_file():
-            with path.open("w") as f:
+        try:
+            lst = os.lstat(path)
+        except FileNotFoundError:
+            lst = None
+        special = path.exists() and not path.is_file()
+        if special and lst is not None and stat.S_ISLNK(lst.st_mode):
+            why = foreign_link(path)
+            if why:
+                raise InputError(
+                    f"cannot write {path}: {why}, to something that is not a regular file; "
+                    "nothing was written",
+                    hint="name the file itself, or a new path",
+                )
+        if special:
+            # not a link (or a trusted one, which nobody else can swap): O_NOFOLLOW holds
+            # the name to what was checked
+            nofollow = 0 if lst is not None and stat.S_ISLNK(lst.st_mode) else os.O_NOFOLLOW
+            fd = os.open(path, os.O_WRONLY | nofollow | os.O_CLOEXEC)
+            with os.fdopen(fd, "w") as f:
                 f.write(text)
             return
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

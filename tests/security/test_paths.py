@@ -1,0 +1,143 @@
+"""Paths remedy is given to write or read: never written through a link another user could
+have planted, never a hang on a FIFO nobody writes to.
+
+The attacks, for real (root makes a link owned by uid 65534 in a sticky, world-writable
+directory, as another user of /tmp could): `--out` named at a link to a FIFO (standing in for
+`/dev/sda`: a special file is written in place, and was written through the link); a link to a
+regular file (replaced, its target untouched); a saved plan, facts file or inventory that is a
+FIFO nobody writes to, or whose writer stalls (root's cron job hung for ever).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from remedy import fileread
+from remedy.errors import InputError
+
+REPO = Path(__file__).resolve().parents[2]
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="a link owned by another user")
+
+
+def remedy(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "remedy", *args],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+
+
+def _reader(fifo: Path) -> int:
+    """Open the FIFO for reading (so a writer does not block) and count what reached it."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    return fd
+
+
+def _got(fd: int) -> bytes:
+    try:
+        return os.read(fd, 1 << 20)
+    except BlockingIOError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+@needs_root
+def test_out_through_a_planted_link_to_a_special_file_is_refused(tmp_path: Path):
+    tmp_path.chmod(0o755)
+    victim = tmp_path / "disk"  # a FIFO: a special file, written in place like a device
+    os.mkfifo(victim)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    link = shared / "plan.json"
+    link.symlink_to(victim)
+    os.chown(link, 65534, 65534, follow_symlinks=False)
+    fd = _reader(victim)
+    r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(link))
+    got = _got(fd)
+    assert r.returncode == 2, r.stderr
+    assert "is a link (owner uid 65534)" in r.stderr and "nothing was written" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert got == b"", "the plan was written through the planted link"
+    assert link.is_symlink()  # left as it was
+
+
+@needs_root
+def test_control_a_root_owned_link_in_a_private_dir_is_written_through(tmp_path: Path):
+    """Like /dev/stdout: root's link in a directory only root can change is followed."""
+    tmp_path.chmod(0o755)
+    target = tmp_path / "pipe"
+    os.mkfifo(target)
+    link = tmp_path / "out.json"
+    link.symlink_to(target)
+    fd = _reader(target)
+    r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(link))
+    got = _got(fd)
+    assert r.returncode == 0, r.stderr
+    assert got.startswith(b"{")
+
+
+@needs_root
+def test_a_planted_link_to_a_regular_file_is_replaced_not_written_through(tmp_path: Path):
+    tmp_path.chmod(0o755)
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0::/root:/bin/sh\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    link = shared / "plan.json"
+    link.symlink_to(passwd)
+    os.chown(link, 65534, 65534, follow_symlinks=False)
+    r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(link))
+    assert r.returncode == 0, r.stderr
+    assert passwd.read_text() == "root:x:0:0::/root:/bin/sh\n"
+    assert not link.is_symlink() and link.read_text().startswith("{")
+
+
+@pytest.mark.parametrize("stall", [False, True], ids=["nobody-writes", "writer-stalls"])
+def test_a_plan_facts_or_inventory_fifo_is_a_clear_error_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stall: bool
+):
+    from remedy.cli import _read_plan_file
+    from remedy.fleet.inventory import load_inventory
+    from remedy.inputs import load_facts_file
+
+    monkeypatch.setattr(fileread, "FIFO_WAIT_S", 1)
+    for read in (_read_plan_file, load_facts_file, load_inventory):
+        fifo = tmp_path / f"{read.__name__}.fifo"
+        os.mkfifo(fifo)
+        writer = None
+        if stall:  # writes a first line, then holds the FIFO open and says nothing more
+
+            def write(fifo: Path = fifo) -> None:
+                with open(fifo, "wb", buffering=0) as w:
+                    w.write(b'{"host": ')
+                    time.sleep(4)
+
+            writer = threading.Thread(target=write, daemon=True)
+            writer.start()
+        t0 = time.monotonic()
+        with pytest.raises(InputError, match="FIFO or pipe whose writer") as ei:
+            read(fifo)
+        assert time.monotonic() - t0 < 3.5, read
+        assert str(fifo) in str(ei.value) or str(fifo) in str(getattr(ei.value, "file", ""))
+        if writer:
+            writer.join()
+
+
+def test_a_pipe_with_a_writer_is_still_read(tmp_path: Path):
+    """`--facts <(cmd)` and `--plan <(cmd)`: a pipe that is written and closed is read."""
+    r = subprocess.run(
+        ["bash", "-c", f'{sys.executable} -m remedy diagnose --facts <(cat "$1") --json', "b",
+         str(REPO / "src/remedy/examples/seed-sm120-pip-cu13/facts.yaml")],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    assert '"findings"' in r.stdout
