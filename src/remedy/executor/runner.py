@@ -316,6 +316,12 @@ class Runner:
         )
         if code == 3:
             h = data.get("held", {})
+            if h.get("torn"):
+                raise LockHeld(
+                    f"{self.t.host} has an unreadable lock file (a remedy killed while taking "
+                    "its lock): it names no run, so nothing was started",
+                    hint=f"`remedy resume {self.t.host}` releases it (or --break-lock '?')",
+                )
             raise LockHeld(
                 f"{self.t.host} is locked by run {h.get('run_id')} of {h.get('owner')} "
                 f"({h.get('operation')}, started {h.get('started')}, remedy "
@@ -1100,6 +1106,11 @@ class Runner:
             )
         await self._unlock(rid)
         what = "had finished" if finished else "never started (no journal): nothing of it ran"
+        if held.get("torn"):
+            return RunReport(
+                "-", self.t.host, "nothing-to-do",
+                message="released an unreadable lock file that named no run",
+            )  # fmt: skip
         return RunReport(
             rid, self.t.host, "nothing-to-do", message=f"run {rid} {what}; released its lock"
         )
