@@ -76,6 +76,36 @@ trusted() {
 """
 
 
+# links_trusted PATH: 0 when every link on PATH *as written* (not its real path, which
+# `trusted` checks) is owned by root or this user and sits in a directory that `trusted`
+# accepts; else 1, WHY. `trusted` alone follows a link wherever it points: a link another
+# user owns (in a sticky /tmp, or in their own home that `sudo` kept as HOME) chooses which
+# trusted directory a path means, and can be pointed elsewhere after the check. Components
+# that do not exist yet end the walk (mkdir -p makes them real directories).
+SH_LINKS = r"""
+links_trusted() {
+  WHY=; _lp=; _la=$1
+  case $_la in /*) ;; *) _la=$PWD/$_la;; esac
+  _lo=$IFS; IFS=/; set -f; set -- $_la; set +f; IFS=$_lo
+  for _lc in "$@"; do
+    [ -n "$_lc" ] || continue
+    _lp=$_lp/$_lc
+    if [ -L "$_lp" ]; then
+      _lu=$(stat -c %u -- "$_lp" 2>/dev/null) || { WHY="$_lp cannot be checked (no stat)"; return 1; }
+      if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ]; then
+        WHY="$_lp is a link owned by uid $_lu: not followed"; return 1
+      fi
+      _ld=${_lp%/*}; [ -n "$_ld" ] || _ld=/
+      trusted "$_ld" || { WHY="$_lp is a link in a directory others can change ($WHY)"; return 1; }
+    elif [ ! -e "$_lp" ]; then
+      break
+    fi
+  done
+  return 0
+}
+"""
+
+
 async def untrusted_reason(
     transport: Transport, paths: Iterable[str], *, pythons: Iterable[str] = ()
 ) -> str | None:
