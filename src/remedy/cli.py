@@ -714,10 +714,9 @@ class _RunLog:
     def __init__(self, log_file: Path | None, quiet: bool) -> None:
         self.quiet = quiet
         self.con = _console(stderr=True)
-        try:
-            self.fh = log_file.open("a") if log_file else None
-        except OSError as exc:
-            raise InputError(f"cannot write the log {log_file}: {exc.strerror}") from None
+        from remedy.commands import open_append
+
+        self.fh = open_append(log_file) if log_file else None
 
     def __call__(self, msg: str) -> None:
         msg = redact_text(msg)

@@ -302,6 +302,35 @@ def write_out(path: Path, text: str) -> None:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def open_append(path: Path) -> Any:
+    """A text file opened for appending (the run's `--log`), never through a link another
+    user could have planted: `/tmp/run.log -> /etc/profile.d/x.sh` would have had root append
+    lines carrying host text (a `;` in a pip error) to a file a shell runs at login. The final
+    name is opened O_NOFOLLOW unless it is a link only root or this user could have made."""
+    import stat
+
+    from remedy.fileread import foreign_link
+
+    why = foreign_link(path)
+    if why:
+        raise InputError(
+            f"cannot write the log {path}: {why}; nothing was written",
+            hint="name the file itself, or a new path",
+        )
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        is_link = False
+    except OSError as exc:
+        raise InputError(f"cannot write the log {path}: {exc.strerror or exc}") from None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags | (0 if is_link else os.O_NOFOLLOW), 0o644)
+    except OSError as exc:
+        raise InputError(f"cannot write the log {path}: {exc.strerror or exc}") from None
+    return os.fdopen(fd, "a")
+
+
 def umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -141,3 +141,39 @@ def test_a_pipe_with_a_writer_is_still_read(tmp_path: Path):
     )  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
     assert '"findings"' in r.stdout
+
+
+@needs_root
+def test_run_log_through_a_planted_link_is_refused(tmp_path: Path):
+    """`run --log /tmp/run.log` appends lines carrying host text (step titles, a pip error
+    with `;`): through a link to a file a shell runs at login, that is root code execution."""
+    tmp_path.chmod(0o755)
+    victim = tmp_path / "profile.sh"  # stands in for /etc/profile.d/x.sh
+    victim.write_text("# profile\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    link = shared / "run.log"
+    link.symlink_to(victim)
+    os.chown(link, 65534, 65534, follow_symlinks=False)
+    plan = tmp_path / "plan.json"
+    assert remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(plan)).returncode == 0
+    env_state = str(tmp_path / "state")
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "run", "--local", "--plan", str(plan), "--yes",
+         "--log", str(link)],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+        env={**os.environ, "XDG_STATE_HOME": env_state},
+    )  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert "cannot write the log" in r.stderr and "owner uid 65534" in r.stderr
+    assert victim.read_text() == "# profile\n", "the run log was appended through the link"
+    # control: a log file of its own is appended to
+    own = tmp_path / "own.log"
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "run", "--local", "--plan", str(plan), "--yes",
+         "--log", str(own)],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+        env={**os.environ, "XDG_STATE_HOME": env_state},
+    )  # fmt: skip
+    assert r.returncode == 5 and "remedy run localhost" in own.read_text()
