@@ -210,3 +210,30 @@ def test_the_fleet_console_is_the_terminal_console(capsys: pytest.CaptureFixture
     cap = capsys.readouterr()
     _no_raw(cap.out + cap.err, "fleet")
     assert "gpu1" in cap.err and "RED[/][link=http://evil]" in cap.out
+
+
+def _outside_code_spans(text: str) -> str:
+    """Markdown text with every code span (any fence length) and mermaid block taken out:
+    what a renderer would treat as HTML or markup."""
+    text = re.sub(r"```mermaid\n.*?```", "", text, flags=re.S)
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", text)
+
+
+def test_markdown_report_files_escape_host_text(tmp_path: Path):
+    """`--report FILE.md`: its heading (the host's name) and the impact table's cells (the
+    effect and error quote the value, which here holds HTML, `|` and a backtick)."""
+    facts = yaml.safe_load(EXAMPLE.read_text())
+    facts["host"] = "gpu<script>alert(1)</script>\x1b]0;t\x07"
+    ff = tmp_path / "facts.json"
+    ff.write_text(json.dumps(facts))
+    plan_md, imp_md = tmp_path / "plan.md", tmp_path / "impact.md"
+    assert remedy("plan", "--facts", str(ff), "--report", str(plan_md)).returncode in (0, 3)
+    value = "CUDA_HOME=/x<script>alert(2)</script>|`y"
+    r = remedy("impact", value, "--facts", str(ff), "--report", str(imp_md))
+    assert r.returncode == 0, r.stderr
+    for f in (plan_md, imp_md):
+        text = f.read_text()
+        assert "\x1b" not in text and "\x07" not in text, f
+        outside = _outside_code_spans(text)
+        assert "<script>" not in outside and "</script>" not in outside, (f, outside[:800])
+    assert "alert(2)" in imp_md.read_text()  # the value is shown, as text
