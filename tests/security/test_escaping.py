@@ -237,3 +237,44 @@ def test_markdown_report_files_escape_host_text(tmp_path: Path):
         outside = _outside_code_spans(text)
         assert "<script>" not in outside and "</script>" not in outside, (f, outside[:800])
     assert "alert(2)" in imp_md.read_text()  # the value is shown, as text
+
+
+def test_facts_output_shows_every_host_value_as_text(monkeypatch: pytest.MonkeyPatch, capsys):
+    """`remedy facts`: a GPU's driver string, toolkit releases, torch's CUDA version (a file
+    the venv owner writes) each carry markup; none is applied, and no hyperlink is written."""
+    from remedy.cli import _print_facts
+    from remedy.model import Facts
+
+    mark = "[bold red]RED[/][link=evil.example]L[/link]\x1b[2J"
+    skip = {"kind", "scope", "compute_cap"}  # enums and a pattern-checked field
+
+    def walk(v: object, key: str = "") -> object:
+        if isinstance(v, str):
+            return v if key in skip else v + mark
+        if isinstance(v, list):
+            return [walk(x, key) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x, k) for k, x in v.items()}
+        return v
+
+    facts = Facts.model_validate(walk(yaml.safe_load(EXAMPLE.read_text())))
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    _print_facts(facts)
+    out = capsys.readouterr().out
+    assert "\x1b]8;" not in out and "\x1b[2J" not in out
+    shown = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", out))  # styles, wrapping out
+    assert shown.count("RED") == shown.count("[bold red]RED[/][link=evil.example]") > 10
+
+
+def test_a_hyperlink_style_never_reaches_the_terminal(monkeypatch: pytest.MonkeyPatch):
+    """The console's last line of defence: remedy draws no links, so a link style (from
+    markup that escaped escaping) is dropped; the text stays."""
+    from rich.text import Text
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    buf = io.StringIO()
+    con = terminal_console(buf)
+    con.print("[link=https://evil.example]click[/link]")
+    con.print(Text("here", style="link https://evil.example"))
+    out = buf.getvalue()
+    assert "\x1b]8;" not in out and "click" in out and "here" in out

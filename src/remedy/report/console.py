@@ -81,6 +81,10 @@ class RedactingConsole(Console):
         for seg in super().render(renderable, options):
             if seg.control is None and _CONTROL_CHAR.search(seg.text):
                 seg = Segment(strip_controls(seg.text), seg.style)
+            if seg.style is not None and seg.style.link:
+                # remedy's own output has no hyperlinks: one can only come from host text
+                # (`[link=…]` that escaped escaping), and would hide where it points
+                seg = Segment(seg.text, seg.style.update_link(None), seg.control)
             yield seg
 
 
