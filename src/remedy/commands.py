@@ -255,12 +255,16 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
 
 def write_out(path: Path, text: str) -> None:
     """An --out file is whole or untouched: a temp file beside it, fsynced, renamed over it
-    (a full disk must not leave half a plan where the last good one was; a link there is
-    replaced, never written through). Special files (/dev/stdout, a FIFO) are written as
-    they are, but never through a link another user could have planted: `/tmp/plan.json ->
-    /dev/sda` would have had root write the plan over a disk."""
+    (a full disk must not leave half a plan where the last good one was).
+
+    A link at `path` is followed only when root or this user made it where nobody else can
+    change it (remedy.fileread.foreign_link): `/dev/stdout` is written as the stream it is
+    (it was replaced by a regular file when stdout went to a file: /dev/stdout gone for the
+    whole machine), a link to a file gets the file renamed into place at its real path (the
+    link stays). A link another user could have planted is never written through: to a
+    regular file it is replaced like a file; to a special file (`/tmp/plan.json -> /dev/sda`)
+    the write is refused. Special files that are not links (a FIFO) are written as they are."""
     import stat
-    import tempfile
 
     from remedy.fileread import foreign_link
 
@@ -269,37 +273,63 @@ def write_out(path: Path, text: str) -> None:
             lst = os.lstat(path)
         except FileNotFoundError:
             lst = None
-        special = path.exists() and not path.is_file()
-        if special and lst is not None and stat.S_ISLNK(lst.st_mode):
-            why = foreign_link(path)
-            if why:
-                raise InputError(
-                    f"cannot write {path}: {why}, to something that is not a regular file; "
-                    "nothing was written",
-                    hint="name the file itself, or a new path",
-                )
+        is_link = lst is not None and stat.S_ISLNK(lst.st_mode)
+        try:
+            st = os.stat(path) if lst is not None else None
+        except FileNotFoundError:
+            st = None  # a dangling link
+        special = st is not None and not stat.S_ISREG(st.st_mode)
+        why = foreign_link(path) if is_link else None
+        if why and special:
+            raise InputError(
+                f"cannot write {path}: {why}, to something that is not a regular file; "
+                "nothing was written",
+                hint="name the file itself, or a new path",
+            )
+        if is_link and not why and st is not None and _write_std_stream(st, text):
+            return  # /dev/stdout, /proc/self/fd/2: the stream remedy already writes to
         if special:
             # not a link (or a trusted one, which nobody else can swap): O_NOFOLLOW holds
             # the name to what was checked
-            nofollow = 0 if lst is not None and stat.S_ISLNK(lst.st_mode) else os.O_NOFOLLOW
-            fd = os.open(path, os.O_WRONLY | nofollow | os.O_CLOEXEC)
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | (0 if is_link else os.O_NOFOLLOW))
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             return
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644 & ~umask())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        _atomic_text(Path(os.path.realpath(path)) if is_link and not why else path, text)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _write_std_stream(st: os.stat_result, text: str) -> bool:
+    """Write to stdout or stderr when `st` is the file one of them is: a second descriptor
+    opened on it (or a rename over its path) would clash with what is printed there."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fst = os.fstat(stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            continue
+        if (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino):
+            stream.write(text)
+            stream.flush()
+            return True
+    return False
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644 & ~umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def open_append(path: Path) -> Any:

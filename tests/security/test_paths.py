@@ -177,3 +177,31 @@ def test_run_log_through_a_planted_link_is_refused(tmp_path: Path):
         env={**os.environ, "XDG_STATE_HOME": env_state},
     )  # fmt: skip
     assert r.returncode == 5 and "remedy run localhost" in own.read_text()
+
+
+def test_out_to_a_stdout_link_writes_the_stream_and_keeps_the_link(tmp_path: Path):
+    """`--out /dev/stdout > file` replaced /dev/stdout (a link) by a regular file, for the
+    whole machine. Reproduced on a private link to /proc/self/fd/1 (the same kind of link)."""
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    out = tmp_path / "captured.txt"
+    with open(out, "w") as fh:
+        r = subprocess.run(
+            [sys.executable, "-m", "remedy", "plan", "--example", "seed-sm120-pip-cu13",
+             "--out", str(link)],
+            stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120, cwd=REPO,
+        )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    text = out.read_text()
+    assert '"facts_digest"' in text and "remedy plan" in text  # the JSON and the report
+
+
+def test_out_through_our_own_link_to_a_file_keeps_the_link(tmp_path: Path):
+    real = tmp_path / "plans" / "v3.json"
+    real.parent.mkdir()
+    link = tmp_path / "current.json"
+    link.symlink_to(real)
+    r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(link))
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and real.read_text().startswith("{")
