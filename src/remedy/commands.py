@@ -243,13 +243,22 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
     caller removes what ``spooled`` lists."""
     if str(p) != "-":
         return p
-    import shutil
     import tempfile
+
+    from remedy.evidence import reader
 
     tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
     spooled.append(Path(tmp.name))
+    # at most the cap of any pipe (reader.STREAM_CAP): `yes | remedy diagnose --log -` filled
+    # the disk at ~400 MB/s; the rest of an endless stream is not read, as for a FIFO
+    left = reader.STREAM_CAP
     with tmp:
-        shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
+        while left > 0:
+            chunk = sys.stdin.buffer.read(min(1 << 20, left))
+            if not chunk:
+                break
+            tmp.write(chunk)
+            left -= len(chunk)
     return Path(tmp.name)
 
 

@@ -205,3 +205,40 @@ def test_out_through_our_own_link_to_a_file_keeps_the_link(tmp_path: Path):
     r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(link))
     assert r.returncode == 0, r.stderr
     assert link.is_symlink() and real.read_text().startswith("{")
+
+
+def test_log_from_an_endless_stdin_is_spooled_up_to_the_pipe_cap(tmp_path, monkeypatch):
+    """`yes | remedy diagnose --log -` wrote stdin to /tmp without end (2.4 GB in 6 s):
+    now at most reader.STREAM_CAP, like any pipe."""
+    import io
+
+    from remedy.commands import stdin_to_file
+    from remedy.evidence import reader
+
+    class Endless(io.RawIOBase):
+        """Endless as far as a 3 MiB cap can tell; ends at 16 MiB so that a remedy without
+        the cap fails this test instead of filling the disk."""
+
+        left = 16 << 20
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+            n = min(len(b), self.left)
+            b[:n] = b"y" * n
+            self.left -= n
+            return n
+
+    class Stdin:
+        buffer = io.BufferedReader(Endless())
+
+    monkeypatch.setattr(reader, "STREAM_CAP", 3 << 20)
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    spooled: list[Path] = []
+    try:
+        p = stdin_to_file(Path("-"), spooled)
+        assert p.stat().st_size == 3 << 20
+    finally:
+        for s in spooled:
+            s.unlink()
