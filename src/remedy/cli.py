@@ -37,7 +37,7 @@ from remedy.commands import write_out as _write_out
 from remedy.errors import InputError, RemedyError
 from remedy.helptext import exit_code_epilog
 from remedy.redact import redact_text
-from remedy.report.safe import term
+from remedy.report.safe import strip_controls, term
 
 app = typer.Typer(
     add_completion=True,
@@ -730,7 +730,8 @@ class _RunLog:
 
             stamp = _t.strftime("%Y-%m-%d %H:%M:%S")
             try:
-                for line in redact_text(msg).splitlines() or [""]:
+                # a file people `cat` or `tail -f`: host text in it loses its escapes too
+                for line in strip_controls(redact_text(msg)).splitlines() or [""]:
                     self.fh.write(f"{stamp} {line}\n")
                 self.fh.flush()
             except OSError as exc:

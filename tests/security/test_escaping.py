@@ -278,3 +278,17 @@ def test_a_hyperlink_style_never_reaches_the_terminal(monkeypatch: pytest.Monkey
     con.print(Text("here", style="link https://evil.example"))
     out = buf.getvalue()
     assert "\x1b]8;" not in out and "click" in out and "here" in out
+
+
+def test_the_run_log_file_holds_no_escape_sequences(tmp_path: Path):
+    """`run --log FILE` copies what the host said (a pip error, a probe's output): someone
+    `cat`s or `tail -f`s that file on a terminal."""
+    from remedy.cli import _RunLog
+
+    f = tmp_path / "run.log"
+    log = _RunLog(f, quiet=True)
+    log("  pip said: " + ATTACK)
+    log.fh.close()
+    text = f.read_text()
+    _no_raw(text, "run log")
+    assert "pip said: " in text and "TXT[bold red]RED[/]" in text
