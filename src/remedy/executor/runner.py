@@ -37,6 +37,7 @@ from remedy.errors import (
     ConnectionDropped,
     LockHeld,
     PlanError,
+    Refused,
     RemedyError,
     RunError,
     StalePlan,
@@ -534,6 +535,7 @@ class Runner:
                     hint=f"`remedy resume {self.t.host}` finishes it, `remedy resume "
                     f"{self.t.host} --rollback` undoes it",
                 )
+            await self._check_executables(plan, 0)
             await self.hs.agent(
                 "write",
                 f"{self.hs.run_dir(run_id)}/plan.json",
@@ -564,6 +566,28 @@ class Runner:
         await self._unlock(run_id)
         report.seconds = time.monotonic() - t0
         return report
+
+    async def _check_executables(self, plan: Plan, start: int) -> None:
+        """Refuse (nothing changed yet) when a step from `start` on would run an interpreter
+        that is not trusted (remedy.trust: it, its bin dir, its env and site-packages owned
+        by root or remedy's user, not writable by others): `pip install` into a venv its
+        service user owns ran that user's python (and every .pth in its site-packages) as
+        root. Probes already refused such an env; a step did not."""
+        from remedy.trust import untrusted_reason
+
+        pythons = list(
+            dict.fromkeys(p for s in plan.steps[start:] for p in s.operation.runs_pythons())
+        )
+        if not pythons:
+            return
+        why = await untrusted_reason(self.t, [], pythons=pythons)
+        if why:
+            raise Refused(
+                f"refusing to apply the plan on {self.t.host}: a step would run "
+                f"{why.removeprefix('not executed: ')}; nothing was changed",
+                hint="run that step as the env's owner (the plan shows its command), "
+                "or give the env to root",
+            )
 
     async def _check_stale(self, plan: Plan) -> None:
         """Terraform's rule, with what Terraform does not say: the fact diff. Values that
@@ -1080,6 +1104,7 @@ class Runner:
             )
             for i in committed
         ]
+        await self._check_executables(plan, start)
         report = await self._run_steps(run_id, plan, start, deferred, report)
         report.message = (
             report.message + " " if report.message else ""
