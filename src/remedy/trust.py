@@ -106,6 +106,27 @@ links_trusted() {
 """
 
 
+def trust_argv(paths: Iterable[str], pythons: Iterable[str] = ()) -> list[str] | None:
+    """The check untrusted_reason runs, as one argv (exit 3 and `not executed: WHY` when a
+    path may not run): for a playbook task too. None when there is nothing to check."""
+    pythons = [py for py in pythons if py]
+    args = [p for p in paths if p]
+    for py in pythons:
+        env = posixpath.dirname(posixpath.dirname(py))
+        args += [py, posixpath.dirname(py), env]
+    if not args:
+        return None
+    script = (
+        SH_TRUST
+        + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
+        + "for e in "
+        + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons)
+        + '; do for s in "$e"/lib/python3*/site-packages; do [ -d "$s" ] || continue; '
+        + 'trusted "$s" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done; done\n'
+    )
+    return ["sh", "-c", script, "sh", *args]
+
+
 async def untrusted_reason(
     transport: Transport, paths: Iterable[str], *, pythons: Iterable[str] = ()
 ) -> str | None:
@@ -113,23 +134,10 @@ async def untrusted_reason(
 
     pythons: interpreters whose environment runs too (its bin dir and site-packages are code
     the interpreter imports), checked with the interpreter itself."""
-    args = [p for p in paths if p]
-    for py in pythons:
-        if not py:
-            continue
-        env = posixpath.dirname(posixpath.dirname(py))
-        args += [py, posixpath.dirname(py), env]
-    if not args and not pythons:
+    argv = trust_argv(paths, pythons)
+    if argv is None:
         return None
-    script = (
-        SH_TRUST
-        + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
-        + "for e in "
-        + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons if py)
-        + '; do for s in "$e"/lib/python3*/site-packages; do [ -d "$s" ] || continue; '
-        + 'trusted "$s" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done; done\n'
-    )
-    r = await transport.run(["sh", "-c", script, "sh", *args], timeout=30)
+    r = await transport.run(argv, timeout=30)
     if r.exit_status == 0:
         return None
     return (

@@ -84,3 +84,46 @@ def test_control_an_env_root_owns_is_run(tmp_path: Path):
     env, canary = _env(tmp_path, 0)
     _run(tmp_path, env)
     assert canary.exists(), "the step ran the env's python"
+
+
+def test_the_exported_playbook_checks_the_interpreter_before_pip(tmp_path: Path):
+    """The playbook's pip task runs ENV/bin/pip as root too: a task before it runs the same
+    check (remedy.trust.trust_argv); run here for real on an env uid 65534 owns (refused,
+    no canary) and on root's (passes)."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_export_ansible import example_plan, load, walk_tasks
+
+    from remedy.export.ansible import export_ansible
+    from remedy.trust import trust_argv
+
+    plan = example_plan("seed-sm120-pip-cu13")
+    play = load(export_ansible(plan, verify="cheap"))
+    blocks = [
+        t["block"]
+        for t in walk_tasks(play["tasks"])
+        if "block" in t and str(t.get("name", "")).startswith("remedy step")
+    ]
+    pip_steps = [s for s in plan.steps if s.operation.op == "pip-install"]
+    assert pip_steps
+    for block in blocks:
+        names = [str(t.get("name")) for t in block]
+        pips = [k for k, t in enumerate(block) if "ansible.builtin.pip" in t]
+        if not pips:
+            continue
+        k = next(k for k, n in enumerate(names) if "only an interpreter" in n)
+        assert k < pips[0], names
+        argv = [str(a) for a in block[k]["ansible.builtin.command"]["argv"]]
+        py = pip_steps[0].operation.python + "/bin/python"
+        assert argv == trust_argv([], [py]), "the task runs remedy's own trust check"
+    # the check, for real
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    env, canary = _env(tmp_path / "a", 65534)
+    r = subprocess.run(trust_argv([], [f"{env}/bin/python"]), capture_output=True, text=True)
+    assert r.returncode == 3 and "owned by nobody" in r.stdout, (r.returncode, r.stdout)
+    assert not canary.exists()
+    env, _ = _env(tmp_path / "b", 0)
+    assert subprocess.run(trust_argv([], [f"{env}/bin/python"])).returncode == 0

@@ -332,6 +332,23 @@ def _comment(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]", " ", text)
 
 
+def _trust_tasks(i: int, st: Step) -> list[dict[str, Any]]:
+    """Before a step runs a host interpreter (pip's python): remedy.trust's check, as
+    `remedy run` makes it, so the playbook never runs, as root, a venv another user owns.
+    Read-only, so it runs in check mode too."""
+    from remedy.trust import trust_argv
+
+    argv = trust_argv([], st.operation.runs_pythons())
+    if argv is None:
+        return []
+    return [{
+        "name": Unsafe(f"remedy step {i + 1}: only an interpreter root or this user owns runs"),
+        "ansible.builtin.command": {"argv": U(argv)},
+        "changed_when": False,
+        "check_mode": False,
+    }]  # fmt: skip
+
+
 def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
                    now: datetime.datetime | None = None) -> str:  # fmt: skip
     """The playbook text for `plan`."""
@@ -353,6 +370,7 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     for i, st in enumerate(plan.steps):
         m = map_step(plan, i, st, predicted[i])
         m.checks = _prefix_checks(st) + m.checks
+        m.apply[:0] = _trust_tasks(i, st)
         mapped.append(m)
     digest = plan.facts_digest.removeprefix("sha256:")[:16]
     base = f"/var/tmp/remedy-ansible-{digest}"
