@@ -264,15 +264,15 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
 
 def write_out(path: Path, text: str) -> None:
     """An --out file is whole or untouched: a temp file beside it, fsynced, renamed over it
-    (a full disk must not leave half a plan where the last good one was).
+    (a full disk must not leave half a plan where the last good one was); a link there is
+    replaced by the file, never written through, so no chain of links anyone made can aim
+    the write.
 
-    A link at `path` is followed only when root or this user made it where nobody else can
-    change it (remedy.fileread.foreign_link): `/dev/stdout` is written as the stream it is
-    (it was replaced by a regular file when stdout went to a file: /dev/stdout gone for the
-    whole machine), a link to a file gets the file renamed into place at its real path (the
-    link stays). A link another user could have planted is never written through: to a
-    regular file it is replaced like a file; to a special file (`/tmp/plan.json -> /dev/sda`)
-    the write is refused. Special files that are not links (a FIFO) are written as they are."""
+    Two kinds of name are written as they are: the stream remedy already writes to
+    (`/dev/stdout` or `/proc/self/fd/2` while stdout/stderr is a file: renaming over that
+    name replaced /dev/stdout, a link, by a regular file for the whole machine), and a special
+    file (`/dev/stdout` to a pipe, a FIFO) — but not through a link another user could have
+    planted (remedy.fileread.foreign_link): `/tmp/plan.json -> /dev/sda` is refused."""
     import stat
 
     from remedy.fileread import foreign_link
@@ -295,7 +295,7 @@ def write_out(path: Path, text: str) -> None:
                 "nothing was written",
                 hint="name the file itself, or a new path",
             )
-        if is_link and not why and st is not None and _write_std_stream(st, text):
+        if is_link and st is not None and _write_std_stream(st, text):
             return  # /dev/stdout, /proc/self/fd/2: the stream remedy already writes to
         if special:
             # not a link (or a trusted one, which nobody else can swap): O_NOFOLLOW holds
@@ -304,7 +304,7 @@ def write_out(path: Path, text: str) -> None:
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             return
-        _atomic_text(Path(os.path.realpath(path)) if is_link and not why else path, text)
+        _atomic_text(path, text)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 

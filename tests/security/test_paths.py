@@ -197,16 +197,6 @@ def test_out_to_a_stdout_link_writes_the_stream_and_keeps_the_link(tmp_path: Pat
     assert '"facts_digest"' in text and "remedy plan" in text  # the JSON and the report
 
 
-def test_out_through_our_own_link_to_a_file_keeps_the_link(tmp_path: Path):
-    real = tmp_path / "plans" / "v3.json"
-    real.parent.mkdir()
-    link = tmp_path / "current.json"
-    link.symlink_to(real)
-    r = remedy("plan", "--example", "seed-sm120-pip-cu13", "--out", str(link))
-    assert r.returncode == 0, r.stderr
-    assert link.is_symlink() and real.read_text().startswith("{")
-
-
 def test_log_from_an_endless_stdin_is_spooled_up_to_the_pipe_cap(tmp_path, monkeypatch):
     """`yes | remedy diagnose --log -` wrote stdin to /tmp without end (2.4 GB in 6 s):
     now at most reader.STREAM_CAP, like any pipe."""
