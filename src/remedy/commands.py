@@ -275,7 +275,7 @@ def write_out(path: Path, text: str) -> None:
     planted (remedy.fileread.foreign_link): `/tmp/plan.json -> /dev/sda` is refused."""
     import stat
 
-    from remedy.fileread import foreign_link
+    from remedy.fileread import foreign_link_chain
 
     try:
         try:
@@ -288,7 +288,7 @@ def write_out(path: Path, text: str) -> None:
         except FileNotFoundError:
             st = None  # a dangling link
         special = st is not None and not stat.S_ISREG(st.st_mode)
-        why = foreign_link(path) if is_link else None
+        why = foreign_link_chain(path) if is_link else None
         if why and special:
             raise InputError(
                 f"cannot write {path}: {why}, to something that is not a regular file; "
@@ -348,9 +348,9 @@ def open_append(path: Path) -> Any:
     name is opened O_NOFOLLOW unless it is a link only root or this user could have made."""
     import stat
 
-    from remedy.fileread import foreign_link
+    from remedy.fileread import foreign_link_chain
 
-    why = foreign_link(path)
+    why = foreign_link_chain(path)
     if why:
         raise InputError(
             f"cannot write the log {path}: {why}; nothing was written",

@@ -97,3 +97,22 @@ def foreign_link(path: str | Path) -> str | None:
     if owner_ok and dir_ok:
         return None
     return f"it is a link (owner uid {lst.st_uid}) in a directory others can change"
+
+
+def foreign_link_chain(path: str | Path, hops: int = 40) -> str | None:
+    """foreign_link for every link a path's last name leads through (a trusted link to a
+    link another user planted is no better than that link). Why not, or None."""
+    import posixpath
+
+    p = str(path)
+    for _ in range(hops):
+        why = foreign_link(p)
+        if why:
+            return why if p == str(path) else f"it leads to {p}, which {why.removeprefix('it ')}"
+        try:
+            if not stat.S_ISLNK(os.lstat(p).st_mode):
+                return None
+            p = posixpath.normpath(posixpath.join(posixpath.dirname(p), os.readlink(p)))
+        except OSError:
+            return None
+    return "it is a chain of more than 40 links"

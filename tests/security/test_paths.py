@@ -232,3 +232,34 @@ def test_log_from_an_endless_stdin_is_spooled_up_to_the_pipe_cap(tmp_path, monke
     finally:
         for s in spooled:
             s.unlink()
+
+
+@needs_root
+def test_a_trusted_link_to_a_planted_link_is_not_followed(tmp_path: Path):
+    """Root's own link that leads through a link another user planted is that link."""
+    from remedy.commands import open_append, write_out
+
+    tmp_path.chmod(0o755)
+    victim = tmp_path / "profile.sh"
+    victim.write_text("# profile\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    planted = shared / "x"
+    planted.symlink_to(victim)
+    os.chown(planted, 65534, 65534, follow_symlinks=False)
+    fifo = tmp_path / "disk"
+    os.mkfifo(fifo)
+    planted2 = shared / "y"
+    planted2.symlink_to(fifo)
+    os.chown(planted2, 65534, 65534, follow_symlinks=False)
+    mine = tmp_path / "priv"
+    mine.mkdir()
+    (mine / "run.log").symlink_to(planted)
+    (mine / "plan.json").symlink_to(planted2)
+    with pytest.raises(InputError, match=f"leads to {planted}"):
+        open_append(mine / "run.log")
+    fd = _reader(fifo)
+    with pytest.raises(InputError, match=f"leads to {planted2}"):
+        write_out(mine / "plan.json", "{}\n")
+    assert _got(fd) == b"" and victim.read_text() == "# profile\n"
