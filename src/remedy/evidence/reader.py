@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from remedy.errors import InputError, LogReadError
-from remedy.fileread import foreign_link
+from remedy.fileread import foreign_link_chain
 
 CHUNK = 1 << 20
 MATCH_CAP = 64 * 1024  # bytes of a line examined by the matcher
@@ -124,7 +124,7 @@ def _check_log_link(p: Path) -> None:
     """A log path that is a link is followed only where nobody but root (or this user) could
     have placed it: in a directory others can write, a link to /etc/shadow would put its
     lines in remedy's report. (`--log <(cmd)`'s /dev/fd/N is this user's own link.)"""
-    why = foreign_link(p)
+    why = foreign_link_chain(p)
     if why:
         raise LogReadError(f"cannot read log {p}: {why}; name its target instead")
 
