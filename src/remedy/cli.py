@@ -37,7 +37,7 @@ from remedy.commands import write_out as _write_out
 from remedy.errors import InputError, RemedyError
 from remedy.helptext import exit_code_epilog
 from remedy.redact import redact_text
-from remedy.report.safe import term
+from remedy.report.safe import strip_controls, term
 
 app = typer.Typer(
     add_completion=True,
@@ -630,14 +630,15 @@ def _host_or_local(host: str | None, local: bool) -> None:
 
 
 def _print_facts(f: Any) -> None:
-    from rich.markup import escape
-
+    """Every value here is the host's (a GPU's driver string, a version a venv owner wrote
+    in torch/version.py): each goes through `term` (escaped markup, no controls)."""
+    e = term
     con = _console()
-    con.print(f"[bold]{escape(f.host)}[/] {escape(f.os or '')}")
+    con.print(f"[bold]{e(f.host)}[/] {e(f.os or '')}")
     if not f.gpus:
         con.print("  GPUs: none")
     for g in f.gpus:
-        con.print(f"  GPU {g.index}: {escape(g.name)} sm {g.compute_cap} driver {g.driver}")
+        con.print(f"  GPU {e(g.index)}: {e(g.name)} sm {e(g.compute_cap)} driver {e(g.driver)}")
     for tk in f.toolkits:
         layout = ", ".join(f"{d}/{{{', '.join(n)}}}" for d, n in tk.libs.items()) or "no libs"
         cccl = (
@@ -648,20 +649,19 @@ def _print_facts(f: Any) -> None:
             else "absent"
         )
         con.print(
-            f"  toolkit [cyan]{escape(tk.prefix)}[/] ({tk.kind}): nvcc {tk.nvcc_release}"
-            f" ptxas {tk.ptxas_release} cicc {tk.cicc_release} CUDART {tk.cudart_version}"
-            f" CCCL {cccl}; {escape(layout)}"
+            f"  toolkit [cyan]{e(tk.prefix)}[/] ({e(tk.kind)}): nvcc {e(tk.nvcc_release)}"
+            f" ptxas {e(tk.ptxas_release)} cicc {e(tk.cicc_release)}"
+            f" CUDART {e(tk.cudart_version)} CCCL {cccl}; {e(layout)}"
         )
     for py in f.pythons:
         pk = ", ".join(f"{k} {v}" for k, v in py.packages.items() if not k.startswith("nvidia"))
-        con.print(f"  python {escape(py.path)}: torch cuda {py.torch_cuda}; {escape(pk)}")
+        con.print(f"  python {e(py.path)}: torch cuda {e(py.torch_cuda)}; {e(pk)}")
     for s in f.services:
         con.print(
-            f"  unit {escape(s.name)}: "
-            + escape(" ".join(f"{k}={v}" for k, v in s.environment.items()))
+            f"  unit {e(s.name)}: " + e(" ".join(f"{k}={v}" for k, v in s.environment.items()))
         )
     for n in f.notes:
-        con.print(f"  [dim]note: {escape(n)}[/]")
+        con.print(f"  [dim]note: {e(n)}[/]")
 
 
 def _transport(host: str | None, local: bool, inventory: Path | None = None) -> Any:
@@ -714,10 +714,9 @@ class _RunLog:
     def __init__(self, log_file: Path | None, quiet: bool) -> None:
         self.quiet = quiet
         self.con = _console(stderr=True)
-        try:
-            self.fh = log_file.open("a") if log_file else None
-        except OSError as exc:
-            raise InputError(f"cannot write the log {log_file}: {exc.strerror}") from None
+        from remedy.commands import open_append
+
+        self.fh = open_append(log_file) if log_file else None
 
     def __call__(self, msg: str) -> None:
         msg = redact_text(msg)
@@ -731,7 +730,8 @@ class _RunLog:
 
             stamp = _t.strftime("%Y-%m-%d %H:%M:%S")
             try:
-                for line in redact_text(msg).splitlines() or [""]:
+                # a file people `cat` or `tail -f`: host text in it loses its escapes too
+                for line in strip_controls(redact_text(msg)).splitlines() or [""]:
                     self.fh.write(f"{stamp} {line}\n")
                 self.fh.flush()
             except OSError as exc:

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 from remedy import startgc
 from remedy.errors import InputError, RemedyError
 from remedy.redact import redact_text
+from remedy.report.safe import json_safe, strip_controls
 
 
 def console(stderr: bool = False) -> Any:
@@ -27,20 +28,27 @@ def console(stderr: bool = False) -> Any:
 
 
 def emit_json(text: str) -> None:
-    text = redact_text(text)
+    text = json_safe(redact_text(text))
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def shown(text: object) -> str:
+    """Text for stderr: redacted, control characters removed. Error messages quote what
+    was read (a saved plan's edited value, a path, a host's reply): an escape sequence in
+    them must reach the operator's terminal as text, never as a command to it."""
+    return strip_controls(redact_text(str(text)))
 
 
 def report_error(exc: RemedyError) -> None:
     """remedy's own error: one line (and its hint, and a stale plan's diff) on stderr."""
-    sys.stderr.write(f"remedy: {exc.label}: {redact_text(exc.message)}\n")
+    sys.stderr.write(f"remedy: {exc.label}: {shown(exc.message)}\n")
     if exc.hint:
-        sys.stderr.write(f"  hint: {redact_text(exc.hint)}\n")
+        sys.stderr.write(f"  hint: {shown(exc.hint)}\n")
     diff = getattr(exc, "diff", None)
     if diff:
         sys.stderr.write("  what changed:\n")
         for line in diff[:50]:
-            sys.stderr.write(f"    {line}\n")
+            sys.stderr.write(f"    {shown(line)}\n")
 
 
 def exit_reader_left() -> NoReturn:
@@ -56,7 +64,7 @@ def exit_internal_error(exc: Exception) -> NoReturn:
     if os.environ.get("REMEDY_DEBUG"):
         raise exc
     sys.stderr.write(
-        f"remedy: internal error: {type(exc).__name__}: {redact_text(str(exc))}\n"
+        f"remedy: internal error: {type(exc).__name__}: {shown(exc)}\n"
         "  (this is a bug in remedy; REMEDY_DEBUG=1 shows the traceback)\n"
     )
     sys.exit(70)
@@ -235,41 +243,131 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
     caller removes what ``spooled`` lists."""
     if str(p) != "-":
         return p
-    import shutil
     import tempfile
+
+    from remedy.evidence import reader
 
     tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
     spooled.append(Path(tmp.name))
+    # at most the cap of any pipe (reader.STREAM_CAP): `yes | remedy diagnose --log -` filled
+    # the disk at ~400 MB/s; the rest of an endless stream is not read, as for a FIFO
+    left = reader.STREAM_CAP
     with tmp:
-        shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
+        while left > 0:
+            chunk = sys.stdin.buffer.read(min(1 << 20, left))
+            if not chunk:
+                break
+            tmp.write(chunk)
+            left -= len(chunk)
     return Path(tmp.name)
 
 
 def write_out(path: Path, text: str) -> None:
     """An --out file is whole or untouched: a temp file beside it, fsynced, renamed over it
-    (a full disk must not leave half a plan where the last good one was). Special files
-    (/dev/stdout, a FIFO) are written as they are."""
-    import tempfile
+    (a full disk must not leave half a plan where the last good one was); a link there is
+    replaced by the file, never written through, so no chain of links anyone made can aim
+    the write.
+
+    Two kinds of name are written as they are: the stream remedy already writes to
+    (`/dev/stdout` or `/proc/self/fd/2` while stdout/stderr is a file: renaming over that
+    name replaced /dev/stdout, a link, by a regular file for the whole machine), and a special
+    file (`/dev/stdout` to a pipe, a FIFO) — but not through a link another user could have
+    planted (remedy.fileread.foreign_link): `/tmp/plan.json -> /dev/sda` is refused."""
+    import stat
+
+    from remedy.fileread import foreign_link_chain
 
     try:
-        if path.exists() and not path.is_file():
-            with path.open("w") as f:
-                f.write(text)
-            return
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
+            lst = os.lstat(path)
+        except FileNotFoundError:
+            lst = None
+        is_link = lst is not None and stat.S_ISLNK(lst.st_mode)
+        try:
+            st = os.stat(path) if lst is not None else None
+        except FileNotFoundError:
+            st = None  # a dangling link
+        special = st is not None and not stat.S_ISREG(st.st_mode)
+        why = foreign_link_chain(path) if is_link else None
+        if why and special:
+            raise InputError(
+                f"cannot write {path}: {why}, to something that is not a regular file; "
+                "nothing was written",
+                hint="name the file itself, or a new path",
+            )
+        if is_link and st is not None and _write_std_stream(st, text):
+            return  # /dev/stdout, /proc/self/fd/2: the stream remedy already writes to
+        if special:
+            # not a link (or a trusted one, which nobody else can swap): O_NOFOLLOW holds
+            # the name to what was checked
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | (0 if is_link else os.O_NOFOLLOW))
             with os.fdopen(fd, "w") as f:
                 f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644 & ~umask())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+            return
+        _atomic_text(path, text)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _write_std_stream(st: os.stat_result, text: str) -> bool:
+    """Write to stdout or stderr when `st` is the file one of them is: a second descriptor
+    opened on it (or a rename over its path) would clash with what is printed there."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fst = os.fstat(stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            continue
+        if (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino):
+            stream.write(text)
+            stream.flush()
+            return True
+    return False
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644 & ~umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def open_append(path: Path) -> Any:
+    """A text file opened for appending (the run's `--log`), never through a link another
+    user could have planted: `/tmp/run.log -> /etc/profile.d/x.sh` would have had root append
+    lines carrying host text (a `;` in a pip error) to a file a shell runs at login. The final
+    name is opened O_NOFOLLOW unless it is a link only root or this user could have made."""
+    import stat
+
+    from remedy.fileread import foreign_link_chain
+
+    why = foreign_link_chain(path)
+    if why:
+        raise InputError(
+            f"cannot write the log {path}: {why}; nothing was written",
+            hint="name the file itself, or a new path",
+        )
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        is_link = False
+    except OSError as exc:
+        raise InputError(f"cannot write the log {path}: {exc.strerror or exc}") from None
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags | (0 if is_link else os.O_NOFOLLOW), 0o644)
+    except OSError as exc:
+        raise InputError(f"cannot write the log {path}: {exc.strerror or exc}") from None
+    return os.fdopen(fd, "a")
 
 
 def umask() -> int:

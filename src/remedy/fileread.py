@@ -1,13 +1,24 @@
 """Reading a file a user points remedy at (facts, a saved plan, an inventory, knowledge), with
 a ceiling: these are kilobytes to a few megabytes, and a wrong path can be endless (/dev/zero
-read for ever: found by the command-line fuzz target) or a multi-gigabyte core dump."""
+read for ever: found by the command-line fuzz target) or a multi-gigabyte core dump; a FIFO
+nobody writes to (or whose writer stalls) would hang a root cron job for ever, so it is waited
+on at most FIFO_WAIT_S at a time.
+
+Also the one rule for a link on a path remedy is given to read or write
+(`foreign_link`): followed only where nobody but root or this user could have placed it."""
 
 from __future__ import annotations
 
+import errno
+import os
+import select
+import stat
 import sys
 from pathlib import Path
 
 LIMIT = 16 * 2**20
+FIFO_WAIT_S = 60
+_CHUNK = 1 << 20
 
 
 class TooLarge(Exception):
@@ -19,13 +30,89 @@ class TooLarge(Exception):
 
 
 def read_limited(path: str | Path, limit: int = LIMIT) -> bytes:
-    """The bytes of `path` ('-': standard input); OSError as open/read raise it; TooLarge past
-    `limit` (at most limit + 1 bytes are ever read)."""
+    """The bytes of `path` ('-': standard input); OSError as open/read raise it (a FIFO or
+    pipe silent for FIFO_WAIT_S: TimeoutError, with strerror); TooLarge past `limit` (at most
+    limit + 1 bytes are ever read)."""
     if str(path) == "-":
         data = sys.stdin.buffer.read(limit + 1)
     else:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
+        # O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of hanging
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                data = _read_fifo(fd, limit + 1)
+            else:
+                os.set_blocking(fd, True)
+                with os.fdopen(fd, "rb", closefd=False) as f:
+                    data = f.read(limit + 1)
+        finally:
+            os.close(fd)
     if len(data) > limit:
         raise TooLarge(limit)
     return data
+
+
+def _read_fifo(fd: int, most: int) -> bytes:
+    """Up to `most` bytes of a pipe, waiting at most FIFO_WAIT_S for each next chunk."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    parts: list[bytes] = []
+    got = 0
+    while got < most:
+        if not poller.poll(FIFO_WAIT_S * 1000):
+            why = "wrote nothing" if not got else "stopped writing"
+            raise TimeoutError(
+                errno.ETIMEDOUT, f"a FIFO or pipe whose writer {why} for {FIFO_WAIT_S} s"
+            )
+        try:
+            chunk = os.read(fd, min(_CHUNK, most - got))
+        except BlockingIOError:
+            continue
+        if not chunk:  # the writer closed it (poll waits while no writer ever came)
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def foreign_link(path: str | Path) -> str | None:
+    """Why `path` is a link remedy must not follow, or None: it is not a link, or the link
+    and the directory holding it are root's or this user's and that directory is not
+    writable by others (or is sticky, where only an entry's owner may replace it). A link in
+    /tmp owned by another user may point at /etc/shadow (read) or /dev/sda (written)."""
+    p = Path(path)
+    try:
+        lst = os.lstat(p)
+    except OSError:
+        return None  # the open reports it
+    if not stat.S_ISLNK(lst.st_mode):
+        return None
+    me = os.geteuid()
+    try:
+        parent = os.stat(p.parent)
+    except OSError as exc:
+        return f"its directory cannot be checked ({exc.strerror})"
+    owner_ok = lst.st_uid in (0, me) and parent.st_uid in (0, me)
+    dir_ok = not parent.st_mode & 0o022 or bool(parent.st_mode & stat.S_ISVTX)
+    if owner_ok and dir_ok:
+        return None
+    return f"it is a link (owner uid {lst.st_uid}) in a directory others can change"
+
+
+def foreign_link_chain(path: str | Path, hops: int = 40) -> str | None:
+    """foreign_link for every link a path's last name leads through (a trusted link to a
+    link another user planted is no better than that link). Why not, or None."""
+    import posixpath
+
+    p = str(path)
+    for _ in range(hops):
+        why = foreign_link(p)
+        if why:
+            return why if p == str(path) else f"it leads to {p}, which {why.removeprefix('it ')}"
+        try:
+            if not stat.S_ISLNK(os.lstat(p).st_mode):
+                return None
+            p = posixpath.normpath(posixpath.join(posixpath.dirname(p), os.readlink(p)))
+        except OSError:
+            return None
+    return "it is a chain of more than 40 links"

@@ -12,7 +12,14 @@ plain data so a plan can be saved, diffed and applied later exactly as previewed
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 
 class Strict(BaseModel):
@@ -145,8 +152,40 @@ class Workload(Strict):
     missing_files: list[str] = Field(default_factory=list)
 
 
+def nul_at(value: Any, where: str = "") -> str | None:
+    """Where a NUL character is in decoded JSON/YAML data (a key or a string), or None.
+
+    No path, name, version or environment value on a host can hold one (the kernel and
+    `env -0` cut there), so in facts it is an edit or a garbled reply; left in, it reached a
+    shell quoting that refuses it (an internal error) or a C string cut short."""
+    if isinstance(value, str):
+        return (where or "(top level)") if "\0" in value else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            here = f"{where}.{k}" if where else str(k)
+            if isinstance(k, str) and "\0" in k:
+                return here
+            found = nul_at(v, here)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = nul_at(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
 class Facts(Strict):
     """Typed snapshot of one host. The planner simulates actions as edits of this snapshot."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        where = nul_at(data) if isinstance(data, dict) else None
+        if where:
+            raise ValueError(f"a NUL character in {where}: no host value can hold one")
+        return data
 
     host: str = "localhost"
     collected_at: str | None = None

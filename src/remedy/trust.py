@@ -84,6 +84,60 @@ def _trust_script(as_uid: int | None) -> str:
     return SH_TRUST if as_uid is None else SH_TRUST + f"AS={int(as_uid)}\n"
 
 
+# links_trusted PATH: 0 when every link on PATH *as written* (not its real path, which
+# `trusted` checks) is owned by root or this user and sits in a directory that `trusted`
+# accepts; else 1, WHY. `trusted` alone follows a link wherever it points: a link another
+# user owns (in a sticky /tmp, or in their own home that `sudo` kept as HOME) chooses which
+# trusted directory a path means, and can be pointed elsewhere after the check. Components
+# that do not exist yet end the walk (mkdir -p makes them real directories).
+SH_LINKS = r"""
+links_trusted() {
+  WHY=; _lp=; _la=$1
+  case $_la in /*) ;; *) _la=$PWD/$_la;; esac
+  _lo=$IFS; IFS=/; set -f; set -- $_la; set +f; IFS=$_lo
+  for _lc in "$@"; do
+    [ -n "$_lc" ] || continue
+    _lp=$_lp/$_lc
+    if [ -L "$_lp" ]; then
+      _lu=$(stat -c %u -- "$_lp" 2>/dev/null) || { WHY="$_lp cannot be checked (no stat)"; return 1; }
+      if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ]; then
+        WHY="$_lp is a link owned by uid $_lu: not followed"; return 1
+      fi
+      _ld=${_lp%/*}; [ -n "$_ld" ] || _ld=/
+      trusted "$_ld" || { WHY="$_lp is a link in a directory others can change ($WHY)"; return 1; }
+    elif [ ! -e "$_lp" ]; then
+      break
+    fi
+  done
+  return 0
+}
+"""
+
+
+def trust_argv(
+    paths: Iterable[str], pythons: Iterable[str] = (), as_uid: int | None = None
+) -> list[str] | None:
+    """The check untrusted_reason runs, as one argv (exit 3 and `not executed: WHY` when a
+    path may not run): for a playbook task too. None when there is nothing to check.
+    as_uid: the code will run as that user (setpriv), so what it owns is trusted as well."""
+    pythons = [py for py in pythons if py]
+    args = [p for p in paths if p]
+    for py in pythons:
+        env = posixpath.dirname(posixpath.dirname(py))
+        args += [py, posixpath.dirname(py), env]
+    if not args:
+        return None
+    script = (
+        _trust_script(as_uid)
+        + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
+        + "for e in "
+        + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons)
+        + '; do for s in "$e"/lib/python3*/site-packages; do [ -d "$s" ] || continue; '
+        + 'trusted "$s" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done; done\n'
+    )
+    return ["sh", "-c", script, "sh", *args]
+
+
 async def untrusted_reason(
     transport: Transport,
     paths: Iterable[str],
@@ -96,23 +150,10 @@ async def untrusted_reason(
     pythons: interpreters whose environment runs too (its bin dir and site-packages are code
     the interpreter imports), checked with the interpreter itself. as_uid: the code will run
     as that user, not root, so what it owns is trusted as well."""
-    args = [p for p in paths if p]
-    for py in pythons:
-        if not py:
-            continue
-        env = posixpath.dirname(posixpath.dirname(py))
-        args += [py, posixpath.dirname(py), env]
-    if not args and not pythons:
+    argv = trust_argv(paths, pythons, as_uid)
+    if argv is None:
         return None
-    script = (
-        _trust_script(as_uid)
-        + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
-        + "for e in "
-        + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons if py)
-        + '; do for s in "$e"/lib/python3*/site-packages; do [ -d "$s" ] || continue; '
-        + 'trusted "$s" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done; done\n'
-    )
-    r = await transport.run(["sh", "-c", script, "sh", *args], timeout=30)
+    r = await transport.run(argv, timeout=30)
     if r.exit_status == 0:
         return None
     return (

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from remedy.errors import InputError, LogReadError
+from remedy.fileread import foreign_link_chain
 
 CHUNK = 1 << 20
 MATCH_CAP = 64 * 1024  # bytes of a line examined by the matcher
@@ -123,21 +124,9 @@ def _check_log_link(p: Path) -> None:
     """A log path that is a link is followed only where nobody but root (or this user) could
     have placed it: in a directory others can write, a link to /etc/shadow would put its
     lines in remedy's report. (`--log <(cmd)`'s /dev/fd/N is this user's own link.)"""
-    try:
-        lst = os.lstat(p)
-    except OSError:
-        return  # open() reports it
-    if not stat.S_ISLNK(lst.st_mode):
-        return
-    me = os.geteuid()
-    parent = os.stat(p.parent) if p.parent != p else lst
-    owner_ok = lst.st_uid in (0, me) and parent.st_uid in (0, me)
-    dir_ok = not parent.st_mode & 0o022 or bool(parent.st_mode & stat.S_ISVTX)
-    if not (owner_ok and dir_ok):
-        raise LogReadError(
-            f"cannot read log {p}: it is a link (owner uid {lst.st_uid}) in a directory "
-            "others can change; name its target instead"
-        )
+    why = foreign_link_chain(p)
+    if why:
+        raise LogReadError(f"cannot read log {p}: {why}; name its target instead")
 
 
 def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream]:

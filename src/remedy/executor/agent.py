@@ -82,36 +82,67 @@ def atomic_write(path, data, mode=0o600):
 # -- lock -----------------------------------------------------------------------------------
 
 
+def _held(path):
+    """The lock's record; a lock file that is empty, cut short or not a JSON object (an older
+    remedy killed between creating it and writing it) names no run: run_id "?", which
+    `--break-lock ?` or a `resume` releases (nobody can be holding such a lock)."""
+    with open(path, "rb") as f:
+        raw = f.read(1 << 16)
+    try:
+        held = json.loads(raw)
+    except ValueError:
+        held = None
+    if not isinstance(held, dict) or not isinstance(held.get("run_id"), str):
+        return {"run_id": "?", "torn": True, "note": "unreadable lock file " + path}
+    return held
+
+
 def lock_acquire(state, info):
     private_dir(state)
     path = os.path.join(state, "lock.json")
     data = (json.dumps(json.loads(info)) + "\n").encode()
+    # the whole record first, then linked into place: a kill at any point leaves either no
+    # lock or a complete one, never an empty lock.json that blocks every later run
+    tmp = os.path.join(state, f".lock-{os.getpid()}-{os.urandom(6).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, 0o600)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError as exc:
-        if exc.errno != errno.EEXIST:
-            raise
-        with open(path) as f:
-            try:
-                held = json.load(f)
-            except ValueError:
-                held = {"run_id": "?", "note": "unreadable lock file " + path}
-        out({"held": held}, 3)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            out({"held": _held(path)}, 3)
+        except OSError as exc:  # a file system without hard links: create, then write
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+            _lock_create(path, data)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    fsync_dir(state)
+    out({"acquired": True})
+
+
+def _lock_create(path, data):
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        out({"held": _held(path)}, 3)
     try:
         os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
-    fsync_dir(state)
-    out({"acquired": True})
 
 
 def lock_release(state, run_id):
     path = os.path.join(state, "lock.json")
     try:
-        with open(path) as f:
-            held = json.load(f)
-    except (OSError, ValueError):
+        held = _held(path)
+    except OSError:
         out({"released": False, "note": "no lock"})
     if held.get("run_id") != run_id:
         out({"held": held}, 3)
@@ -122,9 +153,8 @@ def lock_release(state, run_id):
 
 def lock_read(state):
     try:
-        with open(os.path.join(state, "lock.json")) as f:
-            out({"held": json.load(f)})
-    except (OSError, ValueError):
+        out({"held": _held(os.path.join(state, "lock.json"))})
+    except OSError:
         out({"held": None})
 
 
@@ -153,9 +183,12 @@ def read(path):
         with open(path, "rb") as f:
             for raw in f:
                 try:
-                    recs.append(json.loads(raw))
+                    rec = json.loads(raw)
                 except ValueError:
-                    recs.append({"event": "torn", "raw": raw[:200].decode("utf-8", "replace")})
+                    rec = None
+                if not isinstance(rec, dict):
+                    rec = {"event": "torn", "raw": raw[:200].decode("utf-8", "replace")}
+                recs.append(rec)
     except OSError:
         pass
     out({"records": recs})
@@ -173,6 +206,8 @@ def runs(state):
                     try:
                         rec = json.loads(raw)
                     except ValueError:
+                        continue
+                    if not isinstance(rec, dict):
                         continue
                     first = first or rec
                     last = rec

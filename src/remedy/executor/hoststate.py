@@ -15,7 +15,7 @@ from typing import Any
 
 from remedy.errors import RemedyError, RunError
 from remedy.transport import Transport
-from remedy.trust import SH_TRUST
+from remedy.trust import SH_LINKS, SH_TRUST
 
 AGENT_SOURCE = (Path(__file__).parent / "agent.py").read_bytes()
 AGENT_SHA256 = hashlib.sha256(AGENT_SOURCE).hexdigest()
@@ -31,13 +31,22 @@ class HostState:
 
     async def setup(self, timeout: float = 30) -> None:
         """Find the state dir and a python3, and install the agent (once per version)."""
-        # the state dir holds the agent remedy runs as root and the journals it trusts: it
-        # and every directory above it must be ours (remedy.trust), and it is made 0700
+        # the state dir holds the agent remedy runs as root and the journals it trusts: no
+        # link on the way another user could point elsewhere (checked before anything is
+        # created or chmod'ed through it, and again after), its real path and every directory
+        # above it ours (remedy.trust), made 0700; from then on remedy uses the real path,
+        # so no link on the path as written is ever followed again
         script = (
-            SH_TRUST
-            + 'd="${XDG_STATE_HOME:-$HOME/.local/state}/remedy"; umask 077; mkdir -p "$d" && '
-            'chmod 700 "$d" && { trusted "$d" || { echo "state directory $WHY" >&2; exit 1; }; } && '
-            'printf "%s\\n" "$d" && '
+            SH_TRUST + SH_LINKS + 'd="${XDG_STATE_HOME:-$HOME/.local/state}/remedy"; umask 077\n'
+            'links_trusted "$d" && { mkdir -p "$d" || { WHY="$d cannot be created"; false; }; } && '
+            'links_trusted "$d" && '
+            'RPD=$(readlink -f -- "$d") && { [ -n "$RPD" ] || { WHY="$d cannot be resolved"; false; }; } && '
+            'PD=${RPD%/*} && { [ -n "$PD" ] || PD=/; } && trusted "$PD" && '
+            '_su=$(stat -c "%u %U" -- "$RPD") && '
+            '{ [ "${_su%% *}" = "$ME" ] || { WHY="$RPD owned by ${_su#* } (uid ${_su%% *})"; '
+            "false; }; } && "
+            'chmod 700 -- "$RPD" && trusted "$RPD" || { echo "state directory $WHY" >&2; exit 1; }\n'
+            'printf "%s\\n" "$RPD" && '
             "{ p=$(command -v python3 || command -v python) && "
             "\"$p\" -c 'import sys; print(sys.executable)' || echo MISSING; }"
         )

@@ -37,6 +37,7 @@ from remedy.errors import (
     ConnectionDropped,
     LockHeld,
     PlanError,
+    Refused,
     RemedyError,
     RunError,
     StalePlan,
@@ -316,6 +317,12 @@ class Runner:
         )
         if code == 3:
             h = data.get("held", {})
+            if h.get("torn"):
+                raise LockHeld(
+                    f"{self.t.host} has an unreadable lock file (a remedy killed while taking "
+                    "its lock): it names no run, so nothing was started",
+                    hint=f"`remedy resume {self.t.host}` releases it (or --break-lock '?')",
+                )
             raise LockHeld(
                 f"{self.t.host} is locked by run {h.get('run_id')} of {h.get('owner')} "
                 f"({h.get('operation')}, started {h.get('started')}, remedy "
@@ -528,6 +535,7 @@ class Runner:
                     hint=f"`remedy resume {self.t.host}` finishes it, `remedy resume "
                     f"{self.t.host} --rollback` undoes it",
                 )
+            await self._check_executables(plan, 0)
             await self.hs.agent(
                 "write",
                 f"{self.hs.run_dir(run_id)}/plan.json",
@@ -558,6 +566,28 @@ class Runner:
         await self._unlock(run_id)
         report.seconds = time.monotonic() - t0
         return report
+
+    async def _check_executables(self, plan: Plan, start: int) -> None:
+        """Refuse (nothing changed yet) when a step from `start` on would run an interpreter
+        that is not trusted (remedy.trust: it, its bin dir, its env and site-packages owned
+        by root or remedy's user, not writable by others): `pip install` into a venv its
+        service user owns ran that user's python (and every .pth in its site-packages) as
+        root. Probes already refused such an env; a step did not."""
+        from remedy.trust import untrusted_reason
+
+        pythons = list(
+            dict.fromkeys(p for s in plan.steps[start:] for p in s.operation.runs_pythons())
+        )
+        if not pythons:
+            return
+        why = await untrusted_reason(self.t, [], pythons=pythons)
+        if why:
+            raise Refused(
+                f"refusing to apply the plan on {self.t.host}: a step would run "
+                f"{why.removeprefix('not executed: ')}; nothing was changed",
+                hint="run that step as the env's owner (the plan shows its command), "
+                "or give the env to root",
+            )
 
     async def _check_stale(self, plan: Plan) -> None:
         """Terraform's rule, with what Terraform does not say: the fact diff. Values that
@@ -1074,6 +1104,7 @@ class Runner:
             )
             for i in committed
         ]
+        await self._check_executables(plan, start)
         report = await self._run_steps(run_id, plan, start, deferred, report)
         report.message = (
             report.message + " " if report.message else ""
@@ -1100,6 +1131,11 @@ class Runner:
             )
         await self._unlock(rid)
         what = "had finished" if finished else "never started (no journal): nothing of it ran"
+        if held.get("torn"):
+            return RunReport(
+                "-", self.t.host, "nothing-to-do",
+                message="released an unreadable lock file that named no run",
+            )  # fmt: skip
         return RunReport(
             rid, self.t.host, "nothing-to-do", message=f"run {rid} {what}; released its lock"
         )

@@ -256,6 +256,20 @@ def _probe_list(
     return out, notes
 
 
+# The probe's private dir is a fixed name in /var/tmp, which every user can write: made with
+# an exclusive mkdir (a name someone else created first, or a link, fails the probe instead
+# of holding the scripts root then runs: `file: state=directory` kept another user's
+# directory as theirs). A leftover of remedy's own (root's directory: a run killed before its
+# cleanup) is removed first; in sticky /var/tmp nobody else can rename it.
+PRIVATE_DIR = (
+    'd=$1; if [ -e "$d" ] || [ -L "$d" ]; then '
+    'if [ -d "$d" ] && [ ! -L "$d" ] && [ "$(stat -c %u -- "$d")" = "$(id -u)" ]; '
+    'then rm -rf -- "$d"; '
+    'else echo "$d exists and is not this user\'s own directory: refusing to use it" >&2; exit 1; fi; '
+    'fi; mkdir -m 0700 -- "$d"'
+)
+
+
 def _probe_tasks(
     plan: Plan, facts: Facts, verify: str, base: str
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -275,7 +289,7 @@ def _probe_tasks(
         label = f"remedy verify: {probe}" + (f" ({consumer})" if consumer else "")
         inner: list[dict[str, Any]] = [
             {"name": Unsafe(label + ": private dir"),
-             "ansible.builtin.file": {"path": U(d), "state": "directory", "mode": "0700"}},
+             "ansible.builtin.command": {"argv": ["sh", "-c", Unsafe(PRIVATE_DIR), "sh", U(d)]}},
         ]  # fmt: skip
         for path, (data, mode) in cap.files.items():
             inner.append({
@@ -318,6 +332,23 @@ def _comment(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]", " ", text)
 
 
+def _trust_tasks(i: int, st: Step) -> list[dict[str, Any]]:
+    """Before a step runs a host interpreter (pip's python): remedy.trust's check, as
+    `remedy run` makes it, so the playbook never runs, as root, a venv another user owns.
+    Read-only, so it runs in check mode too."""
+    from remedy.trust import trust_argv
+
+    argv = trust_argv([], st.operation.runs_pythons())
+    if argv is None:
+        return []
+    return [{
+        "name": Unsafe(f"remedy step {i + 1}: only an interpreter root or this user owns runs"),
+        "ansible.builtin.command": {"argv": U(argv)},
+        "changed_when": False,
+        "check_mode": False,
+    }]  # fmt: skip
+
+
 def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
                    now: datetime.datetime | None = None) -> str:  # fmt: skip
     """The playbook text for `plan`."""
@@ -339,6 +370,7 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     for i, st in enumerate(plan.steps):
         m = map_step(plan, i, st, predicted[i])
         m.checks = _prefix_checks(st) + m.checks
+        m.apply[:0] = _trust_tasks(i, st)
         mapped.append(m)
     digest = plan.facts_digest.removeprefix("sha256:")[:16]
     base = f"/var/tmp/remedy-ansible-{digest}"

@@ -661,6 +661,8 @@ async def _collect_facts(
             )
         )
     notes += state.notes
+    # a note may quote a garbled reply: a NUL in it would make Facts refuse the whole host
+    notes = [n.replace("\0", "\\0") for n in notes]
 
     facts = Facts(
         host=transport.host,

@@ -45,6 +45,7 @@ from remedy.fleet.rollout import RolloutPolicy, RolloutResult, plan_batches, rol
 from remedy.interrupts import run_interruptible
 from remedy.outcomes import exit_code_for, transport_outcome
 from remedy.redact import redact_obj, redact_text
+from remedy.report.safe import json_safe, strip_controls
 
 
 @dataclass
@@ -75,9 +76,11 @@ class FleetTarget:
 
 
 def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
+    """The one terminal console (remedy.report.console): host names, plans and messages
+    from many hosts are redacted and lose their control characters, as for one host."""
+    from remedy.report.console import terminal_console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return terminal_console(sys.stderr if stderr else sys.stdout)
 
 
 class Progress:
@@ -87,9 +90,10 @@ class Progress:
         self.total = total
         self.done = 0
         self.quiet = quiet
-        from rich.console import Console
+        from remedy.report.console import terminal_console
 
-        self.con = Console(stderr=True, highlight=False, soft_wrap=True)
+        self.con = terminal_console(sys.stderr)
+        self.con.soft_wrap = True
         self.width = len(str(total))
 
     def start(self, what: str) -> None:
@@ -184,7 +188,7 @@ def fleet_facts(target: FleetTarget, *, json_: bool) -> int:
             "groups": len(groups),
             "hosts": rows,
         }
-        sys.stdout.write(json.dumps(redact_obj(doc), indent=2, default=str) + "\n")
+        sys.stdout.write(json_safe(json.dumps(redact_obj(doc), indent=2, default=str)) + "\n")
         return rc
     from rich.markup import escape
     from rich.table import Table
@@ -331,7 +335,7 @@ def fleet_plan(
         )
         doc = rep.model_dump(mode="json")
         doc["plans"] = {str(g.id): g.plan.model_dump(mode="json") for g in groups if g.plan}
-        sys.stdout.write(json.dumps(redact_obj(doc), indent=2, default=str) + "\n")
+        sys.stdout.write(json_safe(json.dumps(redact_obj(doc), indent=2, default=str)) + "\n")
         return rc
     from rich.markup import escape
 
@@ -715,10 +719,12 @@ def fleet_run(
     rep.exit_code = fleet_exit(ordered, stopped=ro.stopped, signal=signals[0] if signals else None)
     log(f"fleet outcome: exit {rep.exit_code}; " + json.dumps(rep.counts))
     if rep.stopped:  # on stderr too, so a --json run's terminal or CI log says why it stopped
-        sys.stderr.write(f"remedy: rollout stopped: {redact_text(rep.stop_reason)}\n")
+        sys.stderr.write(
+            f"remedy: rollout stopped: {strip_controls(redact_text(rep.stop_reason))}\n"
+        )
         sys.stderr.flush()
     if json_:
-        sys.stdout.write(rep.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(json_safe(redact_text(rep.model_dump_json(indent=2))) + "\n")
     else:
         print_summary(_console(), rep)
     return rep.exit_code

@@ -177,6 +177,12 @@ class Operation(BaseModel):
     def check(self, facts: dict[str, Any], known_packages: set[str]) -> None:
         """Raise OperationError when a parameter does not hold against `facts`."""
 
+    def runs_pythons(self) -> list[str]:
+        """The host's interpreters this operation's commands run (as root when remedy is):
+        the runner checks them as it checks a probe's (remedy.trust) before anything
+        changes, so a venv another user owns never runs its code as root."""
+        return []
+
     def ansible(self, ctx: Ctx) -> Mapped:
         raise ExportError(
             f"{ctx.where()}: operation {self.op!r} is not exported: {self.not_exported}"
@@ -200,6 +206,9 @@ class PipInstall(Operation):
 
     def reqs(self) -> list[str]:
         return [f"{n}=={v}" if v else n for n, v in self.packages.items()]
+
+    def runs_pythons(self) -> list[str]:
+        return [f"{self.python}/bin/python"]
 
     def commands(self) -> list[str]:
         argv = [f"{self.python}/bin/python", "-m", "pip", "install"]

@@ -14,9 +14,11 @@ from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.errors import MarkupError
+from rich.segment import Segment
 from rich.text import Text
 
 from remedy.redact import redact_text
+from remedy.report.safe import CONTROLS as _CONTROL_CHAR
 from remedy.report.safe import strip_controls
 
 # SGR colours and OSC 8 hyperlinks: what rich writes between characters
@@ -70,9 +72,20 @@ class RedactingConsole(Console):
         return redact_rich_text(rendered)
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Any:
+        # every segment of text, whatever built it (a Text of a log line, a table cell, a
+        # renderable of ours), loses its control characters here: render_str alone missed
+        # the Text objects built without markup. rich's own control segments (cursor moves
+        # of a live display) carry `control` and are kept.
         if isinstance(renderable, Text):
             renderable = redact_rich_text(renderable)
-        yield from super().render(renderable, options)
+        for seg in super().render(renderable, options):
+            if seg.control is None and _CONTROL_CHAR.search(seg.text):
+                seg = Segment(strip_controls(seg.text), seg.style)
+            if seg.style is not None and seg.style.link:
+                # remedy's own output has no hyperlinks: one can only come from host text
+                # (`[link=…]` that escaped escaping), and would hide where it points
+                seg = Segment(seg.text, seg.style.update_link(None), seg.control)
+            yield seg
 
 
 def terminal_console(stream: Any) -> Console:

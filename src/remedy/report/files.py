@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from remedy.errors import InputError
+from remedy.report.safe import md, md_code
 
 FORMATS = (".html", ".htm", ".md", ".markdown")
 
@@ -33,7 +34,7 @@ def plan_report(plan: Any, fmt: str) -> str:
 
     g = plan_chain(plan)
     return (
-        f"# {g.title}\n\n## Failure chain: {' → '.join(g.layers)}\n\n"
+        f"# {md(g.title)}\n\n## Failure chain: {md(' → '.join(g.layers))}\n\n"
         + chain_mermaid(g)
         + "\n"
         + plan_markdown(plan)
@@ -50,18 +51,17 @@ def impact_report(rep: Any, fmt: str, title: str = "remedy impact — blast radi
     from remedy.report.mermaid import chain_mermaid
 
     g = impact_chain(rep, title)
-    lines = [f"# {title}\n", f"## Blast radius: {' → '.join(g.layers)}\n", chain_mermaid(g)]
+    lines = [f"# {md(title)}\n", f"## Blast radius: {md(' → '.join(g.layers))}\n", chain_mermaid(g)]
     lines.append("| consumer | variable | predicted effect | error |\n|---|---|---|---|")
     for c in rep.consumers:
+        # host text (a path in an effect or an error) escaped for its cell or code span
         cells = [
-            ("**BREAKS** " if c.breaks else "") + c.name,
-            f"`{c.variable}`",
-            c.effect,
-            f"`{c.error}`" if c.error else "",
+            ("**BREAKS** " if c.breaks else "") + md(c.name),
+            md_code(c.variable),
+            md(c.effect),
+            md_code(c.error) if c.error else "",
         ]
-        lines.append(
-            "| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |"
-        )
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -75,7 +75,7 @@ def fleet_report(report: dict[str, Any], fmt: str) -> str:
     from remedy.report.mermaid import chain_mermaid
 
     g = fleet_chain(report)
-    return f"# {g.title}\n\n" + chain_mermaid(g)
+    return f"# {md(g.title)}\n\n" + chain_mermaid(g)
 
 
 def report_from_json(data: bytes, name: str, fmt: str) -> str:

@@ -5,6 +5,7 @@ from a host or a log stays text."""
 from __future__ import annotations
 
 from remedy.report.chain import ChainGraph
+from remedy.report.safe import strip_controls
 
 _ENTITIES = {
     "&": "#amp;",
@@ -24,7 +25,7 @@ _CLASS = {"bad": "bad", "ok": "ok", "warn": "warn", "info": "info"}
 
 
 def _label(text: str) -> str:
-    return "".join(_ENTITIES.get(c, c) for c in text)
+    return "".join(_ENTITIES.get(c, c) for c in strip_controls(text))
 
 
 def chain_mermaid(g: ChainGraph) -> str:

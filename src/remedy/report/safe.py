@@ -14,15 +14,28 @@ import re
 
 # C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the
 # Unicode bidi overrides/isolates that reorder what is displayed ("Trojan Source")
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# (and the implicit bidi marks LRM, RLM, ALM)
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# what json.dumps leaves raw in a string (it escapes C0 only): DEL, C1, the bidi controls
+_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
 def strip_controls(text: str, *, newlines: bool = True) -> str:
     """Remove control characters (escape sequences lose their ESC and become visible text);
     newlines=False also folds newlines to spaces (one table cell, one line)."""
-    text = _CONTROLS.sub("", text)
+    text = CONTROLS.sub("", text)
     return text if newlines else text.replace("\n", " ").replace("\t", " ")
+
+
+def json_safe(text: str) -> str:
+    """A JSON document with DEL, C1 and bidi controls written as \\uXXXX escapes: the same
+    data, but `--json` read on a terminal cannot carry a one-byte CSI or reorder a line.
+    Outside strings JSON is ASCII, so every such character is inside a string, where an
+    escape means exactly that character."""
+    if not _JSON_RAW.search(text):
+        return text
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def term(text: object) -> str:

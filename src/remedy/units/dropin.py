@@ -246,14 +246,27 @@ def _exec_paths(files: UnitFiles) -> list[str]:
     return out
 
 
+def _inside(root: Path, host_path: str) -> Path | None:
+    """Where a host's path goes in the temporary root: normalised as an absolute path first,
+    so `..` stops at `/` and never leaves the root (a FragmentPath or ExecStart= of
+    `/../../etc/cron.d/x` from a hostile host would have been written on this machine, as
+    root, with the host's bytes). None for a path no file can have (NUL, empty)."""
+    if not host_path or "\0" in host_path:
+        return None
+    rel = posixpath.normpath("/" + host_path).lstrip("/")
+    return root / rel if rel else None
+
+
 def _write_root(root: Path, files: UnitFiles) -> None:
     for src in ([files.fragment] if files.fragment else []) + list(files.dropins):
-        dst = root / src.path.lstrip("/")
+        dst = _inside(root, src.path)
+        if dst is None:
+            continue
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(src.data)
     for exe in _exec_paths(files):
-        dst = root / exe.lstrip("/")
-        if dst.exists():
+        dst = _inside(root, exe)
+        if dst is None or dst.exists():
             continue
         try:
             dst.parent.mkdir(parents=True, exist_ok=True)
