@@ -133,7 +133,7 @@ ENV = make_env()
 
 # Generating Python from ~500 templates costs seconds; the generated code only depends on the
 # source and the Jinja2 and Python versions, so the code objects are cached on disk (marshal:
-# source hash -> code) and a later run only loads them. A cache that cannot be read or written
+# kind and source -> code) and a later run only loads them. A cache that cannot be read or written
 # is ignored; it holds nothing but what Jinja2 itself generated from remedy's own files.
 _CODE: dict[str, Any] = {}
 _CODE_DIRTY = False
@@ -148,7 +148,8 @@ def _cache_path() -> str:
 
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = f"jinja{jinja2.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
-    return os.path.join(base, "remedy", f"templates-{tag}.marshal")
+    # templates2: keyed by the source itself (templates-: by its sha256)
+    return os.path.join(base, "remedy", f"templates2-{tag}.marshal")
 
 
 def _load_code_cache() -> None:
@@ -207,14 +208,14 @@ def save_code_cache() -> None:
 
 
 def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> Any:
-    """A Template for `src`, from cached generated code when possible."""
-    import hashlib
-
+    """A Template for `src`, from cached generated code when possible. The key is the source
+    itself: a sha256 per expression and per name set (~1,400 at each start) cost more than
+    the dictionary's own hashing of the text."""
     from jinja2 import Template
 
     global _CODE_DIRTY
     _load_code_cache()
-    key = hashlib.sha256(f"{kind}\0{src}".encode()).hexdigest()
+    key = f"{kind}\0{src}"
     code = _CODE.get(key)
     if code is None:
         node = make_node()
@@ -255,9 +256,7 @@ def free_names(src: str, *, template: bool) -> set[str]:
 
 
 def _names_key(template: bool, src: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(f"names\0{int(template)}\0{src}".encode()).hexdigest()
+    return f"names\0{int(template)}\0{src}"
 
 
 def _undeclared(node: Any) -> tuple[str, ...]:
