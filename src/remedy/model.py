@@ -148,6 +148,9 @@ class Workload(Strict):
 class Facts(Strict):
     """Typed snapshot of one host. The planner simulates actions as edits of this snapshot."""
 
+    # validator built on first use: `diagnose --log` alone never validates facts (~1% of it)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
     host: str = "localhost"
     collected_at: str | None = None
     os: str | None = None
@@ -329,6 +332,9 @@ class FailedOperation(Strict):
 
 
 class Plan(Strict):
+    # validator built on first use, as Facts': only `plan` (and a saved plan's reader) needs it
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
     schema_version: int = 2
     remedy_version: str
     host: str
