@@ -5,7 +5,7 @@ Importing pydantic and remedy's modules makes Python compile some 1,300 small so
 time (~100 kB): one per forward reference in a typing annotation (`typing.ForwardRef`: ~900,
 most of them the TypedDicts of pydantic_core.core_schema), one per generated method of a
 dataclass (`dataclasses._create_fn`: ~300) and of a namedtuple. Parsing and compiling them
-was ~13% of the instructions of `remedy plan --example NAME --json`. The code object depends
+was ~12% of the instructions of `remedy plan --example NAME --json` (callgrind). The code object depends
 on nothing but the source text, its filename and mode, and the interpreter's bytecode: so
 the console script (remedy.entry) installs a `compile` for `typing` and an `exec` / `eval`
 for `dataclasses` / `collections` (their module globals, seen before the builtins) that take
@@ -13,8 +13,8 @@ the code from this cache, compiled exactly as the builtin would (no inherited `_
 flags: those modules have none), and a new source is compiled and saved at exit.
 
 Regular expressions likewise: the ~140 that remedy, jinja2, pydantic and the stdlib compile
-while remedy starts (~1.5% of the instructions each run, in re's pure-Python parser and
-compiler) become the same SRE program every time. `re._compiler.compile` is wrapped to keep
+while remedy starts (~9% of the same command's instructions, in re's pure-Python parser
+and compiler) become the same SRE program every time. `re._compiler.compile` is wrapped to keep
 each pattern's program (the arguments re gives `_sre.compile`: flags, code, groups, group
 names) and to hand a known pattern's program straight to `_sre.compile`, which checks the
 code as it always does. The cache's name carries the SRE magic number too.
