@@ -148,9 +148,6 @@ class Workload(Strict):
 class Facts(Strict):
     """Typed snapshot of one host. The planner simulates actions as edits of this snapshot."""
 
-    # validator built on first use: `diagnose --log` alone never validates facts (~1% of it)
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
     host: str = "localhost"
     collected_at: str | None = None
     os: str | None = None
@@ -165,6 +162,9 @@ class Facts(Strict):
     cpus: int | None = None
     workload: Workload = Field(default_factory=Workload)
     notes: list[str] = Field(default_factory=list)
+
+    # validator built on first use: `diagnose --log` alone never validates facts (~1% of it)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 # --------------------------------------------------------------------------------------------
