@@ -19,6 +19,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "cachefile": set(),
     # pydantic's default-factory check for list/dict/set, put in before pydantic loads
     "pydanticfix": set(),
+    # the console script's start-up code cache (put in by entry)
+    "startcache": {"cachefile"},
     "planfile": {"errors", "model"},
     "redact": {"errors", "model"},
     "resolve": {"errors", "model"},

@@ -29,9 +29,10 @@ def main() -> None:
 
     if helpcache.serve(sys.argv[1:]):  # `--help` as typer last printed it, typer not loaded
         return
-    from remedy import startgc
+    from remedy import startcache, startgc
 
     startgc.pause()  # until the command has loaded what it needs (remedy.startgc)
+    startcache.install()  # generated code from the last start-up (remedy.startcache)
     from remedy.interrupts import install
 
     install("hold", pending=_early)

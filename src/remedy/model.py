@@ -202,6 +202,9 @@ class Facts(Strict):
     workload: Workload = Field(default_factory=Workload)
     notes: list[str] = Field(default_factory=list)
 
+    # validator built on first use: `diagnose --log` alone never validates facts (~1% of it)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
 
 # --------------------------------------------------------------------------------------------
 # Evidence
@@ -368,6 +371,9 @@ class FailedOperation(Strict):
 
 
 class Plan(Strict):
+    # validator built on first use, as Facts': only `plan` (and a saved plan's reader) needs it
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
     schema_version: int = 2
     remedy_version: str
     host: str

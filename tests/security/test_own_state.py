@@ -112,6 +112,52 @@ def test_corrupted_template_cache_is_rebuilt(cache_home: Path, damage: bytes):
     assert f.read_bytes().startswith(MAGIC) and len(f.read_bytes()) > 1000
 
 
+def startup_cache_file(cache_home: Path) -> Path:
+    """remedy.startcache's file (code typing/dataclasses/collections would compile)."""
+    from remedy import startcache
+
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache_home)
+    try:
+        return Path(startcache._path())
+    finally:
+        if old is None:
+            del os.environ["XDG_CACHE_HOME"]
+        else:
+            os.environ["XDG_CACHE_HOME"] = old
+
+
+def poison_startup(path: Path, canary: Path) -> None:
+    """Every cached dataclass method (exec mode: run with builtins) becomes code that creates
+    the canary when run."""
+    blob = path.read_bytes()
+    n = len(MAGIC)
+    data = marshal.loads(blob[n + 32 :])
+    evil = compile(f"open({str(canary)!r}, 'w').close()", "<evil>", "exec")
+    body = marshal.dumps({k: evil if k[0] == "exec" else v for k, v in data.items()})
+    path.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
+
+
+@pytest.mark.parametrize("how", ["world-writable dir", "other owner", "control: ours"])
+def test_startup_code_cache_is_run_only_when_ours(cache_home: Path, tmp_path: Path, how: str):
+    f = startup_cache_file(cache_home)
+    assert f.is_file()  # the console script's run in the fixture wrote it
+    canary = tmp_path / "canary-startup"
+    poison_startup(f, canary)
+    if how == "world-writable dir":
+        f.parent.chmod(0o777)
+    elif how == "other owner":
+        if os.geteuid() != 0:
+            pytest.skip("a file owned by another user needs root")
+        os.chown(f, NOBODY, NOBODY)
+    r = remedy("plan", "--example", "seed-sm120-pip-cu13", env={"XDG_CACHE_HOME": str(cache_home)})
+    if how.startswith("control"):  # the check is what stops the tests above
+        assert canary.exists()
+        return
+    assert r.returncode == 0, r.stderr
+    assert not canary.exists(), f"remedy ran start-up code from a cache in a {how}"
+
+
 def _local_state(tmp_path: Path) -> LocalTransport:
     tmp_path.chmod(0o755)
     return LocalTransport(

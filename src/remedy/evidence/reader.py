@@ -35,16 +35,18 @@ import re
 import select
 import shutil
 import stat
-import subprocess
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from remedy.errors import InputError, LogReadError
 from remedy.fileread import foreign_link_chain
+
+if TYPE_CHECKING:  # subprocess (~1% of a small log's diagnose) loads when a tool runs
+    import subprocess
 
 CHUNK = 1 << 20
 MATCH_CAP = 64 * 1024  # bytes of a line examined by the matcher
@@ -331,6 +333,8 @@ def _grep_works(grep: str) -> bool:
     otherwise silently report a clean log. Checks -a, -n, -E alternation and C-locale bytes."""
     ok = _GREP_OK.get(grep)
     if ok is None:
+        import subprocess
+
         try:
             proc = subprocess.run(
                 [grep, "-a", "-n", "-E", "-e", "x\\.y|FAIL"],
@@ -417,6 +421,8 @@ def _start_tail_counts(path: str | Path, bounds: list[int]) -> list[subprocess.P
     wc = shutil.which("wc")
     if wc is None:
         return []
+    import subprocess
+
     procs = []
     for start in bounds[:-1]:
         fd = os.open(path, os.O_RDONLY)
@@ -528,6 +534,8 @@ def grep_stream_candidates(
     if grep is None or not _grep_works(grep):
         raise GrepFailed("no usable grep")
     cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
+    import subprocess
+
     err = tempfile.TemporaryFile()
     try:
         proc = subprocess.Popen(
@@ -580,6 +588,8 @@ def grep_candidates(
         raise GrepFailed("grep not found on PATH")
     if not _grep_works(grep):
         raise GrepFailed(f"{grep} failed its self-test (not a GNU-compatible grep?)")
+    import subprocess
+
     fd = os.open(path, os.O_RDONLY)
     procs: list[subprocess.Popen[bytes]] = []
     threads: list[threading.Thread] = []

@@ -133,7 +133,7 @@ ENV = make_env()
 
 # Generating Python from ~500 templates costs seconds; the generated code only depends on the
 # source and the Jinja2 and Python versions, so the code objects are cached on disk (marshal:
-# source hash -> code) and a later run only loads them. A cache that cannot be read or written
+# kind and source -> code) and a later run only loads them. A cache that cannot be read or written
 # is ignored; it holds nothing but what Jinja2 itself generated from remedy's own files.
 _CODE: dict[str, Any] = {}
 _CODE_DIRTY = False
@@ -148,7 +148,8 @@ def _cache_path() -> str:
 
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = f"jinja{jinja2.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
-    return os.path.join(base, "remedy", f"templates-{tag}.marshal")
+    # templates2: keyed by the source itself (templates-: by its sha256)
+    return os.path.join(base, "remedy", f"templates2-{tag}.marshal")
 
 
 def _load_code_cache() -> None:
@@ -206,15 +207,13 @@ def save_code_cache() -> None:
         _CODE_DIRTY = False
 
 
-def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> Any:
-    """A Template for `src`, from cached generated code when possible."""
-    import hashlib
-
-    from jinja2 import Template
-
+def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> types.CodeType:
+    """The code Jinja2 generates for `src`, from the cache when possible (a syntax error is
+    raised here, at load time). The key is the source itself: a sha256 per expression and per
+    name set (~1,400 at each start) cost more than the dictionary's own hashing of the text."""
     global _CODE_DIRTY
     _load_code_cache()
-    key = hashlib.sha256(f"{kind}\0{src}".encode()).hexdigest()
+    key = f"{kind}\0{src}"
     code = _CODE.get(key)
     if code is None:
         node = make_node()
@@ -223,7 +222,33 @@ def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> Any:
         code = compile(ENV.compile(node, raw=True), "<remedy knowledge>", "exec")
         _CODE[key] = code
         _CODE_DIRTY = True
+    return code
+
+
+def _template_of(code: types.CodeType) -> Any:
+    """Jinja2's Template for generated code (its module run, its globals)."""
+    from jinja2 import Template
+
     return Template.from_code(ENV, code, ENV.make_globals(None))
+
+
+class KnowledgeTemplate:
+    """A compiled knowledge template (a message, a title, a command). Jinja2's Template is made
+    from the code when first rendered: a command renders a few of the ~230 (making each was
+    ~1% of a `plan` start-up)."""
+
+    __slots__ = ("_code", "_template", "remedy_source")
+
+    def __init__(self, code: types.CodeType, source: str) -> None:
+        self._code = code
+        self._template: Any = None
+        self.remedy_source = source  # named in sandbox refusals
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        t = self._template
+        if t is None:
+            t = self._template = _template_of(self._code)
+        return t.render(*args, **kwargs)
 
 
 def _expression_node(src: str) -> Any:
@@ -255,9 +280,7 @@ def free_names(src: str, *, template: bool) -> set[str]:
 
 
 def _names_key(template: bool, src: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(f"names\0{int(template)}\0{src}".encode()).hexdigest()
+    return f"names\0{int(template)}\0{src}"
 
 
 def _undeclared(node: Any) -> tuple[str, ...]:
@@ -275,10 +298,11 @@ class Expression:
     seventy functions and values, and copying all of them into a new Context on every call
     was most of what the planner spent evaluating rules."""
 
-    __slots__ = ("_template", "_reads", "_globals", "remedy_names")
+    __slots__ = ("_code", "_template", "_reads", "_globals", "remedy_names")
 
-    def __init__(self, template: Any, names: frozenset[str]) -> None:
-        self._template = template
+    def __init__(self, code: types.CodeType, names: frozenset[str]) -> None:
+        self._code = code
+        self._template: Any = None  # made on the first evaluation (many never run)
         self.remedy_names = names
         self._reads = tuple(sorted(names | set(ENV.globals)))
         self._globals: dict[str, Any] | None = None
@@ -289,6 +313,8 @@ class Expression:
     def run(self, ctx: dict[str, Any]) -> Any:
         """The expression's value over ``ctx`` (read, never changed)."""
         tmpl = self._template
+        if tmpl is None:
+            tmpl = self._template = _template_of(self._code)
         if self._globals is None:
             self._globals = dict(tmpl.globals)
         parent = dict(self._globals)
@@ -308,24 +334,25 @@ def call(expr: Any, ctx: dict[str, Any]) -> Any:
 
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
     try:
-        tmpl = _from_cache("expr", src, lambda: _expression_node(src))
+        code = _from_cache("expr", src, lambda: _expression_node(src))
     except TemplateSyntaxError as exc:
         raise KnowledgeError(
             f"{what}: bad expression {src!r}: {exc.message}", file=file, line=line
         ) from None
     # what it reads: evaluate.py skips rules whose names did not change; the loader checks them
-    return Expression(tmpl, frozenset(free_names(src, template=False)))
+    return Expression(code, frozenset(free_names(src, template=False)))
 
 
-def compile_template(src: str, *, file: str | None, line: int | None, what: str):
+def compile_template(
+    src: str, *, file: str | None, line: int | None, what: str
+) -> KnowledgeTemplate:
     try:
-        tmpl = _from_cache("tmpl", src, lambda: ENV.parse(src))
+        code = _from_cache("tmpl", src, lambda: ENV.parse(src))
     except TemplateSyntaxError as exc:
         raise KnowledgeError(
             f"{what}: bad template {src!r}: {exc.message}", file=file, line=line
         ) from None
-    tmpl.remedy_source = f"{file}:{line}: {what}" if file else what  # named in sandbox refusals
-    return tmpl
+    return KnowledgeTemplate(code, f"{file}:{line}: {what}" if file else what)
 
 
 def truthy(value: Any) -> bool:
