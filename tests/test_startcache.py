@@ -164,3 +164,19 @@ def test_a_bad_pattern_raises_as_re_does(cache: Path) -> None:
     with pytest.raises(re.error):
         re._compiler.compile(r"(unclosed", 0)  # type: ignore[attr-defined]
     assert ("re", r"(unclosed", 0) not in startcache._entries()
+
+
+def test_other_re_internals_fall_back_to_res_own_compile(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another Python's re whose private steps differ: the pattern is re's own, uncached."""
+
+    class OtherSre:
+        @staticmethod
+        def compile(*_a: object) -> None:
+            raise TypeError("this _sre.compile takes other arguments")
+
+    monkeypatch.setattr(startcache, "_sre", OtherSre)
+    pat = re._compiler.compile(r"x(y+)z", 0)  # type: ignore[attr-defined]
+    assert pat is not None and pat.fullmatch("xyyz")
+    assert ("re", r"x(y+)z", 0) not in startcache._entries()

@@ -117,22 +117,27 @@ def _re_compile(p: Any, flags: int = 0) -> Any:
         else:
             _used.add(key)
             return pattern
-    from re import _compiler, _parser  # type: ignore[attr-defined]
+    try:  # re's own steps (3.11-3.13); another layout of re's internals: re's compile, uncached
+        from re import _compiler, _parser  # type: ignore[attr-defined]
 
-    parsed = _parser.parse(p, flags)
-    code = _compiler._code(parsed, flags)
-    groupindex = parsed.state.groupdict
-    indexgroup: list[str | None] = [None] * parsed.state.groups
-    for k, i in groupindex.items():
-        indexgroup[i] = k
-    args = (
-        flags | parsed.state.flags,
-        code,
-        parsed.state.groups - 1,
-        groupindex,
-        tuple(indexgroup),
-    )
-    pattern = _sre.compile(p, *args)
+        parsed = _parser.parse(p, flags)
+        code = _compiler._code(parsed, flags)
+        groupindex = parsed.state.groupdict
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for k, i in groupindex.items():
+            indexgroup[i] = k
+        args = (
+            flags | parsed.state.flags,
+            code,
+            parsed.state.groups - 1,
+            groupindex,
+            tuple(indexgroup),
+        )
+        pattern = _sre.compile(p, *args)
+    except re_error:
+        raise  # a bad pattern: the caller gets re's own error, as without the cache
+    except Exception:
+        return orig(p, flags)
     # plain ints: re's opcodes are an int subclass, which marshal does not hold
     cache[key] = (int(args[0]), [int(c) for c in code], int(args[2]), dict(groupindex), args[4])
     _used.add(key)
@@ -141,6 +146,7 @@ def _re_compile(p: Any, flags: int = 0) -> Any:
 
 
 _RE_ORIG: list[Any] = []
+re_error: type[Exception] = Exception  # re.error, set by install()
 _RE_DEBUG = 128  # re.DEBUG: printed by re's own compile, never cached
 
 
@@ -167,6 +173,10 @@ def install() -> None:
 
         compiler = getattr(re, "_compiler", None)
     if compiler is not None and getattr(compiler, "compile", None) is not None:
+        global re_error
+        import re as _re
+
+        re_error = _re.error
         _RE_ORIG[:] = [compiler.compile]
         _installed.append((compiler, "compile", compiler.compile))
         compiler.compile = _re_compile
