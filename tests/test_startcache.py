@@ -171,7 +171,11 @@ def test_other_re_internals_fall_back_to_res_own_compile(
 ) -> None:
     """Another Python's re whose private steps differ: the pattern is re's own, uncached."""
 
+    import _sre
+
     class OtherSre:
+        MAGIC = _sre.MAGIC
+
         @staticmethod
         def compile(*_a: object) -> None:
             raise TypeError("this _sre.compile takes other arguments")
