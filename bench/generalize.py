@@ -490,6 +490,17 @@ TUNED_AFTER: list[str] = [
     " container-runtime-nvidia-unknown, cdi-device-unresolvable, cdi-spec-unparsable,"
     " cdi-device-not-configured, nvidia-hook-csv-mode-gpus-flag, cdi-hook-binary-missing,"
     " nvidia-container-cli-nvml-missing; those ten rows relabelled to it",
+    "tune-l (after reading the notes of rounds 17-18's class-null rows fp-8, fr-5, fr-12, fr-13;"
+    " written from open-gpu-kernel-modules osapi.c/nv-pci.c and NVML's nvml.h): new class"
+    " driver-module-matches-libraries (the loaded kernel module and the user-space driver are"
+    " different versions: NVRM's 'API mismatch', predicted from nvrm-api-mismatch, and NVML's"
+    " 'Driver/library version mismatch', new signature nvml-driver-library-mismatch) and new"
+    " class driver-branch-drives-gpu (the driver branch or module flavour does not drive the"
+    " GPU: new signature nvrm-gpu-needs-other-driver on the module's continuation lines, open"
+    " nvidia.ko without GSP, 'not supported by the NVIDIA X driver release', the 580.xx legacy"
+    " message, nv-pci.c's 'ignoring the legacy GPU'; prefilter literal 'NVRM:' added); both"
+    " repairs are manual reports; fp-8 and fr-5 relabelled to the first, fr-12 and fr-13 to the"
+    " second",
 ]
 
 TOOLCHAIN_ENV = re.compile(

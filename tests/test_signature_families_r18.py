@@ -301,8 +301,13 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
     # other 'Unsupported' lines are not TensorRT's SM verdict
     (["Unsupported SMB dialect: 0x311"], None, ["package-has-gpu-arch"]),
     (["error: Unsupported SM version 0x"], None, ["package-has-gpu-arch"]),
-    # --- the no-class NVRM and CUDA.jl lines (fq-10, fr-5, fr-12, fr-13) name no cause ---
-    (["NVRM: API mismatch: the client has the version 570.148.08, but"], None, DRIVER),
+    # --- the NVRM and CUDA.jl lines (fq-10, fr-5, fr-12, fr-13) ---
+    # (tune-l: the API mismatch names driver-module-matches-libraries, never a CUDA-vs-driver class)
+    (
+        ["NVRM: API mismatch: the client has the version 570.148.08, but"],
+        "driver-module-matches-libraries",
+        DRIVER,
+    ),
     (["NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1bb3)"], None, DRIVER),
     (
         [
@@ -354,41 +359,8 @@ FIRST_LINES: list[tuple[list[str], int | None]] = [
         2,
     ),
     (["┌ Error: Your Tesla K20m GPU (compute capability 3.5) is not supported by CUDA.jl."], 1),
-    # NVRM's API mismatch, old wording (fr-5) and the open module's (RmPerformVersionCheck)
-    (
-        [
-            "[    6.252567] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06",
-            "[ 8957.099615] NVRM: API mismatch: the client has the version 570.148.08, but",
-            "[ 8957.099615] NVRM: this kernel module has the version 570.148.06.  Please",
-        ],
-        2,
-    ),
-    (
-        [
-            "NVRM: API mismatch: the client 'nvidia-smi' (pid 4242)",
-            "NVRM: has the version 580.95.05, but this kernel module has",
-            "NVRM: the version 580.82.07.  Please make sure that this",
-        ],
-        2,
-    ),
-    # NVRM's GPU it will not drive: open module without GSP (fr-12), legacy branch (fr-13)
-    (
-        [
-            "[   87.358035] NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1bb3)",
-            "               NVRM: installed in this system is not supported by open",
-        ],
-        1,
-    ),
-    (
-        [
-            "Apr 13 16:41:14 nixos kernel: NVRM: The NVIDIA NVIDIA GeForce GTX 1050 GPU installed"
-            " in this system>",
-            "                              NVRM:  supported through the NVIDIA 580.xx Legacy"
-            " drivers. Please",
-            "Apr 13 16:41:14 nixos kernel: NVRM: No NVIDIA GPU found.",
-        ],
-        1,
-    ),
+    # (tune-l: NVRM's API mismatch and the open-module / legacy-branch lines now name classes,
+    # driver-module-matches-libraries and driver-branch-drives-gpu: tests/test_driver_install_classes.py)
     # nvidia-smi's own verdict comes first when it is printed first
     (
         [
