@@ -501,6 +501,12 @@ TUNED_AFTER: list[str] = [
     " message, nv-pci.c's 'ignoring the legacy GPU'; prefilter literal 'NVRM:' added); both"
     " repairs are manual reports; fp-8 and fr-5 relabelled to the first, fr-12 and fr-13 to the"
     " second",
+    "tune-m (after reading round 19's misses ft-1, ft-7): cuda-api-not-in-toolkit takes EDG's"
+    " 'has no member' with a mangled closing quote (\"Max'); ptxas-feature-needs-arch-target and"
+    " ptxas-feature-absent-on-arch take typographic quotes (‘mma with block scale’, recorded with"
+    " ptxas 13.0.88 for sm_121 vs sm_121a); cuda-api-changes.yaml gains the CCCL 3.0 migration"
+    " guide's other removed cub:: functions with a replacement (LaneMask*, WARP_*, CTA_SYNC_AND/OR,"
+    " SHFL_IDX_SYNC, BFI, PRMT, GridBarrier*, Mutex, ThreadTrap), each checked with nvcc 13.0.88",
 ]
 
 TOOLCHAIN_ENV = re.compile(
