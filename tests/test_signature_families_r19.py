@@ -14,10 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from remedy.diagnose import diagnose
-from remedy.inputs import scan_logs
-from remedy.knowledge.loader import load_knowledge
+from family_table import check_family
 
 API = "toolkit-major-keeps-project-api"
 ARCH = "arch-specific-target"
@@ -82,19 +79,6 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
 ]
 
 
-def _ranked(tmp_path: Path, lines: list[str]) -> list[str]:
-    log = tmp_path / "x.log"
-    log.write_text("\n".join(lines) + "\n")
-    symptoms, _, wrappers = scan_logs([log])
-    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    return [h.rule for h in d.hypotheses if h.source == "rules"]
-
-
 @pytest.mark.parametrize(("lines", "first", "never"), CASES)
 def test_family(tmp_path: Path, lines: list[str], first: str | None, never: list[str]) -> None:
-    ranked = _ranked(tmp_path, lines)
-    if first is None:
-        assert ranked == [] or never, ranked
-    else:
-        assert ranked and ranked[0] == first, ranked
-    assert not set(ranked) & set(never), ranked
+    check_family(tmp_path, lines, first, never)
