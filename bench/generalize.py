@@ -509,8 +509,10 @@ TUNED_AFTER: list[str] = [
     " SHFL_IDX_SYNC, BFI, PRMT, GridBarrier*, Mutex, ThreadTrap), each checked with nvcc 13.0.88",
     "tune-o (from upstream source only: DeepGEMM csrc/jit/compiler.hpp and csrc/utils/exception.hpp,"
     " sgl-kernel 0.3.21, vllm 0.34.0, bitsandbytes 0.50.2 and xformers 0.0.35 wheels, triton 3.8.0,"
-    " torch 2.14.1, flashinfer 0.6.11; no held-out diagnosis was studied): new signature"
-    " deepgemm-nvcc-missing (predicted by cuda-home-is-toolkit); gpu-below-required-capability also"
+    " torch 2.14.1, flashinfer 0.6.11; no held-out diagnosis was studied): new signatures"
+    " deepgemm-nvcc-missing (predicted by cuda-home-is-toolkit) and kernel-requires-newer-sm"
+    " (SGLang/FlashInfer 'X requires SMnn[, SMmm]' raised errors, kernel-arch-feature);"
+    " gpu-below-required-capability also"
     " takes sgl-kernel's FA3 gate, vLLM's attention-backend 'compute capability not supported' and"
     " quantization capability gates, FlashMLA's Hopper/Blackwell reasons, SGLang's sm75 floor and"
     " FA3/TRTLLM/tokenspeed backend gates, and Triton's num_ctas > 1 below SM90 (kernel-arch-feature);"
