@@ -173,6 +173,18 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         COMPAT,
         [*NEW, *CUDA_DRIVER],
     ),
+    # torch's warning wrapped by a terminal inside the string (both halves still name it)
+    (
+        [
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you"
+            " run some cuda functions before calling NumCudaDevices() that might have already set"
+            " an error? Error 803: system has",
+            "unsupported display driver / cuda driver combination (Triggered internally at"
+            " /pytorch/c10/cuda/CUDAFunctions.cpp:119.)",
+        ],
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
+    ),
     # the names: driver API (XLA/TF's ToString, numba) and runtime (cupy)
     (
         [
