@@ -507,6 +507,18 @@ TUNED_AFTER: list[str] = [
     " ptxas 13.0.88 for sm_121 vs sm_121a); cuda-api-changes.yaml gains the CCCL 3.0 migration"
     " guide's other removed cub:: functions with a replacement (LaneMask*, WARP_*, CTA_SYNC_AND/OR,"
     " SHFL_IDX_SYNC, BFI, PRMT, GridBarrier*, Mutex, ThreadTrap), each checked with nvcc 13.0.88",
+    "tune-n (after reading the notes and logs of the class-null corpus rows ff-3, fo-2, fp-4"
+    " and the 804 rows ff-2, fi-32; written from CUDA 13.0's cuda.h/driver_types.h (803/804),"
+    " libcudart.so.13's strings, the CUDA Compatibility guide's Forward Compatibility page, and"
+    " the emitters torch CUDAFunctions.cpp, XLA/TF cuda_driver.h ToString, numba driver.py,"
+    " ollama gpu_info_nvcuda.c): new class compat-libcuda-only-where-supported (the libcuda CUDA"
+    " loads pairs with the kernel driver; a cuda-compat libcuda only on a data-center GPU and an"
+    " older driver), new signature cuda-system-driver-mismatch (error 803 by string, both names"
+    " and ollama's numeric form), repair a manual report; cuda-forward-compat-unsupported (804)"
+    " also takes ollama's numeric form and stays container-driver-satisfies-image's; field"
+    " signals give 803 to container-driver-satisfies-image beside an NGC image's driver check and"
+    " to driver-module-matches-libraries beside NVML's/NVRM's version mismatch; ff-3, fo-2, fp-4"
+    " relabelled to the new class",
 ]
 
 TOOLCHAIN_ENV = re.compile(
