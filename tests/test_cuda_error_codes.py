@@ -171,3 +171,24 @@ def test_cuda_error_wording(code: int, form: str, line: str, tmp_path: Path) -> 
         assert want & sigs, f"{line!r}: {sorted(sigs)}"
         allowed = set().union(*(reaching().get(s, set()) for s in want & sigs))
         assert ranked and ranked[0] in allowed, (line, ranked)
+
+
+def test_template_rows_are_the_generators_output() -> None:
+    """tests/fixtures/templates/cuda-errors/ and its index rows are gen_templates.py's output, so
+    every row carries the strings CUDA returns (and the class the table gives the code)."""
+    import importlib.util
+
+    path = ROOT / "tests" / "fixtures" / "cuda-errors" / "gen_templates.py"
+    spec = importlib.util.spec_from_file_location("gen_templates", path)
+    assert spec and spec.loader
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    tdir = ROOT / "tests" / "fixtures" / "templates"
+    on_disk = {p.name: p.read_text() for p in (tdir / "cuda-errors").glob("*.log")}
+    assert on_disk == gen.files()
+    index = yaml.safe_load((tdir / "index.yaml").read_text())["templates"]
+    indexed = {r["file"]: r["class"] for r in index if r["file"].startswith("cuda-errors/")}
+    assert indexed == {r["file"]: r["class"] for r in gen.index_rows()}
+    # a code the table maps keeps its class in the template rows, and no generic one gets any
+    for code, _, _, cls, _ in gen.ROWS:
+        assert (cls is None) == (code not in NAMES_ONE_CAUSE), code
