@@ -51,6 +51,11 @@ NOT_MATCHED = {
     (900, "macro-expr"): "capture codes are matched by name and string, not by number alone",
     (907, "macro-expr"): "capture codes are matched by name and string, not by number alone",
     (906, "macro-expr"): "capture codes are matched by name and string, not by number alone",
+    **{
+        (c, k): "capture codes are matched by name and string, not by number alone"
+        for c in (900, 906, 907)
+        for k in ("macro-code", "macro-paren")
+    },
     (
         906,
         "message",
@@ -81,6 +86,8 @@ def runtime_wordings(v: int, name: str, msg: str) -> Iterator[tuple[str, str]]:
     # a project's own macro: fprintf(stderr, "CUDA error %d at %s:%d: %s\n", ...)
     yield "macro", f"CUDA error {v} at src/kernels.cu:57: {msg}"
     yield "macro-expr", f"CUDA error {v} at src/kernels.cu:57: cudaLaunchKernel(f, grid, block)"
+    yield "macro-code", f"CUDA error code={v} in src/kernels.cu:57"
+    yield "macro-paren", f"ExternalError: CUDA error({v}) at src/kernels.cu:57"
     # ONNX Runtime's CudaCall: '%s failure %d: %s ; GPU=%d ; hostname=%s ; expr=%s; %s'
     yield "ort", f"CUDA failure {v}: {msg} ; GPU=0 ; hostname=gpu1 ; expr=cudaGetLastError(); "
 
