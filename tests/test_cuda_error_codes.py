@@ -199,3 +199,24 @@ def test_template_rows_are_the_generators_output() -> None:
     # a code the table maps keeps its class in the template rows, and no generic one gets any
     for code, _, _, cls, _ in gen.ROWS:
         assert (cls is None) == (code not in NAMES_ONE_CAUSE), code
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ROCm's HIP prints the same string for hipErrorInvalidDeviceFunction: another stack
+        "RuntimeError: HIP error: invalid device function",
+        # ONNX Runtime's CudaCall for the other libraries: their status numbers are not CUDA's
+        "CUBLAS failure 3: CUBLAS_STATUS_NOT_INITIALIZED ; GPU=0 ; hostname=gpu1 ; expr=cublasCreate(&h); ",
+        "CUDNN failure 9: CUDNN_STATUS_NOT_SUPPORTED ; GPU=0 ; hostname=gpu1 ; expr=cudnnConvolutionForward(); ",
+        # a mapped number inside a longer one, or a version
+        "CUDA error 2090 at src/kernels.cu:57",
+        "CUDA error 35.1 reported",
+    ],
+)
+def test_numbers_and_strings_of_other_stacks_name_no_cause(line: str, tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text(line + "\n")
+    symptoms, _, wrappers = scan_logs([log])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert [h.rule for h in d.hypotheses if h.source == "rules"] == [], line
