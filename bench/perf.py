@@ -179,6 +179,8 @@ def scan_bench(args: argparse.Namespace, env: dict[str, str], work: Path) -> Non
     lines = failure_lines(Path(env["PYTHONPATH"]))
     print(f"scan: {len(lines)} corpus failure lines that each make a symptom alone")
     sides = [("remedy", env)]
+    # the scan alone, no knowledge (bench/scan_floor.py): what any diagnosis built on it can reach
+    floor = [sys.executable, str(ROOT / "bench" / "scan_floor.py")]
     if args.vs_src:  # the other checkout, in turn with this one and grep, same log, same load
         sides.append(("other", {**env, "PYTHONPATH": str(args.vs_src.resolve())}))
     free = shutil.disk_usage(work).free
@@ -199,6 +201,7 @@ def scan_bench(args: argparse.Namespace, env: dict[str, str], work: Path) -> Non
         r: dict[str, list[tuple[float, float, int]]] = {k: [] for k, _ in sides}
         ratios: dict[str, list[float]] = {k: [] for k, _ in sides}
         cpu_ratios: dict[str, list[float]] = {k: [] for k, _ in sides}
+        fl: list[tuple[float, float, int]] = []
         for _ in range(runs):
             gw = run_measured(grep_cmd, env, str(work / "grep.out"))
             g.append(gw)
@@ -207,11 +210,19 @@ def scan_bench(args: argparse.Namespace, env: dict[str, str], work: Path) -> Non
                 r[label].append(rw)
                 ratios[label].append(gw[0] / rw[0])
                 cpu_ratios[label].append(gw[1] / max(rw[1], 1e-9))
+            fl.append(run_measured([*floor, str(log)], env, str(work / "floor.out")))
         gm = med([x[0] for x in g])
         print(
             f"scan {size / 1e6:6.0f} MB: grep -E -i 'error|failed|fatal' {gm:6.2f} s"
             f" ({size / 1e6 / gm:5.0f} MB/s, cpu {med([x[1] for x in g]):5.2f} s,"
             f" RSS {med([x[2] for x in g]) / 1024:3.0f} MiB); generated in {gen:.0f} s"
+        )
+        fm = med([x[0] for x in fl])
+        print(
+            f"  {'floor: the scan alone, no knowledge':38s} {fm:6.2f} s ({size / 1e6 / fm:5.0f} MB/s,"
+            f" cpu {med([x[1] for x in fl]):5.2f} s, peak RSS {max(x[2] for x in fl) / 1024:3.0f}"
+            f" MiB): throughput vs grep {med([g[i][0] / fl[i][0] for i in range(len(fl))]):.2f}x"
+            f" ({(work / 'floor.out').read_text().strip()})"
         )
         for label, _ in sides:
             rs = r[label]
@@ -241,6 +252,7 @@ def scan_bench(args: argparse.Namespace, env: dict[str, str], work: Path) -> Non
         for f in work.glob("*.json"):
             f.unlink()
         (work / "grep.out").unlink(missing_ok=True)
+        (work / "floor.out").unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------------------------
