@@ -507,6 +507,34 @@ TUNED_AFTER: list[str] = [
     " ptxas 13.0.88 for sm_121 vs sm_121a); cuda-api-changes.yaml gains the CCCL 3.0 migration"
     " guide's other removed cub:: functions with a replacement (LaneMask*, WARP_*, CTA_SYNC_AND/OR,"
     " SHFL_IDX_SYNC, BFI, PRMT, GridBarrier*, Mutex, ThreadTrap), each checked with nvcc 13.0.88",
+    "tune-o (from upstream source only: DeepGEMM csrc/jit/compiler.hpp and csrc/utils/exception.hpp,"
+    " sgl-kernel 0.3.21, vllm 0.34.0, bitsandbytes 0.50.2 and xformers 0.0.35 wheels, triton 3.8.0,"
+    " torch 2.14.1, flashinfer 0.6.11; no held-out diagnosis was studied): new signatures"
+    " deepgemm-nvcc-missing (predicted by cuda-home-is-toolkit) and kernel-requires-newer-sm"
+    " (SGLang/FlashInfer 'X requires SMnn[, SMmm]' raised errors, kernel-arch-feature);"
+    " gpu-below-required-capability also"
+    " takes sgl-kernel's FA3 gate, vLLM's attention-backend 'compute capability not supported' and"
+    " quantization capability gates, FlashMLA's Hopper/Blackwell reasons, SGLang's sm75 floor and"
+    " FA3/TRTLLM/tokenspeed backend gates, and Triton's num_ctas > 1 below SM90 (kernel-arch-feature);"
+    " package-needs-newer-nvcc takes flash-attention's major-only wording; torch-gpu-cc-outside-range"
+    " takes torch 2.8-2.9's matched_cuda_warn ('Please install PyTorch with a following CUDA')."
+    " DeepGEMM's 'NVCC version"
+    " should be >= 12.3' was tried on package-needs-newer-nvcc and dropped when tests/test_corpus.py"
+    " showed round 12's unknown/fa-4.log holds that line labelled null; CUDA-init errors 34/802 (803 is tune-n's class)"
+    " and bitsandbytes' missing-binary shapes stay without a rule after reading the corpus notes of"
+    " unknown/fo-2, ff-3, fp-4, fk-1 and fc-22 (labelled null)",
+    "tune-n (after reading the notes and logs of the class-null corpus rows ff-3, fo-2, fp-4"
+    " and the 804 rows ff-2, fi-32; written from CUDA 13.0's cuda.h/driver_types.h (803/804),"
+    " libcudart.so.13's strings, the CUDA Compatibility guide's Forward Compatibility page, and"
+    " the emitters torch CUDAFunctions.cpp, XLA/TF cuda_driver.h ToString, numba driver.py,"
+    " ollama gpu_info_nvcuda.c): new class compat-libcuda-only-where-supported (the libcuda CUDA"
+    " loads pairs with the kernel driver; a cuda-compat libcuda only on a data-center GPU and an"
+    " older driver), new signature cuda-system-driver-mismatch (error 803 by string, both names"
+    " and ollama's numeric form), repair a manual report; cuda-forward-compat-unsupported (804)"
+    " also takes ollama's numeric form and stays container-driver-satisfies-image's; field"
+    " signals give 803 to container-driver-satisfies-image beside an NGC image's driver check and"
+    " to driver-module-matches-libraries beside NVML's/NVRM's version mismatch; ff-3, fo-2, fp-4"
+    " relabelled to the new class",
 ]
 
 TOOLCHAIN_ENV = re.compile(

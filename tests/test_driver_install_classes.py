@@ -1,7 +1,8 @@
-"""The driver-install classes (tune-l): kernel module vs user-space driver, driver branch vs GPU.
+"""The driver-install classes: kernel module vs user-space driver, driver branch vs GPU (tune-l),
+the libcuda CUDA loads vs the kernel driver (tune-n, error 803).
 
-Why: both classes are named from the NVIDIA kernel module's and NVML's own wordings, which sit
-next to the CUDA-vs-driver lines in the same logs. Each row is a log (real recorded text from
+Why: the classes are named from the NVIDIA kernel module's, NVML's and cuInit's own wordings,
+which sit next to the CUDA-vs-driver lines in the same logs. Each row is a log (real recorded text from
 tests/fixtures/corpus, or the upstream format string filled as the emitter fills it, cited in
 knowledge/signatures.yaml) and the class log-only diagnosis must rank first, or None where no
 class may be named, and the classes that must NOT be ranked at all. The negative rows keep the
@@ -22,6 +23,7 @@ from remedy.knowledge.loader import load_knowledge
 MODULE = "driver-module-matches-libraries"
 BRANCH = "driver-branch-drives-gpu"
 NEW = [MODULE, BRANCH]
+COMPAT = "compat-libcuda-only-where-supported"  # tune-n: error 803
 CUDA_DRIVER = [
     "driver-supports-cuda",
     "driver-supports-build-cuda",
@@ -138,16 +140,156 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         NEW,
     ),
     # error 803 of a cuda-compat libcuda picked by the container's ld cache (recorded:
-    # gpustack/gpustack, unknown/ff-3.log): not tied to the kernel module here
+    # gpustack/gpustack, corpus ff-3): not tied to the kernel module here; tune-n's class
     (
         [
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
             " functions before calling NumCudaDevices() that might have already set an error?"
             " Error 803: system has unsupported display driver / cuda driver combination"
         ],
-        None,
-        NEW,
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
     ),
+    # --- error 803: the libcuda CUDA loads against the kernel driver (tune-n) -------------
+    # torch's warning inside the vLLM cu130 image (recorded: vllm-project/vllm#33116, corpus fo-2)
+    (
+        [
+            "| NVIDIA-SMI 580.105.08             Driver Version: 580.105.08     CUDA Version: 13.0 |",
+            "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:182: UserWarning: CUDA"
+            " initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
+            " functions before calling NumCudaDevices() that might have already set an error?"
+            " Error 803: system has unsupported display driver / cuda driver combination"
+            " (Triggered internally at /pytorch/c10/cuda/CUDAFunctions.cpp:119.)",
+        ],
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    # llama.cpp with cuda-compat-12.9 on LD_LIBRARY_PATH, GeForce (recorded: llama.cpp#17542)
+    (
+        [
+            "ggml_cuda_init: failed to initialize CUDA: system has unsupported display driver /"
+            " cuda driver combination"
+        ],
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    # torch's warning wrapped by a terminal inside the string (both halves still name it)
+    (
+        [
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you"
+            " run some cuda functions before calling NumCudaDevices() that might have already set"
+            " an error? Error 803: system has",
+            "unsupported display driver / cuda driver combination (Triggered internally at"
+            " /pytorch/c10/cuda/CUDAFunctions.cpp:119.)",
+        ],
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    # the names: driver API (XLA/TF's ToString, numba) and runtime (cupy)
+    (
+        [
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit:"
+            " CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display driver / cuda"
+            " driver combination"
+        ],
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    (
+        [
+            "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"
+        ],
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    (["CUDA error: cudaErrorSystemDriverMismatch"], COMPAT, [*NEW, *CUDA_DRIVER]),
+    # ollama's numeric form of cuInit's return (gpu_info_nvcuda.c nvcuda_init)
+    (
+        [
+            'level=WARN source=gpu.go:605 msg="unknown error initializing cuda driver library'
+            " /usr/local/cuda-12.9/compat/libcuda.so.575.57.08: cuda driver library init failure:"
+            ' 803. see https://github.com/ollama/ollama/blob/main/docs/troubleshooting.md"'
+        ],
+        COMPAT,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    # ... and 804 stays the image's CUDA above the host driver (corpus ff-2, fi-32)
+    (
+        [
+            'level=WARN source=gpu.go:605 msg="unknown error initializing cuda driver library'
+            " /usr/local/cuda-13.0/compat/libcuda.so.580.95.05: cuda driver library init failure:"
+            ' 804. see https://github.com/ollama/ollama/blob/main/docs/troubleshooting.md"'
+        ],
+        "container-driver-satisfies-image",
+        [*NEW, COMPAT],
+    ),
+    (
+        [
+            "ggml_cuda_init: failed to initialize CUDA: forward compatibility was attempted on non supported HW"
+        ],
+        "container-driver-satisfies-image",
+        [*NEW, COMPAT],
+    ),
+    # an NGC image's start-up check: the image needs a newer driver; its compat could not bridge
+    (
+        [
+            "ERROR: This container was built for NVIDIA Driver Release 560.28 or later, but",
+            "       version 535.183.01 was detected and compatibility mode is UNAVAILABLE.",
+            "       [[System has unsupported display driver / cuda driver combination"
+            " (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) cuInit()=803]]",
+        ],
+        "container-driver-satisfies-image",
+        [*NEW, COMPAT],
+    ),
+    # the bracketed line alone (a cut log) is the same check
+    (
+        [
+            "       [[System has unsupported display driver / cuda driver combination"
+            " (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) cuInit()=803]]"
+        ],
+        "container-driver-satisfies-image",
+        [*NEW, COMPAT],
+    ),
+    # NVML or the kernel module naming a module/library mismatch: the driver's own libcuda
+    (
+        [
+            "Failed to initialize NVML: Driver/library version mismatch",
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you"
+            " run some cuda functions before calling NumCudaDevices() that might have already set"
+            " an error? Error 803: system has unsupported display driver / cuda driver combination",
+        ],
+        MODULE,
+        [BRANCH, COMPAT, *CUDA_DRIVER],
+    ),
+    (
+        [
+            "[ 8957.099615] NVRM: API mismatch: the client has the version 570.148.08, but",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
+            " functions before calling NumCudaDevices() that might have already set an error?"
+            " Error 803: system has unsupported display driver / cuda driver combination",
+        ],
+        MODULE,
+        [BRANCH, COMPAT, *CUDA_DRIVER],
+    ),
+    # other cuInit failures are not 803's
+    (
+        [
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit:"
+            " CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
+        ],
+        None,
+        [COMPAT],
+    ),
+    (
+        [
+            'level=WARN source=gpu.go:605 msg="unknown error initializing cuda driver library'
+            " /usr/lib/x86_64-linux-gnu/libcuda.so.575.64.03: cuda driver library init failure:"
+            ' 999. see https://github.com/ollama/ollama/blob/main/docs/troubleshooting.md"'
+        ],
+        None,
+        [COMPAT],
+    ),
+    (["cuda driver library init failure: 8030"], None, [COMPAT]),
     # torch's own verdict on an old GPU is the wheel's, not the driver's
     (
         [

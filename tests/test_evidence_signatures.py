@@ -509,6 +509,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-l adds 'NVRM:' (the kernel module's continuation lines that name the driver branch or
     # module flavour a GPU needs, 'NVRM: installed in this system is not supported by open',
     # hold no other literal); nvml-driver-library-mismatch reuses 'version ' and 'Error'.
+    # Tune-n's 'unsupported display' (cuInit's 803 string, quoted by llama.cpp, cupy and
+    # torch after prefixes without an error word) derives 'unsupported ', which also holds the
+    # needles of 'GNU version!' and 'PTX was comp' (both dropped: 83 -> 82); its other needles
+    # reuse 'CUDA', 'Error' and 'failure'.
     assert len(lits) <= 83, "each literal costs grep time; see prefilter.py"
 
 

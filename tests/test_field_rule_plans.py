@@ -72,3 +72,21 @@ def test_host_gcc_too_new_gets_nvcc_ccbin(kb):
     assert actions(p) == ["env-nvcc-ccbin"]
     assert p.steps[0].params == {"ccbin": "/usr/bin/gcc-14"}
     assert "nvcc-allow-unsupported-compiler" in {r.action for r in p.rejected}
+
+
+def test_compat_libcuda_older_than_the_driver_is_reported_never_installed(kb):
+    """Error 803's cause (tune-n): the image's cuda-compat libcuda loaded on a host whose driver
+    is newer. Its only repair is a manual report, so the plan has no step (no toolkit, torch or
+    driver install) and leaves the rule unresolved with the finding naming the compat path."""
+    notes = [
+        "observed: libcuda_version=580.82.07",
+        "observed: libcuda_path=/usr/local/cuda-13.0/compat/libcuda.so.580.82.07",
+    ]
+    p = plan_for(kb, "h200", {"gpus.0.driver": "580.105.08", "notes": notes})
+    assert actions(p) == []
+    assert [f.rule for f in p.findings] == ["compat-libcuda-only-where-supported"]
+    assert "/usr/local/cuda-13.0/compat/" in p.findings[0].message
+    assert p.unresolved == ["compat-libcuda-only-where-supported @ libcuda"]
+    # the same compat libcuda on an older driver of a data-center GPU is forward compatibility
+    ok = plan_for(kb, "h200", {"gpus.0.driver": "535.183.01", "notes": notes[:1]})
+    assert "compat-libcuda-only-where-supported" not in [f.rule for f in ok.findings]
