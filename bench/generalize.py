@@ -140,6 +140,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # by two engineers (fresh-s/t) who never ran remedy on them, while tune-j tuned the knowledge
     # on round 18's misses without seeing them; scored by the knowledge after tune-j (ff4c4c4).
     ("ff4c4c4", "ff4c4c4"),
+    # round 20: 32 logs (15 with a class, 17 whose cause no rule covers) collected on 2026-12-02
+    # by four engineers (fresh-u/v/w/x) who never ran remedy on them, while tune-n, tune-o and
+    # tune-p changed the knowledge without seeing them; scored by the knowledge after all three
+    # merged (9efa960). One thread collected twice (ublue-os/aurora#1924) was kept once.
+    ("9efa960", "9efa960"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
