@@ -36,25 +36,86 @@ def _digest(body: bytes) -> bytes:
     return (hashlib.sha256 if hashlib is not None else sha256)(body).digest()
 
 
-def _dir_ok(d: str) -> bool:
-    st = os.lstat(d)
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _link_ok(dfd: int, name: str) -> bool:
+    """A link may be followed when it and the directory holding it are root's or ours and
+    that directory is not writable by others (or is sticky): nobody else placed it or can
+    re-point it (remedy.fileread.foreign_link's rule)."""
+    me = os.geteuid()
+    lst = os.lstat(name, dir_fd=dfd)
+    parent = os.fstat(dfd)
+    return (
+        lst.st_uid in (0, me)
+        and parent.st_uid in (0, me)
+        and (not parent.st_mode & 0o022 or bool(parent.st_mode & stat.S_ISVTX))
+    )
+
+
+def _open_dir(d: str, create: bool) -> int | None:
+    """A handle on the cache directory d, reached from / one name at a time without following
+    a link another user could have placed (XDG_CACHE_HOME or ~/.cache pointing somewhere, or a
+    swap after a check); d itself must be ours, a directory (never a link) and private.
+    create: missing directories are made (0700) on the way. None when any of that fails.
+
+    Everything after is done through the handle (openat, renameat), so a name swapped for a
+    link after this check is never written through."""
+    names = [c for c in os.path.abspath(d).split("/") if c]
+    fd = os.open("/", _DIR)
+    try:
+        hops = 0
+        while names:
+            name = names.pop(0)
+            try:
+                nfd = os.open(name, _DIR | _NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    return None
+                os.mkdir(name, 0o700, dir_fd=fd)
+                nfd = os.open(name, _DIR | _NOFOLLOW, dir_fd=fd)
+            except OSError:  # ELOOP/ENOTDIR: a link (followed only when trusted), or a file
+                st = os.lstat(name, dir_fd=fd)
+                if not stat.S_ISLNK(st.st_mode) or not names or not _link_ok(fd, name):
+                    return None
+                hops += 1
+                if hops > 40:
+                    return None
+                target = os.readlink(name, dir_fd=fd)
+                names[:0] = [c for c in target.split("/") if c]
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd = os.open("/", _DIR)
+                continue
+            os.close(fd)
+            fd = nfd
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return None
+        fd, out = -1, fd
+        return out
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def read_private(path: str) -> bytes | None:
     """The cache's body, or None when it is missing, not ours, loose or damaged."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    dfd = _open_dir(os.path.dirname(path), create=False)
+    if dfd is None:
         return None
     try:
+        fd = os.open(os.path.basename(path), os.O_RDONLY | _NOFOLLOW, dir_fd=dfd)
+    except OSError:
+        return None
+    finally:
+        os.close(dfd)
+    try:
         st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & 0o022
-            or not _dir_ok(os.path.dirname(path))
-        ):
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             blob = f.read()
@@ -70,28 +131,31 @@ def read_private(path: str) -> bytes | None:
 
 
 def write_private(path: str, body: bytes) -> bool:
-    """Atomically write the cache (dir 0700, file 0600); False (nothing written) when its
-    directory is someone else's or writable by others, or on any OSError."""
+    """Atomically write the cache (dir 0700, file 0600) through the directory's handle;
+    False (nothing written) when its directory is someone else's, writable by others or
+    reached through a link another user could have placed, or on any OSError."""
     import contextlib
-    import tempfile
 
-    d = os.path.dirname(path)
+    dfd = _open_dir(os.path.dirname(path), create=True)
+    if dfd is None:
+        return False
+    name = os.path.basename(path)
+    tmp = f".cache-{os.getpid()}-{os.urandom(6).hex()}"
     try:
-        os.makedirs(d, mode=0o700, exist_ok=True)
-        if not _dir_ok(d):
-            return False
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".cache-")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dfd)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(MAGIC + _digest(body) + body)
-            os.replace(tmp, path)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dfd)
             raise
         return True
     except OSError:
         return False
+    finally:
+        os.close(dfd)
 
 
 def read_keys(path: str) -> list[str]:
