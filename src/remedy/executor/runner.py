@@ -345,8 +345,13 @@ class Runner:
                 continue
             self.log(f"  $ {cmd}")
             # the step's process group goes to a file first, so a resume after a dropped
-            # connection can stop what is still running; removed when the command ends
+            # connection can stop what is still running; removed when the command ends.
+            # `cd /` first: every path a step names is absolute, and the directory remedy was
+            # started in (`--local` from /tmp, a shared checkout) is no place for root's
+            # `python -m pip` to import `pip` from (`-m` puts the working directory first on
+            # sys.path)
             script = (
+                "cd / || exit 1\n"
                 f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
                 f"printf '%s\\n' \"${{pg:-$$}}\" > {pgf}\n"
                 f"( set -e\n{cmd}\n)\nrc=$?\nrm -f {pgf}\nexit $rc"
