@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import stat
 
+from remedy.dirfd import NOFOLLOW
+
 try:  # the builtin sha256: importing hashlib loads OpenSSL (~3 ms of a 25 ms `remedy --help`)
     from _sha256 import sha256  # CPython <= 3.11
 except ImportError:  # pragma: no cover - depends on the interpreter
@@ -36,70 +38,24 @@ def _digest(body: bytes) -> bytes:
     return (hashlib.sha256 if hashlib is not None else sha256)(body).digest()
 
 
-_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
-def _link_ok(dfd: int, name: str) -> bool:
-    """A link may be followed when it and the directory holding it are root's or ours and
-    that directory is not writable by others (or is sticky): nobody else placed it or can
-    re-point it (remedy.fileread.foreign_link's rule)."""
-    me = os.geteuid()
-    lst = os.lstat(name, dir_fd=dfd)
-    parent = os.fstat(dfd)
-    return (
-        lst.st_uid in (0, me)
-        and parent.st_uid in (0, me)
-        and (not parent.st_mode & 0o022 or bool(parent.st_mode & stat.S_ISVTX))
-    )
-
-
 def _open_dir(d: str, create: bool) -> int | None:
-    """A handle on the cache directory d, reached from / one name at a time without following
-    a link another user could have placed (XDG_CACHE_HOME or ~/.cache pointing somewhere, or a
-    swap after a check); d itself must be ours, a directory (never a link) and private.
-    create: missing directories are made (0700) on the way. None when any of that fails.
+    """A handle on the cache directory d, reached without following a link another user
+    could have placed (XDG_CACHE_HOME or ~/.cache pointing somewhere, or a swap after a check:
+    remedy.dirfd); d must be ours and private. create: missing directories are made 0700.
+    Everything after goes through the handle, so nothing checked is swapped afterwards."""
+    from remedy.dirfd import open_dir
 
-    Everything after is done through the handle (openat, renameat), so a name swapped for a
-    link after this check is never written through."""
-    names = [c for c in os.path.abspath(d).split("/") if c]
-    fd = os.open("/", _DIR)
-    try:
-        hops = 0
-        while names:
-            name = names.pop(0)
-            try:
-                nfd = os.open(name, _DIR | _NOFOLLOW, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    return None
-                os.mkdir(name, 0o700, dir_fd=fd)
-                nfd = os.open(name, _DIR | _NOFOLLOW, dir_fd=fd)
-            except OSError:  # ELOOP/ENOTDIR: a link (followed only when trusted), or a file
-                st = os.lstat(name, dir_fd=fd)
-                if not stat.S_ISLNK(st.st_mode) or not names or not _link_ok(fd, name):
-                    return None
-                hops += 1
-                if hops > 40:
-                    return None
-                target = os.readlink(name, dir_fd=fd)
-                names[:0] = [c for c in target.split("/") if c]
-                if target.startswith("/"):
-                    os.close(fd)
-                    fd = os.open("/", _DIR)
-                continue
-            os.close(fd)
-            fd = nfd
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            return None
-        fd, out = -1, fd
-        return out
-    except OSError:
+    fd, _why = open_dir(d, create=create, last_link=False)
+    if fd is None:
         return None
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        st = None
+    if st is None or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        os.close(fd)
+        return None
+    return fd
 
 
 def read_private(path: str) -> bytes | None:
@@ -108,7 +64,7 @@ def read_private(path: str) -> bytes | None:
     if dfd is None:
         return None
     try:
-        fd = os.open(os.path.basename(path), os.O_RDONLY | _NOFOLLOW, dir_fd=dfd)
+        fd = os.open(os.path.basename(path), os.O_RDONLY | NOFOLLOW, dir_fd=dfd)
     except OSError:
         return None
     finally:
@@ -142,7 +98,7 @@ def write_private(path: str, body: bytes) -> bool:
     name = os.path.basename(path)
     tmp = f".cache-{os.getpid()}-{os.urandom(6).hex()}"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dfd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600, dir_fd=dfd)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(MAGIC + _digest(body) + body)
