@@ -289,9 +289,29 @@ def trusted_command(name: str, args: Iterable[str] = ()) -> list[str]:
     if not name or "/" in name or name.startswith("-") or "\n" in name:
         raise ValueError(f"{name!r} is no command name")
     script = (
-        SH_TRUST
+        "# run the command on PATH only if trusted (not a check alone: it runs the command)\n"
+        + SH_TRUST
         + 'x=$(command -v "$1" 2>/dev/null) || exit 127; case $x in /*) ;; *) exit 127;; esac\n'
         + f'trusted "$x" || {{ printf \'not executed: %s\\n\' "$WHY"; exit {UNTRUSTED_EXIT}; }}\n'
         + 'shift; exec "$RP" "$@"\n'
     )
     return ["sh", "-c", script, "sh", name, *args]
+
+
+def write_check_argv(dirs: Iterable[str]) -> list[str] | None:
+    """argv that exits 3 with `not written: DIR: WHY` unless every directory a step writes
+    into (its nearest existing ancestor, for one the step creates) passes `trusted`: root
+    creating a link or running `cc -o` in a tree another user can change writes wherever
+    that user points a name (a dangling link at the output: GNU ld writes through it).
+    None when there is nothing to check; for `remedy run` and a playbook task alike."""
+    args = list(dict.fromkeys(posixpath.normpath(d) for d in dirs if d.startswith("/")))
+    if not args:
+        return None
+    script = (
+        SH_TRUST
+        + 'for d in "$@"; do q=$d\n'
+        + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
+        + 'trusted "$q" || { printf \'not written: %s: %s\\n\' "$d" "$WHY"; exit 3; }\n'
+        + "done\n"
+    )
+    return ["sh", "-c", script, "sh", *args]
