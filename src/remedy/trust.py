@@ -11,6 +11,7 @@ are not writable by group or others; otherwise remedy reads what it can without 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 
 from remedy.transport.base import Transport
@@ -207,7 +208,15 @@ CODE_DIR_VARS = (
     "CPLUS_INCLUDE_PATH",
 )
 CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV")
-NVCC_FLAG_VARS = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
+# flags nvcc reads from the environment, and the ones remedy's probes put on the command line
+# as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
+# `-B DIR` (also inside -Xcompiler=/--compiler-options=) where gcc finds `as`, `ld`, `collect2`
+FLAG_VARS = (
+    "NVCC_PREPEND_FLAGS",
+    "NVCC_APPEND_FLAGS",
+    "FLASHINFER_EXTRA_CUDAFLAGS",
+    "FLASHINFER_EXTRA_LDFLAGS",
+)
 _DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
 
 
@@ -238,18 +247,20 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         for p in env.get(var, "").replace(":", " ").split():
             if "/" in p and (why := add(var, p)):  # a bare name: the checked library dirs
                 return out, why
-    for var in NVCC_FLAG_VARS:
+    for var in FLAG_VARS:
         try:
             words = shlex.split(env.get(var, ""))
         except ValueError:
             return out, f"not executed: {var} cannot be parsed"
-        for a, b in zip(words, [*words[1:], ""][: len(words)], strict=True):
-            for flag in _DIR_FLAGS:
-                value = b if a == flag else a[len(flag) + 1 :] if a.startswith(flag + "=") else None
-                if value is None and flag == "-B" and a.startswith("-B") and len(a) > 2:
-                    value = a[2:]
-                if value and "/" in value and (why := add(var, value)):
-                    return out, why
+        # -Xcompiler=-B/x,-O2 and --compiler-options -B/x: the pieces are words too
+        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        for k, a in enumerate(pieces):
+            b = pieces[k + 1] if k + 1 < len(pieces) else ""
+            value = b if a in _DIR_FLAGS else a[2:] if a.startswith("-B") else None
+            if a != "-B" and a in _DIR_FLAGS and "/" not in (value or ""):
+                continue  # -ccbin g++: a name found on PATH, whose dirs are checked
+            if value and (why := add(var, value)):
+                return out, why
     return out, None
 
 

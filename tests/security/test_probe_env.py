@@ -90,6 +90,10 @@ def plant(area: Path, var: str, owner: int) -> dict[str, str]:
         env["PATH"] = f"{d / 'bin'}:/usr/bin:/bin"
     elif var == "LD_PRELOAD":
         env["LD_PRELOAD"] = str(preload_lib(d / "lib", canary))
+    elif var == "FLASHINFER_EXTRA_LDFLAGS":  # gcc looks for ld/collect2 in -B's dir first
+        wrapper(d / "bin", "ld", canary)
+        (d / "bin" / "collect2").symlink_to("ld")
+        env[var] = f"-B{d / 'bin'}/"
     elif var == "PYTHONPATH":
         (d / "py").mkdir(parents=True)
         (d / "py" / "sitecustomize.py").write_text(f"open({str(canary)!r}, 'a').write('py')\n")
@@ -99,7 +103,7 @@ def plant(area: Path, var: str, owner: int) -> dict[str, str]:
 
 
 @needs_root
-@pytest.mark.parametrize("var", ["PATH", "LD_PRELOAD", "PYTHONPATH"])
+@pytest.mark.parametrize("var", ["PATH", "LD_PRELOAD", "PYTHONPATH", "FLASHINFER_EXTRA_LDFLAGS"])
 def test_code_another_user_names_in_the_environment_is_not_loaded(area: Path, var: str):
     env = plant(area, var, NOBODY)
     res = probe(area, "link-probe", env)
@@ -111,7 +115,7 @@ def test_code_another_user_names_in_the_environment_is_not_loaded(area: Path, va
 
 
 @needs_root
-@pytest.mark.parametrize("var", ["PATH", "LD_PRELOAD", "PYTHONPATH"])
+@pytest.mark.parametrize("var", ["PATH", "LD_PRELOAD", "PYTHONPATH", "FLASHINFER_EXTRA_LDFLAGS"])
 def test_control_the_same_code_owned_by_root_is_loaded(area: Path, var: str):
     env = plant(area, var, 0)
     res = probe(area, "link-probe", env)
@@ -168,6 +172,8 @@ def test_control_gpu_probes_run_a_root_owned_nvidia_smi(area: Path):
         ({"NVCC_PREPEND_FLAGS": "-ccbin /opt/g/bin/g++ -O2"}, ["/opt/g/bin/g++"]),
         ({"NVCC_APPEND_FLAGS": "--compiler-bindir=/opt/g -B/opt/as"}, ["/opt/g", "/opt/as"]),
         ({"GCC_EXEC_PREFIX": "/opt/gcc/x-"}, ["/opt/gcc"]),
+        ({"FLASHINFER_EXTRA_CUDAFLAGS": "-Xcompiler=-B/opt/b,-O2 -ccbin g++"}, ["/opt/b"]),
+        ({"FLASHINFER_EXTRA_LDFLAGS": "-B /opt/l/ -lfoo"}, ["/opt/l"]),
         ({"PYTHONPATH": "/opt/p/../q"}, ["/opt/q"]),
     ],
 )
@@ -181,7 +187,13 @@ def test_env_code_paths_names_every_location(env, want):
 
 
 @pytest.mark.parametrize(
-    "env", [{"PATH": "bin:/usr/bin"}, {"LD_LIBRARY_PATH": "lib"}, {"NVCC_PREPEND_FLAGS": "'"}]
+    "env",
+    [
+        {"PATH": "bin:/usr/bin"},
+        {"LD_LIBRARY_PATH": "lib"},
+        {"NVCC_PREPEND_FLAGS": "'"},
+        {"FLASHINFER_EXTRA_LDFLAGS": "-Bbin"},
+    ],
 )
 def test_env_code_paths_refuses_what_it_cannot_check(env):
     from remedy.trust import env_code_paths
