@@ -9,14 +9,15 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
 
-FOUNDATION = {"errors", "model", "outcomes", "fileread", "planfile", "cachefile"}
+FOUNDATION = {"errors", "model", "outcomes", "fileread", "planfile", "cachefile", "dirfd"}
 BASE = FOUNDATION | {"redact", "resolve", "interrupts"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "model": {"errors"},
     "outcomes": {"errors"},
     "fileread": {"errors"},
-    "cachefile": set(),
+    "cachefile": {"dirfd"},
+    "dirfd": set(),
     # pydantic's default-factory check for list/dict/set, put in before pydantic loads
     "pydanticfix": set(),
     # the console script's start-up code cache (put in by entry)

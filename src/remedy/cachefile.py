@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import stat
 
+from remedy.dirfd import NOFOLLOW
+
 try:  # the builtin sha256: importing hashlib loads OpenSSL (~3 ms of a 25 ms `remedy --help`)
     from _sha256 import sha256  # CPython <= 3.11
 except ImportError:  # pragma: no cover - depends on the interpreter
@@ -36,25 +38,40 @@ def _digest(body: bytes) -> bytes:
     return (hashlib.sha256 if hashlib is not None else sha256)(body).digest()
 
 
-def _dir_ok(d: str) -> bool:
-    st = os.lstat(d)
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+def _open_dir(d: str, create: bool) -> int | None:
+    """A handle on the cache directory d, reached without following a link another user
+    could have placed (XDG_CACHE_HOME or ~/.cache pointing somewhere, or a swap after a check:
+    remedy.dirfd); d must be ours and private. create: missing directories are made 0700.
+    Everything after goes through the handle, so nothing checked is swapped afterwards."""
+    from remedy.dirfd import open_dir
+
+    fd, _why = open_dir(d, create=create, last_link=False)
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        st = None
+    if st is None or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        os.close(fd)
+        return None
+    return fd
 
 
 def read_private(path: str) -> bytes | None:
     """The cache's body, or None when it is missing, not ours, loose or damaged."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    dfd = _open_dir(os.path.dirname(path), create=False)
+    if dfd is None:
         return None
     try:
+        fd = os.open(os.path.basename(path), os.O_RDONLY | NOFOLLOW, dir_fd=dfd)
+    except OSError:
+        return None
+    finally:
+        os.close(dfd)
+    try:
         st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & 0o022
-            or not _dir_ok(os.path.dirname(path))
-        ):
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             blob = f.read()
@@ -70,28 +87,31 @@ def read_private(path: str) -> bytes | None:
 
 
 def write_private(path: str, body: bytes) -> bool:
-    """Atomically write the cache (dir 0700, file 0600); False (nothing written) when its
-    directory is someone else's or writable by others, or on any OSError."""
+    """Atomically write the cache (dir 0700, file 0600) through the directory's handle;
+    False (nothing written) when its directory is someone else's, writable by others or
+    reached through a link another user could have placed, or on any OSError."""
     import contextlib
-    import tempfile
 
-    d = os.path.dirname(path)
+    dfd = _open_dir(os.path.dirname(path), create=True)
+    if dfd is None:
+        return False
+    name = os.path.basename(path)
+    tmp = f".cache-{os.getpid()}-{os.urandom(6).hex()}"
     try:
-        os.makedirs(d, mode=0o700, exist_ok=True)
-        if not _dir_ok(d):
-            return False
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".cache-")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600, dir_fd=dfd)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(MAGIC + _digest(body) + body)
-            os.replace(tmp, path)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dfd)
             raise
         return True
     except OSError:
         return False
+    finally:
+        os.close(dfd)
 
 
 def read_keys(path: str) -> list[str]:

@@ -300,7 +300,12 @@ def write_out(path: Path, text: str) -> None:
         if special:
             # not a link (or a trusted one, which nobody else can swap): O_NOFOLLOW holds
             # the name to what was checked
-            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | (0 if is_link else os.O_NOFOLLOW))
+            dfd, name = _parent(path)
+            try:
+                flags = os.O_WRONLY | os.O_CLOEXEC | (0 if is_link else os.O_NOFOLLOW)
+                fd = os.open(name, flags, dir_fd=dfd)
+            finally:
+                os.close(dfd)
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             return
@@ -324,21 +329,46 @@ def _write_std_stream(st: os.stat_result, text: str) -> bool:
     return False
 
 
-def _atomic_text(path: Path, text: str) -> None:
-    import tempfile
+def _parent(path: Path) -> tuple[int, str]:
+    """A handle on path's directory, reached without following a link another user could
+    have placed on the way (`--out /tmp/reports/plan` with /tmp/reports uid 65534's link to
+    /etc/cron.d: remedy.dirfd), and the last name. InputError when there is none."""
+    from remedy.dirfd import open_dir
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, why = open_dir(os.path.dirname(os.path.abspath(path)) or "/")
+    if fd is None:
+        raise InputError(
+            f"cannot write {path}: {why}; nothing was written",
+            hint="name a path whose directories are not links others could have placed",
+        )
+    return fd, os.path.basename(path)
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    """A random temp name created O_EXCL|O_NOFOLLOW in the directory's handle, renamed over
+    the name in that same handle."""
+    dfd, name = _parent(path)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644 & ~umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        tmp = f".{name}.{os.urandom(6).hex()}.tmp"
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=dfd,
+        )
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+                f.flush()
+                os.fchmod(f.fileno(), 0o644 & ~umask())
+                os.fsync(f.fileno())
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    finally:
+        os.close(dfd)
 
 
 def open_append(path: Path) -> Any:
@@ -363,10 +393,13 @@ def open_append(path: Path) -> Any:
     except OSError as exc:
         raise InputError(f"cannot write the log {path}: {exc.strerror or exc}") from None
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    dfd, name = _parent(path)
     try:
-        fd = os.open(path, flags | (0 if is_link else os.O_NOFOLLOW), 0o644)
+        fd = os.open(name, flags | (0 if is_link else os.O_NOFOLLOW), 0o644, dir_fd=dfd)
     except OSError as exc:
         raise InputError(f"cannot write the log {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(dfd)
     return os.fdopen(fd, "a")
 
 

@@ -11,7 +11,8 @@ are not writable by group or others; otherwise remedy reads what it can without 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 
 from remedy.transport.base import Transport
 from remedy.transport.quote import join
@@ -187,3 +188,141 @@ async def untrusted_on_path(
         return None
     text = r.text().strip()
     return text.splitlines()[-1] if text else "not executed: trust check failed"
+
+
+# Variables that name where the programs a probe starts look for more code: a trusted gcc
+# runs `as` and `ld` from PATH, ld.so loads LD_PRELOAD and searches LD_LIBRARY_PATH, Python
+# imports PYTHONPATH before its standard library, nvcc reads -ccbin from NVCC_*_FLAGS, and
+# a built kernel module that a probe then runs is compiled from the include paths. A unit's
+# Environment=/EnvironmentFile= (the file often the service user's) sets them.
+CODE_DIR_VARS = (
+    "PATH",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "COMPILER_PATH",
+    "LIBRARY_PATH",
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+)
+CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV")
+# flags nvcc reads from the environment, and the ones remedy's probes put on the command line
+# as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
+# `-B DIR` (also inside -Xcompiler=/--compiler-options=) where gcc finds `as`, `ld`, `collect2`
+FLAG_VARS = (
+    "NVCC_PREPEND_FLAGS",
+    "NVCC_APPEND_FLAGS",
+    "FLASHINFER_EXTRA_CUDAFLAGS",
+    "FLASHINFER_EXTRA_LDFLAGS",
+)
+_DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
+
+
+def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str | None]:
+    """([(variable, absolute path)], None) for every location in env that code is loaded or
+    run from; (…, why) when one cannot be checked (a relative entry, unparsable flags)."""
+    import shlex
+
+    out: list[tuple[str, str]] = []
+
+    def add(var: str, path: str) -> str | None:
+        if not path:
+            return None  # an empty entry: the probe's own (private) working directory
+        if not path.startswith("/"):
+            return f"not executed: {var} holds a relative path {path!r}"
+        out.append((var, posixpath.normpath(path)))
+        return None
+
+    for var in CODE_DIR_VARS:
+        for p in env.get(var, "").split(":"):
+            if why := add(var, p):
+                return out, why
+    if env.get("GCC_EXEC_PREFIX"):  # a prefix string: gcc appends names to it
+        gp = env["GCC_EXEC_PREFIX"]
+        if why := add("GCC_EXEC_PREFIX", gp if gp.endswith("/") else posixpath.dirname(gp)):
+            return out, why
+    for var in CODE_FILE_VARS:
+        for p in env.get(var, "").replace(":", " ").split():
+            if "/" in p and (why := add(var, p)):  # a bare name: the checked library dirs
+                return out, why
+    for var in FLAG_VARS:
+        try:
+            words = shlex.split(env.get(var, ""))
+        except ValueError:
+            return out, f"not executed: {var} cannot be parsed"
+        # -Xcompiler=-B/x,-O2 and --compiler-options -B/x: the pieces are words too
+        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        for k, a in enumerate(pieces):
+            b = pieces[k + 1] if k + 1 < len(pieces) else ""
+            value = b if a in _DIR_FLAGS else a[2:] if a.startswith("-B") else None
+            if a != "-B" and a in _DIR_FLAGS and "/" not in (value or ""):
+                continue  # -ccbin g++: a name found on PATH, whose dirs are checked
+            if value and (why := add(var, value)):
+                return out, why
+    return out, None
+
+
+async def untrusted_env(
+    transport: Transport, env: Mapping[str, str], *, as_uid: int | None = None
+) -> str | None:
+    """None when every location env names for code (CODE_DIR_VARS, CODE_FILE_VARS, the dirs
+    of NVCC_*_FLAGS) is trusted here, as a binary would be; else why not. A location that does
+    not exist is judged by its nearest existing ancestor (who could create it)."""
+    pairs, why = env_code_paths(env)
+    if why:
+        return why
+    if not pairs:
+        return None
+    script = (
+        _trust_script(as_uid)
+        + "while [ $# -gt 1 ]; do v=$1; q=$2; shift 2\n"
+        + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
+        + 'trusted "$q" || { printf \'not executed: %s holds %s\\n\' "$v" "$WHY"; exit 3; }\n'
+        + "done\n"
+    )
+    args = [w for pair in dict.fromkeys(pairs) for w in pair]
+    r = await transport.run(["sh", "-c", script, "sh", *args], timeout=30)
+    if r.exit_status == 0:
+        return None
+    text = r.text().strip()
+    return text.splitlines()[-1] if text else "not executed: trust check failed"
+
+
+UNTRUSTED_EXIT = 126  # a trusted_command that was not run (the shell's "cannot execute")
+
+
+def trusted_command(name: str, args: Iterable[str] = ()) -> list[str]:
+    """argv that runs the bare command ``name`` found on the host's PATH only when `trusted`
+    passes it, by its checked real path; else prints `not executed: WHY` and exits
+    UNTRUSTED_EXIT (127 when there is no such command)."""
+    if not name or "/" in name or name.startswith("-") or "\n" in name:
+        raise ValueError(f"{name!r} is no command name")
+    script = (
+        "# run the command on PATH only if trusted (not a check alone: it runs the command)\n"
+        + SH_TRUST
+        + 'x=$(command -v "$1" 2>/dev/null) || exit 127; case $x in /*) ;; *) exit 127;; esac\n'
+        + f'trusted "$x" || {{ printf \'not executed: %s\\n\' "$WHY"; exit {UNTRUSTED_EXIT}; }}\n'
+        + 'shift; exec "$RP" "$@"\n'
+    )
+    return ["sh", "-c", script, "sh", name, *args]
+
+
+def write_check_argv(dirs: Iterable[str]) -> list[str] | None:
+    """argv that exits 3 with `not written: DIR: WHY` unless every directory a step writes
+    into (its nearest existing ancestor, for one the step creates) passes `trusted`: root
+    creating a link or running `cc -o` in a tree another user can change writes wherever
+    that user points a name (a dangling link at the output: GNU ld writes through it).
+    None when there is nothing to check; for `remedy run` and a playbook task alike."""
+    args = list(dict.fromkeys(posixpath.normpath(d) for d in dirs if d.startswith("/")))
+    if not args:
+        return None
+    script = (
+        SH_TRUST
+        + 'for d in "$@"; do q=$d\n'
+        + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
+        + 'trusted "$q" || { printf \'not written: %s: %s\\n\' "$d" "$WHY"; exit 3; }\n'
+        + "done\n"
+    )
+    return ["sh", "-c", script, "sh", *args]

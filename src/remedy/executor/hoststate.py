@@ -47,8 +47,14 @@ class HostState:
             "false; }; } && "
             'chmod 700 -- "$RPD" && trusted "$RPD" || { echo "state directory $WHY" >&2; exit 1; }\n'
             'printf "%s\\n" "$RPD" && '
-            "{ p=$(command -v python3 || command -v python) && "
-            "\"$p\" -c 'import sys; print(sys.executable)' || echo MISSING; }"
+            # the agent runs as root: a python3 on PATH (root's PATH may start with a venv's
+            # bin) only when `trusted`, by its checked real path; `-I`: nothing from the
+            # working directory, PYTHON* or the user site
+            '{ NOTE=; for p in "$(command -v python3)" "$(command -v python)" '
+            "/usr/bin/python3 /usr/local/bin/python3; do case $p in /*) ;; *) continue;; esac; "
+            'trusted "$p" || { NOTE="$NOTE; $WHY"; continue; }; '
+            "\"$RP\" -I -c 'import sys; print(sys.executable)' && exit 0; done; "
+            'echo "MISSING$NOTE"; }'
         )
         r = await self.transport.run(script, timeout=timeout)
         lines = r.text().strip().splitlines()
@@ -58,8 +64,12 @@ class HostState:
                 f"{r.stderr.decode(errors='replace').strip()[:300]}"
             )
         self.state_dir, self.python = lines[0], lines[-1]
-        if self.python == "MISSING":
-            raise RunError(f"{self.transport.host} has no python3: remedy's host agent needs it")
+        if self.python.startswith("MISSING"):
+            why = self.python.removeprefix("MISSING").strip("; ")
+            raise RunError(
+                f"{self.transport.host} has no python3 remedy may run as its host agent"
+                + (f" (not executed: {why})" if why else "")
+            )
         self.agent_path = f"{self.state_dir}/agent-{AGENT_HASH}.py"
         # the whole content, not its name or size: a put cut off by a kill -9 of remedy leaves
         # a truncated agent behind, and a same-size edit must never run as root
@@ -79,7 +89,9 @@ class HostState:
             "try:\n    d = open(sys.argv[1], 'rb').read()\nexcept OSError:\n    d = b''\n"
             "print(hashlib.sha256(d).hexdigest())"
         )
-        r = await self.transport.run([self.python, "-c", code, self.agent_path], timeout=timeout)
+        r = await self.transport.run(
+            [self.python, "-I", "-c", code, self.agent_path], timeout=timeout
+        )
         return r.exit_status == 0 and r.text().strip() == AGENT_SHA256
 
     async def agent(
@@ -90,7 +102,7 @@ class HostState:
         ok_codes: tuple[int, ...] = (0,),
     ) -> tuple[int, dict[str, Any]]:
         r = await self.transport.run(
-            [self.python, self.agent_path, *args], input=input, timeout=timeout
+            [self.python, "-I", self.agent_path, *args], input=input, timeout=timeout
         )
         try:
             data = json.loads(r.text().strip().splitlines()[-1]) if r.stdout.strip() else {}

@@ -345,8 +345,13 @@ class Runner:
                 continue
             self.log(f"  $ {cmd}")
             # the step's process group goes to a file first, so a resume after a dropped
-            # connection can stop what is still running; removed when the command ends
+            # connection can stop what is still running; removed when the command ends.
+            # `cd /` first: every path a step names is absolute, and the directory remedy was
+            # started in (`--local` from /tmp, a shared checkout) is no place for root's
+            # `python -m pip` to import `pip` from (`-m` puts the working directory first on
+            # sys.path)
             script = (
+                "cd / || exit 1\n"
                 f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
                 f"printf '%s\\n' \"${{pg:-$$}}\" > {pgf}\n"
                 f"( set -e\n{cmd}\n)\nrc=$?\nrm -f {pgf}\nexit $rc"
@@ -573,8 +578,21 @@ class Runner:
         by root or remedy's user, not writable by others): `pip install` into a venv its
         service user owns ran that user's python (and every .pth in its site-packages) as
         root. Probes already refused such an env; a step did not."""
-        from remedy.trust import untrusted_reason
+        from remedy.trust import untrusted_reason, write_check_argv
 
+        dirs = [d for s in plan.steps[start:] for d in s.operation.writes_under()]
+        argv = write_check_argv(dirs)
+        if argv is not None:
+            r = await self.t.run(argv, timeout=30)
+            if r.exit_status != 0:
+                said = r.text().strip().splitlines()
+                raise Refused(
+                    f"refusing to apply the plan on {self.t.host}: a step would write in a "
+                    f"directory another user can change ("
+                    f"{said[-1] if said else 'the check failed'}); nothing was changed",
+                    hint="run that step as the tree's owner (the plan shows its command), "
+                    "or give the tree to root",
+                )
         pythons = list(
             dict.fromkeys(p for s in plan.steps[start:] for p in s.operation.runs_pythons())
         )

@@ -336,12 +336,21 @@ def _trust_tasks(i: int, st: Step) -> list[dict[str, Any]]:
     """Before a step runs a host interpreter (pip's python): remedy.trust's check, as
     `remedy run` makes it, so the playbook never runs, as root, a venv another user owns.
     Read-only, so it runs in check mode too."""
-    from remedy.trust import trust_argv
+    from remedy.trust import trust_argv, write_check_argv
 
+    out: list[dict[str, Any]] = []
+    argv = write_check_argv(st.operation.writes_under())
+    if argv is not None:
+        out.append({
+            "name": Unsafe(f"remedy step {i + 1}: only a tree root or this user owns is written"),
+            "ansible.builtin.command": {"argv": U(argv)},
+            "changed_when": False,
+            "check_mode": False,
+        })  # fmt: skip
     argv = trust_argv([], st.operation.runs_pythons())
     if argv is None:
-        return []
-    return [{
+        return out
+    return out + [{
         "name": Unsafe(f"remedy step {i + 1}: only an interpreter root or this user owns runs"),
         "ansible.builtin.command": {"argv": U(argv)},
         "changed_when": False,

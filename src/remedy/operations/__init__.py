@@ -186,6 +186,12 @@ class Operation(BaseModel):
         changes, so a venv another user owns never runs its code as root."""
         return []
 
+    def writes_under(self) -> list[str]:
+        """Directories of a tree the facts found (not remedy's fixed ones) that this
+        operation's commands create entries in, as root: the runner and the playbook check
+        them (remedy.trust.write_check_argv) before anything changes, as for runs_pythons."""
+        return []
+
     def ansible(self, ctx: Ctx) -> Mapped:
         raise ExportError(
             f"{ctx.where()}: operation {self.op!r} is not exported: {self.not_exported}"
@@ -424,6 +430,12 @@ class LinkLayout(Operation):
         s = self._at(str(self.stub))
         return (f"mkdir -p {quote(posixpath.dirname(s))} && (test -e {quote(s)} || "
                 f"(echo | cc -x c -shared -Wl,-soname,{STUB_SONAME} -o {quote(s)} -))")  # fmt: skip
+
+    def writes_under(self) -> list[str]:
+        paths = [self._at(k.path) for k in self.links] + (
+            [self._at(self.stub)] if self.stub else []
+        )
+        return [posixpath.dirname(p) for p in paths]
 
     def commands(self) -> list[str]:
         out = [

@@ -14,7 +14,7 @@ import json
 import posixpath
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -70,12 +70,15 @@ async def require_trusted(
     paths: Sequence[str] = (),
     pythons: Sequence[str] = (),
     search_path: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> None:
     """Raise ProbeUntrusted unless every absolute path (and each interpreter's environment)
     passes remedy.trust's owner/mode check on the host. Bare names (`c++`, $CXX) are what the
     host finds on search_path (the step's PATH), checked the same way; without search_path
-    they are not checked."""
-    from remedy.trust import untrusted_on_path, untrusted_reason
+    they are not checked. env: the environment the code runs in; every location it names for
+    code (PATH's dirs, where the trusted gcc finds `as` and `ld`; LD_PRELOAD; PYTHONPATH…)
+    is checked too (remedy.trust.untrusted_env)."""
+    from remedy.trust import untrusted_env, untrusted_on_path, untrusted_reason
 
     await ctx.env()  # resolves ctx.run_as: whose files are as safe to run as root's
     as_uid = ctx.run_as.uid if ctx.run_as else None
@@ -89,6 +92,8 @@ async def require_trusted(
         why = await untrusted_on_path(
             ctx.transport, [p for p in paths if "/" not in p], search_path, as_uid=as_uid
         )
+    if not why and env is not None:
+        why = await untrusted_env(ctx.transport, env, as_uid=as_uid)
     if why:
         raise ProbeUntrusted(why)
 

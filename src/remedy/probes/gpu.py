@@ -30,10 +30,15 @@ async def gpu_gate(ctx: ProbeContext) -> ProbeResult | None:
     if not ctx.facts.gpus:
         why = "needs a GPU: none in the facts"
         return ProbeResult(ctx.probe, False, secs, f"skipped: {why}", "", [], skipped=why)
-    try:
-        r = await ctx.transport.run(["nvidia-smi", "-L"], timeout=30)
+    from remedy.trust import UNTRUSTED_EXIT, trusted_command
+
+    try:  # found on the host's PATH (root's, which may start with a venv's bin): run if trusted
+        r = await ctx.transport.run(trusted_command("nvidia-smi", ["-L"]), timeout=30)
     except CommandTimeout:
         why = "needs a GPU: nvidia-smi -L did not answer within 30 s"
+        return ProbeResult(ctx.probe, False, secs, f"skipped: {why}", "", [], skipped=why)
+    if r.exit_status == UNTRUSTED_EXIT and r.text().startswith("not executed: "):
+        why = r.text().strip().splitlines()[-1]
         return ProbeResult(ctx.probe, False, secs, f"skipped: {why}", "", [], skipped=why)
     if r.exit_status != 0:
         out = output_of(r)

@@ -47,6 +47,7 @@ async def _run_script(
         if ctx.params.get("prefix"):
             env["CUDA_HOME"] = str(ctx.params["prefix"])
         env.update(extra_env(hd.path, env))
+        await require_trusted(ctx, pythons=[python], env=env)
         argv = env_argv(env, ["sh", "-c", 'cd "$1" && shift && exec "$@" 2>&1', "sh", hd.path])
         argv += [python, hd.join(name), *args]
         await hd.hand_over()

@@ -50,7 +50,7 @@ async def flashinfer_cccl(ctx: ProbeContext, python: str, env: dict[str, str]) -
         "import importlib.util as u; s = u.find_spec('flashinfer'); "
         "print(s.submodule_search_locations[0] if s and s.submodule_search_locations else '')"
     )
-    await require_trusted(ctx, pythons=[python])
+    await require_trusted(ctx, pythons=[python], env=env)
     try:
         r = await ctx.transport.run(
             ctx.as_workload(env_argv(env, [python, "-c", code])), timeout=30
@@ -146,7 +146,7 @@ async def run_steps(
     groups: list[list[dict[str, Any]]],
 ) -> tuple[int, str, dict[str, Any]]:
     await require_trusted(
-        ctx, step_binaries(groups), pythons=[python], search_path=env.get("PATH", "")
+        ctx, step_binaries(groups), pythons=[python], search_path=env.get("PATH", ""), env=env
     )
     plan = hd.join("plan.json")
     if not hd.handed:  # a retry runs the same plan, already there
