@@ -10,18 +10,15 @@ one that runs.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from pathlib import Path
 
 import pytest
+from local_apply import apply_locally
 
-from remedy.executor.runner import Runner
-from remedy.model import Facts, Plan, Step
+from remedy.model import Facts, Step
 from remedy.operations import PipInstall
-from remedy.planner.plan import facts_digest
-from remedy.transport import LocalTransport
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a directory another user owns")
 NOBODY = 65534
@@ -52,23 +49,7 @@ def run_pip_step(tmp_path: Path, pythonpath: Path) -> None:
         operation=PipInstall(python=str(env), packages={"nvidia-cuda-cccl": "13.0.85"}),
         probe="static",
     )
-    plan = Plan(remedy_version="t", host="scratch", facts_digest=facts_digest(facts),
-                facts=facts, target=facts.workload, steps=[step])  # fmt: skip
-
-    async def collect(_t):
-        return facts
-
-    async def ok(probe, t, f, params=None, consumer=None):
-        class R:
-            ok, detail, symptoms, skipped, transport_error = True, "", [], None, None
-
-        return R()
-
-    t = LocalTransport(
-        host="scratch",
-        env={"XDG_STATE_HOME": str(tmp_path / "state"), "PYTHONPATH": str(pythonpath)},
-    )
-    asyncio.run(Runner(t, collect=collect, prober=ok).run(plan, check_stale=False))
+    apply_locally(tmp_path, facts, [step], {"PYTHONPATH": str(pythonpath)})
 
 
 def test_a_step_does_not_import_from_the_directory_remedy_was_started_in(

@@ -9,18 +9,15 @@ before it changes anything. Control: the same env owned by root is run.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
 import pytest
+from local_apply import apply_locally
 
 from remedy.errors import Refused
-from remedy.executor.runner import Runner
-from remedy.model import Facts, Plan, Step
+from remedy.model import Facts, Step
 from remedy.operations import PipInstall
-from remedy.planner.plan import facts_digest
-from remedy.transport import LocalTransport
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="an env owned by another user")
 
@@ -55,20 +52,7 @@ def _run(tmp_path: Path, env: Path):
         operation=PipInstall(python=str(env), packages={"nvidia-cuda-cccl": "13.0.85"}),
         probe="static",
     )
-    plan = Plan(remedy_version="t", host="scratch", facts_digest=facts_digest(facts),
-                facts=facts, target=facts.workload, steps=[step])  # fmt: skip
-
-    async def collect(_t):
-        return facts
-
-    async def ok(probe, t, f, params=None, consumer=None):
-        class R:
-            ok, detail, symptoms, skipped, transport_error = True, "", [], None, None
-
-        return R()
-
-    t = LocalTransport(host="scratch", env={"XDG_STATE_HOME": str(tmp_path / "state")})
-    return asyncio.run(Runner(t, collect=collect, prober=ok).run(plan, check_stale=False))
+    return apply_locally(tmp_path, facts, [step])
 
 
 def test_pip_into_an_env_another_user_owns_is_refused(tmp_path: Path):

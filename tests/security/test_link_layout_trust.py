@@ -11,20 +11,17 @@ The control: the same prefix owned by root is written (the stub appears).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from local_apply import apply_locally
 
 from remedy.errors import Refused
-from remedy.executor.runner import Runner
-from remedy.model import Facts, Plan, Step
+from remedy.model import Facts, Step
 from remedy.operations import LinkLayout
-from remedy.planner.plan import facts_digest
-from remedy.transport import LocalTransport
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("cc"), reason="a tree another user owns; cc"
@@ -58,20 +55,7 @@ def step(prefix: Path) -> Step:
 
 def run(tmp_path: Path, prefix: Path):
     facts = Facts(host="scratch", toolkits=[{"prefix": str(prefix), "kind": "pip-cu12"}])
-    plan = Plan(remedy_version="t", host="scratch", facts_digest=facts_digest(facts),
-                facts=facts, target=facts.workload, steps=[step(prefix)])  # fmt: skip
-
-    async def collect(_t):
-        return facts
-
-    async def ok(probe, t, f, params=None, consumer=None):
-        class R:
-            ok, detail, symptoms, skipped, transport_error = True, "", [], None, None
-
-        return R()
-
-    t = LocalTransport(host="scratch", env={"XDG_STATE_HOME": str(tmp_path / "state")})
-    return asyncio.run(Runner(t, collect=collect, prober=ok).run(plan, check_stale=False))
+    return apply_locally(tmp_path, facts, [step(prefix)])
 
 
 def test_root_does_not_write_into_a_prefix_another_user_owns(tmp_path: Path):

@@ -1,0 +1,35 @@
+"""Apply a plan with the real runner over the local transport, every probe passing: the
+attack tests only ask what the steps themselves run or write."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from remedy.executor.runner import Runner
+from remedy.model import Facts, Plan, Step
+from remedy.planner.plan import facts_digest
+from remedy.transport import LocalTransport
+
+
+def apply_locally(
+    tmp_path: Path, facts: Facts, steps: list[Step], env: Mapping[str, str] | None = None
+) -> Any:
+    plan = Plan(remedy_version="t", host="scratch", facts_digest=facts_digest(facts),
+                facts=facts, target=facts.workload, steps=steps)  # fmt: skip
+
+    async def collect(_t):
+        return facts
+
+    async def ok(probe, t, f, params=None, consumer=None):
+        class R:
+            ok, detail, symptoms, skipped, transport_error = True, "", [], None, None
+
+        return R()
+
+    t = LocalTransport(
+        host="scratch", env={"XDG_STATE_HOME": str(tmp_path / "state"), **(env or {})}
+    )
+    return asyncio.run(Runner(t, collect=collect, prober=ok).run(plan, check_stale=False))
