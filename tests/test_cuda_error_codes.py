@@ -160,10 +160,12 @@ def test_the_recording_holds_every_code_of_both_enums() -> None:
     assert drv[222]["name"] == "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
 
 
-@pytest.mark.parametrize(("code", "form", "line"), ROWS, ids=[f"{c}-{f}" for c, f, _ in ROWS])
+# the codes ELSEWHERE names are left out, not skipped: this table makes no claim on them
+CLAIMED = [r for r in ROWS if r[0] not in ELSEWHERE]
+
+
+@pytest.mark.parametrize(("code", "form", "line"), CLAIMED, ids=[f"{c}-{f}" for c, f, _ in CLAIMED])
 def test_cuda_error_wording(code: int, form: str, line: str, tmp_path: Path) -> None:
-    if code in ELSEWHERE:
-        pytest.skip(ELSEWHERE[code])
     log = tmp_path / "x.log"
     log.write_text(line + "\n")
     symptoms, _, wrappers = scan_logs([log])
