@@ -554,7 +554,7 @@ TUNED_AFTER: list[str] = [
     " driver-module-matches-libraries, triton-fp8e4nv-below-sm89 -> kernel-arch-feature;"
     " container-gpu-device-driver-missing also without Docker's prefix; nvrm-gpu-needs-other-driver"
     " also takes the proprietary module's open-module requirement and the GSP line without"
-    " 'NVRM: '. Left unknown: fu-7 ('invalid device, empty device edits' is fu-6's line too, a"
+    " 'NVRM: ' and the 515-535 open module's 'Open nvidia.ko is only ready for use on Data Center GPUs' (osinit.c at tags 515.43.04, 525.60.11). Left unknown: fu-7 ('invalid device, empty device edits' is fu-6's line too, a"
     " class-null row), fw-1 (Xid 169 SEC2_HALT_ERROR + RmInitAdapter name no cause), fw-4 (a"
     " generic torch OOM; the VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS hint it quotes is not in"
     " the vLLM source read)",
