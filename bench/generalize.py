@@ -551,7 +551,7 @@ TUNED_AFTER: list[str] = [
     " docker-gpus-no-nvidia-device-driver (Docker 28+'s AMD CDI fallthrough for --gpus: 'AMD CDI"
     " spec not found', 'no known GPU vendor found') -> container-runtime-provides-gpu,"
     " kmod-nvidia-package-version-mismatch (the Universal Blue image guard) ->"
-    " driver-module-matches-libraries, triton-fp8e4nv-below-sm89 -> kernel-arch-feature;"
+    " driver-module-matches-libraries, triton-fp8e4nv-below-sm89 (also vLLM 0.34.0's own 'native FP8 (fp8e4nv) requires SM89+' guards in triton_attn.py, triton_mla.py, triton_reshape_and_cache_flash.py) -> kernel-arch-feature;"
     " container-gpu-device-driver-missing also without Docker's prefix; nvrm-gpu-needs-other-driver"
     " also takes the proprietary module's open-module requirement and the GSP line without"
     " 'NVRM: ' and the 515-535 open module's 'Open nvidia.ko is only ready for use on Data Center GPUs' (osinit.c at tags 515.43.04, 525.60.11). Left unknown: fu-7 ('invalid device, empty device edits' is fu-6's line too, a"
