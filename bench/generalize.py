@@ -554,7 +554,7 @@ TUNED_AFTER: list[str] = [
     " driver-module-matches-libraries, triton-fp8e4nv-below-sm89 (also vLLM 0.34.0's own 'native FP8 (fp8e4nv) requires SM89+' guards in triton_attn.py, triton_mla.py, triton_reshape_and_cache_flash.py) -> kernel-arch-feature;"
     " container-gpu-device-driver-missing also without Docker's prefix; nvrm-gpu-needs-other-driver"
     " also takes the proprietary module's open-module requirement and the GSP line without"
-    " 'NVRM: ' and the 515-535 open module's 'Open nvidia.ko is only ready for use on Data Center GPUs' (osinit.c at tags 515.43.04, 525.60.11). Left unknown: fu-7 ('invalid device, empty device edits' is fu-6's line too, a"
+    " 'NVRM: ', cdi-device-unresolvable also the NVIDIA Container Runtime's cdi-mode 'failed to inject CDI devices' (nvidia-container-toolkit internal/modifier/cdi/registry.go at d34b3046), and the 515-535 open module's 'Open nvidia.ko is only ready for use on Data Center GPUs' (osinit.c at tags 515.43.04, 525.60.11). Left unknown: fu-7 ('invalid device, empty device edits' is fu-6's line too, a"
     " class-null row), fw-1 (Xid 169 SEC2_HALT_ERROR + RmInitAdapter name no cause), fw-4 (a"
     " generic torch OOM; the VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS hint it quotes is not in"
     " the vLLM source read)",
