@@ -540,6 +540,24 @@ TUNED_AFTER: list[str] = [
     " signals give 803 to container-driver-satisfies-image beside an NGC image's driver check and"
     " to driver-module-matches-libraries beside NVML's/NVRM's version mismatch; ff-3, fo-2, fp-4"
     " relabelled to the new class",
+    "tune-q (after round 20's misses fu-7/8/9, fw-1/3/4, fx-5/8 and the class-null row fu-6;"
+    " read moby daemon/devices.go, devices_linux.go, devices_nvidia_linux.go,"
+    " devices_amd_linux.go, errors.go at b985e231, open-gpu-kernel-modules osapi.c"
+    " rm_is_supported_device, osinit.c, nv.c, nverror.h at df1c9a3d, the proprietary module's"
+    " 'requires use of the NVIDIA open kernel modules' as recorded in a public dmesg, ublue-os/main"
+    " build_files/nvidia-install.sh at 01ffb5d5, triton 3.8.0 language/core.py dtype.to_ir and"
+    " backends/nvidia/compiler.py parse_options, cncf-tags container-device-interface's"
+    " Device.validate, the vllm 0.34.0 wheel's gpu_worker.py): new signatures"
+    " docker-gpus-no-nvidia-device-driver (Docker 28+'s AMD CDI fallthrough for --gpus: 'AMD CDI"
+    " spec not found', 'no known GPU vendor found') -> container-runtime-provides-gpu,"
+    " kmod-nvidia-package-version-mismatch (the Universal Blue image guard) ->"
+    " driver-module-matches-libraries, triton-fp8e4nv-below-sm89 (also vLLM 0.34.0's own 'native FP8 (fp8e4nv) requires SM89+' guards in triton_attn.py, triton_mla.py, triton_reshape_and_cache_flash.py) -> kernel-arch-feature;"
+    " container-gpu-device-driver-missing also without Docker's prefix; nvrm-gpu-needs-other-driver"
+    " also takes the proprietary module's open-module requirement and the GSP line without"
+    " 'NVRM: ', cdi-device-unresolvable also the NVIDIA Container Runtime's cdi-mode 'failed to inject CDI devices' (nvidia-container-toolkit internal/modifier/cdi/registry.go at d34b3046), and the 515-535 open module's 'Open nvidia.ko is only ready for use on Data Center GPUs' (osinit.c at tags 515.43.04, 525.60.11). Left unknown: fu-7 ('invalid device, empty device edits' is fu-6's line too, a"
+    " class-null row), fw-1 (Xid 169 SEC2_HALT_ERROR + RmInitAdapter name no cause), fw-4 (a"
+    " generic torch OOM; the VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS hint it quotes is not in"
+    " the vLLM source read)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
