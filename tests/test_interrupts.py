@@ -340,3 +340,51 @@ def test_a_prompt_outside_the_work_is_not_held(process_handler):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(5)
     assert exc.value.signum == signal.SIGINT and process_handler._Process.pending == []
+
+
+def _ignoring(*sigs: int):
+    """What `nohup` (SIGHUP) or a script's `cmd &` (SIGINT) does before it execs remedy."""
+
+    def pre() -> None:
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+
+    return pre
+
+
+def test_a_signal_ignored_by_the_parent_stays_ignored(tmp_path):
+    """`nohup remedy run gpu01 --yes &` then closing the terminal stopped the run ("stopped:
+    interrupted by SIGHUP", exit 129): remedy's handler replaced the SIG_IGN nohup set. Python
+    keeps an inherited SIG_IGN for SIGINT; remedy now keeps it for each signal it handles."""
+    args = [sys.executable, "-c", ENTRY_THEN_SIGNAL, "SIGHUP", "plan"]
+    args += ["--example", "seed-sm120-pip-cu13", "--json"]
+    r = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        preexec_fn=_ignoring(signal.SIGHUP),
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["steps"] and r.stderr == ""
+    # the signals the parent did not ignore still stop it
+    r = subprocess.run(
+        [*args[:3], "SIGTERM", *args[4:]],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        preexec_fn=_ignoring(signal.SIGHUP),
+    )
+    assert r.returncode == 143 and r.stdout == "", r.stderr
+
+
+def test_install_leaves_an_ignored_signal_ignored(process_handler):
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    process_handler.install("hold")
+    os.kill(os.getpid(), signal.SIGHUP)
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    assert process_handler._Process.pending == []
+    os.kill(os.getpid(), signal.SIGTERM)  # handled as before: held
+    assert process_handler._Process.pending == [signal.SIGTERM]

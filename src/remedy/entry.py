@@ -1,7 +1,9 @@
 """The console script's first code: signals are noted from here on, before the CLI (typer,
 rich: ~140 ms of imports) is imported, so a signal in that window is held for the command
 instead of a KeyboardInterrupt traceback or a silent death. Only Python's own start-up
-(~40 ms) stays uncovered. A help-only command line is answered before any of that when
+(~40 ms) stays uncovered. A signal the parent left ignored (`nohup remedy run ...` ignores
+SIGHUP; a script's `remedy ... &` ignores SIGINT) stays ignored, as Python itself keeps an
+ignored SIGINT: a closed terminal must not stop a run started under nohup. A help-only command line is answered before any of that when
 remedy.helpcache holds what typer printed for it.
 
 The handler goes in at import (this module is only ever imported as the entry point): the
@@ -19,7 +21,8 @@ def _note(signum: int, _frame: object) -> None:
 
 
 for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_s, _note)
+    if signal.getsignal(_s) is not signal.SIG_IGN:  # ignored by the parent: stays so
+        signal.signal(_s, _note)
 
 
 def main() -> None:
