@@ -299,6 +299,23 @@ def test_impact_at_80_columns_cuts_nothing():
         assert any(p["before"] in ln and p["after"] in ln for ln in lines), p
 
 
+def test_diagnose_log_only_at_80_columns_cuts_nothing(tmp_path: Path):
+    """The README's `remedy diagnose --log server.log` drew its hypotheses as a table: at 80
+    columns it cut the rule names and the commands to confirm each ('test -f
+    $CUDA_HOME/includ…'), the one thing a user copies from it."""
+    log = sorted((ROOT / "src/remedy/examples" / EXAMPLES[0]).glob("*.log"))[-1]
+    out = remedy("diagnose", "--log", str(log)).stdout.decode()
+    rep = json.loads(remedy("diagnose", "--log", str(log), "--json").stdout)
+    assert rep["hypotheses"] and not rep["findings"]
+    lines = out.splitlines()
+    assert not [ln for ln in lines if ln.rstrip().endswith("…")], out
+    for h in rep["hypotheses"][:8]:
+        assert any(h["rule"] in ln.split() for ln in lines), h["rule"]  # the name whole
+        assert _whole(h["message"], out), h["message"]
+        for c in h["confirm_with"]:
+            assert _whole(c, out), c
+
+
 def test_impact_unit_at_80_columns_cuts_nothing(kb, tmp_path: Path):
     from test_units_impact import FRAG, SEED, UNIT, seed_facts, write_tree
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from remedy.model import Diagnosis, Plan, Symptom
 from remedy.report.wrap import Prose, whole
@@ -183,6 +182,23 @@ def _print_symptom(console: Console, s: Symptom) -> None:
     console.print(Prose(s.text[:240], 4), soft_wrap=True)
 
 
+def _print_hypotheses(console: Console, hypotheses: list[Any]) -> None:
+    """One block per cause, wrapped like the plan's findings: a table at 80 columns cut the
+    rule names and the commands to confirm each ('test -f $CUDA_HOME/includ…')."""
+    console.print("[bold]Hypotheses[/] (log only: collect facts to confirm)")
+    for i, h in enumerate(hypotheses, 1):
+        learned = h.source == "learned"
+        score = "learned" if learned else f"score {h.score:.2f}"
+        evidence = "wording like the corpus's logs of this class" if learned else _evidence_cell(h)
+        console.print(whole(f"{i}. {h.rule}", "bold", 1), soft_wrap=True)
+        console.print(Prose(f"{score} · {h.confidence:.0%} · {evidence}", 4, "dim"), soft_wrap=True)
+        console.print(Prose(h.message, 4), soft_wrap=True)
+        if h.confirm_with:
+            console.print(
+                Prose("confirm with: " + "; ".join(h.confirm_with), 4, "dim"), soft_wrap=True
+            )
+
+
 def _print_advice(console: Console, advice: list[Any]) -> None:
     for f in advice:
         console.print(f" [yellow]![/] advice [bold]{escape(f.rule)}[/]: {escape(f.message)}")
@@ -235,26 +251,7 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
             for s in diag.symptoms[:30]:
                 _print_symptom(console, s)
         if diag.hypotheses:
-            t = Table(title="Hypotheses (log only: collect facts to confirm)", title_justify="left")
-            t.add_column("#")
-            t.add_column("cause")
-            t.add_column("score")
-            t.add_column("confidence")
-            t.add_column("evidence")
-            t.add_column("confirm with")
-            for i, h in enumerate(diag.hypotheses[:8], 1):
-                learned = h.source == "learned"
-                t.add_row(
-                    str(i),
-                    escape(f"{h.rule}: {h.message}"),
-                    "learned" if learned else f"{h.score:.2f}",
-                    f"{h.confidence:.0%}",
-                    "wording like the corpus's logs of this class"
-                    if learned
-                    else escape(_evidence_cell(h)),
-                    escape("; ".join(h.confirm_with[:2])),
-                )
-            console.print(t)
+            _print_hypotheses(console, diag.hypotheses[:8])
             top = diag.hypotheses[0]
             if top.source == "learned":
                 print_learned(console, diag.hypotheses)
