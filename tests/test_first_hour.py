@@ -65,6 +65,27 @@ def test_minus_var_is_refused_with_the_form_that_works():
     assert json.loads(r.stdout)["changes"] == {"CUDA_HOME": None}
 
 
+@pytest.mark.parametrize(
+    ("args", "says", "form"),
+    [
+        (["facts", "--host", "127.0.0.9:1"], "not --host", "remedy facts 127.0.0.9:1"),
+        (["facts", "-H", "127.0.0.9:1"], "not -H", "remedy facts 127.0.0.9:1"),
+        (["run", "--host=gpu01", "--yes"], "not --host", "remedy run gpu01"),
+        (["history", "--host", "gpu01"], "not --host", "remedy history gpu01"),
+        (["plan", "gpu01"], "takes no argument ('gpu01')", "remedy plan --host gpu01"),
+        (["diagnose", "gpu01", "--json"], "takes no argument", "remedy diagnose --host gpu01"),
+    ],
+)
+def test_the_host_in_the_other_commands_form_says_which_form(args, says, form):
+    """plan/diagnose/impact take --host, facts/run/resume/rollback/history the host as an
+    argument; the other form got click's "No such option: --host (Possible options:
+    --forks)" or "Got unexpected extra argument(s) (gpu01)", and no connection is tried."""
+    r = remedy(*args)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert says in err and form in err and "Traceback" not in err and "cannot connect" not in err
+
+
 def test_help_advertises_no_form_the_parser_rejects():
     text = remedy("impact", "--help").stdout.decode()
     assert "-VAR" not in text and "--unset" in text
