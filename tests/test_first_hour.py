@@ -303,6 +303,36 @@ def test_plan_at_80_columns_cuts_nothing(tmp_path: Path, example: str):
             assert any(str(v) in ln for ln in lines), v
 
 
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_plan_verification_details_stay_under_their_bullet(example: str):
+    """rich wrapped '• torch-cpp-extension: torch-ext-build a real <wrap>' at column 0, with
+    trailing blanks; each detail now wraps under its own bullet."""
+    out = remedy("plan", "--example", example).stdout.decode()
+    rep = json.loads(remedy("plan", "--example", example, "--json").stdout)
+    lines = out.splitlines()
+    assert not [ln for ln in lines if ln != ln.rstrip()], "trailing blanks"
+    tail = out[out.index("Final verification") :]
+    for v in rep["verification"]:
+        assert f"  • {v['consumer']}: {v['probe']}" in lines, v
+        if v["detail"]:
+            at = lines.index(f"  • {v['consumer']}: {v['probe']}")
+            assert lines[at + 1].startswith("    "), lines[at + 1]
+            assert _whole(v["detail"], tail), v["detail"]
+
+
+def test_diagnose_says_what_comes_next_once_per_rule(tmp_path: Path):
+    """Three findings of one rule (one per consumer) printed the same 'next in the chain'
+    line three times."""
+    facts = tmp_path / "empty-host.json"
+    facts.write_text("{}")
+    out = remedy("diagnose", "--facts", str(facts)).stdout.decode()
+    rep = json.loads(remedy("diagnose", "--facts", str(facts), "--json").stdout)
+    rules = [f["rule"] for f in rep["findings"] if f["predicts"]]
+    assert len(rules) > len(set(rules))  # the case: a rule with findings for several consumers
+    for rule in set(rules):
+        assert out.count(f"next in the chain if '{rule}' stays") == 1, out
+
+
 def test_impact_at_80_columns_cuts_nothing():
     r = remedy("impact", "CUDA_HOME=/dev/null", "--example", EXAMPLES[1])
     out = r.stdout.decode()

@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from remedy.model import Diagnosis, Plan, Symptom
 from remedy.report.wrap import Prose, whole
@@ -49,8 +50,11 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     cost = ", ".join(f"{k} {v}" for k, v in plan.cost.items())
     console.print()
     console.print(
-        f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
-        + escape(" > ".join(plan.criteria))
+        Prose.markup(
+            f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
+            + escape(" > ".join(plan.criteria))
+        ),
+        soft_wrap=True,
     )
     if not plan.steps and plan.status in ("partial", "impossible"):
         _print_no_fix(console, plan)
@@ -93,10 +97,12 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     if plan.verification:
         console.print("[bold]Final verification[/] (one expensive probe per consumer):")
         for v in plan.verification:
+            # the detail wrapped under its bullet (rich's own wrap left it at column 0)
             console.print(
-                f"  • {escape(v.consumer)}: [cyan]{escape(v.probe)}[/] "
-                f"[dim]{escape(v.detail or '')}[/]"
+                whole(f"• {v.consumer}: ", "", 2) + Text(v.probe, style="cyan"), soft_wrap=True
             )
+            if v.detail:
+                console.print(Prose(v.detail, 4, "dim"), soft_wrap=True)
     if plan.unresolved:
         console.print("[red bold]Not resolved:[/] " + escape(", ".join(plan.unresolved)))
     if explain and plan.trace:
@@ -201,7 +207,10 @@ def _print_hypotheses(console: Console, hypotheses: list[Any]) -> None:
 
 def _print_advice(console: Console, advice: list[Any]) -> None:
     for f in advice:
-        console.print(f" [yellow]![/] advice [bold]{escape(f.rule)}[/]: {escape(f.message)}")
+        console.print(
+            Prose.markup(f" [yellow]![/] advice [bold]{escape(f.rule)}[/]: {escape(f.message)}"),
+            soft_wrap=True,
+        )
 
 
 def _print_evaluation_errors(console: Console, errors: list[str]) -> None:
@@ -234,11 +243,17 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
     _print_advice(console, diag.advice)
     if diag.findings:
         _print_findings(console, diag.findings, diag.symptoms)
-        for f in diag.findings:
-            if f.predicts:
+        said: set[tuple[str, ...]] = set()
+        for f in diag.findings:  # one line per rule: its findings per consumer predict alike
+            key = (f.rule, *f.predicts)
+            if f.predicts and key not in said:
+                said.add(key)
                 console.print(
-                    f"[yellow]next in the chain if '{escape(f.rule)}' stays:[/] "
-                    + escape(", ".join(f.predicts))
+                    Prose.markup(
+                        f"[yellow]next in the chain if '{escape(f.rule)}' stays:[/] "
+                        + escape(", ".join(f.predicts))
+                    ),
+                    soft_wrap=True,
                 )
     elif diag.host:
         console.print("[green]No finding:[/] every rule holds on these facts.")
@@ -257,8 +272,11 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
                 print_learned(console, diag.hypotheses)
             elif top.settle_with:
                 console.print(
-                    f"[bold]Would settle it[/] ({top.confidence:.0%} on {escape(top.rule)}): "
-                    + escape(top.settle_with)
+                    Prose.markup(
+                        f"[bold]Would settle it[/] ({top.confidence:.0%} on {escape(top.rule)}): "
+                        + escape(top.settle_with)
+                    ),
+                    soft_wrap=True,
                 )
         else:
             console.print("[yellow]No known failure matches this log.[/]")
@@ -270,4 +288,7 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
         for s in diag.suspicious[:10]:
             console.print(f"  [dim]{escape(s.source)}:{s.line}[/] {escape(s.text[:200])}")
     if diag.collect_next:
-        console.print("[bold]Collect next[/]: " + escape("; ".join(diag.collect_next[:5])))
+        console.print(
+            Prose.markup("[bold]Collect next[/]: " + escape("; ".join(diag.collect_next[:5]))),
+            soft_wrap=True,
+        )
