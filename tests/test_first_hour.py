@@ -448,6 +448,29 @@ def test_diagnose_from_stdin_leaves_no_temp_file(tmp_path: Path):
     assert list(env_tmp.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("stdin", "says"), [(b"", "is empty"), (b"a\0b\n", "does not look like a text log")]
+)
+@pytest.mark.parametrize("command", ["diagnose", "plan"])
+def test_a_bad_log_on_stdin_is_named_stdin(tmp_path: Path, stdin: bytes, says: str, command):
+    """`... | remedy diagnose --log -` with nothing on stdin said "/tmp/remedy-stdin-xbb0j0hc.log
+    is empty": the name of remedy's own spool file, not what the user gave."""
+    env_tmp = tmp_path / "t"
+    env_tmp.mkdir()
+    args = ["--example", EXAMPLES[0]] if command == "plan" else []
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", command, *args, "--log", "-", "--json"],
+        input=stdin,
+        capture_output=True,
+        env=dict(os.environ, TMPDIR=str(env_tmp)),
+        timeout=120,
+    )
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert err.startswith(f"remedy: error: <stdin> {says}") and "remedy-stdin-" not in err, err
+    assert list(env_tmp.iterdir()) == []
+
+
 def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     """The autouse fixture in tests/conftest.py fails a test that leaves a file behind (run
     in a pytest of its own, with the same conftest)."""

@@ -208,6 +208,11 @@ def diagnose_run(
         # the learned fallback reads the logs only when no rule matched (before the spool goes)
         paths = list(scans.paths)
         d = run_diagnose(kb, f, symptoms, wrappers=wrappers, log_text=lambda: learned_text(paths))
+    except InputError as exc:  # "<stdin> is empty", not the spool file's temp name
+        for tmp in spooled:
+            exc.message = exc.message.replace(str(tmp), "<stdin>")
+        exc.args = (exc.message,)
+        raise
     finally:
         if scans is not None:
             scans.close()
