@@ -143,6 +143,24 @@ def test_exporting_a_file_that_is_not_a_plan_says_what_it_is(tmp_path: Path, con
     assert len(err.splitlines()) <= 2 and "validation error" not in err
 
 
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["report", "PLAN", "--out", "r.pdf"], "--out"),
+        (["plan", "--example", EXAMPLES[0], "--report", "r.pdf"], "--report"),
+    ],
+)
+def test_a_report_name_without_a_format_names_the_option_given(tmp_path: Path, args, option):
+    """`remedy report plan.json --out r.pdf` said "--report r.pdf: say the format ...": an
+    option `remedy report` does not have."""
+    saved = tmp_path / "plan.json"
+    saved.write_bytes(remedy("plan", "--example", EXAMPLES[0], "--json").stdout)
+    r = remedy(*[str(saved) if a == "PLAN" else a for a in args], cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith(f"remedy: error: {option} r.pdf: "), err
+    assert f"e.g. {option} report.html" in err and not (tmp_path / "r.pdf").exists()
+
+
 def test_version():
     from remedy import __version__
 

@@ -1382,7 +1382,7 @@ def report_cmd(
     """
     from remedy.report.files import report_format, report_from_json
 
-    fmt = report_format(out)
+    fmt = report_format(out, "--out")
     name = "stdin" if source == "-" else source
     _write_out(out, redact_text(report_from_json(_read_plan_file(source), name, fmt)))
 
