@@ -161,6 +161,15 @@ def test_a_report_name_without_a_format_names_the_option_given(tmp_path: Path, a
     assert f"e.g. {option} report.html" in err and not (tmp_path / "r.pdf").exists()
 
 
+def test_plan_json_and_markdown_together_is_an_error():
+    """Both write the plan to stdout; --json won silently, whichever came first."""
+    for args in (["--json", "--markdown"], ["--markdown", "--json"]):
+        r = remedy("plan", "--example", EXAMPLES[0], *args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and r.stdout == b"", err
+        assert "one of --json and --markdown" in err
+
+
 def test_version():
     from remedy import __version__
 

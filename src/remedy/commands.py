@@ -137,6 +137,11 @@ def plan_run(
     from remedy.knowledge.loader import load_knowledge
     from remedy.planner.plan import make_plan
 
+    if json_ and markdown:  # both write the plan to stdout: --json won without a word
+        raise InputError(
+            "give one of --json and --markdown: both write the plan to stdout",
+            hint="a file beside it: --json --report plan.md (or --out plan.json --markdown)",
+        )
     f, ex_logs = load_facts(example, facts, host, required=True, collect=collect)
     f = with_workload(f, service, launch)
     logs = list(log or []) or ex_logs
