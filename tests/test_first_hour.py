@@ -360,6 +360,18 @@ def test_diagnose_says_what_comes_next_once_per_rule(tmp_path: Path):
         assert out.count(f"next in the chain if '{rule}' stays") == 1, out
 
 
+def test_examples_wrap_under_each_name():
+    """`remedy examples`, the README's first thing to try, wrapped its titles and
+    descriptions back to column 0 (with trailing blanks): the names were hard to find."""
+    out = remedy("examples").stdout.decode()
+    names = [e["name"] for e in json.loads(remedy("examples", "--json").stdout)]
+    lines = out.splitlines()
+    assert [ln for ln in lines if not ln.startswith("  ")] == names, out
+    assert not [ln for ln in lines if ln != ln.rstrip()], "trailing blanks"
+    for n in names:
+        assert f"  try: remedy plan --example {n}" in lines
+
+
 def test_impact_at_80_columns_cuts_nothing():
     r = remedy("impact", "CUDA_HOME=/dev/null", "--example", EXAMPLES[1])
     out = r.stdout.decode()

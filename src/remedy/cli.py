@@ -269,10 +269,14 @@ def examples(json_: JsonOpt = False) -> None:
             )
         )
         return
+    from remedy.report.wrap import Prose, whole
+
     con = _console()
-    for e in exs.values():
-        con.print(f"[bold cyan]{term(e.name)}[/]  {term(e.title)}")
-        con.print(f"  [dim]{term(e.description)}[/]")
+    for e in exs.values():  # wrapped under the name (rich's wrap went to column 0)
+        con.print(whole(strip_controls(e.name), "bold cyan"), soft_wrap=True)
+        con.print(Prose(strip_controls(e.title), 2), soft_wrap=True)
+        con.print(Prose(strip_controls(e.description), 2, "dim"), soft_wrap=True)
+        con.print(whole(f"try: remedy plan --example {strip_controls(e.name)}", "", 2))
 
 
 @app.command()
