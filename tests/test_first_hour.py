@@ -372,6 +372,27 @@ def test_examples_wrap_under_each_name():
         assert f"  try: remedy plan --example {n}" in lines
 
 
+def test_facts_wrap_under_their_heading():
+    """`remedy facts` sent a venv's package list and a toolkit's lib layout to column 0 with
+    trailing blanks, and printed 'cicc None CUDART None' for what it did not find."""
+    import yaml
+
+    facts = yaml.safe_load((ROOT / "src/remedy/examples" / EXAMPLES[0] / "facts.yaml").read_text())
+    tk = facts["toolkits"][0]
+    tk["cicc_release"] = tk["cudart_version"] = None
+    from remedy.cli import _print_facts
+    from remedy.model import Facts
+
+    buf = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("remedy.cli._console", lambda stderr=False: Console(file=buf, width=80))
+        _print_facts(Facts.model_validate(facts))
+    lines = buf.getvalue().splitlines()
+    assert len(lines) > 5 and all(ln.startswith("  ") for ln in lines[1:]), lines
+    assert not [ln for ln in lines if ln != ln.rstrip()], "trailing blanks"
+    assert "None" not in buf.getvalue() and "cicc ? CUDART ?" in buf.getvalue()
+
+
 def test_impact_at_80_columns_cuts_nothing():
     r = remedy("impact", "CUDA_HOME=/dev/null", "--example", EXAMPLES[1])
     out = r.stdout.decode()

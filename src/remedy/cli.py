@@ -635,16 +635,26 @@ def _host_or_local(host: str | None, local: bool) -> None:
 
 def _print_facts(f: Any) -> None:
     """Every value here is the host's (a GPU's driver string, a version a venv owner wrote
-    in torch/version.py): each goes through `term` (escaped markup, no controls)."""
-    e = term
+    in torch/version.py): each goes through `term` (escaped markup, no controls). Long
+    values wrap under their heading (rich's wrap sent a venv's package list to column 0);
+    a value not found is '?', not Python's None."""
+    from remedy.report.wrap import Prose
+
+    def e(v: Any) -> str:
+        return "?" if v is None else term(v)
+
     con = _console()
-    con.print(f"[bold]{e(f.host)}[/] {e(f.os or '')}")
+
+    def body(markup: str) -> None:
+        con.print(Prose.markup(markup, 4), soft_wrap=True)
+
+    con.print(Prose.markup(f"[bold]{e(f.host)}[/] {e(f.os or '')}"), soft_wrap=True)
     if not f.gpus:
         con.print("  GPUs: none")
     for g in f.gpus:
-        con.print(f"  GPU {e(g.index)}: {e(g.name)} sm {e(g.compute_cap)} driver {e(g.driver)}")
+        body(f"GPU {e(g.index)}: {e(g.name)} sm {e(g.compute_cap)} driver {e(g.driver)}")
     for tk in f.toolkits:
-        layout = ", ".join(f"{d}/{{{', '.join(n)}}}" for d, n in tk.libs.items()) or "no libs"
+        layout = ", ".join(f"{d}/{{{', '.join(n)}}}" for d, n in tk.libs.items() if n)
         cccl = (
             "complete"
             if tk.cccl.nv_target and tk.cccl.nv_detail
@@ -652,20 +662,22 @@ def _print_facts(f: Any) -> None:
             if tk.cccl.present
             else "absent"
         )
-        con.print(
-            f"  toolkit [cyan]{e(tk.prefix)}[/] ({e(tk.kind)}): nvcc {e(tk.nvcc_release)}"
-            f" ptxas {e(tk.ptxas_release)} cicc {e(tk.cicc_release)}"
-            f" CUDART {e(tk.cudart_version)} CCCL {cccl}; {e(layout)}"
+        con.print(Prose.markup(f"toolkit [cyan]{e(tk.prefix)}[/] ({e(tk.kind)})", 2))
+        body(
+            f"nvcc {e(tk.nvcc_release)} ptxas {e(tk.ptxas_release)} cicc {e(tk.cicc_release)}"
+            f" CUDART {e(tk.cudart_version)} CCCL {cccl}; libs: {e(layout or 'none')}"
         )
     for py in f.pythons:
         pk = ", ".join(f"{k} {v}" for k, v in py.packages.items() if not k.startswith("nvidia"))
-        con.print(f"  python {e(py.path)}: torch cuda {e(py.torch_cuda)}; {e(pk)}")
+        con.print(Prose.markup(f"python {e(py.path)}: torch cuda {e(py.torch_cuda)}", 2))
+        if pk:
+            body(f"[dim]{e(pk)}[/]")
     for s in f.services:
-        con.print(
-            f"  unit {e(s.name)}: " + e(" ".join(f"{k}={v}" for k, v in s.environment.items()))
-        )
+        con.print(Prose.markup(f"unit {e(s.name)}", 2), soft_wrap=True)
+        if s.environment:
+            body(e(" ".join(f"{k}={v}" for k, v in s.environment.items())))
     for n in f.notes:
-        con.print(f"  [dim]note: {e(n)}[/]")
+        body(f"[dim]note: {e(n)}[/]")
 
 
 def _transport(host: str | None, local: bool, inventory: Path | None = None) -> Any:
