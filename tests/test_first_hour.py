@@ -334,10 +334,12 @@ def test_plan_at_80_columns_cuts_nothing(tmp_path: Path, example: str):
 def test_plan_verification_details_stay_under_their_bullet(example: str):
     """rich wrapped '• torch-cpp-extension: torch-ext-build a real <wrap>' at column 0, with
     trailing blanks; each detail now wraps under its own bullet."""
-    out = remedy("plan", "--example", example).stdout.decode()
+    out = remedy("plan", "--example", example, "--explain").stdout.decode()
     rep = json.loads(remedy("plan", "--example", example, "--json").stdout)
     lines = out.splitlines()
     assert not [ln for ln in lines if ln != ln.rstrip()], "trailing blanks"
+    trace = lines[lines.index("Search trace") + 1 :]
+    assert trace and all(ln.startswith("  ") for ln in trace), trace
     tail = out[out.index("Final verification") :]
     for v in rep["verification"]:
         assert f"  • {v['consumer']}: {v['probe']}" in lines, v
@@ -358,6 +360,12 @@ def test_diagnose_says_what_comes_next_once_per_rule(tmp_path: Path):
     assert len(rules) > len(set(rules))  # the case: a rule with findings for several consumers
     for rule in set(rules):
         assert out.count(f"next in the chain if '{rule}' stays") == 1, out
+
+
+def test_check_wraps_without_trailing_blanks():
+    lines = remedy("check").stdout.decode().splitlines()
+    assert len(lines) >= 2 and "CUDA releases: OK" in " ".join(lines), lines
+    assert not [ln for ln in lines if ln != ln.rstrip()], lines
 
 
 def test_examples_wrap_under_each_name():

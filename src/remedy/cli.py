@@ -1420,15 +1420,20 @@ def check_knowledge() -> None:
 
     kb = load_knowledge()
     default_catalog()  # signatures.yaml is validated by the log reader's own schema
+    from remedy.report.wrap import Prose
+
     con = _console()
     con.print(
-        f"{len(kb.components)} components, {len(kb.variables)} variables, "
-        f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
-        f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK"
+        Prose(
+            f"{len(kb.components)} components, {len(kb.variables)} variables, "
+            f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
+            f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK"
+        ),
+        soft_wrap=True,
     )
     from remedy.evidence.learned import check_model
 
-    con.print(check_model(set(kb.rules)))
+    con.print(Prose(check_model(set(kb.rules))), soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -108,7 +108,8 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     if explain and plan.trace:
         console.print("[bold]Search trace[/]")
         for line in plan.trace:
-            console.print("  " + escape(line), style="dim")
+            text = line.lstrip(" ")  # wrapped at the line's own depth in the trace
+            console.print(Prose(text, 2 + len(line) - len(text), "dim"), soft_wrap=True)
 
 
 def _unresolved_rules(plan: Plan) -> set[str]:
