@@ -170,6 +170,18 @@ def test_plan_json_and_markdown_together_is_an_error():
         assert "one of --json and --markdown" in err
 
 
+def test_diagnose_help_says_what_its_exit_code_means(tmp_path: Path):
+    """Exit 1 is "findings (diagnose)", but a log alone that matches a known failure exited
+    0 with nothing in --help saying why: the help now says it, and this holds it true."""
+    text = " ".join(remedy("diagnose", "--help", cols=120).stdout.decode().split())
+    assert "Exit 1 when the facts show an error finding; 0 otherwise, a log alone" in text
+    log = sorted((ROOT / "src/remedy/examples" / EXAMPLES[0]).glob("*.log"))[-1]
+    alone = remedy("diagnose", "--log", str(log), "--json")
+    assert alone.returncode == 0 and json.loads(alone.stdout)["hypotheses"]
+    with_facts = remedy("diagnose", "--example", EXAMPLES[0], "--json")
+    assert with_facts.returncode == 1 and json.loads(with_facts.stdout)["findings"]
+
+
 def test_version():
     from remedy import __version__
 

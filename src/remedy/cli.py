@@ -389,6 +389,10 @@ def diagnose(
     With a log and no facts, ranks the causes the log is consistent with and says which fact
     would confirm each.
 
+    Exit 1 when the facts show an error finding; 0 otherwise, a log alone included (its
+    causes are hypotheses until facts confirm one: `remedy plan` exits 3 on a fatal line no
+    finding explains).
+
     \b
     Examples:
       remedy diagnose --log server.log
