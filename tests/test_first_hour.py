@@ -86,6 +86,14 @@ def test_the_host_in_the_other_commands_form_says_which_form(args, says, form):
     assert says in err and form in err and "Traceback" not in err and "cannot connect" not in err
 
 
+def test_a_misspelt_option_still_gets_clicks_suggestion():
+    """`plan --exmaple x`: the misspelt option is the mistake, not the word after it."""
+    r = remedy("plan", "--exmaple", "seed-sm120-pip-cu13")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "No such option: --exmaple" in err and "--example" in err, err
+    assert "takes no argument" not in err
+
+
 def test_help_advertises_no_form_the_parser_rejects():
     text = remedy("impact", "--help").stdout.decode()
     assert "-VAR" not in text and "--unset" in text

@@ -97,6 +97,8 @@ def _host_form(tokens: list[str], cmd: Any, name: str) -> None:
                 f"remedy {name} takes the host as its argument, not {flag}",
                 hint=f"e.g. remedy {name} {host} (an ssh_config alias, user@host or host:port)",
             )
+        if tok.startswith("-") and tok != "-" and flag not in names:
+            return  # an unknown option (`--exmaple`): click's "did you mean" says more
         if not tok.startswith("-") and not _params(cmd, "argument") and "--host" in names:
             raise InputError(
                 f"remedy {name} takes no argument ({tok!r}): name the host with an option",
