@@ -559,6 +559,28 @@ def test_a_bad_log_on_stdin_is_named_stdin(tmp_path: Path, stdin: bytes, says: s
     assert list(env_tmp.iterdir()) == []
 
 
+def test_a_home_that_does_not_exist_is_not_made(tmp_path: Path):
+    """HOME=/nonexistent (nobody's home; a unit's environment): remedy as root made
+    /nonexistent/.cache/remedy for its caches. It now runs without them, and still makes
+    the cache dir under a home that exists (and an XDG_CACHE_HOME whose parent does)."""
+    home = tmp_path / "gone"
+    env = dict(os.environ, HOME=str(home), NO_COLOR="1")
+    env.pop("XDG_CACHE_HOME", None)
+    cmd = [sys.executable, "-m", "remedy", "plan", "--example", EXAMPLES[0], "--json"]
+    r = subprocess.run(cmd, capture_output=True, env=env, timeout=300)
+    assert r.returncode == 0 and json.loads(r.stdout)["steps"], r.stderr.decode()
+    assert not home.exists()
+    home.mkdir()
+    assert subprocess.run(cmd, capture_output=True, env=env, timeout=300).returncode == 0
+    assert (home / ".cache" / "remedy").is_dir()
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg" / "cache")
+    assert subprocess.run(cmd, capture_output=True, env=env, timeout=300).returncode == 0
+    assert not (tmp_path / "xdg").exists()
+    (tmp_path / "xdg").mkdir()
+    assert subprocess.run(cmd, capture_output=True, env=env, timeout=300).returncode == 0
+    assert (tmp_path / "xdg" / "cache" / "remedy").is_dir()
+
+
 def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     """The autouse fixture in tests/conftest.py fails a test that leaves a file behind (run
     in a pytest of its own, with the same conftest)."""

@@ -77,6 +77,11 @@ def write_private(path: str, body: bytes) -> bool:
 
     d = os.path.dirname(path)
     try:
+        # base/remedy/file, base being $XDG_CACHE_HOME or ~/.cache: at most base and remedy/
+        # are made; a home that does not exist is not (HOME=/nonexistent, nobody's, made
+        # /nonexistent/.cache/remedy when root ran remedy with it): no cache then
+        if not os.path.isdir(os.path.dirname(os.path.dirname(d))):
+            return False
         os.makedirs(d, mode=0o700, exist_ok=True)
         if not _dir_ok(d):
             return False
