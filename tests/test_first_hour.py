@@ -581,6 +581,36 @@ def test_a_home_that_does_not_exist_is_not_made(tmp_path: Path):
     assert (tmp_path / "xdg" / "cache" / "remedy").is_dir()
 
 
+@pytest.mark.parametrize(
+    "locale_env",
+    [{"LC_ALL": "C", "PYTHONUTF8": "0"}, {"PYTHONIOENCODING": "latin-1"}],
+    ids=["C-without-utf8-mode", "latin-1"],
+)
+def test_a_locale_that_cannot_encode_the_output_is_no_crash(tmp_path: Path, locale_env):
+    """LANG=en_US.ISO-8859-1 (or LC_ALL=C with PYTHONUTF8=0): every command ended in exit 70
+    ('ascii' codec can't encode '—') at its first line, and the example list could not even
+    be read. The text now escapes what the locale cannot show, --json is the same document
+    in ASCII, and an --out file is UTF-8 whatever the locale."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIO"))}
+    env.update(locale_env, NO_COLOR="1")
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "remedy", *args]
+        return subprocess.run(cmd, capture_output=True, env=env | extra, timeout=300)
+
+    for args in (["plan", "--example", EXAMPLES[0]], ["examples"], ["impact", "CUDA_HOME=/x"]):
+        r = run(*args)
+        assert r.returncode == 0 and r.stdout, (args, r.stderr.decode()[-400:])
+        assert b"internal error" not in r.stderr
+    here = run("plan", "--example", EXAMPLES[0], "--json", "--out", str(tmp_path / "a.json"))
+    utf8 = run("plan", "--example", EXAMPLES[0], "--json", PYTHONIOENCODING="utf-8")
+    assert here.returncode == 0 and max(here.stdout) < 128  # ASCII
+    assert json.loads(here.stdout) == json.loads(utf8.stdout)
+    saved = (tmp_path / "a.json").read_bytes()
+    assert "→".encode() in saved or "—".encode() in saved  # UTF-8, not the locale's
+    assert json.loads(saved.decode("utf-8")) == json.loads(utf8.stdout)
+
+
 def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     """The autouse fixture in tests/conftest.py fails a test that leaves a file behind (run
     in a pytest of its own, with the same conftest)."""

@@ -29,7 +29,33 @@ def console(stderr: bool = False) -> Any:
 
 def emit_json(text: str) -> None:
     text = json_safe(redact_text(text))
+    if not _stdout_is_utf():  # an ASCII or Latin-1 locale: \uXXXX, the same document
+        text = _ascii_json(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _stdout_is_utf() -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(sys.stdout.encoding).name.startswith("utf-")
+    except (AttributeError, LookupError, TypeError):
+        return True  # a stream without an encoding (a test's StringIO) takes any text
+
+
+def _ascii_json(text: str) -> str:
+    """Every non-ASCII character as a JSON escape (a pair for one beyond U+FFFF): outside
+    strings JSON is ASCII, so each is inside a string, where the escape means that character."""
+    import re
+
+    def esc(m: re.Match[str]) -> str:
+        c = ord(m.group())
+        if c > 0xFFFF:
+            c -= 0x10000
+            return f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}"
+        return f"\\u{c:04x}"
+
+    return re.sub(r"[^\x00-\x7f]", esc, text)
 
 
 def shown(text: object) -> str:
@@ -311,7 +337,7 @@ def write_out(path: Path, text: str) -> None:
             # not a link (or a trusted one, which nobody else can swap): O_NOFOLLOW holds
             # the name to what was checked
             fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | (0 if is_link else os.O_NOFOLLOW))
-            with os.fdopen(fd, "w") as f:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             return
         _atomic_text(path, text)
@@ -339,7 +365,7 @@ def _atomic_text(path: Path, text: str) -> None:
 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -12,6 +12,7 @@ console script imports it and calls main() a moment later."""
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 _early: list[int] = []
 
@@ -25,9 +26,32 @@ for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(_s, _note)
 
 
+def _stdout_never_fails() -> None:
+    """A locale that cannot encode remedy's '—', '→', '…' (LANG=en_US.ISO-8859-1,
+    PYTHONIOENCODING=ascii, LC_ALL=C with PYTHONUTF8=0) ended every command in exit 70 at
+    its first line: stdout now writes what it cannot encode as a backslash escape, as Python's
+    stderr already does (JSON goes out as ASCII there: remedy.commands.emit_json)."""
+    import sys
+
+    out: Any = sys.stdout
+    try:
+        # C locale: "surrogateescape", which fails on '—' as "strict" does
+        if out.errors in ("strict", "surrogateescape") and not _utf(out.encoding):
+            out.reconfigure(errors="backslashreplace")
+    except (AttributeError, LookupError, ValueError, OSError):
+        pass  # not a text stream we can reconfigure: left as it is
+
+
+def _utf(encoding: str | None) -> bool:
+    import codecs
+
+    return bool(encoding) and codecs.lookup(encoding).name.startswith("utf-")
+
+
 def main() -> None:
     import sys
 
+    _stdout_never_fails()
     from remedy import helpcache
 
     if helpcache.serve(sys.argv[1:]):  # `--help` as typer last printed it, typer not loaded

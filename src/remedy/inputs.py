@@ -81,7 +81,7 @@ def examples() -> dict[str, Example]:
         meta_path = d / "example.yaml"
         if not meta_path.is_file():
             continue
-        meta = _own_load(meta_path.read_text())
+        meta = _own_load(meta_path.read_text(encoding="utf-8"))  # whatever the locale
         out[d.name] = Example(
             name=d.name,
             title=meta["title"],
