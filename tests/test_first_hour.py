@@ -421,6 +421,15 @@ def test_facts_wrap_under_their_heading():
     assert "None" not in buf.getvalue() and "cicc ? CUDART ?" in buf.getvalue()
 
 
+@pytest.mark.parametrize("args", [["plan", "--example", EXAMPLES[0]], ["examples"]])
+def test_columns_0_still_prints(args):
+    """COLUMNS=0 (set by some CI runners): rich laid out at width 0 and every command
+    printed nothing, exit 0."""
+    wide = remedy(*args, cols=80).stdout.decode()
+    r = remedy(*args, cols=0)
+    assert r.returncode == 0 and r.stdout.decode() == wide
+
+
 def test_impact_at_80_columns_cuts_nothing():
     r = remedy("impact", "CUDA_HOME=/dev/null", "--example", EXAMPLES[1])
     out = r.stdout.decode()

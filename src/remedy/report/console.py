@@ -89,4 +89,12 @@ class RedactingConsole(Console):
 
 
 def terminal_console(stream: Any) -> Console:
-    return RedactingConsole(file=RedactingStream(stream), highlight=False, soft_wrap=False)
+    """COLUMNS=0 (some CI runners and `env -i` wrappers set it) made rich lay out at width
+    0: every command printed nothing and exited 0. A width under 1 is taken as 80."""
+    import os
+
+    cols = os.environ.get("COLUMNS", "")
+    width = 80 if cols.isdigit() and int(cols) < 1 else None
+    return RedactingConsole(
+        file=RedactingStream(stream), highlight=False, soft_wrap=False, width=width
+    )
