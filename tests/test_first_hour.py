@@ -620,6 +620,29 @@ def test_a_locale_that_cannot_encode_the_output_is_no_crash(tmp_path: Path, loca
     assert json.loads(saved.decode("utf-8")) == json.loads(utf8.stdout)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["plan", "--example", EXAMPLES[0]], ["knowledge", "list"], ["examples"], ["graph"]],
+)
+def test_a_reader_that_left_is_exit_141_for_text_too(args):
+    """`remedy plan | head`: the JSON and graph paths exited 141 as the help says, but rich's
+    own handler ended the text reports in exit 1 ("findings"), without a word."""
+    r_fd, w_fd = os.pipe()
+    os.close(r_fd)  # the reader is gone before remedy writes
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "remedy", *args],
+            stdout=w_fd,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, NO_COLOR="1"),
+            timeout=300,
+        )
+    finally:
+        os.close(w_fd)
+    assert r.returncode == 141, r.stderr.decode()
+    assert b"Traceback" not in r.stderr
+
+
 def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     """The autouse fixture in tests/conftest.py fails a test that leaves a file behind (run
     in a pytest of its own, with the same conftest)."""

@@ -60,6 +60,19 @@ class RedactingStream:
 class RedactingConsole(Console):
     """rich's Console; strings and Text are redacted before layout (see the module doc)."""
 
+    def on_broken_pipe(self) -> None:
+        """`remedy plan | head`: rich exited 1 (which means "findings") without a word when
+        the reader of stdout left; remedy's code for that is 141 (128 + SIGPIPE), as for
+        its JSON (remedy.commands.exit_reader_left)."""
+        import contextlib
+        import os
+        import sys
+
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(141)
+
     def render_str(self, text: str, **kw: Any) -> Text:
         # no control character reaches the terminal (our own markup never holds one), and a
         # markup error in a string that escaped escaping is shown as text, never raised:
