@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from foreground import default_stop_signals
+
 REPO = Path(__file__).resolve().parents[1]
 SBX = REPO / "sandbox" / "sbx"
 SITE = "/opt/sglang-venv/lib/python3.11/site-packages"
@@ -122,6 +124,7 @@ class Host:
             env=self.env(),
             cwd=REPO,
             start_new_session=new_session,
+            preexec_fn=default_stop_signals,  # whatever this runner ignores (tests/foreground.py)
         )
 
     def ssh(self, cmd: str, timeout: float = 120, input: str | None = None) -> tuple[int, str]:

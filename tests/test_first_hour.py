@@ -65,6 +65,35 @@ def test_minus_var_is_refused_with_the_form_that_works():
     assert json.loads(r.stdout)["changes"] == {"CUDA_HOME": None}
 
 
+@pytest.mark.parametrize(
+    ("args", "says", "form"),
+    [
+        (["facts", "--host", "127.0.0.9:1"], "not --host", "remedy facts 127.0.0.9:1"),
+        (["facts", "-H", "127.0.0.9:1"], "not -H", "remedy facts 127.0.0.9:1"),
+        (["run", "--host=gpu01", "--yes"], "not --host", "remedy run gpu01"),
+        (["history", "--host", "gpu01"], "not --host", "remedy history gpu01"),
+        (["plan", "gpu01"], "takes no argument ('gpu01')", "remedy plan --host gpu01"),
+        (["diagnose", "gpu01", "--json"], "takes no argument", "remedy diagnose --host gpu01"),
+    ],
+)
+def test_the_host_in_the_other_commands_form_says_which_form(args, says, form):
+    """plan/diagnose/impact take --host, facts/run/resume/rollback/history the host as an
+    argument; the other form got click's "No such option: --host (Possible options:
+    --forks)" or "Got unexpected extra argument(s) (gpu01)", and no connection is tried."""
+    r = remedy(*args)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert says in err and form in err and "Traceback" not in err and "cannot connect" not in err
+
+
+def test_a_misspelt_option_still_gets_clicks_suggestion():
+    """`plan --exmaple x`: the misspelt option is the mistake, not the word after it."""
+    r = remedy("plan", "--exmaple", "seed-sm120-pip-cu13")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "No such option: --exmaple" in err and "--example" in err, err
+    assert "takes no argument" not in err
+
+
 def test_help_advertises_no_form_the_parser_rejects():
     text = remedy("impact", "--help").stdout.decode()
     assert "-VAR" not in text and "--unset" in text
@@ -120,6 +149,45 @@ def test_exporting_a_file_that_is_not_a_plan_says_what_it_is(tmp_path: Path, con
     err = r.stderr.decode()
     assert r.returncode == 2 and says in err, err
     assert len(err.splitlines()) <= 2 and "validation error" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["report", "PLAN", "--out", "r.pdf"], "--out"),
+        (["plan", "--example", EXAMPLES[0], "--report", "r.pdf"], "--report"),
+    ],
+)
+def test_a_report_name_without_a_format_names_the_option_given(tmp_path: Path, args, option):
+    """`remedy report plan.json --out r.pdf` said "--report r.pdf: say the format ...": an
+    option `remedy report` does not have."""
+    saved = tmp_path / "plan.json"
+    saved.write_bytes(remedy("plan", "--example", EXAMPLES[0], "--json").stdout)
+    r = remedy(*[str(saved) if a == "PLAN" else a for a in args], cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith(f"remedy: error: {option} r.pdf: "), err
+    assert f"e.g. {option} report.html" in err and not (tmp_path / "r.pdf").exists()
+
+
+def test_plan_json_and_markdown_together_is_an_error():
+    """Both write the plan to stdout; --json won silently, whichever came first."""
+    for args in (["--json", "--markdown"], ["--markdown", "--json"]):
+        r = remedy("plan", "--example", EXAMPLES[0], *args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and r.stdout == b"", err
+        assert "one of --json and --markdown" in err
+
+
+def test_diagnose_help_says_what_its_exit_code_means(tmp_path: Path):
+    """Exit 1 is "findings (diagnose)", but a log alone that matches a known failure exited
+    0 with nothing in --help saying why: the help now says it, and this holds it true."""
+    text = " ".join(remedy("diagnose", "--help", cols=120).stdout.decode().split())
+    assert "Exit 1 when the facts show an error finding; 0 otherwise, a log alone" in text
+    log = sorted((ROOT / "src/remedy/examples" / EXAMPLES[0]).glob("*.log"))[-1]
+    alone = remedy("diagnose", "--log", str(log), "--json")
+    assert alone.returncode == 0 and json.loads(alone.stdout)["hypotheses"]
+    with_facts = remedy("diagnose", "--example", EXAMPLES[0], "--json")
+    assert with_facts.returncode == 1 and json.loads(with_facts.stdout)["findings"]
 
 
 def test_version():
@@ -282,6 +350,86 @@ def test_plan_at_80_columns_cuts_nothing(tmp_path: Path, example: str):
             assert any(str(v) in ln for ln in lines), v
 
 
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_plan_verification_details_stay_under_their_bullet(example: str):
+    """rich wrapped '• torch-cpp-extension: torch-ext-build a real <wrap>' at column 0, with
+    trailing blanks; each detail now wraps under its own bullet."""
+    out = remedy("plan", "--example", example, "--explain").stdout.decode()
+    rep = json.loads(remedy("plan", "--example", example, "--json").stdout)
+    lines = out.splitlines()
+    assert not [ln for ln in lines if ln != ln.rstrip()], "trailing blanks"
+    trace = lines[lines.index("Search trace") + 1 :]
+    assert trace and all(ln.startswith("  ") for ln in trace), trace
+    tail = out[out.index("Final verification") :]
+    for v in rep["verification"]:
+        assert f"  • {v['consumer']}: {v['probe']}" in lines, v
+        if v["detail"]:
+            at = lines.index(f"  • {v['consumer']}: {v['probe']}")
+            assert lines[at + 1].startswith("    "), lines[at + 1]
+            assert _whole(v["detail"], tail), v["detail"]
+
+
+def test_diagnose_says_what_comes_next_once_per_rule(tmp_path: Path):
+    """Three findings of one rule (one per consumer) printed the same 'next in the chain'
+    line three times."""
+    facts = tmp_path / "empty-host.json"
+    facts.write_text("{}")
+    out = remedy("diagnose", "--facts", str(facts)).stdout.decode()
+    rep = json.loads(remedy("diagnose", "--facts", str(facts), "--json").stdout)
+    rules = [f["rule"] for f in rep["findings"] if f["predicts"]]
+    assert len(rules) > len(set(rules))  # the case: a rule with findings for several consumers
+    for rule in set(rules):
+        assert out.count(f"next in the chain if '{rule}' stays") == 1, out
+
+
+def test_check_wraps_without_trailing_blanks():
+    lines = remedy("check").stdout.decode().splitlines()
+    assert len(lines) >= 2 and "CUDA releases: OK" in " ".join(lines), lines
+    assert not [ln for ln in lines if ln != ln.rstrip()], lines
+
+
+def test_examples_wrap_under_each_name():
+    """`remedy examples`, the README's first thing to try, wrapped its titles and
+    descriptions back to column 0 (with trailing blanks): the names were hard to find."""
+    out = remedy("examples").stdout.decode()
+    names = [e["name"] for e in json.loads(remedy("examples", "--json").stdout)]
+    lines = out.splitlines()
+    assert [ln for ln in lines if not ln.startswith("  ")] == names, out
+    assert not [ln for ln in lines if ln != ln.rstrip()], "trailing blanks"
+    for n in names:
+        assert f"  try: remedy plan --example {n}" in lines
+
+
+def test_facts_wrap_under_their_heading():
+    """`remedy facts` sent a venv's package list and a toolkit's lib layout to column 0 with
+    trailing blanks, and printed 'cicc None CUDART None' for what it did not find."""
+    import yaml
+
+    facts = yaml.safe_load((ROOT / "src/remedy/examples" / EXAMPLES[0] / "facts.yaml").read_text())
+    tk = facts["toolkits"][0]
+    tk["cicc_release"] = tk["cudart_version"] = None
+    from remedy.cli import _print_facts
+    from remedy.model import Facts
+
+    buf = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("remedy.cli._console", lambda stderr=False: Console(file=buf, width=80))
+        _print_facts(Facts.model_validate(facts))
+    lines = buf.getvalue().splitlines()
+    assert len(lines) > 5 and all(ln.startswith("  ") for ln in lines[1:]), lines
+    assert not [ln for ln in lines if ln != ln.rstrip()], "trailing blanks"
+    assert "None" not in buf.getvalue() and "cicc ? CUDART ?" in buf.getvalue()
+
+
+@pytest.mark.parametrize("args", [["plan", "--example", EXAMPLES[0]], ["examples"]])
+def test_columns_0_still_prints(args):
+    """COLUMNS=0 (set by some CI runners): rich laid out at width 0 and every command
+    printed nothing, exit 0."""
+    wide = remedy(*args, cols=80).stdout.decode()
+    r = remedy(*args, cols=0)
+    assert r.returncode == 0 and r.stdout.decode() == wide
+
+
 def test_impact_at_80_columns_cuts_nothing():
     r = remedy("impact", "CUDA_HOME=/dev/null", "--example", EXAMPLES[1])
     out = r.stdout.decode()
@@ -297,6 +445,23 @@ def test_impact_at_80_columns_cuts_nothing():
         assert _whole(c["how"], out) and _whole(c["effect"], out)
     for p in rep["picks"]:
         assert any(p["before"] in ln and p["after"] in ln for ln in lines), p
+
+
+def test_diagnose_log_only_at_80_columns_cuts_nothing(tmp_path: Path):
+    """The README's `remedy diagnose --log server.log` drew its hypotheses as a table: at 80
+    columns it cut the rule names and the commands to confirm each ('test -f
+    $CUDA_HOME/includ…'), the one thing a user copies from it."""
+    log = sorted((ROOT / "src/remedy/examples" / EXAMPLES[0]).glob("*.log"))[-1]
+    out = remedy("diagnose", "--log", str(log)).stdout.decode()
+    rep = json.loads(remedy("diagnose", "--log", str(log), "--json").stdout)
+    assert rep["hypotheses"] and not rep["findings"]
+    lines = out.splitlines()
+    assert not [ln for ln in lines if ln.rstrip().endswith("…")], out
+    for h in rep["hypotheses"][:8]:
+        assert any(h["rule"] in ln.split() for ln in lines), h["rule"]  # the name whole
+        assert _whole(h["message"], out), h["message"]
+        for c in h["confirm_with"]:
+            assert _whole(c, out), c
 
 
 def test_impact_unit_at_80_columns_cuts_nothing(kb, tmp_path: Path):
@@ -378,6 +543,104 @@ def test_diagnose_from_stdin_leaves_no_temp_file(tmp_path: Path):
     doc = json.loads(r.stdout)
     assert doc["symptoms"] and all(s["source"] == "<stdin>" for s in doc["symptoms"])
     assert list(env_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("stdin", "says"), [(b"", "is empty"), (b"a\0b\n", "does not look like a text log")]
+)
+@pytest.mark.parametrize("command", ["diagnose", "plan"])
+def test_a_bad_log_on_stdin_is_named_stdin(tmp_path: Path, stdin: bytes, says: str, command):
+    """`... | remedy diagnose --log -` with nothing on stdin said "/tmp/remedy-stdin-xbb0j0hc.log
+    is empty": the name of remedy's own spool file, not what the user gave."""
+    env_tmp = tmp_path / "t"
+    env_tmp.mkdir()
+    args = ["--example", EXAMPLES[0]] if command == "plan" else []
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", command, *args, "--log", "-", "--json"],
+        input=stdin,
+        capture_output=True,
+        env=dict(os.environ, TMPDIR=str(env_tmp)),
+        timeout=120,
+    )
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert err.startswith(f"remedy: error: <stdin> {says}") and "remedy-stdin-" not in err, err
+    assert list(env_tmp.iterdir()) == []
+
+
+def test_a_home_that_does_not_exist_is_not_made(tmp_path: Path):
+    """HOME=/nonexistent (nobody's home; a unit's environment): remedy as root made
+    /nonexistent/.cache/remedy for its caches. It now runs without them, and still makes
+    the cache dir under a home that exists (and an XDG_CACHE_HOME whose parent does)."""
+    home = tmp_path / "gone"
+    env = dict(os.environ, HOME=str(home), NO_COLOR="1")
+    env.pop("XDG_CACHE_HOME", None)
+    cmd = [sys.executable, "-m", "remedy", "plan", "--example", EXAMPLES[0], "--json"]
+    r = subprocess.run(cmd, capture_output=True, env=env, timeout=300)
+    assert r.returncode == 0 and json.loads(r.stdout)["steps"], r.stderr.decode()
+    assert not home.exists()
+    home.mkdir()
+    assert subprocess.run(cmd, capture_output=True, env=env, timeout=300).returncode == 0
+    assert (home / ".cache" / "remedy").is_dir()
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg" / "cache")
+    assert subprocess.run(cmd, capture_output=True, env=env, timeout=300).returncode == 0
+    assert not (tmp_path / "xdg").exists()
+    (tmp_path / "xdg").mkdir()
+    assert subprocess.run(cmd, capture_output=True, env=env, timeout=300).returncode == 0
+    assert (tmp_path / "xdg" / "cache" / "remedy").is_dir()
+
+
+@pytest.mark.parametrize(
+    "locale_env",
+    [{"LC_ALL": "C", "PYTHONUTF8": "0"}, {"PYTHONIOENCODING": "latin-1"}],
+    ids=["C-without-utf8-mode", "latin-1"],
+)
+def test_a_locale_that_cannot_encode_the_output_is_no_crash(tmp_path: Path, locale_env):
+    """LANG=en_US.ISO-8859-1 (or LC_ALL=C with PYTHONUTF8=0): every command ended in exit 70
+    ('ascii' codec can't encode '—') at its first line, and the example list could not even
+    be read. The text now escapes what the locale cannot show, --json is the same document
+    in ASCII, and an --out file is UTF-8 whatever the locale."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIO"))}
+    env.update(locale_env, NO_COLOR="1")
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "remedy", *args]
+        return subprocess.run(cmd, capture_output=True, env=env | extra, timeout=300)
+
+    for args in (["plan", "--example", EXAMPLES[0]], ["examples"], ["impact", "CUDA_HOME=/x"]):
+        r = run(*args)
+        assert r.returncode == 0 and r.stdout, (args, r.stderr.decode()[-400:])
+        assert b"internal error" not in r.stderr
+    here = run("plan", "--example", EXAMPLES[0], "--json", "--out", str(tmp_path / "a.json"))
+    utf8 = run("plan", "--example", EXAMPLES[0], "--json", PYTHONIOENCODING="utf-8")
+    assert here.returncode == 0 and max(here.stdout) < 128  # ASCII
+    assert json.loads(here.stdout) == json.loads(utf8.stdout)
+    saved = (tmp_path / "a.json").read_bytes()
+    assert "→".encode() in saved or "—".encode() in saved  # UTF-8, not the locale's
+    assert json.loads(saved.decode("utf-8")) == json.loads(utf8.stdout)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["plan", "--example", EXAMPLES[0]], ["knowledge", "list"], ["examples"], ["graph"]],
+)
+def test_a_reader_that_left_is_exit_141_for_text_too(args):
+    """`remedy plan | head`: the JSON and graph paths exited 141 as the help says, but rich's
+    own handler ended the text reports in exit 1 ("findings"), without a word."""
+    r_fd, w_fd = os.pipe()
+    os.close(r_fd)  # the reader is gone before remedy writes
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "remedy", *args],
+            stdout=w_fd,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, NO_COLOR="1"),
+            timeout=300,
+        )
+    finally:
+        os.close(w_fd)
+    assert r.returncode == 141, r.stderr.decode()
+    assert b"Traceback" not in r.stderr
 
 
 def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):

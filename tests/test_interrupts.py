@@ -27,12 +27,27 @@ from remedy.planner.plan import facts_digest
 from remedy.transport.quote import quote
 
 sys.path.insert(0, str(Path(__file__).parent))
+from foreground import default_stop_signals  # noqa: E402
 from runner_fixture_op import FixtureShell  # noqa: E402
 
 REMEDY = [sys.executable, "-m", "remedy"]
 # a hand-made step (not what the planner makes) needs the fixture driver: the real CLI with
 # the runner fixture operation registered and the saved-plan check off (see that file)
 FIXTURE_CLI = [sys.executable, str(Path(__file__).parent / "cli_fixture_driver.py")]
+
+
+@pytest.fixture(autouse=True)
+def _stop_signals_not_ignored():
+    """The in-process tests signal this process: whatever the runner inherited ignored
+    (pytest under nohup ignores SIGHUP), a stop signal reaches remedy's handler here, which
+    keeps an inherited SIG_IGN (tests/foreground.py)."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    for s, h in saved.items():
+        if h is signal.SIG_IGN:
+            signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -91,6 +106,7 @@ def test_a_signal_mid_step_stops_it_keeps_the_lock_and_resume_rolls_back(tmp_pat
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=default_stop_signals,
     )
     try:
         deadline = time.monotonic() + 90
@@ -156,7 +172,11 @@ def test_a_signal_at_a_blocking_prompt_ends_it_at_once(tmp_path):
     )
     r_fd, w_fd = os.pipe()  # stdin that never answers
     proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdin=r_fd, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script],
+        stdin=r_fd,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_stop_signals,
     )
     try:
         assert proc.stdout.readline().strip() == "asking"
@@ -230,6 +250,7 @@ def test_a_signal_before_the_cli_is_imported_still_ends_in_the_runs_report(tmp_p
         text=True,
         env=_env(tmp_path),
         timeout=120,
+        preexec_fn=default_stop_signals,
     )
     n = int(getattr(signal, sig))
     assert r.returncode == 128 + n, r.stderr
@@ -256,6 +277,7 @@ def test_a_signal_before_a_read_only_command_stops_it_with_a_message(tmp_path):
         text=True,
         env=_env(tmp_path),
         timeout=120,
+        preexec_fn=default_stop_signals,
     )
     assert r.returncode == 143, r.stderr
     assert r.stdout == ""
@@ -340,3 +362,51 @@ def test_a_prompt_outside_the_work_is_not_held(process_handler):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(5)
     assert exc.value.signum == signal.SIGINT and process_handler._Process.pending == []
+
+
+def _ignoring(*sigs: int):
+    """What `nohup` (SIGHUP) or a script's `cmd &` (SIGINT) does before it execs remedy."""
+
+    def pre() -> None:
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+
+    return pre
+
+
+def test_a_signal_ignored_by_the_parent_stays_ignored(tmp_path):
+    """`nohup remedy run gpu01 --yes &` then closing the terminal stopped the run ("stopped:
+    interrupted by SIGHUP", exit 129): remedy's handler replaced the SIG_IGN nohup set. Python
+    keeps an inherited SIG_IGN for SIGINT; remedy now keeps it for each signal it handles."""
+    args = [sys.executable, "-c", ENTRY_THEN_SIGNAL, "SIGHUP", "plan"]
+    args += ["--example", "seed-sm120-pip-cu13", "--json"]
+    r = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        preexec_fn=_ignoring(signal.SIGHUP),
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["steps"] and r.stderr == ""
+    # the signals the parent did not ignore still stop it
+    r = subprocess.run(
+        [*args[:3], "SIGTERM", *args[4:]],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        preexec_fn=_ignoring(signal.SIGHUP),
+    )
+    assert r.returncode == 143 and r.stdout == "", r.stderr
+
+
+def test_install_leaves_an_ignored_signal_ignored(process_handler):
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    process_handler.install("hold")
+    os.kill(os.getpid(), signal.SIGHUP)
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    assert process_handler._Process.pending == []
+    os.kill(os.getpid(), signal.SIGTERM)  # handled as before: held
+    assert process_handler._Process.pending == [signal.SIGTERM]

@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from foreground import default_stop_signals
 from sandbox_hosts import REPO, Host, SandboxUnavailable, doctor, down, report_of, same, up
 
 pytestmark = pytest.mark.sandbox
@@ -75,6 +76,7 @@ def fleet_popen(inv, *args: str) -> subprocess.Popen:
         text=True,
         cwd=REPO,
         env=env,
+        preexec_fn=default_stop_signals,  # not what this runner ignores (tests/foreground.py)
     )
 
 

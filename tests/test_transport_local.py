@@ -160,3 +160,23 @@ def test_wrap_remote_reports_pid_then_execs() -> None:
 def test_ssh_target_parse(text: str, host: str, user: str | None, port: int | None) -> None:
     t = SSHTarget.parse(text)
     assert (t.host, t.user, t.port) == (host, user, port)
+
+
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ("user@", "not a host: 'user@'"),
+        ("host:99999", "bad port in 'host:99999': a port is 1-65535"),
+        ("host:0", "bad port in 'host:0'"),
+        ("-oProxyCommand=x", "not a host: '-oProxyCommand=x'"),
+        ("me@-x", "not a host: 'me@-x'"),
+    ],
+)
+def test_ssh_target_refuses_what_is_no_host(text: str, says: str) -> None:
+    """`--host user@` said "not a host: ''"; `host:99999` and `-oProxyCommand=x` went to DNS
+    and came back as "unreachable" (exit 4) instead of bad input (exit 2)."""
+    from remedy.errors import InputError
+
+    with pytest.raises(InputError) as exc:
+        SSHTarget.parse(text)
+    assert str(exc.value).startswith(says) and exc.value.exit_code == 2

@@ -8,6 +8,11 @@ possible through the `--opt=value` form.
 
 `impact -CUDA_HOME` used to be advertised as "unset"; click reads it as bundled short options
 (`-C -U ...`), so it is refused here with the form that works: `--unset CUDA_HOME`.
+
+The host is an argument of facts/run/resume/rollback/history and an option (`--host`) of
+plan/diagnose/impact. A user who mixed them got click's "No such option: --host (Possible
+options: --forks)" or "Got unexpected extra argument(s) (gpu01)"; here each says the form
+its command takes.
 """
 
 from __future__ import annotations
@@ -69,6 +74,40 @@ def _check(tokens: list[str], cmd: Any, where: str) -> int:
     return len(tokens)
 
 
+def _params(cmd: Any, kind: str) -> list[Any]:
+    return [p for p in getattr(cmd, "params", []) if getattr(p, "param_type_name", "") == kind]
+
+
+def _host_form(tokens: list[str], cmd: Any, name: str) -> None:
+    """Refuse `--host H` where the host is the argument, and a bare word where it is --host."""
+    names, valued = _options(cmd)
+    takes_host_arg = any(p.name == "host" for p in _params(cmd, "argument"))
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "--":
+            return
+        if tok in valued:
+            i += 2
+            continue
+        flag = tok.split("=", 1)[0]
+        if takes_host_arg and flag in ("--host", "-H") and flag not in names:
+            host = tok.split("=", 1)[1] if "=" in tok else (tokens[i + 1 : i + 2] or ["HOST"])[0]
+            raise InputError(
+                f"remedy {name} takes the host as its argument, not {flag}",
+                hint=f"e.g. remedy {name} {host} (an ssh_config alias, user@host or host:port)",
+            )
+        if tok.startswith("-") and tok != "-" and flag not in names:
+            return  # an unknown option (`--exmaple`): click's "did you mean" says more
+        if not tok.startswith("-") and not _params(cmd, "argument") and "--host" in names:
+            raise InputError(
+                f"remedy {name} takes no argument ({tok!r}): name the host with an option",
+                hint=f"e.g. remedy {name} --host {tok}, or a built-in example: "
+                f"remedy {name} --example NAME (see `remedy examples`)",
+            )
+        i += 1
+
+
 def check_argv(argv: list[str], group: Any) -> None:
     """Refuse what click would silently misread; its own errors are left to it."""
     start = _check(argv, group, "")
@@ -78,3 +117,4 @@ def check_argv(argv: list[str], group: Any) -> None:
     if cmd is None:
         return
     _check(argv[start + 1 :], cmd, f"{argv[start]}: ")
+    _host_form(argv[start + 1 :], cmd, argv[start])

@@ -92,6 +92,11 @@ def write_private(path: str, body: bytes) -> bool:
     reached through a link another user could have placed, or on any OSError."""
     import contextlib
 
+    # base/remedy/file, base being $XDG_CACHE_HOME or ~/.cache: at most base and remedy/
+    # are made; a home that does not exist is not (HOME=/nonexistent, nobody's, made
+    # /nonexistent/.cache/remedy when root ran remedy with it): no cache then
+    if not os.path.isdir(os.path.dirname(os.path.dirname(os.path.dirname(path)))):
+        return False
     dfd = _open_dir(os.path.dirname(path), create=True)
     if dfd is None:
         return False

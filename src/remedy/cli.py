@@ -269,10 +269,14 @@ def examples(json_: JsonOpt = False) -> None:
             )
         )
         return
+    from remedy.report.wrap import Prose, whole
+
     con = _console()
-    for e in exs.values():
-        con.print(f"[bold cyan]{term(e.name)}[/]  {term(e.title)}")
-        con.print(f"  [dim]{term(e.description)}[/]")
+    for e in exs.values():  # wrapped under the name (rich's wrap went to column 0)
+        con.print(whole(strip_controls(e.name), "bold cyan"), soft_wrap=True)
+        con.print(Prose(strip_controls(e.title), 2), soft_wrap=True)
+        con.print(Prose(strip_controls(e.description), 2, "dim"), soft_wrap=True)
+        con.print(whole(f"try: remedy plan --example {strip_controls(e.name)}", "", 2))
 
 
 @app.command()
@@ -384,6 +388,10 @@ def diagnose(
 
     With a log and no facts, ranks the causes the log is consistent with and says which fact
     would confirm each.
+
+    Exit 1 when the facts show an error finding; 0 otherwise, a log alone included (its
+    causes are hypotheses until facts confirm one: `remedy plan` exits 3 on a fatal line no
+    finding explains).
 
     \b
     Examples:
@@ -631,16 +639,26 @@ def _host_or_local(host: str | None, local: bool) -> None:
 
 def _print_facts(f: Any) -> None:
     """Every value here is the host's (a GPU's driver string, a version a venv owner wrote
-    in torch/version.py): each goes through `term` (escaped markup, no controls)."""
-    e = term
+    in torch/version.py): each goes through `term` (escaped markup, no controls). Long
+    values wrap under their heading (rich's wrap sent a venv's package list to column 0);
+    a value not found is '?', not Python's None."""
+    from remedy.report.wrap import Prose
+
+    def e(v: Any) -> str:
+        return "?" if v is None else term(v)
+
     con = _console()
-    con.print(f"[bold]{e(f.host)}[/] {e(f.os or '')}")
+
+    def body(markup: str) -> None:
+        con.print(Prose.markup(markup, 4), soft_wrap=True)
+
+    con.print(Prose.markup(f"[bold]{e(f.host)}[/] {e(f.os or '')}"), soft_wrap=True)
     if not f.gpus:
         con.print("  GPUs: none")
     for g in f.gpus:
-        con.print(f"  GPU {e(g.index)}: {e(g.name)} sm {e(g.compute_cap)} driver {e(g.driver)}")
+        body(f"GPU {e(g.index)}: {e(g.name)} sm {e(g.compute_cap)} driver {e(g.driver)}")
     for tk in f.toolkits:
-        layout = ", ".join(f"{d}/{{{', '.join(n)}}}" for d, n in tk.libs.items()) or "no libs"
+        layout = ", ".join(f"{d}/{{{', '.join(n)}}}" for d, n in tk.libs.items() if n)
         cccl = (
             "complete"
             if tk.cccl.nv_target and tk.cccl.nv_detail
@@ -648,20 +666,22 @@ def _print_facts(f: Any) -> None:
             if tk.cccl.present
             else "absent"
         )
-        con.print(
-            f"  toolkit [cyan]{e(tk.prefix)}[/] ({e(tk.kind)}): nvcc {e(tk.nvcc_release)}"
-            f" ptxas {e(tk.ptxas_release)} cicc {e(tk.cicc_release)}"
-            f" CUDART {e(tk.cudart_version)} CCCL {cccl}; {e(layout)}"
+        con.print(Prose.markup(f"toolkit [cyan]{e(tk.prefix)}[/] ({e(tk.kind)})", 2))
+        body(
+            f"nvcc {e(tk.nvcc_release)} ptxas {e(tk.ptxas_release)} cicc {e(tk.cicc_release)}"
+            f" CUDART {e(tk.cudart_version)} CCCL {cccl}; libs: {e(layout or 'none')}"
         )
     for py in f.pythons:
         pk = ", ".join(f"{k} {v}" for k, v in py.packages.items() if not k.startswith("nvidia"))
-        con.print(f"  python {e(py.path)}: torch cuda {e(py.torch_cuda)}; {e(pk)}")
+        con.print(Prose.markup(f"python {e(py.path)}: torch cuda {e(py.torch_cuda)}", 2))
+        if pk:
+            body(f"[dim]{e(pk)}[/]")
     for s in f.services:
-        con.print(
-            f"  unit {e(s.name)}: " + e(" ".join(f"{k}={v}" for k, v in s.environment.items()))
-        )
+        con.print(Prose.markup(f"unit {e(s.name)}", 2), soft_wrap=True)
+        if s.environment:
+            body(e(" ".join(f"{k}={v}" for k, v in s.environment.items())))
     for n in f.notes:
-        con.print(f"  [dim]note: {e(n)}[/]")
+        body(f"[dim]note: {e(n)}[/]")
 
 
 def _transport(host: str | None, local: bool, inventory: Path | None = None) -> Any:
@@ -1382,7 +1402,7 @@ def report_cmd(
     """
     from remedy.report.files import report_format, report_from_json
 
-    fmt = report_format(out)
+    fmt = report_format(out, "--out")
     name = "stdin" if source == "-" else source
     _write_out(out, redact_text(report_from_json(_read_plan_file(source), name, fmt)))
 
@@ -1404,15 +1424,20 @@ def check_knowledge() -> None:
 
     kb = load_knowledge()
     default_catalog()  # signatures.yaml is validated by the log reader's own schema
+    from remedy.report.wrap import Prose
+
     con = _console()
     con.print(
-        f"{len(kb.components)} components, {len(kb.variables)} variables, "
-        f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
-        f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK"
+        Prose(
+            f"{len(kb.components)} components, {len(kb.variables)} variables, "
+            f"{len(kb.rules)} rules, {len(kb.actions)} actions, {len(kb.probes)} probes, "
+            f"{len(kb.signature_ids)} signatures, {len(kb.releases)} CUDA releases: OK"
+        ),
+        soft_wrap=True,
     )
     from remedy.evidence.learned import check_model
 
-    con.print(check_model(set(kb.rules)))
+    con.print(Prose(check_model(set(kb.rules))), soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> None:

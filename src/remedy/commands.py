@@ -29,7 +29,33 @@ def console(stderr: bool = False) -> Any:
 
 def emit_json(text: str) -> None:
     text = json_safe(redact_text(text))
+    if not _stdout_is_utf():  # an ASCII or Latin-1 locale: \uXXXX, the same document
+        text = _ascii_json(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _stdout_is_utf() -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(sys.stdout.encoding).name.startswith("utf-")
+    except (AttributeError, LookupError, TypeError):
+        return True  # a stream without an encoding (a test's StringIO) takes any text
+
+
+def _ascii_json(text: str) -> str:
+    """Every non-ASCII character as a JSON escape (a pair for one beyond U+FFFF): outside
+    strings JSON is ASCII, so each is inside a string, where the escape means that character."""
+    import re
+
+    def esc(m: re.Match[str]) -> str:
+        c = ord(m.group())
+        if c > 0xFFFF:
+            c -= 0x10000
+            return f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}"
+        return f"\\u{c:04x}"
+
+    return re.sub(r"[^\x00-\x7f]", esc, text)
 
 
 def shown(text: object) -> str:
@@ -137,6 +163,11 @@ def plan_run(
     from remedy.knowledge.loader import load_knowledge
     from remedy.planner.plan import make_plan
 
+    if json_ and markdown:  # both write the plan to stdout: --json won without a word
+        raise InputError(
+            "give one of --json and --markdown: both write the plan to stdout",
+            hint="a file beside it: --json --report plan.md (or --out plan.json --markdown)",
+        )
     f, ex_logs = load_facts(example, facts, host, required=True, collect=collect)
     f = with_workload(f, service, launch)
     logs = list(log or []) or ex_logs
@@ -208,6 +239,11 @@ def diagnose_run(
         # the learned fallback reads the logs only when no rule matched (before the spool goes)
         paths = list(scans.paths)
         d = run_diagnose(kb, f, symptoms, wrappers=wrappers, log_text=lambda: learned_text(paths))
+    except InputError as exc:  # "<stdin> is empty", not the spool file's temp name
+        for tmp in spooled:
+            exc.message = exc.message.replace(str(tmp), "<stdin>")
+        exc.args = (exc.message,)
+        raise
     finally:
         if scans is not None:
             scans.close()
@@ -306,7 +342,7 @@ def write_out(path: Path, text: str) -> None:
                 fd = os.open(name, flags, dir_fd=dfd)
             finally:
                 os.close(dfd)
-            with os.fdopen(fd, "w") as f:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             return
         _atomic_text(path, text)
@@ -357,7 +393,7 @@ def _atomic_text(path: Path, text: str) -> None:
             dir_fd=dfd,
         )
         try:
-            with os.fdopen(fd, "w") as f:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
                 f.flush()
                 os.fchmod(f.fileno(), 0o644 & ~umask())

@@ -1,7 +1,9 @@
 """The console script's first code: signals are noted from here on, before the CLI (typer,
 rich: ~140 ms of imports) is imported, so a signal in that window is held for the command
 instead of a KeyboardInterrupt traceback or a silent death. Only Python's own start-up
-(~40 ms) stays uncovered. A help-only command line is answered before any of that when
+(~40 ms) stays uncovered. A signal the parent left ignored (`nohup remedy run ...` ignores
+SIGHUP; a script's `remedy ... &` ignores SIGINT) stays ignored, as Python itself keeps an
+ignored SIGINT: a closed terminal must not stop a run started under nohup. A help-only command line is answered before any of that when
 remedy.helpcache holds what typer printed for it.
 
 The handler goes in at import (this module is only ever imported as the entry point): the
@@ -10,6 +12,7 @@ console script imports it and calls main() a moment later."""
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 _early: list[int] = []
 
@@ -19,12 +22,36 @@ def _note(signum: int, _frame: object) -> None:
 
 
 for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_s, _note)
+    if signal.getsignal(_s) is not signal.SIG_IGN:  # ignored by the parent: stays so
+        signal.signal(_s, _note)
+
+
+def _stdout_never_fails() -> None:
+    """A locale that cannot encode remedy's '—', '→', '…' (LANG=en_US.ISO-8859-1,
+    PYTHONIOENCODING=ascii, LC_ALL=C with PYTHONUTF8=0) ended every command in exit 70 at
+    its first line: stdout now writes what it cannot encode as a backslash escape, as Python's
+    stderr already does (JSON goes out as ASCII there: remedy.commands.emit_json)."""
+    import sys
+
+    out: Any = sys.stdout
+    try:
+        # C locale: "surrogateescape", which fails on '—' as "strict" does
+        if out.errors in ("strict", "surrogateescape") and not _utf(out.encoding):
+            out.reconfigure(errors="backslashreplace")
+    except (AttributeError, LookupError, ValueError, OSError):
+        pass  # not a text stream we can reconfigure: left as it is
+
+
+def _utf(encoding: str | None) -> bool:
+    import codecs
+
+    return bool(encoding) and codecs.lookup(encoding).name.startswith("utf-")
 
 
 def main() -> None:
     import sys
 
+    _stdout_never_fails()
     from remedy import helpcache
 
     if helpcache.serve(sys.argv[1:]):  # `--help` as typer last printed it, typer not loaded

@@ -23,10 +23,28 @@ EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
 def _safe_load(text: str) -> Any:
     """yaml.safe_load with libyaml's parser when present (10x faster: a 2 KB facts file cost
-    ~7 ms of every `plan`); the constructor is the safe one either way, as in knowledge."""
+    ~7 ms of every `plan`); the constructor is the safe one either way, as in knowledge.
+
+    Aliases are refused: `a: &x [*x]` made a cycle that ended in a RecursionError (exit 70),
+    and 300 bytes of nested aliases (`b: [*a, *a, ...]`, 8 levels) a 10^8-node tree that
+    hung every walk over the facts. `remedy facts` writes JSON, which has none."""
     import yaml
 
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class NoAliases(base):  # type: ignore[misc, valid-type]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            # a node met twice is an alias (*name) of it; the libyaml composer shares it
+            if node in self.constructed_objects or node in self.recursive_objects:
+                line = node.start_mark.line + 1 if node.start_mark else "?"
+                raise InputError(
+                    f"the YAML value anchored at line {line} is used again through an alias"
+                    " (*name): a facts file is a plain tree",
+                    hint="write the value out, or give the JSON of `remedy facts --json`",
+                )
+            return super().construct_object(node, deep)
+
+    return yaml.load(text, Loader=NoAliases)  # noqa: S506
 
 
 def _own_load(text: str) -> Any:
@@ -63,7 +81,7 @@ def examples() -> dict[str, Example]:
         meta_path = d / "example.yaml"
         if not meta_path.is_file():
             continue
-        meta = _own_load(meta_path.read_text())
+        meta = _own_load(meta_path.read_text(encoding="utf-8"))  # whatever the locale
         out[d.name] = Example(
             name=d.name,
             title=meta["title"],
@@ -118,6 +136,8 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
             if text.lstrip().startswith("{")
             else (_own_load(text) if own else _safe_load(text))
         )
+    except InputError as exc:  # an alias: the message names the file
+        raise InputError(f"{p}: {exc.message}", hint=exc.hint) from None
     except Exception as exc:
         if not _is_parse_error(exc):
             raise

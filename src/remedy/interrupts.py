@@ -25,6 +25,10 @@ Handlers are Python-level (`signal.signal`), not the loop's: a callback queued f
 when the loop next turns, but a blocking prompt never lets it turn, so inside `prompting()`
 (nothing started yet) a signal raises at once; a third signal does too (a user who keeps
 pressing Ctrl-C wants out now).
+
+A signal ignored when the handler goes in (inherited SIG_IGN: `nohup` for SIGHUP, a
+non-interactive shell's `&` for SIGINT) is left ignored: whoever started remedy asked for it
+to survive that signal, and Python keeps an inherited SIG_IGN for SIGINT the same way.
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ def install(mode: Mode = "hold", pending: list[int] | None = None) -> None:
     noted before (the entry point's), taken over as held ones."""
     P = _Process
     for s in STOP_SIGNALS:
-        signal.signal(s, _handler)
+        if signal.getsignal(s) is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+            signal.signal(s, _handler)
     P.installed, P.mode = True, mode
     if pending:
         P.count += len(pending)
@@ -165,7 +170,8 @@ def run_interruptible(
     if not P.installed:
         for s in STOP_SIGNALS:
             with contextlib.suppress(ValueError, OSError):  # not the main thread: no signals
-                old[s] = signal.signal(s, _handler)
+                if signal.getsignal(s) is not signal.SIG_IGN:  # ignored by the parent: stays
+                    old[s] = signal.signal(s, _handler)
     received.extend(P.pending)
     queued.extend(P.pending)
     P.pending.clear()

@@ -131,3 +131,34 @@ def test_a_nul_in_a_facts_path_is_a_clear_error(tmp_path: Path):
         r = remedy(*args)
         assert r.returncode == 2 and "NUL character in" in r.stderr, (args, r.stderr)
         assert "internal error" not in r.stderr
+
+
+def _alias_bomb(levels: int = 8) -> str:
+    """~300 bytes that a YAML loader expands to 10**levels references of one list."""
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "host: a\ntoolkits: &t [*t]\n",  # a cycle: RecursionError, exit 70
+        _alias_bomb(),  # 10**8 nodes: every walk over the facts hung
+        "host: a\nos: &o Debian\nnotes: [*o]\n",  # even a harmless one: facts are a tree
+    ],
+)
+def test_a_yaml_alias_in_a_facts_file_is_refused_at_once(tmp_path: Path, text: str):
+    ff = tmp_path / "facts.yaml"
+    ff.write_text(text)
+    for cmd in ("plan", "diagnose"):
+        r = subprocess.run(
+            [sys.executable, "-m", "remedy", cmd, "--facts", str(ff)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 2, (cmd, r.returncode, r.stderr[-400:])
+        assert r.stderr.startswith(f"remedy: error: {ff}: the YAML value anchored at line ")
+        assert "alias" in r.stderr and r.stdout == ""

@@ -51,7 +51,7 @@ def _fallback_signatures() -> tuple[_Sig, ...]:
     from remedy.knowledge.loader import data_dirs
 
     kdir, _ = data_dirs()
-    data: dict[str, Any] = yaml.safe_load((kdir / "signatures.yaml").read_text())
+    data: dict[str, Any] = yaml.safe_load((kdir / "signatures.yaml").read_text(encoding="utf-8"))
     out = []
     for s in data.get("signatures", []):
         out.append(

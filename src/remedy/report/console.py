@@ -60,6 +60,19 @@ class RedactingStream:
 class RedactingConsole(Console):
     """rich's Console; strings and Text are redacted before layout (see the module doc)."""
 
+    def on_broken_pipe(self) -> None:
+        """`remedy plan | head`: rich exited 1 (which means "findings") without a word when
+        the reader of stdout left; remedy's code for that is 141 (128 + SIGPIPE), as for
+        its JSON (remedy.commands.exit_reader_left)."""
+        import contextlib
+        import os
+        import sys
+
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(141)
+
     def render_str(self, text: str, **kw: Any) -> Text:
         # no control character reaches the terminal (our own markup never holds one), and a
         # markup error in a string that escaped escaping is shown as text, never raised:
@@ -89,4 +102,12 @@ class RedactingConsole(Console):
 
 
 def terminal_console(stream: Any) -> Console:
-    return RedactingConsole(file=RedactingStream(stream), highlight=False, soft_wrap=False)
+    """COLUMNS=0 (some CI runners and `env -i` wrappers set it) made rich lay out at width
+    0: every command printed nothing and exited 0. A width under 1 is taken as 80."""
+    import os
+
+    cols = os.environ.get("COLUMNS", "")
+    width = 80 if cols.isdigit() and int(cols) < 1 else None
+    return RedactingConsole(
+        file=RedactingStream(stream), highlight=False, soft_wrap=False, width=width
+    )

@@ -12,12 +12,14 @@ from remedy.report.safe import md, md_code
 FORMATS = (".html", ".htm", ".md", ".markdown")
 
 
-def report_format(path: Path) -> str:
+def report_format(path: Path, option: str = "--report") -> str:
+    """The format `path` names; `option` is how the user gave it (`remedy report` takes
+    --out: its error named a --report the user never typed)."""
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise InputError(
-            f"--report {path}: say the format with the file name: .html or .md",
-            hint="e.g. --report report.html (a self-contained page) or --report report.md",
+            f"{option} {path}: say the format with the file name: .html or .md",
+            hint=f"e.g. {option} report.html (a self-contained page) or {option} report.md",
         )
     return "html" if suffix in (".html", ".htm") else "md"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from remedy.model import Diagnosis, Plan, Symptom
 from remedy.report.wrap import Prose, whole
@@ -50,8 +50,11 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     cost = ", ".join(f"{k} {v}" for k, v in plan.cost.items())
     console.print()
     console.print(
-        f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
-        + escape(" > ".join(plan.criteria))
+        Prose.markup(
+            f"[bold]Plan[/]: {len(plan.steps)} step(s) · cost {cost} · ranked by "
+            + escape(" > ".join(plan.criteria))
+        ),
+        soft_wrap=True,
     )
     if not plan.steps and plan.status in ("partial", "impossible"):
         _print_no_fix(console, plan)
@@ -94,16 +97,19 @@ def print_plan(console: Console, plan: Plan, *, explain: bool = False) -> None:
     if plan.verification:
         console.print("[bold]Final verification[/] (one expensive probe per consumer):")
         for v in plan.verification:
+            # the detail wrapped under its bullet (rich's own wrap left it at column 0)
             console.print(
-                f"  • {escape(v.consumer)}: [cyan]{escape(v.probe)}[/] "
-                f"[dim]{escape(v.detail or '')}[/]"
+                whole(f"• {v.consumer}: ", "", 2) + Text(v.probe, style="cyan"), soft_wrap=True
             )
+            if v.detail:
+                console.print(Prose(v.detail, 4, "dim"), soft_wrap=True)
     if plan.unresolved:
         console.print("[red bold]Not resolved:[/] " + escape(", ".join(plan.unresolved)))
     if explain and plan.trace:
         console.print("[bold]Search trace[/]")
         for line in plan.trace:
-            console.print("  " + escape(line), style="dim")
+            text = line.lstrip(" ")  # wrapped at the line's own depth in the trace
+            console.print(Prose(text, 2 + len(line) - len(text), "dim"), soft_wrap=True)
 
 
 def _unresolved_rules(plan: Plan) -> set[str]:
@@ -183,9 +189,29 @@ def _print_symptom(console: Console, s: Symptom) -> None:
     console.print(Prose(s.text[:240], 4), soft_wrap=True)
 
 
+def _print_hypotheses(console: Console, hypotheses: list[Any]) -> None:
+    """One block per cause, wrapped like the plan's findings: a table at 80 columns cut the
+    rule names and the commands to confirm each ('test -f $CUDA_HOME/includ…')."""
+    console.print("[bold]Hypotheses[/] (log only: collect facts to confirm)")
+    for i, h in enumerate(hypotheses, 1):
+        learned = h.source == "learned"
+        score = "learned" if learned else f"score {h.score:.2f}"
+        evidence = "wording like the corpus's logs of this class" if learned else _evidence_cell(h)
+        console.print(whole(f"{i}. {h.rule}", "bold", 1), soft_wrap=True)
+        console.print(Prose(f"{score} · {h.confidence:.0%} · {evidence}", 4, "dim"), soft_wrap=True)
+        console.print(Prose(h.message, 4), soft_wrap=True)
+        if h.confirm_with:
+            console.print(
+                Prose("confirm with: " + "; ".join(h.confirm_with), 4, "dim"), soft_wrap=True
+            )
+
+
 def _print_advice(console: Console, advice: list[Any]) -> None:
     for f in advice:
-        console.print(f" [yellow]![/] advice [bold]{escape(f.rule)}[/]: {escape(f.message)}")
+        console.print(
+            Prose.markup(f" [yellow]![/] advice [bold]{escape(f.rule)}[/]: {escape(f.message)}"),
+            soft_wrap=True,
+        )
 
 
 def _print_evaluation_errors(console: Console, errors: list[str]) -> None:
@@ -218,11 +244,17 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
     _print_advice(console, diag.advice)
     if diag.findings:
         _print_findings(console, diag.findings, diag.symptoms)
-        for f in diag.findings:
-            if f.predicts:
+        said: set[tuple[str, ...]] = set()
+        for f in diag.findings:  # one line per rule: its findings per consumer predict alike
+            key = (f.rule, *f.predicts)
+            if f.predicts and key not in said:
+                said.add(key)
                 console.print(
-                    f"[yellow]next in the chain if '{escape(f.rule)}' stays:[/] "
-                    + escape(", ".join(f.predicts))
+                    Prose.markup(
+                        f"[yellow]next in the chain if '{escape(f.rule)}' stays:[/] "
+                        + escape(", ".join(f.predicts))
+                    ),
+                    soft_wrap=True,
                 )
     elif diag.host:
         console.print("[green]No finding:[/] every rule holds on these facts.")
@@ -235,33 +267,17 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
             for s in diag.symptoms[:30]:
                 _print_symptom(console, s)
         if diag.hypotheses:
-            t = Table(title="Hypotheses (log only: collect facts to confirm)", title_justify="left")
-            t.add_column("#")
-            t.add_column("cause")
-            t.add_column("score")
-            t.add_column("confidence")
-            t.add_column("evidence")
-            t.add_column("confirm with")
-            for i, h in enumerate(diag.hypotheses[:8], 1):
-                learned = h.source == "learned"
-                t.add_row(
-                    str(i),
-                    escape(f"{h.rule}: {h.message}"),
-                    "learned" if learned else f"{h.score:.2f}",
-                    f"{h.confidence:.0%}",
-                    "wording like the corpus's logs of this class"
-                    if learned
-                    else escape(_evidence_cell(h)),
-                    escape("; ".join(h.confirm_with[:2])),
-                )
-            console.print(t)
+            _print_hypotheses(console, diag.hypotheses[:8])
             top = diag.hypotheses[0]
             if top.source == "learned":
                 print_learned(console, diag.hypotheses)
             elif top.settle_with:
                 console.print(
-                    f"[bold]Would settle it[/] ({top.confidence:.0%} on {escape(top.rule)}): "
-                    + escape(top.settle_with)
+                    Prose.markup(
+                        f"[bold]Would settle it[/] ({top.confidence:.0%} on {escape(top.rule)}): "
+                        + escape(top.settle_with)
+                    ),
+                    soft_wrap=True,
                 )
         else:
             console.print("[yellow]No known failure matches this log.[/]")
@@ -273,4 +289,7 @@ def print_diagnosis(console: Console, diag: Diagnosis) -> None:
         for s in diag.suspicious[:10]:
             console.print(f"  [dim]{escape(s.source)}:{s.line}[/] {escape(s.text[:200])}")
     if diag.collect_next:
-        console.print("[bold]Collect next[/]: " + escape("; ".join(diag.collect_next[:5])))
+        console.print(
+            Prose.markup("[bold]Collect next[/]: " + escape("; ".join(diag.collect_next[:5]))),
+            soft_wrap=True,
+        )

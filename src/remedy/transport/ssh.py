@@ -81,8 +81,12 @@ class SSHTarget:
 
     @classmethod
     def parse(cls, target: str) -> SSHTarget:
+        """Errors name the target as typed (`user@` said "not a host: ''"); a port outside
+        1-65535 or a host that starts with '-' is bad input (exit 2), not a DNS failure
+        reported as "unreachable" (exit 4)."""
+        given = target
         if not target or any(c.isspace() for c in target):
-            raise InputError(f"not a host: {target!r}")
+            raise InputError(f"not a host: {given!r}")
         user = None
         if "@" in target:
             user, target = target.rsplit("@", 1)
@@ -94,12 +98,16 @@ class SSHTarget:
         elif target.count(":") == 1:
             host, p = target.split(":")
             if not p.isdigit():
-                raise InputError(f"bad port in {target!r}")
+                raise InputError(f"bad port in {given!r}")
             port = int(p)
         else:
             host = target
-        if not host:
-            raise InputError(f"not a host: {target!r}")
+        if port is not None and not 1 <= port <= 65535:
+            raise InputError(f"bad port in {given!r}: a port is 1-65535")
+        if not host or host.startswith("-"):
+            raise InputError(
+                f"not a host: {given!r}", hint="[user@]host[:port] or an ssh_config alias"
+            )
         return cls(host=host, user=user or None, port=port)
 
 
