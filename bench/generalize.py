@@ -145,6 +145,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # tune-p changed the knowledge without seeing them; scored by the knowledge after all three
     # merged (9efa960). One thread collected twice (ublue-os/aurora#1924) was kept once.
     ("9efa960", "9efa960"),
+    # round 21: 18 logs (9 with a class, 9 whose cause no rule covers) collected on 2026-12-02
+    # by three engineers (fresh-y/z/za) who never ran remedy on them, while tune-q tuned the
+    # knowledge on round 20's misses without seeing them; scored by the knowledge after tune-q
+    # merged (a3742e2). 30e38cd (before tune-q) scored them the same.
+    ("a3742e2", "a3742e2"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
