@@ -302,7 +302,8 @@ def trusted_command(name: str, args: Iterable[str] = ()) -> list[str]:
     script = (
         "# run the command on PATH only if trusted (not a check alone: it runs the command)\n"
         + SH_TRUST
-        + 'x=$(command -v "$1" 2>/dev/null) || exit 127; case $x in /*) ;; *) exit 127;; esac\n'
+        + 'x=$(PATH=${REMEDY_SESSION_PATH:+$REMEDY_SESSION_PATH:}$PATH; command -v "$1" 2>/dev/null)'
+        + " || exit 127; case $x in /*) ;; *) exit 127;; esac\n"
         + f'trusted "$x" || {{ printf \'not executed: %s\\n\' "$WHY"; exit {UNTRUSTED_EXIT}; }}\n'
         + 'shift; exec "$RP" "$@"\n'
     )

@@ -50,7 +50,8 @@ class HostState:
             # the agent runs as root: a python3 on PATH (root's PATH may start with a venv's
             # bin) only when `trusted`, by its checked real path; `-I`: nothing from the
             # working directory, PYTHON* or the user site
-            '{ NOTE=; for p in "$(command -v python3)" "$(command -v python)" '
+            "{ NOTE=; S=${REMEDY_SESSION_PATH:+$REMEDY_SESSION_PATH:}$PATH; "
+            'for p in "$(PATH=$S; command -v python3)" "$(PATH=$S; command -v python)" '
             "/usr/bin/python3 /usr/local/bin/python3; do case $p in /*) ;; *) continue;; esac; "
             'trusted "$p" || { NOTE="$NOTE; $WHY"; continue; }; '
             "\"$RP\" -I -c 'import sys; print(sys.executable)' && exit 0; done; "

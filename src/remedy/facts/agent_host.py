@@ -42,6 +42,7 @@ PYSEEN = b""
 TRUSTED = set()  # directories found trusted (the shell's _tok)
 REQ = {}
 P0 = [b""]  # the session's PATH, before the prelude's additions
+SEARCH = [b""]  # where command_v looks: P0, then the system PATH
 LOGIN_ENV = []  # the session's environment as the agent started
 READ_CAP = 64 << 20  # what remedy keeps of a host command's output (transport.base.OUTPUT_CAP)
 
@@ -370,7 +371,7 @@ def trusted(p):
 def command_v(name):
     """`command -v NAME` as dash answers it: the first PATH entry holding an executable
     regular file (an empty entry is the current directory, answered as the bare name)."""
-    for d in ENV.get(b"PATH", b"").split(b":"):
+    for d in (SEARCH[0] or ENV.get(b"PATH", b"")).split(b":"):
         p = (d + b"/" + name) if d else name
         if isfile(p) and canx(p):
             return p
@@ -1054,6 +1055,11 @@ def main(request):
     if sys.version_info < (3, 8) or not hasattr(os, "posix_spawn"):
         sys.exit(92)  # (no posix_spawn: the controller runs the shell batch instead)
     REQ.update(request)
+    # the transport ran us with the fixed system PATH and kept the session's in this
+    # variable (remedy.transport.base.SESSION_PATH_VAR): the session's view has it as PATH
+    sp = ENV.pop(b"REMEDY_SESSION_PATH", None)
+    if sp is not None:
+        ENV[b"PATH"] = sp
     env = list(ENV.items())
     was = sys.argv[1] if len(sys.argv) > 1 else ""  # (remedy.facts.agent.WRAPPER)
     if was == "LC_ALL-was-unset":
@@ -1064,7 +1070,10 @@ def main(request):
     # the shell batch's prelude: C locale and a full PATH for everything it starts
     P0[0] = _env(b"PATH")
     ENV[b"LC_ALL"] = b"C"
-    ENV[b"PATH"] = P0[0] + b":" + REQ["extra_path"].encode()
+    # discovery searches the session's PATH, then the system's (the shell's SP); what the
+    # agent starts gets the system PATH only (the shell prelude's PATH)
+    SEARCH[0] = (P0[0] + b":" if P0[0] else b"") + REQ["extra_path"].encode()
+    ENV[b"PATH"] = REQ["extra_path"].encode()
     for op in REQ["ops"]:
         kind, args = op[0], [a.encode("latin-1") for a in op[1:]]
         if kind == "main":

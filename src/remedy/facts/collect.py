@@ -119,7 +119,7 @@ _PY_GLOBS = (
 # Like every binary remedy runs, nvidia-smi runs only when `trusted` (its real path, $RP).
 GPU_BACKGROUND = (
     "GP=; GD=; GX=\n"
-    'if command -v nvidia-smi >/dev/null 2>&1 && trusted "$(command -v nvidia-smi)" && GX=$RP && '
+    'if CV=$(PATH=${SP:-$PATH}; command -v nvidia-smi 2>/dev/null) && trusted "$CV" && GX=$RP && '
     'GD=$(mktemp -d "${TMPDIR:-/tmp}/remedy-facts.XXXXXXXX" 2>/dev/null) && [ -n "$GD" ] && '
     '{ { [ -z "${TMPDIR-}" ] && [ -k /tmp ] && [ -O /tmp ]; } || trusted "$GD" || '
     '{ rm -rf -- "$GD"; false; }; }; then\n'

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from remedy.facts.sections import DEFAULT_TOKEN, split_sections
+from remedy.transport.base import SESSION_PATH_VAR
 from remedy.transport.quote import quote
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -37,7 +38,11 @@ def login_env_script(token: str = DEFAULT_TOKEN, timeout: int = 10) -> str:
         f'T={t}\nm() {{ printf \'\\n%s %s\\n\' "$T" "$*"; }}\n'
         'm shell "${SHELL:-/bin/sh}"\n'
         'm uid "$(id -u 2>/dev/null)"\n'
-        "m env; env -0 2>/dev/null || env; m env.end\n"
+        # env runs from the system PATH (the transport's); it prints the session's PATH,
+        # kept in SESSION_PATH_VAR, as PATH
+        f'm env; if [ -n "${{{SESSION_PATH_VAR}+x}}" ]; then '
+        f'set -- -u {SESSION_PATH_VAR} PATH="${SESSION_PATH_VAR}"; else set --; fi\n'
+        'env -0 "$@" 2>/dev/null || env "$@"; m env.end\n'
         f"for f in {files}; do\n"
         '  [ -f "$f" ] && [ -r "$f" ] || continue\n'
         f'  m profile "$f"; head -c {PROFILE_CAP} -- "$f"\n'
@@ -64,8 +69,7 @@ def parse_env_block(body: str) -> dict[str, str]:
             k, sep, v = entry.partition("=")
             if sep and _NAME.match(k):
                 out[k] = v
-        out.pop("_", None)
-        return out
+        return _session_view(out)
     last: str | None = None
     for line in body.split("\n"):
         k, sep, v = line.partition("=")
@@ -74,8 +78,16 @@ def parse_env_block(body: str) -> dict[str, str]:
             last = k
         elif last is not None and line:
             out[last] += "\n" + line
-    out.pop("_", None)
-    return out
+    return _session_view(out)
+
+
+def _session_view(env: dict[str, str]) -> dict[str, str]:
+    """The session's environment: the transport ran `env` with the fixed system PATH and kept
+    the session's in SESSION_PATH_VAR (remedy.transport.base), which is its PATH."""
+    env.pop("_", None)
+    if SESSION_PATH_VAR in env:
+        env["PATH"] = env.pop(SESSION_PATH_VAR)
+    return env
 
 
 def parse_login_env(

@@ -105,8 +105,8 @@ class GpuCollector:
     def command(self) -> str:
         """Needs SH_TRUST (the batch library has it)."""
         return (
-            "if command -v nvidia-smi >/dev/null 2>&1; then\n"
-            '  if trusted "$(command -v nvidia-smi)"; then\n'
+            "if CV=$(PATH=${SP:-$PATH}; command -v nvidia-smi 2>/dev/null); then\n"
+            '  if trusted "$CV"; then\n'
             f'    m gpu; to 20 "$RP" {QUERY_ARGS} 2>&1; m gpu.rc $?\n'
             '  else m gpu.untrusted "$WHY"; fi\n'
             "else m gpu.absent; fi\n"

@@ -38,8 +38,8 @@ class HostCollector:
             "m host.mem; grep -m1 '^MemTotal:' /proc/meminfo 2>/dev/null\n"
             "m host.cc\n"
             "for c in gcc g++ cc c++ clang; do\n"
-            "  command -v $c >/dev/null 2>&1 || continue\n"
-            '  if trusted "$(command -v $c)"; then\n'
+            "  CV=$(PATH=${SP:-$PATH}; command -v $c 2>/dev/null) || continue\n"
+            '  if trusted "$CV"; then\n'
             "    printf '%s\\t%s\\n' $c "
             '"$("$RP" -dumpfullversion -dumpversion 2>/dev/null | head -n1)"\n'
             '  else m host.cc.untrusted "$c" "$WHY"; m host.cc; fi\n'

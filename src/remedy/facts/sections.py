@@ -21,14 +21,19 @@ def new_token() -> str:
 
 
 def prelude(token: str = DEFAULT_TOKEN) -> str:
-    """Shell header every batch starts with: marker function, C locale, a full PATH, timeouts."""
+    """Shell header every batch starts with: marker function, C locale, PATHs, timeouts.
+
+    P0 is the session's PATH (kept by the transport, remedy.transport.base.SESSION_PATH_VAR),
+    SP the search path discovery uses (`$(PATH=$SP; command -v nvcc)`, then `trusted`), and
+    PATH the fixed system one that remedy's own tools (stat, readlink, grep...) come from."""
     if not re.fullmatch(r"[@A-Za-z0-9_-]+", token):
         raise ValueError(f"bad token {token!r}")
     return f"""T='{token}'
 m() {{ printf '\\n%s %s\\n' "$T" "$*"; }}
 LC_ALL=C; export LC_ALL
-P0=$PATH
-PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"; export PATH
+P0=${{REMEDY_SESSION_PATH-$PATH}}
+SP="${{P0:+$P0:}}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
 NL='
 '
 if command -v timeout >/dev/null 2>&1; then to() {{ timeout "$@"; }}; else to() {{ shift; "$@"; }}; fi

@@ -19,12 +19,15 @@ from collections.abc import AsyncIterator, Mapping
 from remedy.errors import CommandTimeout, OutputTooLarge
 from remedy.transport.base import (
     OUTPUT_CAP,
+    SESSION_PATH_VAR,
     STDERR_CAP,
     Command,
     CommandResult,
     LineSplitter,
     describe,
     signal_status,
+    system_path_env,
+    with_session_path,
 )
 from remedy.transport.quote import check_env_name
 from remedy.transport.stream import OutputStream
@@ -93,13 +96,12 @@ class LocalTransport:
         merge_stderr: bool = False,
     ) -> asyncio.subprocess.Process | CommandResult:
         argv = _argv(command)
-        full_env = None
-        if env or self.env:
-            full_env = dict(os.environb)
-            for k, v in {**self.env, **(env or {})}.items():
-                full_env[os.fsencode(check_env_name(k))] = (
-                    v if isinstance(v, bytes) else os.fsencode(v)
-                )
+        full_env = dict(os.environb)
+        full_env.pop(SESSION_PATH_VAR.encode(), None)
+        # remedy's own tools from the system PATH, the session's kept as data (base.SYSTEM_PATH)
+        full_env.update(system_path_env(os.environb.get(b"PATH")))
+        for k, v in (with_session_path({**self.env, **(env or {})}) or {}).items():
+            full_env[os.fsencode(check_env_name(k))] = v if isinstance(v, bytes) else os.fsencode(v)
         try:
             return await asyncio.create_subprocess_exec(
                 *argv,

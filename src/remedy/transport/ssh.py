@@ -40,13 +40,16 @@ from remedy.errors import (
 )
 from remedy.transport.base import (
     OUTPUT_CAP,
+    SESSION_PATH_VAR,
     STDERR_CAP,
+    SYSTEM_PATH,
     Command,
     CommandResult,
     LineSplitter,
     describe,
     signal_number,
     signal_status,
+    with_session_path,
 )
 from remedy.transport.quote import command_line, join, quote_bytes
 from remedy.transport.stream import OutputStream
@@ -64,11 +67,24 @@ def wrap_remote(line: bytes, *, merge_stderr: bool = False) -> bytes:
     The login shell execs sh, so the pid printed is the session leader sshd created with
     setsid(), i.e. the process group of everything the command starts.
     """
-    pre = b'printf "\\036remedy-pid %s\\n" "$$" >&2; '
+    # remedy's own tools from the system PATH, the session's kept as data (base.SYSTEM_PATH);
+    # /bin/sh by its path: the login shell would find `sh` on the session's PATH
+    pre = (
+        b'if [ -n "${PATH+x}" ]; then '
+        + SESSION_PATH_VAR.encode()
+        + b"=$PATH; export "
+        + SESSION_PATH_VAR.encode()
+        + b"; else unset "
+        + SESSION_PATH_VAR.encode()
+        + b"; fi; PATH="
+        + SYSTEM_PATH.encode()
+        + b"; export PATH; "
+    )
+    pre += b'printf "\\036remedy-pid %s\\n" "$$" >&2; '
     if merge_stderr:
         pre += b"exec 2>&1; "
     pre += b'exec "$@"'
-    return b"exec sh -c " + quote_bytes(pre) + b" sh " + line
+    return b"exec /bin/sh -c " + quote_bytes(pre) + b" sh " + line
 
 
 @dataclass
@@ -561,7 +577,7 @@ class SSHTransport:
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         """Run on the host; CommandTimeout (remote process group killed), ConnectionDropped."""
-        line = wrap_remote(command_line(argv_or_script, env))
+        line = wrap_remote(command_line(argv_or_script, with_session_path(env)))
         async with self._sem:
             sess = _Session()
             start = time.monotonic()
@@ -650,7 +666,9 @@ class SSHStream(OutputStream):
 
     async def _lines(self) -> AsyncIterator[bytes]:
         t = self._t
-        line = wrap_remote(command_line(self._command, self._env), merge_stderr=True)
+        line = wrap_remote(
+            command_line(self._command, with_session_path(self._env)), merge_stderr=True
+        )
         async with t._sem:
             sess = _Session(lines=True)
             deadline = time.monotonic() + self._timeout
