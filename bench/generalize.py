@@ -578,7 +578,11 @@ TUNED_AFTER: list[str] = [
     " and nvidia-kmod-package-uninstallable (libsolv/apt refusing an NVIDIA kernel-module"
     " package); class-free error signatures package-resolver-problem and nvidia-xid so the"
     " suspicious-line scan shows them; fy-1, fy-2, fx-7, fy-6 relabelled to the new class;"
-    " fy-4 (only the persistenced socket line) left a miss",
+    " fy-4 (only the persistenced socket line) left a miss; field signals"
+    " lib-not-runtime-is-not-cudart-link (toolkit-links-cudart and triton-finds-libcuda only for"
+    " -lcudart/-lcuda) and torch-library-link-is-no-provider (-ltorch*/-lc10 are the torch"
+    " wheel's own, as for the loader's line), so fza-2 names no cause; GNU ld's 'cannot find -l'"
+    " scores as a linker diagnostic and cargo's 'could not compile `X`' as a wrapper",
 ]
 
 TOOLCHAIN_ENV = re.compile(

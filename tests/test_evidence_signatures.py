@@ -586,6 +586,10 @@ def test_diagnostic_prefilter_skips_only_lines_the_pattern_cannot_match() -> Non
     lines += [
         "/usr/bin/ld: a.o: undefined reference to `f'",
         "ld: warning: undefined reference to `g'",
+        "/usr/bin/ld: cannot find -ltorch_cuda / -lc10",
+        "/usr/bin/ld.gold: error: cannot find -lcudart_missing",
+        "ld: cannot find -lgomp: No such file or directory",
+        "we cannot find -lfoo anywhere",
     ]
     for ln in lines:
         text = strip_prefixes(ln)[0]
