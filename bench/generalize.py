@@ -582,7 +582,10 @@ TUNED_AFTER: list[str] = [
     " lib-not-runtime-is-not-cudart-link (toolkit-links-cudart and triton-finds-libcuda only for"
     " -lcudart/-lcuda) and torch-library-link-is-no-provider (-ltorch*/-lc10 are the torch"
     " wheel's own, as for the loader's line), so fza-2 names no cause; GNU ld's 'cannot find -l'"
-    " scores as a linker diagnostic and cargo's 'could not compile `X`' as a wrapper",
+    " scores as a linker diagnostic and cargo's 'could not compile `X`' as a wrapper; apt's"
+    " 'has no installation candidate' / 'Unable to locate package' shown (apt-private/"
+    "private-cacheset.cc, apt-pkg/cacheset.cc), naming the new class only for an NVIDIA"
+    " kernel-module package",
 ]
 
 TOOLCHAIN_ENV = re.compile(

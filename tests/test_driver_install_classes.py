@@ -404,6 +404,11 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
         KMOD,
         [*NEW],
     ),
+    # apt asked for the DKMS module package itself (apt-private/private-cacheset.cc, cacheset.cc)
+    (["E: Package 'nvidia-dkms-615' has no installation candidate"], KMOD, [*NEW]),
+    (["E: Unable to locate package nvidia-dkms-615-open"], KMOD, [*NEW]),
+    # ... but not for a driver meta-package or a user-space package
+    (["E: Unable to locate package nvidia-driver-615-open"], None, [KMOD]),
     # not the NVIDIA driver's module: GDS's nvidia-fs, GDRCopy's gdrdrv, a NIC driver
     (
         [
@@ -471,6 +476,13 @@ def test_driver_install_family(
 
 
 SHOWN: list[tuple[list[str], int]] = [
+    (
+        [
+            "Reading package lists...",
+            "E: Package 'cuda-drivers-615' has no installation candidate",
+        ],
+        2,
+    ),
     # tune-r: lines with no error word that the suspicious-line scan now shows, naming no cause
     # (held-out fy-9: an Xid; fy-6's first line: libsolv's job problem)
     (["Xid 78: Guest driver is incompatible with host driver"], 1),
