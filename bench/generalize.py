@@ -563,6 +563,29 @@ TUNED_AFTER: list[str] = [
     " class-null row), fw-1 (Xid 169 SEC2_HALT_ERROR + RmInitAdapter name no cause), fw-4 (a"
     " generic torch OOM; the VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS hint it quotes is not in"
     " the vLLM source read)",
+    "tune-r (after round 21's misses fy-4, fza-1 and the class-null rows fy-1, fy-2, fy-6, fy-9,"
+    " fx-7; read torch 2.14.1's cpp_extension.py _check_cuda_version, libnvidia-container"
+    " src/driver.c/error.c/error_generic.c, NVIDIA/go-nvlib pkg/nvml/return.go, dell/dkms dkms.in"
+    " at 793fdab5, rpmfusion/akmods akmods at 0bb03928, kmod tools/modprobe.c, libdnf"
+    " libdnf/goal/Goal.cpp, libsolv/libzypp problem strings, apt apt-private/private-output.cc"
+    " ShowBroken, open-gpu-kernel-modules kernel_rc.c's Xid print, NVIDIA's Xid catalog and driver"
+    " installation guide): torch-cuda-version-mismatch takes torch 2.14's args-tuple form with %s"
+    " unfilled (recorded); nvml-driver-library-mismatch takes libnvidia-container's lower-cased"
+    " 'nvml error: driver/library version mismatch' and the Go code name"
+    " ERROR_LIB_RM_VERSION_MISMATCH, nvrm-api-mismatch the open wording's first line; new class"
+    " driver-module-built-for-kernel (manual report) with signatures nvidia-kmod-build-failed"
+    " (DKMS/akmods failures of the NVIDIA module only), nvidia-module-not-found (kmod's modprobe)"
+    " and nvidia-kmod-package-uninstallable (libsolv/apt refusing an NVIDIA kernel-module"
+    " package); class-free error signatures package-resolver-problem and nvidia-xid so the"
+    " suspicious-line scan shows them; fy-1, fy-2, fx-7, fy-6 relabelled to the new class;"
+    " fy-4 (only the persistenced socket line) left a miss; field signals"
+    " lib-not-runtime-is-not-cudart-link (toolkit-links-cudart and triton-finds-libcuda only for"
+    " -lcudart/-lcuda) and torch-library-link-is-no-provider (-ltorch*/-lc10 are the torch"
+    " wheel's own, as for the loader's line), so fza-2 names no cause; GNU ld's 'cannot find -l'"
+    " scores as a linker diagnostic and cargo's 'could not compile `X`' as a wrapper; apt's"
+    " 'has no installation candidate' / 'Unable to locate package' shown (apt-private/"
+    "private-cacheset.cc, apt-pkg/cacheset.cc), naming the new class only for an NVIDIA"
+    " kernel-module package",
 ]
 
 TOOLCHAIN_ENV = re.compile(
