@@ -717,11 +717,15 @@ def diagnose_with(ref: str, loro: bool = False, train: set[str] | None = None) -
 
 
 def toolchain_actions(actions: dict[str, Any]) -> set[str]:
-    """Actions that change the toolkit, the toolchain's environment, or the driver."""
+    """Actions that change the toolkit, the toolchain's environment, or the driver.
+
+    A driver change is read from its ``gpu_driver`` effect, which every ref's upgrade-driver
+    has: refs from 926b04f on dropped the action's ``touches`` (typed operations, a43d86f), so
+    reading ``touches`` alone counted no driver upgrade as a toolchain change there."""
     out = set()
     for aid, a in actions.items():
         for e in a["effects"]:
-            if "toolkit" in e or "add_toolkit" in e:
+            if "toolkit" in e or "add_toolkit" in e or "gpu_driver" in e:
                 out.add(aid)
             for key in ("env", "unset_env"):
                 names = e.get(key) or {}
