@@ -563,6 +563,18 @@ TUNED_AFTER: list[str] = [
     " class-null row), fw-1 (Xid 169 SEC2_HALT_ERROR + RmInitAdapter name no cause), fw-4 (a"
     " generic torch OOM; the VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS hint it quotes is not in"
     " the vLLM source read)",
+    "tune-s (after reading the harmful rows of 30a1953 and HEAD: package-has-gpu-arch/fh-1,"
+    " fp-12): toolchain_actions counts upgrade-driver by its gpu_driver effect (refs from 926b04f"
+    " on have no action touches, so no driver upgrade was counted harmful there: HEAD's 0 was 2,"
+    " clean rounds d31c9eb and d88cf0b 1 each); field signals may name in 'unless' the signals"
+    " that confirm their line, and insufficient-driver-unconfirmed withdraws both driver rules'"
+    " credit from a CUDA error 35 that states no driver version and names no binary (cudart"
+    " returns 35 with no libcuda at all: recorded with libcudart 13.0; torch's device_count_impl"
+    " in c10/cuda/CUDAFunctions.cpp splits it by cudaDriverGetVersion); field signal"
+    " lib-outside-cuda-runtime-is-not-toolkit-layout (an ld 'cannot find -lX' for anything but"
+    " cuda/cudart/cudadevrt is no toolkit link-layout or Triton cause; torch 2.14.1"
+    " cpp_extension._prepare_ldflags); equal log-only evidence ranks a report-only rule before"
+    " one whose repairs change the host (diagnose.changes_facts) before the rule id",
 ]
 
 TOOLCHAIN_ENV = re.compile(
