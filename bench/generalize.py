@@ -573,8 +573,12 @@ TUNED_AFTER: list[str] = [
     " in c10/cuda/CUDAFunctions.cpp splits it by cudaDriverGetVersion); field signal"
     " lib-outside-cuda-runtime-is-not-toolkit-layout (an ld 'cannot find -lX' for anything but"
     " cuda/cudart/cudadevrt is no toolkit link-layout or Triton cause; torch 2.14.1"
-    " cpp_extension._prepare_ldflags); equal log-only evidence ranks a report-only rule before"
-    " one whose repairs change the host (diagnose.changes_facts) before the rule id",
+    " cpp_extension._prepare_ldflags); field signal"
+    " triton-ptxas-failure-without-a-ptxas-version-reason (Triton's ptxas exit-status line gives"
+    " triton-ptxas-knows-arch no credit unless ptxas' stderr names an unknown gpu-name, PTX"
+    " .version or .target; triton 3.8.0 make_cubin, a recorded 'too much shared data' template);"
+    " equal log-only evidence ranks a report-only rule before one whose repairs change the host"
+    " (diagnose.changes_facts) before the rule id",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -214,3 +214,22 @@ def test_torch_libraries_missing_at_link_propose_no_toolchain_change():
     symptoms, _, wrappers = scan_logs([CORPUS / "unknown/fza-2.log"])
     hyps = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses
     assert hyps and not any(changes_facts(kb, h.rule) for h in hyps)
+
+
+def test_a_triton_ptxas_failure_without_a_version_reason_proposes_no_ptxas_change():
+    """Triton names only ptxas' exit status and prints ptxas' stderr below it: a kernel's own
+    limit there (recorded: 'uses too much shared data') is no TRITON_PTXAS_PATH cause, and the
+    status line alone names none; with ptxas' unknown --gpu-name it stays the ptxas rule."""
+    kb = load_knowledge()
+    status = "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error"
+    smem = (
+        "ptxas error   : Entry function 'k' uses too much shared data (0x493e0 bytes, 0x38c00 max)"
+    )
+    for lines in ([status], [status, "`ptxas` stderr:", smem]):
+        hyps = diagnose(kb, None, scan_lines(lines).symptoms, wrappers=set()).hypotheses
+        assert "triton-ptxas-knows-arch" not in {h.rule for h in hyps}
+    gpu_name = "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"
+    hyps = diagnose(
+        kb, None, scan_lines([status, "`ptxas` stderr:", gpu_name]).symptoms, wrappers=set()
+    ).hypotheses
+    assert [h.rule for h in hyps[:1]] == ["triton-ptxas-knows-arch"]
