@@ -577,6 +577,9 @@ TUNED_AFTER: list[str] = [
     " triton-ptxas-failure-without-a-ptxas-version-reason (Triton's ptxas exit-status line gives"
     " triton-ptxas-knows-arch no credit unless ptxas' stderr names an unknown gpu-name, PTX"
     " .version or .target; triton 3.8.0 make_cubin, a recorded 'too much shared data' template);"
+    " field signal compiler-cannot-start-outside-flashinfer-jit (a CUDA compiler that cannot load"
+    " a shared library names FLASHINFER_NVCC only inside a FlashInfer JIT build: a failed edge in"
+    " its cached_ops dir, a flashinfer/jit frame; flashinfer 0.6.11 cpp_ext.py/env.py);"
     " equal log-only evidence ranks a report-only rule before one whose repairs change the host"
     " (diagnose.changes_facts) before the rule id",
 ]

@@ -233,3 +233,22 @@ def test_a_triton_ptxas_failure_without_a_version_reason_proposes_no_ptxas_chang
         kb, None, scan_lines([status, "`ptxas` stderr:", gpu_name]).symptoms, wrappers=set()
     ).hypotheses
     assert [h.rule for h in hyps[:1]] == ["triton-ptxas-knows-arch"]
+
+
+def test_a_compiler_that_cannot_start_names_flashinfer_nvcc_only_in_a_flashinfer_build():
+    """'nvcc: error while loading shared libraries' is a broken compiler install; FlashInfer's
+    ninja runs $FLASHINFER_NVCC, so only inside its JIT build (a failed edge in its cached_ops
+    dir: the recorded H200 launch of bench/gpu scenario c) is the override a candidate."""
+    kb = load_knowledge()
+    line = (
+        "nvcc: error while loading shared libraries: libnvvm.so.4: cannot open shared object "
+        "file: No such file or directory"
+    )
+    hyps = diagnose(kb, None, scan_lines([line]).symptoms, wrappers=set()).hypotheses
+    assert hyps and hyps[0].rule == "needed-files-provided"
+    assert "flashinfer-nvcc-override-consistent" not in {h.rule for h in hyps}
+    symptoms, _, wrappers = scan_logs(
+        [ROOT / "tests" / "fixtures" / "gpu" / "h200-c-flashinfer-nvcc-broken-launch.log"]
+    )
+    hyps = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses
+    assert hyps[0].rule == "flashinfer-nvcc-override-consistent"
