@@ -252,3 +252,10 @@ def test_a_compiler_that_cannot_start_names_flashinfer_nvcc_only_in_a_flashinfer
     )
     hyps = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses
     assert hyps[0].rule == "flashinfer-nvcc-override-consistent"
+
+
+def test_an_nccl_error_35_keeps_torch_s_driver_rule():
+    """NCCL's wording names torch's process group: the confirming signal keeps the line's
+    credit (nccl-cuda-failure-is-torch), so the driver rule stays first."""
+    line = "NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'"
+    assert _ranked([line])[:1] == ["driver-supports-cuda"]
