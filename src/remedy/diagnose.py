@@ -95,8 +95,9 @@ def hypotheses_from_log(
     Ties are broken by evidence, never by rule id first: more independent lines, then more
     distinct specific signatures, then the smaller change (``changes_facts``: a rule whose
     repairs only report ranks before one whose repairs change the toolkit, driver, packages or
-    environment, since the log cannot tell them apart and a wrong change does harm). ``confidence`` is the hypothesis's share of all the evidence
-    times its strength score/(score+1) (one line unique to the rule alone: 0.5; it grows with
+    environment, since the log cannot tell them apart and a wrong change does harm).
+    ``confidence`` is the hypothesis's share of all the evidence times its strength
+    score/(score+1) (one line unique to the rule alone: 0.5; it grows with
     independent lines and field matches); ``settle_with`` is the fact that would confirm it.
     confirm_with is rendered with the partial facts the symptoms assert, and distinguishes_from
     names, for every close hypothesis that shares evidence, the fact that would tell them apart."""
