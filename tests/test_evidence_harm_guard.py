@@ -185,14 +185,15 @@ def test_generalize_counts_a_driver_upgrade_as_harmful():
 
 # (line, the rules it may name): the toolkit's link layout and Triton's -lcuda explain only a
 # missing CUDA runtime/driver library; any other -l is its own package's (torch's lib dir for
-# -lc10/-ltorch*: torch/utils/cpp_extension.py _prepare_ldflags)
+# -lc10/-ltorch*: torch/utils/cpp_extension.py _prepare_ldflags, the torch wheel's own
+# libraries, which no provider package supplies: no cause named, tune-r)
 LINKS = [
     ("/usr/bin/ld: cannot find -lcudart: No such file or directory", "toolkit-links-cudart"),
     ("/usr/bin/ld: cannot find -lcuda", "triton-finds-libcuda"),
     ("error LNK1104: cannot open file 'cudart.lib'", "toolkit-links-cudart"),
-    ("/usr/bin/ld: cannot find -lc10", "needed-files-provided"),
+    ("/usr/bin/ld: cannot find -lc10", None),
     ("/usr/bin/ld: cannot find -lstdc++: No such file or directory", "needed-files-provided"),
-    ("ld.lld: error: unable to find library -ltorch_cuda", "needed-files-provided"),
+    ("ld.lld: error: unable to find library -ltorch_cuda", None),
 ]
 
 
@@ -202,8 +203,8 @@ def test_only_a_cuda_runtime_library_missing_at_link_names_a_toolkit_layout_chan
     symptoms = scan_lines([line]).symptoms
     assert "ld-cannot-find-lib" in {s.signature for s in symptoms}
     ranked = [h.rule for h in diagnose(kb, None, symptoms, wrappers=set()).hypotheses]
-    assert ranked[:1] == [top]
-    if top == "needed-files-provided":
+    assert ranked[:1] == ([top] if top else [])
+    if top != "toolkit-links-cudart" and top != "triton-finds-libcuda":
         assert not {"toolkit-links-cudart", "triton-finds-libcuda"} & set(ranked)
 
 
@@ -213,7 +214,7 @@ def test_torch_libraries_missing_at_link_propose_no_toolchain_change():
     kb = load_knowledge()
     symptoms, _, wrappers = scan_logs([CORPUS / "unknown/fza-2.log"])
     hyps = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses
-    assert hyps and not any(changes_facts(kb, h.rule) for h in hyps)
+    assert not any(changes_facts(kb, h.rule) for h in hyps)
 
 
 def test_a_triton_ptxas_failure_without_a_version_reason_proposes_no_ptxas_change():
