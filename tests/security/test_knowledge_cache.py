@@ -198,3 +198,108 @@ def test_warm_load_equals_the_fresh_one(cache: Path, monkeypatch: pytest.MonkeyP
     assert shape(warm.actions) == shape(fresh.actions)
     assert warm.functions.names() == fresh.functions.names()
     assert vars(warm.functions).keys() <= vars(fresh.functions).keys()
+
+
+# --------------------------------------------------------------------------------------------
+# the signature catalog and its literal sets (remedy.evidence.catalog._kept_catalog)
+# --------------------------------------------------------------------------------------------
+
+_CATALOG = """
+from remedy.evidence.catalog import default_catalog
+from remedy.evidence.prefilter import engine_patterns, literals
+cat = default_catalog()
+print(len(cat.signatures), cat.signatures[0].title)
+print(len(literals(cat)), len(engine_patterns(cat)))
+"""
+
+
+def catalog_seen(cache: Path) -> list[str]:
+    r = subprocess.run(
+        [sys.executable, "-c", _CATALOG],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+        cwd=REPO,
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def write_catalog_cache(cache: Path, payload: bytes) -> Path:
+    from remedy.evidence.catalog import default_catalog_path
+
+    key = kbcache.catalog_key(default_catalog_path().resolve())
+    assert key is not None
+    body = kbcache._TAG + key + payload
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    try:
+        path = Path(kbcache.cache_path("catalog"))
+    finally:
+        if old is None:
+            del os.environ["XDG_CACHE_HOME"]
+        else:
+            os.environ["XDG_CACHE_HOME"] = old
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
+    path.chmod(0o600)
+    return path
+
+
+def marked_catalog() -> bytes:
+    from remedy.evidence.catalog import load_catalog
+    from remedy.evidence.prefilter import engine_patterns, literals
+
+    cat = load_catalog()
+    value = (cat, literals(cat), engine_patterns(cat))
+    cat.signatures[0].title = "marked by the test"
+    out = io.BytesIO()
+    kbcache._Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return out.getvalue()
+
+
+def test_control_our_own_catalog_cache_is_used(cache: Path):
+    write_catalog_cache(cache, marked_catalog())
+    assert catalog_seen(cache)[0].endswith(" marked by the test")
+
+
+@pytest.mark.parametrize("how", ["a command", "world-writable dir"])
+def test_a_catalog_cache_that_is_not_trustworthy_is_refused(cache: Path, tmp_path: Path, how: str):
+    canary = tmp_path / "canary-catalog-pickle"
+    if how == "a command":
+        write_catalog_cache(cache, pickle.dumps(_Evil(canary)))
+    else:
+        write_catalog_cache(cache, marked_catalog()).parent.chmod(0o777)
+    seen = catalog_seen(cache)
+    assert not canary.exists(), "remedy unpickled a command from its catalog cache"
+    assert "marked" not in seen[0]
+    if how == "a command":  # replaced by a real cache, which the next run takes
+        assert catalog_seen(cache) == seen
+
+
+def test_warm_catalog_equals_the_fresh_one(cache: Path, monkeypatch: pytest.MonkeyPatch):
+    from remedy.evidence import catalog, prefilter
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    catalog._DEFAULT.clear()
+    fresh = catalog.default_catalog()
+    lits, patterns = prefilter.literals(fresh), prefilter.engine_patterns(fresh)
+    catalog._DEFAULT.clear()
+    monkeypatch.setattr(catalog, "load_catalog", lambda *_a: pytest.fail("not from the cache"))
+    try:
+        warm = catalog.default_catalog()
+    finally:
+        catalog._DEFAULT.clear()
+    assert warm is not fresh and warm.model_dump() == fresh.model_dump()
+    for a, b in zip(warm.signatures, fresh.signatures, strict=True):
+        assert (a.line, a.near_needles, a.rx.pattern) == (b.line, b.near_needles, b.rx.pattern)
+        assert (a.gate_rx and a.gate_rx.pattern) == (b.gate_rx and b.gate_rx.pattern)
+    assert (prefilter.literals(warm), prefilter.engine_patterns(warm)) == (lits, patterns)
+    # and what the cache holds is what prefilter computes from the catalog itself
+    assert (
+        prefilter.reduce_literals(
+            {n for s in warm.signatures for n in (*s.needles, *s.near_needles)}
+        )
+        == lits
+    )

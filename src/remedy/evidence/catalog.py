@@ -436,5 +436,24 @@ def default_catalog() -> Catalog:
     cat = _DEFAULT.get(key)
     if cat is None:
         _DEFAULT.clear()
-        cat = _DEFAULT[key] = load_catalog(p)
+        cat = _DEFAULT[key] = _kept_catalog(p)
+    return cat
+
+
+def _kept_catalog(p: Path) -> Catalog:
+    """load_catalog(p), or the catalog (and its prefilter literal sets) the last run that
+    loaded these same bytes kept (remedy.knowledge.kbcache: private, keyed, only catalog
+    classes unpickled)."""
+    from remedy.evidence import prefilter
+    from remedy.knowledge import kbcache
+
+    k = kbcache.catalog_key(p)
+    got = kbcache.load_catalog(k) if k is not None else None
+    if got is not None:
+        cat, lits, patterns = got
+        prefilter.remember(cat, lits, patterns)
+        return cat
+    cat = load_catalog(p)
+    if k is not None:
+        kbcache.save_catalog(k, (cat, prefilter.literals(cat), prefilter.engine_patterns(cat)))
     return cat

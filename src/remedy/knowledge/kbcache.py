@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,14 +36,15 @@ _TAG = b"remedy-knowledge-1\0"
 _SOURCES = ("knowledge", "model.py", "operations/__init__.py")  # under src/remedy/
 
 
-def cache_path() -> str:
-    """One file per remedy install (keyed by its path): two checkouts do not take turns."""
+def cache_path(kind: str = "knowledge") -> str:
+    """One file per kind and remedy install (keyed by its path): two checkouts do not take
+    turns."""
     import zlib
 
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     here = zlib.crc32(os.path.dirname(os.path.dirname(os.path.abspath(__file__))).encode())
     v = sys.version_info
-    return os.path.join(base, "remedy", f"knowledge-{here:08x}-py{v[0]}{v[1]}.pickle")
+    return os.path.join(base, "remedy", f"{kind}-{here:08x}-py{v[0]}{v[1]}.pickle")
 
 
 def _files(d: Path) -> list[Path]:
@@ -52,35 +54,21 @@ def _files(d: Path) -> list[Path]:
         return []
 
 
-def key(kdir: Path, pdir: Path) -> bytes | None:
-    """sha256 of everything the loaded knowledge depends on (module doc); None when a file
-    cannot be read (the ordinary load then reports it)."""
+def _versions(*extra: str) -> Any:
     import hashlib
 
-    import jinja2
     import pydantic
 
     from remedy.knowledge.yamlload import _yaml_version
 
-    pkg = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256(
-        "\0".join(
-            (
-                sys.version,
-                pydantic.VERSION,
-                jinja2.__version__,
-                _yaml_version(),
-                str(kdir),
-                str(pdir),
-            )
-        ).encode()
+    return hashlib.sha256(
+        "\0".join((sys.version, pydantic.VERSION, _yaml_version(), *extra)).encode()
     )
-    srcs: list[Path] = []
-    for name in _SOURCES:
-        p = pkg / name
-        srcs += sorted(p.glob("*.py")) if p.is_dir() else [p]
+
+
+def _hash_files(h: Any, groups: list[tuple[bytes, list[Path]]]) -> bytes | None:
     try:
-        for group, files in ((b"S", srcs), (b"K", _files(kdir)), (b"P", _files(pdir))):
+        for group, files in groups:
             for p in files:
                 body = p.read_bytes()
                 h.update(b"%s%s\0%d\0" % (group, p.name.encode(), len(body)) + body)
@@ -89,36 +77,64 @@ def key(kdir: Path, pdir: Path) -> bytes | None:
     return h.digest()
 
 
-# what a cached knowledge base is made of: (module, class names); nothing else is unpickled
-_ALLOWED: dict[str, frozenset[str]] = {}
+def _sources(names: tuple[str, ...]) -> list[Path]:
+    pkg = Path(__file__).resolve().parent.parent
+    out: list[Path] = []
+    for name in names:
+        p = pkg / name
+        out += sorted(p.glob("*.py")) if p.is_dir() else [p]
+    return out
 
 
-def _allowed() -> dict[str, frozenset[str]]:
-    """Per module, the names a cache may name: the pydantic models of the knowledge schema,
-    the loader's compiled records, the compiled expressions, and this module's rebuilders."""
-    if not _ALLOWED:
-        from pydantic import BaseModel
+def key(kdir: Path, pdir: Path) -> bytes | None:
+    """sha256 of everything the loaded knowledge depends on (module doc); None when a file
+    cannot be read (the ordinary load then reports it)."""
+    import jinja2
 
-        from remedy import model
-        from remedy.knowledge import schema, skew
+    h = _versions(jinja2.__version__, str(kdir), str(pdir))
+    groups = [(b"S", _sources(_SOURCES)), (b"K", _files(kdir)), (b"P", _files(pdir))]
+    return _hash_files(h, groups)
 
-        for mod in (schema, skew, model):
-            _ALLOWED[mod.__name__] = frozenset(
-                n
-                for n, v in vars(mod).items()
-                if isinstance(v, type) and issubclass(v, BaseModel) and v.__module__ == mod.__name__
-            )
-        _ALLOWED["remedy.knowledge.loader"] = frozenset(
-            {"Knowledge", "CompiledRule", "CompiledAction", "CompiledBefore"}
+
+def _models(*modules: Any) -> dict[str, frozenset[str]]:
+    """Per module, the names of the pydantic models it defines."""
+    from pydantic import BaseModel
+
+    return {
+        mod.__name__: frozenset(
+            n
+            for n, v in vars(mod).items()
+            if isinstance(v, type) and issubclass(v, BaseModel) and v.__module__ == mod.__name__
         )
-        _ALLOWED[__name__] = frozenset({"_expression", "_template", "_functions"})
-    return _ALLOWED
+        for mod in modules
+    }
+
+
+def _allowed_knowledge() -> dict[str, frozenset[str]]:
+    """What a knowledge base is made of: the pydantic models of the knowledge schema, the
+    loader's compiled records, the compiled expressions (this module's rebuilders)."""
+    from remedy import model
+    from remedy.knowledge import schema, skew
+
+    return {
+        **_models(schema, skew, model),
+        "remedy.knowledge.loader": frozenset(
+            {"Knowledge", "CompiledRule", "CompiledAction", "CompiledBefore"}
+        ),
+        __name__: frozenset({"_expression", "_template", "_functions"}),
+    }
 
 
 class _Unpickler(pickle.Unpickler):
+    """Unpickles only the names ``allowed`` lists: anything else ends the load."""
+
+    def __init__(self, body: bytes, allowed: dict[str, frozenset[str]]) -> None:
+        super().__init__(io.BytesIO(body))
+        self.allowed = allowed
+
     def find_class(self, module: str, name: str) -> Any:
-        if name not in _allowed().get(module, ()):
-            raise pickle.UnpicklingError(f"{module}.{name} is not part of a knowledge base")
+        if name not in self.allowed.get(module, ()):
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in this cache")
         return super().find_class(module, name)
 
 
@@ -150,6 +166,8 @@ class _Pickler(pickle.Pickler):
         from remedy.knowledge.functions import Functions
 
         t = type(obj)
+        if t is re.Pattern:  # a signature's compiled pattern: compiled again on first use
+            return _no_regex, ()
         if t is Expression:
             return _expression, (marshal.dumps(obj._code), obj.remedy_names)
         if t is KnowledgeTemplate:
@@ -159,30 +177,85 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
-def load(k: bytes) -> Any | None:
-    """The knowledge base cached under key ``k``, or None (missing, stale, foreign, damaged,
-    or naming anything but knowledge classes)."""
+def _load(kind: str, k: bytes, allowed: dict[str, frozenset[str]]) -> Any | None:
     from remedy.cachefile import read_private
 
-    body = read_private(cache_path())
+    body = read_private(cache_path(kind))
     if body is None or not body.startswith(_TAG + k):
         return None
     try:
-        kb = _Unpickler(io.BytesIO(body[len(_TAG) + len(k) :])).load()
+        return _Unpickler(body[len(_TAG) + len(k) :], allowed).load()
     except Exception:  # a refused name, a class that changed shape: the ordinary load
         return None
+
+
+def _save(kind: str, k: bytes, obj: Any) -> None:
+    from remedy.cachefile import write_private
+
+    out = io.BytesIO()
+    try:
+        _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    except Exception:  # something not picklable: no cache, as before
+        return
+    write_private(cache_path(kind), _TAG + k + out.getvalue())
+
+
+def load(k: bytes) -> Any | None:
+    """The knowledge base cached under key ``k``, or None (missing, stale, foreign, damaged,
+    or naming anything but knowledge classes)."""
     from remedy.knowledge.loader import Knowledge
 
+    kb = _load("knowledge", k, _allowed_knowledge())
     return kb if type(kb) is Knowledge else None
 
 
 def save(k: bytes, kb: Any) -> None:
     """Keep ``kb`` (just loaded and checked) under key ``k``; failures are harmless."""
-    from remedy.cachefile import write_private
+    _save("knowledge", k, kb)
 
-    out = io.BytesIO()
-    try:
-        _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(kb)
-    except Exception:  # something not picklable: no cache, as before
-        return
-    write_private(cache_path(), _TAG + k + out.getvalue())
+
+# The signature catalog (remedy.evidence.catalog.default_catalog), with the literal sets
+# remedy.evidence.prefilter derives from it, likewise: ~170 signatures validated and ~10 ms
+# of literal reduction per run that reads a log, before the scan's results can be matched.
+_CATALOG_SOURCES = ("evidence", "knowledge/yamlload.py", "model.py")
+
+
+def catalog_key(path: Path) -> bytes | None:
+    """sha256 of the signatures file (path and bytes), the evidence modules' source (they
+    define the checks, the regex dialect and the literal sets) and the versions."""
+    return _hash_files(_versions(str(path)), [(b"S", _sources(_CATALOG_SOURCES)), (b"C", [path])])
+
+
+def _allowed_catalog() -> dict[str, frozenset[str]]:
+    from remedy import model
+    from remedy.evidence import catalog
+
+    return {**_models(catalog, model), __name__: frozenset({"_no_regex"})}
+
+
+def load_catalog(k: bytes) -> tuple[Any, list[str], list[tuple[str, bytes | None]]] | None:
+    """(catalog, prefilter literals, engine patterns) cached under ``k``, or None."""
+    from remedy.evidence.catalog import Catalog
+
+    got = _load("catalog", k, _allowed_catalog())
+    if (
+        type(got) is tuple
+        and len(got) == 3
+        and type(got[0]) is Catalog
+        and all(type(x) is str for x in got[1])
+        and all(
+            type(p) is tuple and type(p[0]) is str and (p[1] is None or type(p[1]) is bytes)
+            for p in got[2]
+        )
+    ):
+        return got
+    return None
+
+
+def save_catalog(k: bytes, value: tuple[Any, list[str], list[tuple[str, bytes | None]]]) -> None:
+    _save("catalog", k, value)
+
+
+def _no_regex() -> None:
+    """A compiled pattern's place in a cached signature: compiled again when first used."""
+    return None
