@@ -98,7 +98,7 @@ class Near(BaseModel):
     """Context guard: the signature only matches if ``pattern`` occurred within the previous
     ``within`` lines of the same source and process (the matching line itself counts)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     pattern: str
     within: int = Field(ge=0, le=100_000)
@@ -115,7 +115,7 @@ class SignatureSource(Source):
 class Signature(BaseModel):
     """One known log pattern. See knowledge/signatures.yaml for the field reference."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(pattern=_KEBAB)
     title: str = Field(min_length=1)
@@ -185,7 +185,7 @@ class Signature(BaseModel):
 class Catalog(BaseModel):
     """All signatures, in precedence order (file order), plus the derived prefilter data."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     signatures: list[Signature]
     path: str = "<memory>"
