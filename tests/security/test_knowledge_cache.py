@@ -303,3 +303,35 @@ def test_warm_catalog_equals_the_fresh_one(cache: Path, monkeypatch: pytest.Monk
         )
         == lits
     )
+
+
+# --------------------------------------------------------------------------------------------
+# the field signals `diagnose` ranks with (remedy.diagnose._kept_signals)
+# --------------------------------------------------------------------------------------------
+
+
+def test_warm_signals_equal_the_fresh_ones_and_a_command_is_refused(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from remedy import diagnose
+    from remedy.evidence import fields
+    from remedy.evidence.catalog import default_catalog
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    kb, ids = load_knowledge(), default_catalog().ids()
+    path = fields.default_signals_path()
+    fresh = fields.load_signals(path, rules=kb.rules, signatures=ids)
+    assert diagnose._kept_signals(kb, ids) == fresh  # cold: loaded, and kept
+    monkeypatch.setattr(diagnose, "load_signals", lambda *_a, **_k: pytest.fail("not kept"))
+    warm = diagnose._kept_signals(kb, ids)
+    assert warm == fresh and warm is not fresh
+
+    # the same key, a pickle that would run a command: refused, the file loaded again
+    canary = tmp_path / "canary-signals-pickle"
+    k = kbcache.signals_key(path, list(kb.rules), ids)
+    assert k is not None
+    body = kbcache._TAG + k + pickle.dumps(_Evil(canary))
+    Path(kbcache.cache_path("signals")).write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
+    assert kbcache.load_signals(k) is None and not canary.exists()
+    # another rule set is another key: a kept list is never checked against other rules
+    assert kbcache.signals_key(path, list(kb.rules)[1:], ids) != k

@@ -259,3 +259,27 @@ def save_catalog(k: bytes, value: tuple[Any, list[str], list[tuple[str, bytes | 
 def _no_regex() -> None:
     """A compiled pattern's place in a cached signature: compiled again when first used."""
     return None
+
+
+# The field signals (knowledge/field-signals.yaml) `diagnose` ranks hypotheses with: ~60
+# entries validated and checked against the rules and the signatures on every run.
+def signals_key(path: Path, rule_ids: list[str], signature_ids: list[str]) -> bytes | None:
+    """sha256 of the signals file, what it is checked against (the knowledge's rule ids, the
+    catalog's signature ids), the evidence modules' source and the versions."""
+    h = _versions(str(path), "\n".join(sorted(rule_ids)), "\n".join(sorted(signature_ids)))
+    return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"F", [path])])
+
+
+def load_signals(k: bytes) -> list[Any] | None:
+    """The checked signals cached under ``k``, or None."""
+    from remedy import model
+    from remedy.evidence import fields
+
+    got = _load("signals", k, _models(fields, model))
+    if type(got) is list and all(type(s) is fields.Signal for s in got):
+        return got
+    return None
+
+
+def save_signals(k: bytes, signals: list[Any]) -> None:
+    _save("signals", k, signals)
