@@ -1,10 +1,13 @@
-"""The loaded knowledge base, kept from the last run whose knowledge files were the same.
+"""The loaded knowledge base, kept from the last run whose knowledge files were the same
+(and likewise the signature catalog with its prefilter literal sets, and the checked field
+signals: ``catalog_key`` / ``signals_key`` below say what keys each).
 
 Why: loading knowledge/ and playbooks/ (YAML from the parse cache, ~430 entries validated by
 pydantic, ~580 expressions and templates compiled from the code cache, every cross-reference
 checked) was ~20-30 ms of each `remedy diagnose` / `plan`, all of it recomputing the same
 objects from the same bytes. A run that loaded them whole pickles the result; the next run
-whose key matches takes it from here instead (~5 ms).
+whose key matches takes it from here instead (~5 ms). A run after any change pays the ordinary
+load plus the pickling (~7 ms) once.
 
 The key is a sha256 of what decides the result: every regular file directly in the two
 directories (names and bytes: the loader reads most, and providers.yaml names the functions
