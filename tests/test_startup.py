@@ -791,6 +791,10 @@ print(json.dumps({"ops": ops, "imported": "remedy.operations" in sys.modules}))
 
 
 def _load_kb(cache: Path, **env: str) -> tuple[dict[str, str], bool, str]:
+    """One load in a new process, the loaded knowledge base's cache removed first
+    (remedy.knowledge.kbcache: a hit checks nothing), so only the operations record decides."""
+    for kept in (cache / "remedy").glob("knowledge-*.pickle"):
+        kept.unlink()
     r = subprocess.run(
         [sys.executable, "-c", _LOAD_KB],
         capture_output=True,

@@ -257,14 +257,29 @@ def default_signals(kb: Knowledge) -> list[Signal]:
     hit = _SIGNALS.get(id(kb))
     if hit is None or hit[0] is not kb:
         _SIGNALS.clear()
-        sigs = load_signals(
-            default_signals_path(), rules=kb.rules, signatures=default_catalog().ids()
-        )
-        hit = _SIGNALS[id(kb)] = (kb, sigs)
+        hit = _SIGNALS[id(kb)] = (kb, _kept_signals(kb, default_catalog().ids()))
     return hit[1]
 
 
 _SIGNALS: dict[int, tuple[Knowledge, list[Signal]]] = {}
+
+
+def _kept_signals(kb: Knowledge, signature_ids: list[str]) -> list[Signal]:
+    """load_signals of the default file, or what the last run that checked these same bytes
+    against the same rules and signatures kept (remedy.knowledge.kbcache)."""
+    from remedy.knowledge import kbcache
+
+    path = default_signals_path()
+    if not path.is_file():
+        return []
+    k = kbcache.signals_key(path, list(kb.rules), signature_ids)
+    kept = kbcache.load_signals(k) if k is not None else None
+    if kept is not None:
+        return kept
+    sigs = load_signals(path, rules=kb.rules, signatures=signature_ids)
+    if k is not None:
+        kbcache.save_signals(k, sigs)
+    return sigs
 
 
 def partial_facts_of(symptoms: list[Symptom], catalog: Catalog | None = None) -> dict[str, str]:

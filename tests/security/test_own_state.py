@@ -66,6 +66,10 @@ def cache_home(tmp_path: Path) -> Path:
     r = remedy("plan", "--example", "seed-sm120-pip-cu13", env={"XDG_CACHE_HOME": str(home)})
     assert r.returncode == 0, r.stderr
     assert cache_file(home).exists()
+    # the loaded knowledge base's own cache (remedy.knowledge.kbcache, tested in
+    # test_knowledge_cache.py) would spare the next run the template cache these tests poison
+    for kept in (home / "remedy").glob("knowledge-*.pickle"):
+        kept.unlink()
     return home
 
 

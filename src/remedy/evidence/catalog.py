@@ -101,7 +101,7 @@ class Near(BaseModel):
     """Context guard: the signature only matches if ``pattern`` occurred within the previous
     ``within`` lines of the same source and process (the matching line itself counts)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     pattern: str
     within: int = Field(ge=0, le=100_000)
@@ -118,7 +118,7 @@ class SignatureSource(Source):
 class Signature(BaseModel):
     """One known log pattern. See knowledge/signatures.yaml for the field reference."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(pattern=_KEBAB)
     title: str = Field(min_length=1)
@@ -188,7 +188,7 @@ class Signature(BaseModel):
 class Catalog(BaseModel):
     """All signatures, in precedence order (file order), plus the derived prefilter data."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     signatures: list[Signature]
     path: str = "<memory>"
@@ -439,5 +439,24 @@ def default_catalog() -> Catalog:
     cat = _DEFAULT.get(key)
     if cat is None:
         _DEFAULT.clear()
-        cat = _DEFAULT[key] = load_catalog(p)
+        cat = _DEFAULT[key] = _kept_catalog(p)
+    return cat
+
+
+def _kept_catalog(p: Path) -> Catalog:
+    """load_catalog(p), or the catalog (and its prefilter literal sets) the last run that
+    loaded these same bytes kept (remedy.knowledge.kbcache: private, keyed, only catalog
+    classes unpickled)."""
+    from remedy.evidence import prefilter
+    from remedy.knowledge import kbcache
+
+    k = kbcache.catalog_key(p)
+    got = kbcache.load_catalog(k) if k is not None else None
+    if got is not None:
+        cat, lits, patterns = got
+        prefilter.remember(cat, lits, patterns)
+        return cat
+    cat = load_catalog(p)
+    if k is not None:
+        kbcache.save_catalog(k, (cat, prefilter.literals(cat), prefilter.engine_patterns(cat)))
     return cat

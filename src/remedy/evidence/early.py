@@ -75,6 +75,11 @@ def start(argv: list[str]) -> None:
         return
     from remedy.evidence import fastscan
 
+    try:  # a small log is read the ordinary way: Hyperscan (and its import) is not worth it
+        if os.stat(path).st_size < fastscan.MIN_BYTES:
+            return
+    except OSError:
+        return
     hs = fastscan.engine()
     if hs is None:
         return

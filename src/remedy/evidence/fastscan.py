@@ -44,7 +44,6 @@ import os
 import re
 import signal
 import struct
-import tempfile
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
@@ -517,6 +516,8 @@ class Job:
             bounds = reader._segment_bounds(self.fd, self.size, n * per)
             count = len(bounds) - 1
             n = min(n, count)
+            import tempfile  # here: its imports (shutil, random, ...) cost a small log ~5 ms
+
             self.spools = [tempfile.TemporaryFile() for _ in range(count)]
             arm, parent = _death_signal(), os.getpid()
             for w in range(n):

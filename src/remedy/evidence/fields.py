@@ -104,7 +104,7 @@ def _removed_link_symbol(symbol: str) -> dict[str, str]:
 class ApiChange(BaseModel):
     """One row of knowledge/cuda-api-changes.yaml."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     symbol: str = Field(pattern=r"^[A-Za-z_][\w]*(?:(?:::|\.)[A-Za-z_][\w]*)?$")
     removed_in: str = Field(pattern=r"^\d+\.\d+$")
@@ -120,7 +120,7 @@ class ApiFamily(BaseModel):
     (CUDA 13's cudaTypedefs.h has no unversioned ``PFN_cuX`` alias at all), so one row covers
     every member instead of a list that misses the next one a log names."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     family: str = Field(pattern=r"^[A-Za-z_][\w*]*$")
     pattern: str
@@ -300,7 +300,7 @@ def fields_of(sym: Symptom) -> dict[str, str]:
 class Signal(BaseModel):
     """One row of knowledge/field-signals.yaml."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     rule: str

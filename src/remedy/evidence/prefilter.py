@@ -56,12 +56,29 @@ def anchor(needle: str) -> str:
 
 
 def literals(catalog: Catalog) -> list[str]:
-    """The prefilter literals for ``catalog``, shortest first."""
+    """The prefilter literals for ``catalog``, shortest first (once per catalog object)."""
+    hit = _LITERALS.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return list(hit[1])
     needles: set[str] = set()
     for s in catalog.signatures:
         needles.update(s.needles)
         needles.update(s.near_needles)
-    return reduce_literals(needles)
+    out = reduce_literals(needles)
+    if len(_LITERALS) > 8:  # catalogs made one after another (tests) are not kept
+        _LITERALS.clear()
+    _LITERALS[id(catalog)] = (catalog, tuple(out))
+    return out
+
+
+_LITERALS: dict[int, tuple[Catalog, tuple[str, ...]]] = {}
+
+
+def remember(catalog: Catalog, lits: list[str], patterns: list[tuple[str, bytes | None]]) -> None:
+    """``literals`` and ``engine_patterns`` of ``catalog``, as computed by the run that kept
+    it (remedy.evidence.catalog._kept_catalog): not computed again."""
+    _LITERALS[id(catalog)] = (catalog, tuple(lits))
+    _ENGINE_CACHE[id(catalog)] = (catalog, list(patterns))
 
 
 def reduce_literals(needles: Iterable[str]) -> list[str]:

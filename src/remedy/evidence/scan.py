@@ -46,7 +46,7 @@ _BLOCK_CLOSE = frozenset(
 class ScanResult(BaseModel):
     """What one log says: matched symptoms, suspicious unmatched lines, and how much was read."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     source: str
     lines: int = 0

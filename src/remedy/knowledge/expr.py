@@ -225,10 +225,17 @@ def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> types.Code
     return code
 
 
-def _template_of(code: types.CodeType) -> Any:
-    """Jinja2's Template for generated code (its module run, its globals)."""
+def _template_of(code: types.CodeType | bytes) -> Any:
+    """Jinja2's Template for generated code (its module run, its globals); bytes: the code
+    marshalled, as a cached knowledge base keeps it (remedy.knowledge.kbcache)."""
     from jinja2 import Template
 
+    if type(code) is bytes:
+        import marshal
+
+        code = marshal.loads(code)
+        if type(code) is not types.CodeType:
+            raise KnowledgeError("the knowledge cache holds something that is not code")
     return Template.from_code(ENV, code, ENV.make_globals(None))
 
 

@@ -308,6 +308,20 @@ def _load_knowledge(kdir_s: str, pdir_s: str) -> Knowledge:
     for d in (kdir, pdir):
         if not d.is_dir():
             raise KnowledgeError(f"knowledge directory not found: {d}")
+    from remedy.knowledge import kbcache
+
+    key = kbcache.key(kdir, pdir)
+    kb = kbcache.load(key) if key is not None else None
+    if kb is None:
+        kb = _load_fresh(kdir, pdir)
+        if key is not None:
+            kbcache.save(key, kb)
+    return kb
+
+
+def _load_fresh(kdir: Path, pdir: Path) -> Knowledge:
+    """Every file read, validated, cross-checked and compiled (what remedy.knowledge.kbcache
+    keeps for the next run)."""
 
     comp_file = kdir / "components.yaml"
     comps = _load_list(comp_file, "components", Component, "component")

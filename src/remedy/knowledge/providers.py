@@ -26,7 +26,7 @@ _SAFE = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+/-]{0,199}")
 class Entry(BaseModel):
     """One package that ships a file (built from the table when it is loaded)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     pip: str | None = None
     apt: str | None = None
     version: str | None = None
@@ -36,7 +36,7 @@ class Package(BaseModel):
     """A package's files as its own file list has them: headers by their path under
     include/, deep header trees by their top two dirs, libraries by file name."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     version: str | None = None
     source: str | None = None
     headers: list[str] = Field(default_factory=list)
@@ -45,7 +45,7 @@ class Package(BaseModel):
 
 
 class Files(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     packages: dict[str, Package] = Field(default_factory=dict)
     # file -> who ships it (filled from `packages`)
     headers: dict[str, list[Entry]] = Field(default_factory=dict, exclude=True)
@@ -68,7 +68,7 @@ class PipLine(Files):
 
 
 class Table(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     pip: dict[str, PipLine]
     debian: Files
 

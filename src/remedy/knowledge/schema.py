@@ -16,7 +16,10 @@ from remedy.model import Source
 
 
 class Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # validator and serializer built when a model is first validated or dumped, not when its
+    # class is made (~0.3 ms a class): a warm `diagnose` takes the knowledge and the signature
+    # catalog whole from remedy.knowledge.kbcache and never validates most of these models
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class LinkSpec(Entry):

@@ -57,7 +57,7 @@ RELATIONS: tuple[str, ...] = Relation.__args__  # type: ignore[attr-defined]
 class Side(BaseModel):
     """One part of a pair: which component, how host facts and log fields give its version."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     part: str
     kind: Kind
@@ -69,7 +69,7 @@ class Pair(BaseModel):
     """A row of knowledge/version-pairs.yaml: two parts that must agree, and the rule (its id,
     message, repairs, ...) a disagreement is."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     a: Side
@@ -98,7 +98,7 @@ class LogField(BaseModel):
     """knowledge/version-pairs.yaml ``log_fields`` row: a signature/command field that states
     the version of a part."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     field: str
     signature: str | None = None  # only this signature's field (a group name means one thing there)

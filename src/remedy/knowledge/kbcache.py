@@ -1,0 +1,288 @@
+"""The loaded knowledge base, kept from the last run whose knowledge files were the same
+(and likewise the signature catalog with its prefilter literal sets, and the checked field
+signals: ``catalog_key`` / ``signals_key`` below say what keys each).
+
+Why: loading knowledge/ and playbooks/ (YAML from the parse cache, ~430 entries validated by
+pydantic, ~580 expressions and templates compiled from the code cache, every cross-reference
+checked) was ~20-30 ms of each `remedy diagnose` / `plan`, all of it recomputing the same
+objects from the same bytes. A run that loaded them whole pickles the result; the next run
+whose key matches takes it from here instead (~5 ms). A run after any change pays the ordinary
+load plus the pickling (~7 ms) once.
+
+The key is a sha256 of what decides the result: every regular file directly in the two
+directories (names and bytes: the loader reads most, and providers.yaml names the functions
+an expression may call), the directories' paths (Knowledge names its files), the source of
+the modules that build and define it (remedy/knowledge/*.py, remedy/model.py, the operations
+an action may name), and the versions of Python, pydantic, Jinja2 and PyYAML. Any change: the
+ordinary load, and a new cache. Only a load that passed every check is ever written.
+
+Trust: the file goes through remedy.cachefile (read only when this user owns it and its
+directory, neither writable by others, not through a link, sha256 intact), like the template
+code cache whose code remedy already runs. On top of that, unpickling may name nothing but
+the classes the knowledge is made of (``_ALLOWED``): a body that reaches for anything else
+(os.system, builtins.eval, a remedy class that acts) is refused and the knowledge is loaded the
+ordinary way. Compiled expressions are kept as marshalled code, turned into code only when
+first evaluated (remedy.knowledge.expr._template_of), as the template cache's are.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+_TAG = b"remedy-knowledge-1\0"
+_SOURCES = ("knowledge", "model.py", "operations/__init__.py")  # under src/remedy/
+
+
+def cache_path(kind: str = "knowledge") -> str:
+    """One file per kind and remedy install (keyed by its path): two checkouts do not take
+    turns."""
+    import zlib
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    here = zlib.crc32(os.path.dirname(os.path.dirname(os.path.abspath(__file__))).encode())
+    v = sys.version_info
+    return os.path.join(base, "remedy", f"{kind}-{here:08x}-py{v[0]}{v[1]}.pickle")
+
+
+def _files(d: Path) -> list[Path]:
+    try:
+        return sorted(p for p in d.iterdir() if p.is_file())
+    except OSError:
+        return []
+
+
+def _versions(*extra: str) -> Any:
+    import hashlib
+
+    import pydantic
+
+    from remedy.knowledge.yamlload import _yaml_version
+
+    return hashlib.sha256(
+        "\0".join((sys.version, pydantic.VERSION, _yaml_version(), *extra)).encode()
+    )
+
+
+def _hash_files(h: Any, groups: list[tuple[bytes, list[Path]]]) -> bytes | None:
+    try:
+        for group, files in groups:
+            for p in files:
+                body = p.read_bytes()
+                h.update(b"%s%s\0%d\0" % (group, p.name.encode(), len(body)) + body)
+    except OSError:
+        return None
+    return h.digest()
+
+
+def _sources(names: tuple[str, ...]) -> list[Path]:
+    pkg = Path(__file__).resolve().parent.parent
+    out: list[Path] = []
+    for name in names:
+        p = pkg / name
+        out += sorted(p.glob("*.py")) if p.is_dir() else [p]
+    return out
+
+
+def key(kdir: Path, pdir: Path) -> bytes | None:
+    """sha256 of everything the loaded knowledge depends on (module doc); None when a file
+    cannot be read (the ordinary load then reports it)."""
+    import jinja2
+
+    h = _versions(jinja2.__version__, str(kdir), str(pdir))
+    groups = [(b"S", _sources(_SOURCES)), (b"K", _files(kdir)), (b"P", _files(pdir))]
+    return _hash_files(h, groups)
+
+
+def _models(*modules: Any) -> dict[str, frozenset[str]]:
+    """Per module, the names of the pydantic models it defines."""
+    from pydantic import BaseModel
+
+    return {
+        mod.__name__: frozenset(
+            n
+            for n, v in vars(mod).items()
+            if isinstance(v, type) and issubclass(v, BaseModel) and v.__module__ == mod.__name__
+        )
+        for mod in modules
+    }
+
+
+def _allowed_knowledge() -> dict[str, frozenset[str]]:
+    """What a knowledge base is made of: the pydantic models of the knowledge schema, the
+    loader's compiled records, the compiled expressions (this module's rebuilders)."""
+    from remedy import model
+    from remedy.knowledge import schema, skew
+
+    return {
+        **_models(schema, skew, model),
+        "remedy.knowledge.loader": frozenset(
+            {"Knowledge", "CompiledRule", "CompiledAction", "CompiledBefore"}
+        ),
+        __name__: frozenset({"_expression", "_template", "_functions"}),
+    }
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles only the names ``allowed`` lists: anything else ends the load."""
+
+    def __init__(self, body: bytes, allowed: dict[str, frozenset[str]]) -> None:
+        super().__init__(io.BytesIO(body))
+        self.allowed = allowed
+
+    def find_class(self, module: str, name: str) -> Any:
+        if name not in self.allowed.get(module, ()):
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in this cache")
+        return super().find_class(module, name)
+
+
+def _expression(code: bytes, names: frozenset[str]) -> Any:
+    from remedy.knowledge.expr import Expression
+
+    return Expression(code, names)  # type: ignore[arg-type]  # unmarshalled when first run
+
+
+def _template(code: bytes, source: str) -> Any:
+    from remedy.knowledge.expr import KnowledgeTemplate
+
+    return KnowledgeTemplate(code, source)  # type: ignore[arg-type]
+
+
+def _functions(state: dict[str, Any]) -> Any:
+    from remedy.knowledge.functions import Functions
+
+    fns = Functions.__new__(Functions)
+    fns.__dict__.update(state)
+    return fns
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        import marshal
+
+        from remedy.knowledge.expr import Expression, KnowledgeTemplate
+        from remedy.knowledge.functions import Functions
+
+        t = type(obj)
+        if t is re.Pattern:  # a signature's compiled pattern: compiled again on first use
+            return _no_regex, ()
+        if t is Expression:
+            return _expression, (marshal.dumps(obj._code), obj.remedy_names)
+        if t is KnowledgeTemplate:
+            return _template, (marshal.dumps(obj._code), obj.remedy_source)
+        if t is Functions:  # its memos (`_statics`, ...) are rebuilt on first use
+            return _functions, ({k: v for k, v in vars(obj).items() if not k.startswith("_")},)
+        return NotImplemented
+
+
+def _load(kind: str, k: bytes, allowed: dict[str, frozenset[str]]) -> Any | None:
+    from remedy.cachefile import read_private
+
+    body = read_private(cache_path(kind))
+    if body is None or not body.startswith(_TAG + k):
+        return None
+    try:
+        return _Unpickler(body[len(_TAG) + len(k) :], allowed).load()
+    except Exception:  # a refused name, a class that changed shape: the ordinary load
+        return None
+
+
+def _save(kind: str, k: bytes, obj: Any) -> None:
+    from remedy.cachefile import write_private
+
+    out = io.BytesIO()
+    try:
+        _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    except Exception:  # something not picklable: no cache, as before
+        return
+    write_private(cache_path(kind), _TAG + k + out.getvalue())
+
+
+def load(k: bytes) -> Any | None:
+    """The knowledge base cached under key ``k``, or None (missing, stale, foreign, damaged,
+    or naming anything but knowledge classes)."""
+    from remedy.knowledge.loader import Knowledge
+
+    kb = _load("knowledge", k, _allowed_knowledge())
+    return kb if type(kb) is Knowledge else None
+
+
+def save(k: bytes, kb: Any) -> None:
+    """Keep ``kb`` (just loaded and checked) under key ``k``; failures are harmless."""
+    _save("knowledge", k, kb)
+
+
+# The signature catalog (remedy.evidence.catalog.default_catalog), with the literal sets
+# remedy.evidence.prefilter derives from it, likewise: ~170 signatures validated and ~10 ms
+# of literal reduction per run that reads a log, before the scan's results can be matched.
+_CATALOG_SOURCES = ("evidence", "knowledge/yamlload.py", "model.py")
+
+
+def catalog_key(path: Path) -> bytes | None:
+    """sha256 of the signatures file (path and bytes), the evidence modules' source (they
+    define the checks, the regex dialect and the literal sets) and the versions."""
+    return _hash_files(_versions(str(path)), [(b"S", _sources(_CATALOG_SOURCES)), (b"C", [path])])
+
+
+def _allowed_catalog() -> dict[str, frozenset[str]]:
+    from remedy import model
+    from remedy.evidence import catalog
+
+    return {**_models(catalog, model), __name__: frozenset({"_no_regex"})}
+
+
+def load_catalog(k: bytes) -> tuple[Any, list[str], list[tuple[str, bytes | None]]] | None:
+    """(catalog, prefilter literals, engine patterns) cached under ``k``, or None."""
+    from remedy.evidence.catalog import Catalog
+
+    got = _load("catalog", k, _allowed_catalog())
+    if (
+        type(got) is tuple
+        and len(got) == 3
+        and type(got[0]) is Catalog
+        and all(type(x) is str for x in got[1])
+        and all(
+            type(p) is tuple and type(p[0]) is str and (p[1] is None or type(p[1]) is bytes)
+            for p in got[2]
+        )
+    ):
+        return got
+    return None
+
+
+def save_catalog(k: bytes, value: tuple[Any, list[str], list[tuple[str, bytes | None]]]) -> None:
+    _save("catalog", k, value)
+
+
+def _no_regex() -> None:
+    """A compiled pattern's place in a cached signature: compiled again when first used."""
+    return None
+
+
+# The field signals (knowledge/field-signals.yaml) `diagnose` ranks hypotheses with: ~60
+# entries validated and checked against the rules and the signatures on every run.
+def signals_key(path: Path, rule_ids: list[str], signature_ids: list[str]) -> bytes | None:
+    """sha256 of the signals file, what it is checked against (the knowledge's rule ids, the
+    catalog's signature ids), the evidence modules' source and the versions."""
+    h = _versions(str(path), "\n".join(sorted(rule_ids)), "\n".join(sorted(signature_ids)))
+    return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"F", [path])])
+
+
+def load_signals(k: bytes) -> list[Any] | None:
+    """The checked signals cached under ``k``, or None."""
+    from remedy import model
+    from remedy.evidence import fields
+
+    got = _load("signals", k, _models(fields, model))
+    if type(got) is list and all(type(s) is fields.Signal for s in got):
+        return got
+    return None
+
+
+def save_signals(k: bytes, signals: list[Any]) -> None:
+    _save("signals", k, signals)
