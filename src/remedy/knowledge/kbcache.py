@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 _TAG = b"remedy-knowledge-1\0"
-_SOURCES = ("knowledge", "model.py", "operations/__init__.py")  # under src/remedy/
+# under src/remedy/: every module the load validates with (the operations' parameter schemas
+# live in each operations module, not only the registry)
+_SOURCES = ("knowledge", "model.py", "operations")
 
 
 def cache_path(kind: str = "knowledge") -> str:
@@ -62,10 +64,11 @@ def _versions(*extra: str) -> Any:
 
     import pydantic
 
+    from remedy import __version__
     from remedy.knowledge.yamlload import _yaml_version
 
     return hashlib.sha256(
-        "\0".join((sys.version, pydantic.VERSION, _yaml_version(), *extra)).encode()
+        "\0".join((sys.version, __version__, pydantic.VERSION, _yaml_version(), *extra)).encode()
     )
 
 
