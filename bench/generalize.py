@@ -563,6 +563,48 @@ TUNED_AFTER: list[str] = [
     " class-null row), fw-1 (Xid 169 SEC2_HALT_ERROR + RmInitAdapter name no cause), fw-4 (a"
     " generic torch OOM; the VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS hint it quotes is not in"
     " the vLLM source read)",
+    "tune-r (after round 21's misses fy-4, fza-1 and the class-null rows fy-1, fy-2, fy-6, fy-9,"
+    " fx-7; read torch 2.14.1's cpp_extension.py _check_cuda_version, libnvidia-container"
+    " src/driver.c/error.c/error_generic.c, NVIDIA/go-nvlib pkg/nvml/return.go, dell/dkms dkms.in"
+    " at 793fdab5, rpmfusion/akmods akmods at 0bb03928, kmod tools/modprobe.c, libdnf"
+    " libdnf/goal/Goal.cpp, libsolv/libzypp problem strings, apt apt-private/private-output.cc"
+    " ShowBroken, open-gpu-kernel-modules kernel_rc.c's Xid print, NVIDIA's Xid catalog and driver"
+    " installation guide): torch-cuda-version-mismatch takes torch 2.14's args-tuple form with %s"
+    " unfilled (recorded); nvml-driver-library-mismatch takes libnvidia-container's lower-cased"
+    " 'nvml error: driver/library version mismatch' and the Go code name"
+    " ERROR_LIB_RM_VERSION_MISMATCH, nvrm-api-mismatch the open wording's first line; new class"
+    " driver-module-built-for-kernel (manual report) with signatures nvidia-kmod-build-failed"
+    " (DKMS/akmods failures of the NVIDIA module only), nvidia-module-not-found (kmod's modprobe)"
+    " and nvidia-kmod-package-uninstallable (libsolv/apt refusing an NVIDIA kernel-module"
+    " package); class-free error signatures package-resolver-problem and nvidia-xid so the"
+    " suspicious-line scan shows them; fy-1, fy-2, fx-7, fy-6 relabelled to the new class;"
+    " fy-4 (only the persistenced socket line) left a miss; field signals"
+    " lib-not-runtime-is-not-cudart-link (toolkit-links-cudart and triton-finds-libcuda only for"
+    " -lcudart/-lcuda) and torch-library-link-is-no-provider (-ltorch*/-lc10 are the torch"
+    " wheel's own, as for the loader's line), so fza-2 names no cause; GNU ld's 'cannot find -l'"
+    " scores as a linker diagnostic and cargo's 'could not compile `X`' as a wrapper; apt's"
+    " 'has no installation candidate' / 'Unable to locate package' shown (apt-private/"
+    "private-cacheset.cc, apt-pkg/cacheset.cc), naming the new class only for an NVIDIA"
+    " kernel-module package",
+    "tune-s (after reading the harmful rows of 30a1953 and HEAD: package-has-gpu-arch/fh-1,"
+    " fp-12): toolchain_actions counts upgrade-driver by its gpu_driver effect (refs from 926b04f"
+    " on have no action touches, so no driver upgrade was counted harmful there: HEAD's 0 was 2,"
+    " clean rounds d31c9eb and d88cf0b 1 each); field signals may name in 'unless' the signals"
+    " that confirm their line, and insufficient-driver-unconfirmed withdraws both driver rules'"
+    " credit from a CUDA error 35 that states no driver version and names no binary (cudart"
+    " returns 35 with no libcuda at all: recorded with libcudart 13.0; torch's device_count_impl"
+    " in c10/cuda/CUDAFunctions.cpp splits it by cudaDriverGetVersion); field signal"
+    " lib-outside-cuda-runtime-is-not-toolkit-layout (an ld 'cannot find -lX' for anything but"
+    " cuda/cudart/cudadevrt is no toolkit link-layout or Triton cause; torch 2.14.1"
+    " cpp_extension._prepare_ldflags); field signal"
+    " triton-ptxas-failure-without-a-ptxas-version-reason (Triton's ptxas exit-status line gives"
+    " triton-ptxas-knows-arch no credit unless ptxas' stderr names an unknown gpu-name, PTX"
+    " .version or .target; triton 3.8.0 make_cubin, a recorded 'too much shared data' template);"
+    " field signal compiler-cannot-start-outside-flashinfer-jit (a CUDA compiler that cannot load"
+    " a shared library names FLASHINFER_NVCC only inside a FlashInfer JIT build: a failed edge in"
+    " its cached_ops dir, a flashinfer/jit frame; flashinfer 0.6.11 cpp_ext.py/env.py);"
+    " equal log-only evidence ranks a report-only rule before one whose repairs change the host"
+    " (diagnose.changes_facts) before the rule id",
 ]
 
 TOOLCHAIN_ENV = re.compile(
@@ -717,11 +759,15 @@ def diagnose_with(ref: str, loro: bool = False, train: set[str] | None = None) -
 
 
 def toolchain_actions(actions: dict[str, Any]) -> set[str]:
-    """Actions that change the toolkit, the toolchain's environment, or the driver."""
+    """Actions that change the toolkit, the toolchain's environment, or the driver.
+
+    A driver change is read from its ``gpu_driver`` effect, which every ref's upgrade-driver
+    has: refs from 926b04f on dropped the action's ``touches`` (typed operations, a43d86f), so
+    reading ``touches`` alone counted no driver upgrade as a toolchain change there."""
     out = set()
     for aid, a in actions.items():
         for e in a["effects"]:
-            if "toolkit" in e or "add_toolkit" in e:
+            if "toolkit" in e or "add_toolkit" in e or "gpu_driver" in e:
                 out.add(aid)
             for key in ("env", "unset_env"):
                 names = e.get(key) or {}

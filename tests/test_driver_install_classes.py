@@ -24,6 +24,7 @@ MODULE = "driver-module-matches-libraries"
 BRANCH = "driver-branch-drives-gpu"
 NEW = [MODULE, BRANCH]
 COMPAT = "compat-libcuda-only-where-supported"  # tune-n: error 803
+KMOD = "driver-module-built-for-kernel"  # tune-r: no module built/installed for the kernel
 CUDA_DRIVER = [
     "driver-supports-cuda",
     "driver-supports-build-cuda",
@@ -314,6 +315,132 @@ CASES: list[tuple[list[str], str | None, list[str]]] = [
     (["Apr 13 16:41:14 nixos kernel: NVRM: No NVIDIA GPU found."], None, NEW),
     (["$ nvidia-smi", "No devices were found"], None, NEW),
     (["[  988.289884] NVRM: GPU 0000:03:00.0: RmInitAdapter failed! (0x24:0x72:1603)"], None, NEW),
+    # --- tune-r: the NVML/NVRM mismatch wordings of the container runtime and Go wrappers ----
+    # libnvidia-container lower-cases NVML's string (error_generic.c error_vset)
+    (
+        [
+            "docker: Error response from daemon: failed to create task for container: failed to"
+            " create shim task: OCI runtime create failed: runc create failed: unable to start"
+            " container process: error during container init: error running hook #0: error"
+            " running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
+            "nvidia-container-cli: initialization error: nvml error: driver/library version"
+            " mismatch: unknown.",
+        ],
+        MODULE,
+        [BRANCH, KMOD, *CUDA_DRIVER],
+    ),
+    # go-nvlib's default error string, the return code's own name
+    (
+        ['level=error msg="failed to initialize NVML: ERROR_LIB_RM_VERSION_MISMATCH"'],
+        MODULE,
+        [BRANCH, KMOD, *CUDA_DRIVER],
+    ),
+    # the open module's first line alone (osapi.c RmPerformVersionCheck, filled)
+    (["[ 1234.567890] NVRM: API mismatch: the client 'nvidia-smi' (pid 4242)"], MODULE, [KMOD]),
+    # a lower-case word 'mismatch' of another kind is not NVML's
+    (["ERROR: NVML driver version mismatch detected by the operator? no"], None, [MODULE]),
+    # --- tune-r: the kernel module built and installed for the running kernel ---------------
+    # kmod's modprobe (recorded: cupy/cupy#10295) and its current wording (tools/modprobe.c)
+    (
+        [
+            "Setting up cuda-drivers:amd64 (615.71.09-1ubuntu1) ...",
+            "modprobe: FATAL: Module nvidia_drm not found.",
+        ],
+        KMOD,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    (
+        ["modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-1014-gcp"],
+        KMOD,
+        [*NEW],
+    ),
+    # DKMS (dkms.in actual_build / autoinstall, filled)
+    (
+        [
+            "Building initial module for 6.8.0-45-generic",
+            "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)",
+            "Consult /var/lib/dkms/nvidia/580.95.05/build/make.log for more information.",
+        ],
+        KMOD,
+        [*NEW, *CUDA_DRIVER],
+    ),
+    (
+        [
+            "Autoinstall on 6.8.0-45-generic failed for module(s) nvidia/580.95.05.",
+            "Error! One or more modules failed to install during autoinstall.",
+        ],
+        KMOD,
+        [*NEW],
+    ),
+    (["Error! Build of nvidia.ko failed for: 6.8.0-45-generic (x86_64)"], KMOD, [*NEW]),
+    # akmods (recorded: negativo17/nvidia-driver#188)
+    (
+        [
+            "Checking kmods exist for 6.17.10-300.fc43.aarch64 [  OK  ]",
+            "Building and installing nvidia-kmod [FAILED]",
+            "Building rpms failed; see /var/cache/akmods/nvidia/590.44.01-1-for-6.17.10-300.fc43"
+            ".aarch64.failed.log for details",
+        ],
+        KMOD,
+        [*NEW],
+    ),
+    # a resolver refusing the kernel-module package (recorded: stackhpc/ansible-slurm-appliance#703)
+    (
+        [
+            "  Problem 1: cannot install the best candidate for the job",
+            "   - nothing provides dkms >= 3.1.8 needed by kmod-nvidia-open-dkms-3:575.57.08-1.el9"
+            ".noarch from cuda-rhel9-x86_64",
+        ],
+        KMOD,
+        [*NEW],
+    ),
+    (
+        [
+            "The following packages have unmet dependencies:",
+            " nvidia-driver-580 : Depends: nvidia-dkms-580 (<= 580.95.05-1) but it is not going"
+            " to be installed",
+            "E: Unable to correct problems, you have held broken packages.",
+        ],
+        KMOD,
+        [*NEW],
+    ),
+    # apt asked for the DKMS module package itself (apt-private/private-cacheset.cc, cacheset.cc)
+    (["E: Package 'nvidia-dkms-615' has no installation candidate"], KMOD, [*NEW]),
+    (["E: Unable to locate package nvidia-dkms-615-open"], KMOD, [*NEW]),
+    # ... but not for a driver meta-package or a user-space package
+    (["E: Unable to locate package nvidia-driver-615-open"], None, [KMOD]),
+    # not the NVIDIA driver's module: GDS's nvidia-fs, GDRCopy's gdrdrv, a NIC driver
+    (
+        [
+            "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)",
+            "Consult /var/lib/dkms/nvidia-fs/2.24.3/build/make.log for more information.",
+        ],
+        None,
+        [KMOD],
+    ),
+    (["modprobe: FATAL: Module gdrdrv not found in directory /lib/modules/6.8.0"], None, [KMOD]),
+    (["Building and installing nvidia-kmod [  OK  ]"], None, [KMOD]),
+    # a module that exists but will not load, and nvidia-smi's verdict, have other causes
+    (["modprobe: ERROR: could not insert 'nvidia': Key was rejected by service"], None, [KMOD]),
+    (
+        [
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+            "Make sure that the latest NVIDIA driver is installed and running.",
+        ],
+        None,
+        [KMOD],
+    ),
+    # a resolver failure about another package names no class
+    (
+        [
+            " Problem: cannot install the best candidate for the job",
+            "  - nothing provides python3.12-devel needed by vllm-deps-1.0-1.el9.x86_64",
+        ],
+        None,
+        [KMOD],
+    ),
+    # an Xid names no class
+    (["Xid 78: Guest driver is incompatible with host driver"], None, [KMOD]),
     # the module's ordinary banners
     (
         [
@@ -342,7 +469,68 @@ def test_driver_install_family(
 ) -> None:
     ranked = _ranked(tmp_path, lines)
     if first is None:
-        assert not set(ranked) & set(NEW), ranked
+        assert not set(ranked) & {*NEW, KMOD}, ranked
     else:
         assert ranked and ranked[0] == first, ranked
     assert not set(ranked) & set(never), ranked
+
+
+SHOWN: list[tuple[list[str], int]] = [
+    (
+        [
+            "Reading package lists...",
+            "E: Package 'cuda-drivers-615' has no installation candidate",
+        ],
+        2,
+    ),
+    # tune-r: lines with no error word that the suspicious-line scan now shows, naming no cause
+    # (held-out fy-9: an Xid; fy-6's first line: libsolv's job problem)
+    (["Xid 78: Guest driver is incompatible with host driver"], 1),
+    (
+        [
+            "[ 1234.5] nvidia-persistenced started",
+            "[ 1234.6] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off"
+            " the bus.",
+        ],
+        2,
+    ),
+    (
+        [
+            "Last metadata expiration check: 0:00:01 ago.",
+            " Problem: cannot install the best candidate for the job",
+            "  - nothing provides python3.12-devel needed by vllm-deps-1.0-1.el9.x86_64",
+        ],
+        2,
+    ),
+    (
+        [
+            "Reading package lists...",
+            "The following packages have unmet dependencies:",
+            " libfoo-dev : Depends: libfoo1 (= 1.2-1) but 1.3-1 is to be installed",
+        ],
+        2,
+    ),
+    (
+        [
+            "Dependencies resolved.",
+            "  - package nvidia-driver-3:580.95.05-1.el9.x86_64 from cuda-rhel9-x86_64 is filtered"
+            " out by modular filtering",
+        ],
+        2,
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "first_line"), SHOWN)
+def test_resolver_and_xid_lines_are_shown_and_name_no_cause(
+    tmp_path: Path, lines: list[str], first_line: int
+) -> None:
+    from remedy.evidence.suspicious import with_unexplained
+
+    log = tmp_path / "x.log"
+    log.write_text("\n".join(lines) + "\n")
+    symptoms, suspicious, wrappers = scan_logs([log])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert d.hypotheses == []
+    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    assert shown and shown[0].line == first_line, [(s.line, s.text) for s in shown]

@@ -454,3 +454,41 @@ def test_sandbox_playbook_check_fix_and_idempotence(tmp_path):
         print(f"sandbox export test: {time.monotonic() - t0:.0f} s")
     finally:
         sh.down(h)
+
+
+@needs_ansible
+@pytest.mark.skipif(os.geteuid() != 0, reason="the attack needs root and chown")
+def test_the_playbook_runs_no_tool_from_a_path_dir_another_user_owns(tmp_path):
+    """Root's PATH starting with uid 65534's bin (stat, readlink, id, sh... writing a canary):
+    the play's environment is the system PATH (remedy.transport.base.SYSTEM_PATH), so the
+    precondition and trust scripts run the system's tools and the check run still passes."""
+    from remedy.transport.base import SYSTEM_PATH
+
+    evil, canary = tmp_path / "evil-bin", tmp_path / "canary"
+    evil.mkdir()
+    # the tools remedy's task scripts call (Ansible's own connection commands, `mkdir -p
+    # ~/.ansible/tmp`, `chmod`, `rm`, run from the controller's PATH before a play's
+    # environment applies: that is ansible-playbook's, not the playbook's)
+    for t in ("stat", "readlink", "id", "grep", "head", "find", "realpath", "ln", "cat"):
+        f = evil / t
+        f.write_text(f'#!/bin/sh\necho "{t} $*" >> {canary}\nexit 1\n')
+        f.chmod(0o755)
+        os.chown(f, 65534, 65534)
+    os.chown(evil, 65534, 65534)
+    plan = hostile_plan(tmp_path / "h")
+    prefix = Path(plan.steps[0].params["prefix"])
+    (prefix / "lib").mkdir(parents=True)
+    (prefix / "lib" / "libcudart.so.13").write_bytes(b"")
+    pb = tmp_path / "pb.yml"
+    pb.write_text(export_plan(plan, "ansible"))
+    assert load(pb.read_text())["environment"] == {"PATH": SYSTEM_PATH}
+    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCALHOST_WARNING": "0",
+           "PATH": f"{evil}:{BIN}:{SYSTEM_PATH}"}  # fmt: skip
+    r = subprocess.run(
+        [PLAYBOOK, "-i", "localhost,", "-c", "local", "--check", "--diff", str(pb),
+         "-e", f"ansible_python_interpreter={sys.executable}"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert not canary.exists(), canary.read_text()
+    assert r.returncode == 0, out[-3000:]

@@ -93,8 +93,11 @@ def hypotheses_from_log(
     credit from rules its fields rule out. A log that matched only wrappers names no cause.
 
     Ties are broken by evidence, never by rule id first: more independent lines, then more
-    distinct specific signatures. ``confidence`` is the hypothesis's share of all the evidence
-    times its strength score/(score+1) (one line unique to the rule alone: 0.5; it grows with
+    distinct specific signatures, then the smaller change (``changes_facts``: a rule whose
+    repairs only report ranks before one whose repairs change the toolkit, driver, packages or
+    environment, since the log cannot tell them apart and a wrong change does harm).
+    ``confidence`` is the hypothesis's share of all the evidence times its strength
+    score/(score+1) (one line unique to the rule alone: 0.5; it grows with
     independent lines and field matches); ``settle_with`` is the fact that would confirm it.
     confirm_with is rendered with the partial facts the symptoms assert, and distinguishes_from
     names, for every close hypothesis that shares evidence, the fact that would tell them apart."""
@@ -161,7 +164,15 @@ def hypotheses_from_log(
                 settle_with=confirm[0] if confirm else None,
             )
         )
-    hyps.sort(key=lambda h: (-h.score, -h.support_lines, -len(specific[h.rule]), h.rule))
+    hyps.sort(
+        key=lambda h: (
+            -h.score,
+            -h.support_lines,
+            -len(specific[h.rule]),
+            changes_facts(kb, h.rule),
+            h.rule,
+        )
+    )
     # Say what tells the close ones apart: the confirming fact of each neighbour that is
     # consistent with some of the same lines.
     for h in hyps[:5]:
@@ -169,6 +180,16 @@ def hypotheses_from_log(
             if other.rule != h.rule and set(other.evidence) & set(h.evidence):
                 h.distinguishes_from[other.rule] = "; ".join(other.confirm_with[:1]) or "-"
     return hyps
+
+
+def changes_facts(kb: Knowledge, rule: str) -> bool:
+    """True when a repair of ``rule`` changes the host (an action with effects: the toolkit,
+    the driver, packages, the environment); False when its repairs only report (a manual
+    operation with no effects) or it has none. The tie-break of equal log-only evidence."""
+    cr = kb.rules.get(rule)
+    if cr is None:
+        return False
+    return any(kb.actions[aid].action.effects for aid in cr.rule.repairs if aid in kb.actions)
 
 
 def log_versions_of(

@@ -65,6 +65,9 @@ Component = Literal[
     "linker",
     "ninja",
     "python",
+    # the host's package manager (dnf/yum/zypper through libsolv, apt): its resolver's
+    # failures are shown, never explained (knowledge/components.yaml, tune-r)
+    "package-manager",
 ]
 FactKey = Literal[
     "emitted_ptx_isa",

@@ -308,6 +308,10 @@ class Signal(BaseModel):
     where: dict[str, str] = Field(default_factory=dict)
     with_: list[str] = Field(default_factory=list, alias="with")
     without: list[str] = Field(default_factory=list)
+    # other signals (ids) that confirm what this line's signature claims: this signal applies
+    # only when none of them matched in the log (a line's credit is withdrawn while the field
+    # that would confirm it is absent)
+    unless: list[str] = Field(default_factory=list)
     # negative: the line is weaker evidence for the rule when a precondition is not shown
     weight: float = Field(default=1.0, ge=-1.0, le=5.0)
     excludes: list[str] = Field(default_factory=list)
@@ -390,6 +394,14 @@ def load_signals(
         if exclude_repo and sig.learned_from(exclude_repo):
             continue
         out.append(sig)
+    for entry in data["signals"]:
+        for uid in entry.get("unless") or []:
+            if uid not in seen:
+                raise KnowledgeError(
+                    f"signal {entry.get('id')!r}: unknown signal {uid!r} in unless",
+                    file=file,
+                    line=line_of(entry),
+                )
     return out
 
 
@@ -405,8 +417,12 @@ def apply_signals(
     present = {s.signature for s in symptoms}
     if views is None:
         views = [fields_of(s) for s in symptoms]
-    for sig in signals:
+    hits: set[str] = set()
+    # signals with ``unless`` last: they read which confirming signals matched
+    for sig in sorted(signals, key=lambda g: bool(g.unless)):
         if any(w not in present for w in sig.with_) or any(w in present for w in sig.without):
+            continue
+        if any(u in hits for u in sig.unless):
             continue
         hit = False
         for i, s in enumerate(symptoms):
@@ -418,6 +434,7 @@ def apply_signals(
                     res.excluded.add((other, i))
                 res.lines[sig.rule].add(i)
                 if not hit:
+                    hits.add(sig.id)
                     res.bonus[sig.rule] += sig.weight
                     shown = ", ".join(f"{k}={f.get(k, '')[:60]}" for k in sig.where if k != "text")
                     res.matched[sig.rule].append(sig.id + (f" ({shown})" if shown else ""))

@@ -59,6 +59,10 @@ _DIAG = re.compile(
     # GNU ld (binutils ld/ldmain.c undefined_symbol): "%X%P: %H: undefined reference to `%pT'",
     # an error (%X) worded without 'error'; its 'warning: undefined reference' form is not
     r"|(?<!warning): undefined reference to [`'‘]"
+    # GNU ld (binutils ld/ldfile.c ldfile_open_file): "%P: cannot find -l%s: %E", an error that
+    # fails the link worded without 'error' like the undefined reference above (tune-r, after
+    # held-out fza-2, where cargo's 'error: could not compile' summary outranked it)
+    r"|(?:^|\s)\S*ld(?:\.\w+)?: cannot find -l\S"
 )
 # a heading that only announces what follows ("Error:", "Errors:", "Exception:"): no message
 _HEADING = re.compile(r"^\W*(?:error|errors|exception|traceback|failure|failed)\s*:?\s*$", re.I)
@@ -80,6 +84,9 @@ _WRAPPER = (
     # distutils/setuptools spawn: "command %r failed with exit code %s" (printed 'error: ...'),
     # raised after the child's own diagnostics (setuptools/_distutils/spawn.py)
     "failed with exit code",
+    # cargo's summary after rustc's or the linker's own errors: 'error: could not compile `X`
+    # (lib) due to N previous errors' (job queue), older 'Could not compile `X`.' (tune-r)
+    "ould not compile `",
 )
 
 
@@ -88,7 +95,7 @@ def is_error_looking(text: str) -> bool:
 
 
 # every branch of _DIAG holds one of these words (tests/test_evidence_signatures.py checks it)
-_DIAG_WORDS = ("error", "undefined reference")
+_DIAG_WORDS = ("error", "undefined reference", "cannot find -l")
 
 
 def is_diagnostic(text: str) -> bool:

@@ -37,6 +37,7 @@ from remedy import __version__
 from remedy.executor.runner import SESSION_ENV
 from remedy.model import Facts, Plan, Step
 from remedy.operations.playbook import Ctx, Dumper, ExportError, Mapped, U, Unsafe
+from remedy.transport.base import SYSTEM_PATH
 
 VERIFY_MODES = ("cheap", "full")
 # Step probes the cheap verification replaces, as `remedy run --verify cheap` does.
@@ -485,6 +486,10 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         "name": Unsafe(f"remedy: {len(plan.steps)} step(s) planned for {plan.host}"),
         "hosts": U(hosts),
         "gather_facts": False,
+        # every task's commands (stat, id, readlink in the trust checks...) from the system
+        # PATH, as remedy's transports run them (remedy.transport.base.SYSTEM_PATH): root's
+        # PATH may start with a directory another user owns
+        "environment": {"PATH": U(SYSTEM_PATH)},
         "vars": {
             # the host's system python from the plan's facts, never Ansible's discovery
             # (which can pick a venv's python from PATH, as it did on seed-chain-b)
