@@ -150,6 +150,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # knowledge on round 20's misses without seeing them; scored by the knowledge after tune-q
     # merged (a3742e2). 30e38cd (before tune-q) scored them the same.
     ("a3742e2", "a3742e2"),
+    # round 22: 31 logs (25 with a class, 6 whose cause no rule covers) collected on 2026-12-03
+    # by four engineers (fresh-zb/zc/zd/ze) who never ran remedy on them, while tune-r and
+    # tune-s changed the knowledge without seeing them; scored by the knowledge after both
+    # merged (78c8edc). 624797e (before both) scored one more top-1 (fzd-3, a bare CUDA
+    # error 35 that tune-s's guard now leaves unknown) and the same 0 harmful.
+    ("78c8edc", "78c8edc"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
