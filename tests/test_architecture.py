@@ -9,7 +9,9 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
 
-FOUNDATION = {"errors", "model", "outcomes", "fileread", "planfile", "cachefile", "dirfd"}
+FOUNDATION = {
+    "errors", "model", "outcomes", "fileread", "planfile", "cachefile", "dirfd", "syspath"
+}  # fmt: skip
 BASE = FOUNDATION | {"redact", "resolve", "interrupts"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
@@ -18,6 +20,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "fileread": {"errors"},
     "cachefile": {"dirfd"},
     "dirfd": set(),
+    "syspath": set(),
     # pydantic's default-factory check for list/dict/set, put in before pydantic loads
     "pydanticfix": set(),
     # the console script's start-up code cache (put in by entry)
@@ -26,11 +29,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "redact": {"errors", "model"},
     "resolve": {"errors", "model"},
     "interrupts": {"errors", "model"},
-    "transport": {"errors"},
+    "transport": {"errors", "syspath"},
     "trust": {"errors", "model", "transport"},
-    "units": {"errors", "model", "resolve", "transport"},
+    "units": {"errors", "model", "resolve", "transport", "syspath"},
     "knowledge": {"errors", "model", "fileread", "cachefile", "resolve", "units", "operations"},
-    "evidence": {"errors", "model", "fileread", "cachefile", "knowledge"},
+    "evidence": {"errors", "model", "fileread", "cachefile", "knowledge", "syspath"},
     "evaluate": {"errors", "model", "resolve", "knowledge"},
     "facts": {"errors", "model", "redact", "transport", "trust", "units"},
     # knowledge: the examples' YAML goes through the knowledge's parse cache (yamlload)

@@ -61,6 +61,13 @@ NOT_MATCHED = {
         "message",
     ): "906's string is matched only after 'error: ' (a capture-free use is another cause)",
     (906, "macro"): "906's string is matched only after 'error: '",
+    # tune-s's harm guard (field signal insufficient-driver-unconfirmed): cudart returns 35
+    # with no libcuda at all (recorded, libcudart 13.0), so a bare 35 that states no driver
+    # version and names no binary that confirms it proposes no driver upgrade
+    (35, "message"): "a bare 35: no driver version, no confirming binary (harm guard)",
+    (35, "macro-code"): "a bare 35: no driver version, no confirming binary (harm guard)",
+    (35, "macro-paren"): "a bare 35: no driver version, no confirming binary (harm guard)",
+    (35, "ort"): "a bare 35 in ORT's wording: no driver version (harm guard)",
     (906, "ort"): "906's string is matched only after 'error: ' (corpus unknown/fn-11 is ORT's)",
     (906, "triton"): "the driver's string for 906 is the runtime's, matched only after 'error: '",
     (906, "pycuda"): "the driver's string for 906 is the runtime's, matched only after 'error: '",

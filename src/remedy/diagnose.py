@@ -267,7 +267,7 @@ _SIGNALS: dict[int, tuple[Knowledge, list[Signal]]] = {}
 def _kept_signals(kb: Knowledge, signature_ids: list[str]) -> list[Signal]:
     """load_signals of the default file, or what the last run that checked these same bytes
     against the same rules and signatures kept (remedy.knowledge.kbcache)."""
-    from remedy.knowledge import kbcache
+    from remedy.evidence import evcache as kbcache
 
     path = default_signals_path()
     if not path.is_file():

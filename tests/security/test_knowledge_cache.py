@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from remedy.cachefile import MAGIC
+from remedy.evidence import evcache
 from remedy.knowledge import kbcache
 from remedy.knowledge.loader import data_dirs, load_knowledge
 
@@ -229,7 +230,7 @@ def catalog_seen(cache: Path) -> list[str]:
 def write_catalog_cache(cache: Path, payload: bytes) -> Path:
     from remedy.evidence.catalog import default_catalog_path
 
-    key = kbcache.catalog_key(default_catalog_path().resolve())
+    key = evcache.catalog_key(default_catalog_path().resolve())
     assert key is not None
     body = kbcache._TAG + key + payload
     old = os.environ.get("XDG_CACHE_HOME")
@@ -328,10 +329,10 @@ def test_warm_signals_equal_the_fresh_ones_and_a_command_is_refused(
 
     # the same key, a pickle that would run a command: refused, the file loaded again
     canary = tmp_path / "canary-signals-pickle"
-    k = kbcache.signals_key(path, list(kb.rules), ids)
+    k = evcache.signals_key(path, list(kb.rules), ids)
     assert k is not None
     body = kbcache._TAG + k + pickle.dumps(_Evil(canary))
     Path(kbcache.cache_path("signals")).write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
-    assert kbcache.load_signals(k) is None and not canary.exists()
+    assert evcache.load_signals(k) is None and not canary.exists()
     # another rule set is another key: a kept list is never checked against other rules
-    assert kbcache.signals_key(path, list(kb.rules)[1:], ids) != k
+    assert evcache.signals_key(path, list(kb.rules)[1:], ids) != k

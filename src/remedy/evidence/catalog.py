@@ -447,8 +447,8 @@ def _kept_catalog(p: Path) -> Catalog:
     """load_catalog(p), or the catalog (and its prefilter literal sets) the last run that
     loaded these same bytes kept (remedy.knowledge.kbcache: private, keyed, only catalog
     classes unpickled)."""
+    from remedy.evidence import evcache as kbcache
     from remedy.evidence import prefilter
-    from remedy.knowledge import kbcache
 
     k = kbcache.catalog_key(p)
     got = kbcache.load_catalog(k) if k is not None else None

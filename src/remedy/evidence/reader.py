@@ -318,7 +318,7 @@ def usable_cpus() -> int:
 def find_grep() -> str | None:
     """grep from the system PATH only: a PATH that starts with a directory another user owns
     must not make root run that user's grep (remedy.transport.base.SYSTEM_PATH)."""
-    from remedy.transport.base import SYSTEM_PATH
+    from remedy.syspath import SYSTEM_PATH
 
     return shutil.which("grep", path=SYSTEM_PATH)
 
@@ -422,7 +422,7 @@ def _count_newlines(fd: int, bounds: list[int], out: list[int]) -> None:
 def _start_tail_counts(path: str | Path, bounds: list[int]) -> list[subprocess.Popen[bytes]]:
     """``wc -l`` of [start, EOF) for each segment start, in parallel (wc counts newlines at
     several GB/s without holding Python's GIL). Segment k has ``tail[k] - tail[k+1]`` lines."""
-    from remedy.transport.base import SYSTEM_PATH
+    from remedy.syspath import SYSTEM_PATH
 
     wc = shutil.which("wc", path=SYSTEM_PATH)
     if wc is None:

@@ -12,20 +12,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from remedy.syspath import SESSION_PATH_VAR, SYSTEM_PATH
 from remedy.transport.quote import Arg
 
 Command = str | bytes | Sequence[Arg]
 """A script (str/bytes, run by `sh -c`) or an argv (sequence, quoted word by word)."""
-
-SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-"""The PATH every command remedy starts on a host runs with (unless the caller's env names
-one): remedy's own tools (`stat`, `readlink`, `sh`, `id`, `systemctl`...) are never found in
-a directory of the session's PATH that another user owns (a venv's bin that /etc/environment
-puts first would otherwise run that user's `stat` as root, inside the trust check itself)."""
-SESSION_PATH_VAR = "REMEDY_SESSION_PATH"
-"""Where the session's own PATH is kept, as data: discovery (`command -v nvcc`, the toolkits
-on PATH) searches it, then checks what it finds with remedy.trust; the login environment
-reports it as PATH. facts/agent_host.py spells the same name (it imports nothing of remedy)."""
 
 
 def with_session_path(env: Mapping[str, str] | None) -> Mapping[str, str] | None:

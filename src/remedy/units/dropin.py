@@ -220,7 +220,7 @@ def plan_dropin(
 def find_systemd_analyze() -> str | None:
     """From the system PATH only (remedy.transport.base.SYSTEM_PATH): root never runs a
     systemd-analyze another user planted earlier on its PATH."""
-    from remedy.transport.base import SYSTEM_PATH
+    from remedy.syspath import SYSTEM_PATH
 
     return shutil.which("systemd-analyze", path=SYSTEM_PATH) or next(
         (p for p in ("/usr/bin/systemd-analyze", "/bin/systemd-analyze") if os.access(p, os.X_OK)),

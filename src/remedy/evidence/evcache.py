@@ -1,0 +1,78 @@
+"""The signature catalog and the checked field signals, kept like the knowledge base
+(remedy.knowledge.kbcache: private, keyed on content, only allowlisted classes unpickled).
+
+Why here and not in kbcache: these are evidence's own objects (knowledge never imports
+evidence, docs/ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from remedy.knowledge.kbcache import _hash_files, _load, _models, _save, _sources, _versions
+
+# The signature catalog (remedy.evidence.catalog.default_catalog), with the literal sets
+# remedy.evidence.prefilter derives from it, likewise: ~170 signatures validated and ~10 ms
+# of literal reduction per run that reads a log, before the scan's results can be matched.
+_CATALOG_SOURCES = ("evidence", "knowledge/yamlload.py", "model.py")
+
+
+def catalog_key(path: Path) -> bytes | None:
+    """sha256 of the signatures file (path and bytes), the evidence modules' source (they
+    define the checks, the regex dialect and the literal sets) and the versions."""
+    return _hash_files(_versions(str(path)), [(b"S", _sources(_CATALOG_SOURCES)), (b"C", [path])])
+
+
+def _allowed_catalog() -> dict[str, frozenset[str]]:
+    from remedy import model
+    from remedy.evidence import catalog
+
+    # a compiled pattern is pickled as kbcache._no_regex() (compiled again on first use)
+    return {**_models(catalog, model), "remedy.knowledge.kbcache": frozenset({"_no_regex"})}
+
+
+def load_catalog(k: bytes) -> tuple[Any, list[str], list[tuple[str, bytes | None]]] | None:
+    """(catalog, prefilter literals, engine patterns) cached under ``k``, or None."""
+    from remedy.evidence.catalog import Catalog
+
+    got = _load("catalog", k, _allowed_catalog())
+    if (
+        type(got) is tuple
+        and len(got) == 3
+        and type(got[0]) is Catalog
+        and all(type(x) is str for x in got[1])
+        and all(
+            type(p) is tuple and type(p[0]) is str and (p[1] is None or type(p[1]) is bytes)
+            for p in got[2]
+        )
+    ):
+        return got
+    return None
+
+
+def save_catalog(k: bytes, value: tuple[Any, list[str], list[tuple[str, bytes | None]]]) -> None:
+    _save("catalog", k, value)
+
+
+# The field signals (knowledge/field-signals.yaml) `diagnose` ranks hypotheses with: ~60
+# entries validated and checked against the rules and the signatures on every run.
+def signals_key(path: Path, rule_ids: list[str], signature_ids: list[str]) -> bytes | None:
+    """sha256 of the signals file, what it is checked against (the knowledge's rule ids, the
+    catalog's signature ids), the evidence modules' source and the versions."""
+    h = _versions(str(path), "\n".join(sorted(rule_ids)), "\n".join(sorted(signature_ids)))
+    return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"F", [path])])
+
+
+def load_signals(k: bytes) -> list[Any] | None:
+    """The checked signals cached under ``k``, or None."""
+    from remedy import model
+    from remedy.evidence import fields
+
+    got = _load("signals", k, _models(fields, model))
+    if type(got) is list and all(type(s) is fields.Signal for s in got):
+        return got
+    return None
+
+
+def save_signals(k: bytes, signals: list[Any]) -> None:
+    _save("signals", k, signals)
