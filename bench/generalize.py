@@ -624,7 +624,13 @@ TUNED_AFTER: list[str] = [
     " version is X', the driver stated in the log) -> driver-supports-build-cuda;"
     " tileiras-unknown-gpu-name (LLVM cl 'Cannot find option named' for tileiras --gpu-name) ->"
     " arch-supported-by-toolkit; field signal compiler-builtin-header-is-provided (stddef.h etc.:"
-    " libclang-common-N-dev / libgcc-N-dev, dpkg -c recorded) -> needed-files-provided",
+    " libclang-common-N-dev / libgcc-N-dev, dpkg -c recorded) -> needed-files-provided; then,"
+    " for the same families without a held-out log: clang-cuda-no-installation (clang"
+    " DiagnosticDriverKinds.td err_drv_no_cuda_installation), cudarc build.rs' 'Unable to find"
+    " `include/cuda.h` under any of' and rust-build-nvcc-not-found (bindgen_cuda's nvcc"
+    " expect, NotFound only) -> toolkit-found; cuda-lib-header-missing also for nvjpeg/npp/"
+    "nvJitLink/cufile headers (providers.yaml wheels); capture-cuda-oom also for SGLang's"
+    " 'Capture cuda graph failed: CUDA error: out of memory' (sglang 0.5.12 cuda_graph_runner.py)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
