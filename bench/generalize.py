@@ -611,6 +611,26 @@ TUNED_AFTER: list[str] = [
     " its cached_ops dir, a flashinfer/jit frame; flashinfer 0.6.11 cpp_ext.py/env.py);"
     " equal log-only evidence ranks a report-only rule before one whose repairs change the host"
     " (diagnose.changes_facts) before the rule id",
+    "tune-t (after round 22's misses, 78c8edc): signatures cmake-cudatoolkit-root-no-nvcc (CMake"
+    " FindCUDAToolkit/CMakeDetermineCUDACompiler 'Could not find [`]nvcc[`] executable in path"
+    " specified by [environment] variable CUDAToolkit_ROOT=', -> cuda-home-is-toolkit) and the"
+    " backtick GUESS form plus a project's 'CUDA Toolkit not found' in cmake-cuda-compiler-not-found"
+    " (Kitware/CMake Modules/FindCUDAToolkit.cmake _CUDAToolkit_find_failure_message);"
+    " cuda-bindings-no-cuda-h (NVlabs/cuda-oxide crates/cuda-bindings/build.rs) -> toolkit-found"
+    " with field signal cuda-h-missing-where-bindings-found-no-toolkit; cuda-lib-header-missing"
+    " takes the short '<lib>.h not found'; capture-cuda-error-oom (c10/cuda/CUDAException.cpp"
+    " 'CUDA error: out of memory' near a CUDA-graph capture line) -> capture-memory-headroom;"
+    " runtime-min-driver-stated (MAX's 'requires a minimum driver version of N ... Your driver"
+    " version is X', the driver stated in the log) -> driver-supports-build-cuda;"
+    " tileiras-unknown-gpu-name (LLVM cl 'Cannot find option named' for tileiras --gpu-name) ->"
+    " arch-supported-by-toolkit; field signal compiler-builtin-header-is-provided (stddef.h etc.:"
+    " libclang-common-N-dev / libgcc-N-dev, dpkg -c recorded) -> needed-files-provided; then,"
+    " for the same families without a held-out log: clang-cuda-no-installation (clang"
+    " DiagnosticDriverKinds.td err_drv_no_cuda_installation), cudarc build.rs' 'Unable to find"
+    " `include/cuda.h` under any of' and rust-build-nvcc-not-found (bindgen_cuda's nvcc"
+    " expect, NotFound only) -> toolkit-found; cuda-lib-header-missing also for nvjpeg/npp/"
+    "nvJitLink/cufile headers (providers.yaml wheels); capture-cuda-oom also for SGLang's"
+    " 'Capture cuda graph failed: CUDA error: out of memory' (sglang 0.5.12 cuda_graph_runner.py)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

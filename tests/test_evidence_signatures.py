@@ -112,6 +112,7 @@ def _example_params() -> list[Any]:
 NEAR_CONTEXT = {
     "flashinfer-arch-list-invalid": '  File "/x/flashinfer/compilation_context.py", line 65, in __init__',
     "cuda-api-call-echoed-after-arity-error": "ctx2.cu(4): error: too few arguments in function call",
+    "capture-cuda-error-oom": '  File "/x/torch/cuda/graphs.py", line 647, in capture_end',
 }
 
 
@@ -526,7 +527,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Xid events 'Xid ' and 'XID '; DKMS's 'Consult /var/lib/dkms/nvidia/<v>/build/make.log'
     # ('kms/nvidia') and kmod's 'Module nvidia ... not found' ('Module nvidi'). The NVML
     # mismatch wordings reuse 'ERROR' and 'version ', NVRM's 'API mismatch' reuses 'NVRM:'.
-    assert len(lits) <= 91, "each literal costs grep time; see prefilter.py"
+    # Tune-t adds 'h not found' (the short 'curand.h not found' that build scripts and setup
+    # checks print after probing a toolkit's include/, no error word: 91 -> 92); its CMake
+    # backtick wordings reuse 'Could ' and 'CUDA', the cuda-bindings lines 'Could ', 'No su'
+    # and 'CUDA'.
+    assert len(lits) <= 92, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
