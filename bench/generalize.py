@@ -156,6 +156,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # merged (78c8edc). 624797e (before both) scored one more top-1 (fzd-3, a bare CUDA
     # error 35 that tune-s's guard now leaves unknown) and the same 0 harmful.
     ("78c8edc", "78c8edc"),
+    # round 23: 10 logs (4 with a class, 6 whose cause no rule covers) collected on 2026-12-03
+    # by two engineers (fresh-zf/zg) who never ran remedy on them, while tune-t tuned the
+    # knowledge on round 22's misses without seeing them; scored by the knowledge after tune-t
+    # merged (6c83b9b). 114b7eb (before tune-t) scored them the same.
+    ("6c83b9b", "6c83b9b"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
