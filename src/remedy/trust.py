@@ -315,15 +315,20 @@ def write_check_argv(dirs: Iterable[str]) -> list[str] | None:
     into (its nearest existing ancestor, for one the step creates) passes `trusted`: root
     creating a link or running `cc -o` in a tree another user can change writes wherever
     that user points a name (a dangling link at the output: GNU ld writes through it).
+    Every link on the path *as written* must pass `links_trusted` too: `trusted` judges the
+    real path, so a link another user owns (venv -> a root-owned tree) chose where root
+    writes, and could be re-pointed between this check and the step.
     None when there is nothing to check; for `remedy run` and a playbook task alike."""
     args = list(dict.fromkeys(posixpath.normpath(d) for d in dirs if d.startswith("/")))
     if not args:
         return None
     script = (
         SH_TRUST
+        + SH_LINKS
         + 'for d in "$@"; do q=$d\n'
         + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
         + 'trusted "$q" || { printf \'not written: %s: %s\\n\' "$d" "$WHY"; exit 3; }\n'
+        + 'links_trusted "$d" || { printf \'not written: %s: %s\\n\' "$d" "$WHY"; exit 3; }\n'
         + "done\n"
     )
     return ["sh", "-c", script, "sh", *args]
