@@ -310,6 +310,41 @@ def trusted_command(name: str, args: Iterable[str] = ()) -> list[str]:
     return ["sh", "-c", script, "sh", name, *args]
 
 
+# remove_tree PATH: `rm -rf PATH` as root only when nobody else can change where PATH leads:
+# every link on it as written passes links_trusted and the directory holding it passes
+# `trusted` (GNU rm then never follows a link inside the tree). Else 1, WHY, nothing removed.
+# A missing PATH (an unmatched glob) is 0. For a step that deletes paths named at run time
+# ($HOME, a cache variable, a glob), which no check before the run can see.
+SH_REMOVE = r"""
+remove_tree() {
+  case $1 in /*) ;; *) WHY="$1 is not an absolute path"; return 1;; esac
+  [ -e "$1" ] || [ -L "$1" ] || return 0
+  _rd=${1%/*}; [ -n "$_rd" ] || _rd=/
+  links_trusted "$1" || return 1
+  trusted "$_rd" || { WHY="$WHY: root does not delete in it"; return 1; }
+  rm -rf -- "$1"
+}
+"""
+
+
+def remove_trees_command(words: str) -> str:
+    """A step's command removing each path ``words`` expands to (remedy's own shell words:
+    `"$HOME"/.cache/x/*/y`, never host text) by remove_tree; the others are left and named
+    (`not removed: PATH: WHY` on stderr), and it exits 3 when any was. The first line says
+    what runs (`sh -s -- PATHS`); the check is the here-document it reads."""
+    return (
+        f"sh -s -- {words} <<'REMEDY_REMOVE'\n"
+        + SH_TRUST
+        + SH_LINKS
+        + SH_REMOVE
+        + '_bad=0\nfor _p in "$@"; do\n'
+        + '  remove_tree "$_p" || { printf \'not removed: %s: %s\\n\' "$_p" "$WHY" >&2; _bad=3; }\n'
+        + "done\n"
+        + "exit $_bad\n"
+        + "REMEDY_REMOVE"
+    )
+
+
 def write_check_argv(dirs: Iterable[str]) -> list[str] | None:
     """argv that exits 3 with `not written: DIR: WHY` unless every directory a step writes
     into (its nearest existing ancestor, for one the step creates) passes `trusted`: root

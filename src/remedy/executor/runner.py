@@ -343,7 +343,9 @@ class Runner:
         for cmd in step.commands:
             if cmd.lstrip().startswith("#"):
                 continue
-            self.log(f"  $ {cmd}")
+            # a command with a here-document (a check script) is named by its first line
+            shown = cmd if "\n" not in cmd else cmd.split("\n", 1)[0] + " …"
+            self.log(f"  $ {shown}")
             # the step's process group goes to a file first, so a resume after a dropped
             # connection can stop what is still running; removed when the command ends.
             # `cd /` first: every path a step names is absolute, and the directory remedy was
@@ -360,17 +362,17 @@ class Runner:
                 r = await self.t.run(["sh", "-c", script], timeout=self.command_timeout)
             except ConnectionDropped:
                 raise ConnectionDropped(
-                    f"{self.t.host}: the connection dropped while step {i + 1} ran `{cmd[:300]}`;"
+                    f"{self.t.host}: the connection dropped while step {i + 1} ran `{shown[:300]}`;"
                     " it may still be running there (a resume stops it first)"
                 ) from None
             except CommandTimeout:
                 raise CommandTimeout(
-                    f"{self.t.host}: step {i + 1}'s `{cmd[:300]}` ran past "
+                    f"{self.t.host}: step {i + 1}'s `{shown[:300]}` ran past "
                     f"{self.command_timeout:g} s and was killed"
                 ) from None
             if r.exit_status != 0:
                 tail = (r.stderr or r.stdout).decode(errors="replace").strip()[-800:]
-                return False, f"`{cmd}` exited {r.exit_status}: {tail}"
+                return False, f"`{shown}` exited {r.exit_status}: {tail}"
         return True, ""
 
     async def _probe(
