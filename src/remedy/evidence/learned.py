@@ -403,6 +403,11 @@ def load_model(path: str | os.PathLike[str] | None = None) -> Model | None:
     if path is None and not os.environ.get(ENV_MODEL) and os.environ.get(ENV_HINTS) != "1":
         return None  # opt-in (ENV_HINTS): see there why
     p = str(path or os.environ.get(ENV_MODEL) or default_model_path())
+    if path is None and os.environ.get(ENV_MODEL):
+        from remedy.fileread import untrusted_tree
+
+        if untrusted_tree(p):  # another user's weights would choose root's hints
+            return None
     if p not in _LOADED:
         try:
             with open(p, "rb") as f:
