@@ -101,7 +101,7 @@ links_trusted() {
     _lp=$_lp/$_lc
     if [ -L "$_lp" ]; then
       _lu=$(stat -c %u -- "$_lp" 2>/dev/null) || { WHY="$_lp cannot be checked (no stat)"; return 1; }
-      if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ]; then
+      if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ] && [ "$_lu" != "$AS" ]; then
         WHY="$_lp is a link owned by uid $_lu: not followed"; return 1
       fi
       _ld=${_lp%/*}; [ -n "$_ld" ] || _ld=/
@@ -128,9 +128,15 @@ def trust_argv(
         args += [py, posixpath.dirname(py), env]
     if not args:
         return None
+    # an interpreter runs by its path as written (`ENV/bin/python -m pip`), not the checked
+    # real path: a link on it another user owns could be re-pointed after the check
     script = (
         _trust_script(as_uid)
+        + SH_LINKS
         + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
+        + "for p in "
+        + " ".join(join([py]) for py in pythons)
+        + '; do links_trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
         + "for e in "
         + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons)
         + '; do for s in "$e"/lib/python3*/site-packages; do [ -d "$s" ] || continue; '
