@@ -36,6 +36,7 @@ from remedy.errors import (
     HostUnreachable,
     InputError,
     OutputTooLarge,
+    Refused,
     TransportError,
 )
 from remedy.transport.base import (
@@ -130,6 +131,45 @@ class SSHTarget:
 # --------------------------------------------------------------------------------------------
 # Known hosts
 # --------------------------------------------------------------------------------------------
+
+
+_INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+)$", re.IGNORECASE | re.MULTILINE)
+
+
+def untrusted_config(path: str, depth: int = 0) -> str | None:
+    """Why the ssh config at `path` (or a file its `Include` names, at any depth) is one
+    another user could change, or None. An ssh config is code (`ProxyCommand`), so it is held
+    to remedy.fileread.untrusted_tree: a HOME that `sudo` kept (another user's), a config
+    in /tmp, a link another user planted. A missing file is None (ssh skips it)."""
+    import glob
+
+    from remedy.fileread import read_limited, untrusted_tree
+
+    why = untrusted_tree(path)
+    if why or not os.path.isfile(path):
+        return why
+    if depth > 16:
+        return f"{path}: Include nested more than 16 deep"
+    try:
+        text = read_limited(path, 1 << 20).decode("utf-8", "replace")
+    except (OSError, ValueError) as exc:
+        return f"{path} cannot be read ({exc})"
+    for m in _INCLUDE.finditer(text):
+        try:
+            words = shlex.split(m.group(1), comments=True)
+        except ValueError:
+            words = m.group(1).split()
+        for w in words:
+            w = os.path.expanduser(w)
+            bases = [w] if os.path.isabs(w) else [
+                os.path.join(os.path.dirname(path), w), os.path.expanduser(f"~/.ssh/{w}")
+            ]  # fmt: skip
+            for b in bases:
+                for f in sorted(glob.glob(b)) or [b]:
+                    why = untrusted_config(f, depth + 1)
+                    if why:
+                        return why
+    return None
 
 
 def known_hosts_name(host: str, port: int | None) -> str:
@@ -405,6 +445,15 @@ class SSHTransport:
     # -- connection ---------------------------------------------------------------------
 
     def _options(self) -> asyncssh.SSHClientConnectionOptions:
+        path = self._ssh_config or os.path.expanduser("~/.ssh/config")
+        why = untrusted_config(path)
+        if why:
+            raise Refused(
+                f"refusing ssh config {path}: {why}; its ProxyCommand would run as "
+                f"{'root' if os.geteuid() == 0 else 'you'}",
+                hint="a config only root or you can change (OpenSSH refuses it too: bad owner "
+                "or permissions); under sudo, `sudo -H` gives root its own HOME",
+            )
         cfg: Any = [self._ssh_config] if self._ssh_config else ()
         kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host}
         if self._username:
