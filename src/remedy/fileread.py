@@ -127,10 +127,10 @@ def _unsafe(path: str, st: os.stat_result, me: int, ancestor: bool) -> str | Non
     return None
 
 
-_TREES_OK: set[str] = set()
+_TREES_OK: set[tuple[str, bool]] = set()
 
 
-def untrusted_tree(path: str | Path) -> str | None:
+def untrusted_tree(path: str | Path, *, walk: bool = True) -> str | None:
     """Why the file or directory tree at `path` is one another user could change, or None.
 
     For data that decides what root does (a site's knowledge named by $REMEDY_KNOWLEDGE_DIR:
@@ -139,11 +139,12 @@ def untrusted_tree(path: str | Path) -> str | None:
     above its real path is root's or this user's and not writable by others (a root-owned
     sticky one such as /tmp is fine above it), and so is every entry of the tree (a link in
     it: its target). A path that does not exist is None: the reader names it. Checked once
-    per process per path."""
+    per process per path. walk False: not the entries of a directory (the place a file is
+    about to be created in)."""
     from remedy.dirfd import open_dir
 
     p = os.path.abspath(path)
-    if p in _TREES_OK or not os.path.lexists(p):
+    if (p, walk) in _TREES_OK or not os.path.lexists(p):
         return None
     me = os.geteuid()
     fd, why = open_dir(os.path.dirname(p))
@@ -162,7 +163,7 @@ def untrusted_tree(path: str | Path) -> str | None:
             if cur == "/":
                 break
             cur = os.path.dirname(cur)
-        if os.path.isdir(real):
+        if walk and os.path.isdir(real):
             for dp, dns, fns in os.walk(real, onerror=_raise):
                 for n in dns + fns:
                     q = os.path.join(dp, n)
@@ -175,7 +176,7 @@ def untrusted_tree(path: str | Path) -> str | None:
                         return why
     except OSError as exc:
         return f"{exc.filename or p} cannot be checked ({exc.strerror or exc})"
-    _TREES_OK.add(p)
+    _TREES_OK.add((p, walk))
     return None
 
 

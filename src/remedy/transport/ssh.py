@@ -232,6 +232,19 @@ class KnownHosts:
                 f"cannot record the host key of {host}: no UserKnownHostsFile to write to"
             )
         path = Path(self.user_files[0]).expanduser()
+        from remedy.fileread import untrusted_tree
+
+        # root appends here: a link another user planted (a HOME `sudo` kept) would take the
+        # line into any file; the file, else the nearest directory that exists, is checked
+        near = str(path.absolute())
+        while not os.path.lexists(near) and near != "/":
+            near = os.path.dirname(near)
+        why = untrusted_tree(near, walk=False)
+        if why:
+            raise HostKeyRejected(
+                f"cannot record the host key of {host} in {path}: {why}",
+                hint="a known_hosts file only root or you can change (under sudo, `sudo -H`)",
+            )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fields = key.export_public_key("openssh").decode().split()
         line = f"{known_hosts_name(host, port)} {fields[0]} {fields[1]}\n"
