@@ -15,6 +15,7 @@ import select
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 LIMIT = 16 * 2**20
 FIFO_WAIT_S = 60
@@ -182,3 +183,21 @@ def untrusted_tree(path: str | Path, *, walk: bool = True) -> str | None:
 
 def _raise(exc: OSError) -> None:
     raise exc
+
+
+def json_loads(data: str | bytes | bytearray) -> Any:
+    """json.loads for text remedy does not control (a file named on its command line, a
+    host's file or reply, a probe's output): nesting deeper than the parser's recursion
+    (RecursionError: 100,000 `[` did it) and a number too long to convert (a ValueError that
+    is no JSONDecodeError) are raised as the JSONDecodeError every caller already handles;
+    they ended in an internal error (exit 70) instead."""
+    import json
+
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        raise json.JSONDecodeError(str(exc), "", 0) from None

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from remedy.fileread import json_loads
+
 FORMAT = "remedy-log-classes-1"
 NONE = "(none)"  # the label of class-null corpus rows: the cause has no rule
 ENV_MODEL = "REMEDY_LEARNED_MODEL"  # a model file to use instead of the knowledge's (bench)
@@ -411,7 +413,7 @@ def load_model(path: str | os.PathLike[str] | None = None) -> Model | None:
     if p not in _LOADED:
         try:
             with open(p, "rb") as f:
-                _LOADED[p] = Model.from_json(json.loads(f.read(16 << 20)))
+                _LOADED[p] = Model.from_json(json_loads(f.read(16 << 20)))
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             _LOADED[p] = None
     return _LOADED[p]
@@ -451,7 +453,7 @@ def check_model(rule_ids: set[str], path: str | os.PathLike[str] | None = None) 
         return "learned fallback: no model (log-only diagnosis is rules only)"
     fix = "regenerate it: python -m remedy.evidence.learned --train"
     try:
-        m = Model.from_json(json.loads(p.read_bytes()[: 16 << 20]))
+        m = Model.from_json(json_loads(p.read_bytes()[: 16 << 20]))
         m.probabilities("nvcc fatal")  # the weights are usable, not only the header
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise KnowledgeError(f"not a usable model ({exc})", file=str(p), hint=fix) from None
