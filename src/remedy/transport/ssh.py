@@ -108,13 +108,13 @@ class SSHTarget:
         if "@" in target:
             user, target = target.rsplit("@", 1)
         port: int | None = None
-        m = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?", target)
+        m = re.fullmatch(r"\[([^\]]+)\](?::([0-9]+))?", target)
         if m:
             host, p = m.group(1), m.group(2)
             port = int(p) if p else None
         elif target.count(":") == 1:
             host, p = target.split(":")
-            if not p.isdigit():
+            if not re.fullmatch(r"[0-9]+", p):  # ASCII: `²`.isdigit() is True, int() fails
                 raise InputError(f"bad port in {given!r}")
             port = int(p)
         else:
