@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import shlex
+import stat
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
@@ -191,6 +192,8 @@ class KnownHosts:
         out: list[tuple[str, int, str]] = []
         for path in [*self.user_files, *self.global_files]:
             try:
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    continue  # a FIFO or device named as known_hosts: not ours to drain
                 text = Path(path).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
@@ -245,6 +248,13 @@ class KnownHosts:
                 f"cannot record the host key of {host} in {path}: {why}",
                 hint="a known_hosts file only root or you can change (under sudo, `sudo -H`)",
             )
+        why = _not_known_hosts(path)
+        if why:
+            raise HostKeyRejected(
+                f"cannot record the host key of {host} in {path}: {why}",
+                hint="name an existing known_hosts file (an inventory's remedy_known_hosts or "
+                "UserKnownHostsFile), or leave it out: ~/.ssh/known_hosts is made if missing",
+            )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fields = key.export_public_key("openssh").decode().split()
         line = f"{known_hosts_name(host, port)} {fields[0]} {fields[1]}\n"
@@ -259,6 +269,53 @@ class KnownHosts:
             os.chmod(path, 0o600)
         lineno = (old.count(b"\n") + (0 if not old or old.endswith(b"\n") else 1)) + 1
         return f"{path}:{lineno}"
+
+
+def _not_known_hosts(path: Path) -> str | None:
+    """Why root may not append a host key to `path`, or None. An inventory (a shared file)
+    names it: only a regular file every line of which is a known_hosts entry or a comment
+    takes the line, and only ~/.ssh/known_hosts is created when missing, as ssh does (a new
+    /etc/sudoers.d/x holding a key line breaks sudo; /dev/sda opened for append is a disk)."""
+    from remedy.fileread import TooLarge, read_limited
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.abspath(path) == os.path.abspath(os.path.expanduser("~/.ssh/known_hosts")):
+            return None
+        return "it does not exist (remedy creates only ~/.ssh/known_hosts)"
+    except OSError as exc:
+        return f"it cannot be checked ({exc.strerror})"
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    try:
+        text = read_limited(path).decode("utf-8")
+    except (OSError, TooLarge, UnicodeDecodeError) as exc:
+        return f"it cannot be read as text ({exc})"
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#") and not _known_hosts_entry(line):
+            return f"it is not a known_hosts file (line {n})"
+    return None
+
+
+def _known_hosts_entry(line: str) -> bool:
+    """`[@marker] hosts keytype base64-key [comment]` whose key blob names that key type
+    (SSH wire format: a length-prefixed type string first). asyncssh alone accepts a crontab
+    line (an unknown key type is skipped, not refused)."""
+    import base64
+    import binascii
+
+    f = line.split()
+    if f and f[0].startswith("@"):
+        f = f[1:]
+    if len(f) < 3:
+        return False
+    try:
+        blob = base64.b64decode(f[2], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    n = int.from_bytes(blob[:4], "big")
+    return len(blob) > 4 + n and blob[4 : 4 + n] == f[1].encode()
 
 
 class _HostKeyPolicy(asyncssh.SSHClient):
