@@ -47,3 +47,22 @@ def test_an_identity_file_that_is_no_key_file_is_refused(tmp_path: Path, kind: s
     out = r.stdout + r.stderr
     assert "internal error" not in out and "MemoryError" not in out, out[-800:]
     assert f"the identity file {key}" in out and "not a regular file" in out, out[-800:]
+
+
+def test_a_huge_file_named_as_known_hosts_is_not_read_whole(tmp_path: Path):
+    """`remedy_known_hosts` naming an 8 GiB (sparse) file, a stand-in for a big log: read whole
+    before the connection (MemoryError under the 2 GiB cap); now read up to its cap (16 MiB),
+    beyond which it is no known_hosts file."""
+    big = tmp_path / "big.log"
+    with open(big, "wb") as f:
+        f.truncate(8 << 30)
+    inv = tmp_path / "inv.ini"
+    inv.write_text(f"[g]\nh ansible_host=127.0.0.1 ansible_port=9 remedy_known_hosts={big}\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HOME": str(tmp_path),
+           "XDG_STATE_HOME": str(tmp_path / "s"), "XDG_CACHE_HOME": str(tmp_path / "c")}  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "facts", "--inventory", str(inv)],
+        capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path, preexec_fn=_cap,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert "internal error" not in out and "MemoryError" not in out, out[-800:]

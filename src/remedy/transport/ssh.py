@@ -189,13 +189,16 @@ class KnownHosts:
 
     def entries(self) -> list[tuple[str, int, str]]:
         """(file, line number, line) for every non-comment line of every readable file."""
+        from remedy.fileread import TooLarge, read_limited
+
         out: list[tuple[str, int, str]] = []
         for path in [*self.user_files, *self.global_files]:
             try:
                 if not stat.S_ISREG(os.stat(path).st_mode):
                     continue  # a FIFO or device named as known_hosts: not ours to drain
-                text = Path(path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                # an inventory may name any file (a big log): read up to the file cap
+                text = read_limited(path).decode("utf-8", errors="replace")
+            except (OSError, TooLarge):
                 continue
             for n, line in enumerate(text.splitlines(), 1):
                 s = line.strip()
