@@ -40,3 +40,14 @@ def test_numbers_python_cannot_take_are_a_clear_error(tmp_path: Path, text: str)
     assert r.returncode == 2, (r.returncode, r.stderr[-600:])
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert str(inv) in r.stderr or "host h" in r.stderr or "bad port" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("cols", ["\u00b2", "\u0661\u0662", "-1", "1e9"])
+def test_a_columns_value_python_cannot_take_is_no_crash(tmp_path: Path, cols: str):
+    """COLUMNS from the environment: `²` passed str.isdigit() and int() raised (exit 70)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": cols}
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "plan", "--example", "seed-sm120-pip-cu13"],
+        capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0 and "internal error" not in r.stderr, (r.returncode, r.stderr[-600:])
