@@ -15,6 +15,7 @@ import select
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 LIMIT = 16 * 2**20
 FIFO_WAIT_S = 60
@@ -116,3 +117,87 @@ def foreign_link_chain(path: str | Path, hops: int = 40) -> str | None:
         except OSError:
             return None
     return "it is a chain of more than 40 links"
+
+
+def _unsafe(path: str, st: os.stat_result, me: int, ancestor: bool) -> str | None:
+    if st.st_uid not in (0, me):
+        return f"{path} owned by uid {st.st_uid}"
+    sticky_root_dir = stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and st.st_mode & stat.S_ISVTX
+    if st.st_mode & 0o022 and not (ancestor and sticky_root_dir):
+        return f"{path} writable by group or others (mode {st.st_mode & 0o7777:o})"
+    return None
+
+
+_TREES_OK: set[tuple[str, bool]] = set()
+
+
+def untrusted_tree(path: str | Path, *, walk: bool = True) -> str | None:
+    """Why the file or directory tree at `path` is one another user could change, or None.
+
+    For data that decides what root does (a site's knowledge named by $REMEDY_KNOWLEDGE_DIR:
+    its rules choose the packages pip installs and the values written into /etc): every link
+    on the path as written passes the `foreign_link` rule (remedy.dirfd), every directory
+    above its real path is root's or this user's and not writable by others (a root-owned
+    sticky one such as /tmp is fine above it), and so is every entry of the tree (a link in
+    it: its target). A path that does not exist is None: the reader names it. Checked once
+    per process per path. walk False: not the entries of a directory (the place a file is
+    about to be created in)."""
+    from remedy.dirfd import open_dir
+
+    p = os.path.abspath(path)
+    if (p, walk) in _TREES_OK or not os.path.lexists(p):
+        return None
+    me = os.geteuid()
+    fd, why = open_dir(os.path.dirname(p))
+    if fd is None:
+        return why
+    os.close(fd)
+    if foreign_link_chain(p):
+        return f"{p}: {foreign_link_chain(p)}: not followed"
+    real = os.path.realpath(p)
+    try:
+        cur = real
+        while True:
+            why = _unsafe(cur, os.stat(cur), me, ancestor=cur != real)
+            if why:
+                return why
+            if cur == "/":
+                break
+            cur = os.path.dirname(cur)
+        if walk and os.path.isdir(real):
+            for dp, dns, fns in os.walk(real, onerror=_raise):
+                for n in dns + fns:
+                    q = os.path.join(dp, n)
+                    st = os.lstat(q)
+                    if stat.S_ISLNK(st.st_mode):
+                        why = _unsafe(q, st, me, ancestor=False) or untrusted_tree(q)
+                    else:
+                        why = _unsafe(q, st, me, ancestor=False)
+                    if why:
+                        return why
+    except OSError as exc:
+        return f"{exc.filename or p} cannot be checked ({exc.strerror or exc})"
+    _TREES_OK.add((p, walk))
+    return None
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def json_loads(data: str | bytes | bytearray) -> Any:
+    """json.loads for text remedy does not control (a file named on its command line, a
+    host's file or reply, a probe's output): nesting deeper than the parser's recursion
+    (RecursionError: 100,000 `[` did it) and a number too long to convert (a ValueError that
+    is no JSONDecodeError) are raised as the JSONDecodeError every caller already handles;
+    they ended in an internal error (exit 70) instead."""
+    import json
+
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        raise json.JSONDecodeError(str(exc), "", 0) from None

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from remedy.errors import InputError, UnknownExample
-from remedy.fileread import TooLarge, read_limited
+from remedy.fileread import TooLarge, json_loads, read_limited
 from remedy.model import Facts, SuspiciousLine, Symptom
 from remedy.redact import redact_facts
 
@@ -132,7 +132,7 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
     own = p.resolve().parent.parent == EXAMPLES_DIR  # an example's facts: remedy's own file
     try:
         data: Any = (
-            json.loads(text)
+            json_loads(text)
             if text.lstrip().startswith("{")
             else (_own_load(text) if own else _safe_load(text))
         )

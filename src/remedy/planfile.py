@@ -5,12 +5,12 @@ that is forty lines that never say so. Here the file is first recognised for wha
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from remedy.errors import InputError
+from remedy.fileread import json_loads
 from remedy.model import Plan
 
 _HINT = "make one with `remedy plan ... --out plan.json`"
@@ -37,7 +37,7 @@ def what_it_is(data: Any) -> str:
 def load_plan(raw: bytes, name: str) -> Plan:
     """The plan in ``raw``, or an InputError saying what the file is instead."""
     try:
-        data = json.loads(raw)
+        data = json_loads(raw)
     except (ValueError, UnicodeDecodeError):
         head = raw[:200].lstrip()
         kind = "YAML or text" if head and not head.startswith((b"{", b"[")) else "broken JSON"

@@ -101,7 +101,7 @@ links_trusted() {
     _lp=$_lp/$_lc
     if [ -L "$_lp" ]; then
       _lu=$(stat -c %u -- "$_lp" 2>/dev/null) || { WHY="$_lp cannot be checked (no stat)"; return 1; }
-      if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ]; then
+      if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ] && [ "$_lu" != "$AS" ]; then
         WHY="$_lp is a link owned by uid $_lu: not followed"; return 1
       fi
       _ld=${_lp%/*}; [ -n "$_ld" ] || _ld=/
@@ -128,9 +128,15 @@ def trust_argv(
         args += [py, posixpath.dirname(py), env]
     if not args:
         return None
+    # an interpreter runs by its path as written (`ENV/bin/python -m pip`), not the checked
+    # real path: a link on it another user owns could be re-pointed after the check
     script = (
         _trust_script(as_uid)
+        + SH_LINKS
         + 'for p in "$@"; do trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
+        + "for p in "
+        + " ".join(join([py]) for py in pythons)
+        + '; do links_trusted "$p" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }; done\n'
         + "for e in "
         + " ".join(join([posixpath.dirname(posixpath.dirname(py))]) for py in pythons)
         + '; do for s in "$e"/lib/python3*/site-packages; do [ -d "$s" ] || continue; '
@@ -310,20 +316,60 @@ def trusted_command(name: str, args: Iterable[str] = ()) -> list[str]:
     return ["sh", "-c", script, "sh", name, *args]
 
 
+# remove_tree PATH: `rm -rf PATH` as root only when nobody else can change where PATH leads:
+# every link on it as written passes links_trusted and the directory holding it passes
+# `trusted` (GNU rm then never follows a link inside the tree). Else 1, WHY, nothing removed.
+# A missing PATH (an unmatched glob) is 0. For a step that deletes paths named at run time
+# ($HOME, a cache variable, a glob), which no check before the run can see.
+SH_REMOVE = r"""
+remove_tree() {
+  case $1 in /*) ;; *) WHY="$1 is not an absolute path"; return 1;; esac
+  [ -e "$1" ] || [ -L "$1" ] || return 0
+  _rd=${1%/*}; [ -n "$_rd" ] || _rd=/
+  links_trusted "$1" || return 1
+  trusted "$_rd" || { WHY="$WHY: root does not delete in it"; return 1; }
+  rm -rf -- "$1"
+}
+"""
+
+
+def remove_trees_command(words: str) -> str:
+    """A step's command removing each path ``words`` expands to (remedy's own shell words:
+    `"$HOME"/.cache/x/*/y`, never host text) by remove_tree; the others are left and named
+    (`not removed: PATH: WHY` on stderr), and it exits 3 when any was. The first line says
+    what runs (`sh -s -- PATHS`); the check is the here-document it reads."""
+    return (
+        f"sh -s -- {words} <<'REMEDY_REMOVE'\n"
+        + SH_TRUST
+        + SH_LINKS
+        + SH_REMOVE
+        + '_bad=0\nfor _p in "$@"; do\n'
+        + '  remove_tree "$_p" || { printf \'not removed: %s: %s\\n\' "$_p" "$WHY" >&2; _bad=3; }\n'
+        + "done\n"
+        + "exit $_bad\n"
+        + "REMEDY_REMOVE"
+    )
+
+
 def write_check_argv(dirs: Iterable[str]) -> list[str] | None:
     """argv that exits 3 with `not written: DIR: WHY` unless every directory a step writes
     into (its nearest existing ancestor, for one the step creates) passes `trusted`: root
     creating a link or running `cc -o` in a tree another user can change writes wherever
     that user points a name (a dangling link at the output: GNU ld writes through it).
+    Every link on the path *as written* must pass `links_trusted` too: `trusted` judges the
+    real path, so a link another user owns (venv -> a root-owned tree) chose where root
+    writes, and could be re-pointed between this check and the step.
     None when there is nothing to check; for `remedy run` and a playbook task alike."""
     args = list(dict.fromkeys(posixpath.normpath(d) for d in dirs if d.startswith("/")))
     if not args:
         return None
     script = (
         SH_TRUST
+        + SH_LINKS
         + 'for d in "$@"; do q=$d\n'
         + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
         + 'trusted "$q" || { printf \'not written: %s: %s\\n\' "$d" "$WHY"; exit 3; }\n'
+        + 'links_trusted "$d" || { printf \'not written: %s: %s\\n\' "$d" "$WHY"; exit 3; }\n'
         + "done\n"
     )
     return ["sh", "-c", script, "sh", *args]

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from remedy.fileread import json_loads
+
 FORMAT = "remedy-log-classes-1"
 NONE = "(none)"  # the label of class-null corpus rows: the cause has no rule
 ENV_MODEL = "REMEDY_LEARNED_MODEL"  # a model file to use instead of the knowledge's (bench)
@@ -403,10 +405,15 @@ def load_model(path: str | os.PathLike[str] | None = None) -> Model | None:
     if path is None and not os.environ.get(ENV_MODEL) and os.environ.get(ENV_HINTS) != "1":
         return None  # opt-in (ENV_HINTS): see there why
     p = str(path or os.environ.get(ENV_MODEL) or default_model_path())
+    if path is None and os.environ.get(ENV_MODEL):
+        from remedy.fileread import untrusted_tree
+
+        if untrusted_tree(p):  # another user's weights would choose root's hints
+            return None
     if p not in _LOADED:
         try:
             with open(p, "rb") as f:
-                _LOADED[p] = Model.from_json(json.loads(f.read(16 << 20)))
+                _LOADED[p] = Model.from_json(json_loads(f.read(16 << 20)))
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             _LOADED[p] = None
     return _LOADED[p]
@@ -446,7 +453,7 @@ def check_model(rule_ids: set[str], path: str | os.PathLike[str] | None = None) 
         return "learned fallback: no model (log-only diagnosis is rules only)"
     fix = "regenerate it: python -m remedy.evidence.learned --train"
     try:
-        m = Model.from_json(json.loads(p.read_bytes()[: 16 << 20]))
+        m = Model.from_json(json_loads(p.read_bytes()[: 16 << 20]))
         m.probabilities("nvcc fatal")  # the weights are usable, not only the header
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise KnowledgeError(f"not a usable model ({exc})", file=str(p), hint=fix) from None

@@ -8,12 +8,12 @@ State lives under the remote user's state directory (`$XDG_STATE_HOME` or
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from remedy.errors import RemedyError, RunError
+from remedy.fileread import json_loads
 from remedy.transport import Transport
 from remedy.trust import SH_LINKS, SH_TRUST
 
@@ -106,7 +106,7 @@ class HostState:
             [self.python, "-I", self.agent_path, *args], input=input, timeout=timeout
         )
         try:
-            data = json.loads(r.text().strip().splitlines()[-1]) if r.stdout.strip() else {}
+            data = json_loads(r.text().strip().splitlines()[-1]) if r.stdout.strip() else {}
         except ValueError:
             data = {}
         if r.exit_status not in ok_codes:

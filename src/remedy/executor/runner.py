@@ -183,11 +183,29 @@ def _reloads(step: Step) -> list[str]:
 
 # Stops what an interrupted step left running on the host (its process group, recorded in
 # step-<i>.pgid by the step's own shell), so a restore never races a half-done `pip install`.
+# The number alone outlives its group (a reboot, or the group gone while remedy was dead and
+# the number given to an sshd): the file also holds the group leader's start time and the
+# boot it ran in, and a group is stopped only while they match. Linux never hands out a
+# number still used by a group, so a group whose leader is gone (a step's shell killed by a
+# dropped connection, its pip still running) is still the step's in the same boot.
 _STOP_LEFTOVERS = r"""
+boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
 for f in "$1"/step-*.pgid; do
   [ -f "$f" ] || continue
-  pg=$(cat "$f" 2>/dev/null)
+  read -r pg st bt < "$f" 2>/dev/null
   case "$pg" in ''|*[!0-9]*) rm -f "$f"; continue;; esac
+  case "$st" in ''|*[!0-9]*) st=;; esac
+  why=
+  if [ -z "$st" ] || [ -z "$bt" ]; then why="no start time recorded (an older remedy)"
+  elif [ "$bt" != "$boot" ]; then why="recorded in another boot"
+  elif [ -r /proc/"$pg"/stat ]; then
+    now=$(sed 's/.*) //' /proc/"$pg"/stat 2>/dev/null | cut -d' ' -f20)
+    [ "$now" = "$st" ] || why="the number now belongs to another process"
+  fi
+  if [ -n "$why" ]; then
+    kill -0 -"$pg" 2>/dev/null && echo "not stopped: process group $pg of $(basename "$f" .pgid): $why"
+    rm -f "$f"; continue
+  fi
   if kill -0 -"$pg" 2>/dev/null; then
     kill -TERM -"$pg" 2>/dev/null
     n=0
@@ -343,7 +361,9 @@ class Runner:
         for cmd in step.commands:
             if cmd.lstrip().startswith("#"):
                 continue
-            self.log(f"  $ {cmd}")
+            # a command with a here-document (a check script) is named by its first line
+            shown = cmd if "\n" not in cmd else cmd.split("\n", 1)[0] + " …"
+            self.log(f"  $ {shown}")
             # the step's process group goes to a file first, so a resume after a dropped
             # connection can stop what is still running; removed when the command ends.
             # `cd /` first: every path a step names is absolute, and the directory remedy was
@@ -353,24 +373,27 @@ class Runner:
             script = (
                 "cd / || exit 1\n"
                 f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
-                f"printf '%s\\n' \"${{pg:-$$}}\" > {pgf}\n"
+                "pg=${pg:-$$}\n"
+                "st=$(sed 's/.*) //' /proc/$pg/stat 2>/dev/null | cut -d' ' -f20)\n"
+                "bt=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)\n"
+                f'printf \'%s %s %s\\n\' "$pg" "$st" "$bt" > {pgf}\n'
                 f"( set -e\n{cmd}\n)\nrc=$?\nrm -f {pgf}\nexit $rc"
             )
             try:
                 r = await self.t.run(["sh", "-c", script], timeout=self.command_timeout)
             except ConnectionDropped:
                 raise ConnectionDropped(
-                    f"{self.t.host}: the connection dropped while step {i + 1} ran `{cmd[:300]}`;"
+                    f"{self.t.host}: the connection dropped while step {i + 1} ran `{shown[:300]}`;"
                     " it may still be running there (a resume stops it first)"
                 ) from None
             except CommandTimeout:
                 raise CommandTimeout(
-                    f"{self.t.host}: step {i + 1}'s `{cmd[:300]}` ran past "
+                    f"{self.t.host}: step {i + 1}'s `{shown[:300]}` ran past "
                     f"{self.command_timeout:g} s and was killed"
                 ) from None
             if r.exit_status != 0:
                 tail = (r.stderr or r.stdout).decode(errors="replace").strip()[-800:]
-                return False, f"`{cmd}` exited {r.exit_status}: {tail}"
+                return False, f"`{shown}` exited {r.exit_status}: {tail}"
         return True, ""
 
     async def _probe(

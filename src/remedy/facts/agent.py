@@ -19,11 +19,11 @@ from __future__ import annotations
 import binascii
 import functools
 import importlib.util
-import json
 import marshal
 from importlib import resources
 
 from remedy.facts.sections import Section
+from remedy.fileread import json_loads
 from remedy.transport.base import OUTPUT_CAP, Transport
 from remedy.transport.quote import quote
 from remedy.trust import SH_TRUST
@@ -110,7 +110,7 @@ def parse_output(stdout: bytes) -> list[Section]:
     lines = [ln for ln in stdout.split(b"\n") if ln]
     if 0 < len(lines) <= SECTION_CAP and len(stdout) <= LINE_CAP:
         try:  # the usual answer, whole and well-formed: one json.loads for all of it
-            return [_section(item) for item in json.loads(b"[" + b",".join(lines) + b"]")]
+            return [_section(item) for item in json_loads(b"[" + b",".join(lines) + b"]")]
         except (ValueError, UnicodeEncodeError, TypeError):
             pass  # not whole: the well-formed lines before the first bad one, below
     out: list[Section] = []
@@ -118,7 +118,7 @@ def parse_output(stdout: bytes) -> list[Section]:
         if len(line) > LINE_CAP or len(out) >= SECTION_CAP:
             break
         try:
-            out.append(_section(json.loads(line)))
+            out.append(_section(json_loads(line)))
         except (ValueError, UnicodeEncodeError, TypeError):  # (binascii.Error: a ValueError)
             break
     return out

@@ -8,11 +8,11 @@ check (nvcc release vs CUDART_VERSION), missing `nv/target`, and `cannot find -l
 
 from __future__ import annotations
 
-import json
 import re
 
 from remedy.facts import parsers as p
 from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
+from remedy.fileread import json_loads
 from remedy.model import CcclTree, Toolkit
 from remedy.transport.quote import quote
 from remedy.trust import SH_TRUST
@@ -354,7 +354,7 @@ def _version_without_running(rec: ToolkitRecord) -> tuple[str | None, str]:
     s = rec.get("tk.version.json")
     if s is not None:
         try:
-            data = json.loads(s.body)
+            data = json_loads(s.body)
             v = data.get("cuda_nvcc", {}).get("version") or data.get("cuda", {}).get("version")
             if isinstance(v, str) and re.fullmatch(r"\d+\.\d+(\.\d+)*", v):
                 return v, "version.json"

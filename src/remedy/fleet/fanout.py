@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,19 +74,33 @@ def open_host(
     return t
 
 
+IDENTITY_MAX = 1 << 20  # a private key is a few KB
+
+
 def check_identity_file(host: str, path: str) -> None:
     """A named identity file that cannot be read is the inventory's problem, said with its
-    path: asyncssh would report a bare `No such file or directory` as a failed connection."""
+    path: asyncssh would report a bare `No such file or directory` as a failed connection.
+    It must be a regular file of at most IDENTITY_MAX bytes, opened without blocking:
+    asyncssh reads it whole (/dev/zero: all memory), and open() of a FIFO waits for ever."""
+    why = ""
     try:
-        with open(path, "rb"):
-            pass
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if not stat.S_ISREG(st.st_mode):
+            why = "it is not a regular file"
+        elif st.st_size > IDENTITY_MAX:
+            why = f"it is {st.st_size} bytes, not a private key"
     except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+    if why:
         raise IdentityFileError(
-            f"{host}: the identity file {path} cannot be read: "
-            f"{exc.strerror or type(exc).__name__}",
+            f"{host}: the identity file {path} cannot be read: {why}",
             hint="check ansible_ssh_private_key_file for this host (or its group) in the "
             "inventory; the host was not contacted",
-        ) from None
+        )
 
 
 Opener = Callable[[InventoryHost], Any]

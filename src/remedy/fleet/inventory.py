@@ -235,6 +235,9 @@ _RANGE = re.compile(r"\[([^\]]*)\]")
 MAX_HOSTS = 100_000
 
 
+_DIGITS = re.compile(r"[0-9]+")
+
+
 def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = None) -> list[str]:
     """`gpu[01:03]` → gpu01 gpu02 gpu03; `[a:c]` letters; `[1:9:2]` a stride; several ranges
     multiply. Zero padding follows the start's width, as Ansible does."""
@@ -258,10 +261,11 @@ def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = No
         raise InventoryError(f"bad range step in [{spec}]", file=file, line=line) from None
     if step < 1:
         raise InventoryError(f"bad range step in [{spec}]", file=file, line=line)
-    if beg.isdigit() and end.isdigit():
+    if _DIGITS.fullmatch(beg) and _DIGITS.fullmatch(end):  # ASCII: `²`.isdigit() is True
         width = len(beg) if beg.startswith("0") and len(beg) > 1 else 0
         lo, hi = int(beg), int(end)
-        if len(range(lo, hi + 1, step)) > MAX_HOSTS:  # counted before anything is built
+        # counted before anything is built, in Python ints (len(range) overflows ssize_t)
+        if max(0, (hi - lo) // step + 1) > MAX_HOSTS:
             raise InventoryError(
                 f"range [{spec}] in host {pattern!r} has more than {MAX_HOSTS:,} hosts: refused",
                 file=file,
@@ -292,7 +296,7 @@ def _split_port(token: str) -> tuple[str, int | None]:
     """`host:port` (one colon, numeric port); anything else is a name (IPv6 included)."""
     if token.count(":") == 1 and not token.startswith("["):
         host, port = token.split(":")
-        if port.isdigit():
+        if _DIGITS.fullmatch(port):
             return host, int(port)
     m = re.fullmatch(r"\[([^\]]+)\]:(\d+)", token)
     if m and ":" in m.group(1):
@@ -614,7 +618,7 @@ def connection_of(host: InventoryHost) -> Connection:
     if port_v is not None:
         try:
             port = int(port_v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: 1e309, .inf
             raise InventoryError(
                 f"host {host.name}: ansible_port must be a number, got {port_v!r}"
             ) from None

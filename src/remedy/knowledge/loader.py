@@ -34,9 +34,27 @@ def data_dirs() -> tuple[Path, Path]:
     checkout, else the packaged copy in a wheel."""
     kenv, penv = os.environ.get("REMEDY_KNOWLEDGE_DIR"), os.environ.get("REMEDY_PLAYBOOKS_DIR")
     if kenv or penv:
+        checked_env_dir("REMEDY_KNOWLEDGE_DIR")
+        checked_env_dir("REMEDY_PLAYBOOKS_DIR")
         base_k, base_p = _builtin_dirs()
         return Path(kenv) if kenv else base_k, Path(penv) if penv else base_p
     return _builtin_dirs()
+
+
+def checked_env_dir(var: str) -> None:
+    """KnowledgeError unless the directory $var names is one only root or this user can
+    change (remedy.fileread.untrusted_tree): a site's rules decide what root installs and
+    writes, so rules another user can edit would be that user's commands run as root."""
+    from remedy.fileread import untrusted_tree
+
+    d = os.environ.get(var)
+    why = untrusted_tree(d) if d else None
+    if why:
+        raise KnowledgeError(
+            f"refusing ${var}={d}: {why}; rules another user can change would decide "
+            "what remedy does as root",
+            hint="give the directory and its files to root (not writable by group or others)",
+        )
 
 
 def _builtin_dirs() -> tuple[Path, Path]:

@@ -553,9 +553,16 @@ class PurgeJitCaches(Operation):
     )
 
     def commands(self) -> list[str]:
-        return ['rm -rf "${FLASHINFER_WORKSPACE_BASE:-$HOME}"/.cache/flashinfer/*/*/cached_ops '
-                '"${TVM_FFI_CACHE_DIR:-$HOME/.cache/tvm-ffi}" '
-                '"${TORCH_EXTENSIONS_DIR:-$HOME/.cache/torch_extensions}"']  # fmt: skip
+        """rm -rf as root of paths $HOME, the cache variables and a glob name at run time:
+        each removed only if no other user can change where it leads (trust.SH_REMOVE); a
+        link planted in a HOME `sudo` kept, or in a cache dir the server's user owns, used
+        to take root's `rm -rf` into any tree."""
+        from remedy.trust import remove_trees_command
+
+        return [remove_trees_command(
+            '"${FLASHINFER_WORKSPACE_BASE:-$HOME}"/.cache/flashinfer/*/*/cached_ops '
+            '"${TVM_FFI_CACHE_DIR:-$HOME/.cache/tvm-ffi}" '
+            '"${TORCH_EXTENSIONS_DIR:-$HOME/.cache/torch_extensions}"')]  # fmt: skip
 
     def touches(self) -> list[Touch]:
         return [

@@ -10,7 +10,6 @@ probe must make them the same way, or a passing probe would prove nothing about 
 from __future__ import annotations
 
 import contextlib
-import json
 import posixpath
 import re
 import time
@@ -20,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from remedy.errors import CONNECTION_LOST, CommandTimeout, TransportError
+from remedy.fileread import json_loads
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts, Symptom
 from remedy.probes.scan import scan
@@ -507,7 +507,7 @@ def result_json(text: str) -> dict[str, Any]:
     for line in reversed(text.splitlines()):
         if line.startswith(RESULT_MARK):
             try:
-                data = json.loads(line[len(RESULT_MARK) :])
+                data = json_loads(line[len(RESULT_MARK) :])
             except ValueError:
                 return {}
             return data if isinstance(data, dict) else {}

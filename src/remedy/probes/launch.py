@@ -56,6 +56,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from remedy.errors import CONNECTION_LOST, CommandTimeout, TransportError
+from remedy.fileread import json_loads
 from remedy.model import Symptom
 from remedy.probes.base import (
     HostDir,
@@ -134,7 +135,7 @@ def answered(text: str) -> tuple[str, str]:
         why = (m.group(2).strip() if m else text.strip()[-200:]) or body[:200]
         return status, why
     try:
-        data = json.loads(body)
+        data = json_loads(body)
     except ValueError:
         return "bad-body", f"200 but not JSON: {body[:200]}"
     first = data[0] if isinstance(data, list) and data else data

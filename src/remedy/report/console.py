@@ -105,9 +105,21 @@ def terminal_console(stream: Any) -> Console:
     """COLUMNS=0 (some CI runners and `env -i` wrappers set it) made rich lay out at width
     0: every command printed nothing and exited 0. A width under 1 is taken as 80."""
     import os
+    import re
 
     cols = os.environ.get("COLUMNS", "")
-    width = 80 if cols.isdigit() and int(cols) < 1 else None
+    width = 80 if re.fullmatch(r"[0-9]+", cols) and int(cols) < 1 else None
+    # rich takes COLUMNS/LINES when str.isdigit(), then int() raises on `²` (exit 70): such a
+    # value is left out of what rich sees, as if unset (the terminal's own size)
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("COLUMNS", "LINES") or not v.isdigit() or re.fullmatch(r"[0-9]+", v)
+    }
     return RedactingConsole(
-        file=RedactingStream(stream), highlight=False, soft_wrap=False, width=width
+        file=RedactingStream(stream),
+        highlight=False,
+        soft_wrap=False,
+        width=width,
+        _environ=environ,
     )

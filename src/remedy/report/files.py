@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from remedy.errors import InputError
+from remedy.fileread import json_loads
 from remedy.report.safe import md, md_code
 
 FORMATS = (".html", ".htm", ".md", ".markdown")
@@ -83,7 +83,7 @@ def fleet_report(report: dict[str, Any], fmt: str) -> str:
 def report_from_json(data: bytes, name: str, fmt: str) -> str:
     """A saved plan, impact report or fleet report (their --json), drawn."""
     try:
-        doc = json.loads(data)
+        doc = json_loads(data)
     except (ValueError, UnicodeDecodeError):
         raise InputError(f"{name} is not JSON: give a saved plan, impact or fleet report") from None
     if isinstance(doc, dict) and "steps" in doc and "facts_digest" in doc:

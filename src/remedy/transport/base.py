@@ -36,6 +36,32 @@ def system_path_env(session_path: str | bytes | None) -> dict[bytes, bytes]:
     return out
 
 
+def own_home_env(home: bytes | None) -> dict[bytes, bytes]:
+    """HOME for a command remedy runs locally: the inherited one, unless another user owns it
+    (or reaches it through a link they planted): `sudo` keeps the invoking user's HOME on
+    many systems, and root's `pip install` then read that user's `~/.config/pip/pip.conf`
+    (their index, their wheels), `rm -rf "$HOME"/.cache/...` worked in their tree, login
+    files were theirs. Then the passwd home of the user remedy runs as, which is what sshd
+    gives a login (the SSH transport's commands already have it)."""
+    if not home:
+        return {}
+    import pwd
+
+    from remedy.fileread import foreign_link_chain
+
+    me = os.geteuid()
+    try:
+        foreign = os.stat(home).st_uid not in (0, me) or bool(foreign_link_chain(os.fsdecode(home)))
+    except OSError:
+        return {}  # a HOME that does not exist: nothing of anyone's is read from it
+    if not foreign:
+        return {}
+    try:
+        return {b"HOME": os.fsencode(pwd.getpwuid(me).pw_dir)}
+    except KeyError:
+        return {b"HOME": b"/"}
+
+
 @dataclass(frozen=True)
 class CommandResult:
     """What a finished command left behind. A signal death is reported as 128+N, as sh does."""

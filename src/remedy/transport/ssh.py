@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import shlex
+import stat
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
@@ -36,6 +37,7 @@ from remedy.errors import (
     HostUnreachable,
     InputError,
     OutputTooLarge,
+    Refused,
     TransportError,
 )
 from remedy.transport.base import (
@@ -107,13 +109,13 @@ class SSHTarget:
         if "@" in target:
             user, target = target.rsplit("@", 1)
         port: int | None = None
-        m = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?", target)
+        m = re.fullmatch(r"\[([^\]]+)\](?::([0-9]+))?", target)
         if m:
             host, p = m.group(1), m.group(2)
             port = int(p) if p else None
         elif target.count(":") == 1:
             host, p = target.split(":")
-            if not p.isdigit():
+            if not re.fullmatch(r"[0-9]+", p):  # ASCII: `²`.isdigit() is True, int() fails
                 raise InputError(f"bad port in {given!r}")
             port = int(p)
         else:
@@ -132,6 +134,45 @@ class SSHTarget:
 # --------------------------------------------------------------------------------------------
 
 
+_INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+)$", re.IGNORECASE | re.MULTILINE)
+
+
+def untrusted_config(path: str, depth: int = 0) -> str | None:
+    """Why the ssh config at `path` (or a file its `Include` names, at any depth) is one
+    another user could change, or None. An ssh config is code (`ProxyCommand`), so it is held
+    to remedy.fileread.untrusted_tree: a HOME that `sudo` kept (another user's), a config
+    in /tmp, a link another user planted. A missing file is None (ssh skips it)."""
+    import glob
+
+    from remedy.fileread import read_limited, untrusted_tree
+
+    why = untrusted_tree(path)
+    if why or not os.path.isfile(path):
+        return why
+    if depth > 16:
+        return f"{path}: Include nested more than 16 deep"
+    try:
+        text = read_limited(path, 1 << 20).decode("utf-8", "replace")
+    except (OSError, ValueError) as exc:
+        return f"{path} cannot be read ({exc})"
+    for m in _INCLUDE.finditer(text):
+        try:
+            words = shlex.split(m.group(1), comments=True)
+        except ValueError:
+            words = m.group(1).split()
+        for w in words:
+            w = os.path.expanduser(w)
+            bases = [w] if os.path.isabs(w) else [
+                os.path.join(os.path.dirname(path), w), os.path.expanduser(f"~/.ssh/{w}")
+            ]  # fmt: skip
+            for b in bases:
+                for f in sorted(glob.glob(b)) or [b]:
+                    why = untrusted_config(f, depth + 1)
+                    if why:
+                        return why
+    return None
+
+
 def known_hosts_name(host: str, port: int | None) -> str:
     """How OpenSSH writes a host in known_hosts: `host`, or `[host]:port` off port 22."""
     if port and port != 22:
@@ -148,11 +189,16 @@ class KnownHosts:
 
     def entries(self) -> list[tuple[str, int, str]]:
         """(file, line number, line) for every non-comment line of every readable file."""
+        from remedy.fileread import TooLarge, read_limited
+
         out: list[tuple[str, int, str]] = []
         for path in [*self.user_files, *self.global_files]:
             try:
-                text = Path(path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    continue  # a FIFO or device named as known_hosts: not ours to drain
+                # an inventory may name any file (a big log): read up to the file cap
+                text = read_limited(path).decode("utf-8", errors="replace")
+            except (OSError, TooLarge):
                 continue
             for n, line in enumerate(text.splitlines(), 1):
                 s = line.strip()
@@ -192,6 +238,26 @@ class KnownHosts:
                 f"cannot record the host key of {host}: no UserKnownHostsFile to write to"
             )
         path = Path(self.user_files[0]).expanduser()
+        from remedy.fileread import untrusted_tree
+
+        # root appends here: a link another user planted (a HOME `sudo` kept) would take the
+        # line into any file; the file, else the nearest directory that exists, is checked
+        near = str(path.absolute())
+        while not os.path.lexists(near) and near != "/":
+            near = os.path.dirname(near)
+        why = untrusted_tree(near, walk=False)
+        if why:
+            raise HostKeyRejected(
+                f"cannot record the host key of {host} in {path}: {why}",
+                hint="a known_hosts file only root or you can change (under sudo, `sudo -H`)",
+            )
+        why = _not_known_hosts(path)
+        if why:
+            raise HostKeyRejected(
+                f"cannot record the host key of {host} in {path}: {why}",
+                hint="name an existing known_hosts file (an inventory's remedy_known_hosts or "
+                "UserKnownHostsFile), or leave it out: ~/.ssh/known_hosts is made if missing",
+            )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fields = key.export_public_key("openssh").decode().split()
         line = f"{known_hosts_name(host, port)} {fields[0]} {fields[1]}\n"
@@ -206,6 +272,53 @@ class KnownHosts:
             os.chmod(path, 0o600)
         lineno = (old.count(b"\n") + (0 if not old or old.endswith(b"\n") else 1)) + 1
         return f"{path}:{lineno}"
+
+
+def _not_known_hosts(path: Path) -> str | None:
+    """Why root may not append a host key to `path`, or None. An inventory (a shared file)
+    names it: only a regular file every line of which is a known_hosts entry or a comment
+    takes the line, and only ~/.ssh/known_hosts is created when missing, as ssh does (a new
+    /etc/sudoers.d/x holding a key line breaks sudo; /dev/sda opened for append is a disk)."""
+    from remedy.fileread import TooLarge, read_limited
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.abspath(path) == os.path.abspath(os.path.expanduser("~/.ssh/known_hosts")):
+            return None
+        return "it does not exist (remedy creates only ~/.ssh/known_hosts)"
+    except OSError as exc:
+        return f"it cannot be checked ({exc.strerror})"
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    try:
+        text = read_limited(path).decode("utf-8")
+    except (OSError, TooLarge, UnicodeDecodeError) as exc:
+        return f"it cannot be read as text ({exc})"
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#") and not _known_hosts_entry(line):
+            return f"it is not a known_hosts file (line {n})"
+    return None
+
+
+def _known_hosts_entry(line: str) -> bool:
+    """`[@marker] hosts keytype base64-key [comment]` whose key blob names that key type
+    (SSH wire format: a length-prefixed type string first). asyncssh alone accepts a crontab
+    line (an unknown key type is skipped, not refused)."""
+    import base64
+    import binascii
+
+    f = line.split()
+    if f and f[0].startswith("@"):
+        f = f[1:]
+    if len(f) < 3:
+        return False
+    try:
+        blob = base64.b64decode(f[2], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    n = int.from_bytes(blob[:4], "big")
+    return len(blob) > 4 + n and blob[4 : 4 + n] == f[1].encode()
 
 
 class _HostKeyPolicy(asyncssh.SSHClient):
@@ -405,6 +518,15 @@ class SSHTransport:
     # -- connection ---------------------------------------------------------------------
 
     def _options(self) -> asyncssh.SSHClientConnectionOptions:
+        path = self._ssh_config or os.path.expanduser("~/.ssh/config")
+        why = untrusted_config(path)
+        if why:
+            raise Refused(
+                f"refusing ssh config {path}: {why}; its ProxyCommand would run as "
+                f"{'root' if os.geteuid() == 0 else 'you'}",
+                hint="a config only root or you can change (OpenSSH refuses it too: bad owner "
+                "or permissions); under sudo, `sudo -H` gives root its own HOME",
+            )
         cfg: Any = [self._ssh_config] if self._ssh_config else ()
         kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host}
         if self._username:
