@@ -17,7 +17,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
     "model": {"errors"},
     "outcomes": {"errors"},
-    "fileread": {"errors"},
+    "fileread": {"errors", "dirfd"},
     "cachefile": {"dirfd"},
     "dirfd": set(),
     "syspath": set(),
@@ -25,23 +25,23 @@ MAY_IMPORT: dict[str, set[str]] = {
     "pydanticfix": set(),
     # the console script's start-up code cache (put in by entry)
     "startcache": {"cachefile"},
-    "planfile": {"errors", "model"},
+    "planfile": {"errors", "model", "fileread"},
     "redact": {"errors", "model"},
     "resolve": {"errors", "model"},
     "interrupts": {"errors", "model"},
-    "transport": {"errors", "syspath"},
+    "transport": {"errors", "syspath", "fileread"},
     "trust": {"errors", "model", "transport"},
     "units": {"errors", "model", "resolve", "transport", "syspath"},
     "knowledge": {"errors", "model", "fileread", "cachefile", "resolve", "units", "operations"},
     "evidence": {"errors", "model", "fileread", "cachefile", "knowledge", "syspath"},
     "evaluate": {"errors", "model", "resolve", "knowledge"},
-    "facts": {"errors", "model", "redact", "transport", "trust", "units"},
+    "facts": {"errors", "model", "fileread", "redact", "transport", "trust", "units"},
     # knowledge: the examples' YAML goes through the knowledge's parse cache (yamlload)
     "inputs": {"errors", "model", "fileread", "redact", "evidence", "knowledge"},
     "scope": {"errors", "model", "evaluate", "units"},
     # typed operations: a step's change as validated parameters, rendered to commands,
     # rollback and Ansible tasks (operations/verify.py checks saved plans: application level)
-    "operations": {"errors", "model", "units", "transport"},
+    "operations": {"errors", "model", "units", "transport", "trust"},
     "operations/verify.py": {"errors", "model", "operations", "planner"},
     "confirm": {"errors", "model", "interrupts", "report"},
     "diagnose": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
@@ -71,6 +71,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "probes": {
         "errors",
         "model",
+        "fileread",
         "resolve",
         "transport",
         "trust",
@@ -78,7 +79,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "knowledge",
         "evidence",
     },  # fmt: skip
-    "report": {"errors", "model", "redact", "planfile", "knowledge", "impact"},
+    "report": {"errors", "model", "fileread", "redact", "planfile", "knowledge", "impact"},
     "executor": BASE | {"transport", "trust", "knowledge", "evaluate", "planner", "scope"},
     "export": BASE
     | {"transport", "units", "knowledge", "evaluate", "scope", "planner", "probes", "executor"}
