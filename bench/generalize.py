@@ -1025,6 +1025,16 @@ def _line(name: str, s: dict[str, Any]) -> str:
     )
 
 
+def _saved_or_json(report: dict[str, Any], args: argparse.Namespace) -> bool:
+    """Write the report to --save's file; print it as JSON under --json (True: done)."""
+    if args.save:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"{args.save}.json").write_text(json.dumps(report, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return bool(args.json)
+
+
 def _print_clean(clean: dict[str, Any]) -> None:
     print("\nclean held-out (each post-split log scored by the knowledge frozen before it")
     print("was collected; the figure to quote):")
@@ -1053,13 +1063,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.clean_only:
         clean = clean_rounds(diagnose_with("WORKTREE"))
-        if args.save:
-            RESULTS.mkdir(parents=True, exist_ok=True)
-            (RESULTS / f"{args.save}.json").write_text(json.dumps(clean, indent=2) + "\n")
-        if args.json:
-            print(json.dumps(clean, indent=2))
-            return 0
-        _print_clean(clean)
+        if not _saved_or_json(clean, args):
+            _print_clean(clean)
         return 0
     refs = args.ref or [BEFORE_REF, *FROZEN_REFS, "WORKTREE"]
     current = diagnose_with("WORKTREE")
@@ -1077,11 +1082,7 @@ def main() -> int:
         "tuned_after_seeing_heldout": TUNED_AFTER,
         "runs": reports,
     }
-    if args.save:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"{args.save}.json").write_text(json.dumps(rep, indent=2) + "\n")
-    if args.json:
-        print(json.dumps(rep, indent=2))
+    if _saved_or_json(rep, args):
         return 0
     print(
         f"date split at {SPLIT_DATE}: {rep['heldout_logs']} held-out logs "

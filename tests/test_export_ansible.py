@@ -272,6 +272,16 @@ def test_hostile_values_are_never_templated_yaml():
     assert load(export_plan(bad, "ansible"))["vars"]["remedy_plan"]["host"].startswith("x\n")
 
 
+def check_run_on_localhost(pb: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook --check --diff of pb on localhost (local connection, this python)."""
+    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCALHOST_WARNING": "0", **env}
+    return subprocess.run(
+        [PLAYBOOK, "-i", "localhost,", "-c", "local", "--check", "--diff", str(pb),
+         "-e", f"ansible_python_interpreter={sys.executable}"],
+        capture_output=True, text=True, timeout=300, cwd=cwd, env=env,
+    )  # fmt: skip
+
+
 @needs_ansible
 def test_ansible_runs_the_hostile_playbook_in_check_mode_and_evaluates_nothing(tmp_path):
     """ansible-playbook --check --diff on localhost: the precondition passes (the directory
@@ -287,12 +297,7 @@ def test_ansible_runs_the_hostile_playbook_in_check_mode_and_evaluates_nothing(t
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert syn.returncode == 0, syn.stdout + syn.stderr
     before = sorted(str(p) for p in tmp_path.rglob("*"))
-    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCALHOST_WARNING": "0"}
-    r = subprocess.run(
-        [PLAYBOOK, "-i", "localhost,", "-c", "local", "--check", "--diff", str(pb),
-         "-e", f"ansible_python_interpreter={sys.executable}"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
-    )  # fmt: skip
+    r = check_run_on_localhost(pb, tmp_path)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     assert "PWNED" in out and "lookup(" in out  # shown literally
@@ -482,13 +487,7 @@ def test_the_playbook_runs_no_tool_from_a_path_dir_another_user_owns(tmp_path):
     pb = tmp_path / "pb.yml"
     pb.write_text(export_plan(plan, "ansible"))
     assert load(pb.read_text())["environment"] == {"PATH": SYSTEM_PATH}
-    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCALHOST_WARNING": "0",
-           "PATH": f"{evil}:{BIN}:{SYSTEM_PATH}"}  # fmt: skip
-    r = subprocess.run(
-        [PLAYBOOK, "-i", "localhost,", "-c", "local", "--check", "--diff", str(pb),
-         "-e", f"ansible_python_interpreter={sys.executable}"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
-    )  # fmt: skip
+    r = check_run_on_localhost(pb, tmp_path, PATH=f"{evil}:{BIN}:{SYSTEM_PATH}")
     out = r.stdout + r.stderr
     assert not canary.exists(), canary.read_text()
     assert r.returncode == 0, out[-3000:]

@@ -62,15 +62,21 @@ def _run(tmp_path: Path, prefix: str) -> str:
     return ""
 
 
-def test_a_prefix_reached_through_a_planted_link_is_not_written(tmp_path: Path):
-    usr = _root_tree(tmp_path)
-    before = _listing(usr)
+def _planted_link(tmp_path: Path, target: Path) -> Path:
+    """uid 65534's link to root's tree, in a sticky world-writable dir (as /tmp is)."""
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)
     link = shared / "venv"
-    link.symlink_to(usr)
+    link.symlink_to(target)
     os.chown(link, NOBODY, NOBODY, follow_symlinks=False)
+    return link
+
+
+def test_a_prefix_reached_through_a_planted_link_is_not_written(tmp_path: Path):
+    usr = _root_tree(tmp_path)
+    before = _listing(usr)
+    link = _planted_link(tmp_path, usr)
     refused = _run(tmp_path, f"{link}/nvidia/cuda_runtime")
     assert _listing(usr) == before, "root wrote through uid 65534's link"
     assert "is a link owned by uid 65534: not followed" in refused, refused
@@ -91,12 +97,7 @@ def test_the_playbook_check_refuses_the_planted_link(tmp_path: Path):
     from remedy.trust import write_check_argv
 
     usr = _root_tree(tmp_path)
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    shared.chmod(0o1777)
-    link = shared / "venv"
-    link.symlink_to(usr)
-    os.chown(link, NOBODY, NOBODY, follow_symlinks=False)
+    link = _planted_link(tmp_path, usr)
     argv = write_check_argv(_step(f"{link}/nvidia/cuda_runtime").operation.writes_under())
     assert argv is not None
     r = subprocess.run(argv, capture_output=True, text=True)
