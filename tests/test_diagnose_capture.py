@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from remedy.diagnose import diagnose
+from remedy.evidence import scan_lines
 from remedy.inputs import scan_logs
 from remedy.model import Facts
 from remedy.planner.plan import make_plan
@@ -85,3 +86,43 @@ def test_capture_oom_log_with_facts_is_explained_by_the_memory_finding(kb):
     for f in d.findings:
         if f.rule not in CAPTURE:
             assert not set(oom) & set(f.explains), f.rule
+
+
+def _log_only(kb, lines: list[str]) -> list[str]:
+    symptoms = scan_lines(lines).symptoms
+    return [h.rule for h in diagnose(kb, None, symptoms, wrappers=set()).hypotheses]
+
+
+NCCL_WRAPPER = [
+    "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:3356, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+    "NCCL version 2.26.2",
+    "ncclUnhandledCudaError: Call to CUDA function failed.",
+    "Last error:",
+]
+CAPTURING = "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67"
+
+
+def test_nccl_wrapper_is_a_capture_failure_only_when_its_cuda_error_is(kb):
+    """tune-v: NCCL's CUDACHECK turns every failing CUDA call into ncclUnhandledCudaError
+    (NVIDIA/nccl src/include/checks.h), so the wrapper names capture-collectives only when its
+    'Cuda failure' line is a capture error, or when it comes bare during a capture; the CUDA
+    error it carries decides otherwise, inside a capture too."""
+    nki = "Cuda failure 'no kernel image is available for execution on the device'"
+    oom = "Cuda failure 2 'out of memory'"
+    cases = [
+        (
+            [*NCCL_WRAPPER, "Cuda failure 900 'operation not permitted when stream is capturing'"],
+            "capture-collectives",
+        ),
+        ([CAPTURING, NCCL_WRAPPER[0]], "capture-collectives"),
+        ([*NCCL_WRAPPER, oom], None),
+        ([*NCCL_WRAPPER, "Cuda failure 999 'unknown error'"], None),
+        ([*NCCL_WRAPPER, nki], "package-has-gpu-arch"),
+        ([CAPTURING, *NCCL_WRAPPER, nki], "package-has-gpu-arch"),
+        # out of memory while capturing is the capture's memory, not a non-capturable NCCL
+        ([CAPTURING, *NCCL_WRAPPER, oom], "capture-memory-headroom"),
+    ]
+    for lines, want in cases:
+        ranked = _log_only(kb, lines)
+        assert (ranked[:1] or [None]) == [want], (lines[-1], ranked)
