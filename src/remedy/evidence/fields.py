@@ -91,10 +91,12 @@ def soname_cuda_majors(soname: str) -> tuple[str, ...]:
     missing one says nothing of a CUDA-major skew. Empty when the table does not list it."""
     if not _SONAME.fullmatch(soname):
         return ()
+    from remedy.evidence.catalog import knowledge_dir
     from remedy.knowledge.providers import load_table
 
     try:
-        table = load_table()
+        # the evidence layer's knowledge dir, as for the signals (not the loader: no Jinja import)
+        table = load_table(knowledge_dir() / "providers.yaml")
     except KnowledgeError:
         return ()
     if table is None:
