@@ -642,6 +642,20 @@ TUNED_AFTER: list[str] = [
     " error: ptxas ..., llvm SourceMgr's form), and bare-ptxas-gpu-name-is-triton no longer"
     " takes such a line (Triton's PTXASError names no source location); no round was collected"
     " after it, so the clean figures do not include it",
+    "tune-w (after round 24's misses, 95429ab): signature paddle-gpu-arch-not-compiled (Paddle's"
+    " compiled_archs{CUDA_REAL_ARCHS} check, paddle/phi/backends/gpu/gpu_resources.cc"
+    " InitGpuProperties, old LOG(WARNING) wordings and the newer 'Mismatched GPU Architecture'"
+    " one) -> package-has-gpu-arch; xla-llvm-ptx-version-below-target (llvm NVPTXSubtarget.cpp"
+    " 'PTX version X does not support target' in XLA's gpu_compiler.cc 'LLVM Fatal Error ..."
+    " Reason:' form only; a bare LLVM ERROR stays unknown: Triton derives +ptx from its own"
+    " ptxas) -> arch-supported-by-toolkit; field signal"
+    " cuda-library-from-system-toolkit-dir-is-search-path (an ImportError/OSError naming a CUDA"
+    " library under /usr/local/cuda*|/opt/cuda* as the object with the unresolved symbol, not a"
+    " libc function; ld.so(8) search order) -> ld-library-path-not-shadowing; derived field"
+    " lib_cuda_majors from knowledge/providers.yaml and signals"
+    " soname-shipped-by-every-cuda-major-is-a-missing-package(-generic): a missing soname that"
+    " the CUDA 12 and 13 lines both ship (libcurand.so.10, libcusparse.so.12) gives"
+    " runtime-libs-match-cuda-major no credit -> needed-files-provided",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -62,6 +62,9 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     if lib:
         base = lib.rsplit("/", 1)[-1]
         out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
+        majors = soname_cuda_majors(base)
+        if majors:
+            out["lib_cuda_majors"] = ",".join(majors)
     if "/bin/nvcc" in text:
         out.update(command_fields(text))
     symbol = sym.fields.get("api_symbol")
@@ -74,6 +77,32 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     else:
         out.update(_removed_link_symbol(sym.fields.get("symbol") or ""))
     return {k: v for k, v in out.items() if k not in sym.fields}
+
+
+_SONAME = re.compile(r"lib[\w+-]+\.so\.\d+(?:\.\d+)*")
+
+
+@cache
+def soname_cuda_majors(soname: str) -> tuple[str, ...]:
+    """The CUDA majors whose pip lines ship this exact soname, from the generated provider table
+    (knowledge/providers.yaml: the nvidia-* wheels' own file lists). Why: a soname's number is
+    the library's own major, the CUDA major only for some (libcudart.so.13, libcublas.so.13);
+    libcurand.so.10 and libcusparse.so.12 are shipped alike by the CUDA 12 and 13 lines, so a
+    missing one says nothing of a CUDA-major skew. Empty when the table does not list it."""
+    if not _SONAME.fullmatch(soname):
+        return ()
+    from remedy.evidence.catalog import knowledge_dir
+    from remedy.knowledge.providers import load_table
+
+    try:
+        # the evidence layer's knowledge dir, as for the signals (not the loader: no Jinja import)
+        table = load_table(knowledge_dir() / "providers.yaml")
+    except KnowledgeError:
+        return ()
+    if table is None:
+        return ()
+    majors = {line.split(".")[0] for line, files in table.pip.items() if soname in files.libraries}
+    return tuple(sorted(majors, key=int))
 
 
 _C_API_SYMBOL = re.compile(r"cu[A-Za-z]\w*")
