@@ -161,6 +161,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # knowledge on round 22's misses without seeing them; scored by the knowledge after tune-t
     # merged (6c83b9b). 114b7eb (before tune-t) scored them the same.
     ("6c83b9b", "6c83b9b"),
+    # round 24: 12 logs (7 with a class, 5 whose cause no rule covers) collected on 2026-12-03
+    # by two engineers (fresh-zh/zi) who never ran remedy on them, while tune-u and tune-v
+    # changed the knowledge without seeing them; scored by the knowledge after both merged
+    # (683db61). 95429ab (before both) scored them the same.
+    ("683db61", "683db61"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
@@ -656,6 +661,8 @@ TUNED_AFTER: list[str] = [
     " soname-shipped-by-every-cuda-major-is-a-missing-package(-generic): a missing soname that"
     " the CUDA 12 and 13 lines both ship (libcurand.so.10, libcusparse.so.12) gives"
     " runtime-libs-match-cuda-major no credit -> needed-files-provided",
+    "lead (after round 24's null row fzi-4): suspicious.WORDS gains 'nable to load' so cuDNN's"
+    " 'Unable to load any of {libcudnn_...}' is a suspicious line (it names no cause)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

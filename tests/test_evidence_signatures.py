@@ -538,7 +538,9 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # 92 -> 93); its NCCL, DKMS, installer, containerd, device-plugin, runtime and XLA needles
     # reuse 'failure', 'error', 'Error', 'ERROR', 'failed', 'install', 'GPU ', 'CUDA' and
     # 'does not match'.
-    assert len(lits) <= 93, "each literal costs grep time; see prefilter.py"
+    # Session 30 (lead, after held-out fzi-4): suspicious.WORDS gains 'nable to load' (93 -> 94),
+    # a loader's verdict worded without an error word (cuDNN's 'Unable to load any of {...}').
+    assert len(lits) <= 94, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

@@ -46,6 +46,10 @@ WORDS: tuple[str, ...] = (
     # (held-out round 18, tune-j) nvidia-smi's verdict when the kernel module drives no GPU
     # ('No devices found', 'No devices were found'), worded without an error word
     "No devices",
+    # (held-out round 24, fzi-4) a loader's verdict worded without an error word: cuDNN's
+    # 'Unable to load any of {libcudnn_...}' (cudnn frontend/backend dlopen of its sub-libraries),
+    # TensorFlow's 'Unable to load ...', nvidia-installer's 'Unable to load the kernel module'
+    "nable to load",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
