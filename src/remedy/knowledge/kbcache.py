@@ -12,7 +12,7 @@ load plus the pickling (~7 ms) once.
 The key is a sha256 of what decides the result: every regular file directly in the two
 directories (names and bytes: the loader reads most, and providers.yaml names the functions
 an expression may call), the directories' paths (Knowledge names its files), the source of
-the modules that build and define it (remedy/knowledge/*.py, remedy/model.py, the operations
+the modules that build and define it (remedy/knowledge/*.py, remedy/model/*.py, the operations
 an action may name), and the versions of Python, pydantic, Jinja2 and PyYAML. Any change: the
 ordinary load, and a new cache. Only a load that passed every check is ever written.
 
@@ -38,7 +38,7 @@ from typing import Any
 _TAG = b"remedy-knowledge-1\0"
 # under src/remedy/: every module the load validates with (the operations' parameter schemas
 # live in each operations module, not only the registry)
-_SOURCES = ("knowledge", "model.py", "operations")
+_SOURCES = ("knowledge", "model", "operations")
 
 
 def cache_path(kind: str = "knowledge") -> str:
