@@ -22,10 +22,11 @@ from remedy.evidence.fields import (
     symptom_views,
 )
 from remedy.knowledge.loader import Knowledge
-from remedy.model import Diagnosis, Facts, Finding, Hypothesis, Symptom
+from remedy.model import Diagnosis, Finding, Hypothesis, Symptom
 
 if TYPE_CHECKING:
     from remedy.evidence.catalog import Catalog
+    from remedy.model import Facts  # imported on first use (remedy.model)
 
 # Signatures that only say "something failed somewhere else".
 WRAPPER_WEIGHT = 0.15

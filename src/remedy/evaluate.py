@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
-from typing import Any
-
-from jinja2.exceptions import SecurityError
+from typing import TYPE_CHECKING, Any
 
 from remedy.errors import KnowledgeError
 from remedy.knowledge.expr import call, plain, plain_mapping, truthy
 from remedy.knowledge.loader import CompiledRule, Knowledge
 from remedy.resolve import pick_toolkit, workload_env, workload_python
+
+if TYPE_CHECKING:
+    from jinja2.exceptions import SecurityError
 
 
 @dataclass
@@ -455,6 +457,13 @@ def evaluate(
     )
 
 
+def _is_refusal(exc: Exception) -> bool:
+    """A Jinja2 sandbox refusal (jinja2.exceptions.SecurityError); without Jinja2 loaded
+    (remedy.knowledge.expr renders plain templates without it) nothing can be one."""
+    jinja = sys.modules.get("jinja2.exceptions")
+    return jinja is not None and isinstance(exc, jinja.SecurityError)
+
+
 def _refused(template: Any, exc: SecurityError) -> KnowledgeError:
     """A template that reached for Python internals is hostile, not merely wrong: stop."""
     src = getattr(template, "remedy_source", None) or "a knowledge template"
@@ -466,16 +475,16 @@ def render_raw(template: Any, ctx: dict[str, Any]) -> str:
     a sandbox refusal, which is a KnowledgeError."""
     try:
         return template.render(**ctx).strip()
-    except SecurityError as exc:
-        raise _refused(template, exc) from None
     except Exception as exc:
+        if _is_refusal(exc):
+            raise _refused(template, exc) from None
         return f"(could not render: {type(exc).__name__}: {exc})"
 
 
 def render(template: Any, ctx: dict[str, Any]) -> str:
     try:
         return " ".join(template.render(**ctx).split())
-    except SecurityError as exc:
-        raise _refused(template, exc) from None
     except Exception as exc:
+        if _is_refusal(exc):
+            raise _refused(template, exc) from None
         return f"(could not render: {type(exc).__name__}: {exc})"

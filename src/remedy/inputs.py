@@ -9,14 +9,17 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from remedy.errors import InputError, UnknownExample
 from remedy.fileread import TooLarge, json_loads, read_limited
-from remedy.model import Facts, SuspiciousLine, Symptom
+from remedy.model import SuspiciousLine, Symptom
 from remedy.redact import redact_facts
+
+if TYPE_CHECKING:
+    from remedy.model import Facts  # imported where facts are read (remedy.model)
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 
@@ -158,6 +161,8 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
         data = data["facts"]  # a saved plan carries its facts
     if not isinstance(data, dict):
         raise InputError(f"{p}: facts must be a mapping, got {type(data).__name__}")
+    from remedy.model import Facts
+
     try:
         facts = Facts.model_validate(data)
     except ValidationError as exc:

@@ -14,7 +14,7 @@ from remedy.knowledge.kbcache import _hash_files, _load, _models, _save, _source
 # The signature catalog (remedy.evidence.catalog.default_catalog), with the literal sets
 # remedy.evidence.prefilter derives from it, likewise: ~170 signatures validated and ~10 ms
 # of literal reduction per run that reads a log, before the scan's results can be matched.
-_CATALOG_SOURCES = ("evidence", "knowledge/yamlload.py", "model.py")
+_CATALOG_SOURCES = ("evidence", "knowledge/yamlload.py", "model")
 
 
 def catalog_key(path: Path) -> bytes | None:

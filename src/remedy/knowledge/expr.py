@@ -3,42 +3,21 @@
 Rules, actions and messages are data; their conditions are Jinja2 expressions so that no
 knowledge file can run Python. Everything is compiled once, at load time, so a typo is a
 KnowledgeError naming file:line instead of a surprise during planning.
+
+Jinja2 itself is imported on first use (``env``, remedy.knowledge.sandbox): a log-only
+``diagnose`` takes the compiled knowledge from its cache and renders only templates that are
+plain text and names, so it never loads Jinja2 (~15 ms of its start-up).
 """
 
 from __future__ import annotations
 
-import shlex
+import re
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, Undefined
-from jinja2.exceptions import SecurityError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
 from remedy.errors import KnowledgeError
-
-
-def _quote(value: Any) -> str:
-    if value is None or isinstance(value, Undefined):
-        value = ""
-    return shlex.quote(str(value))
-
-
-def systemd_quote(value: Any) -> str:
-    """One Environment= word as systemd reads it: double-quoted, C escapes, %% for %."""
-    s = "" if value is None or isinstance(value, Undefined) else str(value)
-    if "\n" in s or "\r" in s:
-        raise ValueError("a systemd Environment= value cannot contain a newline")
-    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-    return f'"{s}"'
-
-
-# Bounds on what one template may build: Jinja2's sandbox stops attribute escapes and limits
-# range(), but `'a' * 10**10` or `10 ** 10 ** 10` would still take all memory or CPU.
-MAX_BUILT = 1_000_000  # items or characters one `*` may produce
-MAX_EXPONENT = 4096
-
 
 # modules whose functions the knowledge's expressions are given (knowledge/functions.py)
 _OWN_MODULES = frozenset(
@@ -66,69 +45,63 @@ def plain_mapping(cls: type) -> type:
     return cls
 
 
-class Sandbox(ImmutableSandboxedEnvironment):
-    """Jinja2's immutable sandbox, stricter: an unsafe attribute (`__class__`, `__globals__`,
-    `_TemplateReference__context`, ...) raises SecurityError at once instead of rendering as
-    an empty Undefined, and `*` / `**` cannot build values that exhaust the host."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def unsafe_undefined(self, obj: Any, attribute: str) -> Undefined:
-        raise SecurityError(
-            f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe"
-        )
-
-    def call(self, context: Any, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
-        """remedy's own knowledge functions (a rule calls several per evaluation, the planner
-        evaluates rules thousands of times) are called directly: they are safely callable
-        and take no Jinja context, which is all SandboxedEnvironment.call and Context.call
-        would find out about them. Anything else goes through those checks."""
-        if type(obj) in _PLAIN_CALLABLES and getattr(obj, "__module__", None) in _OWN_MODULES:
-            if kwargs:
-                kwargs.pop("_block_vars", None)
-                kwargs.pop("_loop_vars", None)
-            try:
-                return obj(*args, **kwargs)
-            except StopIteration:
-                return context.environment.undefined(
-                    "value was undefined because a callable raised a StopIteration exception"
-                )
-        return super().call(context, obj, *args, **kwargs)
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        """``tk.nvcc_release`` on a plain dict (a fact) for a name that is no attribute of
-        the dict's type: the key, or undefined, which is where the sandbox's getattr ends up
-        after its attribute lookup fails (an exception per access, thousands per plan)."""
-        names = _MAPPING_ATTRS.get(type(obj))
-        if names is not None and attribute not in names:
-            try:
-                return obj[attribute]
-            except (TypeError, LookupError):
-                return self.undefined(obj=obj, name=attribute)
-        return super().getattr(obj, attribute)
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            for seq, n in ((left, right), (right, left)):
-                if (
-                    isinstance(seq, (str, bytes, list, tuple))
-                    and isinstance(n, int)
-                    and len(seq) * n > MAX_BUILT
-                ):
-                    raise SecurityError(f"'*' would build more than {MAX_BUILT} items")
-        if operator == "**" and isinstance(right, int) and abs(right) > MAX_EXPONENT:
-            raise SecurityError(f"exponent above {MAX_EXPONENT}")
-        return super().call_binop(context, operator, left, right)
+_ENV: Any = None
+_UNDEFINED: Any = None  # jinja2.Undefined once Jinja2 is loaded
+# (jinja2.Undefined,) once env() is made; until then no expression has run, so none of its
+# values can be Undefined (truthy and plain: the planner's inner loop, one isinstance each)
+_UNDEFINED_T: tuple[type, ...] = ()
 
 
-def make_env() -> ImmutableSandboxedEnvironment:
-    env = Sandbox(autoescape=False, keep_trailing_newline=False)
-    env.filters["q"] = _quote
-    env.filters["systemd_quote"] = systemd_quote
-    return env
+def env() -> Any:
+    """The one sandboxed environment (remedy.knowledge.sandbox), made on first use."""
+    global _ENV, _UNDEFINED_T
+    if _ENV is None:
+        import gc
+
+        # Jinja2's ~20 modules are now loaded after the command's start-up, whose objects
+        # remedy.startgc froze out of the collector's sight: frozen likewise (they live to the
+        # end), else the collections they set off cost a `plan` ~1% more than before
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            from jinja2 import Undefined
+
+            from remedy.knowledge.sandbox import make_env
+
+            _ENV = make_env()
+            _UNDEFINED_T = (Undefined,)
+        finally:
+            if gc.get_freeze_count():
+                gc.freeze()
+            if collecting:
+                gc.enable()
+    return _ENV
 
 
-ENV = make_env()
+def is_undefined(value: Any) -> bool:
+    """``value`` is Jinja2's Undefined; without Jinja2 loaded, nothing can be one."""
+    global _UNDEFINED
+    u = _UNDEFINED
+    if u is None:
+        jinja2 = sys.modules.get("jinja2")
+        if jinja2 is None:
+            return False
+        u = _UNDEFINED = jinja2.Undefined
+    return isinstance(value, u)
+
+
+_SANDBOX_NAMES = frozenset({"Sandbox", "make_env", "systemd_quote", "MAX_BUILT", "MAX_EXPONENT"})
+
+
+def __getattr__(name: str) -> Any:
+    """``ENV`` and the sandbox's names, as before they moved (remedy.knowledge.sandbox)."""
+    if name == "ENV":
+        return env()
+    if name in _SANDBOX_NAMES:
+        from remedy.knowledge import sandbox
+
+        return getattr(sandbox, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Generating Python from ~500 templates costs seconds; the generated code only depends on the
@@ -219,7 +192,7 @@ def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> types.Code
         node = make_node()
         # the free names come from this same parse (free_names() then reads the cache)
         _CODE[_names_key(kind == "tmpl", src)] = _undeclared(node)
-        code = compile(ENV.compile(node, raw=True), "<remedy knowledge>", "exec")
+        code = compile(env().compile(node, raw=True), "<remedy knowledge>", "exec")
         _CODE[key] = code
         _CODE_DIRTY = True
     return code
@@ -228,6 +201,7 @@ def _from_cache(kind: str, src: str, make_node: Callable[[], Any]) -> types.Code
 def _template_of(code: types.CodeType | bytes) -> Any:
     """Jinja2's Template for generated code (its module run, its globals); bytes: the code
     marshalled, as a cached knowledge base keeps it (remedy.knowledge.kbcache)."""
+    e = env()  # first: it imports Jinja2 with the collector paused
     from jinja2 import Template
 
     if type(code) is bytes:
@@ -236,22 +210,68 @@ def _template_of(code: types.CodeType | bytes) -> Any:
         code = marshal.loads(code)
         if type(code) is not types.CodeType:
             raise KnowledgeError("the knowledge cache holds something that is not code")
-    return Template.from_code(ENV, code, ENV.make_globals(None))
+    return Template.from_code(e, code, e.make_globals(None))
+
+
+# `{{ name }}` as Jinja2 reads it: any spaces or tabs inside the braces, a bare name
+_NAME_TAG = re.compile(r"\{\{[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\}\}")
+# names Jinja2 does not look up in the context: constants, and the ones its code generator
+# binds itself (the template's reference, a macro's or a loop's own names)
+_NOT_LOOKUPS = frozenset(
+    {"true", "false", "none", "True", "False", "None"}
+    | {"self", "super", "caller", "varargs", "kwargs", "loop"}
+)
+
+
+def plain_parts(text: str) -> list[str] | None:
+    """A template made only of text and ``{{ name }}`` tags, as [text, name, text, ..., text],
+    with what Jinja2 does to such a source done (``keep_trailing_newline=False``: one final
+    newline dropped); None for anything else (other tags, a brace in the text, ``\\r``, which
+    Jinja2 would turn into ``\\n``)."""
+    if "\r" in text:
+        return None
+    if text.endswith("\n"):
+        text = text[:-1]
+    parts = _NAME_TAG.split(text)
+    if any("{" in t or "}" in t for t in parts[0::2]) or any(
+        n in _NOT_LOOKUPS for n in parts[1::2]
+    ):
+        return None
+    return parts
 
 
 class KnowledgeTemplate:
     """A compiled knowledge template (a message, a title, a command). Jinja2's Template is made
     from the code when first rendered: a command renders a few of the ~230 (making each was
-    ~1% of a `plan` start-up)."""
+    ~1% of a `plan` start-up).
 
-    __slots__ = ("_code", "_template", "remedy_source")
+    A template of plain text and ``{{ name }}`` tags (``plain_parts``) whose names are all
+    strings in the context is rendered here, without Jinja2: Jinja2 would print each such
+    value as ``str`` does (no autoescape, no finalize; a name is looked up, never called or
+    traversed, so the sandbox has nothing to check). Any other value, or a name missing, goes
+    to Jinja2. Why: a log-only ``diagnose`` renders the confirming facts of its hypotheses,
+    nearly all plain text, and would import Jinja2 (~15 ms) for them alone."""
 
-    def __init__(self, code: types.CodeType, source: str) -> None:
+    __slots__ = ("_code", "_template", "remedy_source", "remedy_parts")
+
+    def __init__(self, code: types.CodeType, source: str, parts: list[str] | None = None) -> None:
         self._code = code
         self._template: Any = None
         self.remedy_source = source  # named in sandbox refusals
+        self.remedy_parts = parts  # plain_parts of its source (None: Jinja2 renders it)
 
     def render(self, *args: Any, **kwargs: Any) -> str:
+        if not args:
+            parts = self.remedy_parts
+            if parts is not None:
+                out = parts[:]
+                for i in range(1, len(out), 2):
+                    value = kwargs.get(out[i])
+                    if type(value) is not str:
+                        break
+                    out[i] = value
+                else:
+                    return "".join(out)
         t = self._template
         if t is None:
             t = self._template = _template_of(self._code)
@@ -259,16 +279,16 @@ class KnowledgeTemplate:
 
 
 def _expression_node(src: str) -> Any:
-    from jinja2 import nodes
+    from jinja2 import TemplateSyntaxError, nodes
     from jinja2.parser import Parser
 
-    parser = Parser(ENV, src, state="variable")
+    parser = Parser(env(), src, state="variable")
     expr = parser.parse_expression()
     if not parser.stream.eos:
         raise TemplateSyntaxError(
             "chunk after expression", parser.stream.current.lineno, None, None
         )
-    expr.set_environment(ENV)
+    expr.set_environment(env())
     return nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)], lineno=1)
 
 
@@ -280,10 +300,10 @@ def free_names(src: str, *, template: bool) -> set[str]:
     key = _names_key(template, src)
     names = _CODE.get(key)
     if not isinstance(names, (tuple, list)):
-        names = _undeclared(ENV.parse(src) if template else _expression_node(src))
+        names = _undeclared(env().parse(src) if template else _expression_node(src))
         _CODE[key] = names
         _CODE_DIRTY = True
-    return set(names) - set(ENV.globals)
+    return set(names) - set(env().globals)
 
 
 def _names_key(template: bool, src: str) -> str:
@@ -293,7 +313,7 @@ def _names_key(template: bool, src: str) -> str:
 def _undeclared(node: Any) -> tuple[str, ...]:
     from jinja2 import meta
 
-    node.set_environment(ENV)
+    node.set_environment(env())
     return tuple(sorted(meta.find_undeclared_variables(node)))
 
 
@@ -311,7 +331,7 @@ class Expression:
         self._code = code
         self._template: Any = None  # made on the first evaluation (many never run)
         self.remedy_names = names
-        self._reads = tuple(sorted(names | set(ENV.globals)))
+        self._reads: tuple[str, ...] | None = None  # with Jinja's globals: on the first run
         self._globals: dict[str, Any] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -324,11 +344,15 @@ class Expression:
             tmpl = self._template = _template_of(self._code)
         if self._globals is None:
             self._globals = dict(tmpl.globals)
+        reads = self._reads
+        if reads is None:
+            reads = self._reads = tuple(sorted(self.remedy_names | set(tmpl.environment.globals)))
         parent = dict(self._globals)
-        for n in self._reads:
+        for n in reads:
             if n in ctx:
                 parent[n] = ctx[n]
-        context = ENV.context_class(ENV, parent, tmpl.name, tmpl.blocks, globals=self._globals)
+        e = tmpl.environment
+        context = e.context_class(e, parent, tmpl.name, tmpl.blocks, globals=self._globals)
         for _ in tmpl.root_render_func(context):
             pass
         return context.vars["result"]
@@ -340,6 +364,8 @@ def call(expr: Any, ctx: dict[str, Any]) -> Any:
 
 
 def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> Callable[..., Any]:
+    from jinja2 import TemplateSyntaxError
+
     try:
         code = _from_cache("expr", src, lambda: _expression_node(src))
     except TemplateSyntaxError as exc:
@@ -353,23 +379,25 @@ def compile_expr(src: str, *, file: str | None, line: int | None, what: str) -> 
 def compile_template(
     src: str, *, file: str | None, line: int | None, what: str
 ) -> KnowledgeTemplate:
+    from jinja2 import TemplateSyntaxError
+
     try:
-        code = _from_cache("tmpl", src, lambda: ENV.parse(src))
+        code = _from_cache("tmpl", src, lambda: env().parse(src))
     except TemplateSyntaxError as exc:
         raise KnowledgeError(
             f"{what}: bad template {src!r}: {exc.message}", file=file, line=line
         ) from None
-    return KnowledgeTemplate(code, f"{file}:{line}: {what}" if file else what)
+    return KnowledgeTemplate(code, f"{file}:{line}: {what}" if file else what, plain_parts(src))
 
 
 def truthy(value: Any) -> bool:
-    if isinstance(value, Undefined):
+    if isinstance(value, _UNDEFINED_T):
         return False
     return bool(value)
 
 
 def plain(value: Any) -> Any:
     """Jinja's Undefined is falsy but not None; facts never hold Undefined."""
-    if isinstance(value, Undefined):
+    if isinstance(value, _UNDEFINED_T):
         return None
     return value

@@ -12,10 +12,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from jinja2 import Undefined
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from remedy.knowledge.expr import is_undefined
 from remedy.knowledge.schema import CudaTables, Release
 from remedy.resolve import item_counts, norm, toolkit_at
 
@@ -23,7 +23,7 @@ _REL = re.compile(r"(\d+)\.(\d+)")
 
 
 def _s(v: Any) -> str | None:
-    if v is None or isinstance(v, Undefined):
+    if v is None or is_undefined(v):
         return None
     return str(v)
 

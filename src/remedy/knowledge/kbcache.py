@@ -12,7 +12,7 @@ load plus the pickling (~7 ms) once.
 The key is a sha256 of what decides the result: every regular file directly in the two
 directories (names and bytes: the loader reads most, and providers.yaml names the functions
 an expression may call), the directories' paths (Knowledge names its files), the source of
-the modules that build and define it (remedy/knowledge/*.py, remedy/model.py, the operations
+the modules that build and define it (remedy/knowledge/*.py, remedy/model/*.py, the operations
 an action may name), and the versions of Python, pydantic, Jinja2 and PyYAML. Any change: the
 ordinary load, and a new cache. Only a load that passed every check is ever written.
 
@@ -38,7 +38,7 @@ from typing import Any
 _TAG = b"remedy-knowledge-1\0"
 # under src/remedy/: every module the load validates with (the operations' parameter schemas
 # live in each operations module, not only the registry)
-_SOURCES = ("knowledge", "model.py", "operations")
+_SOURCES = ("knowledge", "model", "operations")
 
 
 def cache_path(kind: str = "knowledge") -> str:
@@ -95,11 +95,23 @@ def _sources(names: tuple[str, ...]) -> list[Path]:
 def key(kdir: Path, pdir: Path) -> bytes | None:
     """sha256 of everything the loaded knowledge depends on (module doc); None when a file
     cannot be read (the ordinary load then reports it)."""
-    import jinja2
-
-    h = _versions(jinja2.__version__, str(kdir), str(pdir))
-    groups = [(b"S", _sources(_SOURCES)), (b"K", _files(kdir)), (b"P", _files(pdir))]
+    jinja = _jinja_source()
+    if jinja is None:
+        return None
+    h = _versions(str(kdir), str(pdir))
+    groups = [(b"S", _sources(_SOURCES) + [jinja]), (b"K", _files(kdir)), (b"P", _files(pdir))]
     return _hash_files(h, groups)
+
+
+def _jinja_source() -> Path | None:
+    """Jinja2's ``__init__.py``, which sets its ``__version__``: hashed into the key in place
+    of the version, since importing Jinja2 (~15 ms) is what a cached load avoids
+    (remedy.knowledge.expr)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("jinja2")
+    origin = spec.origin if spec is not None else None
+    return Path(origin) if origin else None
 
 
 def _models(*modules: Any) -> dict[str, frozenset[str]]:
@@ -150,10 +162,12 @@ def _expression(code: bytes, names: frozenset[str]) -> Any:
     return Expression(code, names)  # type: ignore[arg-type]  # unmarshalled when first run
 
 
-def _template(code: bytes, source: str) -> Any:
+def _template(code: bytes, source: str, parts: list[str] | None = None) -> Any:
     from remedy.knowledge.expr import KnowledgeTemplate
 
-    return KnowledgeTemplate(code, source)  # type: ignore[arg-type]
+    if type(parts) is not list or len(parts) % 2 != 1 or any(type(p) is not str for p in parts):
+        parts = None  # not [text, name, ..., text]: Jinja2 renders it
+    return KnowledgeTemplate(code, source, parts)  # type: ignore[arg-type]
 
 
 def _functions(state: dict[str, Any]) -> Any:
@@ -177,7 +191,7 @@ class _Pickler(pickle.Pickler):
         if t is Expression:
             return _expression, (marshal.dumps(obj._code), obj.remedy_names)
         if t is KnowledgeTemplate:
-            return _template, (marshal.dumps(obj._code), obj.remedy_source)
+            return _template, (marshal.dumps(obj._code), obj.remedy_source, obj.remedy_parts)
         if t is Functions:  # its memos (`_statics`, ...) are rebuilt on first use
             return _functions, ({k: v for k, v in vars(obj).items() if not k.startswith("_")},)
         return NotImplemented
