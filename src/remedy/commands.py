@@ -271,7 +271,7 @@ def learned_text(paths: list[Path]) -> str:
     """The bounded text the learned fallback reads (remedy.evidence.learned.read_log_text)."""
     from remedy.evidence.learned import read_log_text
 
-    return read_log_text(paths)
+    return read_log_text(paths, checked=True)  # the files the scan checked, not their names
 
 
 def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
