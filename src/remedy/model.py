@@ -10,6 +10,7 @@ plain data so a plan can be saved, diffed and applied later exactly as previewed
 # starts; evaluated by Python as the class body runs, they cost nothing extra. Every name an
 # annotation uses must therefore be defined above it (quote a forward reference).
 
+import re
 from typing import Any, Literal
 
 from pydantic import (
@@ -117,8 +118,31 @@ class PythonEnv(Strict):
     triton_ptxas: dict[str, str] = Field(default_factory=dict)  # ptxas / ptxas-blackwell -> release
 
 
+# systemd's unit name characters (systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".",
+# "\\"; "@" for templates). A name is an argument of systemctl, a directory name and text in
+# drop-ins: one starting with "-" was an option (`systemctl show -H127.0.0.1:PORT` made root's
+# ssh connect where a saved plan's workload.service said).
+_UNIT_NAME = re.compile(r"[A-Za-z0-9:_.\\@-]{1,256}")
+
+
+def unit_name(v: str) -> str:
+    """``v`` if it can be a systemd unit name (never an option, a path or a shell word)."""
+    if not _UNIT_NAME.fullmatch(v) or v.startswith(("-", ".")):
+        raise ValueError(
+            f"{v!r} is not a systemd unit name (letters, digits, ':', '_', '.', '\\', '@', '-';"
+            " not starting with '-' or '.')"
+        )
+    return v
+
+
 class Service(Strict):
     name: str  # sglang-k26.service
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return unit_name(v)
+
     unit_path: str | None = None
     drop_ins: list[str] = Field(default_factory=list)
     environment: dict[str, str] = Field(default_factory=dict)  # as systemctl show -p Environment
@@ -153,6 +177,16 @@ class Workload(Strict):
     # files the failing operation could not find (the log's fatal lines: a missing header,
     # `cannot find -lX`, `libX.so.N: cannot open shared object file`); looked up, never run
     missing_files: list[str] = Field(default_factory=list)
+
+    @field_validator("service")
+    @classmethod
+    def _service(cls, v: str | None) -> str | None:
+        return None if v is None else unit_name(v)
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes(cls, v: list[str]) -> list[str]:
+        return [unit_name(x) for x in v]  # units, and "login-shell"
 
 
 def nul_at(value: Any, where: str = "") -> str | None:

@@ -148,6 +148,13 @@ def with_scopes(
     facts file itself names (`workload.service`) counts as named."""
     if service and launch:
         raise InputError("give --service or --launch, not both")
+    if service:
+        from remedy.model import unit_name
+
+        try:
+            unit_name(service)
+        except ValueError as exc:
+            raise InputError(f"--service: {exc}") from None
     if launch:
         facts.workload.launch = launch
         facts.workload.service = None

@@ -188,7 +188,7 @@ class ServicesCollector:
             f"  U=$(grep -l -s -i sglang {greps} 2>/dev/null | sed -e 's#\\.d/[^/]*$##' -e 's#.*/##' | sort -u)\n"
             "  m svc.files; printf '%s\\n' \"$U\"\n"
             "  U=$(printf '%s\\n' \"$U\" | grep -v '@\\.service$')\n"
-            f"  IFS=$NL; set -f; SVC=$(to 15 {SHOW} '*.service' {names} $U 2>&1); SRC=$?; set +f; IFS=$IFS0\n"
+            f"  IFS=$NL; set -f; SVC=$(to 15 {SHOW} -- '*.service' {names} $U 2>&1); SRC=$?; set +f; IFS=$IFS0\n"
             "  m svc.show; printf '%s\\n' \"$SVC\"; m svc.rc $SRC\n"
             "else\n"
             "  echo no\n"
