@@ -1376,7 +1376,9 @@ def export(
     if out:
         _write_out(out, text)
     else:
-        sys.stdout.write(text)
+        from remedy.report.safe import file_safe
+
+        sys.stdout.write(file_safe(text))  # the playbook's comments hold the host's name
 
 
 @app.command(name="report")

@@ -312,7 +312,9 @@ def write_out(path: Path, text: str) -> None:
     import stat
 
     from remedy.fileread import foreign_link_chain
+    from remedy.report.safe import file_safe
 
+    text = file_safe(text)  # a report or plan shown with `cat` is text, never escape codes
     try:
         try:
             lst = os.lstat(path)
