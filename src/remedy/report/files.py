@@ -90,11 +90,24 @@ def report_from_json(data: bytes, name: str, fmt: str) -> str:
         from remedy.planfile import load_plan
 
         return plan_report(load_plan(data, name), fmt)
-    if isinstance(doc, dict) and "hosts" in doc and "groups" in doc:
-        return fleet_report(doc, fmt)
-    if isinstance(doc, dict) and "consumers" in doc and "changes" in doc:
-        from pydantic import ValidationError
+    from pydantic import ValidationError
 
+    if isinstance(doc, dict) and "hosts" in doc and "groups" in doc:
+        from remedy.fleet.report import FleetReport
+
+        # checked as the impact report is: drawn from a raw dict, `"hosts": 5` (or the
+        # `facts --inventory --json` document, whose groups are a count) was an internal error
+        try:
+            rep = FleetReport.model_validate(doc)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+            raise InputError(
+                f"{name}: not a valid fleet report (`remedy run|plan --inventory --json`): "
+                f"{loc}: {err['msg']}"
+            ) from None
+        return fleet_report(rep.model_dump(mode="json"), fmt)
+    if isinstance(doc, dict) and "consumers" in doc and "changes" in doc:
         from remedy.impact import ImpactReport
 
         try:
