@@ -172,6 +172,43 @@ def open_checked(source: str) -> int | None:
         os.close(pfd)
 
 
+# holes (never-written ranges of a sparse file) a log may hold: beyond this it is refused, not
+# read as zeros (`truncate -s 1T` of a file with one text line took root's diagnose for ever)
+HOLES_MAX = 1 << 30
+_EXTENTS_MAX = 100_000  # data/hole ranges looked at; more (a file built to be slow): refused
+
+
+def hole_bytes(fd: int, st: os.stat_result) -> int:
+    """Bytes of the regular file open as ``fd`` that are holes (SEEK_DATA/SEEK_HOLE), counted
+    only where its allocated blocks are far fewer than its size (a compressing filesystem
+    also allocates fewer: the count tells). 0 where the filesystem cannot say."""
+    size = st.st_size
+    if size - getattr(st, "st_blocks", size // 512) * 512 <= HOLES_MAX:
+        return 0
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        return 0
+    holes, off = 0, 0
+    try:
+        for _ in range(_EXTENTS_MAX):
+            if off >= size:
+                return holes
+            try:
+                data = os.lseek(fd, off, seek_data)
+            except OSError as exc:
+                if exc.errno == 6:  # ENXIO: no data after off
+                    return holes + size - off
+                return 0
+            holes += data - off
+            off = os.lseek(fd, data, seek_hole)
+        return size  # more ranges than any log has: refused as all holes
+    except OSError:
+        return 0
+    finally:
+        with contextlib.suppress(OSError):
+            os.lseek(fd, 0, os.SEEK_SET)
+
+
 def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream]:
     """Open a log for reading; every failure is a clear ``LogReadError``/``InputError``.
 
@@ -212,6 +249,14 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         if why:
             raise LogReadError(f"{p} does not look like a text log: {why}")
         if stat.S_ISREG(st.st_mode):
+            holes = hole_bytes(fd, st)
+            if holes > HOLES_MAX:
+                raise LogReadError(
+                    f"cannot read log {p}: {holes >> 20} MiB of it are holes (a sparse file: "
+                    "never written, they read as zeros, and scanning them is all the time)",
+                    hint="a log truncated under a writer that does not append keeps such a "
+                    "hole: save the part that holds text to a file and scan that",
+                )
             f.seek(0)
             _CHECKED[str(p)] = (st.st_dev, st.st_ino)
             return f, st.st_size, f
