@@ -118,3 +118,14 @@ def test_a_saved_plan_naming_no_unit_is_refused_before_anything_runs(tmp_path):
     r = _remedy("run", "--local", "--plan", str(out), "--yes", tmp=tmp_path)
     assert r.returncode == 2 and "not a systemd unit name" in r.stderr, r.stderr[-2000:]
     assert not (tmp_path / "state").exists() or not any((tmp_path / "state").rglob("journal*"))
+
+
+@pytest.mark.parametrize("value", ["-H127.0.0.1:9", "a.service,-Mx.service", "--host=x"])
+def test_an_inventorys_remedy_services_naming_an_option_is_refused(value):
+    """An inventory (a shared file) names each host's units in `remedy_services`: a name
+    starting with '-' passed its character check and reached systemctl as an option."""
+    from remedy.errors import InputError
+    from remedy.scope import inventory_services
+
+    with pytest.raises(InputError, match="names no unit"):
+        inventory_services({"remedy_services": value}, "gpu01")
