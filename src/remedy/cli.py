@@ -1432,7 +1432,10 @@ def report_cmd(
 
     fmt = report_format(out, "--out")
     name = "stdin" if source == "-" else source
-    _write_out(out, redact_text(report_from_json(_read_plan_file(source), name, fmt)))
+    from remedy.fleet.report import FleetReport
+
+    doc = report_from_json(_read_plan_file(source), name, fmt, fleet_model=FleetReport)
+    _write_out(out, redact_text(doc))
 
 
 from remedy.knowledge_cli import knowledge_app  # noqa: E402  (its own module; imports little)
