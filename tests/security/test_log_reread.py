@@ -113,3 +113,18 @@ def test_the_learned_models_text_is_the_checked_file(area):
     assert "cuda-13.0" in learned_text([log])  # control: the checked file is read
     swap(log, secret)
     assert "CANARY" not in learned_text([log])
+
+
+def test_without_o_path_the_checked_file_is_still_the_one_read(area, monkeypatch):
+    """Where there is no O_PATH (not Linux), the name is opened for reading and kept only
+    when it is the checked file: the swap still yields nothing, the checked file its fields."""
+    from remedy.evidence.fields import failing_commands
+
+    monkeypatch.delattr(os, "O_PATH", raising=False)
+    log, secret = area
+    symptoms, _, _ = scan_logs([log])
+    assert [f["cmd_cuda_home"] for f in failing_commands(symptoms).values()] == [
+        "/usr/local/cuda-13.0"
+    ]
+    swap(log, secret)
+    assert failing_commands(symptoms) == {}

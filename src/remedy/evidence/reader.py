@@ -157,19 +157,27 @@ def open_checked(source: str) -> int | None:
     ident = _CHECKED.get(str(source))
     if ident is None:
         return None
+    o_path = getattr(os, "O_PATH", None)  # Linux; elsewhere opened for reading, not blocking
+    flags = o_path if o_path is not None else os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
     try:
-        pfd = os.open(source, os.O_PATH | os.O_CLOEXEC)
+        pfd = os.open(source, flags | os.O_CLOEXEC)
     except OSError:
         return None
+    keep = False
     try:
         st = os.fstat(pfd)
         if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != ident:
             return None
+        if o_path is None:
+            os.set_blocking(pfd, True)
+            keep = True
+            return pfd
         return reopen(pfd)
     except OSError:
         return None
     finally:
-        os.close(pfd)
+        if not keep:
+            os.close(pfd)
 
 
 # holes (never-written ranges of a sparse file) a log may hold: beyond this it is refused, not
