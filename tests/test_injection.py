@@ -141,10 +141,23 @@ def test_hostile_python_and_toolkit_paths_never_run(payload, tmp_path, stub_env)
 
 @pytest.mark.parametrize("payload", PAYLOADS[:6], ids=range(6))
 def test_hostile_service_name_and_env_values_never_run(payload, tmp_path, stub_env):
-    """A service whose name and environment hold the payload: the drop-in commands quote it."""
+    """A service whose name and environment hold the payload: a name that is no systemd unit
+    name is refused when the facts load (tests/security/test_unit_names.py); the drop-in
+    commands quote the rest."""
+    from pydantic import ValidationError
+
+    from remedy.model import unit_name
+
     hostile = _hostile(payload).replace("\n", "_")
     svc = f"sglang{hostile}.service"
     facts = _replaced(base_facts("system"), "sglang-k26.service", svc)
+    try:
+        unit_name(svc)
+    except ValueError:
+        with pytest.raises(ValidationError, match="not a systemd unit name"):
+            Facts.model_validate(facts)
+        svc = "sglang-k26.service"
+        facts = base_facts("system")
     for s in facts["services"]:
         s["environment"]["HF_HOME"] = payload
     cmds = _plan_commands(facts)

@@ -203,7 +203,7 @@ def test_full_verification_fixed_only_when_launched_ready_and_active(kb):
     ready = [{"consumer": "sglang-server", "probe": "launch-probe", "ok": True, "unit": UNIT}]
     rep = _settle(kb, "full", ready, {UNIT: "active"})
     assert rep.outcome == "fixed" and rep.exit_code == 0 and rep.restart_pending == []
-    assert rep.calls == [["systemctl", "is-active", UNIT]]
+    assert rep.calls == [["systemctl", "is-active", "--", UNIT]]
     # ready during the launch but gone since: not fixed
     rep = _settle(kb, "full", ready, {UNIT: "failed"})
     assert rep.outcome == "applied-restart-pending" and "failed now" in rep.message

@@ -1097,7 +1097,7 @@ def run(
     from remedy.planner.plan import make_plan
 
     _check_verify(verify)
-    if plan_file and (service or launch):
+    if plan_file and service:
         raise InputError(
             "a saved plan carries its workload: give --service/--launch to "
             "`remedy plan`, not with --plan"
@@ -1130,6 +1130,7 @@ def run(
                 # intent, not shell: the steps must be what remedy plans from the plan's own
                 # facts (refused, naming the field, before anything runs)
                 verify_saved_plan(p, load_knowledge())
+                _check_saved_launch(p, plan_file, launch, verify)
             else:
                 from remedy.facts import collect_facts
 
@@ -1150,6 +1151,31 @@ def run(
             await t.close()
 
     _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _check_saved_launch(p: Any, plan_file: str, launch: str | None, verify: str | None) -> None:
+    """A saved plan's launch command is a shell command full verification runs as root; the
+    file is anyone's who could write it, and the preview does not show it (nor does anyone
+    read it under --yes). So it runs only when the command line says it again (`--launch`
+    with the same command); --verify cheap launches nothing."""
+    from remedy.errors import Refused
+    from remedy.report.safe import strip_controls
+
+    cmds = {c for c in (p.facts.workload.launch, p.target.launch) if c}
+    if launch is not None and cmds != {launch}:
+        raise InputError(
+            "--launch with --plan only repeats the saved plan's own launch command: "
+            + ("the plan has none" if not cmds else "it is not the same command"),
+            hint="give --service/--launch to `remedy plan` to plan for another workload",
+        )
+    if cmds and verify != "cheap" and launch is None:
+        shown = strip_controls(next(iter(sorted(cmds))), newlines=False)
+        raise Refused(
+            f"{plan_file} would run its launch command as root to verify the fix: {shown!r}; "
+            "nothing was changed",
+            hint="if that is your server's command, say it again: --launch 'CMD' "
+            "(or --verify cheap: nothing is launched)",
+        )
 
 
 def _restarts(p: Any, verify: str | None) -> str:
@@ -1376,7 +1402,9 @@ def export(
     if out:
         _write_out(out, text)
     else:
-        sys.stdout.write(text)
+        from remedy.report.safe import file_safe
+
+        sys.stdout.write(file_safe(text))  # the playbook's comments hold the host's name
 
 
 @app.command(name="report")
@@ -1404,7 +1432,10 @@ def report_cmd(
 
     fmt = report_format(out, "--out")
     name = "stdin" if source == "-" else source
-    _write_out(out, redact_text(report_from_json(_read_plan_file(source), name, fmt)))
+    from remedy.fleet.report import FleetReport
+
+    doc = report_from_json(_read_plan_file(source), name, fmt, fleet_model=FleetReport)
+    _write_out(out, redact_text(doc))
 
 
 from remedy.knowledge_cli import knowledge_app  # noqa: E402  (its own module; imports little)

@@ -271,7 +271,7 @@ def learned_text(paths: list[Path]) -> str:
     """The bounded text the learned fallback reads (remedy.evidence.learned.read_log_text)."""
     from remedy.evidence.learned import read_log_text
 
-    return read_log_text(paths)
+    return read_log_text(paths, checked=True)  # the files the scan checked, not their names
 
 
 def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
@@ -312,7 +312,9 @@ def write_out(path: Path, text: str) -> None:
     import stat
 
     from remedy.fileread import foreign_link_chain
+    from remedy.report.safe import file_safe
 
+    text = file_safe(text)  # a report or plan shown with `cat` is text, never escape codes
     try:
         try:
             lst = os.lstat(path)

@@ -131,7 +131,8 @@ def inventory_services(hostvars: dict[str, Any], host: str) -> list[str] | None:
     for n in names:
         if n == LOGIN_SHELL:
             continue
-        if not re.fullmatch(r"[A-Za-z0-9:_.\\@-]+", n) or unit_type(unit_name(n)) is None:
+        bad = n.startswith(("-", ".")) or not re.fullmatch(r"[A-Za-z0-9:_.\\@-]+", n)
+        if bad or unit_type(unit_name(n)) is None:  # "-H…": an option of systemctl
             raise InputError(f"{host}: remedy_services names no unit: {n!r}")
     return names
 
@@ -148,6 +149,13 @@ def with_scopes(
     facts file itself names (`workload.service`) counts as named."""
     if service and launch:
         raise InputError("give --service or --launch, not both")
+    if service:
+        from remedy.model import unit_name as checked_unit
+
+        try:
+            checked_unit(service)
+        except ValueError as exc:
+            raise InputError(f"--service: {exc}") from None
     if launch:
         facts.workload.launch = launch
         facts.workload.service = None

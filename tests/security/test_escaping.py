@@ -246,7 +246,8 @@ def test_facts_output_shows_every_host_value_as_text(monkeypatch: pytest.MonkeyP
     from remedy.model import Facts
 
     mark = "[bold red]RED[/][link=evil.example]L[/link]\x1b[2J"
-    skip = {"kind", "scope", "compute_cap"}  # enums and a pattern-checked field
+    # enums and pattern-checked fields (unit names: test_unit_names.py)
+    skip = {"kind", "scope", "compute_cap", "service", "scopes"}
 
     def walk(v: object, key: str = "") -> object:
         if isinstance(v, str):
@@ -257,7 +258,12 @@ def test_facts_output_shows_every_host_value_as_text(monkeypatch: pytest.MonkeyP
             return {k: walk(x, k) for k, x in v.items()}
         return v
 
-    facts = Facts.model_validate(walk(yaml.safe_load(EXAMPLE.read_text())))
+    raw = yaml.safe_load(EXAMPLE.read_text())
+    units = [s["name"] for s in raw.get("services", [])]
+    data = walk(raw)
+    for s, name in zip(data.get("services", []), units, strict=True):  # type: ignore[union-attr]
+        s["name"] = name
+    facts = Facts.model_validate(data)
     monkeypatch.setenv("FORCE_COLOR", "1")
     _print_facts(facts)
     out = capsys.readouterr().out

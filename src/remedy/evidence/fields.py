@@ -13,6 +13,7 @@ It only reads symptoms (matched lines); the scan engine (reader/scan/prefilter) 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections import defaultdict, deque
@@ -20,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -490,6 +491,22 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
     return views
 
 
+def _reread(source: str) -> BinaryIO | None:
+    """The log a symptom came from, read again: exactly the file the scan checked under that
+    name (remedy.evidence.reader.open_checked), never what the name leads to now (its writer
+    may have swapped it for a link to a file only root can read); None when that is gone, was
+    never checked, or is too large to read again."""
+    from remedy.evidence.reader import open_checked
+
+    fd = open_checked(source)
+    if fd is None:
+        return None
+    if os.fstat(fd).st_size > REREAD_MAX_BYTES:
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
+
+
 def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
     """symptom index of each ninja FAILED line -> the fields of the nvcc command below it."""
     want: dict[str, dict[int, int]] = {}  # source -> {line after FAILED: symptom index}
@@ -498,12 +515,12 @@ def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
             want.setdefault(s.source, {})[s.line + 1] = i
     out: dict[int, dict[str, str]] = {}
     for source, lines in want.items():
-        p = Path(source)
         try:
-            if not p.is_file() or p.stat().st_size > REREAD_MAX_BYTES:
+            f = _reread(source)
+            if f is None:
                 continue
             last = max(lines)
-            with p.open("rb") as f:
+            with f:
                 for n, raw in enumerate(f, 1):
                     if n in lines:
                         text = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
@@ -559,13 +576,13 @@ def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
             want.setdefault(s.source, {})[s.line] = i
     out: dict[int, dict[str, str]] = {}
     for source, fatal in want.items():
-        p = Path(source)
         try:
-            if not p.is_file() or p.stat().st_size > REREAD_MAX_BYTES:
+            f = _reread(source)
+            if f is None:
                 continue
             last = max(fatal)
             window: deque[str] = deque(maxlen=LOOKBACK)
-            with p.open("rb") as f:
+            with f:
                 for n, raw in enumerate(f, 1):
                     if n in fatal:
                         fields = _command_before(list(window))

@@ -80,18 +80,30 @@ def tokens(text: str, *, bigrams: bool = False) -> list[str]:
     return out
 
 
-def read_log_text(paths: Iterable[str | os.PathLike[str]]) -> str:
+def read_log_text(paths: Iterable[str | os.PathLike[str]], *, checked: bool = False) -> str:
     """The text the model reads from logs: each file whole up to MAX_BYTES, else its head and
-    its tail (the fatal error is usually last), decoded leniently; unreadable files skipped."""
+    its tail (the fatal error is usually last), decoded leniently; unreadable files skipped.
+    ``checked``: only the very files the scan checked under these names
+    (remedy.evidence.reader.open_checked): diagnosis reads a log again after its scan, and
+    its writer may have swapped the name for a link to a file only root can read."""
     parts: list[str] = []
     budget = MAX_BYTES
     for p in paths:
         if budget <= 0:
             break
         try:
-            if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO or device: not ours to drain
-                continue
-            with open(p, "rb") as f:
+            if checked:
+                from remedy.evidence.reader import open_checked
+
+                fd = open_checked(os.fspath(p))
+                if fd is None:
+                    continue
+            else:
+                fd = os.open(p, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+                if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device: not ours to drain
+                    os.close(fd)
+                    continue
+            with os.fdopen(fd, "rb") as f:
                 f.seek(0, os.SEEK_END)
                 size = f.tell()
                 f.seek(0)

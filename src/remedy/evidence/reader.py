@@ -131,6 +131,92 @@ def _check_log_link(p: Path) -> None:
         raise LogReadError(f"cannot read log {p}: {why}; name its target instead")
 
 
+# a log's name -> (device, inode) of the regular file ``open_log`` checked under it: whatever
+# reads the log again later (diagnosis' command lines, the learned model's head and tail) gets
+# that very file or nothing, never what the name leads to by then (its writer may have swapped
+# it for a link to a file only root can read)
+_CHECKED: dict[str, tuple[int, int]] = {}
+
+
+def reopen(fd: int) -> int:
+    """A new descriptor (own offset) of the very file open as ``fd``, never looked up by its
+    name: ``/proc/self/fd/N`` reopens the inode itself. OSError where that cannot be had."""
+    r = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+    a, b = os.fstat(fd), os.fstat(r)
+    if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino):
+        os.close(r)
+        raise OSError(f"/proc/self/fd/{fd} is not the file open as {fd}")
+    return r
+
+
+def open_checked(source: str) -> int | None:
+    """A read descriptor of the log ``open_log`` checked under the name ``source``, or None
+    (never checked, gone, or the name now leads elsewhere). The name is looked up with
+    ``O_PATH`` (opening it can neither block on a FIFO nor touch a device) and read only when
+    it is the checked file's device and inode."""
+    ident = _CHECKED.get(str(source))
+    if ident is None:
+        return None
+    o_path = getattr(os, "O_PATH", None)  # Linux; elsewhere opened for reading, not blocking
+    flags = o_path if o_path is not None else os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        pfd = os.open(source, flags | os.O_CLOEXEC)
+    except OSError:
+        return None
+    keep = False
+    try:
+        st = os.fstat(pfd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != ident:
+            return None
+        if o_path is None:
+            os.set_blocking(pfd, True)
+            keep = True
+            return pfd
+        return reopen(pfd)
+    except OSError:
+        return None
+    finally:
+        if not keep:
+            os.close(pfd)
+
+
+# holes (never-written ranges of a sparse file) a log may hold: beyond this it is refused, not
+# read as zeros (`truncate -s 1T` of a file with one text line took root's diagnose for ever)
+HOLES_MAX = 1 << 30
+_EXTENTS_MAX = 100_000  # data/hole ranges looked at; more (a file built to be slow): refused
+
+
+def hole_bytes(fd: int, st: os.stat_result) -> int:
+    """Bytes of the regular file open as ``fd`` that are holes (SEEK_DATA/SEEK_HOLE), counted
+    only where its allocated blocks are far fewer than its size (a compressing filesystem
+    also allocates fewer: the count tells). 0 where the filesystem cannot say."""
+    size = st.st_size
+    if size - getattr(st, "st_blocks", size // 512) * 512 <= HOLES_MAX:
+        return 0
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        return 0
+    holes, off = 0, 0
+    try:
+        for _ in range(_EXTENTS_MAX):
+            if off >= size:
+                return holes
+            try:
+                data = os.lseek(fd, off, seek_data)
+            except OSError as exc:
+                if exc.errno == 6:  # ENXIO: no data after off
+                    return holes + size - off
+                return 0
+            holes += data - off
+            off = os.lseek(fd, data, seek_hole)
+        return size  # more ranges than any log has: refused as all holes
+    except OSError:
+        return 0
+    finally:
+        with contextlib.suppress(OSError):
+            os.lseek(fd, 0, os.SEEK_SET)
+
+
 def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream]:
     """Open a log for reading; every failure is a clear ``LogReadError``/``InputError``.
 
@@ -171,7 +257,16 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         if why:
             raise LogReadError(f"{p} does not look like a text log: {why}")
         if stat.S_ISREG(st.st_mode):
+            holes = hole_bytes(fd, st)
+            if holes > HOLES_MAX:
+                raise LogReadError(
+                    f"cannot read log {p}: {holes >> 20} MiB of it are holes (a sparse file: "
+                    "never written, they read as zeros, and scanning them is all the time)",
+                    hint="a log truncated under a writer that does not append keeps such a "
+                    "hole: save the part that holds text to a file and scan that",
+                )
             f.seek(0)
+            _CHECKED[str(p)] = (st.st_dev, st.st_ino)
             return f, st.st_size, f
         return f, -1, SniffedStream(head, _Capped(f, STREAM_CAP))
     except BaseException:
@@ -419,7 +514,7 @@ def _count_newlines(fd: int, bounds: list[int], out: list[int]) -> None:
         out[k] = n
 
 
-def _start_tail_counts(path: str | Path, bounds: list[int]) -> list[subprocess.Popen[bytes]]:
+def _start_tail_counts(fd: int, bounds: list[int]) -> list[subprocess.Popen[bytes]]:
     """``wc -l`` of [start, EOF) for each segment start, in parallel (wc counts newlines at
     several GB/s without holding Python's GIL). Segment k has ``tail[k] - tail[k+1]`` lines."""
     from remedy.syspath import SYSTEM_PATH
@@ -431,13 +526,19 @@ def _start_tail_counts(path: str | Path, bounds: list[int]) -> list[subprocess.P
 
     procs = []
     for start in bounds[:-1]:
-        fd = os.open(path, os.O_RDONLY)
         try:
-            os.lseek(fd, start, os.SEEK_SET)
+            r = reopen(fd)  # the checked file, never its name again
+        except OSError:
+            for p in procs:
+                p.kill()
+                p.wait()
+            return []
+        try:
+            os.lseek(r, start, os.SEEK_SET)
             procs.append(
                 subprocess.Popen(
                     [wc, "-l"],
-                    stdin=fd,
+                    stdin=r,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     env={**os.environ, "LC_ALL": "C"},
@@ -449,13 +550,11 @@ def _start_tail_counts(path: str | Path, bounds: list[int]) -> list[subprocess.P
                 p.wait()
             return []
         finally:
-            os.close(fd)
+            os.close(r)
     return procs
 
 
-def _segment_counts(
-    fd: int, path: str | Path, bounds: list[int], wcs: list[subprocess.Popen[bytes]]
-) -> list[int]:
+def _segment_counts(fd: int, bounds: list[int], wcs: list[subprocess.Popen[bytes]]) -> list[int]:
     n = len(bounds) - 1
     if wcs:
         tails: list[int] = []
@@ -587,8 +686,11 @@ def grep_candidates(
     grep: str | None = None,
     segments: int | None = None,
     cap: int = MATCH_CAP,
+    fd: int | None = None,
 ) -> Iterator[tuple[int, bytes]]:
-    """Candidate lines of a regular file via parallel ``grep -E`` over newline-aligned slices."""
+    """Candidate lines of a regular file via parallel ``grep -E`` over newline-aligned slices.
+    ``fd``: the file already open and checked (``open_log``): grep, wc and the feeders read
+    that file, never ``path`` again (its writer may have swapped the name for a link)."""
     grep = grep or find_grep()
     if grep is None:
         raise GrepFailed("grep not found on PATH")
@@ -596,7 +698,7 @@ def grep_candidates(
         raise GrepFailed(f"{grep} failed its self-test (not a GNU-compatible grep?)")
     import subprocess
 
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY) if fd is None else os.dup(fd)
     procs: list[subprocess.Popen[bytes]] = []
     threads: list[threading.Thread] = []
     spools: list[IO[bytes]] = []
@@ -612,8 +714,12 @@ def grep_candidates(
         for k in range(n):
             # the last slice ends at EOF, so grep can read it straight from the file;
             # the others are fed through a pipe by a sendfile thread
+            direct = -1
             if k == n - 1:
-                r = os.open(path, os.O_RDONLY)
+                with contextlib.suppress(OSError):  # no /proc: fed through a pipe too
+                    direct = reopen(fd)
+            if direct >= 0:
+                r = direct
                 os.lseek(r, bounds[k], os.SEEK_SET)
                 w = -1
             else:
@@ -644,7 +750,7 @@ def grep_candidates(
                 import resource
 
                 resource.prlimit(proc.pid, resource.RLIMIT_AS, (GREP_MAX_AS, GREP_MAX_AS))
-        wcs = _start_tail_counts(path, bounds)
+        wcs = _start_tail_counts(fd, bounds)
         procs.extend(wcs)
         for w, k in pipes:
             t = threading.Thread(target=_feed, args=(fd, w, bounds[k], bounds[k + 1]), daemon=True)
@@ -661,7 +767,7 @@ def grep_candidates(
         assert procs[0].stdout is not None
         yield from _grep_lines(procs[0].stdout, 0, cap)
         check(0)
-        counts = _segment_counts(fd, path, bounds, wcs)
+        counts = _segment_counts(fd, bounds, wcs)
         offset = counts[0]
         for k in range(1, n):
             check(k)

@@ -407,7 +407,7 @@ class PendingScan:
             agg = _Aggregator(cat, source)
             totals = reader.Totals()
             try:
-                for lineno, raw in reader.grep_candidates(path, literals, totals):
+                for lineno, raw in reader.grep_candidates(path, literals, totals, fd=f.fileno()):
                     agg.feed(lineno, raw)
                 agg.resolve_wraps(f.fileno())
                 return agg.result(totals.lines, totals.bytes, "grep")

@@ -109,6 +109,11 @@ class HostState:
             data = json_loads(r.text().strip().splitlines()[-1]) if r.stdout.strip() else {}
         except ValueError:
             data = {}
+        if not isinstance(data, dict):  # a host that answers `[]` or `5`: no reply of the agent's
+            raise RemedyError(
+                f"host agent '{args[0]}' on {self.transport.host} answered with no JSON object: "
+                f"{r.text().strip()[-200:]!r}"
+            )
         if r.exit_status not in ok_codes:
             msg = data.get("error") or r.stderr.decode(errors="replace").strip()[-400:]
             raise RemedyError(f"host agent '{args[0]}' failed on {self.transport.host}: {msg}")

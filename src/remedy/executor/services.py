@@ -66,7 +66,7 @@ async def settle_services(t: Any, plan: Plan, report: Any, mode: str, log: Any) 
                 else f"{unit}: no launch observed ({(v or {}).get('detail') or 'no GPU to launch on'})"
             )
             continue
-        r = await t.run(["systemctl", "is-active", unit], timeout=30)
+        r = await t.run(["systemctl", "is-active", "--", unit], timeout=30)
         state = r.text().strip() or f"exit {r.exit_status}"
         v["active"] = state
         if state != "active":

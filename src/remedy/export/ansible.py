@@ -93,7 +93,7 @@ def _readiness_tasks(plan: Plan, units: list[str]) -> list[dict[str, Any]]:
         })  # fmt: skip
         out.append({
             "name": Unsafe(f"remedy: {unit} is active"),
-            "ansible.builtin.command": {"argv": ["systemctl", "is-active", U(unit)]},
+            "ansible.builtin.command": {"argv": ["systemctl", "is-active", "--", U(unit)]},
             "changed_when": False, "when": when,
         })  # fmt: skip
     return out

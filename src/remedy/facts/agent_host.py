@@ -600,7 +600,7 @@ def services(names):
     m(b"svc.files")
     w(u + NL)
     keep = [x for x in u.split(NL) if not x.endswith(b"@.service") and x]
-    argv = [a.encode() for a in REQ["show"]] + [b"*.service"] + [n.encode() for n in names]
+    argv = [a.encode() for a in REQ["show"]] + [b"--", b"*.service"] + [n.encode() for n in names]
     out, rc = run(argv + keep, 15)
     out = out.rstrip(NL)
     SVC["out"] = out

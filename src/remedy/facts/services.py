@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
-from remedy.model import Service
+from remedy.model import Service, unit_name
 from remedy.transport.quote import quote
 from remedy.units.shown import ShownEnvironment, parse_shown_environment
 from remedy.units.syntax import split_show_list
@@ -123,6 +123,11 @@ def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFa
         if name not in wanted and not any(RELEVANT.search(e) for e in execs):
             continue
         seen.add(name)
+        try:
+            unit_name(name)
+        except ValueError as exc:  # a garbled reply: never an argument of systemctl later
+            notes.append(f"service left out: {exc}")
+            continue
         load = (u.get("LoadState") or [""])[0]
         if load and load != "loaded":
             notes.append(f"service {name}: LoadState={load}")
@@ -188,7 +193,7 @@ class ServicesCollector:
             f"  U=$(grep -l -s -i sglang {greps} 2>/dev/null | sed -e 's#\\.d/[^/]*$##' -e 's#.*/##' | sort -u)\n"
             "  m svc.files; printf '%s\\n' \"$U\"\n"
             "  U=$(printf '%s\\n' \"$U\" | grep -v '@\\.service$')\n"
-            f"  IFS=$NL; set -f; SVC=$(to 15 {SHOW} '*.service' {names} $U 2>&1); SRC=$?; set +f; IFS=$IFS0\n"
+            f"  IFS=$NL; set -f; SVC=$(to 15 {SHOW} -- '*.service' {names} $U 2>&1); SRC=$?; set +f; IFS=$IFS0\n"
             "  m svc.show; printf '%s\\n' \"$SVC\"; m svc.rc $SRC\n"
             "else\n"
             "  echo no\n"

@@ -17,9 +17,26 @@ process's path while the scan workers compete with it for the CPUs.
 # annotation uses must therefore be defined above it (quote a forward reference).
 
 import importlib
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# systemd's unit name characters (systemd.unit(5): ASCII letters, digits, ":", "-", "_", ".",
+# "\\"; "@" for templates). A name is an argument of systemctl, a directory name and text in
+# drop-ins: one starting with "-" was an option (`systemctl show -H127.0.0.1:PORT` made root's
+# ssh connect where a saved plan's workload.service said).
+_UNIT_NAME = re.compile(r"[A-Za-z0-9:_.\\@-]{1,256}")
+
+
+def unit_name(v: str) -> str:
+    """``v`` if it can be a systemd unit name (never an option, a path or a shell word)."""
+    if not _UNIT_NAME.fullmatch(v) or v.startswith(("-", ".")):
+        raise ValueError(
+            f"{v!r} is not a systemd unit name (letters, digits, ':', '_', '.', '\\', '@', '-';"
+            " not starting with '-' or '.')"
+        )
+    return v
 
 
 class Strict(BaseModel):

@@ -5,9 +5,9 @@ No `from __future__ import annotations`, as in remedy.model.
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from remedy.model import Strict, nul_at
+from remedy.model import Strict, nul_at, unit_name
 
 
 class Gpu(Strict):
@@ -68,6 +68,12 @@ class PythonEnv(Strict):
 
 class Service(Strict):
     name: str  # sglang-k26.service
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return unit_name(v)
+
     unit_path: str | None = None
     drop_ins: list[str] = Field(default_factory=list)
     environment: dict[str, str] = Field(default_factory=dict)  # as systemctl show -p Environment
@@ -102,6 +108,16 @@ class Workload(Strict):
     # files the failing operation could not find (the log's fatal lines: a missing header,
     # `cannot find -lX`, `libX.so.N: cannot open shared object file`); looked up, never run
     missing_files: list[str] = Field(default_factory=list)
+
+    @field_validator("service")
+    @classmethod
+    def _service(cls, v: str | None) -> str | None:
+        return None if v is None else unit_name(v)
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes(cls, v: list[str]) -> list[str]:
+        return [unit_name(x) for x in v]  # units, and "login-shell"
 
 
 class Facts(Strict):

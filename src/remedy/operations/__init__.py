@@ -93,9 +93,11 @@ def _env_name(v: str) -> str:
 
 def _unit(v: str) -> str:
     # a unit name becomes a directory name (/etc/systemd/system/UNIT.d): no '/', no '..'
+    from remedy.model import unit_name
+
     if "/" in v or _CC.search(v) or v.startswith(".") or not v.endswith(_UNIT_SUFFIX):
         raise ValueError(f"{v!r} is not a systemd unit name")
-    return v
+    return unit_name(v)  # nor an option (a leading '-') of the systemctl it is given to
 
 
 def _slug(v: str) -> str:

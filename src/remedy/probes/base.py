@@ -144,7 +144,7 @@ async def read_unit_account(transport: Transport, unit: str) -> tuple[RunAs | No
     """(RunAs, "") for a unit with a static User= other than root, else (None, why the probe
     runs as root: no User=, DynamicUser=, no such user, no setpriv on the host)."""
     r = await transport.run(
-        ["systemctl", "show", "--no-pager", "-pUser", "-pGroup", "-pDynamicUser", unit],
+        ["systemctl", "show", "--no-pager", "-pUser", "-pGroup", "-pDynamicUser", "--", unit],
         timeout=30,
     )
     if r.exit_status != 0:
@@ -364,7 +364,7 @@ class ProbeContext:
 async def read_unit_env(transport: Transport, unit: str) -> tuple[dict[str, str], str]:
     """A unit's environment as systemd hands it to the service (PATH defaults to systemd's)."""
     r = await transport.run(
-        ["systemctl", "show", "--no-pager", *(f"-p{p}" for p in SHOW_ENV_PROPS), unit],
+        ["systemctl", "show", "--no-pager", *(f"-p{p}" for p in SHOW_ENV_PROPS), "--", unit],
         timeout=30,
     )
     if r.exit_status != 0:

@@ -549,7 +549,7 @@ class LaunchProbe:
         if self.unit:
             with contextlib.suppress(TransportError):
                 r = await self.t.run(
-                    ["systemctl", "show", "-p", "MainPID", "--value", self.unit], timeout=30
+                    ["systemctl", "show", "-p", "MainPID", "--value", "--", self.unit], timeout=30
                 )
                 with contextlib.suppress(ValueError):
                     root = int(r.text().strip() or 0) or root
@@ -568,7 +568,7 @@ class LaunchProbe:
 
     async def _unit_state(self) -> str | None:
         try:
-            r = await self.t.run(["systemctl", "is-active", self.unit or ""], timeout=30)
+            r = await self.t.run(["systemctl", "is-active", "--", self.unit or ""], timeout=30)
         except TransportError:
             return None
         return r.text().strip() or None

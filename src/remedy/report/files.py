@@ -80,8 +80,10 @@ def fleet_report(report: dict[str, Any], fmt: str) -> str:
     return f"# {md(g.title)}\n\n" + chain_mermaid(g)
 
 
-def report_from_json(data: bytes, name: str, fmt: str) -> str:
-    """A saved plan, impact report or fleet report (their --json), drawn."""
+def report_from_json(data: bytes, name: str, fmt: str, fleet_model: Any = None) -> str:
+    """A saved plan, impact report or fleet report (their --json), drawn. ``fleet_model``:
+    the pydantic model a fleet report must validate as (remedy.fleet.report.FleetReport,
+    given by the caller: report/ does not import fleet/)."""
     try:
         doc = json_loads(data)
     except (ValueError, UnicodeDecodeError):
@@ -90,11 +92,24 @@ def report_from_json(data: bytes, name: str, fmt: str) -> str:
         from remedy.planfile import load_plan
 
         return plan_report(load_plan(data, name), fmt)
-    if isinstance(doc, dict) and "hosts" in doc and "groups" in doc:
-        return fleet_report(doc, fmt)
-    if isinstance(doc, dict) and "consumers" in doc and "changes" in doc:
-        from pydantic import ValidationError
+    from pydantic import ValidationError
 
+    if isinstance(doc, dict) and "hosts" in doc and "groups" in doc:
+        if fleet_model is None:
+            return fleet_report(doc, fmt)
+        # checked as the impact report is: drawn from a raw dict, `"hosts": 5` (or the
+        # `facts --inventory --json` document, whose groups are a count) was an internal error
+        try:
+            rep = fleet_model.model_validate(doc)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+            raise InputError(
+                f"{name}: not a valid fleet report (`remedy run|plan --inventory --json`): "
+                f"{loc}: {err['msg']}"
+            ) from None
+        return fleet_report(rep.model_dump(mode="json"), fmt)
+    if isinstance(doc, dict) and "consumers" in doc and "changes" in doc:
         from remedy.impact import ImpactReport
 
         try:

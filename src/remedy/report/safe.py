@@ -38,6 +38,18 @@ def json_safe(text: str) -> str:
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+_C0 = re.compile("[\x00-\x08\x0b-\x1f]")  # never raw in JSON; in YAML/HTML/markdown: an escape
+
+
+def file_safe(text: str) -> str:
+    """Text of a file remedy writes (`--out` plan JSON, `--report` HTML/markdown, a playbook,
+    also on stdout): `cat` of it on a terminal must do nothing but print. DEL, C1 and bidi
+    controls become `\\uXXXX` (json_safe: the same data in JSON and in a YAML double-quoted
+    string, visible text elsewhere); other C0 controls but newline and tab are removed (JSON
+    never holds one raw; an HTML report held the host's ESC and BEL: OSC 52, ESC[2J)."""
+    return _C0.sub("", json_safe(text))
+
+
 def term(text: object) -> str:
     """A host string for rich markup: controls removed, `[` escaped."""
     from rich.markup import escape  # rich only where something is printed for a terminal

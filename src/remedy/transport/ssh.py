@@ -186,13 +186,23 @@ class KnownHosts:
 
     user_files: list[str]
     global_files: list[str] = field(default_factory=list)
+    # file -> why its keys were not taken (another user could change it)
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def entries(self) -> list[tuple[str, int, str]]:
-        """(file, line number, line) for every non-comment line of every readable file."""
-        from remedy.fileread import TooLarge, read_limited
+        """(file, line number, line) for every non-comment line of every readable file that
+        only root or remedy's user can change: its keys are the hosts root trusts, and an
+        inventory (a shared file) names it; a file, a directory above it or a link on its
+        path another user owns would let them choose those keys (remedy.fileread.untrusted_tree,
+        as for the ssh config). Such a file is left out, and named in ``skipped``."""
+        from remedy.fileread import TooLarge, read_limited, untrusted_tree
 
         out: list[tuple[str, int, str]] = []
         for path in [*self.user_files, *self.global_files]:
+            why = untrusted_tree(path, walk=False)
+            if why:
+                self.skipped[path] = why
+                continue
             try:
                 if not stat.S_ISREG(os.stat(path).st_mode):
                     continue  # a FIFO or device named as known_hosts: not ours to drain
@@ -352,6 +362,8 @@ class _HostKeyPolicy(asyncssh.SSHClient):
                 return False
             return True
         files = ", ".join(kh.user_files) or "(none)"
+        if kh.skipped:  # say why a file that may hold the key was not read
+            files += "; not read: " + "; ".join(f"{f} ({w})" for f, w in kh.skipped.items())
         o._key_problem = (
             f"unknown host key for {name} ({key.get_algorithm()} {fp}); not in {files}. "
             f"Check the fingerprint, then trust it with --accept-new (records it in "

@@ -7,9 +7,9 @@
 # new one started (SGLang units are Type=simple/exec: it does not wait for readiness).
 # Usage: launch_unit.sh UNIT
 u=$1
-systemctl restart "$u" || { echo "REMEDY-LAUNCH-ERROR systemctl restart $u failed (exit $?)"; exit 1; }
-id=$(systemctl show -p InvocationID --value "$u")
-pid=$(systemctl show -p MainPID --value "$u")
+systemctl restart -- "$u" || { echo "REMEDY-LAUNCH-ERROR systemctl restart $u failed (exit $?)"; exit 1; }
+id=$(systemctl show -p InvocationID --value -- "$u")
+pid=$(systemctl show -p MainPID --value -- "$u")
 echo "REMEDY-LAUNCH-PID ${pid:-0}"
 if [ -z "$id" ]; then
   echo "REMEDY-LAUNCH-ERROR no InvocationID for $u after restart"
