@@ -1,0 +1,89 @@
+"""Toolchains assembled and broken the way users do it, on real sandbox hosts (real sshd,
+real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a user runs it.
+
+  (a) cuda-home-no-nvcc: `pip install torch` (cu130) and CUDA_HOME=<venv>/nvidia/cu13, but no
+      nvidia-cuda-nvcc. FlashInfer's JIT stops at `<cu13>/bin/nvcc: not found`. CUDA_HOME is
+      already right, so the minimal plan installs the compiler wheels at torch's CUDA (their
+      CCCL included) and fixes pip's link layout: two steps. Before this change the plan also
+      re-wrote CUDA_HOME to the value it had (a profile.d file that changes nothing) and
+      installed nvidia-cuda-cccl a second time. `run` must say `fixed` only because the failed
+      build, re-run, passes; the user's own compile over SSH passes too.
+
+Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from sandbox_hosts import Host, host_for_test, report_of
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "sandbox" / "scenarios"
+FI_BUILD = ROOT / "sandbox" / "lib" / "probes" / "fi_build.py"
+CU13 = "/opt/sglang-venv/lib/python3.11/site-packages/nvidia/cu13"
+
+pytestmark = pytest.mark.sandbox
+
+
+def scenario(name: str) -> dict:
+    return yaml.safe_load((SCENARIOS / name / "scenario.yaml").read_text())
+
+
+def fi_build(h: Host, module: str = "act") -> tuple[int, str]:
+    """The user's FlashInfer JIT build, run directly over SSH (not through remedy)."""
+    rc, _ = h.ssh("cat > /tmp/fi_build.py", input=FI_BUILD.read_text())
+    assert rc == 0
+    return h.ssh(
+        f"cd /tmp && FLASHINFER_CUDA_ARCH_LIST=12.0 /opt/sglang-venv/bin/python - {module} "
+        "< fi_build.py 2>&1",
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def no_nvcc():
+    yield from host_for_test("cuda-home-no-nvcc", "tcn")
+
+
+def test_a_cuda_home_without_nvcc_installs_the_compiler_only(no_nvcc, tmp_path):
+    h = no_nvcc
+    defect = scenario("cuda-home-no-nvcc")["expected"]["defects"][0]
+    rc, out = h.ssh(defect["probe"])
+    assert rc != 0 and re.search(defect["expect"], out), out[-1500:]
+    rc, out = fi_build(h)
+    assert rc != 0 and f"{CU13}/bin/nvcc: not found" in out, out[-1500:]
+    log = tmp_path / "fi.log"
+    log.write_text(out)
+
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"),
+                 timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(a) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    actions = [a for a, _ in steps]
+    # CUDA_HOME already names the prefix: no step re-writes it; CCCL comes with the wheels
+    assert actions == ["pip-install-cuda-toolchain", "link-layout-symlinks"], actions
+    wheels = plan["steps"][0]["operation"]["packages"]
+    # torch 2.14.1 is cu130 (cuda-toolkit==13.0.3 pins runtime 13.0.96): the compiler at 13.0
+    assert plan["facts"]["pythons"][0]["torch_cuda"] == "13.0"
+    assert wheels["nvidia-cuda-nvcc"].startswith("13.0.") and "nvidia-cuda-cccl" in wheels
+    assert wheels.get("nvidia-cuda-runtime", "13.0.96") == "13.0.96"
+    assert any("bin/nvcc: not found" in a for a in plan["steps"][0]["addresses"])
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    rep = report_of(r)
+    print(f"(a) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True, rerun
+    # nothing was written to the login environment; the user's own compile now passes
+    assert h.ssh("test -e /etc/profile.d/remedy-cuda-home.sh")[0] != 0
+    rc, out = h.ssh(defect["probe"])
+    assert rc == 0, out[-1500:]
