@@ -9,7 +9,14 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       installed nvidia-cuda-cccl a second time. `run` must say `fixed` only because the failed
       build, re-run, passes; the user's own compile over SSH passes too.
 
-Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s.
+  (b) cuda-home-unset: a consistent pip toolchain and CUDA_HOME set nowhere; FlashInfer finds
+      no nvcc. The user builds with `ssh host cmd` (a non-login session: pam_env's
+      /etc/environment, never /etc/profile.d). The plan sets CUDA_HOME in the login
+      environment; before this change that was a profile.d file only, the run said `fixed`
+      and the same `ssh host cmd` build still failed. Now /etc/environment gets the line too,
+      and `remedy rollback` gives the file back as it was.
+
+Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
 from __future__ import annotations
@@ -87,3 +94,52 @@ def test_a_cuda_home_without_nvcc_installs_the_compiler_only(no_nvcc, tmp_path):
     assert h.ssh("test -e /etc/profile.d/remedy-cuda-home.sh")[0] != 0
     rc, out = h.ssh(defect["probe"])
     assert rc == 0, out[-1500:]
+
+
+@pytest.fixture
+def unset_home():
+    yield from host_for_test("cuda-home-unset", "tcu")
+
+
+def test_b_cuda_home_set_for_the_sessions_the_user_builds_in(unset_home, tmp_path):
+    h = unset_home
+    before = h.ssh("cat /etc/environment")[1]
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-unset")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and re.search(want, out), out[-1500:]
+    log = tmp_path / "fi.log"
+    log.write_text(out)
+
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"),
+                 timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(b) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and plan["status"] == "ok"
+    assert steps == [("shell-env-cuda-home", {"prefix": CU13})]
+    assert plan["steps"][0]["operation"]["scope"] == "profile"
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    rep = report_of(r)
+    print(f"(b) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    # the session the user built in (ssh host cmd: pam_env, no profile) and a login shell
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == CU13
+    assert h.ssh("bash -lc 'echo $CUDA_HOME'")[1].strip() == CU13
+    env = h.ssh("cat /etc/environment")[1]
+    # the other lines are kept; CUDA_HOME is there once
+    assert [ln for ln in env.splitlines() if not ln.startswith("CUDA_HOME=")] == [
+        ln for ln in before.splitlines() if not ln.startswith("CUDA_HOME=")
+    ]
+    assert env.splitlines().count(f"CUDA_HOME={CU13}") == 1
+    rc, out = h.ssh(
+        "cd /tmp && printf '#include <cuda_fp16.h>\\n__global__ void k(__half *p) "
+        '{ *p = __float2half(1.f); }\\n\' > b.cu && "$CUDA_HOME/bin/nvcc" -arch=sm_120a -c b.cu'
+    )
+    assert rc == 0, out[-1500:]
+
+    r = h.remedy("rollback", h.name, "--yes", "--json")
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh("cat /etc/environment")[1] == before
+    assert h.ssh("test -e /etc/profile.d/remedy-cuda-home.sh")[0] != 0
