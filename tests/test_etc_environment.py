@@ -64,7 +64,7 @@ def test_values_pam_env_cannot_read_back_stay_out(value):
 
 def test_the_file_is_a_checkpointed_touch_and_a_unit_scope_never_writes_it():
     op = SetEnv(scope="profile", name="cuda-home", set={"CUDA_HOME": CU13})
-    assert {"/etc/profile.d/remedy-cuda-home.sh", "/etc/environment"} <= {
+    assert {"/etc/profile.d/zz-remedy-cuda-home.sh", "/etc/environment"} <= {
         t.target for t in op.touches() if t.kind == "file"
     }
     unit = SetEnv(scope="dropin", unit="sglang.service", name="x", set={"CUDA_HOME": CU13})

@@ -16,6 +16,12 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       and the same `ssh host cmd` build still failed. Now /etc/environment gets the line too,
       and `remedy rollback` gives the file back as it was.
 
+  (c) cuda-home-stale: CUDA_HOME in /etc/environment (and, as sbx mirrors it, in a profile.d
+      file read after remedy's old `remedy-*.sh`) names a deleted venv. Before this change the
+      plan's profile.d file lost to that later file, the step failed its re-check and the run
+      was rolled back (exit 3): no fix. Now the file is `zz-remedy-*.sh` (read last) and
+      /etc/environment is rewritten: `fixed`, and both kinds of session see the live venv.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -91,7 +97,7 @@ def test_a_cuda_home_without_nvcc_installs_the_compiler_only(no_nvcc, tmp_path):
     rerun = [v for v in rep["verification"] if v.get("failed_operation")]
     assert len(rerun) == 1 and rerun[0]["ok"] is True, rerun
     # nothing was written to the login environment; the user's own compile now passes
-    assert h.ssh("test -e /etc/profile.d/remedy-cuda-home.sh")[0] != 0
+    assert h.ssh("test -e /etc/profile.d/zz-remedy-cuda-home.sh")[0] != 0
     rc, out = h.ssh(defect["probe"])
     assert rc == 0, out[-1500:]
 
@@ -142,4 +148,35 @@ def test_b_cuda_home_set_for_the_sessions_the_user_builds_in(unset_home, tmp_pat
     r = h.remedy("rollback", h.name, "--yes", "--json")
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh("cat /etc/environment")[1] == before
-    assert h.ssh("test -e /etc/profile.d/remedy-cuda-home.sh")[0] != 0
+    assert h.ssh("test -e /etc/profile.d/zz-remedy-cuda-home.sh")[0] != 0
+
+
+@pytest.fixture
+def stale_home():
+    yield from host_for_test("cuda-home-stale", "tcs")
+
+
+def test_c_stale_cuda_home_is_replaced_where_every_session_reads_it(stale_home, tmp_path):
+    h = stale_home
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-stale")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and re.search(want, out), out[-1500:]
+    log = tmp_path / "fi.log"
+    log.write_text(out)
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"),
+                 timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(c) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and steps == [("shell-env-cuda-home", {"prefix": CU13})]
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    rep = report_of(r)
+    print(f"(c) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True, rerun
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == CU13
+    assert h.ssh("bash -lc 'echo $CUDA_HOME'")[1].strip() == CU13
+    assert "sglang-venv-old" not in h.ssh("cat /etc/environment")[1]

@@ -346,7 +346,7 @@ class SetEnv(Operation):
     op: Literal["env"] = "env"
     scope: Literal["dropin", "profile"]
     unit: UnitName | None = None
-    name: Slug  # the profile.d file: /etc/profile.d/remedy-NAME.sh
+    name: Slug  # the profile.d file: /etc/profile.d/zz-remedy-NAME.sh (read after the others)
     set: dict[EnvName, Text] = Field(default_factory=dict)
     unset: list[EnvName] = Field(default_factory=list)
 
@@ -363,7 +363,7 @@ class SetEnv(Operation):
 
             var = next(iter(self.set), None) or self.unset[0]
             return dropin_path(str(self.unit), dropin_name(var))
-        return f"/etc/profile.d/remedy-{self.name}.sh"
+        return f"/etc/profile.d/zz-remedy-{self.name}.sh"
 
     def text(self) -> str:
         if self.scope == "dropin":
