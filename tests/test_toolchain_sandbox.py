@@ -73,7 +73,7 @@ def test_a_cuda_home_without_nvcc_installs_the_compiler_only(no_nvcc, tmp_path):
     log = tmp_path / "fi.log"
     log.write_text(out)
 
-    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"),
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
                  timeout=600)  # fmt: skip
     plan = json.loads((tmp_path / "p.json").read_text())
     steps = [(s["action"], s["params"]) for s in plan["steps"]]
@@ -116,7 +116,7 @@ def test_b_cuda_home_set_for_the_sessions_the_user_builds_in(unset_home, tmp_pat
     log = tmp_path / "fi.log"
     log.write_text(out)
 
-    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"),
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
                  timeout=600)  # fmt: skip
     plan = json.loads((tmp_path / "p.json").read_text())
     steps = [(s["action"], s["params"]) for s in plan["steps"]]
@@ -163,7 +163,7 @@ def test_c_stale_cuda_home_is_replaced_where_every_session_reads_it(stale_home, 
     assert rc != 0 and re.search(want, out), out[-1500:]
     log = tmp_path / "fi.log"
     log.write_text(out)
-    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"),
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
                  timeout=600)  # fmt: skip
     plan = json.loads((tmp_path / "p.json").read_text())
     steps = [(s["action"], s["params"]) for s in plan["steps"]]
