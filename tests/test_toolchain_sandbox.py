@@ -22,6 +22,13 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       was rolled back (exit 3): no fix. Now the file is `zz-remedy-*.sh` (read last) and
       /etc/environment is rewritten: `fixed`, and both kinds of session see the live venv.
 
+  (d) triton-ptxas-old: TRITON_PTXAS_BLACKWELL_PATH names a leftover cu12 wheel's ptxas 12.6;
+      Triton's sm_120 compile stops at LLVM's "PTX version 8.5 does not support target
+      'sm_120a'". Before this change no signature knew that line, the log named no failed
+      operation, and the triton-compile probe was skipped without a GPU: `run` said `fixed`
+      with nothing re-run. Now the step addresses the line, the failed Triton compile is
+      re-run (compiled for the GPU's arch, no driver needed) and passes.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -180,3 +187,40 @@ def test_c_stale_cuda_home_is_replaced_where_every_session_reads_it(stale_home, 
     assert h.ssh("echo $CUDA_HOME")[1].strip() == CU13
     assert h.ssh("bash -lc 'echo $CUDA_HOME'")[1].strip() == CU13
     assert "sglang-venv-old" not in h.ssh("cat /etc/environment")[1]
+
+
+TRITON_COMPILE = ROOT / "sandbox" / "lib" / "probes" / "triton_compile.py"
+
+
+@pytest.fixture
+def old_ptxas():
+    yield from host_for_test("triton-ptxas-old", "tct")
+
+
+def test_d_triton_ptxas_override_too_old_for_the_gpu(old_ptxas, tmp_path):
+    h = old_ptxas
+    assert h.ssh("cat > /tmp/triton_compile.py", input=TRITON_COMPILE.read_text())[0] == 0
+    defect = scenario("triton-ptxas-old")["expected"]["defects"][0]
+    rc, out = h.ssh(defect["probe"] + " 2>&1")
+    assert rc != 0 and re.search(defect["expect"], out), out[-1500:]
+    log = tmp_path / "triton.log"
+    log.write_text(out)
+
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--consumers", "triton",
+                 "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(d) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    assert steps == [("env-triton-ptxas", {"ptxas": f"{CU13}/bin/ptxas"})]
+    assert any("does not support target 'sm_120a'" in a for a in plan["steps"][0]["addresses"])
+    assert plan["failed_operation"]["consumer"] == "triton"
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json")
+    rep = report_of(r)
+    print(f"(d) run: exit {r.returncode}, {rep['outcome']}: {rep['verification'][-1]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True and "sm_120" in rerun[0]["detail"]
+    rc, out = h.ssh(defect["probe"] + " 2>&1")
+    assert rc == 0 and "COMPILED" in out, out[-1500:]
