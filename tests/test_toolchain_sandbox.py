@@ -216,7 +216,8 @@ def test_d_triton_ptxas_override_too_old_for_the_gpu(old_ptxas, tmp_path):
     assert any("does not support target 'sm_120a'" in a for a in plan["steps"][0]["addresses"])
     assert plan["failed_operation"]["consumer"] == "triton"
 
-    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json")
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
     rep = report_of(r)
     print(f"(d) run: exit {r.returncode}, {rep['outcome']}: {rep['verification'][-1]}")
     assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
