@@ -85,7 +85,7 @@ def remedy(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
 
 def set_scenario_env(env: dict[str, str]) -> None:
     """The fault goes where an engineer's shell would pick it up; remedy's fixes go in
-    /etc/profile.d/remedy-*.sh, which the login shell sources after this file."""
+    /etc/profile.d/zz-remedy-*.sh, which the login shell sources after this file."""
     lines = ["# remedy GPU scenario (bench/gpu/scenarios.py): the injected environment"]
     for k, v in {**COMMON, **env}.items():
         lines.append(f"export {k}={v!r}" if "'" not in v else f'export {k}="{v}"')

@@ -614,7 +614,11 @@ class Functions:
             existing = toolkit_at(facts, prefix) or {}
             libs = dict(existing.get("libs") or {"lib": [f"libcudart.so.{r.split('.')[0]}"]})
             wheels = self.release_wheels(r)
-            pip = {k: v for k, v in wheels.items() if k != "nvidia-cuda-cccl"}
+            pip = dict(wheels)
+            # release_wheels() includes nvidia-cuda-cccl where the release has it, and the
+            # install installs it: the prefix then has CCCL (predicting none made the planner
+            # add a second, redundant pip-install-cccl step)
+            cccl = "nvidia-cuda-cccl" in pip
             return {
                 "prefix": prefix,
                 "kind": "pip-cu13",
@@ -624,10 +628,10 @@ class Functions:
                 "cicc_release": r,
                 "cudart_version": cudart_int(r),
                 "cccl": {
-                    "present": False,
-                    "nv_target": False,
-                    "nv_detail": False,
-                    "include_dir": None,
+                    "present": cccl,
+                    "nv_target": cccl,
+                    "nv_detail": cccl,
+                    "include_dir": "include/cccl" if cccl else None,
                 },
                 "libs": libs,
                 "nvcc_profile_libdir": "lib",

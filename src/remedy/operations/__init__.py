@@ -339,12 +339,16 @@ class AptInstall(Operation):
 
 class SetEnv(Operation):
     """Set/unset variables of the server's environment in a named scope: a drop-in of the
-    unit (`dropin`) or a /etc/profile.d file for a server started from a login shell."""
+    unit (`dropin`) or, for a server started by hand, the login environment: a /etc/profile.d
+    file (login shells) and the variables' lines of /etc/environment, which pam_env gives every
+    SSH session, a non-login `ssh host cmd` included, that never reads /etc/profile.d. Written
+    to profile.d alone, a fix held only in login shells: the build the log came from, run as
+    `ssh host cmd`, still failed after a run that said `fixed`."""
 
     op: Literal["env"] = "env"
     scope: Literal["dropin", "profile"]
     unit: UnitName | None = None
-    name: Slug  # the profile.d file: /etc/profile.d/remedy-NAME.sh
+    name: Slug  # the profile.d file: /etc/profile.d/zz-remedy-NAME.sh (read after the others)
     set: dict[EnvName, Text] = Field(default_factory=dict)
     unset: list[EnvName] = Field(default_factory=list)
 
@@ -361,7 +365,7 @@ class SetEnv(Operation):
 
             var = next(iter(self.set), None) or self.unset[0]
             return dropin_path(str(self.unit), dropin_name(var))
-        return f"/etc/profile.d/remedy-{self.name}.sh"
+        return f"/etc/profile.d/zz-remedy-{self.name}.sh"
 
     def text(self) -> str:
         if self.scope == "dropin":
@@ -372,6 +376,29 @@ class SetEnv(Operation):
         d, f = posixpath.split(self.path())
         return f"{d}/.{f}.tmp"
 
+    def pam_env(self) -> bool:
+        """Whether /etc/environment gets the change too: the login scope, with every value
+        one pam_env reads back exactly (else profile.d only, as before)."""
+        return self.scope == "profile" and all(writers.pam_env_plain(v) for v in self.set.values())
+
+    def _etc_env_tmp(self) -> str:
+        return f"/etc/.environment.remedy-{self.name}.tmp"
+
+    def _etc_env_command(self) -> str:
+        """Rewrite /etc/environment without the variables' lines, plus the new ones; renamed
+        into place (never written through a link)."""
+        f, t = writers.ETC_ENVIRONMENT, self._etc_env_tmp()
+        names = "|".join([*self.set, *self.unset])
+        pattern = f"^[[:space:]]*(export[[:space:]]+)?({names})="
+        lines = "".join(
+            f" {quote(writers.etc_environment_line(k, v))}" for k, v in self.set.items()
+        )
+        add = f"printf '%s\\n'{lines}; " if self.set else ""
+        return (
+            f"{{ if [ -f {quote(f)} ]; then grep -Ev {quote(pattern)} {quote(f)} || true; fi; "
+            f"{add}}} > {quote(t)} && chmod 0644 {quote(t)} && mv -f {quote(t)} {quote(f)}"
+        )
+
     def commands(self) -> list[str]:
         path, tmp = self.path(), self._tmp()
         write = [
@@ -380,6 +407,8 @@ class SetEnv(Operation):
         ]
         if self.scope == "dropin":
             return [f"mkdir -p {quote(posixpath.dirname(path))}", *write, "systemctl daemon-reload"]
+        if self.pam_env():
+            write.append(self._etc_env_command())
         return write
 
     def _detail(self) -> str:
@@ -394,6 +423,17 @@ class SetEnv(Operation):
         ]
         if self.unit:
             out.append(Touch(kind="service", target=self.unit, detail="daemon-reload now"))
+        if self.pam_env():
+            detail = "; ".join(
+                [writers.etc_environment_line(k, v) for k, v in self.set.items()]
+                + [f"remove {k}" for k in self.unset]
+            )
+            out += [
+                Touch(kind="file", target=writers.ETC_ENVIRONMENT,
+                      detail=f"{detail} (pam_env: every SSH session)"),
+                Touch(kind="file", target=self._etc_env_tmp(),
+                      detail="temporary, renamed into place"),
+            ]  # fmt: skip
         return out
 
     def check(self, facts: dict[str, Any], known_packages: set[str]) -> None:
@@ -405,7 +445,31 @@ class SetEnv(Operation):
         self.text()  # values systemd/sh cannot take back exactly raise here
 
     def ansible(self, ctx: Ctx) -> Mapped:
-        return file_task(ctx, 0, self.path(), self.text(), "0644", notify=self.scope == "dropin")
+        m = file_task(ctx, 0, self.path(), self.text(), "0644", notify=self.scope == "dropin")
+        if not self.pam_env():
+            return m
+        f = writers.ETC_ENVIRONMENT
+        undo: list[dict[str, Any]] = []
+        for j, k in enumerate([*self.set, *self.unset], start=1):
+            reg = ctx.reg(j)
+            edit: dict[str, Any] = {"path": f, "regexp": f"^\\s*(export\\s+)?{k}=",
+                                    "backup": True}  # fmt: skip
+            if k in self.set:
+                edit.update(line=U(writers.etc_environment_line(k, self.set[k])), create=True,
+                            mode="0644")  # fmt: skip
+            else:
+                edit["state"] = "absent"
+            m.apply.append({"name": ctx.name(f"{k} in {f}"),
+                            "ansible.builtin.lineinfile": edit, "register": reg})  # fmt: skip
+            # undone newest first: the first edit's backup is the file as it was
+            undo.insert(0, {
+                "name": ctx.name(f"restore {f} from its backup"),
+                "ansible.builtin.copy": {"src": "{{ " + reg + ".backup }}", "dest": f,
+                                         "remote_src": True, "mode": "preserve"},
+                "when": f"{changed(reg)} and {reg}.backup is defined and {reg}.backup",
+            })  # fmt: skip
+        m.undo = undo + m.undo
+        return m
 
 
 class Link(BaseModel):

@@ -54,6 +54,26 @@ def environment_file_text(env: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# /etc/environment as pam_env reads it (linux-pam modules/pam_env/pam_env.c, _parse_env_file):
+# leading blanks skipped, an optional "export " skipped, the value ends at '#' or the line's
+# end, quotes around it stripped; no escapes. A value is written only where it comes back
+# exactly: no blank, quote, '#', '$' or backslash (a path, a list of paths).
+ETC_ENVIRONMENT = "/etc/environment"
+_PAM_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:+,@%=~")
+
+
+def pam_env_plain(value: str) -> bool:
+    """Whether pam_env reads `NAME=value` in /etc/environment back as exactly `value`."""
+    return bool(value) and all(c in _PAM_PLAIN for c in value)
+
+
+def etc_environment_line(var: str, value: str) -> str:
+    """One /etc/environment assignment (pam_env's syntax), for a value pam_env_plain accepts."""
+    if not pam_env_plain(value):
+        raise ValueError(f"the value of {var} cannot be written to {ETC_ENVIRONMENT} exactly")
+    return f"{_name(var)}={value}"
+
+
 def _exec_word(word: str) -> str:
     """One word of a systemd command line: double-quoted, `\\` and `"` escaped, `%` doubled,
     `$` doubled (systemd expands $VAR in ExecStart= words)."""

@@ -279,8 +279,31 @@ class FactsProvider:
             except Exception as exc:
                 self._error(f"action {ca.action.id} before", exc)
                 continue
+            if self.env_already(ca, pctx):
+                # the step would write values the workload's environment already has
+                # (CUDA_HOME is the prefix, only its nvcc is missing): a step that changes
+                # nothing is no step; what it needs before it may still be the repair
+                if steps:
+                    yield Move(tuple(steps), v.rule, v.subject)
+                continue
             steps.append(StepSpec(ca.action.id, tuple(sorted(params.items()))))
             yield Move(tuple(steps), v.rule, v.subject)
+
+    def env_already(self, ca: CompiledAction, ctx: dict[str, Any]) -> bool:
+        """Whether every effect of ``ca`` sets variables to the values the workload's
+        environment already holds (so applying it would change nothing the rules read)."""
+        if not ca.effects or any(set(eff) != {"env"} for eff in ca.effects):
+            return False
+        env = ctx.get("env") or {}
+        try:
+            for eff in ca.effects:
+                for var, e in eff["env"].items():
+                    val = plain(call(e, ctx))
+                    if val is None or env.get(var) != str(val):
+                        return False
+        except Exception:
+            return False
+        return True
 
     def _error(self, where: str, exc: Exception) -> None:
         msg = f"{where}: {type(exc).__name__}: {exc}"

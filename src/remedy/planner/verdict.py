@@ -98,11 +98,16 @@ CONSUMER_OF = [
     ("torch-extension-build-failed", "torch-cpp-extension"),
     ("traceback-sglang-load-jit", "sglang-jit-kernel"),
     ("traceback-flashinfer-jit", "flashinfer-jit"),
+    # Triton's own compile stages (knowledge/signatures.yaml): LLVM's PTX ISA check, its ptxas
+    ("triton-ptx-version-below-target", "triton"),
+    ("triton-ptxas-failed", "triton"),
+    ("triton-llvm-unknown-processor", "triton"),
 ]
 BUILD_PROBE = {
     "torch-cpp-extension": "torch-ext-build",
     "sglang-jit-kernel": "sglang-jit-build",
     "flashinfer-jit": "flashinfer-jit-build",
+    "triton": "triton-compile",
 }
 # FlashInfer JIT module names in a failing build's paths -> fi_build.py's module argument
 FI_MODULES = {"quantization": "quant", "norm": "norm", "silu_and_mul": "act", "act_and_mul": "act"}

@@ -16,7 +16,9 @@ come from the same signature catalog as every log. Cheapest first (seconds measu
   flashinfer-jit-build ~8  real FlashInfer JIT build (silu_and_mul)
   sglang-jit-build  ~12    real SGLang jit_kernel build (add_constant via tvm-ffi)
   torch-ext-build   ~75    real torch cpp_extension load_inline (skipped: CPU torch)
-  driver-probe, jit-run-probe, graph-capture, triton-compile: need a GPU (else skipped)
+  driver-probe, jit-run-probe, graph-capture, triton-compile: need a GPU (else skipped);
+                    triton-compile where nvidia-smi answers but no driver loads: compiled
+                    for the facts' GPU arch only (LLVM + Triton's ptxas), not run
   launch-probe      minutes: the real server, decided by its log (see probes/launch.py)
 """
 

@@ -63,6 +63,9 @@ async def gpu_probe(ctx: ProbeContext) -> ProbeResult:
         out = {"FLASHINFER_WORKSPACE_BASE": f"{d}/flashinfer-ws", "TRITON_CACHE_DIR": f"{d}/triton"}
         if ctx.arch_arg:
             out["FLASHINFER_CUDA_ARCH_LIST"] = ctx.arch().dotted
+        cc = str(ctx.facts.gpus[0].compute_cap or "") if ctx.facts.gpus else ""
+        if mode == "triton" and cc.replace(".", "").isdigit():
+            out["REMEDY_TRITON_CC"] = cc.replace(".", "")  # compile-only without a driver
         return out
 
     try:
@@ -79,6 +82,10 @@ async def gpu_probe(ctx: ProbeContext) -> ProbeResult:
         "graph": f"silu_and_mul captured ({res.get('capture_s')} s) and replayed on {devices}: "
         f"max abs error {res.get('replay_max_abs_err')}",
         "triton": f"Triton {res.get('triton')} kernel compiled and run on {devices} "
-        f"({res.get('first_call_s')} s)",
+        f"({res.get('first_call_s')} s)"
+        if res.get("launched") is not False
+        else f"Triton {res.get('triton')} kernel compiled for {res.get('compiled_for')} "
+        f"({res.get('cubin_bytes')} bytes of cubin, {res.get('first_call_s')} s); not run: "
+        "no usable GPU driver here",
     }
     return _verdict(ctx, rc, out, res, details[mode], f"{ctx.probe}")

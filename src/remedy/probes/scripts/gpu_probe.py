@@ -8,7 +8,10 @@ Modes (one per process, so a poisoned CUDA context never leaks into the next pro
            "no kernel image is available" (a wrong arch list builds fine and fails here).
   graph    the same op captured in a torch.cuda.CUDAGraph after warm-up on a side stream,
            replayed on new input and compared (what SGLang's capture does to every op).
-  triton   one Triton kernel compiled for this GPU (Triton's own ptxas) and run.
+  triton   one Triton kernel compiled for this GPU (Triton's own ptxas) and run; with
+           REMEDY_TRITON_CC (the GPU's compute capability, 120) and no usable driver: compiled
+           for that target only (LLVM + ptxas, what fails when Triton's ptxas is too old),
+           nothing launched, and the result says so.
 
 Before any mode: no libcuda.so.1, or CUDA_ERROR_NO_DEVICE, is "REMEDY-SKIP" (exit 3): the host
 has no usable GPU here (e.g. a sandbox host whose nvidia-smi is a stand-in). Any other driver
@@ -174,9 +177,62 @@ def mode_triton() -> None:
         done(1, error=f"triton add differs by {err}")
 
 
+def gpu_usable() -> bool:
+    """Whether the driver loads and reports a device (without exiting, unlike check_driver)."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int()
+    return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+
+
+def mode_triton_compile(cc: str) -> None:
+    """Triton's whole compile for the GPU's arch, given as a target (no driver needed): its
+    LLVM (which takes the PTX ISA from the ptxas Triton picked) and that ptxas, as the failing
+    compile ran them. Nothing is launched: the result says so."""
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # noqa: ANN001 (Triton)
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(
+            out_ptr + offs,
+            tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+            mask=mask,
+        )
+
+    RES["triton"] = triton.__version__
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    src = ASTSource(fn=add_kernel, signature=sig, constexprs={"BLOCK": 1024})
+    t = time.time()
+    k = triton.compile(src, target=GPUTarget("cuda", int(cc), 32))
+    RES.update(first_call_s=round(time.time() - t, 3), cubin_bytes=len(k.asm["cubin"]),
+               compiled_for=f"sm_{cc}", launched=False)  # fmt: skip
+
+
 if __name__ == "__main__":
-    for var in ("CUDA_HOME", "FLASHINFER_CUDA_ARCH_LIST", "TRITON_PTXAS_PATH"):
+    for var in ("CUDA_HOME", "FLASHINFER_CUDA_ARCH_LIST", "TRITON_PTXAS_PATH",
+                "TRITON_PTXAS_BLACKWELL_PATH"):  # fmt: skip
         RES["env_" + var] = os.environ.get(var)
+    CC = os.environ.get("REMEDY_TRITON_CC", "")
+    if MODE == "triton" and CC.isdigit() and not gpu_usable():
+        # no usable GPU here (a sandbox host, a host whose driver is down): compile for the
+        # GPU the facts name, which is the stage a too-old ptxas or Triton fails at
+        try:
+            mode_triton_compile(CC)
+        except ModuleNotFoundError as e:
+            print(f"REMEDY-SKIP {e.name} is not installed in {sys.prefix}")
+            sys.exit(3)
+        except BaseException as e:  # noqa: BLE001
+            traceback.print_exc()
+            sys.stderr.flush()
+            done(1, error=f"{type(e).__name__}: {str(e)[-2000:]}")
+        done(0)
     check_driver(create_context=(MODE == "driver"))
     try:
         if MODE == "jit-run":

@@ -1,0 +1,227 @@
+"""Toolchains assembled and broken the way users do it, on real sandbox hosts (real sshd,
+real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a user runs it.
+
+  (a) cuda-home-no-nvcc: `pip install torch` (cu130) and CUDA_HOME=<venv>/nvidia/cu13, but no
+      nvidia-cuda-nvcc. FlashInfer's JIT stops at `<cu13>/bin/nvcc: not found`. CUDA_HOME is
+      already right, so the minimal plan installs the compiler wheels at torch's CUDA (their
+      CCCL included) and fixes pip's link layout: two steps. Before this change the plan also
+      re-wrote CUDA_HOME to the value it had (a profile.d file that changes nothing) and
+      installed nvidia-cuda-cccl a second time. `run` must say `fixed` only because the failed
+      build, re-run, passes; the user's own compile over SSH passes too.
+
+  (b) cuda-home-unset: a consistent pip toolchain and CUDA_HOME set nowhere; FlashInfer finds
+      no nvcc. The user builds with `ssh host cmd` (a non-login session: pam_env's
+      /etc/environment, never /etc/profile.d). The plan sets CUDA_HOME in the login
+      environment; before this change that was a profile.d file only, the run said `fixed`
+      and the same `ssh host cmd` build still failed. Now /etc/environment gets the line too,
+      and `remedy rollback` gives the file back as it was.
+
+  (c) cuda-home-stale: CUDA_HOME in /etc/environment (and, as sbx mirrors it, in a profile.d
+      file read after remedy's old `remedy-*.sh`) names a deleted venv. Before this change the
+      plan's profile.d file lost to that later file, the step failed its re-check and the run
+      was rolled back (exit 3): no fix. Now the file is `zz-remedy-*.sh` (read last) and
+      /etc/environment is rewritten: `fixed`, and both kinds of session see the live venv.
+
+  (d) triton-ptxas-old: TRITON_PTXAS_BLACKWELL_PATH names a leftover cu12 wheel's ptxas 12.6;
+      Triton's sm_120 compile stops at LLVM's "PTX version 8.5 does not support target
+      'sm_120a'". Before this change no signature knew that line, the log named no failed
+      operation, and the triton-compile probe was skipped without a GPU: `run` said `fixed`
+      with nothing re-run. Now the step addresses the line, the failed Triton compile is
+      re-run (compiled for the GPU's arch, no driver needed) and passes.
+
+Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from sandbox_hosts import Host, host_for_test, report_of
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "sandbox" / "scenarios"
+FI_BUILD = ROOT / "sandbox" / "lib" / "probes" / "fi_build.py"
+CU13 = "/opt/sglang-venv/lib/python3.11/site-packages/nvidia/cu13"
+
+pytestmark = pytest.mark.sandbox
+
+
+def scenario(name: str) -> dict:
+    return yaml.safe_load((SCENARIOS / name / "scenario.yaml").read_text())
+
+
+def fi_build(h: Host, module: str = "act") -> tuple[int, str]:
+    """The user's FlashInfer JIT build, run directly over SSH (not through remedy)."""
+    rc, _ = h.ssh("cat > /tmp/fi_build.py", input=FI_BUILD.read_text())
+    assert rc == 0
+    return h.ssh(
+        f"cd /tmp && FLASHINFER_CUDA_ARCH_LIST=12.0 /opt/sglang-venv/bin/python - {module} "
+        "< fi_build.py 2>&1",
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def no_nvcc():
+    yield from host_for_test("cuda-home-no-nvcc", "tcn")
+
+
+def test_a_cuda_home_without_nvcc_installs_the_compiler_only(no_nvcc, tmp_path):
+    h = no_nvcc
+    defect = scenario("cuda-home-no-nvcc")["expected"]["defects"][0]
+    rc, out = h.ssh(defect["probe"])
+    assert rc != 0 and re.search(defect["expect"], out), out[-1500:]
+    rc, out = fi_build(h)
+    assert rc != 0 and f"{CU13}/bin/nvcc: not found" in out, out[-1500:]
+    log = tmp_path / "fi.log"
+    log.write_text(out)
+
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
+                 timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(a) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    actions = [a for a, _ in steps]
+    # CUDA_HOME already names the prefix: no step re-writes it; CCCL comes with the wheels
+    assert actions == ["pip-install-cuda-toolchain", "link-layout-symlinks"], actions
+    wheels = plan["steps"][0]["operation"]["packages"]
+    # torch 2.14.1 is cu130 (cuda-toolkit==13.0.3 pins runtime 13.0.96): the compiler at 13.0
+    assert plan["facts"]["pythons"][0]["torch_cuda"] == "13.0"
+    assert wheels["nvidia-cuda-nvcc"].startswith("13.0.") and "nvidia-cuda-cccl" in wheels
+    assert wheels.get("nvidia-cuda-runtime", "13.0.96") == "13.0.96"
+    assert any("bin/nvcc: not found" in a for a in plan["steps"][0]["addresses"])
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    rep = report_of(r)
+    print(f"(a) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True, rerun
+    # nothing was written to the login environment; the user's own compile now passes
+    assert h.ssh("test -e /etc/profile.d/zz-remedy-cuda-home.sh")[0] != 0
+    rc, out = h.ssh(defect["probe"])
+    assert rc == 0, out[-1500:]
+
+
+@pytest.fixture
+def unset_home():
+    yield from host_for_test("cuda-home-unset", "tcu")
+
+
+def test_b_cuda_home_set_for_the_sessions_the_user_builds_in(unset_home, tmp_path):
+    h = unset_home
+    before = h.ssh("cat /etc/environment")[1]
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-unset")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and re.search(want, out), out[-1500:]
+    log = tmp_path / "fi.log"
+    log.write_text(out)
+
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
+                 timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(b) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and plan["status"] == "ok"
+    assert steps == [("shell-env-cuda-home", {"prefix": CU13})]
+    assert plan["steps"][0]["operation"]["scope"] == "profile"
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    rep = report_of(r)
+    print(f"(b) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    # the session the user built in (ssh host cmd: pam_env, no profile) and a login shell
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == CU13
+    assert h.ssh("bash -lc 'echo $CUDA_HOME'")[1].strip() == CU13
+    env = h.ssh("cat /etc/environment")[1]
+    # the other lines are kept; CUDA_HOME is there once
+    assert [ln for ln in env.splitlines() if not ln.startswith("CUDA_HOME=")] == [
+        ln for ln in before.splitlines() if not ln.startswith("CUDA_HOME=")
+    ]
+    assert env.splitlines().count(f"CUDA_HOME={CU13}") == 1
+    rc, out = h.ssh(
+        "cd /tmp && printf '#include <cuda_fp16.h>\\n__global__ void k(__half *p) "
+        '{ *p = __float2half(1.f); }\\n\' > b.cu && "$CUDA_HOME/bin/nvcc" -arch=sm_120a -c b.cu'
+    )
+    assert rc == 0, out[-1500:]
+
+    r = h.remedy("rollback", h.name, "--yes", "--json")
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh("cat /etc/environment")[1] == before
+    assert h.ssh("test -e /etc/profile.d/zz-remedy-cuda-home.sh")[0] != 0
+
+
+@pytest.fixture
+def stale_home():
+    yield from host_for_test("cuda-home-stale", "tcs")
+
+
+def test_c_stale_cuda_home_is_replaced_where_every_session_reads_it(stale_home, tmp_path):
+    h = stale_home
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-stale")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and re.search(want, out), out[-1500:]
+    log = tmp_path / "fi.log"
+    log.write_text(out)
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
+                 timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(c) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and steps == [("shell-env-cuda-home", {"prefix": CU13})]
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    rep = report_of(r)
+    print(f"(c) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True, rerun
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == CU13
+    assert h.ssh("bash -lc 'echo $CUDA_HOME'")[1].strip() == CU13
+    assert "sglang-venv-old" not in h.ssh("cat /etc/environment")[1]
+
+
+TRITON_COMPILE = ROOT / "sandbox" / "lib" / "probes" / "triton_compile.py"
+
+
+@pytest.fixture
+def old_ptxas():
+    yield from host_for_test("triton-ptxas-old", "tct")
+
+
+def test_d_triton_ptxas_override_too_old_for_the_gpu(old_ptxas, tmp_path):
+    h = old_ptxas
+    assert h.ssh("cat > /tmp/triton_compile.py", input=TRITON_COMPILE.read_text())[0] == 0
+    defect = scenario("triton-ptxas-old")["expected"]["defects"][0]
+    rc, out = h.ssh(defect["probe"] + " 2>&1")
+    assert rc != 0 and re.search(defect["expect"], out), out[-1500:]
+    log = tmp_path / "triton.log"
+    log.write_text(out)
+
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--consumers", "triton",
+                 "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(d) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    assert steps == [("env-triton-ptxas", {"ptxas": f"{CU13}/bin/ptxas"})]
+    assert any("does not support target 'sm_120a'" in a for a in plan["steps"][0]["addresses"])
+    assert plan["failed_operation"]["consumer"] == "triton"
+
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    rep = report_of(r)
+    print(f"(d) run: exit {r.returncode}, {rep['outcome']}: {rep['verification'][-1]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True and "sm_120" in rerun[0]["detail"]
+    rc, out = h.ssh(defect["probe"] + " 2>&1")
+    assert rc == 0 and "COMPILED" in out, out[-1500:]
