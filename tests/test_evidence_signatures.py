@@ -531,6 +531,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # checks print after probing a toolkit's include/, no error word: 91 -> 92); its CMake
     # backtick wordings reuse 'Could ' and 'CUDA', the cuda-bindings lines 'Could ', 'No su'
     # and 'CUDA'.
+    # Tune-x adds none: Paddle's and TensorFlow's arch-list lines reuse 'The ', ggml's
+    # no-device-code line 'CUDA', XLA's tool lookup 'version ' ('suitable version of '), its
+    # libdevice lookup 'failure' and 'quire', JAX's outdated-library check 'Error', 'The '
+    # and 'version '.
     assert len(lits) <= 92, "each literal costs grep time; see prefilter.py"
 
 
