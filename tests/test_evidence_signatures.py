@@ -540,6 +540,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # 'does not match'.
     # Session 30 (lead, after held-out fzi-4): suspicious.WORDS gains 'nable to load' (93 -> 94),
     # a loader's verdict worded without an error word (cuDNN's 'Unable to load any of {...}').
+    # Tune-x adds none: Paddle's and TensorFlow's arch-list lines reuse 'The ', ggml's
+    # no-device-code line 'CUDA', XLA's tool lookup 'version ' ('suitable version of '), its
+    # libdevice lookup 'failure' and 'quire', JAX's outdated-library check 'Error', 'The '
+    # and 'version '.
     assert len(lits) <= 94, "each literal costs grep time; see prefilter.py"
 
 
