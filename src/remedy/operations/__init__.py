@@ -393,10 +393,15 @@ class SetEnv(Operation):
         lines = "".join(
             f" {quote(writers.etc_environment_line(k, v))}" for k, v in self.set.items()
         )
-        add = f"printf '%s\\n'{lines}; " if self.set else ""
+        add = f" && printf '%s\\n'{lines}" if self.set else ""
+        # grep -a, C locale: a NUL or a non-UTF-8 byte in the file would make grep call it
+        # binary and print nothing (or drop lines), and the rename would then put a file
+        # without them in place; a read error (exit 2) stops the rename, no lines matching
+        # (exit 1) is the variables being the only lines
+        keep = f"LC_ALL=C grep -a -Ev {quote(pattern)} {quote(f)} || [ $? -eq 1 ]"
         return (
-            f"{{ if [ -f {quote(f)} ]; then grep -Ev {quote(pattern)} {quote(f)} || true; fi; "
-            f"{add}}} > {quote(t)} && chmod 0644 {quote(t)} && mv -f {quote(t)} {quote(f)}"
+            f"{{ if [ -f {quote(f)} ]; then {keep}; fi{add}; }} > {quote(t)} && "
+            f"chmod 0644 {quote(t)} && mv -f {quote(t)} {quote(f)}"
         )
 
     def commands(self) -> list[str]:
