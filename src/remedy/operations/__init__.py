@@ -77,6 +77,7 @@ def _link_target(v: str) -> str:
     return v
 
 
+# used with fullmatch: `$` alone also matches before a final "\n" ("x\n" would pass)
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _PKG = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -86,7 +87,7 @@ _CC = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _env_name(v: str) -> str:
-    if not _ENV.match(v):
+    if not _ENV.fullmatch(v):
         raise ValueError(f"{v!r} is not a valid environment variable name")
     return v
 
@@ -101,13 +102,13 @@ def _unit(v: str) -> str:
 
 
 def _slug(v: str) -> str:
-    if not _SLUG.match(v):
+    if not _SLUG.fullmatch(v):
         raise ValueError(f"{v!r} is not a file-name slug (a-z, 0-9, -)")
     return v
 
 
 def _pkg(v: str) -> str:
-    if not _PKG.match(v):
+    if not _PKG.fullmatch(v):
         raise ValueError(f"{v!r} is not a Python package name")
     return v
 
@@ -123,7 +124,7 @@ def _version(v: str | None) -> str | None:
 
 
 def _apt(v: str) -> str:
-    if not _APT.match(v):
+    if not _APT.fullmatch(v):
         raise ValueError(f"{v!r} is not a Debian package name")
     return v
 
@@ -140,7 +141,7 @@ KNOWN_INDEXES = (
 def _index(v: str | None) -> str | None:
     if v is None:
         return v
-    if not any(rx.match(v) for rx in KNOWN_INDEXES):
+    if not any(rx.fullmatch(v) for rx in KNOWN_INDEXES):
         raise ValueError(f"{v!r} is not a package index remedy knows (no other index is used)")
     return v
 
