@@ -379,8 +379,11 @@ class SetEnv(Operation):
 
     def pam_env(self) -> bool:
         """Whether /etc/environment gets the change too: the login scope, with every value
-        one pam_env reads back exactly (else profile.d only, as before)."""
-        return self.scope == "profile" and all(writers.pam_env_plain(v) for v in self.set.values())
+        one pam_env reads back exactly, on a line short enough for every pam_env (else
+        profile.d only, as before)."""
+        return self.scope == "profile" and all(
+            writers.pam_env_line_fits(k, v) for k, v in self.set.items()
+        )
 
     def _etc_env_tmp(self) -> str:
         return f"/etc/.environment.remedy-{self.name}.tmp"
