@@ -60,7 +60,8 @@ def test_lines_remedy_does_not_own_survive(tmp_path, odd):
     reason="a grep that cannot read the file needs another user (root reads everything)",
 )
 def test_a_file_grep_cannot_read_is_not_replaced():
-    """grep exits 2: the rename must not happen (run as nobody in a dir it may write)."""
+    """A file the rewrite cannot read (now `cp -p` fails first; before, grep's exit 2 was
+    swallowed) is not replaced: run as nobody in a dir it may write."""
     d = Path(tempfile.mkdtemp(prefix="rt5-env-", dir="/tmp"))  # pytest's tmp is root-only
     try:
         d.chmod(0o777)
@@ -71,7 +72,7 @@ def test_a_file_grep_cannot_read_is_not_replaced():
         os.chown(env, 65534, 65534)
         env.chmod(0o200)  # nobody may write the tmp and rename, not read the file
         r = _on_copy_keep(op, d, 65534)
-        assert b"Permission denied" in r.stderr  # grep ran and failed, not the shell
+        assert b"Permission denied" in r.stderr  # the read failed, not the shell
         assert r.returncode != 0
         env.chmod(0o644)
         assert env.read_bytes() == before

@@ -397,15 +397,18 @@ class SetEnv(Operation):
         lines = "".join(
             f" {quote(writers.etc_environment_line(k, v))}" for k, v in self.set.items()
         )
-        add = f" && printf '%s\\n'{lines}" if self.set else ""
+        add = f" && printf '%s\\n'{lines} >> {quote(t)}" if self.set else ""
         # grep -a, C locale: a NUL or a non-UTF-8 byte in the file would make grep call it
         # binary and print nothing (or drop lines), and the rename would then put a file
         # without them in place; a read error (exit 2) stops the rename, no lines matching
-        # (exit 1) is the variables being the only lines
-        keep = f"LC_ALL=C grep -a -Ev {quote(pattern)} {quote(f)} || [ $? -eq 1 ]"
+        # (exit 1) is the variables being the only lines. The temporary file starts as a
+        # `cp -p` of the old one, owned by root: its mode and group stay (a 0600 file holding
+        # a token is not made 0644), and its text is never readable by more users than before
+        keep = f"{{ LC_ALL=C grep -a -Ev {quote(pattern)} {quote(f)} || [ $? -eq 1 ]; }}"
+        copy = f"cp -p {quote(f)} {quote(t)} && chown 0 {quote(t)}"
         return (
-            f"{{ if [ -f {quote(f)} ]; then {keep}; fi{add}; }} > {quote(t)} && "
-            f"chmod 0644 {quote(t)} && mv -f {quote(t)} {quote(f)}"
+            f"if [ -f {quote(f)} ]; then {copy} && {keep} > {quote(t)}; "
+            f"else : > {quote(t)} && chmod 0644 {quote(t)}; fi{add} && mv -f {quote(t)} {quote(f)}"
         )
 
     def commands(self) -> list[str]:
@@ -464,8 +467,9 @@ class SetEnv(Operation):
             edit: dict[str, Any] = {"path": f, "regexp": f"^\\s*(export\\s+)?{k}=",
                                     "backup": True}  # fmt: skip
             if k in self.set:
-                edit.update(line=U(writers.etc_environment_line(k, self.set[k])), create=True,
-                            mode="0644")  # fmt: skip
+                # no `mode`: lineinfile would chmod an existing 0600 file (a token in it) to
+                # 0644; a file it creates gets 0666 & ~umask, 0644 under root's 022
+                edit.update(line=U(writers.etc_environment_line(k, self.set[k])), create=True)
             else:
                 edit["state"] = "absent"
             m.apply.append({"name": ctx.name(f"{k} in {f}"),
