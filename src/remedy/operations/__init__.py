@@ -77,6 +77,7 @@ def _link_target(v: str) -> str:
     return v
 
 
+# used with fullmatch: `$` alone also matches before a final "\n" ("x\n" would pass)
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _PKG = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -86,7 +87,7 @@ _CC = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _env_name(v: str) -> str:
-    if not _ENV.match(v):
+    if not _ENV.fullmatch(v):
         raise ValueError(f"{v!r} is not a valid environment variable name")
     return v
 
@@ -101,13 +102,13 @@ def _unit(v: str) -> str:
 
 
 def _slug(v: str) -> str:
-    if not _SLUG.match(v):
+    if not _SLUG.fullmatch(v):
         raise ValueError(f"{v!r} is not a file-name slug (a-z, 0-9, -)")
     return v
 
 
 def _pkg(v: str) -> str:
-    if not _PKG.match(v):
+    if not _PKG.fullmatch(v):
         raise ValueError(f"{v!r} is not a Python package name")
     return v
 
@@ -123,7 +124,7 @@ def _version(v: str | None) -> str | None:
 
 
 def _apt(v: str) -> str:
-    if not _APT.match(v):
+    if not _APT.fullmatch(v):
         raise ValueError(f"{v!r} is not a Debian package name")
     return v
 
@@ -140,7 +141,7 @@ KNOWN_INDEXES = (
 def _index(v: str | None) -> str | None:
     if v is None:
         return v
-    if not any(rx.match(v) for rx in KNOWN_INDEXES):
+    if not any(rx.fullmatch(v) for rx in KNOWN_INDEXES):
         raise ValueError(f"{v!r} is not a package index remedy knows (no other index is used)")
     return v
 
@@ -378,8 +379,11 @@ class SetEnv(Operation):
 
     def pam_env(self) -> bool:
         """Whether /etc/environment gets the change too: the login scope, with every value
-        one pam_env reads back exactly (else profile.d only, as before)."""
-        return self.scope == "profile" and all(writers.pam_env_plain(v) for v in self.set.values())
+        one pam_env reads back exactly, on a line short enough for every pam_env (else
+        profile.d only, as before)."""
+        return self.scope == "profile" and all(
+            writers.pam_env_line_fits(k, v) for k, v in self.set.items()
+        )
 
     def _etc_env_tmp(self) -> str:
         return f"/etc/.environment.remedy-{self.name}.tmp"
@@ -393,10 +397,18 @@ class SetEnv(Operation):
         lines = "".join(
             f" {quote(writers.etc_environment_line(k, v))}" for k, v in self.set.items()
         )
-        add = f"printf '%s\\n'{lines}; " if self.set else ""
+        add = f" && printf '%s\\n'{lines} >> {quote(t)}" if self.set else ""
+        # grep -a, C locale: a NUL or a non-UTF-8 byte in the file would make grep call it
+        # binary and print nothing (or drop lines), and the rename would then put a file
+        # without them in place; a read error (exit 2) stops the rename, no lines matching
+        # (exit 1) is the variables being the only lines. The temporary file starts as a
+        # `cp -p` of the old one, owned by root: its mode and group stay (a 0600 file holding
+        # a token is not made 0644), and its text is never readable by more users than before
+        keep = f"{{ LC_ALL=C grep -a -Ev {quote(pattern)} {quote(f)} || [ $? -eq 1 ]; }}"
+        copy = f"cp -p {quote(f)} {quote(t)} && chown 0 {quote(t)}"
         return (
-            f"{{ if [ -f {quote(f)} ]; then grep -Ev {quote(pattern)} {quote(f)} || true; fi; "
-            f"{add}}} > {quote(t)} && chmod 0644 {quote(t)} && mv -f {quote(t)} {quote(f)}"
+            f"if [ -f {quote(f)} ]; then {copy} && {keep} > {quote(t)}; "
+            f"else : > {quote(t)} && chmod 0644 {quote(t)}; fi{add} && mv -f {quote(t)} {quote(f)}"
         )
 
     def commands(self) -> list[str]:
@@ -455,8 +467,9 @@ class SetEnv(Operation):
             edit: dict[str, Any] = {"path": f, "regexp": f"^\\s*(export\\s+)?{k}=",
                                     "backup": True}  # fmt: skip
             if k in self.set:
-                edit.update(line=U(writers.etc_environment_line(k, self.set[k])), create=True,
-                            mode="0644")  # fmt: skip
+                # no `mode`: lineinfile would chmod an existing 0600 file (a token in it) to
+                # 0644; a file it creates gets 0666 & ~umask, 0644 under root's 022
+                edit.update(line=U(writers.etc_environment_line(k, self.set[k])), create=True)
             else:
                 edit["state"] = "absent"
             m.apply.append({"name": ctx.name(f"{k} in {f}"),

@@ -67,9 +67,24 @@ def pam_env_plain(value: str) -> bool:
     return bool(value) and all(c in _PAM_PLAIN for c in value)
 
 
+# pam_env up to 1.3 (Ubuntu 20.04, EL8) reads a line with fgets into BUF_SIZE 1024 bytes and
+# takes the rest of a longer line as a line of its own (_assemble_line stops at a chunk that
+# does not end in a backslash): a host path of ~1 KiB whose tail reads `PATH=/home/u/bin` or
+# `LD_PRELOAD=/home/u/x` would set that variable for every SSH session, root's included.
+# 1.5.2 (BUF_SIZE 8192) stops reading the file at such a line instead. So a line goes in only
+# when it and its newline fit one 1024-byte read. Source read:
+# https://github.com/linux-pam/linux-pam/blob/0588831303c27c32d6be8ae6cdf62daa40933745/modules/pam_env/pam_env.c
+PAM_ENV_LINE_MAX = 1022
+
+
+def pam_env_line_fits(var: str, value: str) -> bool:
+    """Whether `var=value` is one line pam_env (any version) reads back as exactly that."""
+    return pam_env_plain(value) and len(f"{var}={value}".encode()) <= PAM_ENV_LINE_MAX
+
+
 def etc_environment_line(var: str, value: str) -> str:
-    """One /etc/environment assignment (pam_env's syntax), for a value pam_env_plain accepts."""
-    if not pam_env_plain(value):
+    """One /etc/environment assignment (pam_env's syntax), for a value pam_env_line_fits."""
+    if not pam_env_line_fits(var, value):
         raise ValueError(f"the value of {var} cannot be written to {ETC_ENVIRONMENT} exactly")
     return f"{_name(var)}={value}"
 
