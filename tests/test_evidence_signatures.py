@@ -115,6 +115,8 @@ NEAR_CONTEXT = {
     "capture-cuda-error-oom": '  File "/x/torch/cuda/graphs.py", line 647, in capture_end',
     # tune-v: vLLM's capture progress line before the collective's failure
     "nccl-unhandled-cuda-error-capturing": "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):",
+    # tune-aa: the frame (outside torch/) that imports the compiled extension
+    "torch-cuda-lib-missing-under-extension": '  File "/x/vllm/platforms/cuda.py", line 21, in <module>',
 }
 
 
