@@ -115,6 +115,8 @@ NEAR_CONTEXT = {
     "capture-cuda-error-oom": '  File "/x/torch/cuda/graphs.py", line 647, in capture_end',
     # tune-v: vLLM's capture progress line before the collective's failure
     "nccl-unhandled-cuda-error-capturing": "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):",
+    # tune-aa: the frame (outside torch/) that imports the compiled extension
+    "torch-cuda-lib-missing-under-extension": '  File "/x/vllm/platforms/cuda.py", line 21, in <module>',
 }
 
 
@@ -544,7 +546,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # no-device-code line 'CUDA', XLA's tool lookup 'version ' ('suitable version of '), its
     # libdevice lookup 'failure' and 'quire', JAX's outdated-library check 'Error', 'The '
     # and 'version '.
-    assert len(lits) <= 94, "each literal costs grep time; see prefilter.py"
+    # Tune-aa adds 'ssert is_' (SGLang's message-less arch gate 'assert is_sm100_supported() or
+    # is_sm90_supported()': Python's traceback echoes the source line, which holds no error
+    # word, and the 'AssertionError' after it is bare: 94 -> 95); DeepGEMM's 'Unsupported
+    # architecture' reuses 'Unsupported ' and 'Failed', FlashInfer's 'Invalid backend' 'Error'.
+    assert len(lits) <= 95, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
