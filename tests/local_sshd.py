@@ -172,3 +172,27 @@ class LocalSshd:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def facts_with_known_hosts(
+    tmp_path: Path, sshd: LocalSshd, known: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`remedy ARGS facts --inventory INV` for one inventory host whose remedy_known_hosts is
+    KNOWN, in a private HOME and cache (the security tests of known_hosts trust and writes)."""
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    inv = tmp_path / "inv.ini"
+    inv.write_text(
+        f"[gpu]\nh ansible_host={sshd.addr} ansible_port={sshd.port} ansible_user=root "
+        f"ansible_ssh_private_key_file={sshd.client_key} remedy_known_hosts={known}\n"
+    )
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(repo / "src"), "HOME": str(home),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")}  # fmt: skip
+    env.pop("SSH_AUTH_SOCK", None)
+    return subprocess.run(
+        [sys.executable, "-m", "remedy", *args, "--inventory", str(inv)],
+        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+    )  # fmt: skip

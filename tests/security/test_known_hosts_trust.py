@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from local_sshd import LocalSshd, sshd_available
+from local_sshd import LocalSshd, facts_with_known_hosts, sshd_available
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or bool(sshd_available()), reason=str(sshd_available() or "root")
@@ -37,20 +36,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _facts(tmp_path: Path, sshd: LocalSshd, known: Path) -> subprocess.CompletedProcess[str]:
-    inv = tmp_path / "inv.ini"
-    inv.write_text(
-        f"[gpu]\nh ansible_host={sshd.addr} ansible_port={sshd.port} ansible_user=root "
-        f"ansible_ssh_private_key_file={sshd.client_key} remedy_known_hosts={known}\n"
-    )
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HOME": str(home),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")}  # fmt: skip
-    env.pop("SSH_AUTH_SOCK", None)
-    return subprocess.run(
-        [sys.executable, "-m", "remedy", "facts", "--inventory", str(inv), "--json"],
-        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
+    return facts_with_known_hosts(tmp_path, sshd, known, "facts", "--json")
 
 
 def _refused(r: subprocess.CompletedProcess[str]) -> None:
