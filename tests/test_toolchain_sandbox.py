@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -65,6 +66,22 @@ def fi_build(h: Host, module: str = "act") -> tuple[int, str]:
     )
 
 
+def plan_from_log(h: Host, tmp_path: Path, name: str, out: str, consumers: str) -> tuple[Any, dict]:
+    """`remedy plan --host H --log LOG --consumers C --out p.json` on the failing build's output."""
+    log = tmp_path / name
+    log.write_text(out)
+    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--consumers", consumers,
+                 "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    return r, json.loads((tmp_path / "p.json").read_text())
+
+
+def run_plan(h: Host, tmp_path: Path) -> tuple[Any, dict]:
+    """`remedy run H --plan p.json --yes --json --verify cheap`: the saved plan, as previewed."""
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 "--verify", "cheap")  # fmt: skip
+    return r, report_of(r)
+
+
 @pytest.fixture
 def no_nvcc():
     yield from host_for_test("cuda-home-no-nvcc", "tcn")
@@ -77,12 +94,7 @@ def test_a_cuda_home_without_nvcc_installs_the_compiler_only(no_nvcc, tmp_path):
     assert rc != 0 and re.search(defect["expect"], out), out[-1500:]
     rc, out = fi_build(h)
     assert rc != 0 and f"{CU13}/bin/nvcc: not found" in out, out[-1500:]
-    log = tmp_path / "fi.log"
-    log.write_text(out)
-
-    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
-                 timeout=600)  # fmt: skip
-    plan = json.loads((tmp_path / "p.json").read_text())
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
     steps = [(s["action"], s["params"]) for s in plan["steps"]]
     print(f"(a) plan: exit {r.returncode}, {plan['status']}, {steps}")
     assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
@@ -96,9 +108,7 @@ def test_a_cuda_home_without_nvcc_installs_the_compiler_only(no_nvcc, tmp_path):
     assert wheels.get("nvidia-cuda-runtime", "13.0.96") == "13.0.96"
     assert any("bin/nvcc: not found" in a for a in plan["steps"][0]["addresses"])
 
-    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
-                 "--verify", "cheap")  # fmt: skip
-    rep = report_of(r)
+    r, rep = run_plan(h, tmp_path)
     print(f"(a) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
     assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
     rerun = [v for v in rep["verification"] if v.get("failed_operation")]
@@ -120,21 +130,14 @@ def test_b_cuda_home_set_for_the_sessions_the_user_builds_in(unset_home, tmp_pat
     rc, out = fi_build(h)
     want = scenario("cuda-home-unset")["expected"]["jit"][0]["expect"]
     assert rc != 0 and re.search(want, out), out[-1500:]
-    log = tmp_path / "fi.log"
-    log.write_text(out)
-
-    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
-                 timeout=600)  # fmt: skip
-    plan = json.loads((tmp_path / "p.json").read_text())
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
     steps = [(s["action"], s["params"]) for s in plan["steps"]]
     print(f"(b) plan: exit {r.returncode}, {plan['status']}, {steps}")
     assert r.returncode == 0 and plan["status"] == "ok"
     assert steps == [("shell-env-cuda-home", {"prefix": CU13})]
     assert plan["steps"][0]["operation"]["scope"] == "profile"
 
-    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
-                 "--verify", "cheap")  # fmt: skip
-    rep = report_of(r)
+    r, rep = run_plan(h, tmp_path)
     print(f"(b) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
     assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
     # the session the user built in (ssh host cmd: pam_env, no profile) and a login shell
@@ -168,18 +171,12 @@ def test_c_stale_cuda_home_is_replaced_where_every_session_reads_it(stale_home, 
     rc, out = fi_build(h)
     want = scenario("cuda-home-stale")["expected"]["jit"][0]["expect"]
     assert rc != 0 and re.search(want, out), out[-1500:]
-    log = tmp_path / "fi.log"
-    log.write_text(out)
-    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--out", str(tmp_path / "p.json"), "--consumers", "flashinfer-jit",
-                 timeout=600)  # fmt: skip
-    plan = json.loads((tmp_path / "p.json").read_text())
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
     steps = [(s["action"], s["params"]) for s in plan["steps"]]
     print(f"(c) plan: exit {r.returncode}, {plan['status']}, {steps}")
     assert r.returncode == 0 and steps == [("shell-env-cuda-home", {"prefix": CU13})]
 
-    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
-                 "--verify", "cheap")  # fmt: skip
-    rep = report_of(r)
+    r, rep = run_plan(h, tmp_path)
     print(f"(c) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
     assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
     rerun = [v for v in rep["verification"] if v.get("failed_operation")]
@@ -203,12 +200,7 @@ def test_d_triton_ptxas_override_too_old_for_the_gpu(old_ptxas, tmp_path):
     defect = scenario("triton-ptxas-old")["expected"]["defects"][0]
     rc, out = h.ssh(defect["probe"] + " 2>&1")
     assert rc != 0 and re.search(defect["expect"], out), out[-1500:]
-    log = tmp_path / "triton.log"
-    log.write_text(out)
-
-    r = h.remedy("plan", "--host", h.name, "--log", str(log), "--consumers", "triton",
-                 "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
-    plan = json.loads((tmp_path / "p.json").read_text())
+    r, plan = plan_from_log(h, tmp_path, "triton.log", out, "triton")
     steps = [(s["action"], s["params"]) for s in plan["steps"]]
     print(f"(d) plan: exit {r.returncode}, {plan['status']}, {steps}")
     assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
@@ -216,9 +208,7 @@ def test_d_triton_ptxas_override_too_old_for_the_gpu(old_ptxas, tmp_path):
     assert any("does not support target 'sm_120a'" in a for a in plan["steps"][0]["addresses"])
     assert plan["failed_operation"]["consumer"] == "triton"
 
-    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
-                 "--verify", "cheap")  # fmt: skip
-    rep = report_of(r)
+    r, rep = run_plan(h, tmp_path)
     print(f"(d) run: exit {r.returncode}, {rep['outcome']}: {rep['verification'][-1]}")
     assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
     rerun = [v for v in rep["verification"] if v.get("failed_operation")]

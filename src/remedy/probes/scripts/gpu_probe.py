@@ -147,8 +147,8 @@ def mode_graph() -> None:
         done(1, error=f"graph replay differs from torch by {err}")
 
 
-def mode_triton() -> None:
-    import torch
+def _add_kernel() -> Any:
+    """The one Triton kernel both Triton modes compile (imported here: triton is optional)."""
     import triton
     import triton.language as tl
 
@@ -162,6 +162,14 @@ def mode_triton() -> None:
             mask=mask,
         )
 
+    return add_kernel
+
+
+def mode_triton() -> None:
+    import torch
+    import triton
+
+    add_kernel = _add_kernel()
     RES["triton"] = triton.__version__
     n = 4096
     x = torch.randn(n, device="cuda")
@@ -192,20 +200,10 @@ def mode_triton_compile(cc: str) -> None:
     LLVM (which takes the PTX ISA from the ptxas Triton picked) and that ptxas, as the failing
     compile ran them. Nothing is launched: the result says so."""
     import triton
-    import triton.language as tl
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    @triton.jit
-    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # noqa: ANN001 (Triton)
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        tl.store(
-            out_ptr + offs,
-            tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
-            mask=mask,
-        )
-
+    add_kernel = _add_kernel()
     RES["triton"] = triton.__version__
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
     src = ASTSource(fn=add_kernel, signature=sig, constexprs={"BLOCK": 1024})
