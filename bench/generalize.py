@@ -176,6 +176,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # knowledge without seeing them; scored by the knowledge after it merged (0ef4aa3).
     # 219dc05 (before tune-z) scored them the same.
     ("0ef4aa3", "0ef4aa3"),
+    # rounds 27 and 28: 73 logs (46 with a class, 27 whose cause no rule covers) collected on
+    # 2026-12-03 by seven engineers (coll-n..t, prefixes fzn-fzt) who never ran remedy on them,
+    # in two waves; no knowledge changed between 9c052dc (main at the session's start) and
+    # their collection, so 9c052dc scores both (one entry: both are absent from its corpus).
+    ("9c052dc", "9c052dc"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
