@@ -313,3 +313,24 @@ def test_only_a_mangled_or_shim_symbol_reads_as_a_torch_abi_break(line, torch_ab
     d = diagnose(load_knowledge(), None, _symptoms(line))
     ranked = [h.rule for h in d.hypotheses]
     assert ("extensions-match-torch-abi" in ranked) == torch_abi, ranked
+
+
+@pytest.mark.parametrize(
+    ("name", "cc"),
+    [
+        ("RTX 5060 Ti", "12.0"),
+        ("RTX PRO 6000 Blackwell Server Edition", "12.0"),
+        ("GB10", "12.1"),
+        ("H100", "9.0"),
+        ("RTX 4090", "8.9"),
+        ("A100", "8.0"),
+        ("T4", "7.5"),
+        ("GTX 1080 Ti", "6.1"),
+        ("RTX 6000", None),  # Quadro RTX 6000 (Turing), RTX 6000 Ada: the name cannot tell
+        ("RTX 5000", None),
+    ],
+)
+def test_gpu_model_names_map_to_their_compute_capability(name, cc):
+    from remedy.evidence.fields import gpu_model_cc
+
+    assert gpu_model_cc(name) == cc

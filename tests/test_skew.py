@@ -74,6 +74,12 @@ def test_unknown_versions_are_not_judged(kb):
 def test_every_pair_is_a_rule_with_the_generated_relation(kb):
     assert len(kb.pairs) >= 10
     for p in kb.pairs:
+        if (
+            p.evidence_for is not None
+        ):  # log-only: evidence for an existing rule, no rule of its own
+            assert p.id not in kb.rules and p.target in kb.rules
+            assert not kb.rules[p.target].file.endswith("version-pairs.yaml")
+            continue
         cr = kb.rules[p.id]
         assert cr.file.endswith("version-pairs.yaml")
         assert f"skew_holds('{p.agree}'" in cr.rule.holds
@@ -93,6 +99,12 @@ LOG_PAIRS = [
     # the command asked for an arch list (9.0a and 13.0): the list's target, not the GPU's
     (SKEW / "ninja-unknown-target.log", "toolkit-knows-target-archs", "13.0 (newer than"),
     (SKEW / "ninja-cxx-dialect.log", "cxx-dialect-meets-toolkit", "c++14 vs at least C++17"),
+    # log-only (evidence_for wheel-has-gpu-arch): a +cu126 torch wheel and an RTX 5060 Ti (sm_120)
+    (
+        CORPUS / "wheel-has-gpu-arch/fzn-8.log",
+        "torch-wheel-knows-gpu-arch",
+        "12.0 (needs CUDA >= 12.8)",
+    ),
 ]
 
 
@@ -104,7 +116,7 @@ def test_a_log_that_states_two_versions_is_judged_by_the_pair(kb, log, pair, sho
     assert pair in verdicts and verdicts[pair].holds is False, verdicts
     assert shown in verdicts[pair].why
     top = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses[0]
-    assert top.rule == pair
+    assert top.rule == next(p.target for p in kb.pairs if p.id == pair)
     assert any("disagrees" in m for m in top.matched_fields), top.matched_fields
 
 
@@ -256,3 +268,55 @@ def test_field_signals_see_the_failing_commands_fields(tmp_path):
     assert res.matched["cxx-dialect-meets-toolkit"] == [
         "cxx14-build (cmd_std=c++14, cmd_nvcc_cuda=13.0)"
     ]
+
+
+NO_KERNEL_IMAGE = (
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("torch", "gpu", "first"),
+    [
+        ("2.6.0+cu126", "NVIDIA GeForce RTX 5060 Ti", "wheel-has-gpu-arch"),  # 12.6 < sm_120's 12.8
+        ("2.9.0+cu130", "NVIDIA GeForce GTX 1080 Ti", "wheel-has-gpu-arch"),  # 13.0 dropped sm_61
+        ("2.7.1+cu128", "NVIDIA GeForce RTX 5090", "package-has-gpu-arch"),  # 12.8 targets sm_120
+        ("2.6.0+cu126", "NVIDIA H100 80GB HBM3", "package-has-gpu-arch"),  # 12.6 targets sm_90
+        ("2.6.0+cu126", "NVIDIA RTX 6000", "package-has-gpu-arch"),  # Turing, Ada or Blackwell
+    ],
+)
+def test_torch_wheel_cuda_and_gpu_name_decide_whose_kernel_image_is_missing(
+    kb, tmp_path, torch, gpu, first
+):
+    """tune-ab (round 27's fzn-8): 'no kernel image' with the torch wheel's CUDA tag and the
+    GPU's name in the log is the wheel's when that CUDA cannot target the GPU's architecture
+    (the log-only pair torch-wheel-knows-gpu-arch); when it can, or the name is ambiguous, the
+    pair says nothing (torch builds a subset of its CUDA's targets) and the bare line keeps the
+    corpus prior, a package."""
+    log = tmp_path / "app.log"
+    log.write_text(f"PyTorch: {torch}\nCUDA device: {gpu}, 15.9 GB VRAM\n{NO_KERNEL_IMAGE}")
+    symptoms, _, wrappers = scan_logs([log])
+    hyps = diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses
+    assert hyps[0].rule == first, [(h.rule, h.score) for h in hyps]
+    wheel = next(h for h in hyps if h.rule == "wheel-has-gpu-arch")
+    assert any("pair gpu/torch disagrees" in m for m in wheel.matched_fields) == (
+        first == "wheel-has-gpu-arch"
+    )
+
+
+def test_a_log_only_pair_names_exactly_one_rule():
+    from pydantic import ValidationError
+
+    from remedy.knowledge.skew import Pair
+
+    side = {"part": "gpu", "kind": "arch", "fact": "gpu.compute_cap"}
+    base = {"id": "x-y", "a": side, "b": {**side, "part": "torch", "kind": "cuda"}}
+    assert Pair(**base, agree="knows-arch", evidence_for="wheel-has-gpu-arch").target == (
+        "wheel-has-gpu-arch"
+    )
+    with pytest.raises(ValidationError):
+        Pair(**base, agree="knows-arch")
+    with pytest.raises(ValidationError):
+        Pair(**base, agree="knows-arch", evidence_for="a-b", rule={"title": "t"})

@@ -232,22 +232,23 @@ def _apply_pairs(
     by_id = {p.id: p for p in kb.pairs}
     for v in log_pairs(kb.pairs, versions, kb.functions):
         p = by_id[v.pair]
-        if p.id not in kb.rules:
+        rid = p.target  # the pair's own rule, or the rule a log-only pair is evidence for
+        if rid not in kb.rules:
             continue
         failing = any(symptoms[i].severity in ("error", "fatal") for i in v.lines)
         if v.holds:
             # a failing line that states both versions asserts a conflict the tables may not
             # cover (a minimum, a vendor's own range): never held against its rule
-            if p.id in score and not failing:
-                score[p.id] += p.log_agree_weight
-                matched[p.id].append(f"pair {p.a.part}/{p.b.part} agrees: {v.why}")
+            if rid in score and not failing and p.log_agree_weight:
+                score[rid] += p.log_agree_weight
+                matched[rid].append(f"pair {p.a.part}/{p.b.part} agrees: {v.why}")
             continue
-        if p.id not in score and not failing:
+        if rid not in score and not failing:
             continue
-        score[p.id] += p.log_weight
-        specific[p.id].add("pair:" + p.id)
-        evidence[p.id] = sorted(set(evidence[p.id]) | set(v.lines))
-        matched[p.id].append(f"pair {p.a.part}/{p.b.part} disagrees: {v.why}")
+        score[rid] += p.log_weight
+        specific[rid].add("pair:" + p.id)
+        evidence[rid] = sorted(set(evidence[rid]) | set(v.lines))
+        matched[rid].append(f"pair {p.a.part}/{p.b.part} disagrees: {v.why}")
 
 
 def default_signals(kb: Knowledge) -> list[Signal]:

@@ -68,6 +68,11 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
             out["lib_cuda_majors"] = ",".join(majors)
     if "/bin/nvcc" in text:
         out.update(command_fields(text))
+    model = sym.fields.get("gpu_model")
+    if model:
+        cc = gpu_model_cc(model)
+        if cc:
+            out["gpu_model_cc"] = cc
     symbol = sym.fields.get("api_symbol")
     if symbol:
         change = api_change(symbol, sym.fields.get("api_scope", ""))
@@ -78,6 +83,30 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     else:
         out.update(_removed_link_symbol(sym.fields.get("symbol") or ""))
     return {k: v for k, v in out.items() if k not in sym.fields}
+
+
+@cache
+def _gpu_models() -> tuple[tuple[re.Pattern[str], str], ...]:
+    from remedy.evidence.catalog import knowledge_dir
+
+    try:
+        data = load_yaml(knowledge_dir() / "cuda-tables.yaml")
+        rows = ((data or {}).get("gpu_models") or {}).get("entries") or []
+        return tuple((re.compile(str(r["model"])), str(r["cc"])) for r in rows)
+    except (KnowledgeError, OSError, KeyError, TypeError, AttributeError, re.error):
+        return ()
+
+
+@cache
+def gpu_model_cc(model: str) -> str | None:
+    """The compute capability of a GPU model as a log names it ('RTX 5060 Ti', 'P40'), from
+    knowledge/cuda-tables.yaml gpu_models (NVIDIA's CUDA GPUs table); None when the name is
+    not there or is ambiguous."""
+    name = " ".join(model.split())
+    for rx, cc in _gpu_models():
+        if rx.fullmatch(name):
+            return cc
+    return None
 
 
 _SONAME = re.compile(r"lib[\w+-]+\.so\.\d+(?:\.\d+)*")

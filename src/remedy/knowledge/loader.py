@@ -476,6 +476,12 @@ def _load_fresh(kdir: Path, pdir: Path) -> Knowledge:
                 for b in r.confirm_with
             ],
         )
+    for p in pairs:
+        if p.evidence_for is not None and p.evidence_for not in rules:
+            raise KnowledgeError(
+                f"pair {p.id!r}: evidence_for unknown rule {p.evidence_for!r}",
+                file=str(kdir / "version-pairs.yaml"),
+            )
 
     ops_key = _ops_key(act_files)
     ops_checked = ops_key is not None and ops_key in _ops_checked()

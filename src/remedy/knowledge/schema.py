@@ -246,6 +246,16 @@ class ToolkitWheels(Entry):
     names: list[str]
 
 
+class GpuModel(Entry):
+    model: str  # a regex the model name (as a log prints it after 'NVIDIA '/'GeForce ') fullmatches
+    cc: str  # its compute capability
+
+
+class GpuModelTable(Entry):
+    source: Source
+    entries: list[GpuModel]
+
+
 class CudaTables(Entry):
     """knowledge/cuda-tables.yaml: CUDA facts the functions look up, each table with a source."""
 
@@ -255,3 +265,4 @@ class CudaTables(Entry):
     toolkit_wheels: ToolkitWheels
     dropped_targets: DroppedTargets | None = None
     cccl_min_std: CcclStdTable | None = None
+    gpu_models: GpuModelTable | None = None

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from packaging.version import Version
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from remedy.errors import KnowledgeError
 from remedy.knowledge.functions import parse_target, rel, ver
@@ -77,13 +77,30 @@ class Pair(BaseModel):
     agree: Relation
     when: str = "true"
     # the rule a disagreement is: everything of a Rule but id/when/holds
-    rule: dict[str, Any]
+    rule: dict[str, Any] | None = None
+    # or, for a log-only pair, the existing rule a disagreement is evidence for (no rule is
+    # generated: that rule's own when/holds judge the host facts, e.g. wheel-has-gpu-arch
+    # reads the torch wheel's CUDA and the GPU; the log states the same two versions)
+    evidence_for: str | None = Field(default=None, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     # log-only: weight of a violated pair (as evidence for the rule) and of an agreeing one
     log_weight: float = Field(default=1.0, ge=0.0, le=5.0)
     log_agree_weight: float = Field(default=-0.75, ge=-5.0, le=0.0)
 
+    @model_validator(mode="after")
+    def _one_rule(self) -> Pair:
+        if (self.rule is None) == (self.evidence_for is None):
+            raise ValueError("a pair has exactly one of rule: (its own rule) or evidence_for:")
+        return self
+
+    @property
+    def target(self) -> str:
+        """The rule a disagreement read from a log is evidence for."""
+        return self.evidence_for or self.id
+
     def as_rule(self) -> Rule:
         """The rule this pair is: its when/holds are the one relation over the two versions."""
+        if self.rule is None:
+            raise ValueError(f"pair {self.id!r} is log-only (evidence_for), it has no rule")
         a, b = f"({self.a.fact})", f"({self.b.fact})"
         args = f"'{self.agree}', {a}, '{self.a.kind}', {b}, '{self.b.kind}'"
         return Rule(
@@ -401,11 +418,13 @@ def load_pairs(
                     raise KnowledgeError(
                         f"pair {p.id!r}: log key {k!r} is not in log_fields", file=file, line=line
                     )
+        pairs.append(p)
+        if p.rule is None:  # log-only: evidence for an existing rule (the loader checks it)
+            continue
         try:
             rule = p.as_rule()
         except ValidationError as exc:
             raise KnowledgeError(f"pair {p.id!r}: rule: {exc}", file=file, line=line) from None
-        pairs.append(p)
         rules.append((rule, _raw_rule(e), path))
     return pairs, log_fields, rules
 
