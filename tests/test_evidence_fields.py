@@ -13,7 +13,7 @@ import pytest
 from remedy.diagnose import diagnose
 from remedy.errors import KnowledgeError
 from remedy.evidence import scan_lines
-from remedy.evidence.fields import apply_signals, derived_fields, load_signals
+from remedy.evidence.fields import apply_signals, derived_fields, dll_soname, load_signals
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 
@@ -334,3 +334,51 @@ def test_gpu_model_names_map_to_their_compute_capability(name, cc):
     from remedy.evidence.fields import gpu_model_cc
 
     assert gpu_model_cc(name) == cc
+
+
+# tune-ac (after round 27's fzp-12): a Windows loader names a CUDA library by its DLL, whose
+# number is the library's own major, as the Linux soname's is
+@pytest.mark.parametrize(
+    ("dll", "soname"),
+    [
+        ("cublasLt64_12.dll", "libcublasLt.so.12"),
+        ("cudart64_12.dll", "libcudart.so.12"),
+        ("cublas64_13.dll", "libcublas.so.13"),
+        ("cudnn64_9.dll", "libcudnn.so.9"),
+        ("nvrtc64_120_0.dll", "libnvrtc.so.12"),
+        ("nvJitLink_120_0.dll", "libnvJitLink.so.12"),
+        ("cudart64_110.dll", "libcudart.so.11"),
+        ("curand64_10.dll", "libcurand.so.10"),
+        ("nvcuda.dll", None),
+        ("onnxruntime_providers_cuda.dll", None),
+        ("libcublasLt.so.12", None),
+    ],
+)
+def test_a_cuda_dll_name_maps_to_its_soname(dll, soname):
+    assert dll_soname(dll) == soname
+
+
+def test_a_missing_dll_gets_the_fields_of_its_soname():
+    line = (CORPUS / "runtime-libs-match-cuda-major/fzp-12.log").read_text().splitlines()[0]
+    sym = next(s for s in _symptoms(line) if s.signature == "cuda-runtime-lib-not-found")
+    assert sym.fields["shared_lib"] == "cublasLt64_12.dll"
+    f = derived_fields(sym)
+    # the same fields as 'libcublasLt.so.12: cannot open shared object file'
+    linux = next(
+        s
+        for s in _symptoms("ImportError: libcublasLt.so.12: cannot open shared object file")
+        if s.signature == "cuda-runtime-lib-not-found"
+    )
+    g = derived_fields(linux)
+    assert (f["lib_name"], f["lib_cuda_majors"]) == (g["lib_name"], g["lib_cuda_majors"])
+    assert f["lib_cuda_majors"] == "12"
+    # cuRAND keeps major 10 in CUDA 12 and 13: both lines, whichever OS, say so
+    rand = next(
+        s
+        for s in _symptoms(
+            'Error loading "onnxruntime_providers_cuda.dll" which depends on "curand64_10.dll"'
+            " which is missing."
+        )
+        if s.signature == "cuda-runtime-lib-not-found"
+    )
+    assert "," in derived_fields(rand)["lib_cuda_majors"]

@@ -61,7 +61,8 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
             break
     lib = sym.fields.get("missing_lib") or sym.fields.get("shared_lib") or ""
     if lib:
-        base = lib.rsplit("/", 1)[-1]
+        base = re.split(r"[\\/]", lib)[-1]
+        base = dll_soname(base) or base
         out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
         majors = soname_cuda_majors(base)
         if majors:
@@ -110,6 +111,51 @@ def gpu_model_cc(model: str) -> str | None:
 
 
 _SONAME = re.compile(r"lib[\w+-]+\.so\.\d+(?:\.\d+)*")
+
+# Windows names of the CUDA libraries: <name>64_<major>.dll (cublasLt64_12.dll, cudnn64_9.dll),
+# CUDA 10/11's cudart64_<major><minor>.dll (cudart64_110.dll, cudart64_101.dll), NVRTC's and
+# nvJitLink's <name>[64]_<major><minor>_0.dll (nvrtc64_120_0.dll, nvJitLink_120_0.dll)
+_DLL = re.compile(
+    r"(?P<name>cudart|cublas|cublasLt|cufft|cufftw|curand|cusolver|cusolverMg|cusparse|nvrtc"
+    r"|nvJitLink|cudnn(?:_\w+?)?|npp\w+?|nvjpeg)(?:64)?_(?P<ver>\d{1,3})(?:_\d+)?\.dll",
+    re.IGNORECASE,
+)
+_DLL_NAMES = {
+    n.lower(): n
+    for n in (
+        "cudart",
+        "cublas",
+        "cublasLt",
+        "cufft",
+        "cufftw",
+        "curand",
+        "cusolver",
+        "cusolverMg",
+        "cusparse",
+        "nvrtc",
+        "nvJitLink",
+        "nvjpeg",
+    )
+}
+
+
+def dll_soname(name: str) -> str | None:
+    """The Linux soname of a CUDA library's Windows DLL name (cublasLt64_12.dll ->
+    libcublasLt.so.12, nvrtc64_120_0.dll -> libnvrtc.so.12, cudart64_110.dll ->
+    libcudart.so.11), so that a DLL a Windows loader could not find gives the same lib_name
+    and lib_cuda_majors fields as the soname a Linux loader reports. Why: the number in a DLL
+    name is the library's own major, exactly what the soname carries (the CUDA toolkit's
+    bin/ on Windows holds cublasLt64_12.dll where lib64/ holds libcublasLt.so.12); a three-digit
+    number is CUDA 10/11's <major><minor> (cudart64_101.dll) or NVRTC's (nvrtc64_112_0.dll),
+    whose soname the provider table keys by the major. None for any other name."""
+    m = _DLL.fullmatch(name)
+    if not m:
+        return None
+    lib = m.group("name")
+    lib = _DLL_NAMES.get(lib.lower(), lib)
+    ver = m.group("ver")
+    major = ver[:-1] if len(ver) == 3 else ver
+    return f"lib{lib}.so.{int(major)}"
 
 
 @cache
