@@ -359,6 +359,30 @@ def _trust_tasks(i: int, st: Step) -> list[dict[str, Any]]:
     }]  # fmt: skip
 
 
+def _precheck_trust_tasks(mapped: list[Mapped]) -> list[dict[str, Any]]:
+    """The precondition script runs `ENV/bin/python` of every pip step to read its versions,
+    as root and in check mode too, before any step's own trust task: the same check
+    (remedy.trust.trust_argv) runs first, so a venv another user owns never runs its code as
+    root, not even for `--check` (it did: the preview ran uid 65534's `bin/python`)."""
+    from remedy.trust import trust_argv
+
+    pythons = [
+        posixpath.join(c["python"], "bin", "python")
+        for m in mapped
+        for c in m.checks
+        if c.get("kind") == "packages"
+    ]
+    argv = trust_argv([], list(dict.fromkeys(pythons)))
+    if argv is None:
+        return []
+    return [{
+        "name": "remedy: only interpreters root or this user owns are run to read versions",
+        "ansible.builtin.command": {"argv": U(argv)},
+        "changed_when": False,
+        "check_mode": False,
+    }]  # fmt: skip
+
+
 def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
                    now: datetime.datetime | None = None) -> str:  # fmt: skip
     """The playbook text for `plan`."""
@@ -391,7 +415,8 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     stamp = when_.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     spec = {"steps": [{"index": i + 1, "checks": m.checks} for i, m in enumerate(mapped)]}
-    tasks: list[dict[str, Any]] = [
+    tasks: list[dict[str, Any]] = _precheck_trust_tasks(mapped)
+    tasks += [
         {
             "name": "remedy: does the host still match the facts the plan was made from?",
             "ansible.builtin.command": {
