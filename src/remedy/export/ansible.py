@@ -330,7 +330,10 @@ def _probe_tasks(
 
 
 def _comment(text: str) -> str:
-    return re.sub(r"[\x00-\x1f\x7f]", " ", text)
+    """Host text inside a `#` comment line: YAML (PyYAML and libyaml, which Ansible reads the
+    playbook with) also ends a line at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR, so a
+    host name holding U+2028 wrote its own YAML lines (a `%TAG` directive, content) there."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", text)
 
 
 def _trust_tasks(i: int, st: Step) -> list[dict[str, Any]]:
