@@ -62,6 +62,53 @@ def own_home_env(home: bytes | None) -> dict[bytes, bytes]:
         return {b"HOME": b"/"}
 
 
+# inherited variables naming where a command remedy runs reads configuration or code from
+# (pip's config files, Python's import path and user site): one another user owns chose root's
+# package index and wheels (`XDG_CONFIG_HOME/pip/pip.conf`), as a HOME `sudo` kept did
+_CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE")
+_CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH")
+_CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
+
+
+def _foreign_place(value: bytes) -> bool:
+    """Whether another user could change what is at `value` (its nearest existing ancestor,
+    for one not made yet): remedy.fileread.untrusted_tree's rule, the entries not walked."""
+    from remedy.fileread import untrusted_tree
+
+    path = os.fsdecode(value)
+    if not path.startswith("/"):
+        return True  # relative: whatever the working directory holds
+    q = os.path.normpath(path)
+    while not os.path.lexists(q) and q != "/":
+        q = os.path.dirname(q)
+    try:
+        return untrusted_tree(q, walk=False) is not None
+    except OSError:
+        return True
+
+
+def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
+    """Replacements for inherited variables that name another user's configuration or code
+    (None: leave it out): a list keeps its other entries. See _CONFIG_VARS."""
+    out: dict[bytes, bytes | None] = {}
+    for k in (*_CONFIG_VARS, *_CONFIG_LISTS):
+        v = environ.get(k)
+        if not v:
+            continue
+        key = (k, v)
+        if key not in _CONFIG_SEEN:
+            if k in _CONFIG_LISTS:
+                parts = v.split(b":")
+                kept = [x for x in parts if x and not _foreign_place(x)]
+                new = v if kept == parts else (b":".join(kept) or None)
+            else:
+                new = None if _foreign_place(v) else v
+            _CONFIG_SEEN[key] = new
+        if _CONFIG_SEEN[key] != v:
+            out[k] = _CONFIG_SEEN[key]
+    return out
+
+
 @dataclass(frozen=True)
 class CommandResult:
     """What a finished command left behind. A signal death is reported as 128+N, as sh does."""

@@ -1,0 +1,70 @@
+"""A step never reads its configuration from a directory another user owns that the
+inherited environment names (XDG_CONFIG_HOME, XDG_CONFIG_DIRS, PIP_CONFIG_FILE, PYTHONPATH,
+PYTHONUSERBASE), as it no longer does from a HOME `sudo` kept (test_sudo_home_config.py).
+
+The attack, for real: root's HOME is its own, but the environment `remedy run --local` was
+started with (`su` without `-`, `sudo -E`, `env_keep`, a CI runner's) has
+XDG_CONFIG_HOME=uid 65534's dir, whose `pip/pip.conf` points pip at its wheel directory
+(`no-index`, `find-links`); the `nvidia_cuda_cccl-13.0.85` wheel there carries a `.pth`.
+The local transport passed the variable on, root's pip read that pip.conf and installed the
+wheel into a root-owned venv (the canary: the .pth in root's site-packages). The same through
+PIP_CONFIG_FILE and XDG_CONFIG_DIRS. Now such a variable (an entry of a list) naming another
+user's file or directory, or one reached through a link they planted, is left out of the
+environment of every command remedy runs locally. Control: root's own XDG_CONFIG_HOME is read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_sudo_home_config import _apply, _home, _planted, _venv
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a config dir another user owns")
+NOBODY = 65534
+
+
+def _run(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
+    tmp_path.chmod(0o755)
+    env = _venv(tmp_path)
+    home = _home(tmp_path, f"cfg-{owner}", owner)
+    value = {
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CONFIG_DIRS": f"/etc/xdg:{home / '.config'}",
+        "PIP_CONFIG_FILE": str(home / ".config" / "pip" / "pip.conf"),
+    }[var]
+    root_home = tmp_path / "root-home"
+    root_home.mkdir()
+    for k in ("XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "PIP_CONFIG_FILE"):
+        monkeypatch.delenv(k, raising=False)
+    orig = os.environ.copy()
+    try:
+        os.environ[var] = value  # _apply clears PIP_*/XDG_CONFIG_HOME: set it after that
+        import test_sudo_home_config as t
+
+        real = t.apply_locally
+
+        def with_var(*a, **kw):
+            os.environ[var] = value
+            return real(*a, **kw)
+
+        monkeypatch.setattr(t, "apply_locally", with_var)
+        _apply(tmp_path, env, root_home, monkeypatch)
+    finally:
+        os.environ.clear()
+        os.environ.update(orig)
+    return env
+
+
+@pytest.mark.parametrize("var", ["XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "PIP_CONFIG_FILE"])
+def test_a_pip_conf_another_user_owns_named_by_the_environment_is_not_read(
+    tmp_path: Path, monkeypatch, var: str
+):
+    env = _run(tmp_path, monkeypatch, var, NOBODY)
+    assert not _planted(env), f"root installed uid 65534's wheel from the pip.conf {var} names"
+
+
+def test_control_roots_own_xdg_config_home_is_read(tmp_path: Path, monkeypatch):
+    env = _run(tmp_path, monkeypatch, "XDG_CONFIG_HOME", 0)
+    assert _planted(env), "root's own pip.conf was not read"
