@@ -15,6 +15,7 @@ environment of every command remedy runs locally. Control: root's own XDG_CONFIG
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -68,3 +69,40 @@ def test_a_pip_conf_another_user_owns_named_by_the_environment_is_not_read(
 def test_control_roots_own_xdg_config_home_is_read(tmp_path: Path, monkeypatch):
     env = _run(tmp_path, monkeypatch, "XDG_CONFIG_HOME", 0)
     assert _planted(env), "root's own pip.conf was not read"
+
+
+def _stub_step(prefix: Path):
+    from remedy.model import Step
+    from remedy.operations import LinkLayout
+
+    return Step(action="layout-x", title="the libcuda stub",
+                operation=LinkLayout(prefix=str(prefix), stub="lib/stubs/libcuda.so"),
+                probe="static")  # fmt: skip
+
+
+@pytest.mark.parametrize("owner", [NOBODY, 0], ids=["nobody", "control-root"])
+def test_compiler_path_naming_another_users_as_runs_nothing(tmp_path: Path, monkeypatch, owner):
+    """COMPILER_PATH inherited: gcc looks there for `as`, `ld`, `collect2` before PATH; the
+    link-layout stub's `cc` ran uid 65534's `as` as root. Control: root's own dir is used."""
+    from local_apply import apply_locally
+
+    from remedy.model import Facts
+
+    tmp_path.chmod(0o755)
+    prefix, tools, canary = tmp_path / "cuda", tmp_path / "tools", tmp_path / "canary"
+    (prefix / "lib").mkdir(parents=True)
+    tools.mkdir()
+    for t in ("as", "ld", "collect2"):
+        (tools / t).write_text(f"#!/bin/sh\necho {t} >> {canary}\nexit 1\n")
+        (tools / t).chmod(0o755)
+        os.chown(tools / t, owner, owner)
+    os.chown(tools, owner, owner)
+    monkeypatch.setenv("COMPILER_PATH", str(tools))
+    facts = Facts(host="scratch", toolkits=[{"prefix": str(prefix), "kind": "system"}])
+    # a failed step is fine: what ran is the question
+    with contextlib.suppress(Exception):
+        apply_locally(tmp_path, facts, [_stub_step(prefix)])
+    if owner == NOBODY:
+        assert not canary.exists(), "root's cc ran uid 65534's " + canary.read_text()
+    else:
+        assert canary.exists(), "root's own COMPILER_PATH was not used"

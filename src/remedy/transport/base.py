@@ -63,10 +63,14 @@ def own_home_env(home: bytes | None) -> dict[bytes, bytes]:
 
 
 # inherited variables naming where a command remedy runs reads configuration or code from
-# (pip's config files, Python's import path and user site): one another user owns chose root's
-# package index and wheels (`XDG_CONFIG_HOME/pip/pip.conf`), as a HOME `sudo` kept did
-_CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE")
-_CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH")
+# (pip's config files, Python's import path, home and user site, apt's configuration, the
+# directories gcc takes `as`/`ld`/`collect2` from before PATH, perl's (dpkg/debconf) include
+# path): one another user owns chose root's package index and wheels
+# (`XDG_CONFIG_HOME/pip/pip.conf`), or ran its `as` as root (`COMPILER_PATH`, the
+# link-layout stub's `cc`), as a HOME `sudo` kept did
+_CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYTHONHOME",
+                b"APT_CONFIG", b"GCC_EXEC_PREFIX")  # fmt: skip
+_CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB")
 _CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
 
 
