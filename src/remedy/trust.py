@@ -212,7 +212,13 @@ CODE_DIR_VARS = (
     "CPATH",
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
+    "PYTHONPYCACHEPREFIX",  # Python reads (and writes) the bytecode it runs there
 )
+# variables that make a tool the probe runs write a file where they say, as the probe's user:
+# gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /
+# SUNPRO_DEPENDENCIES, taking the target from the value's second word
+# (`/etc/cron.d/x * * * * * root CMD #` is a cron line); ld.so writes LD_DEBUG_OUTPUT.PID
+WRITE_FILE_VARS = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_DEBUG_OUTPUT")
 CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV")
 # flags nvcc reads from the environment, and the ones remedy's probes put on the command line
 # as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
@@ -275,7 +281,14 @@ async def untrusted_env(
 ) -> str | None:
     """None when every location env names for code (CODE_DIR_VARS, CODE_FILE_VARS, the dirs
     of NVCC_*_FLAGS) is trusted here, as a binary would be; else why not. A location that does
-    not exist is judged by its nearest existing ancestor (who could create it)."""
+    not exist is judged by its nearest existing ancestor (who could create it). A variable
+    that makes a tool write a file where it says (WRITE_FILE_VARS) is refused unless the
+    probe runs as the unit's own user (as_uid), who could write that file anyway."""
+    if as_uid is None:
+        for var in WRITE_FILE_VARS:
+            if env.get(var, "").strip():
+                where = env[var].split()[0]
+                return f"not executed: {var} would make it write {where} as root"
     pairs, why = env_code_paths(env)
     if why:
         return why

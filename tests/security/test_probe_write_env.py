@@ -1,0 +1,94 @@
+"""A probe's compiler never writes a file the workload's environment names (class 3).
+
+The attack, for real: a service's environment (its EnvironmentFile=, typically the service
+user's) sets `DEPENDENCIES_OUTPUT` (or `SUNPRO_DEPENDENCIES`), which every gcc/g++ run honours
+by writing the make dependencies of what it compiles to that file, the target name taken from
+the value's second word: `DEPENDENCIES_OUTPUT='/etc/cron.d/x * * * * * root CMD #'` makes root's
+compiler write `* * * * * root CMD #: probe_host.cpp` to /etc/cron.d/x, a line cron runs as
+root every minute. link-probe (root's `c++` with the workload's environment) wrote it; the
+environment checks looked only at locations code is loaded from. Here a root-owned stand-in
+for /etc/cron.d must stay empty. Now a probe whose environment sets a variable that makes the
+compiler write a file is skipped with the reason, as for a code location another user owns.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_probe_env import probe
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="root's probe, as remedy runs it")
+
+
+@pytest.fixture
+def area(tmp_path: Path) -> Path:
+    tmp_path.chmod(0o755)
+    return tmp_path
+
+
+@needs_root
+@pytest.mark.parametrize("var", ["DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES"])
+def test_the_compiler_writes_no_file_the_environment_names(area: Path, var: str):
+    crond = area / "cron.d"
+    crond.mkdir()
+    target = crond / "remedy-probe"
+    env = {"PATH": "/usr/bin:/bin", var: f"{target} * * * * * root touch {area}/pwn #"}
+    res = probe(area, "link-probe", env)
+    assert not target.exists(), f"root's compiler wrote {target}:\n{target.read_text()}"
+    assert res.skipped and var in res.skipped, res.detail
+
+
+@needs_root
+def test_control_the_probe_runs_without_it(area: Path):
+    res = probe(area, "link-probe", {"PATH": "/usr/bin:/bin"})
+    assert not res.skipped, res.detail
+
+
+def _plant_pyc(prefix: Path, canary: Path) -> None:
+    """A bytecode cache for every python3 on this host's `json/__init__.py`, under the
+    PYTHONPYCACHEPREFIX layout, whose header matches the source (mtime, size): Python runs it
+    instead of the source."""
+    import glob
+    import struct
+    import subprocess
+
+    code = f"open({str(canary)!r}, 'a').write('pyc ran as ' + str(__import__('os').getuid()))\n"
+    for py in ("/usr/bin/python3", *glob.glob("/usr/local/bin/python3*")):
+        r = subprocess.run([py, "-c", "import json,sys,importlib.util as u; "
+                            "print(json.__file__); print(u.MAGIC_NUMBER.hex()); "
+                            "print(sys.implementation.cache_tag)"],
+                           capture_output=True, text=True)  # fmt: skip
+        if r.returncode != 0:
+            continue
+        src, magic, tag = r.stdout.split()
+        st = os.stat(src)
+        body = subprocess.run([py, "-c", "import marshal,sys; sys.stdout.buffer.write("
+                               f"marshal.dumps(compile({code!r}, {src!r}, 'exec')))"],
+                              capture_output=True, check=True).stdout  # fmt: skip
+        pyc = prefix / src.lstrip("/")
+        pyc = pyc.parent / f"{pyc.stem}.{tag}.pyc"
+        pyc.parent.mkdir(parents=True, exist_ok=True)
+        head = bytes.fromhex(magic) + struct.pack(
+            "<III", 0, int(st.st_mtime), st.st_size & 0xFFFFFFFF
+        )
+        pyc.write_bytes(head + body)
+
+
+@needs_root
+@pytest.mark.parametrize("owner", [65534, 0], ids=["nobody", "control-root"])
+def test_a_bytecode_cache_another_user_owns_is_not_run(area: Path, owner: int):
+    """PYTHONPYCACHEPREFIX names where Python takes the bytecode of what it imports: the
+    service user's dir held a `json` pyc that link-probe's python ran as root."""
+    from test_probe_env import own
+
+    prefix, canary = area / "svc" / "pyc", area / "canary"
+    _plant_pyc(prefix, canary)
+    own(area / "svc", owner)
+    res = probe(area, "link-probe", {"PATH": "/usr/bin:/bin", "PYTHONPYCACHEPREFIX": str(prefix)})
+    if owner:
+        assert not canary.exists(), canary.read_text()
+        assert res.skipped and "PYTHONPYCACHEPREFIX" in res.skipped, res.detail
+    else:
+        assert canary.exists(), "the planted bytecode was not run: the attack is not real"
