@@ -230,6 +230,25 @@ FLAG_VARS = (
     "FLASHINFER_EXTRA_LDFLAGS",
 )
 _DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
+# include and library dirs: what they hold is compiled or linked into what the probe runs
+# (CPATH and LIBRARY_PATH are checked for the same reason)
+_INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
+# options of gcc/g++, ld (through -Wl, and -Xlinker) and nvcc that run a program (-wrapper,
+# a specs file's `*linker:`, nvcc --run), load code (-fplugin), read more options from a file
+# (@FILE, --options-file) or write a file where they say (-o, -MF, -Wl,-Map=, --keep-dir...):
+# a flag piece that is one (exactly, or starting with one of _RLW_PREFIX) is refused, never
+# checked: root's `c++` ran uid 65534's -wrapper and specs linker, and wrote -Wl,-Map=FILE
+_RLW_EXACT = frozenset({
+    "-wrapper", "-specs", "--specs", "-o", "--output", "--output-file", "-odir",
+    "--output-directory", "-include", "-imacros", "--sysroot", "-isysroot", "-iprefix",
+    "-T", "--script", "--plugin", "-plugin", "--dependency-file", "--dependency-output",
+    "--run", "-run", "--run-args", "-run-args", "--options-file", "-optf", "--keep", "-keep",
+    "--keep-dir", "-keep-dir", "-dumpdir", "-dumpbase", "-aux-info", "--ld-path", "-fuse-ld",
+    "--coverage", "-ftest-coverage", "-dryrun", "--dryrun",
+})  # fmt: skip
+_RLW_PREFIX = ("@", "-M", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
+               "-fcallgraph-info", "-save-temps", "--save-temps", "-specs=", "--specs=",
+               "-wrapper", "-iwithprefix", "--sysroot=", "-o/", "-T/", "-Map", "--Map")  # fmt: skip
 
 
 def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str | None]:
@@ -266,8 +285,16 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
             return out, f"not executed: {var} cannot be parsed"
         # -Xcompiler=-B/x,-O2 and --compiler-options -B/x: the pieces are words too
         pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        for w in [*words, *pieces]:
+            if w in _RLW_EXACT or w.startswith(_RLW_PREFIX):
+                return out, f"not executed: {var} holds {w!r}, which runs, loads or writes a file"
         for k, a in enumerate(pieces):
             b = pieces[k + 1] if k + 1 < len(pieces) else ""
+            inc = next((f for f in _INC_FLAGS if a == f or (a.startswith(f) and len(f) == 2)), None)
+            if inc is not None:
+                if why := add(var, b if a == inc else a[2:]):
+                    return out, why
+                continue
             value = b if a in _DIR_FLAGS else a[2:] if a.startswith("-B") else None
             if a != "-B" and a in _DIR_FLAGS and "/" not in (value or ""):
                 continue  # -ccbin g++: a name found on PATH, whose dirs are checked

@@ -92,3 +92,49 @@ def test_a_bytecode_cache_another_user_owns_is_not_run(area: Path, owner: int):
         assert res.skipped and "PYTHONPYCACHEPREFIX" in res.skipped, res.detail
     else:
         assert canary.exists(), "the planted bytecode was not run: the attack is not real"
+
+
+def _flag_attack(area: Path, kind: str, owner: int) -> tuple[dict[str, str], Path]:
+    """FLASHINFER_EXTRA_LDFLAGS (link-probe puts it on root's `c++` line, as FlashInfer does)
+    naming uid `owner`'s program through an option that runs, loads or writes."""
+    from test_probe_env import own
+
+    d, canary = area / "svc", area / "canary"
+    d.mkdir(exist_ok=True)
+    w = d / "w.sh"
+    w.write_text(f'#!/bin/sh\necho "$1" >> {canary}\nexec "$@"\n')
+    w.chmod(0o755)
+    (d / "opts").write_text(f"-wrapper {w}\n")
+    (d / "x.specs").write_text(f"*linker:\n{w} ld\n\n")
+    flags = {
+        "wrapper": f"-wrapper {w}",
+        "wrapper-joined": f"-Wl,-O1 -wrapper={w}",
+        "response-file": f"@{d / 'opts'}",
+        "specs": f"-specs={d / 'x.specs'}",
+        "depfile": f"-MD -MF {area / 'cron.d-x'}",
+        "linker-map": f"-Wl,-Map={area / 'cron.d-x'}",
+    }[kind]
+    own(d, owner)
+    return {"PATH": "/usr/bin:/bin", "FLASHINFER_EXTRA_LDFLAGS": flags}, canary
+
+
+FLAG_KINDS = ["wrapper", "wrapper-joined", "response-file", "specs", "depfile", "linker-map"]
+
+
+@needs_root
+@pytest.mark.parametrize("kind", FLAG_KINDS)
+def test_a_compiler_flag_that_runs_or_writes_is_not_put_on_roots_compiler(area: Path, kind):
+    env, canary = _flag_attack(area, kind, 65534)
+    res = probe(area, "link-probe", env)
+    ran = canary.read_text() if canary.exists() else ""
+    assert not ran, f"root's c++ ran uid 65534's program through {kind}: {ran}"
+    assert not (area / "cron.d-x").exists(), "root's compiler wrote the file the flags named"
+    assert res.skipped and "FLASHINFER_EXTRA_LDFLAGS" in res.skipped, res.detail
+
+
+@needs_root
+def test_control_plain_link_flags_pass(area: Path):
+    env = {"PATH": "/usr/bin:/bin",
+           "FLASHINFER_EXTRA_LDFLAGS": "-Wl,-rpath,/usr/lib -Wl,--no-as-needed -lm -O2"}  # fmt: skip
+    res = probe(area, "link-probe", env)
+    assert not res.skipped, res.detail
