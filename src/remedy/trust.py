@@ -219,7 +219,9 @@ CODE_DIR_VARS = (
 # SUNPRO_DEPENDENCIES, taking the target from the value's second word
 # (`/etc/cron.d/x * * * * * root CMD #` is a cron line); ld.so writes LD_DEBUG_OUTPUT.PID
 WRITE_FILE_VARS = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_DEBUG_OUTPUT")
-CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV")
+# NVCC_CCBIN: the host compiler (file or dir) nvcc runs when no -ccbin names one (CUDA 13's
+# nvcc, for real: the workload's environment naming another user's `g++` ran it as root)
+CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV", "NVCC_CCBIN")
 # flags nvcc reads from the environment, and the ones remedy's probes put on the command line
 # as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
 # `-B DIR` (also inside -Xcompiler=/--compiler-options=) where gcc finds `as`, `ld`, `collect2`

@@ -138,3 +138,49 @@ def test_control_plain_link_flags_pass(area: Path):
            "FLASHINFER_EXTRA_LDFLAGS": "-Wl,-rpath,/usr/lib -Wl,--no-as-needed -lm -O2"}  # fmt: skip
     res = probe(area, "link-probe", env)
     assert not res.skipped, res.detail
+
+
+CUDA = Path("/usr/local/cuda-13.0")
+
+
+def _nvcc_probe(area: Path, env: dict[str, str]):
+    import asyncio
+
+    from remedy.model import Facts, Gpu
+    from remedy.probes import run_probe
+    from remedy.transport.local import LocalTransport
+
+    facts = Facts(gpus=[Gpu(name="g", compute_cap="12.0")], shell_env=env)
+    return asyncio.run(
+        run_probe(
+            "preprocess-probe",
+            LocalTransport("local"),
+            facts,
+            params={"prefix": str(CUDA)},
+            timeout=120,
+        )  # fmt: skip
+    )
+
+
+@needs_root
+@pytest.mark.skipif(not (CUDA / "bin" / "nvcc").exists(), reason="a real nvcc")
+@pytest.mark.parametrize("owner", [65534, 0], ids=["nobody", "control-root"])
+def test_nvcc_ccbin_another_user_owns_is_not_run(area: Path, owner: int):
+    """nvcc takes its host compiler from NVCC_CCBIN (CUDA 13's nvcc, for real): the workload's
+    environment naming uid 65534's `g++` made root's preprocess-probe run it."""
+    from test_probe_env import own
+
+    d, canary = area / "svc", area / "canary"
+    d.mkdir()
+    gxx = d / "g++"
+    gxx.write_text(f'#!/bin/sh\necho "ran as $(id -u)" >> {canary}\nexec /usr/bin/g++ "$@"\n')
+    gxx.chmod(0o755)
+    own(d, owner)
+    res = _nvcc_probe(area, {"PATH": "/usr/bin:/bin", "NVCC_CCBIN": str(gxx)})
+    if owner:
+        assert not canary.exists(), "root's nvcc ran uid 65534's host compiler: " + (
+            canary.read_text()
+        )
+        assert res.skipped and "NVCC_CCBIN" in res.skipped, res.detail
+    else:
+        assert canary.exists(), f"root's own NVCC_CCBIN was not run: {res.detail}"
