@@ -272,6 +272,11 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         for p in env.get(var, "").split(":"):
             if why := add(var, p):
                 return out, why
+    plat = env.get("PYTHONPLATLIBDIR", "")
+    if plat and ("/" in plat or plat in (".", "..")):
+        # joined to the interpreter's prefix to find the standard library: `../../DIR` (or an
+        # absolute DIR) made root's python import another user's `encodings`
+        return out, f"not executed: PYTHONPLATLIBDIR {plat!r} leads out of the interpreter's prefix"
     if env.get("GCC_EXEC_PREFIX"):  # a prefix string: gcc appends names to it
         gp = env["GCC_EXEC_PREFIX"]
         if why := add("GCC_EXEC_PREFIX", gp if gp.endswith("/") else posixpath.dirname(gp)):

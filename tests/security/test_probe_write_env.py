@@ -184,3 +184,31 @@ def test_nvcc_ccbin_another_user_owns_is_not_run(area: Path, owner: int):
         assert res.skipped and "NVCC_CCBIN" in res.skipped, res.detail
     else:
         assert canary.exists(), f"root's own NVCC_CCBIN was not run: {res.detail}"
+
+
+@needs_root
+def test_a_platlibdir_leading_out_of_the_prefix_is_refused(area: Path):
+    """PYTHONPLATLIBDIR is joined to the interpreter's prefix to find the standard library:
+    `../../DIR` made root's python (link-probe's steps.py) import uid 65534's `encodings`."""
+    from test_probe_env import own
+
+    d, canary = area / "svc", area / "canary"
+    for minor in range(8, 16):
+        enc = d / "plat" / f"python3.{minor}" / "encodings"
+        enc.mkdir(parents=True)
+        (enc / "__init__.py").write_text(  # builtins.open is not there yet: posix is
+            f"import posix\nfd = posix.open({str(canary)!r}, posix.O_WRONLY | posix.O_CREAT"
+            f" | posix.O_APPEND, 0o644)\nposix.write(fd, b'encodings ran')\n"
+        )
+    own(d, 65534)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPLATLIBDIR": f"../../../../../../..{d}/plat"}
+    res = probe(area, "link-probe", env)
+    assert not canary.exists(), "root's python took its standard library from uid 65534's dir"
+    assert res.skipped and "PYTHONPLATLIBDIR" in res.skipped, res.detail
+
+
+@needs_root
+def test_control_a_platlibdir_name_is_kept(area: Path):
+    from remedy.trust import env_code_paths
+
+    assert env_code_paths({"PYTHONPLATLIBDIR": "lib64"})[1] is None
