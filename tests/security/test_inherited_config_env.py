@@ -106,3 +106,35 @@ def test_compiler_path_naming_another_users_as_runs_nothing(tmp_path: Path, monk
         assert not canary.exists(), "root's cc ran uid 65534's " + canary.read_text()
     else:
         assert canary.exists(), "root's own COMPILER_PATH was not used"
+
+
+def test_an_inherited_platlibdir_leading_out_is_left_out(tmp_path: Path, monkeypatch):
+    """PYTHONPLATLIBDIR=../../DIR inherited: root's `ENV/bin/python -m pip` took its standard
+    library (`encodings`, run at start-up) from uid 65534's DIR."""
+    tmp_path.chmod(0o755)
+    env = _venv(tmp_path)
+    d, canary = tmp_path / "plat", tmp_path / "canary"
+    for minor in range(8, 16):
+        enc = d / f"python3.{minor}" / "encodings"
+        enc.mkdir(parents=True)
+        (enc / "__init__.py").write_text(
+            f"import posix\nfd = posix.open({str(canary)!r}, posix.O_WRONLY | posix.O_CREAT"
+            f" | posix.O_APPEND, 0o644)\nposix.write(fd, b'encodings ran')\n"
+        )
+    for dp, dns, fns in os.walk(d):
+        for n in [dp, *(os.path.join(dp, x) for x in dns + fns)]:
+            os.chown(n, NOBODY, NOBODY)
+    import test_sudo_home_config as t
+
+    real = t.apply_locally
+
+    def with_var(*a, **kw):
+        monkeypatch.setenv("PYTHONPLATLIBDIR", "../../../../../../../.." + str(d))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(t, "apply_locally", with_var)
+    root_home = tmp_path / "root-home"
+    root_home.mkdir()
+    with contextlib.suppress(Exception):
+        _apply(tmp_path, env, root_home, monkeypatch)
+    assert not canary.exists(), "root's pip ran uid 65534's encodings"

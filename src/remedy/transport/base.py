@@ -95,6 +95,9 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     """Replacements for inherited variables that name another user's configuration or code
     (None: leave it out): a list keeps its other entries. See _CONFIG_VARS."""
     out: dict[bytes, bytes | None] = {}
+    plat = environ.get(b"PYTHONPLATLIBDIR")
+    if plat and (b"/" in plat or plat in (b".", b"..")):
+        out[b"PYTHONPLATLIBDIR"] = None  # `../../DIR`: Python's standard library from DIR
     for k in (*_CONFIG_VARS, *_CONFIG_LISTS):
         v = environ.get(k)
         if not v:
