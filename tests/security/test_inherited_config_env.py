@@ -30,24 +30,25 @@ def _run(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
     tmp_path.chmod(0o755)
     env = _venv(tmp_path)
     home = _home(tmp_path, f"cfg-{owner}", owner)
-    value = {
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CONFIG_DIRS": f"/etc/xdg:{home / '.config'}",
-        "PIP_CONFIG_FILE": str(home / ".config" / "pip" / "pip.conf"),
-    }[var]
+    values = {
+        "XDG_CONFIG_HOME": {var: str(home / ".config")},
+        "XDG_CONFIG_DIRS": {var: f"/etc/xdg:{home / '.config'}"},
+        "PIP_CONFIG_FILE": {var: str(home / ".config" / "pip" / "pip.conf")},
+        "PIP_FIND_LINKS": {var: f"file://{home / 'wheels'}", "PIP_NO_INDEX": "1",
+                           "PIP_CONFIG_FILE": "/dev/null"},
+    }[var]  # fmt: skip
     root_home = tmp_path / "root-home"
     root_home.mkdir()
-    for k in ("XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "PIP_CONFIG_FILE"):
+    for k in ("XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "PIP_CONFIG_FILE", "PIP_FIND_LINKS"):
         monkeypatch.delenv(k, raising=False)
     orig = os.environ.copy()
     try:
-        os.environ[var] = value  # _apply clears PIP_*/XDG_CONFIG_HOME: set it after that
         import test_sudo_home_config as t
 
         real = t.apply_locally
 
-        def with_var(*a, **kw):
-            os.environ[var] = value
+        def with_var(*a, **kw):  # _apply clears PIP_*/XDG_CONFIG_HOME: set them after that
+            os.environ.update(values)
             return real(*a, **kw)
 
         monkeypatch.setattr(t, "apply_locally", with_var)
@@ -58,7 +59,9 @@ def _run(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
     return env
 
 
-@pytest.mark.parametrize("var", ["XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "PIP_CONFIG_FILE"])
+@pytest.mark.parametrize(
+    "var", ["XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "PIP_CONFIG_FILE", "PIP_FIND_LINKS"]
+)
 def test_a_pip_conf_another_user_owns_named_by_the_environment_is_not_read(
     tmp_path: Path, monkeypatch, var: str
 ):

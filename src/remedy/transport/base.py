@@ -91,6 +91,16 @@ def _foreign_place(value: bytes) -> bool:
         return True
 
 
+def _pip_paths(environ: Mapping[bytes, bytes]) -> list[bytes]:
+    """PIP_* variables whose value names a local place (a path, a file: URL): pip's option
+    from the environment (PIP_FIND_LINKS=DIR of wheels, PIP_CONSTRAINT, PIP_CACHE_DIR...)."""
+    return [
+        k for k, v in environ.items()
+        if k.startswith(b"PIP_") and k not in _CONFIG_VARS
+        and any(w.startswith((b"/", b"file:")) for w in v.split())
+    ]  # fmt: skip
+
+
 def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     """Replacements for inherited variables that name another user's configuration or code
     (None: leave it out): a list keeps its other entries. See _CONFIG_VARS."""
@@ -98,13 +108,17 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     plat = environ.get(b"PYTHONPLATLIBDIR")
     if plat and (b"/" in plat or plat in (b".", b"..")):
         out[b"PYTHONPLATLIBDIR"] = None  # `../../DIR`: Python's standard library from DIR
-    for k in (*_CONFIG_VARS, *_CONFIG_LISTS):
+    for k in (*_CONFIG_VARS, *_CONFIG_LISTS, *_pip_paths(environ)):
         v = environ.get(k)
         if not v:
             continue
         key = (k, v)
         if key not in _CONFIG_SEEN:
-            if k in _CONFIG_LISTS:
+            if k.startswith(b"PIP_") and k not in _CONFIG_VARS:
+                places = [w.removeprefix(b"file://").removeprefix(b"file:") for w in v.split()]
+                bad = any(p.startswith(b"/") and _foreign_place(p) for p in places)
+                new = None if bad else v
+            elif k in _CONFIG_LISTS:
                 parts = v.split(b":")
                 kept = [x for x in parts if x and not _foreign_place(x)]
                 new = v if kept == parts else (b":".join(kept) or None)
