@@ -213,6 +213,10 @@ CODE_DIR_VARS = (
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
     "PYTHONPYCACHEPREFIX",  # Python reads (and writes) the bytecode it runs there
+    # Python's user site (~/.local/lib/pythonX.Y/site-packages, its .pth files run at start-up)
+    # and every tool's ~ configuration: a unit's HOME of another user made root's probe
+    # python run that user's .pth
+    "HOME",
 )
 # variables that make a tool the probe runs write a file where they say, as the probe's user:
 # gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /

@@ -212,3 +212,26 @@ def test_control_a_platlibdir_name_is_kept(area: Path):
     from remedy.trust import env_code_paths
 
     assert env_code_paths({"PYTHONPLATLIBDIR": "lib64"})[1] is None
+
+
+@needs_root
+@pytest.mark.parametrize("owner", [65534, 0], ids=["nobody", "control-root"])
+def test_a_home_another_user_owns_gives_root_no_user_site(area: Path, owner: int):
+    """HOME in the workload's environment (a unit's Environment=/EnvironmentFile=): root's
+    probe python (link-probe's steps.py) ran the `.pth` of that home's user site."""
+    from test_probe_env import own
+
+    home, canary = area / "svc-home", area / "canary"
+    for minor in range(8, 16):
+        sp = home / ".local" / "lib" / f"python3.{minor}" / "site-packages"
+        sp.mkdir(parents=True)
+        (sp / "zz_planted.pth").write_text(
+            f"import os; open({str(canary)!r}, 'a').write('user site ran as %d' % os.getuid())\n"
+        )
+    own(home, owner)
+    res = probe(area, "link-probe", {"PATH": "/usr/bin:/bin", "HOME": str(home)})
+    if owner:
+        assert not canary.exists(), canary.read_text()
+        assert res.skipped and "HOME holds" in res.skipped, res.detail
+    else:
+        assert canary.exists(), "root's own HOME's user site was not read: the attack is not real"
