@@ -225,7 +225,11 @@ CODE_DIR_VARS = (
 WRITE_FILE_VARS = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_DEBUG_OUTPUT")
 # NVCC_CCBIN: the host compiler (file or dir) nvcc runs when no -ccbin names one (CUDA 13's
 # nvcc, for real: the workload's environment naming another user's `g++` ran it as root)
-CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV", "NVCC_CCBIN")
+# TRITON_*_PATH: the ptxas (cuobjdump, nvdisasm) Triton runs instead of its own, read from
+# the environment (remedy's own env-triton-ptxas action sets them): triton-compile runs it
+CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV", "NVCC_CCBIN",
+                  "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_CUOBJDUMP_PATH",
+                  "TRITON_NVDISASM_PATH")  # fmt: skip
 # flags nvcc reads from the environment, and the ones remedy's probes put on the command line
 # as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
 # `-B DIR` (also inside -Xcompiler=/--compiler-options=) where gcc finds `as`, `ld`, `collect2`
