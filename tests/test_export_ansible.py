@@ -104,8 +104,11 @@ def test_pip_plan_maps_every_step_with_handlers_preconditions_and_probes():
     assert play["vars"]["remedy_plan"]["facts_digest"] == plan.facts_digest
     assert [h["name"] for h in play["handlers"]][0] == "remedy: systemd daemon-reload"
     assert play["handlers"][0]["ansible.builtin.systemd"] == {"daemon_reload": True}
-    pre, _, assert_, main = play["tasks"]
+    trust, pre, _, assert_, main = play["tasks"]
     assert pre["check_mode"] is False and pre["changed_when"] is False
+    # the interpreters the precondition runs are checked before it (as root, in check mode)
+    assert trust["check_mode"] is False and "/root/venv/bin/python" in trust[
+        "ansible.builtin.command"]["argv"]  # fmt: skip
     assert "remedy_pre.problems | length == 0" in assert_["ansible.builtin.assert"]["that"]
     step_blocks = [t for t in main["block"] if str(t.get("name", "")).startswith("remedy step")]
     assert [b["name"] for b in step_blocks] == [

@@ -212,8 +212,24 @@ CODE_DIR_VARS = (
     "CPATH",
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
+    "PYTHONPYCACHEPREFIX",  # Python reads (and writes) the bytecode it runs there
+    # Python's user site (~/.local/lib/pythonX.Y/site-packages, its .pth files run at start-up)
+    # and every tool's ~ configuration: a unit's HOME of another user made root's probe
+    # python run that user's .pth
+    "HOME",
 )
-CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV")
+# variables that make a tool the probe runs write a file where they say, as the probe's user:
+# gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /
+# SUNPRO_DEPENDENCIES, taking the target from the value's second word
+# (`/etc/cron.d/x * * * * * root CMD #` is a cron line); ld.so writes LD_DEBUG_OUTPUT.PID
+WRITE_FILE_VARS = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_DEBUG_OUTPUT")
+# NVCC_CCBIN: the host compiler (file or dir) nvcc runs when no -ccbin names one (CUDA 13's
+# nvcc, for real: the workload's environment naming another user's `g++` ran it as root)
+# TRITON_*_PATH: the ptxas (cuobjdump, nvdisasm) Triton runs instead of its own, read from
+# the environment (remedy's own env-triton-ptxas action sets them): triton-compile runs it
+CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV", "NVCC_CCBIN",
+                  "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_CUOBJDUMP_PATH",
+                  "TRITON_NVDISASM_PATH")  # fmt: skip
 # flags nvcc reads from the environment, and the ones remedy's probes put on the command line
 # as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
 # `-B DIR` (also inside -Xcompiler=/--compiler-options=) where gcc finds `as`, `ld`, `collect2`
@@ -224,6 +240,25 @@ FLAG_VARS = (
     "FLASHINFER_EXTRA_LDFLAGS",
 )
 _DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
+# include and library dirs: what they hold is compiled or linked into what the probe runs
+# (CPATH and LIBRARY_PATH are checked for the same reason)
+_INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
+# options of gcc/g++, ld (through -Wl, and -Xlinker) and nvcc that run a program (-wrapper,
+# a specs file's `*linker:`, nvcc --run), load code (-fplugin), read more options from a file
+# (@FILE, --options-file) or write a file where they say (-o, -MF, -Wl,-Map=, --keep-dir...):
+# a flag piece that is one (exactly, or starting with one of _RLW_PREFIX) is refused, never
+# checked: root's `c++` ran uid 65534's -wrapper and specs linker, and wrote -Wl,-Map=FILE
+_RLW_EXACT = frozenset({
+    "-wrapper", "-specs", "--specs", "-o", "--output", "--output-file", "-odir",
+    "--output-directory", "-include", "-imacros", "--sysroot", "-isysroot", "-iprefix",
+    "-T", "--script", "--plugin", "-plugin", "--dependency-file", "--dependency-output",
+    "--run", "-run", "--run-args", "-run-args", "--options-file", "-optf", "--keep", "-keep",
+    "--keep-dir", "-keep-dir", "-dumpdir", "-dumpbase", "-aux-info", "--ld-path", "-fuse-ld",
+    "--coverage", "-ftest-coverage", "-dryrun", "--dryrun",
+})  # fmt: skip
+_RLW_PREFIX = ("@", "-M", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
+               "-fcallgraph-info", "-save-temps", "--save-temps", "-specs=", "--specs=",
+               "-wrapper", "-iwithprefix", "--sysroot=", "-o/", "-T/", "-Map", "--Map")  # fmt: skip
 
 
 def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str | None]:
@@ -245,6 +280,11 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         for p in env.get(var, "").split(":"):
             if why := add(var, p):
                 return out, why
+    plat = env.get("PYTHONPLATLIBDIR", "")
+    if plat and ("/" in plat or plat in (".", "..")):
+        # joined to the interpreter's prefix to find the standard library: `../../DIR` (or an
+        # absolute DIR) made root's python import another user's `encodings`
+        return out, f"not executed: PYTHONPLATLIBDIR {plat!r} leads out of the interpreter's prefix"
     if env.get("GCC_EXEC_PREFIX"):  # a prefix string: gcc appends names to it
         gp = env["GCC_EXEC_PREFIX"]
         if why := add("GCC_EXEC_PREFIX", gp if gp.endswith("/") else posixpath.dirname(gp)):
@@ -260,8 +300,16 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
             return out, f"not executed: {var} cannot be parsed"
         # -Xcompiler=-B/x,-O2 and --compiler-options -B/x: the pieces are words too
         pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        for w in [*words, *pieces]:
+            if w in _RLW_EXACT or w.startswith(_RLW_PREFIX):
+                return out, f"not executed: {var} holds {w!r}, which runs, loads or writes a file"
         for k, a in enumerate(pieces):
             b = pieces[k + 1] if k + 1 < len(pieces) else ""
+            inc = next((f for f in _INC_FLAGS if a == f or (a.startswith(f) and len(f) == 2)), None)
+            if inc is not None:
+                if why := add(var, b if a == inc else a[2:]):
+                    return out, why
+                continue
             value = b if a in _DIR_FLAGS else a[2:] if a.startswith("-B") else None
             if a != "-B" and a in _DIR_FLAGS and "/" not in (value or ""):
                 continue  # -ccbin g++: a name found on PATH, whose dirs are checked
@@ -275,7 +323,14 @@ async def untrusted_env(
 ) -> str | None:
     """None when every location env names for code (CODE_DIR_VARS, CODE_FILE_VARS, the dirs
     of NVCC_*_FLAGS) is trusted here, as a binary would be; else why not. A location that does
-    not exist is judged by its nearest existing ancestor (who could create it)."""
+    not exist is judged by its nearest existing ancestor (who could create it). A variable
+    that makes a tool write a file where it says (WRITE_FILE_VARS) is refused unless the
+    probe runs as the unit's own user (as_uid), who could write that file anyway."""
+    if as_uid is None:
+        for var in WRITE_FILE_VARS:
+            if env.get(var, "").strip():
+                where = env[var].split()[0]
+                return f"not executed: {var} would make it write {where} as root"
     pairs, why = env_code_paths(env)
     if why:
         return why

@@ -175,6 +175,10 @@ def test_control_gpu_probes_run_a_root_owned_nvidia_smi(area: Path):
         ({"FLASHINFER_EXTRA_CUDAFLAGS": "-Xcompiler=-B/opt/b,-O2 -ccbin g++"}, ["/opt/b"]),
         ({"FLASHINFER_EXTRA_LDFLAGS": "-B /opt/l/ -lfoo"}, ["/opt/l"]),
         ({"PYTHONPATH": "/opt/p/../q"}, ["/opt/q"]),
+        ({"NVCC_CCBIN": "/opt/g/bin/g++-12"}, ["/opt/g/bin/g++-12"]),
+        ({"TRITON_PTXAS_PATH": "/opt/t/ptxas"}, ["/opt/t/ptxas"]),
+        ({"TRITON_PTXAS_BLACKWELL_PATH": "/opt/t/ptxas-bw"}, ["/opt/t/ptxas-bw"]),
+        ({"PYTHONPYCACHEPREFIX": "/opt/pyc", "HOME": "/home/u"}, ["/opt/pyc", "/home/u"]),
     ],
 )
 def test_env_code_paths_names_every_location(env, want):

@@ -330,7 +330,10 @@ def _probe_tasks(
 
 
 def _comment(text: str) -> str:
-    return re.sub(r"[\x00-\x1f\x7f]", " ", text)
+    """Host text inside a `#` comment line: YAML (PyYAML and libyaml, which Ansible reads the
+    playbook with) also ends a line at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR, so a
+    host name holding U+2028 wrote its own YAML lines (a `%TAG` directive, content) there."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", text)
 
 
 def _trust_tasks(i: int, st: Step) -> list[dict[str, Any]]:
@@ -353,6 +356,30 @@ def _trust_tasks(i: int, st: Step) -> list[dict[str, Any]]:
         return out
     return out + [{
         "name": Unsafe(f"remedy step {i + 1}: only an interpreter root or this user owns runs"),
+        "ansible.builtin.command": {"argv": U(argv)},
+        "changed_when": False,
+        "check_mode": False,
+    }]  # fmt: skip
+
+
+def _precheck_trust_tasks(mapped: list[Mapped]) -> list[dict[str, Any]]:
+    """The precondition script runs `ENV/bin/python` of every pip step to read its versions,
+    as root and in check mode too, before any step's own trust task: the same check
+    (remedy.trust.trust_argv) runs first, so a venv another user owns never runs its code as
+    root, not even for `--check` (it did: the preview ran uid 65534's `bin/python`)."""
+    from remedy.trust import trust_argv
+
+    pythons = [
+        posixpath.join(c["python"], "bin", "python")
+        for m in mapped
+        for c in m.checks
+        if c.get("kind") == "packages"
+    ]
+    argv = trust_argv([], list(dict.fromkeys(pythons)))
+    if argv is None:
+        return []
+    return [{
+        "name": "remedy: only interpreters root or this user owns are run to read versions",
         "ansible.builtin.command": {"argv": U(argv)},
         "changed_when": False,
         "check_mode": False,
@@ -391,7 +418,8 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     stamp = when_.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     spec = {"steps": [{"index": i + 1, "checks": m.checks} for i, m in enumerate(mapped)]}
-    tasks: list[dict[str, Any]] = [
+    tasks: list[dict[str, Any]] = _precheck_trust_tasks(mapped)
+    tasks += [
         {
             "name": "remedy: does the host still match the facts the plan was made from?",
             "ansible.builtin.command": {

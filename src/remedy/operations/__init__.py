@@ -251,7 +251,7 @@ class PipInstall(Operation):
         env = python_env(ctx.facts, self.python) or {}
         before = {norm_pkg(k): v for k, v in (env.get("packages") or {}).items()}
         pins = [
-            {"name": n, "before": before.get(norm_pkg(n)), "after": v}
+            {"name": n, "before": _installed(ctx, n, before.get(norm_pkg(n))), "after": v}
             for n, v in self.packages.items()
         ]
         extra: list[str] = ["--no-deps"] if self.no_deps else []
@@ -297,6 +297,27 @@ class PipInstall(Operation):
             })  # fmt: skip
         m.checks.append({"kind": "packages", "python": self.python, "pins": pins})
         return m
+
+
+# a PEP 440 version's characters: no blank, no comma (Ansible's pip module splits `name` on
+# commas: `X==1,--find-links=DIR` gave root's pip an option), nothing a requirement parses
+_VERSION_CHARS = re.compile(r"[A-Za-z0-9.!+_-]+")
+
+
+def _installed(ctx: Ctx, name: str, version: Any) -> str | None:
+    """The facts' installed version of `name`, which the playbook's undo reinstalls: only a
+    PEP 440 version (the facts are the host's or a saved plan's, not remedy's)."""
+    if version is None:
+        return None
+    if not isinstance(version, str) or not _VERSION_CHARS.fullmatch(version):
+        raise ExportError(f"{ctx.where()}: the installed version of {name} in the facts, "
+                          f"{version!r}, is not a version")  # fmt: skip
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise ExportError(f"{ctx.where()}: the installed version of {name} in the facts, "
+                          f"{version!r}, is not a version") from None  # fmt: skip
+    return version
 
 
 _APT_KNOWN = (re.compile(r"^python3\.[0-9]+-dev$"), re.compile(r"^lib(curand|cublas)-dev-\d+-\d+$"))

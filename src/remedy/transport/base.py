@@ -62,6 +62,74 @@ def own_home_env(home: bytes | None) -> dict[bytes, bytes]:
         return {b"HOME": b"/"}
 
 
+# inherited variables naming where a command remedy runs reads configuration or code from
+# (pip's config files, Python's import path, home and user site, apt's configuration, the
+# directories gcc takes `as`/`ld`/`collect2` from before PATH, perl's (dpkg/debconf) include
+# path): one another user owns chose root's package index and wheels
+# (`XDG_CONFIG_HOME/pip/pip.conf`), or ran its `as` as root (`COMPILER_PATH`, the
+# link-layout stub's `cc`), as a HOME `sudo` kept did
+_CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYTHONHOME",
+                b"APT_CONFIG", b"GCC_EXEC_PREFIX")  # fmt: skip
+_CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB")
+_CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
+
+
+def _foreign_place(value: bytes) -> bool:
+    """Whether another user could change what is at `value` (its nearest existing ancestor,
+    for one not made yet): remedy.fileread.untrusted_tree's rule, the entries not walked."""
+    from remedy.fileread import untrusted_tree
+
+    path = os.fsdecode(value)
+    if not path.startswith("/"):
+        return True  # relative: whatever the working directory holds
+    q = os.path.normpath(path)
+    while not os.path.lexists(q) and q != "/":
+        q = os.path.dirname(q)
+    try:
+        return untrusted_tree(q, walk=False) is not None
+    except OSError:
+        return True
+
+
+def _pip_paths(environ: Mapping[bytes, bytes]) -> list[bytes]:
+    """PIP_* variables whose value names a local place (a path, a file: URL): pip's option
+    from the environment (PIP_FIND_LINKS=DIR of wheels, PIP_CONSTRAINT, PIP_CACHE_DIR...)."""
+    return [
+        k for k, v in environ.items()
+        if k.startswith(b"PIP_") and k not in _CONFIG_VARS
+        and any(w.startswith((b"/", b"file:")) for w in v.split())
+    ]  # fmt: skip
+
+
+def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
+    """Replacements for inherited variables that name another user's configuration or code
+    (None: leave it out): a list keeps its other entries. See _CONFIG_VARS."""
+    out: dict[bytes, bytes | None] = {}
+    plat = environ.get(b"PYTHONPLATLIBDIR")
+    if plat and (b"/" in plat or plat in (b".", b"..")):
+        out[b"PYTHONPLATLIBDIR"] = None  # `../../DIR`: Python's standard library from DIR
+    for k in (*_CONFIG_VARS, *_CONFIG_LISTS, *_pip_paths(environ)):
+        v = environ.get(k)
+        if not v:
+            continue
+        key = (k, v)
+        if key not in _CONFIG_SEEN:
+            if k.startswith(b"PIP_") and k not in _CONFIG_VARS:
+                places = [w.removeprefix(b"file://").removeprefix(b"file:") for w in v.split()]
+                bad = any(p.startswith(b"/") and _foreign_place(p) for p in places)
+                new = None if bad else v
+            elif k in _CONFIG_LISTS:
+                parts = v.split(b":")
+                kept = [x for x in parts if x and not _foreign_place(x)]
+                new = v if kept == parts else (b":".join(kept) or None)
+            else:
+                new = None if _foreign_place(v) else v
+            _CONFIG_SEEN[key] = new
+        if _CONFIG_SEEN[key] != v:
+            out[k] = _CONFIG_SEEN[key]
+    return out
+
+
 @dataclass(frozen=True)
 class CommandResult:
     """What a finished command left behind. A signal death is reported as 128+N, as sh does."""

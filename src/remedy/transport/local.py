@@ -25,6 +25,7 @@ from remedy.transport.base import (
     CommandResult,
     LineSplitter,
     describe,
+    own_config_env,
     own_home_env,
     signal_status,
     system_path_env,
@@ -102,6 +103,11 @@ class LocalTransport:
         # remedy's own tools from the system PATH, the session's kept as data (base.SYSTEM_PATH)
         full_env.update(system_path_env(os.environb.get(b"PATH")))
         full_env.update(own_home_env(os.environb.get(b"HOME")))  # never a HOME `sudo` kept
+        for k, v in own_config_env(os.environb).items():  # nor another user's pip.conf
+            if v is None:
+                full_env.pop(k, None)
+            else:
+                full_env[k] = v
         for k, v in (with_session_path({**self.env, **(env or {})}) or {}).items():
             full_env[os.fsencode(check_env_name(k))] = v if isinstance(v, bytes) else os.fsencode(v)
         try:
