@@ -550,7 +550,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # is_sm90_supported()': Python's traceback echoes the source line, which holds no error
     # word, and the 'AssertionError' after it is bare: 94 -> 95); DeepGEMM's 'Unsupported
     # architecture' reuses 'Unsupported ' and 'Failed', FlashInfer's 'Invalid backend' 'Error'.
-    assert len(lits) <= 95, "each literal costs grep time; see prefilter.py"
+    # Tune-ad adds 'depends on ' (pip's and uv's resolver conflict report names a package's pin
+    # on an nvidia-*/cuda-* wheel in a line with no error word: '    torch 2.4.0 depends on
+    # nvidia-cuda-nvrtc-cu12==12.1.105') and 'kages in the' (pip's 'Additionally, some packages
+    # in these conflicts have no matching distributions', which withdraws that reading): 95 -> 97.
+    assert len(lits) <= 97, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
