@@ -678,6 +678,20 @@ TUNED_AFTER: list[str] = [
     " runtime-libs-match-cuda-major no credit -> needed-files-provided",
     "lead (after round 24's null row fzi-4): suspicious.WORDS gains 'nable to load' so cuDNN's"
     " 'Unable to load any of {libcudnn_...}' is a suspicious line (it names no cause)",
+    "tune-ad (after round 28's misses, 9c052dc): undefined-symbol's symbol field drops a"
+    " wrapper's full stop (sglang flashinfer_comm_fusion.py '{e}. Disabling ...'), so the"
+    " unmangled-symbol exclusions read it; field signal"
+    " cuda-library-from-system-toolkit-dir-is-search-path also takes cuDNN 8's 'Could not load"
+    " library X. Error: <dlerror>', TensorFlow's \"Could not load dynamic library 'X'; dlerror:\""
+    " and ONNX Runtime's 'Failed to load library X with error:' lead-ins;"
+    " cuda-library-object-is-not-extension-abi (a CUDA library missing a symbol is no torch"
+    " ABI); nvjitlink-symbol-is-search-path only for toolkit libraries and torch's own (a RAPIDS"
+    " wheel's nvJitLink miss names no search path); signature pip-resolver-cuda-wheel-conflict"
+    " (pip's 'P V depends on nvidia-X==...' and uv's pin clash) -> python-requirements-hold,"
+    " withdrawn with pip's 'no matching distributions' paragraph; field cmd_link_cuda_libdir"
+    " (the link command echoed before 'cannot find -l<lib>') and signal"
+    " cuda-lib-link-without-cuda-libdir: a CUDA -l with no CUDA -L gives needed-files-provided"
+    " no credit",
 ]
 
 TOOLCHAIN_ENV = re.compile(

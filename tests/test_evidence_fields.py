@@ -382,3 +382,52 @@ def test_a_missing_dll_gets_the_fields_of_its_soname():
         if s.signature == "cuda-runtime-lib-not-found"
     )
     assert "," in derived_fields(rand)["lib_cuda_majors"]
+
+
+# tune-ad: the link command echoed before 'cannot find -l<lib>' (ninja's line under FAILED:,
+# setuptools' spawn) says whether any CUDA library directory was searched
+LINKED = [
+    (CORPUS / "unknown/fzs-5.log", {"cmd_link_cuda_libdir": "no"}),
+    (TEMPLATES / "setuptools/ld-cuda-lib-no-cuda-libdir.log", {"cmd_link_cuda_libdir": "no"}),
+    (
+        TEMPLATES / "setuptools/ld-cuda-lib-cuda-libdir-searched.log",
+        {"cmd_link_cuda_libdir": "yes"},
+    ),
+    (TEMPLATES / "torch-ext/cudart-link-derived-home.log", {"cmd_link_cuda_libdir": "no"}),
+]
+
+
+@pytest.mark.parametrize(("log", "want"), LINKED, ids=[e[0].name for e in LINKED])
+def test_the_link_command_before_a_cannot_find_line_is_read_back(log, want):
+    from remedy.evidence.fields import preceding_link_commands
+
+    symptoms, _, _ = scan_logs([log])
+    i = next(i for i, s in enumerate(symptoms) if s.signature == "ld-cannot-find-lib")
+    assert {k: preceding_link_commands(symptoms)[i].get(k) for k in want} == want
+
+
+def test_a_link_command_without_the_missing_library_is_not_read():
+    from remedy.evidence.fields import link_command_fields
+
+    cmd = "c++ a.o -shared -L/usr/local/cuda/lib64 -lcudart -o a.so"
+    assert link_command_fields(cmd, "curand") == {}
+    got = link_command_fields(cmd, "cudart")
+    assert got == {"cmd_link_cuda_libdir": "yes", "cmd_link_dirs": "/usr/local/cuda/lib64"}
+    # '-L dir' with a space, a wheel's lib dir
+    got = link_command_fields(
+        "g++ -shared x.o -L /venv/site-packages/nvidia/cu13/lib -lcublas", "cublas"
+    )
+    assert got["cmd_link_cuda_libdir"] == "yes"
+
+
+def test_a_cuda_library_link_without_a_cuda_libdir_names_no_package_to_install():
+    """fzs-5's shape: -lcurand after -L<torch>/lib only: needed-files-provided gets no credit;
+    with the toolkit's lib64 on the command, the same line still names it."""
+    kb = load_knowledge()
+    for name, want in (
+        ("ld-cuda-lib-no-cuda-libdir.log", []),
+        ("ld-cuda-lib-cuda-libdir-searched.log", ["needed-files-provided"]),
+    ):
+        symptoms, _, wrappers = scan_logs([TEMPLATES / "setuptools" / name])
+        ranked = [h.rule for h in diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses]
+        assert ranked[: len(want)] == want if want else ranked == [], (name, ranked)

@@ -554,7 +554,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # other literal: 95 -> 96); the GPU-name lines' 'NVIDIA ' replaces 'NVIDIA drive', 'Tesla '
     # and 'GTX 10' are reused,
     # FlashInfer's and TensorRT-LLM's 'Unsupported architecture' reuse 'Unsupported '.
-    assert len(lits) <= 96, "each literal costs grep time; see prefilter.py"
+    # Tune-ad adds 'depends on ' (pip's and uv's resolver conflict report names a package's pin
+    # on an nvidia-*/cuda-* wheel in a line with no error word: '    torch 2.4.0 depends on
+    # nvidia-cuda-nvrtc-cu12==12.1.105') and 'kages in the' (pip's 'Additionally, some packages
+    # in these conflicts have no matching distributions', which withdraws that reading): 95 -> 97.
+    # together 95 -> 98.
+    assert len(lits) <= 98, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

@@ -563,6 +563,8 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
         views[i] = {**cmd, **views[i]}
     for i, cmd in preceding_commands(symptoms).items():
         views[i] = {**cmd, **views[i]}
+    for i, cmd in preceding_link_commands(symptoms).items():
+        views[i] = {**cmd, **views[i]}
     return views
 
 
@@ -663,6 +665,69 @@ def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
                         fields = _command_before(list(window))
                         if fields:
                             out[fatal[n]] = fields
+                    if n >= last:
+                        break
+                    window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+        except OSError:
+            continue
+    return out
+
+
+# tune-ad: the linker's 'cannot find -l<lib>' says which library, not where the command looked.
+# Builds echo the link command on the line(s) before it (ninja's '[n/N] cmd' and the line under
+# 'FAILED:', setuptools' spawn, make): its -L dirs say whether any CUDA library directory was
+# searched at all (GNU ld searches the -L dirs, then its default ones).
+LINK_SIGNATURE = "ld-cannot-find-lib"
+_CUDA_LIBDIR = re.compile(r"cuda|nvidia|/lib64(?:/|$)|/targets/")
+
+
+def link_command_fields(text: str, lib: str) -> dict[str, str]:
+    """Fields of a link command line that passes ``-l<lib>``: its -L directories and whether
+    one of them is a CUDA library directory (a toolkit's lib64/lib/targets, an nvidia-* wheel's
+    lib). Empty when the line does not pass ``-l<lib>``."""
+    try:
+        argv = shlex.split(text)
+    except ValueError:  # an unbalanced quote in a cut line: split on blanks
+        argv = text.split()
+    if f"-l{lib}" not in argv:
+        return {}
+    dirs: list[str] = []
+    for k, arg in enumerate(argv):
+        if arg == "-L" and k + 1 < len(argv):
+            dirs.append(argv[k + 1])
+        elif arg.startswith("-L") and len(arg) > 2:
+            dirs.append(arg[2:])
+    out = {"cmd_link_cuda_libdir": "yes" if any(_CUDA_LIBDIR.search(d) for d in dirs) else "no"}
+    if dirs:
+        out["cmd_link_dirs"] = " ".join(dirs)
+    return out
+
+
+def preceding_link_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each 'cannot find -l<lib>' line -> the fields of the last line at most
+    LOOKBACK lines before it (same file) that passes that -l<lib>."""
+    want: dict[str, dict[int, tuple[int, str]]] = {}  # source -> {line: (index, lib)}
+    for i, s in enumerate(symptoms):
+        lib = s.fields.get("missing_lib") or ""
+        if s.signature == LINK_SIGNATURE and lib and s.line > 1:
+            want.setdefault(s.source, {})[s.line] = (i, lib)
+    out: dict[int, dict[str, str]] = {}
+    for source, lines in want.items():
+        try:
+            f = _reread(source)
+            if f is None:
+                continue
+            last = max(lines)
+            window: deque[str] = deque(maxlen=LOOKBACK)
+            with f:
+                for n, raw in enumerate(f, 1):
+                    if n in lines:
+                        i, lib = lines[n]
+                        for prev in reversed(window):
+                            fields = link_command_fields(prev, lib)
+                            if fields:
+                                out[i] = fields
+                                break
                     if n >= last:
                         break
                     window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
