@@ -21,7 +21,12 @@ Method:
   leave-one-repository-out at HEAD (rules at HEAD, the model retrained without the log's
   repository, the fallback used where the rules say unknown).
 
+- ``--gate``: the claim gate's parameters (learned.is_distinctive; see gate()), chosen by
+  leave-one-repository-out at HEAD over every corpus row (bench/generalize.py's held-out
+  round figures are not consulted).
+
     python bench/learned_eval.py --select            # parameter choice (no round 12/13 row)
+    python bench/learned_eval.py --gate --save learned-gate
     python bench/learned_eval.py --final --save learned-final
 """
 
@@ -377,6 +382,106 @@ def ties() -> list[str]:
     ]
 
 
+GATES: list[dict[str, Any]] = [{"share": None}] + [
+    {"share": share, "ratio": ratio, "vs_none": vs_none, "mode": mode}
+    for share in (0.1, 0.2, 0.3, 0.5)
+    for ratio in (2.0, 3.0, 5.0)
+    for vs_none in (True, False)
+    for mode in ("each", "top")
+]
+
+
+def gate() -> dict[str, Any]:
+    """The claim gate (learned.is_distinctive) chosen by leave-one-repository-out at HEAD: for
+    each repository, a model trained without it (learned.PARAMS, its threshold) and the
+    per-label row counts of the same training rows; each of the repository's rows gets the
+    fallback's classes, then each gate variant keeps a class only when the row has a token
+    distinctive of it (mode "each": every named class is gated; "top": abstain unless the first
+    is supported; vs_none False: the no-class rows are left out of "any other label").
+    Counted (right, wrong, claims on class-null rows) of the first class kept, on the rows
+    HEAD's LORO rules leave without a hypothesis (where the fallback is consulted) and on all
+    rows (the model alone: more rows, same question). Chosen: the variant of highest
+    right - WRONG_COST x (wrong + null) summed over both; ties: the simpler (fewer gates)."""
+    rows = corpus_at("WORKTREE")
+    loro = _diagnosed("WORKTREE", loro=True)
+    unknown = {r["file"] for r in rows if not loro["logs"][r["file"]]}
+    toks = {r["file"]: learned.tokens(r["text"]) for r in rows}
+    df_all, n_all = learned.class_doc_freq(
+        [toks[r["file"]] for r in rows], [r["label"] for r in rows]
+    )
+    threshold = float(learned.PARAMS["threshold"])
+    p0 = {**learned.PARAMS, "gate_share": None}
+    tally = {i: {"unknown": [0, 0, 0], "all": [0, 0, 0]} for i in range(len(GATES))}
+    for repo in sorted({r["repo"] for r in rows}):
+        mine = [r for r in rows if r["repo"] == repo]
+        train_rows = [r for r in rows if r["repo"] != repo]
+        m = learned.train(
+            [],
+            [r["label"] for r in train_rows],
+            p0,
+            tokenized=[toks[r["file"]] for r in train_rows],
+        )
+        m = learned.Model.from_json(json.loads(json.dumps(m.to_json())))
+        n = dict(n_all)
+        for r in mine:
+            n[r["label"]] -= 1
+        mine_sets = [(o["label"], set(toks[o["file"]])) for o in mine]
+        cache: dict[tuple, dict[str, int]] = {}
+        for r in mine:
+            present = set(toks[r["file"]])
+            named = learned.ranked(m.proba_tokens(toks[r["file"]]), threshold)
+            named = [c for c, _ in named]
+
+            def counts(t: str, vs_none: bool, mine_sets: list) -> dict[str, int]:
+                d = dict(df_all.get(t, {}))
+                for lab, st in mine_sets:
+                    if t in st:
+                        d[lab] -= 1
+                if not vs_none:
+                    d.pop(learned.NONE, None)
+                return {k: v for k, v in d.items() if v > 0}
+
+            for i, g in enumerate(GATES):
+                if g["share"] is None:
+                    kept = named
+                else:
+                    ok = []
+                    for c in named:
+                        sup = False
+                        for t in present:
+                            key = (t, g["vs_none"])
+                            if key not in cache:
+                                cache[key] = counts(t, g["vs_none"], mine_sets)
+                            if c in cache[key] and learned.is_distinctive(
+                                cache[key], c, n, g["share"], g["ratio"]
+                            ):
+                                sup = True
+                                break
+                        ok.append(sup)
+                    if g["mode"] == "top":
+                        kept = named if ok[:1] == [True] else []
+                    else:
+                        kept = [c for c, k in zip(named, ok, strict=True) if k]
+                for part in ("unknown", "all"):
+                    if part == "unknown" and r["file"] not in unknown:
+                        continue
+                    if not kept:
+                        continue
+                    t3 = tally[i][part]
+                    if r.get("class") is None:
+                        t3[2] += 1
+                    elif kept[0] == r["class"]:
+                        t3[0] += 1
+                    else:
+                        t3[1] += 1
+    out = {"rows": len(rows), "rules_unknown": len(unknown), "variants": []}
+    for i, g in enumerate(GATES):
+        u = utility(*tally[i]["unknown"]) + utility(*tally[i]["all"])
+        out["variants"].append({**g, **tally[i], "utility": u})
+    out["chosen"] = max(out["variants"], key=lambda v: (v["utility"], v["share"] is None))
+    return out
+
+
 def cost(repeat: int = 15) -> list[str]:
     """What the fallback adds to `remedy diagnose --log` on a log no rule matches (issue 18):
     in-process load + predict, and the command's wall time with and without the model
@@ -427,6 +532,7 @@ def main() -> int:
     ap.add_argument("--final", action="store_true")
     ap.add_argument("--cost", action="store_true", help="time load + predict and diagnose --log")
     ap.add_argument("--ties", action="store_true", help="would the model break rule ties well?")
+    ap.add_argument("--gate", action="store_true", help="choose the claim gate (LORO at HEAD)")
     ap.add_argument("--grid", help="JSON list of parameter sets to compare (default: GRID)")
     ap.add_argument("--cache", help="a directory to keep frozen refs' diagnoses between runs")
     ap.add_argument("--save", help="also write bench/results/NAME.txt and NAME.json")
@@ -458,6 +564,23 @@ def main() -> int:
             f"chosen (max of right - {WRONG_COST} x (wrong + null claims) over CV + frozen "
             f"rounds 1-11): {json.dumps(rep['chosen'])}"
         )
+    if args.gate:
+        rep = gate()
+        lines.append(
+            f"claim gate, leave-one-repository-out at HEAD: {rep['rows']} rows, "
+            f"{rep['rules_unknown']} with no LORO rule hypothesis; (right, wrong, null-named)"
+        )
+        for v in rep["variants"]:
+            name = (
+                "no gate"
+                if v["share"] is None
+                else f"share>={v['share']} ratio>={v['ratio']} vs_none={v['vs_none']} {v['mode']}"
+            )
+            lines.append(
+                f"  {name:44} rules-unknown {tuple(v['unknown'])}  all rows {tuple(v['all'])}"
+                f"  utility {v['utility']}"
+            )
+        lines.append(f"chosen: {json.dumps(rep['chosen'])}")
     if args.final:
         rep = final()
         lines += rep["lines"]

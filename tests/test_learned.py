@@ -251,9 +251,21 @@ def test_a_fifo_is_not_drained_and_a_missing_file_is_skipped(tmp_path):
         b"",
         b"not json",
         b'{"format": "other"}',
-        b'{"format": "remedy-log-classes-1"}',
         b'{"format": "remedy-log-classes-1", "classes": ["a"], "bias": [0], "mass": [0],'
-        b' "features": {"nvcc": [1, "x"], "fatal": [1, [[7, 1]]]}}',
+        b' "features": {"nvcc": [1, [[0, 1]]]}}',
+        b'{"format": "remedy-log-classes-2"}',
+        b'{"format": "remedy-log-classes-2", "classes": ["a"], "bias": [0], "mass": [0],'
+        b' "features": {"nvcc": [1, "x"], "fatal": [1, [[7, 1]]]}, "distinctive": null}',
+        # a format-2 model without its gate, or with a gate that is not one
+        b'{"format": "remedy-log-classes-2", "classes": ["a"], "bias": [0], "mass": [0],'
+        b' "features": {"nvcc": [1, [[0, 1]]]}}',
+        b'{"format": "remedy-log-classes-2", "classes": ["a"], "bias": [0], "mass": [0],'
+        b' "params": {"gate_share": 0.1}, "features": {"nvcc": [1, [[0, 1]]]},'
+        b' "distinctive": null}',
+        b'{"format": "remedy-log-classes-2", "classes": ["a"], "bias": [0], "mass": [0],'
+        b' "features": {"nvcc": [1, [[0, 1]]]}, "distinctive": {"b": ["nvcc"]}}',
+        b'{"format": "remedy-log-classes-2", "classes": ["a"], "bias": [0], "mass": [0],'
+        b' "features": {"nvcc": [1, [[0, 1]]]}, "distinctive": {"a": "nvcc"}}',
     ],
 )
 def test_a_damaged_model_leaves_diagnosis_rules_only(body, tmp_path, monkeypatch):
@@ -358,10 +370,10 @@ def test_a_log_on_stdin_gets_the_learned_class_too(model_dir):
     ("body", "code", "says"),
     [
         (None, 0, "learned fallback: no model"),
-        (b'{"format": "remedy-log-classes-1", "features": 3}', 2, "not a usable model"),
+        (b'{"format": "remedy-log-classes-2", "features": 3}', 2, "not a usable model"),
         (
-            b'{"format": "remedy-log-classes-1", "classes": ["no-such-rule"], "bias": [0],'
-            b' "mass": [0], "features": {}}',
+            b'{"format": "remedy-log-classes-2", "classes": ["no-such-rule"], "bias": [0],'
+            b' "mass": [0], "features": {}, "distinctive": null}',
             2,
             "classes that are no rule: no-such-rule",
         ),
@@ -414,3 +426,77 @@ def test_hints_are_off_unless_asked_for(model_dir):
     # the committed model was trained on this very log: this checks the switch, not accuracy
     assert hypotheses({**base, learned.ENV_HINTS: "1"})[:1] == [(row["class"], "learned")]
     assert hypotheses({**base, learned.ENV_HINTS: "0"}) == []
+
+
+def test_a_token_is_distinctive_of_a_class_by_share_and_ratio():
+    n = {"a": 10, "b": 10, learned.NONE: 20}
+    # in 3 of a's 10 rows and 1 of b's: share 0.3, 3x b's share
+    assert learned.is_distinctive({"a": 3, "b": 1}, "a", n, 0.2, 3.0)
+    assert not learned.is_distinctive({"a": 3, "b": 1}, "a", n, 0.2, 3.5)  # ratio too low
+    assert not learned.is_distinctive({"a": 1}, "a", n, 0.2, 3.0)  # in too few of a's rows
+    # the no-class rows count as another label: wording common there is no class's evidence
+    assert not learned.is_distinctive({"a": 3, learned.NONE: 4}, "a", n, 0.2, 3.0)
+    assert learned.is_distinctive({"a": 3, learned.NONE: 1}, "a", n, 0.2, 3.0)
+    assert not learned.is_distinctive({"b": 5}, "a", n, 0.0, 1.0)  # absent from a's rows
+
+
+def _gate_corpus() -> tuple[list[str], list[str]]:
+    """Class "hook" rows all share a wrapper's words (which class-null rows also have) and
+    differ in the words of the cause; class "other" and class-null rows are unrelated."""
+    wrapper = "oci runtime create failed container init caused error running hook"
+    texts = [f"{wrapper} requirement unsatisfied driver too old {i}" for i in range(4)]
+    texts += [f"{wrapper} requirement unsatisfied condition cuda {i}" for i in range(4)]
+    texts += [f"{wrapper} mount denied permission selinux {i}" for i in range(4)]
+    labels = ["hook"] * 8 + [learned.NONE] * 4
+    texts += [f"nvcc fatal unsupported gpu architecture compute {i}" for i in range(5)]
+    labels += ["other"] * 5
+    texts += [f"segmentation fault core dumped python worker {i}" for i in range(2)]
+    labels += [learned.NONE] * 2
+    return texts, labels
+
+
+def test_the_gate_keeps_a_class_off_a_log_with_only_its_wrapper_words():
+    texts, labels = _gate_corpus()
+    gated = learned.train(texts, labels)
+    ungated = learned.train(texts, labels, {"gate_share": None})
+    assert gated.distinctive is not None and ungated.distinctive is None
+    assert {"requirement", "unsatisfied"} <= gated.distinctive["hook"]
+    assert not {"oci", "hook", "container"} & gated.distinctive["hook"]  # null rows have them
+    wrapper_only = "oci runtime create failed: container init caused: error running hook"
+    # the words all of the class's rows share make it the most probable class ...
+    assert learned.learned_classes(wrapper_only, ungated)[:1] == [
+        ("hook", pytest.approx(ungated.probabilities(wrapper_only)["hook"]))
+    ]
+    # ... but none of the class's own words is in the log: no claim
+    assert learned.learned_classes(wrapper_only, gated) == []
+    # the class's distinctive words present: claimed, gated or not, through the JSON form
+    cause = wrapper_only + " requirement unsatisfied: cuda>=12.8"
+    reloaded = learned.Model.from_json(json.loads(json.dumps(gated.to_json())))
+    assert reloaded.distinctive == gated.distinctive
+    assert [c for c, _ in learned.learned_classes(cause, reloaded)][:1] == ["hook"]
+
+
+def test_the_committed_model_names_no_class_on_its_frequent_but_shared_words():
+    """Real corpus: the words in at least half of a class's rows that are not distinctive of it
+    (generic error wording, a wrapper's) make the model's most probable class that class, yet
+    no claim is made; one of the class's distinctive words in the same log gets it named."""
+    m = learned.Model.from_json(json.loads((ROOT / "knowledge" / learned.MODEL_NAME).read_text()))
+    assert m.distinctive is not None
+    checked = 0
+    for cls in ("container-driver-satisfies-image", "runtime-libs-match-cuda-major"):
+        mine = [set(learned.tokens(r["text"])) for r in rows() if r["label"] == cls]
+        common = sorted(
+            t
+            for t in set().union(*mine)
+            if sum(t in s for s in mine) >= len(mine) / 2 and t not in m.distinctive[cls]
+        )
+        text = " ".join(common)
+        probs = m.probabilities(text)
+        if max(probs, key=probs.__getitem__) != cls:
+            continue
+        checked += 1
+        assert learned.learned_classes(text, m) == []
+        # the distinctive word most of the class's rows have
+        word = max(sorted(m.distinctive[cls]), key=lambda t: sum(t in s for s in mine))
+        assert [c for c, _ in learned.learned_classes(f"{text} {word}", m)][:1] == [cls]
+    assert checked, "no class's shared words made it the most probable: the test checks nothing"

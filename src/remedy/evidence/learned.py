@@ -12,6 +12,12 @@ knowledge/learned/log-classes.json from the corpus (a test asserts the committed
 regeneration). Pure Python (stdlib only), deterministic: multinomial naive Bayes over TF-IDF
 features (tokens with digits and hex folded to N, sublinear tf, L2-normalised); a seeded-SGD
 logistic regression is the other kind bench/learned_eval.py --select compares it with.
+
+The claim gate (format 2): probability alone named a class on logs of causes no rule covers
+whenever their wrapper's wording (a container hook's, a build tool's) was the wording all of a
+class's rows share. The model file therefore also keeps, per class, its distinctive tokens
+(is_distinctive: in enough of its rows, several times as often as in any other label's), and a
+class is named only when the log has one of them (bench/learned_eval.py --gate, LORO).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import Any
 
 from remedy.fileread import json_loads
 
-FORMAT = "remedy-log-classes-1"
+FORMAT = "remedy-log-classes-2"  # 2: per-class distinctive tokens (the claim gate)
 NONE = "(none)"  # the label of class-null corpus rows: the cause has no rule
 ENV_MODEL = "REMEDY_LEARNED_MODEL"  # a model file to use instead of the knowledge's (bench)
 # The committed model is consulted only when this is "1" (or ENV_MODEL names a model): on the
@@ -56,6 +62,13 @@ PARAMS: dict[str, Any] = {
     "bigrams": False,
     "prune": 0.01,
     "threshold": 0.3,
+    # the claim gate (distinctive_tokens): a class is named only when the log has one of its
+    # distinctive tokens (in >= gate_share of its rows, >= gate_ratio x as often as in any
+    # other label's rows, the no-class label included), and nothing is named when the most
+    # probable class has none; chosen by `bench/learned_eval.py --gate`
+    # (leave-one-repository-out at HEAD, bench/results/learned-gate.txt)
+    "gate_share": 0.1,
+    "gate_ratio": 2.0,
     # used by kind "lr" only
     "C": 100.0,
     "epochs": 80,
@@ -77,6 +90,48 @@ def tokens(text: str, *, bigrams: bool = False) -> list[str]:
             break
     if bigrams:
         out += [f"{a} {b}" for a, b in zip(out, out[1:], strict=False)]
+    return out
+
+
+def class_doc_freq(
+    docs: Sequence[list[str]], labels: Sequence[str]
+) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """token -> {label: rows of that label with the token}, and label -> rows."""
+    df: dict[str, dict[str, int]] = {}
+    n: dict[str, int] = {}
+    for toks, lab in zip(docs, labels, strict=True):
+        n[lab] = n.get(lab, 0) + 1
+        for t in set(toks):
+            d = df.setdefault(t, {})
+            d[lab] = d.get(lab, 0) + 1
+    return df, n
+
+
+def is_distinctive(
+    by_label: dict[str, int], label: str, n: dict[str, int], share: float, ratio: float
+) -> bool:
+    """Whether a token whose rows per label are ``by_label`` is distinctive of ``label``: in at
+    least ``share`` of its rows and at least ``ratio`` times as often (as a share of rows) as in
+    any other label's rows, NONE included (wording common to logs of causes with no rule, or
+    to several classes, is the wrapper around a cause, not the cause)."""
+    k, rows = by_label.get(label, 0), n.get(label, 0)
+    if k <= 0 or rows <= 0 or k < share * rows:
+        return False
+    # k/rows >= ratio * c/n[lab], in products (no rounding at the boundary)
+    return all(k * n[lab] >= ratio * c * rows for lab, c in by_label.items() if lab != label)
+
+
+def distinctive_tokens(
+    docs: Sequence[list[str]], labels: Sequence[str], share: float, ratio: float
+) -> dict[str, list[str]]:
+    """label -> its distinctive tokens (is_distinctive), sorted; NONE has none (it is never
+    claimed)."""
+    df, n = class_doc_freq(docs, labels)
+    out: dict[str, list[str]] = {lab: [] for lab in sorted(n) if lab != NONE}
+    for t in sorted(df):
+        for lab in df[t]:
+            if lab != NONE and is_distinctive(df[t], lab, n, share, ratio):
+                out[lab].append(t)
     return out
 
 
@@ -172,9 +227,22 @@ class Model:
     temperature: float = 1.0
     params: dict[str, Any] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
+    # class -> its distinctive tokens (the claim gate); None: no gate (a model trained so)
+    distinctive: dict[str, frozenset[str]] | None = None
 
     def probabilities(self, text: str) -> dict[str, float]:
-        return self.proba_tokens(tokens(text, bigrams=bool(self.params.get("bigrams"))))
+        return self.proba_tokens(self.tokens(text))
+
+    def tokens(self, text: str) -> list[str]:
+        return tokens(text, bigrams=bool(self.params.get("bigrams")))
+
+    def supported(self, label: str, toks: Iterable[str]) -> bool:
+        """Whether the log (its tokens) has a word distinctive of ``label`` (always, with no
+        gate)."""
+        if self.distinctive is None:
+            return True
+        mine = self.distinctive.get(label)
+        return bool(mine) and not mine.isdisjoint(toks)
 
     def proba_tokens(self, toks: list[str]) -> dict[str, float]:
         x = self.vocab.vector(toks)
@@ -208,6 +276,10 @@ class Model:
                 ]
                 for t in used
             },
+            # class: its distinctive tokens (is_distinctive; the claim gate); null: no gate
+            "distinctive": None
+            if self.distinctive is None
+            else {c: sorted(v) for c, v in sorted(self.distinctive.items())},
         }
 
     @classmethod
@@ -223,15 +295,34 @@ class Model:
         vocab = Vocab(index=index, idf=[v[0] for v in vals])
         weights = dict(zip(range(len(vals)), [v[1] for v in vals], strict=True))
         header = {k: d[k] for k in HEADER_KEYS if k in d}
+        classes = list(d["classes"])
+        if "distinctive" not in d:  # a gate left out would silently name classes ungated
+            raise ValueError("no distinctive tokens (null for a model without the gate)")
+        gate = d["distinctive"]
+        params = d.get("params") or {}
+        if not isinstance(params, dict):
+            raise ValueError("params is not a mapping")
+        if gate is None and params.get("gate_share") is not None:
+            raise ValueError("the model was trained with a gate but has no distinctive tokens")
+        distinctive = None
+        if gate is not None:
+            if not isinstance(gate, dict) or not set(gate) <= set(classes):
+                raise ValueError("distinctive is not a mapping of the model's classes")
+            if not all(
+                isinstance(v, list) and all(isinstance(t, str) for t in v) for v in gate.values()
+            ):
+                raise ValueError("distinctive tokens are not lists of words")
+            distinctive = {c: frozenset(v) for c, v in gate.items()}
         return cls(
-            classes=list(d["classes"]),
+            classes=classes,
             vocab=vocab,
             weights=weights,
             bias=[float(b) for b in d["bias"]],
             mass=[float(m) for m in d["mass"]],
             temperature=float(d.get("temperature", 1.0)),
-            params=dict(d.get("params") or {}),
+            params=dict(params),
             header=header,
+            distinctive=distinctive,
         )
 
 
@@ -257,9 +348,11 @@ def train(
     X = [list(vocab.vector(t).items()) for t in toks]
     classes = sorted(set(labels))
     y = [classes.index(lab) for lab in labels]
-    if p["kind"] == "nb":
-        return _train_nb(X, y, classes, vocab, p)
-    return _train_lr(X, y, classes, vocab, p)
+    m = (_train_nb if p["kind"] == "nb" else _train_lr)(X, y, classes, vocab, p)
+    if p.get("gate_share") is not None:
+        gate = distinctive_tokens(toks, labels, float(p["gate_share"]), float(p["gate_ratio"]))
+        m.distinctive = {c: frozenset(v) for c, v in gate.items()}
+    return m
 
 
 def _train_nb(
@@ -444,13 +537,19 @@ def ranked(probs: dict[str, float], threshold: float) -> list[tuple[str, float]]
 
 def learned_classes(text: str, model: Model | None = None) -> list[tuple[str, float]]:
     """(class, probability) the fallback names for this log text, or [] (no model, or below
-    the model's threshold, or NONE first)."""
+    the model's threshold, or NONE first); a class only where the log has a word distinctive
+    of it (Model.supported: the words all of a class's rows share, a tool's wrapper text, are
+    no evidence of the cause)."""
     m = model or load_model()
     if m is None or not text:
         return []
     try:
-        probs = m.probabilities(text)
-        return ranked(probs, float(m.params.get("threshold", PARAMS["threshold"])))
+        toks = m.tokens(text)
+        got = ranked(m.proba_tokens(toks), float(m.params.get("threshold", PARAMS["threshold"])))
+        present = set(toks)
+        if got[:1] and not m.supported(got[0][0], present):
+            return []  # the closest class's own words are absent: its wrapper's text is not it
+        return [(c, p) for c, p in got if m.supported(c, present)]
     except (TypeError, ValueError, IndexError, KeyError, OverflowError):
         return []  # a damaged model file: diagnosis stays rules-only
 
@@ -477,8 +576,13 @@ def check_model(rule_ids: set[str], path: str | os.PathLike[str] | None = None) 
             hint=fix,
         )
     return (
-        f"learned fallback: {len(m.classes) - 1} classes, {len(m.vocab.idf)} features, trained "
-        f"on {m.header.get('trained_rows', '?')} corpus rows: OK"
+        f"learned fallback: {len(m.classes) - 1} classes, {len(m.vocab.idf)} features, "
+        + (
+            "no claim gate"
+            if m.distinctive is None
+            else f"{sum(1 for v in m.distinctive.values() if v)} classes with distinctive words"
+        )
+        + f", trained on {m.header.get('trained_rows', '?')} corpus rows: OK"
         + ("" if os.environ.get(ENV_HINTS) == "1" else f" (hints off; {ENV_HINTS}=1 turns them on)")
     )
 
