@@ -162,3 +162,64 @@ def test_top_level_shape(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(KnowledgeError, match="cannot read"):
         load_catalog(tmp_path / "nope.yaml")
+
+
+def test_required_literals_are_in_every_line_the_pattern_matches() -> None:
+    """catalog.required_literals is sound: on random patterns (literals, alternatives, optional
+    and scoped-caseless groups, classes, anchors, repeats) over random texts of the same
+    letters, a text the pattern matches holds one of them. And the gates of the catalog get
+    theirs (the matcher tests them before the gate)."""
+    import random
+    import re
+
+    from remedy.evidence.catalog import default_catalog, required_literals
+
+    rnd = random.Random(31)
+    atoms = ["abcd", "bcda", "xyzw", "ab", "c", "d d", r"\d", "[ab]", "."]
+
+    def piece(depth: int) -> str:
+        k = rnd.randrange(9 if depth < 2 else 4)
+        if k < 4:
+            return rnd.choice(atoms)
+        if k == 4:
+            return "(?:" + alt(depth + 1) + ")?"
+        if k == 5:
+            return "(?i:" + alt(depth + 1) + ")"
+        if k == 6:
+            return "(" + alt(depth + 1) + ")"
+        if k == 7:
+            return rnd.choice([r"\b", "^", "(?<!a)"]) + rnd.choice(atoms)
+        return rnd.choice(atoms) + rnd.choice(["+", "*", "{1,2}", "?"])
+
+    def alt(depth: int) -> str:
+        return "|".join(
+            "".join(piece(depth) for _ in range(rnd.randrange(1, 4)))
+            for _ in range(rnd.randrange(1, 4))
+        )
+
+    letters = ["a", "b", "c", "d", "x", "y", "z", "w", " ", "1", "A", "B", "\u0130"]
+    texts = ["".join(rnd.choice(letters) for _ in range(rnd.randrange(0, 24))) for _ in range(300)]
+    words = ["abcd", "bcda", "xyzw", "ab", "c", "d d", "1", "A", "x", " ", "ABCD", "aBcd"]
+    texts += ["".join(rnd.choice(words) for _ in range(rnd.randrange(1, 8))) for _ in range(300)]
+    derived = hits = 0
+    for _ in range(3_000):
+        pattern = ("(?i)" if rnd.random() < 0.05 else "") + alt(0)
+        lits = required_literals(pattern)
+        if lits is None:
+            continue
+        derived += 1
+        rx = re.compile(pattern)
+        for t in texts:
+            if rx.search(t) is not None:
+                hits += 1
+                assert any(x in t for x in lits), (pattern, lits, t)
+    assert derived > 300 and hits > 10_000  # control: many patterns got literals, and matched
+    assert required_literals("(?i)abcdef") is None and required_literals("(?i:abcd)") is None
+    assert required_literals("of B?Float16 type|abcd(?:e)?fgh") == ("Float16 type", "abcd")
+    gated = {s.id: s.gate_literals for s in default_catalog().signatures if s.gate is not None}
+    assert gated["shared-object-truncated"] == (
+        "invalid ELF header",
+        "file too short",
+        "cannot read file data",
+    )
+    assert gated["nvcc-not-located"] is None  # a caseless alternative: the gate alone

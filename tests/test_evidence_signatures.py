@@ -641,3 +641,40 @@ def _flat(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         else:
             out.append((op, av))
     return out
+
+
+def test_a_gate_holds_wherever_its_pattern_matches() -> None:
+    """``gate:`` is a shortcut, never a filter: every line a gated signature's pattern matches
+    (its own and every other signature's examples, the fixture logs, and lines assembled
+    from the pieces of the two gates perf-e added) holds a gate match, so skipping the
+    pattern where the gate fails changes no result."""
+    import random
+    import re
+
+    cat = default_catalog()
+    gated = [s for s in cat.signatures if s.gate is not None]
+    assert {"nvcc-not-located", "shared-object-truncated"} <= {s.id for s in gated}
+    lines = [ex for s in cat.signatures for ex in s.examples]
+    for log in LOG_FILES:
+        lines += (LOGS / log).read_text(encoding="utf-8", errors="replace").splitlines()
+    pieces = ["Could not", "couldn't", "cannot", "can't", "unable to", " find ", "FIND ", "nvcc"]
+    pieces += ["NVCC", "nvcc ", "\u0131", "No CUDA or HIP available on this system", " ", "x"]
+    pieces += ["CUDA_HOME does not exist, unable to compile CUDA op", "Error: ", "OSError", ": "]
+    pieces += [" was requested, but nvcc was not found", "Could not find CUDA lib directory"]
+    pieces += ["/tmp/a.so", "libx.so.1", "invalid ELF header", "file too short", "ld: error"]
+    pieces += ["cannot read file data", "error while loading shared libraries", "Error in dlopen"]
+    pieces += ["OSError: /tmp/a.so: ", "ld: error: t1.so: ", "Error in dlopen: x.so.2: "]
+    pieces += ["error while loading shared libraries: libf.so.1: ", "İmportError: b.so: "]
+    rnd = random.Random(31)
+    lines += [
+        "".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 9))) for _ in range(20_000)
+    ]
+    matched: dict[str, int] = {}
+    for s in gated:
+        rx, gate = re.compile(s.pattern), re.compile(s.gate or "")
+        for line in lines:
+            if rx.search(line) is not None:
+                matched[s.id] = matched.get(s.id, 0) + 1
+                assert gate.search(line) is not None, (s.id, line)
+    # control: the assembled lines do match the two patterns, many times
+    assert matched["nvcc-not-located"] > 1_000 and matched["shared-object-truncated"] > 500

@@ -832,3 +832,55 @@ def test_each_worker_asks_for_its_segment_ahead_of_reading_it(
         assert runs[0] == runs[3 * 4096] and any(runs[0])
     finally:
         os.close(fd)
+
+
+def test_the_early_cache_holds_the_engines_tables(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early start takes fastscan.Engine's tables from its cache (not derived again on
+    the way to the fork) exactly as derived; a table of the wrong shape, or a cache written by
+    another fastscan.py, is derived again."""
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # writes the cache
+    (patterns,) = list(fastscan._DBS)
+    derived = fastscan._DBS[patterns]
+    fastscan._DBS.clear()
+    early.start(["diagnose", "--log", str(p)])
+    early.discard()
+    taken = fastscan._DBS[patterns]
+    assert taken is not derived and taken.tables() == derived.tables()
+    assert (taken.expand, taken.gated, taken.supers, taken.tails) == (
+        derived.expand,
+        derived.gated,
+        derived.supers,
+        derived.tails,
+    )
+    lits = [lit for lit, _ in patterns]
+    names = len(derived.anchors or lits)
+    bad = (derived.expand, derived.gated[:-1], derived.supers, derived.tails)
+    assert not fastscan._tables_fit(bad, names, len(lits))
+    assert not fastscan._tables_fit(None, names, len(lits))
+    assert fastscan._tables_fit(derived.tables(), names, len(lits))
+    again = fastscan.Engine(derived.db, list(patterns), derived.anchors, bad)
+    assert again.tables() == derived.tables()  # the bad table ignored, derived again
+    # a cache written by another fastscan.py: its tables are not taken (derived instead)
+    from remedy.cachefile import read_private
+
+    body = read_private(early.cache_path())
+    assert body is not None
+    seen: list[object] = []
+
+    def spy(*a: object) -> object:
+        seen.append(a[3])
+        return derived
+
+    monkeypatch.setattr(fastscan, "Engine", spy)
+    real = early._sig_key
+    for other in (False, True):
+        if other:
+            monkeypatch.setattr(
+                early, "_sig_key", lambda f: (1, 2) if f == fastscan.__file__ else real(f)
+            )
+        fastscan._DBS.clear()
+        assert early._cached_engine(fastscan.engine(), body) == list(patterns)
+    assert seen[0] == derived.tables() and seen[1] is None

@@ -97,3 +97,41 @@ def test_functions_over_facts():
     empty = fns.bind({}, {})
     assert empty["tk_at"]("/x") is None and empty["server_cmdline"]() is None
     assert empty["tp_size"]() == 1 and empty["nccl_wheel"](None) is None
+
+
+def test_provider_lookups_load_the_provider_table_only_when_called() -> None:
+    """The render context's provider lookups answer as remedy.knowledge.providers' own
+    functions do, and importing that module waits for the first call (a fresh interpreter:
+    `diagnose --log` renders hypotheses with them in the context and calls none)."""
+    import subprocess
+    import sys
+
+    from remedy.knowledge import providers as pv
+    from remedy.knowledge.functions import provider_functions
+
+    fns = provider_functions()
+    py = {"version": "3.12.3", "packages": {"nvidia-cuda-nvcc-cu12": "12.8.93"}}
+    assert fns["provider_version"](py, "nvidia-cuda-nvcc-cu12") == pv.provider_version(
+        py, "nvidia-cuda-nvcc-cu12"
+    )
+    for name, own in (("unprovided_files", pv.unprovided), ("pip_providers", pv.pip_providers)):
+        assert fns[name](py, ["libcudart.so.12", "nvcc"]) == own(py, ["libcudart.so.12", "nvcc"])
+    assert fns["provided_files"](py, "nvidia-cuda-nvcc-cu12", ["nvcc"]) == pv.provided_files(
+        py, "nvidia-cuda-nvcc-cu12", ["nvcc"]
+    )
+    owns = {
+        "unprovided_files": pv.unprovided,
+        "pip_providers": pv.pip_providers,
+        "provider_version": pv.provider_version,
+        "provided_files": pv.provided_files,
+    }
+    assert set(fns) == set(owns)
+    for name, own in owns.items():  # what the registry says each is for: the function's own
+        assert fns[name].__doc__ == own.__doc__, name
+    code = (
+        "import sys; from remedy.knowledge.functions import provider_functions as p;"
+        "f = p(); print('remedy.knowledge.providers' in sys.modules);"
+        "f['pip_providers'](None, ['nvcc']); print('remedy.knowledge.providers' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

@@ -230,3 +230,29 @@ def test_names_are_matched_only_where_a_secret_name_can_start():
         assert _redact_text(text) == want, text
         changed += want != text
     assert changed > 2_000  # control: many held a secret
+
+
+def test_the_url_pass_is_skipped_only_where_it_would_change_nothing():
+    """The credential-in-URL pass runs only where '://' is followed by a credential and '@'
+    (redact._URL_HINT): the same text out as running it everywhere, on texts made of schemes,
+    slashes, quotes, blanks, '@' and the documentation URLs a diagnosis quotes."""
+    import random
+
+    from remedy.redact import _redact_text
+
+    assert _redact_text('see https://docs.nvidia.com/x and "a@b"') == (
+        'see https://docs.nvidia.com/x and "a@b"'
+    )
+    assert _redact_text("pip https://u:pw@pypi.example/simple") == (
+        f"pip https://{REDACTED}@pypi.example/simple"
+    )
+    pieces = ["://", "https", "git+ssh", "@", "/", " ", "\t", "\n", "'", '"', ":", "u", "pw"]
+    pieces += ["docs.nvidia.com", "-", ".", "é", "9", "x", "a@b", "https://", "user:"]
+    rnd = random.Random(31)
+    changed = 0
+    for _ in range(20_000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 20)))
+        want = reference_redact(text)
+        assert _redact_text(text) == want, text
+        changed += want != text
+    assert changed > 1_000  # control: many held a credential

@@ -184,3 +184,28 @@ def test_other_re_internals_fall_back_to_res_own_compile(
     pat = re._compiler.compile(r"x(y+)z", 0)  # type: ignore[attr-defined]
     assert pat is not None and pat.fullmatch("xyyz")
     assert ("re", r"x(y+)z", 0) not in startcache._entries()
+
+
+def test_a_regex_program_is_kept_as_its_words_bytes(cache: Path) -> None:
+    """The program is stored as the bytes of its words (one string, not ~250 ints) and made
+    the same list again when used; an entry saved before, as a list of ints, is still taken."""
+    import _sre
+
+    pattern = r"(?P<v>\d+)\.(\d)+ error"
+    key = ("re", pattern, 0)
+    want = _fresh(pattern, 0)
+    re._compiler.compile(pattern, 0)  # type: ignore[attr-defined]
+    flags, code, groups, gi, ig = startcache._entries()[key]
+    assert type(code) is bytes and len(code) % _sre.CODESIZE == 0
+    startcache.save()
+    for entry in (None, (flags, memoryview(code).cast("I").tolist(), groups, gi, ig)):
+        _reload()
+        if entry is not None:  # the shape saved before: a list of ints
+            startcache._entries()[key] = entry
+        got = re._compiler.compile(pattern, 0)  # type: ignore[attr-defined]
+        assert key in startcache._used and not startcache._dirty  # control: from the cache
+        assert (got.groups, got.groupindex) == (want.groups, want.groupindex)
+        for text in ("x 12.8 error", "1.22 error 3.4 error", "no"):
+            assert [m.groups() for m in got.finditer(text)] == [
+                m.groups() for m in want.finditer(text)
+            ]

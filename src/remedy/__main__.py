@@ -1,3 +1,3 @@
-from remedy.entry import main
+from remedy.entry import script
 
-main()
+script()

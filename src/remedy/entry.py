@@ -7,7 +7,7 @@ ignored SIGINT: a closed terminal must not stop a run started under nohup. A hel
 remedy.helpcache holds what typer printed for it.
 
 The handler goes in at import (this module is only ever imported as the entry point): the
-console script imports it and calls main() a moment later."""
+console script imports it and calls script() (main, then the exit) a moment later."""
 
 from __future__ import annotations
 
@@ -73,6 +73,22 @@ def main() -> None:
 
     with helpcache.recording(sys.argv[1:]):
         cli_main()
+
+
+def script() -> None:
+    """The console script and `python -m remedy`: ``main``; a plain `plan` / `diagnose` that
+    remedy.fastcli ran to its end then ends the process without Python's teardown
+    (remedy.fastcli.leave), with the same exit code. In-process callers of ``main`` (tests,
+    a wrapper) get its SystemExit as before."""
+    try:
+        main()
+    except SystemExit as exc:
+        import sys
+
+        fastcli = sys.modules.get("remedy.fastcli")
+        if fastcli is not None and fastcli.finished:
+            fastcli.leave(0 if exc.code is None else exc.code)
+        raise
 
 
 def _start_scan() -> None:

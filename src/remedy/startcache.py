@@ -17,7 +17,8 @@ while remedy starts (~9% of the same command's instructions, in re's pure-Python
 and compiler) become the same SRE program every time. `re._compiler.compile` is wrapped to keep
 each pattern's program (the arguments re gives `_sre.compile`: flags, code, groups, group
 names) and to hand a known pattern's program straight to `_sre.compile`, which checks the
-code as it always does. The cache's name carries the SRE magic number too.
+code as it always does. The cache's name carries the SRE magic number too, and the byte order
+and word size of the programs (kept as their bytes).
 
 The cache is a remedy cache (remedy.cachefile): read only when this user owns it, it is
 private and intact, never through a link; an entry of the wrong kind is compiled again. It
@@ -45,7 +46,10 @@ def _path() -> str:
     from importlib.util import MAGIC_NUMBER
 
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    tag = f"{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}-sre{_sre.MAGIC}"
+    tag = (
+        f"{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}-sre{_sre.MAGIC}"
+        f"-{sys.byteorder[0]}{getattr(_sre, 'CODESIZE', 0)}"
+    )
     return os.path.join(base, "remedy", f"startup-code-{tag}.marshal")
 
 
@@ -111,7 +115,10 @@ def _re_compile(p: Any, flags: int = 0) -> Any:
     hit = cache.get(key)
     if type(hit) is tuple and len(hit) == 5:
         try:
-            pattern = _sre.compile(p, *hit)
+            flags_, code, groups, groupindex, indexgroup = hit
+            if type(code) is bytes:  # the program's words (_code_bytes)
+                code = memoryview(code).cast(_WORD).tolist()
+            pattern = _sre.compile(p, flags_, code, groups, groupindex, indexgroup)
         except Exception:  # noqa: S110 - a bad entry: built again below
             pass
         else:
@@ -139,10 +146,26 @@ def _re_compile(p: Any, flags: int = 0) -> Any:
     except Exception:
         return orig(p, flags)
     # plain ints: re's opcodes are an int subclass, which marshal does not hold
-    cache[key] = (int(args[0]), [int(c) for c in code], int(args[2]), dict(groupindex), args[4])
+    cache[key] = (int(args[0]), _code_bytes(code), int(args[2]), dict(groupindex), args[4])
     _used.add(key)
     _dirty = True
     return pattern
+
+
+# An SRE program is a list of machine words (_sre.CODESIZE bytes each): kept as their bytes,
+# it is one string in the cache instead of ~250 ints, and marshal reads the ~420 programs in
+# a quarter of the time (~1.3 ms of each start-up); only a program used is made a list again.
+_WORD = "I"  # memoryview's format for one unsigned int: 4 bytes on remedy's platforms
+
+
+def _code_bytes(code: list[int]) -> bytes | list[int]:
+    """The program as its words' bytes (native order: the cache's name carries the byte
+    order and the word size), or as plain ints where the word is not an unsigned int."""
+    import array
+
+    if getattr(_sre, "CODESIZE", 0) != array.array(_WORD).itemsize:
+        return [int(c) for c in code]
+    return array.array(_WORD, code).tobytes()
 
 
 _RE_ORIG: list[Any] = []

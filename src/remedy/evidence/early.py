@@ -27,7 +27,7 @@ import os
 import stat
 from typing import Any
 
-_TAG = "remedy-scan-engine-2"  # 2: the database holds anchors (fastscan.Engine)
+_TAG = "remedy-scan-engine-3"  # 2: the database holds anchors; 3: and fastscan.Engine's tables
 _EARLY: tuple[str, tuple[int, int, int, int], Any] | None = None
 
 
@@ -116,15 +116,17 @@ def _cached_engine(hs: Any, body: bytes) -> list[tuple[str, bytes | None]] | Non
     """The cached literal set, its database registered with fastscan; None if stale."""
     from remedy.evidence import fastscan
 
-    tag, version, sig_path, sig_key, patterns, anchors, blob = marshal.loads(body)
+    tag, version, sig_path, sig_key, patterns, anchors, blob, code_key, tables = marshal.loads(body)
     if tag != _TAG or version != hs.__version__ or _sig_key(sig_path) != tuple(sig_key):
         return None
+    if code_key is None or _sig_key(fastscan.__file__) != tuple(code_key):  # code changed
+        tables = None
     patterns = [(lit, gate) for lit, gate in patterns]
     key = tuple(patterns)
     if key not in fastscan._DBS:
         db = hs.loadb(blob, hs.HS_MODE_BLOCK)
         db.scratch = hs.Scratch(db)  # a loaded database has none: scan() would fail
-        fastscan._DBS[key] = fastscan.Engine(db, patterns, anchors)
+        fastscan._DBS[key] = fastscan.Engine(db, patterns, anchors, tables)
     return patterns
 
 
@@ -150,8 +152,9 @@ def discard() -> None:
 
 
 def save(patterns: list[tuple[str, bytes | None]], eng: Any, sig_path: str) -> None:
-    """Record the literal set, its anchors and their compiled database (``eng``: the
-    fastscan.Engine) for the next ``start``."""
+    """Record the literal set, its anchors, their compiled database and the tables derived
+    from them (``eng``: the fastscan.Engine; the tables are taken only while fastscan.py is
+    the same file) for the next ``start``."""
     from remedy.evidence import fastscan
 
     hs = fastscan.engine()
@@ -170,6 +173,8 @@ def save(patterns: list[tuple[str, bytes | None]], eng: Any, sig_path: str) -> N
                 [list(p) for p in patterns],
                 eng.anchors,
                 hs.dumpb(eng.db),
+                _sig_key(fastscan.__file__),
+                eng.tables(),
             )
         )
         if read_private(cache_path()) != body:

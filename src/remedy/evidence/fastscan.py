@@ -104,8 +104,13 @@ class Engine:
         db: Any,
         patterns: list[tuple[str, bytes | None]],
         anchors: list[str] | None,
+        tables: Any = None,
     ) -> None:
-        """``anchors``: what ``db`` was compiled from (None: the literals themselves)."""
+        """``anchors``: what ``db`` was compiled from (None: the literals themselves).
+        ``tables``: what ``tables()`` gave for these same patterns and anchors (the early
+        start's cache, remedy.evidence.early), taken instead of derived again: ~4-10 ms of
+        Python (95 anchors x 405 literals) on the way to the fork; None or a table of the
+        wrong shape: derived here."""
         self.db = db
         self.gates = gates_of(patterns)
         self.memo: dict[tuple[int, bytes], bool] = {}  # _gated_out's verdicts
@@ -113,6 +118,10 @@ class Engine:
         self.anchors = anchors
         lits = [lit for lit, _ in patterns]
         names = lits if anchors is None else anchors
+        self.lone: list[dict[tuple[int, bytes], tuple[int, ...]]] = [{} for _ in names]
+        if tables is not None and _tables_fit(tables, len(names), len(lits)):
+            self.expand, self.gated, self.supers, self.tails = tables
+            return
         # per anchor id: (literal id, True if the anchor is that literal: no check needed)
         self.expand: list[list[tuple[int, bool]]] = [
             [(i, lit == a) for i, lit in enumerate(lits) if a in lit] for a in names
@@ -144,7 +153,34 @@ class Engine:
                 self.tails[a] = max(
                     (len(self.full[i]) - back for i, back in self.supers[a]), default=0
                 )
-        self.lone: list[dict[tuple[int, bytes], tuple[int, ...]]] = [{} for _ in names]
+
+    def tables(self) -> tuple[Any, ...]:
+        """The tables derived from the patterns and anchors (marshal-able), for ``tables=``."""
+        return (self.expand, self.gated, self.supers, self.tails)
+
+
+def _tables_fit(tables: Any, names: int, lits: int) -> bool:
+    """``tables`` has the shape ``Engine.tables`` gives for ``names`` anchors over ``lits``
+    literals: one entry per anchor in each, literal ids in range."""
+    if type(tables) is not tuple or len(tables) != 4:
+        return False
+    expand, gated, supers, tails = tables
+    if not all(type(t) is list and len(t) == names for t in tables):
+        return False
+    return (
+        all(type(g) is int and -1 <= g < lits for g in gated)
+        and all(type(t) is int for t in tails)
+        and all(
+            type(e) is list
+            and all(type(x) is tuple and len(x) == 2 and 0 <= x[0] < lits for x in e)
+            for e in expand
+        )
+        and all(
+            type(e) is list
+            and all(type(x) is tuple and len(x) == 2 and 0 <= x[0] < lits for x in e)
+            for e in supers
+        )
+    )
 
 
 USE_ANCHORS = True  # tests compare against a database of all the literals

@@ -69,7 +69,9 @@ class LineMatcher:
         self._literals = _literals(catalog)
         # per signature, what the inner loop reads (pydantic attribute access is slow); made
         # when the signature is first a candidate, so only those patterns are compiled
-        self._plan: list[tuple[Signature, Any, Any, int | None] | None] = [None] * len(self._sigs)
+        self._plan: list[tuple[Signature, Any, Any, int | None, Any] | None] = [None] * len(
+            self._sigs
+        )
 
     def wrap_candidates(self, text: str) -> list[int]:
         """Signatures a line wrapped at a word boundary may have cut: the line holds a prefilter
@@ -149,14 +151,19 @@ class LineMatcher:
             if plan is None:
                 s = self._sigs[i]
                 within_ = s.near.within if s.near is not None else None
-                plan = self._plan[i] = (s, s.rx, s.gate_rx, within_)
-            sig, rx, gate, within = plan
+                lits = s.gate_literals if s.gate is not None else None
+                plan = self._plan[i] = (s, s.rx, s.gate_rx, within_, lits)
+            sig, rx, gate, within, lits = plan
             if within is not None:
                 last = self._last_near.get((sig.id, process))
                 if last is None or lineno - last > within:
                     continue
-            if gate is not None and gate.search(text) is None:
-                continue
+            if gate is not None:
+                # the gate's required strings first (catalog.required_literals)
+                if lits is not None and not any(x in text for x in lits):
+                    continue
+                if gate.search(text) is None:
+                    continue
             m = rx.search(text)
             if m is None:
                 continue

@@ -296,15 +296,45 @@ def exec_flag(cmdline: Any, *names: str) -> str | None:
 
 
 def provider_functions() -> dict[str, Callable[..., Any]]:
-    """The provider table's lookups (knowledge/providers.yaml), for rules and actions."""
-    from remedy.knowledge import providers as pv
-
+    """The provider table's lookups (knowledge/providers.yaml), for rules and actions: each
+    imports remedy.knowledge.providers when first called. Every render context holds them
+    (`diagnose --log` builds one for its hypotheses), and importing that module (its five
+    pydantic models) cost ~2 ms of each such run that never calls one."""
     return {
-        "unprovided_files": pv.unprovided,
-        "pip_providers": pv.pip_providers,
-        "provider_version": pv.provider_version,
-        "provided_files": pv.provided_files,
+        "unprovided_files": _unprovided_files,
+        "pip_providers": _pip_providers,
+        "provider_version": _provider_version,
+        "provided_files": _provided_files,
     }
+
+
+def _unprovided_files(*args: Any, **kwargs: Any) -> Any:
+    """file -> what would provide it, for each needed file whose providing package is not
+    installed in the env (files no package is known to ship are left out: not this rule's)."""
+    from remedy.knowledge.providers import unprovided
+
+    return unprovided(*args, **kwargs)
+
+
+def _pip_providers(*args: Any, **kwargs: Any) -> Any:
+    """The pip wheels that would provide the env's unprovided files (one per file)."""
+    from remedy.knowledge.providers import pip_providers
+
+    return pip_providers(*args, **kwargs)
+
+
+def _provider_version(*args: Any, **kwargs: Any) -> Any:
+    """The version of a wheel that the env's toolkit line pins (cuda-toolkit's Requires-Dist)."""
+    from remedy.knowledge.providers import provider_version
+
+    return provider_version(*args, **kwargs)
+
+
+def _provided_files(*args: Any, **kwargs: Any) -> Any:
+    """Which of `names` the wheel `package` ships for the env's line."""
+    from remedy.knowledge.providers import provided_files
+
+    return provided_files(*args, **kwargs)
 
 
 # What a rule or action expression sees besides the functions: evaluate.base_context() (env,
