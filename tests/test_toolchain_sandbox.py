@@ -29,6 +29,16 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       with nothing re-run. Now the step addresses the line, the failed Triton compile is
       re-run (compiled for the GPU's arch, no driver needed) and passes.
 
+  (e) cuda-home-bashrc-interactive: CUDA_HOME (and PATH to its nvcc) exported at the end of
+      ~/.bashrc, below Debian's "not interactive, return" guard; the user's build over `ssh
+      host cmd` finds no nvcc. remedy computes the login environment as an interactive shell
+      gets it (CUDA_HOME set): before this change the plan had no step and `run` said
+      `nothing-to-do` (exit 10) with the build still failing. Now facts record where a new
+      `ssh host cmd` session differs (session_env), the plan is made for that session
+      (CUDA_HOME into /etc/environment + profile.d), and `run` re-runs the failed build in the
+      login environment AND in a new `ssh host cmd` session: `fixed` only when both pass.
+      A plan with no step re-runs it too: still failing -> no-complete-plan (exit 3).
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -215,3 +225,65 @@ def test_d_triton_ptxas_override_too_old_for_the_gpu(old_ptxas, tmp_path):
     assert len(rerun) == 1 and rerun[0]["ok"] is True and "sm_120" in rerun[0]["detail"]
     rc, out = h.ssh(defect["probe"] + " 2>&1")
     assert rc == 0 and "COMPILED" in out, out[-1500:]
+
+
+@pytest.fixture
+def bashrc_home():
+    yield from host_for_test("cuda-home-bashrc-interactive", "tcbi")
+
+
+def test_e_cuda_home_in_bashrc_below_the_guard_reaches_ssh_cmd_builds(bashrc_home, tmp_path):
+    h = bashrc_home
+    # interactive shells have CUDA_HOME; `ssh host cmd` (and `bash -lc`) do not
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == ""
+    assert h.ssh("bash -lc 'echo $CUDA_HOME'")[1].strip() == ""
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-bashrc-interactive")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and re.search(want, out), out[-1500:]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(e) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unexplained']}")
+    # the facts say where the sessions differ; the plan is the one for the session the log
+    # came from (before: no step, the log's line unexplained, exit 3)
+    assert plan["facts"]["shell_env"]["CUDA_HOME"] == CU13
+    assert plan["facts"]["session_env"]["CUDA_HOME"] is None
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    assert steps == [("shell-env-cuda-home", {"prefix": CU13})]
+    assert "non-interactive `ssh host cmd`" in plan["steps"][0]["because"][0]
+
+    r, rep = run_plan(h, tmp_path)
+    print(f"(e) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (before: `nothing-to-do`, exit 10, and the build still failing)
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    # re-run in the login environment AND in a new `ssh host cmd` session: both pass
+    assert [v["ok"] for v in rerun] == [True, True], rerun
+    assert "new non-interactive `ssh host cmd` session" in rerun[1]["environment"]
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == CU13
+    rc, out = fi_build(h)
+    assert rc == 0 and "BUILT" in out, out[-1500:]
+
+
+def test_e_a_plan_without_the_fix_is_not_nothing_to_do(bashrc_home, tmp_path):
+    """The same host and log, the plan's steps narrowed to a rule that holds (`--rules`): no
+    step, as remedy planned before. `run` re-runs the failed build: it passes in the login
+    environment remedy computes and fails in a new `ssh host cmd` session, so the verdict is
+    no-complete-plan (exit 3), not `nothing-to-do` (exit 10) as before."""
+    h = bashrc_home
+    rc, out = fi_build(h)
+    assert rc != 0
+    (tmp_path / "fi.log").write_text(out)
+    r = h.remedy("plan", "--host", h.name, "--log", str(tmp_path / "fi.log"), "--consumers",
+                 "flashinfer-jit", "--rules", "toolkit-links-cudart", "--out",
+                 str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    assert plan["steps"] == [] and plan["failed_operation"], r.stderr[-1500:]
+    r, rep = run_plan(h, tmp_path)
+    print(f"(e2) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:400]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert [v["ok"] for v in rerun] == [True, False], rerun
+    assert "Could not find nvcc" in rep["message"] and "nothing was applied" in rep["message"]
+    assert "CUDA_HOME unset" in rerun[1]["environment"]
+    # nothing changed on the host
+    assert "CUDA_HOME" not in h.ssh("cat /etc/environment")[1]

@@ -40,6 +40,7 @@ from remedy.facts.envs import (
     login_env_script,
     parse_env_block,
     parse_login_env,
+    session_env_of,
 )
 from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
@@ -56,6 +57,7 @@ from remedy.facts.toolkits import (
     tk_call,
 )
 from remedy.model import Facts, PythonEnv, Service, Toolkit
+from remedy.model.envdiff import session_differences
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
 from remedy.transport.quote import quote
@@ -664,6 +666,15 @@ async def _collect_facts(
     # a note may quote a garbled reply: a NUL in it would make Facts refuse the whole host
     notes = [n.replace("\0", "\\0") for n in notes]
 
+    session_diff: dict[str, str | None] = {}
+    if login_env and hasattr(transport, "fresh") and isinstance(res_login, str):
+        # over SSH the login script ran in a non-interactive `ssh host cmd` session: what it
+        # saw before any profile file is what such a session's builds get
+        session = session_env_of(res_login, token)
+        if session is not None:
+            session_diff = session_differences(
+                login_env, session, [tk.prefix for tk in state.toolkits]
+            )
     facts = Facts(
         host=transport.host,
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
@@ -672,6 +683,7 @@ async def _collect_facts(
         toolkits=state.toolkits,
         pythons=state.pythons,
         shell_env=login_env,
+        session_env=session_diff,
         services=services_out,
         host_compilers=host.compilers,
         memory_mib=host.memory_mib,

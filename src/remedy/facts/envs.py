@@ -125,6 +125,18 @@ def parse_login_env(
     return env, shell
 
 
+def session_env_of(stdout: str, token: str = DEFAULT_TOKEN) -> dict[str, str] | None:
+    """The environment of the session login_env_script ran in (a non-interactive `ssh host
+    cmd` session over SSH), before any profile file is evaluated; None when cut off."""
+    body: str | None = None
+    for s in split_sections(stdout, token):
+        if s.name == "env":
+            body = s.body
+        elif s.name == "env.end" and body is not None:
+            return parse_env_block(body)
+    return None
+
+
 _ASSIGN_HEAD = re.compile(
     r"^(?:(export|readonly|declare\s+-x|typeset\s+-x)\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?=)"
 )

@@ -20,6 +20,8 @@ from remedy.evaluate import base_context, render
 from remedy.knowledge.expr import plain
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
+from remedy.model.envdiff import applied as applied_env
+from remedy.model.envdiff import describe as describe_env
 from remedy.operations import Operation, OperationError, known_packages, parse_operation
 from remedy.planner.provider import (
     CRITERIA,
@@ -32,6 +34,7 @@ from remedy.planner.provider import (
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
 from remedy.planner.verdict import attribute, missing_files
 from remedy.redact import redact_obj
+from remedy.scope import LOGIN_SHELL
 
 _GC_LOCK = threading.Lock()
 _GC_HELD: list[tuple[int, ...]] = []  # the threshold before the first of nested/concurrent searches
@@ -326,6 +329,10 @@ def make_plan(
         of_facts = plan.facts_digest  # plan_one's facts_digest(plan.facts)
     # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
     attribute(plan)
+    # (the login shell's plan only: a unit's environment is the unit's, whatever the session)
+    login_only = not facts.workload.service and set(facts.workload.scopes) <= {LOGIN_SHELL}
+    if plan.unexplained and facts.session_env and login_only:
+        plan = _session_plan(kb, facts, symptoms, plan, wrappers, max_expansions)
     plan = plan.model_copy(update={"knowledge_version": kb.version})
     if rules is not None or consumers is not None:
         plan = plan.model_copy(
@@ -339,6 +346,55 @@ def make_plan(
             }
         )
     return plan.model_copy(update={"plan_digest": plan_digest(plan, of_facts=of_facts)})
+
+
+def _session_plan(
+    kb: Knowledge,
+    facts: Facts,
+    symptoms: list[Symptom] | None,
+    plan: Plan,
+    wrappers: set[str] | None,
+    max_expansions: int,
+) -> Plan:
+    """A log whose fatal line the login shell's environment does not explain may come from a
+    non-interactive `ssh host cmd` session (a build script, CI, cron), whose build variables
+    differ (facts.session_env: e.g. CUDA_HOME exported in ~/.bashrc below Debian's "not
+    interactive, return" guard). The plan for that session's environment replaces the login
+    one when it explains more of the log's fatal lines; it keeps the host's facts (its
+    digest), and its steps say why. A login-scope step (/etc/environment + profile.d) then
+    reaches both kinds of session; `run` re-runs the failed operation in both."""
+    prefixes = [tk.prefix for tk in facts.toolkits]
+    env = applied_env(facts.shell_env, facts.session_env)
+    alt = facts.model_copy(update={"shell_env": env})
+    if facts.workload.scopes:
+        from remedy.planner.scoped import make_scoped_plan
+
+        other = make_scoped_plan(
+            kb, alt, symptoms, wrappers=wrappers, max_expansions=max_expansions
+        )
+    else:
+        other = plan_one(
+            kb, alt, symptoms, wrappers=wrappers, max_expansions=max_expansions, digest=False
+        )[0]
+    attribute(other)
+    if not other.steps or len(other.unexplained) >= len(plan.unexplained):
+        return plan
+    why = (
+        "the log's build ran where a non-interactive `ssh host cmd` session runs it: "
+        f"{describe_env(facts.session_env, prefixes)} there, unlike the login shell's "
+        'environment (its ~/.bashrc assignments below the "not interactive, return" guard '
+        "reach interactive shells only)"
+    )
+    steps = [s.model_copy(update={"because": [why, *s.because]}) for s in other.steps]
+    return other.model_copy(
+        update={
+            "facts": plan.facts,
+            "facts_digest": plan.facts_digest,
+            "target": plan.target,
+            "steps": steps,
+            "trace": [why, *other.trace],
+        }
+    )
 
 
 def plan_one(
