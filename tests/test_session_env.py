@@ -140,3 +140,47 @@ def test_run_of_a_plan_without_steps_re_runs_the_failed_build():
     report, calls = _run_without_steps(build_ok=True)
     assert report.outcome == "nothing-to-do" and report.exit_code == 10
     assert "passes now" in report.message and calls == ["flashinfer-jit-build"]
+
+
+STALE = "/opt/sglang-venv-old/lib/python3.11/site-packages/nvidia/cu13"
+
+
+def test_a_users_own_file_that_sets_a_build_variable_is_recorded():
+    """`export CUDA_HOME=...` in ~/.bashrc (no guard above it): the file is the origin; a
+    `PATH=$CUDA_HOME/bin:$PATH`-style line composes and pins nothing; /etc files are not
+    the user's."""
+    origins: dict[str, str] = {}
+    out = (
+        f"\n{T} shell /bin/bash\n\n{T} uid 0\n\n{T} env\nPATH=/usr/bin\0\n{T} env.end\n"
+        f"\n{T} profile /etc/profile.d/cuda.sh\nexport CUDA_HOME=/etc-said\n"
+        f"\n{T} profile /root/.bashrc\nexport CUDA_HOME={STALE}\n"
+        "export PATH=$CUDA_HOME/bin:$PATH\nexport LD_LIBRARY_PATH=/x:$LD_LIBRARY_PATH\n"
+        f"\n{T} profile.end\n"
+    )
+    env, _ = parse_login_env(out, T, None, origins)
+    assert env["CUDA_HOME"] == STALE
+    assert origins["CUDA_HOME"] == "/root/.bashrc"
+    assert "PATH" not in origins and "LD_LIBRARY_PATH" not in origins
+
+
+def test_plan_says_a_login_write_cannot_beat_the_users_bashrc():
+    """cuda-home-bashrc-stale: ~/.bashrc exports a deleted venv's CUDA_HOME above its guard,
+    so every bash session (`ssh host cmd` too) gets it after /etc/environment and
+    /etc/profile.d. Before this change the plan was `ok` with a profile write that lost to
+    ~/.bashrc: `run` applied it, its re-check failed and it was rolled back (exit 3, no word
+    of ~/.bashrc). Now the plan is impossible, says where the value comes from, and `run`
+    applies nothing."""
+    kb = load_knowledge()
+    f = Facts.model_validate(json.loads((HERE / "cuda-home-bashrc-stale.facts.json").read_text()))
+    assert f.shell_env["CUDA_HOME"] == STALE and f.shell_env_from == {"CUDA_HOME": "/root/.bashrc"}
+    syms = scan_logs([str(HERE / "fi-stale-cuda-home-bashrc.log")])[0]
+    plan = make_plan(kb, f, syms, consumers=["flashinfer-jit"])
+    assert plan.steps == [] and plan.status == "impossible", plan.status
+    assert any(
+        u.startswith("cuda-home-is-toolkit @ flashinfer-jit")
+        and "CUDA_HOME is set by /root/.bashrc" in u
+        for u in plan.unresolved
+    ), plan.unresolved
+    # without the origin (as before): an `ok` plan whose step writes /etc/environment
+    before = make_plan(kb, f.model_copy(update={"shell_env_from": {}}), syms)
+    assert before.status == "ok" and [s.action for s in before.steps] == ["shell-env-cuda-home"]

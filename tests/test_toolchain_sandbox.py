@@ -39,6 +39,13 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       login environment AND in a new `ssh host cmd` session: `fixed` only when both pass.
       A plan with no step re-runs it too: still failing -> no-complete-plan (exit 3).
 
+  (f) cuda-home-bashrc-stale: ~/.bashrc exports a deleted venv's CUDA_HOME above its guard,
+      so every bash session gets it after /etc/environment and /etc/profile.d. Before this
+      change the plan was `ok` with a login-scope write that loses to that line; `run` applied
+      it, its re-check failed, rolled back (exit 3) without naming ~/.bashrc. Now facts record
+      which user file sets a build variable (shell_env_from), the planner knows a login-scope
+      write cannot beat it: `impossible`, the reason names /root/.bashrc, nothing applied.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -287,3 +294,28 @@ def test_e_a_plan_without_the_fix_is_not_nothing_to_do(bashrc_home, tmp_path):
     assert "CUDA_HOME unset" in rerun[1]["environment"]
     # nothing changed on the host
     assert "CUDA_HOME" not in h.ssh("cat /etc/environment")[1]
+
+
+@pytest.fixture
+def bashrc_stale():
+    yield from host_for_test("cuda-home-bashrc-stale", "tcbs")
+
+
+def test_f_a_stale_cuda_home_in_the_users_bashrc_is_named_not_overwritten(bashrc_stale, tmp_path):
+    h = bashrc_stale
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-bashrc-stale")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and want in out, out[-1500:]
+    before = h.ssh("cat /etc/environment; ls /etc/profile.d; cat ~/.bashrc")[1]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    print(f"(f) plan: exit {r.returncode}, {plan['status']}, {plan['unresolved'][:1]}")
+    assert plan["facts"]["shell_env_from"] == {"CUDA_HOME": "/root/.bashrc"}
+    # (before: `ok`, one step writing /etc/environment + profile.d, which ~/.bashrc overrides)
+    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
+    assert any("CUDA_HOME is set by /root/.bashrc" in u for u in plan["unresolved"])
+    r, rep = run_plan(h, tmp_path)
+    print(f"(f) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (before: the step applied, its re-check failed, rolled back: exit 3, ~/.bashrc unnamed)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert "/root/.bashrc" in rep["message"] and "nothing was applied" in rep["message"]
+    assert h.ssh("cat /etc/environment; ls /etc/profile.d; cat ~/.bashrc")[1] == before

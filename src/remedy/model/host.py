@@ -147,6 +147,10 @@ class Facts(Strict):
     # exports below Debian's "not interactive, return" guard; empty when none differ (and then
     # left out of a dump, so that facts and their digests read as before on other hosts)
     session_env: dict[str, str | None] = Field(default_factory=dict, exclude_if=_empty)
+    # the build variables of shell_env whose value a user's own file sets outright (NAME ->
+    # ~/.bashrc, ~/.profile, ...): read after /etc/environment and /etc/profile.d, so a
+    # login-scope write of NAME does not reach the login shell; empty (left out) when none
+    shell_env_from: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
     services: list[Service] = Field(default_factory=list)
     apt_candidates: list[str] = Field(default_factory=list)  # installable CUDA packages
     host_compilers: dict[str, str] = Field(default_factory=dict)  # gcc -> 12.2.0

@@ -365,7 +365,9 @@ def _session_plan(
     reaches both kinds of session; `run` re-runs the failed operation in both."""
     prefixes = [tk.prefix for tk in facts.toolkits]
     env = applied_env(facts.shell_env, facts.session_env)
-    alt = facts.model_copy(update={"shell_env": env})
+    # (the session does not read the user's files below the guard: their values are not its)
+    pins = {k: f for k, f in facts.shell_env_from.items() if k not in facts.session_env}
+    alt = facts.model_copy(update={"shell_env": env, "shell_env_from": pins})
     if facts.workload.scopes:
         from remedy.planner.scoped import make_scoped_plan
 
@@ -394,6 +396,27 @@ def _session_plan(
             "steps": steps,
             "trace": [why, *other.trace],
         }
+    )
+
+
+def _user_file_note(facts: Facts, findings: list[Any], rule: str, subject: str) -> str:
+    """Why a login-scope write cannot repair a rule: the variable its finding names is set
+    outright by a user's own profile file (facts.shell_env_from), read after /etc/environment
+    and /etc/profile.d (sandbox/scenarios/cuda-home-bashrc-stale). "" when none is."""
+    if facts.workload.service or not facts.shell_env_from:
+        return ""
+    f = next((f for f in findings if f.rule == rule and f.subject == subject), None)
+    hits = [
+        f"{k} is set by {path}"
+        for k, path in sorted(facts.shell_env_from.items())
+        if f is not None and f"{k}=" in (f.message or "")
+    ]
+    if not hits:
+        return ""
+    return (
+        f" ({'; '.join(hits)}, which the login shell reads after /etc/environment and "
+        "/etc/profile.d, where remedy writes the login environment: remedy leaves that file "
+        "to its owner; change or remove the assignment there)"
     )
 
 
@@ -462,7 +485,9 @@ def plan_one(
         status = "ok"
     else:
         status = "partial" if result.moves else "impossible"
-    unresolved = [f"{r} @ {s}" for r, s in result.unmet]
+    unresolved = [
+        f"{r} @ {s}{_user_file_note(facts, diag.findings, r, s)}" for r, s in result.unmet
+    ]
     verification = _verification(kb, state) if steps or errors else []
     plan = Plan(
         remedy_version=__version__,

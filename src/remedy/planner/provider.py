@@ -159,6 +159,10 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
                 target = svc["environment"]
         facts["services"] = _replaced(facts["services"], mine)
     if target is None:
+        if var in (facts.get("shell_env_from") or {}):
+            # a user's own file (~/.bashrc, ~/.profile) sets it after /etc/environment and
+            # /etc/profile.d: what remedy writes there does not reach the login shell
+            return
         target = facts["shell_env"] = dict(facts.get("shell_env") or {})
     if value is None:
         target.pop(var, None)
