@@ -184,3 +184,21 @@ def test_plan_says_a_login_write_cannot_beat_the_users_bashrc():
     # without the origin (as before): an `ok` plan whose step writes /etc/environment
     before = make_plan(kb, f.model_copy(update={"shell_env_from": {}}), syms)
     assert before.status == "ok" and [s.action for s in before.steps] == ["shell-env-cuda-home"]
+
+
+def test_plan_says_a_units_environment_file_beats_a_drop_in():
+    """service-envfile-cuda-home (systemd): the unit's EnvironmentFile= sets CUDA_HOME to a
+    CUDA 12.8; a drop-in's Environment= loses to it (systemd.exec(5)). The plan is impossible
+    (as before) and now says why, naming the file."""
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+    plan = make_plan(kb, f, syms)
+    assert plan.steps == [] and plan.status == "impossible"
+    gate = [u for u in plan.unresolved if u.startswith("flashinfer-sm12x-gate")]
+    assert (
+        gate
+        and "CUDA_HOME set by the unit's EnvironmentFile= (/etc/default/sglang-k26)" in (gate[0])
+    )

@@ -46,6 +46,11 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       which user file sets a build variable (shell_env_from), the planner knows a login-scope
       write cannot beat it: `impossible`, the reason names /root/.bashrc, nothing applied.
 
+  (g) service-envfile-cuda-home (systemd tier): the unit's EnvironmentFile= sets CUDA_HOME to
+      a CUDA 12.8 and overrides the user's drop-in Environment=CUDA_HOME=<cu13>. remedy's
+      drop-in would lose the same way: the plan was and is `impossible` (exit 3, nothing
+      applied); now its unresolved lines name the EnvironmentFile.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -319,3 +324,39 @@ def test_f_a_stale_cuda_home_in_the_users_bashrc_is_named_not_overwritten(bashrc
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert "/root/.bashrc" in rep["message"] and "nothing was applied" in rep["message"]
     assert h.ssh("cat /etc/environment; ls /etc/profile.d; cat ~/.bashrc")[1] == before
+
+
+@pytest.fixture
+def envfile_unit():
+    yield from host_for_test("service-envfile-cuda-home", "tcef")
+
+
+def test_g_a_units_environment_file_beats_any_drop_in(envfile_unit, tmp_path):
+    """systemd tier: the unit's EnvironmentFile= sets CUDA_HOME to a CUDA 12.8 (stand-in) while
+    a drop-in's Environment=CUDA_HOME=<cu13> (the user's attempt) loses to it; the server
+    fails at FlashInfer's "SM 12.x requires CUDA >= 12.9". A drop-in (what remedy writes for a
+    unit) cannot win: the plan is impossible and says why, `run` applies nothing (exit 3)."""
+    h = envfile_unit
+    defect = scenario("service-envfile-cuda-home")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    assert re.search(defect["expect"], journal), journal[-1500:]
+    before = h.ssh("cat /etc/default/sglang-k26; ls -R /etc/systemd/system/sglang-k26.service.d")
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    print(f"(g) plan: exit {r.returncode}, {plan['status']}, {plan['unresolved'][-1:]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["environment_files_env"]["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert "CUDA_HOME=" + CU13 in h.ssh("systemctl show -p Environment sglang-k26.service")[1]
+    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
+    gate = [u for u in plan["unresolved"] if u.startswith("flashinfer-sm12x-gate")]
+    assert gate and "EnvironmentFile= (/etc/default/sglang-k26)" in gate[0], plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json")
+    rep = report_of(r)
+    print(f"(g) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:200]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert "EnvironmentFile=" in rep["message"] and "nothing was applied" in rep["message"]
+    after = h.ssh("cat /etc/default/sglang-k26; ls -R /etc/systemd/system/sglang-k26.service.d")
+    assert after == before

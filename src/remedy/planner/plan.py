@@ -7,6 +7,7 @@ import contextlib
 import gc
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -399,17 +400,38 @@ def _session_plan(
     )
 
 
+def _names(f: Any, var: str) -> bool:
+    """Whether a finding's message or reasons name the variable."""
+    pat = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(var)}(?![A-Za-z0-9_])")
+    return any(pat.search(t or "") for t in [f.message, *f.because])
+
+
 def _user_file_note(facts: Facts, findings: list[Any], rule: str, subject: str) -> str:
-    """Why a login-scope write cannot repair a rule: the variable its finding names is set
+    """Why an environment write cannot repair a rule: the variable its finding names is set
     outright by a user's own profile file (facts.shell_env_from), read after /etc/environment
-    and /etc/profile.d (sandbox/scenarios/cuda-home-bashrc-stale). "" when none is."""
-    if facts.workload.service or not facts.shell_env_from:
-        return ""
+    and /etc/profile.d (sandbox/scenarios/cuda-home-bashrc-stale), or, for a unit, by one of
+    its EnvironmentFile=s, which override every Environment= line a drop-in adds
+    (sandbox/scenarios/service-envfile-cuda-home). "" when none is."""
     f = next((f for f in findings if f.rule == rule and f.subject == subject), None)
+    if facts.workload.service:
+        svc = next((s for s in facts.services if s.name == facts.workload.service), None)
+        if svc is None or f is None:
+            return ""
+        hits = [k for k in sorted(svc.environment_files_env) if _names(f, k)]
+        if not hits:
+            return ""
+        return (
+            f" ({', '.join(hits)} set by the unit's EnvironmentFile= "
+            f"({', '.join(svc.environment_files) or '?'}), which overrides every Environment= "
+            "line, a drop-in's too (systemd.exec(5)): remedy leaves that file to its owner; "
+            "change the value there)"
+        )
+    if not facts.shell_env_from:
+        return ""
     hits = [
         f"{k} is set by {path}"
         for k, path in sorted(facts.shell_env_from.items())
-        if f is not None and f"{k}=" in (f.message or "")
+        if f is not None and _names(f, k)
     ]
     if not hits:
         return ""
