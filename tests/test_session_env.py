@@ -186,19 +186,35 @@ def test_plan_says_a_login_write_cannot_beat_the_users_bashrc():
     assert before.status == "ok" and [s.action for s in before.steps] == ["shell-env-cuda-home"]
 
 
-def test_plan_says_a_units_environment_file_beats_a_drop_in():
+def test_a_units_environment_file_is_outranked_by_remedys_own():
     """service-envfile-cuda-home (systemd): the unit's EnvironmentFile= sets CUDA_HOME to a
-    CUDA 12.8; a drop-in's Environment= loses to it (systemd.exec(5)). The plan is impossible
-    (as before) and now says why, naming the file."""
+    CUDA 12.8; Environment= (a drop-in's too) loses to any EnvironmentFile= (systemd.exec(5)).
+    Before this change the plan was impossible (no drop-in can win). Now remedy's drop-in also
+    names an EnvironmentFile of its own, read after the unit's, whose value wins."""
     kb = load_knowledge()
     f = Facts.model_validate(
         json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
     )
     syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
     plan = make_plan(kb, f, syms)
-    assert plan.steps == [] and plan.status == "impossible"
-    gate = [u for u in plan.unresolved if u.startswith("flashinfer-sm12x-gate")]
+    assert plan.status == "ok" and plan.unexplained == [] and len(plan.steps) == 1
+    op = plan.steps[0].operation
+    assert plan.steps[0].action == "service-env-cuda-home" and op.envfile is True
+    assert op.set == {"CUDA_HOME": CU13}
+    env = "/etc/systemd/system/sglang-k26.service.d/50-remedy-cuda-home.env"
+    assert op.envfile_path() == env
+    assert op.text().splitlines()[-1] == f"EnvironmentFile={env}"
+    cmds = op.commands()
+    # the file first, then the drop-in that names it, then daemon-reload
     assert (
-        gate
-        and "CUDA_HOME set by the unit's EnvironmentFile= (/etc/default/sglang-k26)" in (gate[0])
+        cmds.index(
+            f"mv -f /etc/systemd/system/sglang-k26.service.d/.50-remedy-cuda-home.env.tmp {env}"
+        )
+        < len(cmds) - 2
     )
+    assert env in [t.target for t in op.touches()]
+    assert any("SM 12.x requires CUDA >= 12.9" in a for a in plan.steps[0].addresses)
+    # a unit whose environment files do not set the variable: a plain drop-in, as before
+    svc = f.services[0].model_copy(update={"environment_files_env": {}})
+    plain = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plain.steps and plain.steps[0].operation.envfile is False

@@ -48,8 +48,9 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
 
   (g) service-envfile-cuda-home (systemd tier): the unit's EnvironmentFile= sets CUDA_HOME to
       a CUDA 12.8 and overrides the user's drop-in Environment=CUDA_HOME=<cu13>. remedy's
-      drop-in would lose the same way: the plan was and is `impossible` (exit 3, nothing
-      applied); now its unresolved lines name the EnvironmentFile.
+      drop-in lost the same way: the plan was `impossible` (exit 3, no word of the file). Now
+      its drop-in also names an EnvironmentFile of its own, read after the unit's: `run`
+      restarts the unit and says `fixed` when it is ready; `rollback` restores both files.
 
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
@@ -331,32 +332,39 @@ def envfile_unit():
     yield from host_for_test("service-envfile-cuda-home", "tcef")
 
 
-def test_g_a_units_environment_file_beats_any_drop_in(envfile_unit, tmp_path):
-    """systemd tier: the unit's EnvironmentFile= sets CUDA_HOME to a CUDA 12.8 (stand-in) while
-    a drop-in's Environment=CUDA_HOME=<cu13> (the user's attempt) loses to it; the server
-    fails at FlashInfer's "SM 12.x requires CUDA >= 12.9". A drop-in (what remedy writes for a
-    unit) cannot win: the plan is impossible and says why, `run` applies nothing (exit 3)."""
+def test_g_a_units_environment_file_is_outranked_by_remedys_own(envfile_unit, tmp_path):
+    """systemd tier: the unit's EnvironmentFile= sets CUDA_HOME to a CUDA 12.8 (stand-in) and
+    overrides the user's drop-in Environment=CUDA_HOME=<cu13>; the server fails at FlashInfer's
+    "SM 12.x requires CUDA >= 12.9". A drop-in's Environment= cannot win (before this change:
+    plan `impossible`, exit 3): remedy's drop-in now also names an EnvironmentFile of its own,
+    read after the unit's. `run` restarts the unit and says `fixed` only when it is ready."""
     h = envfile_unit
     defect = scenario("service-envfile-cuda-home")["expected"]["defects"][0]
     rc, journal = h.ssh(defect["probe"], timeout=120)
     assert re.search(defect["expect"], journal), journal[-1500:]
-    before = h.ssh("cat /etc/default/sglang-k26; ls -R /etc/systemd/system/sglang-k26.service.d")
+    ls = "cat /etc/default/sglang-k26; ls -R /etc/systemd/system/sglang-k26.service.d"
+    before = h.ssh(ls)
     log = tmp_path / "journal.log"
     log.write_text(journal)
     r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
                  str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
     plan = json.loads((tmp_path / "p.json").read_text())
-    print(f"(g) plan: exit {r.returncode}, {plan['status']}, {plan['unresolved'][-1:]}")
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(g) plan: exit {r.returncode}, {plan['status']}, {steps}")
     svc = plan["facts"]["services"][0]
     assert svc["environment_files_env"]["CUDA_HOME"] == "/usr/local/cuda-12.8"
-    assert "CUDA_HOME=" + CU13 in h.ssh("systemctl show -p Environment sglang-k26.service")[1]
-    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
-    gate = [u for u in plan["unresolved"] if u.startswith("flashinfer-sm12x-gate")]
-    assert gate and "EnvironmentFile= (/etc/default/sglang-k26)" in gate[0], plan["unresolved"]
-    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json")
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    assert steps == [("service-env-cuda-home", True)]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
     rep = report_of(r)
-    print(f"(g) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:200]}")
-    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
-    assert "EnvironmentFile=" in rep["message"] and "nothing was applied" in rep["message"]
-    after = h.ssh("cat /etc/default/sglang-k26; ls -R /etc/systemd/system/sglang-k26.service.d")
-    assert after == before
+    print(f"(g) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    # the unit's process has remedy's value, the unit's own file is as it was
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    assert "CUDA_HOME=/usr/local/cuda-12.8" in h.ssh("cat /etc/default/sglang-k26")[1]
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
