@@ -218,3 +218,14 @@ def test_a_units_environment_file_is_outranked_by_remedys_own():
     svc = f.services[0].model_copy(update={"environment_files_env": {}})
     plain = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
     assert plain.steps and plain.steps[0].operation.envfile is False
+
+
+def test_a_login_only_value_from_the_users_profile_still_gets_the_session_fix():
+    """CUDA_HOME set by ~/.profile (login shells only) and absent from `ssh host cmd`: the
+    user's file pins the login value, but the session does not read it, so the session's plan
+    (a login-scope write, which /etc/environment carries to `ssh host cmd`) still applies."""
+    kb = load_knowledge()
+    f = facts(shell_env_from={"CUDA_HOME": "/root/.profile"})
+    plan = make_plan(kb, f, symptoms(), consumers=["flashinfer-jit"])
+    assert [(s.action, s.params) for s in plan.steps] == [("shell-env-cuda-home", {"prefix": CU13})]
+    assert plan.status == "ok" and plan.facts.shell_env_from == {"CUDA_HOME": "/root/.profile"}
