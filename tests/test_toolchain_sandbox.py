@@ -29,6 +29,29 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       with nothing re-run. Now the step addresses the line, the failed Triton compile is
       re-run (compiled for the GPU's arch, no driver needed) and passes.
 
+  (e) cuda-home-bashrc-interactive: CUDA_HOME (and PATH to its nvcc) exported at the end of
+      ~/.bashrc, below Debian's "not interactive, return" guard; the user's build over `ssh
+      host cmd` finds no nvcc. remedy computes the login environment as an interactive shell
+      gets it (CUDA_HOME set): before this change the plan had no step and `run` said
+      `nothing-to-do` (exit 10) with the build still failing. Now facts record where a new
+      `ssh host cmd` session differs (session_env), the plan is made for that session
+      (CUDA_HOME into /etc/environment + profile.d), and `run` re-runs the failed build in the
+      login environment AND in a new `ssh host cmd` session: `fixed` only when both pass.
+      A plan with no step re-runs it too: still failing -> no-complete-plan (exit 3).
+
+  (f) cuda-home-bashrc-stale: ~/.bashrc exports a deleted venv's CUDA_HOME above its guard,
+      so every bash session gets it after /etc/environment and /etc/profile.d. Before this
+      change the plan was `ok` with a login-scope write that loses to that line; `run` applied
+      it, its re-check failed, rolled back (exit 3) without naming ~/.bashrc. Now facts record
+      which user file sets a build variable (shell_env_from), the planner knows a login-scope
+      write cannot beat it: `impossible`, the reason names /root/.bashrc, nothing applied.
+
+  (g) service-envfile-cuda-home (systemd tier): the unit's EnvironmentFile= sets CUDA_HOME to
+      a CUDA 12.8 and overrides the user's drop-in Environment=CUDA_HOME=<cu13>. remedy's
+      drop-in lost the same way: the plan was `impossible` (exit 3, no word of the file). Now
+      its drop-in also names an EnvironmentFile of its own, read after the unit's: `run`
+      restarts the unit and says `fixed` when it is ready; `rollback` restores both files.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -215,3 +238,133 @@ def test_d_triton_ptxas_override_too_old_for_the_gpu(old_ptxas, tmp_path):
     assert len(rerun) == 1 and rerun[0]["ok"] is True and "sm_120" in rerun[0]["detail"]
     rc, out = h.ssh(defect["probe"] + " 2>&1")
     assert rc == 0 and "COMPILED" in out, out[-1500:]
+
+
+@pytest.fixture
+def bashrc_home():
+    yield from host_for_test("cuda-home-bashrc-interactive", "tcbi")
+
+
+def test_e_cuda_home_in_bashrc_below_the_guard_reaches_ssh_cmd_builds(bashrc_home, tmp_path):
+    h = bashrc_home
+    # interactive shells have CUDA_HOME; `ssh host cmd` (and `bash -lc`) do not
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == ""
+    assert h.ssh("bash -lc 'echo $CUDA_HOME'")[1].strip() == ""
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-bashrc-interactive")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and re.search(want, out), out[-1500:]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    steps = [(s["action"], s["params"]) for s in plan["steps"]]
+    print(f"(e) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unexplained']}")
+    # the facts say where the sessions differ; the plan is the one for the session the log
+    # came from (before: no step, the log's line unexplained, exit 3)
+    assert plan["facts"]["shell_env"]["CUDA_HOME"] == CU13
+    assert plan["facts"]["session_env"]["CUDA_HOME"] is None
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    assert steps == [("shell-env-cuda-home", {"prefix": CU13})]
+    assert "non-interactive `ssh host cmd`" in plan["steps"][0]["because"][0]
+
+    r, rep = run_plan(h, tmp_path)
+    print(f"(e) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (before: `nothing-to-do`, exit 10, and the build still failing)
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    # re-run in the login environment AND in a new `ssh host cmd` session: both pass
+    assert [v["ok"] for v in rerun] == [True, True], rerun
+    assert "new non-interactive `ssh host cmd` session" in rerun[1]["environment"]
+    assert h.ssh("echo $CUDA_HOME")[1].strip() == CU13
+    rc, out = fi_build(h)
+    assert rc == 0 and "BUILT" in out, out[-1500:]
+
+
+def test_e_a_plan_without_the_fix_is_not_nothing_to_do(bashrc_home, tmp_path):
+    """The same host and log, the plan's steps narrowed to a rule that holds (`--rules`): no
+    step, as remedy planned before. `run` re-runs the failed build: it passes in the login
+    environment remedy computes and fails in a new `ssh host cmd` session, so the verdict is
+    no-complete-plan (exit 3), not `nothing-to-do` (exit 10) as before."""
+    h = bashrc_home
+    rc, out = fi_build(h)
+    assert rc != 0
+    (tmp_path / "fi.log").write_text(out)
+    r = h.remedy("plan", "--host", h.name, "--log", str(tmp_path / "fi.log"), "--consumers",
+                 "flashinfer-jit", "--rules", "toolkit-links-cudart", "--out",
+                 str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    assert plan["steps"] == [] and plan["failed_operation"], r.stderr[-1500:]
+    r, rep = run_plan(h, tmp_path)
+    print(f"(e2) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:400]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert [v["ok"] for v in rerun] == [True, False], rerun
+    assert "Could not find nvcc" in rep["message"] and "nothing was applied" in rep["message"]
+    assert "CUDA_HOME unset" in rerun[1]["environment"]
+    # nothing changed on the host
+    assert "CUDA_HOME" not in h.ssh("cat /etc/environment")[1]
+
+
+@pytest.fixture
+def bashrc_stale():
+    yield from host_for_test("cuda-home-bashrc-stale", "tcbs")
+
+
+def test_f_a_stale_cuda_home_in_the_users_bashrc_is_named_not_overwritten(bashrc_stale, tmp_path):
+    h = bashrc_stale
+    rc, out = fi_build(h)
+    want = scenario("cuda-home-bashrc-stale")["expected"]["jit"][0]["expect"]
+    assert rc != 0 and want in out, out[-1500:]
+    before = h.ssh("cat /etc/environment; ls /etc/profile.d; cat ~/.bashrc")[1]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    print(f"(f) plan: exit {r.returncode}, {plan['status']}, {plan['unresolved'][:1]}")
+    assert plan["facts"]["shell_env_from"] == {"CUDA_HOME": "/root/.bashrc"}
+    # (before: `ok`, one step writing /etc/environment + profile.d, which ~/.bashrc overrides)
+    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
+    assert any("CUDA_HOME is set by /root/.bashrc" in u for u in plan["unresolved"])
+    r, rep = run_plan(h, tmp_path)
+    print(f"(f) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (before: the step applied, its re-check failed, rolled back: exit 3, ~/.bashrc unnamed)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert "/root/.bashrc" in rep["message"] and "nothing was applied" in rep["message"]
+    assert h.ssh("cat /etc/environment; ls /etc/profile.d; cat ~/.bashrc")[1] == before
+
+
+@pytest.fixture
+def envfile_unit():
+    yield from host_for_test("service-envfile-cuda-home", "tcef")
+
+
+def test_g_a_units_environment_file_is_outranked_by_remedys_own(envfile_unit, tmp_path):
+    """systemd tier: the unit's EnvironmentFile= sets CUDA_HOME to a CUDA 12.8 (stand-in) and
+    overrides the user's drop-in Environment=CUDA_HOME=<cu13>; the server fails at FlashInfer's
+    "SM 12.x requires CUDA >= 12.9". A drop-in's Environment= cannot win (before this change:
+    plan `impossible`, exit 3): remedy's drop-in now also names an EnvironmentFile of its own,
+    read after the unit's. `run` restarts the unit and says `fixed` only when it is ready."""
+    h = envfile_unit
+    defect = scenario("service-envfile-cuda-home")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    assert re.search(defect["expect"], journal), journal[-1500:]
+    ls = "cat /etc/default/sglang-k26; ls -R /etc/systemd/system/sglang-k26.service.d"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(g) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    svc = plan["facts"]["services"][0]
+    assert svc["environment_files_env"]["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    assert steps == [("service-env-cuda-home", True)]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(g) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    # the unit's process has remedy's value, the unit's own file is as it was
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    assert "CUDA_HOME=/usr/local/cuda-12.8" in h.ssh("cat /etc/default/sglang-k26")[1]
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before

@@ -540,13 +540,20 @@ class Runner:
         if plan.status == "nothing-to-do" or not plan.steps:
             if check_stale:
                 await self._check_stale(plan)
-            return RunReport(
+            report = RunReport(
                 run_id,
                 self.t.host,
                 "nothing-to-do",
                 verify_mode=self.verify,
                 message="every rule for the workload holds",
             )
+            if plan.failed_operation is not None or plan.unexplained:
+                # a log whose failure no step addresses: `nothing-to-do` only if the operation
+                # that failed passes now (re-run, nothing applied, no lock: probes only)
+                facts = await self._collect(plan) if plan.failed_operation else None
+                await rerun_failed_operation(self, run_id, plan, facts, report, applied=False)
+                report.seconds = time.monotonic() - t0
+            return report
         # the lock first: a busy host is refused as busy (and no other run can change the
         # facts between the staleness check and the first step)
         await self._lock(run_id, "run", break_lock)

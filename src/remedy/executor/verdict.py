@@ -8,15 +8,32 @@ the new first error, the steps left applied, or rolled back when the user asked 
 (`--rollback-if-not-fixed`). A plan whose log had a fatal line no finding explains cannot be
 `fixed` without that re-run passing either.
 
+The environment of the re-run: the workload's (the unit's, else the login shell's as remedy
+computes it from the profile files) and, for a workload without a unit, ALSO the environment a
+new non-interactive `ssh host cmd` session really gets (a new connection: pam_env's
+/etc/environment, then the user's shell, which on Debian reads ~/.bashrc down to its
+"not interactive, return" guard), whenever the two differ in what a build reads. A log does not
+say which of the two its build ran in, so `fixed` needs both to pass: a CUDA_HOME exported in
+~/.bashrc below that guard builds in the computed login environment and fails in every
+`ssh host cmd`, script and cron job (sandbox/scenarios/cuda-home-bashrc-interactive).
+
+A plan with no step (every rule holds, yet the log has a fatal line none explains) re-runs the
+failed operation too: still failing -> `no-complete-plan` (exit 3), never `nothing-to-do`.
+
 Kept apart from runner.py so the service path of the final verification (restart + readiness,
 `applied-restart-pending`) can grow there without touching this.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
+from remedy.errors import TransportError
 from remedy.model import Facts, Plan
+from remedy.model.envdiff import describe, session_differences
+from remedy.resolve import workload_env
+from remedy.syspath import SESSION_PATH_VAR
 
 if TYPE_CHECKING:
     from remedy.executor.runner import Runner, RunReport
@@ -30,25 +47,46 @@ def _first_error(res: Any, detail: str) -> str:
     return detail[:500]
 
 
-async def rerun_failed_operation(
-    runner: Runner, run_id: str, plan: Plan, facts: Facts, report: RunReport
-) -> bool:
-    """Re-run the plan's failed operation after its steps. Returns True when the run ended
-    here (not fixed: the report says how); False when `fixed` may stand."""
+def parse_env0(out: bytes) -> dict[str, str]:
+    """`env -0` run through the transport: its PATH is the transport's fixed one, the
+    session's own is kept in SESSION_PATH_VAR (remedy.transport.base)."""
+    env: dict[str, str] = {}
+    for entry in out.decode(errors="replace").split("\0"):
+        k, sep, v = entry.partition("=")
+        if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
+            env[k] = v
+    env.pop("_", None)
+    if SESSION_PATH_VAR in env:
+        env["PATH"] = env.pop(SESSION_PATH_VAR)
+    return env
+
+
+async def session_env(t: Any) -> tuple[dict[str, str] | None, str]:
+    """The environment of a new non-interactive `ssh host cmd` session, read over a new
+    connection (None and why when the transport cannot open one, e.g. a local run)."""
+    fresh = getattr(t, "fresh", None)
+    if fresh is None:
+        return None, "no new SSH session can be opened on this transport"
+    t2 = fresh()
+    try:
+        r = await t2.run(["env", "-0"], timeout=60)
+        if r.exit_status != 0:
+            return None, f"env -0 exited {r.exit_status} in a new session"
+        return parse_env0(r.stdout), ""
+    except TransportError as exc:
+        return None, f"no new session: {exc}"
+    finally:
+        await t2.close()
+
+
+async def _rerun(
+    runner: Runner, plan: Plan, facts: Facts, report: RunReport
+) -> tuple[bool | None, str, Any, str]:
+    """The failed operation in the workload's environment, then (no unit, and the two differ
+    in what a build reads) in a new `ssh host cmd` session's: the first failure, else ok;
+    and where it failed ("" for the workload's environment)."""
     op = plan.failed_operation
-    if op is None:
-        if plan.unexplained and report.outcome == "fixed":
-            # nothing to re-run, and the log's fatal line is explained by no step
-            report.outcome = "applied-not-fixed"
-            report.message = (
-                "steps applied, but no step addresses the log's fatal line(s) and the failed "
-                "operation could not be re-run to check: " + "; ".join(plan.unexplained)
-            )
-            await runner._journal(run_id, "finished", None, outcome=report.outcome)
-            return True
-        return False
-    runner.phase = "re-run of the failed operation"
-    runner.log(f"re-running the operation that failed ({op.consumer}: {op.probe})")
+    assert op is not None
     ok, detail, res = await runner._probe(op.probe, facts, dict(op.params), consumer=op.consumer)
     entry = {
         "consumer": op.consumer,
@@ -59,11 +97,91 @@ async def rerun_failed_operation(
         "was": op.first_error,
     }
     report.verification.append(entry)
-    await runner._journal(run_id, "rerun", None, ok=ok, detail=detail[:2000])
+    if not ok or facts.workload.service:
+        return ok, detail, res, ""
+    sess, why = await session_env(runner.t)
+    if sess is None:
+        entry["session"] = f"not re-run in a new `ssh host cmd` session: {why}"
+        return ok, detail, res, ""
+    login = workload_env(facts.model_dump())
+    prefixes = [tk.prefix for tk in facts.toolkits]
+    diff = session_differences(login, sess, prefixes)
+    if not diff:
+        entry["session"] = "a new `ssh host cmd` session has the same build environment"
+        return ok, detail, res, ""
+    where = f"a new non-interactive `ssh host cmd` session ({describe(diff, prefixes)})"
+    runner.log(f"re-running it in {where}")
+    # the session's own environment, as the user's next `ssh host cmd` gets it
+    sfacts = facts.model_copy(update={"shell_env": sess})
+    ok2, detail2, res2 = await runner._probe(
+        op.probe, sfacts, dict(op.params), consumer=op.consumer
+    )
+    report.verification.append({**entry, "ok": ok2, "detail": detail2, "environment": where})
+    if ok2:
+        return ok2, detail2, res2, ""
+    return ok2, detail2, res2, where
+
+
+async def rerun_failed_operation(
+    runner: Runner,
+    run_id: str,
+    plan: Plan,
+    facts: Facts | None,
+    report: RunReport,
+    *,
+    applied: bool = True,
+) -> bool:
+    """Re-run the plan's failed operation after its steps (`applied`), or in place of steps
+    when the plan has none. Returns True when the run ended here (not fixed: the report
+    says how); False when `fixed` (or `nothing-to-do`) may stand."""
+    op = plan.failed_operation
+    if op is None:
+        if plan.unexplained and report.outcome in ("fixed", "nothing-to-do"):
+            # nothing to re-run, and the log's fatal line is explained by no step
+            lines = "; ".join(plan.unexplained)
+            if not applied:
+                report.outcome = "no-complete-plan"
+                report.message = (
+                    "no step addresses the log's fatal line(s) and the failed operation "
+                    f"cannot be re-run to check that it passes now: {lines}; nothing was applied"
+                )
+                return True
+            report.outcome = "applied-not-fixed"
+            report.message = (
+                "steps applied, but no step addresses the log's fatal line(s) and the failed "
+                "operation could not be re-run to check: " + lines
+            )
+            await runner._journal(run_id, "finished", None, outcome=report.outcome)
+            return True
+        return False
+    assert facts is not None
+    runner.phase = "re-run of the failed operation"
+    runner.log(f"re-running the operation that failed ({op.consumer}: {op.probe})")
+    ok, detail, res, where = await _rerun(runner, plan, facts, report)
+    if applied:
+        await runner._journal(run_id, "rerun", None, ok=ok, detail=detail[:2000])
     if ok:
+        if not applied:
+            report.message = (
+                f"every rule for the workload holds and the operation that failed ({op.consumer} "
+                f"build, {op.probe}) passes now, re-run: {detail[:300]}"
+            )
         return False
     first = _first_error(res, detail) if ok is False else detail
-    entry["first_error"] = first
+    if where:
+        first = f"in {where}, though it passes in the login shell's environment: {first}"
+    report.verification[-1]["first_error"] = first
+    if not applied:
+        report.outcome = "no-complete-plan"
+        report.message = (
+            f"the operation that failed ({op.consumer} build, {op.probe}) "
+            + ("still fails" if ok is False else "could not be re-run")
+            + f" and no step of the plan addresses it: {first} (the log's was: "
+            f"{op.first_error}); nothing was applied"
+        )
+        if plan.unexplained:
+            report.message += "; not explained by this plan: " + "; ".join(plan.unexplained)
+        return True
     msg = (
         f"the operation that failed ({op.consumer} build, {op.probe}) "
         + ("still fails" if ok is False else "could not be re-run")

@@ -40,6 +40,7 @@ from remedy.facts.envs import (
     login_env_script,
     parse_env_block,
     parse_login_env,
+    session_env_of,
 )
 from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
@@ -56,6 +57,7 @@ from remedy.facts.toolkits import (
     tk_call,
 )
 from remedy.model import Facts, PythonEnv, Service, Toolkit
+from remedy.model.envdiff import BUILD_VAR, session_differences
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
 from remedy.transport.quote import quote
@@ -516,6 +518,7 @@ async def _collect_facts(
     early: _Needs | None = None
     early_t: asyncio.Future[str] | None = None
     login_notes: list[str] = []
+    login_origins: dict[str, str] = {}
     login_parsed: tuple[dict[str, str], str | None] | None = None
     spec: dict[str, tuple[str, str]] = {}
     got = await _agent.run_agent(transport, agent_request(services), timeout) if agent else None
@@ -526,7 +529,7 @@ async def _collect_facts(
         login_text = section_text([s for s in got if s.name in LOGIN_SECTIONS], token)
         res_main = [s for s in got if s.name not in LOGIN_SECTIONS and s.name != "spec.look"]
         res_login = login_text
-        login_parsed = parse_login_env(login_text, token, login_notes)
+        login_parsed = parse_login_env(login_text, token, login_notes, login_origins)
         spec = _spec_lines(got)
     else:
         # (after an agent this host could not run: the shell scripts, in the time left)
@@ -543,7 +546,7 @@ async def _collect_facts(
         try:
             await asyncio.wait({login_t})
             if not login_t.cancelled() and login_t.exception() is None:
-                login_parsed = parse_login_env(login_t.result(), token, login_notes)
+                login_parsed = parse_login_env(login_t.result(), token, login_notes, login_origins)
                 early = predicted_need(login_t.result(), login_parsed[0], token)
                 if early is not None and not main_t.done():
                     early_t = asyncio.ensure_future(
@@ -664,6 +667,21 @@ async def _collect_facts(
     # a note may quote a garbled reply: a NUL in it would make Facts refuse the whole host
     notes = [n.replace("\0", "\\0") for n in notes]
 
+    # build variables a user's own profile file sets outright (it is read last)
+    user_set = {
+        k: f
+        for k, f in login_origins.items()
+        if BUILD_VAR.match(k) and not f.startswith("/etc/") and k in login_env
+    }
+    session_diff: dict[str, str | None] = {}
+    if login_env and hasattr(transport, "fresh") and isinstance(res_login, str):
+        # over SSH the login script ran in a non-interactive `ssh host cmd` session: what it
+        # saw before any profile file is what such a session's builds get
+        session = session_env_of(res_login, token)
+        if session is not None:
+            session_diff = session_differences(
+                login_env, session, [tk.prefix for tk in state.toolkits]
+            )
     facts = Facts(
         host=transport.host,
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
@@ -672,6 +690,8 @@ async def _collect_facts(
         toolkits=state.toolkits,
         pythons=state.pythons,
         shell_env=login_env,
+        session_env=session_diff,
+        shell_env_from=user_set,
         services=services_out,
         host_compilers=host.compilers,
         memory_mib=host.memory_mib,

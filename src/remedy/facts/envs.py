@@ -91,7 +91,10 @@ def _session_view(env: dict[str, str]) -> dict[str, str]:
 
 
 def parse_login_env(
-    stdout: str, token: str = DEFAULT_TOKEN, notes: list[str] | None = None
+    stdout: str,
+    token: str = DEFAULT_TOKEN,
+    notes: list[str] | None = None,
+    origins: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], str | None]:
     """(environment, shell) from login_env_script's output; ({}, shell) when it was cut off.
 
@@ -121,8 +124,20 @@ def parse_login_env(
             body = body.rsplit("\0", 1)[0] if "\0" in body else body.rsplit("\n", 1)[0]
         env = parse_env_block(body)
     if complete and profiles:
-        env = evaluate_profile(env, profiles, uid=uid, notes=notes)
+        env = evaluate_profile(env, profiles, uid=uid, notes=notes, origins=origins)
     return env, shell
+
+
+def session_env_of(stdout: str, token: str = DEFAULT_TOKEN) -> dict[str, str] | None:
+    """The environment of the session login_env_script ran in (a non-interactive `ssh host
+    cmd` session over SSH), before any profile file is evaluated; None when cut off."""
+    body: str | None = None
+    for s in split_sections(stdout, token):
+        if s.name == "env":
+            body = s.body
+        elif s.name == "env.end" and body is not None:
+            return parse_env_block(body)
+    return None
 
 
 _ASSIGN_HEAD = re.compile(
@@ -209,6 +224,7 @@ def evaluate_profile(
     *,
     uid: str | None = None,
     notes: list[str] | None = None,
+    origins: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The environment a login shell would export after reading `files`, computed without
     running them: `[export] NAME=value`, `export NAME`, `unset NAME`, in file order.
@@ -287,7 +303,10 @@ def evaluate_profile(
             if line.startswith("[") and "&&" in line:
                 line = line.split("&&", 1)[1].strip()
             for part in _split_commands(line):
-                _apply(part, scope, exported, path, notes)
+                _apply(part, scope, exported, path, notes, origins)
+    if origins is not None:
+        for k in [k for k in origins if k not in exported or k not in scope]:
+            del origins[k]
     return {k: v for k, v in scope.items() if k in exported}
 
 
@@ -312,8 +331,15 @@ def _split_commands(line: str) -> list[str]:
 
 
 def _apply(
-    cmd: str, scope: dict[str, str], exported: set[str], path: str, notes: list[str] | None
+    cmd: str,
+    scope: dict[str, str],
+    exported: set[str],
+    path: str,
+    notes: list[str] | None,
+    origins: dict[str, str] | None = None,
 ) -> None:
+    """One command of a profile file, on scope/exported. origins: NAME -> the file whose
+    assignment set its value outright (not `NAME=$NAME:...`, which keeps what came before)."""
     m = _EXPORT_NAMES.match(cmd)
     if m:
         exported.update(m.group(1).split())
@@ -323,6 +349,8 @@ def _apply(
         for name in m.group(1).split():
             scope.pop(name, None)
             exported.discard(name)
+            if origins is not None:
+                origins.pop(name, None)
         return
     m = _ASSIGN_HEAD.match(cmd)
     if not m:
@@ -337,3 +365,8 @@ def _apply(
     scope[name] = scope.get(name, "") + value if op == "+=" else value
     if m.group(1):
         exported.add(name)
+    if origins is not None:
+        rest = cmd[m.end() :]
+        # `NAME=$NAME:...` composes with what came before: it leaves the origin as it was
+        if not (op == "+=" or f"${name}" in rest or f"${{{name}" in rest):
+            origins[name] = path

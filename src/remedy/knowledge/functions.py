@@ -773,8 +773,18 @@ class Functions:
             err = self.invalid_errors.get((str(component), cls))
             return (err or "its first build fails").replace("<v>", p)
 
+        def unit_envfile_sets(var: Any) -> bool:
+            """Whether an EnvironmentFile= of the workload's unit sets this variable (which
+            then overrides every Environment= line, a drop-in's too: systemd.exec(5))."""
+            unit = (facts.get("workload") or {}).get("service")
+            for svc in facts.get("services", ()) if unit else ():
+                if svc.get("name") == unit:
+                    return _s(var) in (svc.get("environment_files_env") or {})
+            return False
+
         return {
             **self.bind_field(facts),
+            "unit_envfile_sets": unit_envfile_sets,
             "tk_at": tk_at,
             "missing_libs": missing_libs,
             "nvcc_owner": nvcc_owner,

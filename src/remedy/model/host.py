@@ -120,6 +120,10 @@ class Workload(Strict):
         return [unit_name(x) for x in v]  # units, and "login-shell"
 
 
+def _empty(v: Any) -> bool:
+    return not v
+
+
 class Facts(Strict):
     """Typed snapshot of one host. The planner simulates actions as edits of this snapshot."""
 
@@ -138,6 +142,15 @@ class Facts(Strict):
     toolkits: list[Toolkit] = Field(default_factory=list)
     pythons: list[PythonEnv] = Field(default_factory=list)
     shell_env: dict[str, str] = Field(default_factory=dict)
+    # the build variables (remedy.model.envdiff) whose value in a non-interactive `ssh host cmd`
+    # session differs from shell_env's (None: unset there), e.g. a CUDA_HOME that ~/.bashrc
+    # exports below Debian's "not interactive, return" guard; empty when none differ (and then
+    # left out of a dump, so that facts and their digests read as before on other hosts)
+    session_env: dict[str, str | None] = Field(default_factory=dict, exclude_if=_empty)
+    # the build variables of shell_env whose value a user's own file sets outright (NAME ->
+    # ~/.bashrc, ~/.profile, ...): read after /etc/environment and /etc/profile.d, so a
+    # login-scope write of NAME does not reach the login shell; empty (left out) when none
+    shell_env_from: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
     services: list[Service] = Field(default_factory=list)
     apt_candidates: list[str] = Field(default_factory=list)  # installable CUDA packages
     host_compilers: dict[str, str] = Field(default_factory=dict)  # gcc -> 12.2.0

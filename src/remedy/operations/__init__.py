@@ -373,12 +373,22 @@ class SetEnv(Operation):
     name: Slug  # the profile.d file: /etc/profile.d/zz-remedy-NAME.sh (read after the others)
     set: dict[EnvName, Text] = Field(default_factory=dict)
     unset: list[EnvName] = Field(default_factory=list)
+    # the unit's own EnvironmentFile= sets a variable of `set`: Environment= (a drop-in's
+    # too) loses to any EnvironmentFile= (systemd.exec(5)), so the drop-in also names a file
+    # of remedy's, next to it (<drop-in>.env; systemd reads only *.conf there), read after the
+    # unit's own files: a later file's value wins (sandbox/scenarios/service-envfile-cuda-home)
+    envfile: bool = False
 
     def model_post_init(self, _ctx: Any) -> None:
         if not self.set and not self.unset:
             raise ValueError("an env operation must set or unset a variable")
         if (self.scope == "dropin") != bool(self.unit):
             raise ValueError("scope 'dropin' needs a unit; 'profile' takes none")
+        if self.envfile and (self.scope != "dropin" or self.unset or not self.set):
+            raise ValueError("an EnvironmentFile is for a drop-in that sets variables")
+
+    def envfile_path(self) -> str:
+        return self.path().removesuffix(".conf") + ".env"
 
     def path(self) -> str:
         if self.scope == "dropin":
@@ -391,7 +401,10 @@ class SetEnv(Operation):
 
     def text(self) -> str:
         if self.scope == "dropin":
-            return writers.dropin_env_text(self.set, self.unset)
+            text = writers.dropin_env_text(self.set, self.unset)
+            if self.envfile:
+                text += f"EnvironmentFile={self.envfile_path()}\n"
+            return text
         return writers.profile_text(self.set, self.unset)
 
     def _tmp(self) -> str:
@@ -439,6 +452,14 @@ class SetEnv(Operation):
             f"mv -f {quote(tmp)} {quote(path)}",
         ]
         if self.scope == "dropin":
+            if self.envfile:
+                env, etmp = self.envfile_path(), self._tmp().removesuffix(".conf.tmp") + ".env.tmp"
+                text = writers.environment_file_text(self.set)
+                write = [
+                    f"printf '%s' {quote(text)} > {quote(etmp)}",
+                    f"mv -f {quote(etmp)} {quote(env)}",
+                    *write,
+                ]
             return [f"mkdir -p {quote(posixpath.dirname(path))}", *write, "systemctl daemon-reload"]
         if self.pam_env():
             write.append(self._etc_env_command())
@@ -454,6 +475,13 @@ class SetEnv(Operation):
             Touch(kind=kind, target=self.path(), detail=self._detail()),
             Touch(kind="file", target=self._tmp(), detail="temporary, renamed into place"),
         ]
+        if self.envfile:
+            out += [
+                Touch(kind="file", target=self.envfile_path(),
+                      detail=f"EnvironmentFile= of the drop-in: {self._detail()[12:]}"),
+                Touch(kind="file", target=self._tmp().removesuffix(".conf.tmp") + ".env.tmp",
+                      detail="temporary, renamed into place"),
+            ]  # fmt: skip
         if self.unit:
             out.append(Touch(kind="service", target=self.unit, detail="daemon-reload now"))
         if self.pam_env():
@@ -479,6 +507,17 @@ class SetEnv(Operation):
 
     def ansible(self, ctx: Ctx) -> Mapped:
         m = file_task(ctx, 0, self.path(), self.text(), "0644", notify=self.scope == "dropin")
+        if self.envfile:
+            e = file_task(
+                ctx,
+                9,
+                self.envfile_path(),
+                writers.environment_file_text(self.set),
+                "0644",
+                notify=False,
+            )
+            m.apply = e.apply + m.apply
+            m.undo = m.undo + e.undo
         if not self.pam_env():
             return m
         f = writers.ETC_ENVIRONMENT

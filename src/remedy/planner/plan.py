@@ -7,6 +7,7 @@ import contextlib
 import gc
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,8 @@ from remedy.evaluate import base_context, render
 from remedy.knowledge.expr import plain
 from remedy.knowledge.loader import Knowledge
 from remedy.model import Facts, Plan, Rejected, Step, Symptom, Verification
+from remedy.model.envdiff import applied as applied_env
+from remedy.model.envdiff import describe as describe_env
 from remedy.operations import Operation, OperationError, known_packages, parse_operation
 from remedy.planner.provider import (
     CRITERIA,
@@ -32,6 +35,7 @@ from remedy.planner.provider import (
 from remedy.planner.search import Reporter, SearchResult, Verdict, search
 from remedy.planner.verdict import attribute, missing_files
 from remedy.redact import redact_obj
+from remedy.scope import LOGIN_SHELL
 
 _GC_LOCK = threading.Lock()
 _GC_HELD: list[tuple[int, ...]] = []  # the threshold before the first of nested/concurrent searches
@@ -326,6 +330,10 @@ def make_plan(
         of_facts = plan.facts_digest  # plan_one's facts_digest(plan.facts)
     # which fatal line of the log each step addresses, and which none does (planner/verdict.py)
     attribute(plan)
+    # (the login shell's plan only: a unit's environment is the unit's, whatever the session)
+    login_only = not facts.workload.service and set(facts.workload.scopes) <= {LOGIN_SHELL}
+    if plan.unexplained and facts.session_env and login_only:
+        plan = _session_plan(kb, facts, symptoms, plan, wrappers, max_expansions)
     plan = plan.model_copy(update={"knowledge_version": kb.version})
     if rules is not None or consumers is not None:
         plan = plan.model_copy(
@@ -339,6 +347,99 @@ def make_plan(
             }
         )
     return plan.model_copy(update={"plan_digest": plan_digest(plan, of_facts=of_facts)})
+
+
+def _session_plan(
+    kb: Knowledge,
+    facts: Facts,
+    symptoms: list[Symptom] | None,
+    plan: Plan,
+    wrappers: set[str] | None,
+    max_expansions: int,
+) -> Plan:
+    """A log whose fatal line the login shell's environment does not explain may come from a
+    non-interactive `ssh host cmd` session (a build script, CI, cron), whose build variables
+    differ (facts.session_env: e.g. CUDA_HOME exported in ~/.bashrc below Debian's "not
+    interactive, return" guard). The plan for that session's environment replaces the login
+    one when it explains more of the log's fatal lines; it keeps the host's facts (its
+    digest), and its steps say why. A login-scope step (/etc/environment + profile.d) then
+    reaches both kinds of session; `run` re-runs the failed operation in both."""
+    prefixes = [tk.prefix for tk in facts.toolkits]
+    env = applied_env(facts.shell_env, facts.session_env)
+    # (the session does not read the user's files below the guard: their values are not its)
+    pins = {k: f for k, f in facts.shell_env_from.items() if k not in facts.session_env}
+    alt = facts.model_copy(update={"shell_env": env, "shell_env_from": pins})
+    if facts.workload.scopes:
+        from remedy.planner.scoped import make_scoped_plan
+
+        other = make_scoped_plan(
+            kb, alt, symptoms, wrappers=wrappers, max_expansions=max_expansions
+        )
+    else:
+        other = plan_one(
+            kb, alt, symptoms, wrappers=wrappers, max_expansions=max_expansions, digest=False
+        )[0]
+    attribute(other)
+    if not other.steps or len(other.unexplained) >= len(plan.unexplained):
+        return plan
+    why = (
+        "the log's build ran where a non-interactive `ssh host cmd` session runs it: "
+        f"{describe_env(facts.session_env, prefixes)} there, unlike the login shell's "
+        'environment (its ~/.bashrc assignments below the "not interactive, return" guard '
+        "reach interactive shells only)"
+    )
+    steps = [s.model_copy(update={"because": [why, *s.because]}) for s in other.steps]
+    return other.model_copy(
+        update={
+            "facts": plan.facts,
+            "facts_digest": plan.facts_digest,
+            "target": plan.target,
+            "steps": steps,
+            "trace": [why, *other.trace],
+        }
+    )
+
+
+def _names(f: Any, var: str) -> bool:
+    """Whether a finding's message or reasons name the variable."""
+    pat = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(var)}(?![A-Za-z0-9_])")
+    return any(pat.search(t or "") for t in [f.message, *f.because])
+
+
+def _user_file_note(facts: Facts, findings: list[Any], rule: str, subject: str) -> str:
+    """Why an environment write cannot repair a rule: the variable its finding names is set
+    outright by a user's own profile file (facts.shell_env_from), read after /etc/environment
+    and /etc/profile.d (sandbox/scenarios/cuda-home-bashrc-stale), or, for a unit, by one of
+    its EnvironmentFile=s, which override every Environment= line a drop-in adds
+    (sandbox/scenarios/service-envfile-cuda-home). "" when none is."""
+    f = next((f for f in findings if f.rule == rule and f.subject == subject), None)
+    if facts.workload.service:
+        svc = next((s for s in facts.services if s.name == facts.workload.service), None)
+        if svc is None or f is None:
+            return ""
+        hits = [k for k in sorted(svc.environment_files_env) if _names(f, k)]
+        if not hits:
+            return ""
+        return (
+            f" ({', '.join(hits)} set by the unit's EnvironmentFile= "
+            f"({', '.join(svc.environment_files) or '?'}), which overrides every Environment= "
+            "line, a drop-in's too (systemd.exec(5)): remedy leaves that file to its owner; "
+            "change the value there)"
+        )
+    if not facts.shell_env_from:
+        return ""
+    hits = [
+        f"{k} is set by {path}"
+        for k, path in sorted(facts.shell_env_from.items())
+        if f is not None and _names(f, k)
+    ]
+    if not hits:
+        return ""
+    return (
+        f" ({'; '.join(hits)}, which the login shell reads after /etc/environment and "
+        "/etc/profile.d, where remedy writes the login environment: remedy leaves that file "
+        "to its owner; change or remove the assignment there)"
+    )
 
 
 def plan_one(
@@ -406,7 +507,9 @@ def plan_one(
         status = "ok"
     else:
         status = "partial" if result.moves else "impossible"
-    unresolved = [f"{r} @ {s}" for r, s in result.unmet]
+    unresolved = [
+        f"{r} @ {s}{_user_file_note(facts, diag.findings, r, s)}" for r, s in result.unmet
+    ]
     verification = _verification(kb, state) if steps or errors else []
     plan = Plan(
         remedy_version=__version__,

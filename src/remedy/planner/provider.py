@@ -155,10 +155,22 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
         mine: dict[int, Any] = {}
         for i, svc in enumerate(facts["services"]):
             if svc["name"] == svc_name:
-                mine[i] = svc = {**svc, "environment": dict(svc.get("environment") or {})}
+                mine[i] = svc = {
+                    **svc,
+                    "environment": dict(svc.get("environment") or {}),
+                    "environment_files_env": dict(svc.get("environment_files_env") or {}),
+                }
                 target = svc["environment"]
+                if value is not None and var in svc["environment_files_env"]:
+                    # the unit's EnvironmentFile= sets it: remedy's drop-in names a file of
+                    # its own, read after the unit's (SetEnv.envfile), whose value wins
+                    svc["environment_files_env"][var] = value
         facts["services"] = _replaced(facts["services"], mine)
     if target is None:
+        if var in (facts.get("shell_env_from") or {}):
+            # a user's own file (~/.bashrc, ~/.profile) sets it after /etc/environment and
+            # /etc/profile.d: what remedy writes there does not reach the login shell
+            return
         target = facts["shell_env"] = dict(facts.get("shell_env") or {})
     if value is None:
         target.pop(var, None)

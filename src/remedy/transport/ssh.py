@@ -781,6 +781,22 @@ class SSHTransport:
         """Lines of stdout+stderr as they come; closing the stream kills the command."""
         return SSHStream(self, command, timeout=timeout, env=env)
 
+    def fresh(self) -> SSHTransport:
+        """A transport to the same host with the same settings whose first command opens a
+        NEW connection: sshd then starts a new session, and PAM's pam_env reads
+        /etc/environment again (it does so once per connection, when it opens). What a user's
+        next `ssh host cmd` gets, after a run changed the login environment."""
+        return SSHTransport(
+            self.target,
+            ssh_config=self._ssh_config,
+            accept_new=self.accept_new,
+            connect_timeout=self.connect_timeout,
+            client_keys=self._client_keys,
+            known_hosts=self._known_hosts_override,
+            username=self._username,
+            port=self._port,
+        )
+
     async def close(self) -> None:
         self._closed = True
         conn, self._conn = self._conn, None

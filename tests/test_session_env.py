@@ -1,0 +1,231 @@
+"""The build environment of a non-interactive `ssh host cmd` session vs the login shell's
+(remedy.model.envdiff, Facts.session_env), and what plan and run make of a difference.
+
+A CUDA_HOME exported in ~/.bashrc below Debian's "not interactive, return" guard is in the
+login environment remedy computes (an interactive login shell's) and not in `ssh host cmd`,
+where users run build scripts: FlashInfer then finds no nvcc. Before this change the plan had
+no step ("every rule holds", the log's line unexplained) and `run` said `nothing-to-do`
+(exit 10) while the user's build still failed. The fixtures are real: the facts and the log of
+the sandbox host sandbox/scenarios/cuda-home-bashrc-interactive (tests/test_toolchain_sandbox.py
+runs the whole chain there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from remedy.executor.runner import Runner
+from remedy.facts.envs import parse_login_env, session_env_of
+from remedy.inputs import scan_logs
+from remedy.knowledge.loader import load_knowledge
+from remedy.model import Facts, Plan
+from remedy.model.envdiff import describe, session_differences
+from remedy.planner.plan import make_plan
+from remedy.transport import LocalTransport
+
+HERE = Path(__file__).parent / "fixtures" / "session"
+CU13 = "/opt/sglang-venv/lib/python3.11/site-packages/nvidia/cu13"
+T = "@@remedy-fact@@"
+
+
+def facts(**update) -> Facts:
+    f = Facts.model_validate(
+        json.loads((HERE / "cuda-home-bashrc-interactive.facts.json").read_text())
+    )
+    return f.model_copy(update=update)
+
+
+def symptoms():
+    return scan_logs([str(HERE / "fi-no-nvcc-ssh-cmd.log")])[0]
+
+
+BASHRC = """\
+case $- in
+    *i*) ;;
+      *) return;;
+esac
+HISTSIZE=1000
+export CUDA_HOME=/opt/venv/nvidia/cu13
+export PATH=$CUDA_HOME/bin:$PATH
+"""
+
+
+def test_a_bashrc_export_below_the_guard_is_the_login_shells_only():
+    session = "PATH=/usr/bin:/bin\0HOME=/root\0"
+    out = (
+        f"\n{T} shell /bin/bash\n\n{T} uid 0\n\n{T} env\n{session}\n{T} env.end\n"
+        f"\n{T} profile /root/.bashrc\n{BASHRC}\n{T} profile.end\n"
+    )
+    login, _ = parse_login_env(out, T)
+    sess = session_env_of(out, T)
+    assert login["CUDA_HOME"] == "/opt/venv/nvidia/cu13" and sess is not None
+    assert "CUDA_HOME" not in sess
+    diff = session_differences(login, sess, ["/opt/venv/nvidia/cu13"])
+    assert diff == {"CUDA_HOME": None, "PATH": "/usr/bin:/bin"}
+    assert describe(diff, ["/opt/venv/nvidia/cu13"]) == (
+        "CUDA_HOME unset, PATH without a toolkit's nvcc"
+    )
+    # the same environment twice: nothing differs; a non-build variable never counts
+    assert session_differences(login, login, []) == {}
+    assert session_differences({"HISTSIZE": "1"}, {}, []) == {}
+    # a cut-off reply is no session environment
+    assert session_env_of(f"\n{T} env\nPATH=/x", T) is None
+
+
+def test_plan_for_the_session_the_log_came_from():
+    kb = load_knowledge()
+    plan = make_plan(kb, facts(), symptoms(), consumers=["flashinfer-jit"])
+    steps = [(s.action, s.params) for s in plan.steps]
+    assert plan.status == "ok" and plan.unexplained == [], plan.unexplained
+    assert steps == [("shell-env-cuda-home", {"prefix": CU13})]
+    step = plan.steps[0]
+    assert step.operation.scope == "profile"  # /etc/environment + profile.d: both sessions
+    assert any("Could not find nvcc" in a for a in step.addresses)
+    assert "non-interactive `ssh host cmd`" in step.because[0]
+    assert "CUDA_HOME unset" in step.because[0]
+    # the plan keeps the host's own facts (a saved plan is checked against them)
+    assert plan.facts.shell_env["CUDA_HOME"] == CU13
+    assert plan.facts.session_env == facts().session_env
+    # without the session's difference the log is unexplained and there is nothing to do
+    alone = make_plan(kb, facts(session_env={}), symptoms(), consumers=["flashinfer-jit"])
+    assert alone.steps == [] and alone.status == "unexplained" and alone.unexplained
+
+
+class _Res(SimpleNamespace):
+    pass
+
+
+def _run_without_steps(build_ok: bool) -> tuple:
+    """`run` of a plan with no step whose log names a failed build (the session difference
+    left out, so the planner finds nothing): the build is re-run, nothing is applied."""
+    kb = load_knowledge()
+    f = facts(session_env={})
+    plan = make_plan(kb, f, symptoms(), consumers=["flashinfer-jit"])
+    assert plan.steps == [] and plan.failed_operation is not None
+    calls: list[str] = []
+
+    async def collect(_t):
+        return f
+
+    async def prober(probe, _t, _facts, params=None, consumer=None, timeout=None):
+        calls.append(probe)
+        return _Res(
+            ok=build_ok,
+            detail="built" if build_ok else "FlashInfer JIT build failed",
+            symptoms=[]
+            if build_ok
+            else [
+                SimpleNamespace(severity="fatal", text="no nvcc", signature="flashinfer-no-nvcc")
+            ],
+            skipped=None,
+            transport_error=None,
+        )
+
+    r = Runner(LocalTransport("h"), collect=collect, prober=prober, knowledge=kb)
+    report = asyncio.run(r.run(Plan.model_validate(plan.model_dump()), check_stale=False))
+    return report, calls
+
+
+def test_run_of_a_plan_without_steps_re_runs_the_failed_build():
+    report, calls = _run_without_steps(build_ok=False)
+    # still failing: no `nothing-to-do` (exit 10), no fix either
+    assert report.outcome == "no-complete-plan" and report.exit_code == 3, report.message
+    assert calls == ["flashinfer-jit-build"]
+    assert "still fails" in report.message and "nothing was applied" in report.message
+    assert report.verification[0]["failed_operation"] and report.verification[0]["ok"] is False
+
+    report, calls = _run_without_steps(build_ok=True)
+    assert report.outcome == "nothing-to-do" and report.exit_code == 10
+    assert "passes now" in report.message and calls == ["flashinfer-jit-build"]
+
+
+STALE = "/opt/sglang-venv-old/lib/python3.11/site-packages/nvidia/cu13"
+
+
+def test_a_users_own_file_that_sets_a_build_variable_is_recorded():
+    """`export CUDA_HOME=...` in ~/.bashrc (no guard above it): the file is the origin; a
+    `PATH=$CUDA_HOME/bin:$PATH`-style line composes and pins nothing; /etc files are not
+    the user's."""
+    origins: dict[str, str] = {}
+    out = (
+        f"\n{T} shell /bin/bash\n\n{T} uid 0\n\n{T} env\nPATH=/usr/bin\0\n{T} env.end\n"
+        f"\n{T} profile /etc/profile.d/cuda.sh\nexport CUDA_HOME=/etc-said\n"
+        f"\n{T} profile /root/.bashrc\nexport CUDA_HOME={STALE}\n"
+        "export PATH=$CUDA_HOME/bin:$PATH\nexport LD_LIBRARY_PATH=/x:$LD_LIBRARY_PATH\n"
+        f"\n{T} profile.end\n"
+    )
+    env, _ = parse_login_env(out, T, None, origins)
+    assert env["CUDA_HOME"] == STALE
+    assert origins["CUDA_HOME"] == "/root/.bashrc"
+    assert "PATH" not in origins and "LD_LIBRARY_PATH" not in origins
+
+
+def test_plan_says_a_login_write_cannot_beat_the_users_bashrc():
+    """cuda-home-bashrc-stale: ~/.bashrc exports a deleted venv's CUDA_HOME above its guard,
+    so every bash session (`ssh host cmd` too) gets it after /etc/environment and
+    /etc/profile.d. Before this change the plan was `ok` with a profile write that lost to
+    ~/.bashrc: `run` applied it, its re-check failed and it was rolled back (exit 3, no word
+    of ~/.bashrc). Now the plan is impossible, says where the value comes from, and `run`
+    applies nothing."""
+    kb = load_knowledge()
+    f = Facts.model_validate(json.loads((HERE / "cuda-home-bashrc-stale.facts.json").read_text()))
+    assert f.shell_env["CUDA_HOME"] == STALE and f.shell_env_from == {"CUDA_HOME": "/root/.bashrc"}
+    syms = scan_logs([str(HERE / "fi-stale-cuda-home-bashrc.log")])[0]
+    plan = make_plan(kb, f, syms, consumers=["flashinfer-jit"])
+    assert plan.steps == [] and plan.status == "impossible", plan.status
+    assert any(
+        u.startswith("cuda-home-is-toolkit @ flashinfer-jit")
+        and "CUDA_HOME is set by /root/.bashrc" in u
+        for u in plan.unresolved
+    ), plan.unresolved
+    # without the origin (as before): an `ok` plan whose step writes /etc/environment
+    before = make_plan(kb, f.model_copy(update={"shell_env_from": {}}), syms)
+    assert before.status == "ok" and [s.action for s in before.steps] == ["shell-env-cuda-home"]
+
+
+def test_a_units_environment_file_is_outranked_by_remedys_own():
+    """service-envfile-cuda-home (systemd): the unit's EnvironmentFile= sets CUDA_HOME to a
+    CUDA 12.8; Environment= (a drop-in's too) loses to any EnvironmentFile= (systemd.exec(5)).
+    Before this change the plan was impossible (no drop-in can win). Now remedy's drop-in also
+    names an EnvironmentFile of its own, read after the unit's, whose value wins."""
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+    plan = make_plan(kb, f, syms)
+    assert plan.status == "ok" and plan.unexplained == [] and len(plan.steps) == 1
+    op = plan.steps[0].operation
+    assert plan.steps[0].action == "service-env-cuda-home" and op.envfile is True
+    assert op.set == {"CUDA_HOME": CU13}
+    env = "/etc/systemd/system/sglang-k26.service.d/50-remedy-cuda-home.env"
+    assert op.envfile_path() == env
+    assert op.text().splitlines()[-1] == f"EnvironmentFile={env}"
+    cmds = op.commands()
+    # the file first, then the drop-in that names it, then daemon-reload
+    assert (
+        cmds.index(
+            f"mv -f /etc/systemd/system/sglang-k26.service.d/.50-remedy-cuda-home.env.tmp {env}"
+        )
+        < len(cmds) - 2
+    )
+    assert env in [t.target for t in op.touches()]
+    assert any("SM 12.x requires CUDA >= 12.9" in a for a in plan.steps[0].addresses)
+    # a unit whose environment files do not set the variable: a plain drop-in, as before
+    svc = f.services[0].model_copy(update={"environment_files_env": {}})
+    plain = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plain.steps and plain.steps[0].operation.envfile is False
+
+
+def test_a_login_only_value_from_the_users_profile_still_gets_the_session_fix():
+    """CUDA_HOME set by ~/.profile (login shells only) and absent from `ssh host cmd`: the
+    user's file pins the login value, but the session does not read it, so the session's plan
+    (a login-scope write, which /etc/environment carries to `ssh host cmd`) still applies."""
+    kb = load_knowledge()
+    f = facts(shell_env_from={"CUDA_HOME": "/root/.profile"})
+    plan = make_plan(kb, f, symptoms(), consumers=["flashinfer-jit"])
+    assert [(s.action, s.params) for s in plan.steps] == [("shell-env-cuda-home", {"prefix": CU13})]
+    assert plan.status == "ok" and plan.facts.shell_env_from == {"CUDA_HOME": "/root/.profile"}
