@@ -13,7 +13,13 @@ import pytest
 from remedy.diagnose import diagnose
 from remedy.errors import KnowledgeError
 from remedy.evidence import scan_lines
-from remedy.evidence.fields import apply_signals, derived_fields, dll_soname, load_signals
+from remedy.evidence.fields import (
+    apply_signals,
+    derived_fields,
+    dll_soname,
+    lib_in_cuda_toolkit,
+    load_signals,
+)
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 
@@ -431,3 +437,39 @@ def test_a_cuda_library_link_without_a_cuda_libdir_names_no_package_to_install()
         symptoms, _, wrappers = scan_logs([TEMPLATES / "setuptools" / name])
         ranked = [h.rule for h in diagnose(kb, None, symptoms, wrappers=wrappers).hypotheses]
         assert ranked[: len(want)] == want if want else ranked == [], (name, ranked)
+
+
+# tune-af (round 30's fzx-3): only a CUDA Toolkit library's soname can say a CUDA major; the
+# toolkit's names are read from the provider table, at any version of the library
+@pytest.mark.parametrize(
+    ("soname", "toolkit"),
+    [
+        ("libcudart.so.13", True),
+        ("libcublasLt.so.11", True),  # CUDA 11: no pip line in the table, still a toolkit name
+        ("libcudart.so.10.1", True),
+        ("libnvrtc-builtins.so.12.8", True),
+        ("libnvrtc-b51b459d.so.12", True),  # auditwheel's vendored copy
+        ("libnvToolsExt.so.1", True),  # Debian's nvidia-cuda-dev
+        ("libnuma.so.1", False),
+        ("libgomp.so.1", False),
+        ("libstdc++.so.6", False),
+        ("libpython3.11.so.1.0", False),
+        ("libssl.so.3", False),
+        ("libibverbs.so.1", False),
+        ("libmpi.so.40", False),
+        ("libcudnn.so.9", False),  # CUDA-X, outside the toolkit: left to other signals
+    ],
+)
+def test_only_toolkit_library_names_are_toolkit_libraries(soname, toolkit):
+    assert lib_in_cuda_toolkit(soname) is toolkit
+
+
+def test_a_system_library_gives_the_cuda_major_rule_no_credit():
+    line = "ImportError: libnuma.so.1: cannot open shared object file"
+    assert line in (CORPUS / "needed-files-provided/fzx-3.log").read_text()
+    sym = next(s for s in _symptoms(line) if s.signature == "shared-lib-not-found")
+    assert derived_fields(sym)["lib_cuda_toolkit"] == "no"
+    d = diagnose(load_knowledge(), None, scan_logs([CORPUS / "needed-files-provided/fzx-3.log"])[0])
+    ranks = [h.rule for h in d.hypotheses]
+    assert ranks[0] == "needed-files-provided"
+    assert ranks.index("runtime-libs-match-cuda-major") > 0

@@ -67,6 +67,9 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
         majors = soname_cuda_majors(base)
         if majors:
             out["lib_cuda_majors"] = ",".join(majors)
+        toolkit = lib_in_cuda_toolkit(base)
+        if toolkit is not None:
+            out["lib_cuda_toolkit"] = "yes" if toolkit else "no"
     if "/bin/nvcc" in text:
         out.update(command_fields(text))
     model = sym.fields.get("gpu_model")
@@ -179,6 +182,48 @@ def soname_cuda_majors(soname: str) -> tuple[str, ...]:
         return ()
     majors = {line.split(".")[0] for line, files in table.pip.items() if soname in files.libraries}
     return tuple(sorted(majors, key=int))
+
+
+# auditwheel's vendored copy of a library: lib<name>-<8 hex>.so.N (libnvrtc-b51b459d.so.12)
+_LIB_STEM = re.compile(r"^lib|(?:-[0-9a-f]{8})?\.so(?:\.[\w.]*)?$")
+
+
+def _lib_stem(name: str) -> str:
+    return _LIB_STEM.sub("", name)
+
+
+@cache
+def _toolkit_lib_stems() -> frozenset[str] | None:
+    from remedy.evidence.catalog import knowledge_dir
+    from remedy.knowledge.providers import load_table
+
+    try:
+        table = load_table(knowledge_dir() / "providers.yaml")
+    except KnowledgeError:
+        return None
+    if table is None:
+        return None
+    names = [f for line in table.pip.values() for f in line.libraries]
+    dev = table.debian.packages.get("nvidia-cuda-dev")
+    names += dev.libraries if dev is not None else []
+    return frozenset(_lib_stem(n) for n in names if ".so" in n)
+
+
+def lib_in_cuda_toolkit(name: str) -> bool | None:
+    """Whether a library a loader could not find is one of the CUDA Toolkit's, by its name at
+    any version (libcublasLt.so.11 and libcudart.so.10.1 as much as libcudart.so.13), from the
+    generated provider table: the libraries of every nvidia-* wheel a CUDA line's cuda-toolkit
+    metapackage pins, and of Debian's nvidia-cuda-dev. Why: only a toolkit library's soname
+    can say which CUDA major a package was built for; libnuma.so.1, libgomp.so.1,
+    libstdc++.so.6, libssl.so.3 or libmpi.so.40 are versioned by their own ABI and come from
+    the distribution or another package, whatever CUDA is installed. None when the table
+    cannot be read or the name is not a shared library's."""
+    if ".so" not in name:
+        return None
+    stems = _toolkit_lib_stems()
+    if stems is None:
+        return None
+    return _lib_stem(name) in stems
 
 
 _C_API_SYMBOL = re.compile(r"cu[A-Za-z]\w*")
