@@ -181,6 +181,17 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # in two waves; no knowledge changed between 9c052dc (main at the session's start) and
     # their collection, so 9c052dc scores both (one entry: both are absent from its corpus).
     ("9c052dc", "9c052dc"),
+    # round 29: 31 logs (17 with a class, 14 whose cause no rule covers) collected on
+    # 2026-12-03 by three engineers (coll-u/v/w, prefixes fzu-fzw) who never ran remedy on them,
+    # from 27bc768 (main + rounds 27-28 + tune-ab and tune-ac); tune-ad merged while they
+    # worked (79bc573) without seeing them. Scored by 27bc768, the knowledge frozen when they
+    # started; the learned model is trained on 79bc573's corpus (rounds 27-28, not 29).
+    # 9c052dc scored them the same (bench/results/round29/).
+    ("27bc768", "79bc573"),
+    # round 30: 19 logs (11 with a class, 8 whose cause no rule covers) collected on
+    # 2026-12-03 by three engineers (coll-x/y/z, prefixes fzx-fzz) from 79bc573; scored by it,
+    # the learned model trained on 9fcb05f's corpus (rounds 27-29, not 30).
+    ("79bc573", "9fcb05f"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
