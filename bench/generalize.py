@@ -705,7 +705,9 @@ TUNED_AFTER: list[str] = [
     " same): insufficient-driver-ctranslate2-with-driver-stated needs a driver-version line;"
     " fields.range_contexts reads torch 2.5-2.9's range warning around its line and signal"
     " torch-cc-range-gpu-above-newest-minor gives wheel-has-gpu-arch no credit for a GPU above"
-    " the newest minor of a major the wheel has (GB10 12.1 on a 12.0 wheel)",
+    " the newest minor of a major the wheel has (GB10 12.1 on a 12.0 wheel); field signal"
+    " killed-after-nvcc-command: a shell's bare 'Killed' right after an echoed nvcc command"
+    " (fields.preceding_commands) -> jit-parallelism-fits-memory",
 ]
 
 TOOLCHAIN_ENV = re.compile(

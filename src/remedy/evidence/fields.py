@@ -620,6 +620,7 @@ def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
 # rejected target came from an arch list or from the GPU (one plain target). Read back only
 # for nvcc's own fatal lines (signatures of component nvcc), a few lines up.
 LOOKBACK = 12
+KILLED_SIGNATURE = "process-killed"
 # the start of an nvcc invocation: a path ending in /bin/nvcc or a bare nvcc, then an option
 _NVCC_START = re.compile(
     r"(?:^|[\s'\"=\[;&|(])(?:[^\s'\"=:\[\];&|()]*/bin/)?nvcc(?:\.exe)?['\"]?\s+-"
@@ -648,11 +649,14 @@ def _joined_command(lines: list[str]) -> str:
 
 
 def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
-    """symptom index of each nvcc fatal line with no command of its own -> the fields of the
-    nvcc command echoed at most LOOKBACK lines before it (same file)."""
+    """symptom index of each nvcc fatal line (or a shell's 'Killed') with no command of its own
+    -> the fields of the nvcc command echoed at most LOOKBACK lines before it (same file)."""
     want: dict[str, dict[int, int]] = {}  # source -> {fatal line number: symptom index}
     for i, s in enumerate(symptoms):
-        if s.component == "nvcc" and "/bin/nvcc" not in s.text and s.line > 1:
+        # tune-ae: also a shell's bare 'Killed' (process-killed): an nvcc command echoed just
+        # before it (ninja's FAILED block, setuptools' spawn, make VERBOSE=1) is what was killed
+        nvcc_line = s.component == "nvcc" or s.signature == KILLED_SIGNATURE
+        if nvcc_line and "/bin/nvcc" not in s.text and s.line > 1:
             want.setdefault(s.source, {})[s.line] = i
     out: dict[int, dict[str, str]] = {}
     for source, fatal in want.items():
