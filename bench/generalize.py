@@ -703,6 +703,22 @@ TUNED_AFTER: list[str] = [
     " (the link command echoed before 'cannot find -l<lib>') and signal"
     " cuda-lib-link-without-cuda-libdir: a CUDA -l with no CUDA -L gives needed-files-provided"
     " no credit",
+    "tune-ae (after round 29's misses, 27bc768): build-oom-killed takes GNU make's"
+    " '*** [<mk>:<n>: <obj>.o] Error 137' / '... Killed' (src/job.c child_error) and"
+    " setuptools' 'command ... failed with exit code -9' -> jit-parallelism-fits-memory;"
+    " tensorrt-target-sm-unsupported takes TensorRT 7's 'Assertion failed: Unsupported SM.' /"
+    " 'trtSmToCask: 0 (Unsupported SM.)'; signatures tei-compute-cap-not-compiled"
+    " (text-embeddings-inference's 'Runtime compute cap N is not compatible with compile time"
+    " compute cap M') -> package-has-gpu-arch and ctranslate2-compute-type-unsupported"
+    " ('Requested float16|bfloat16|int8* compute type, but the target device ...') ->"
+    " kernel-arch-feature; field signal insufficient-driver-outside-torch no longer takes"
+    " CTranslate2's 'CUDA failed with error' (old driver and no driver in a container read the"
+    " same): insufficient-driver-ctranslate2-with-driver-stated needs a driver-version line;"
+    " fields.range_contexts reads torch 2.5-2.9's range warning around its line and signal"
+    " torch-cc-range-gpu-above-newest-minor gives wheel-has-gpu-arch no credit for a GPU above"
+    " the newest minor of a major the wheel has (GB10 12.1 on a 12.0 wheel); field signal"
+    " killed-after-nvcc-command: a shell's bare 'Killed' right after an echoed nvcc command"
+    " (fields.preceding_commands) -> jit-parallelism-fits-memory",
 ]
 
 TOOLCHAIN_ENV = re.compile(

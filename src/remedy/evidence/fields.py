@@ -602,7 +602,8 @@ _MAX_LINE = 64 * 1024
 
 
 def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
-    """fields_of every symptom, with the command under each ninja FAILED: line merged in."""
+    """fields_of every symptom, with the command under each ninja FAILED: line merged in (and
+    the other context read back around a line: nvcc and link commands, torch's range warning)."""
     views = [fields_of(s) for s in symptoms]
     for i, cmd in failing_commands(symptoms).items():
         views[i] = {**cmd, **views[i]}
@@ -610,6 +611,8 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
         views[i] = {**cmd, **views[i]}
     for i, cmd in preceding_link_commands(symptoms).items():
         views[i] = {**cmd, **views[i]}
+    for i, rng in range_contexts(symptoms).items():
+        views[i] = {**rng, **views[i]}
     return views
 
 
@@ -662,6 +665,7 @@ def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
 # rejected target came from an arch list or from the GPU (one plain target). Read back only
 # for nvcc's own fatal lines (signatures of component nvcc), a few lines up.
 LOOKBACK = 12
+KILLED_SIGNATURE = "process-killed"
 # the start of an nvcc invocation: a path ending in /bin/nvcc or a bare nvcc, then an option
 _NVCC_START = re.compile(
     r"(?:^|[\s'\"=\[;&|(])(?:[^\s'\"=:\[\];&|()]*/bin/)?nvcc(?:\.exe)?['\"]?\s+-"
@@ -690,11 +694,14 @@ def _joined_command(lines: list[str]) -> str:
 
 
 def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
-    """symptom index of each nvcc fatal line with no command of its own -> the fields of the
-    nvcc command echoed at most LOOKBACK lines before it (same file)."""
+    """symptom index of each nvcc fatal line (or a shell's 'Killed') with no command of its own
+    -> the fields of the nvcc command echoed at most LOOKBACK lines before it (same file)."""
     want: dict[str, dict[int, int]] = {}  # source -> {fatal line number: symptom index}
     for i, s in enumerate(symptoms):
-        if s.component == "nvcc" and "/bin/nvcc" not in s.text and s.line > 1:
+        # tune-ae: also a shell's bare 'Killed' (process-killed): an nvcc command echoed just
+        # before it (ninja's FAILED block, setuptools' spawn, make VERBOSE=1) is what was killed
+        nvcc_line = s.component == "nvcc" or s.signature == KILLED_SIGNATURE
+        if nvcc_line and "/bin/nvcc" not in s.text and s.line > 1:
             want.setdefault(s.source, {})[s.line] = i
     out: dict[int, dict[str, str]] = {}
     for source, fatal in want.items():
@@ -799,3 +806,73 @@ def _command_before(window: list[str]) -> dict[str, str]:
             fields["cmd_nvcc"] = "nvcc"
         return fields
     return {}
+
+
+# tune-ae: torch 2.5-2.9's _check_capability warning is one format string over three lines
+# ('Found GPU%d %s which is of cuda capability %d.%d.' / 'Minimum and Maximum cuda capability
+# supported by this version of PyTorch is' / '(%d.%d) - (%d.%d)'), which posts reflow onto one
+# or two, with blank lines between. The signature matches the middle line; the GPU's compute
+# capability and the wheel's range are read back from the lines around it (same file), so a
+# field signal can tell a GPU above the newest minor of a major the wheel has (12.1 on a
+# (8.0) - (12.0) wheel: its sm_120 cubins run there) from a GPU of a major it lacks.
+RANGE_SIGNATURE = "torch-gpu-cc-outside-range"
+RANGE_AROUND = 4
+_RANGE_WARNING = re.compile(
+    r"which is of cuda capability (\d{1,2})\.(\d)\.?\s+Minimum and Maximum cuda capability"
+    r" supported by this version of PyTorch\s+is\s*\((\d{1,2})\.(\d)\)\s*-\s*\((\d{1,2})\.(\d)\)"
+)
+
+
+def range_fields(text: str) -> dict[str, str]:
+    """gpu_cc, wheel_min_cc, wheel_max_cc and cc_above_max_same_major ('yes'/'no') of the
+    range warning in ``text`` (its lines joined by spaces); {} when it is not all there."""
+    m = _RANGE_WARNING.search(text)
+    if not m:
+        return {}
+    gmaj, gmin, lmaj, lmin, hmaj, hmin = (int(x) for x in m.groups())
+    above = gmaj == hmaj and gmin > hmin
+    return {
+        "gpu_cc": f"{gmaj}.{gmin}",
+        "wheel_min_cc": f"{lmaj}.{lmin}",
+        "wheel_max_cc": f"{hmaj}.{hmin}",
+        "cc_above_max_same_major": "yes" if above else "no",
+    }
+
+
+def range_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each torch range-warning line -> range_fields of the non-blank lines
+    at most RANGE_AROUND lines before and after it (same file)."""
+    want: dict[str, dict[int, int]] = {}  # source -> {line: symptom index}
+    for i, s in enumerate(symptoms):
+        if s.signature == RANGE_SIGNATURE:
+            want.setdefault(s.source, {})[s.line] = i
+    # the line itself first (a warning reflowed onto one line; a log read from stdin)
+    out = {
+        i: f
+        for i, s in enumerate(symptoms)
+        if s.signature == RANGE_SIGNATURE
+        if (f := range_fields(s.text))
+    }
+    for source, at in want.items():
+        try:
+            f = _reread(source)
+            if f is None:
+                continue
+            keep = {n for line in at for n in range(line - RANGE_AROUND, line + RANGE_AROUND + 1)}
+            last = max(keep)
+            lines: dict[int, str] = {}
+            with f:
+                for n, raw in enumerate(f, 1):
+                    if n in keep:
+                        lines[n] = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
+                    if n >= last:
+                        break
+            for line, i in at.items():
+                around = range(line - RANGE_AROUND, line + RANGE_AROUND + 1)
+                text = " ".join(lines[n] for n in around if lines.get(n))
+                fields = range_fields(text)
+                if fields and i not in out:
+                    out[i] = fields
+        except OSError:
+            continue
+    return out
