@@ -737,6 +737,8 @@ def link_command_fields(text: str, lib: str) -> dict[str, str]:
     """Fields of a link command line that passes ``-l<lib>``: its -L directories and whether
     one of them is a CUDA library directory (a toolkit's lib64/lib/targets, an nvidia-* wheel's
     lib). Empty when the line does not pass ``-l<lib>``."""
+    if f"-l{lib}" not in text:  # (shlex is pure Python: a line is split only when it may pass it)
+        return {}
     try:
         argv = shlex.split(text)
     except ValueError:  # an unbalanced quote in a cut line: split on blanks
@@ -755,9 +757,17 @@ def link_command_fields(text: str, lib: str) -> dict[str, str]:
     return out
 
 
+# characters of a log's lines handed to shlex.split by preceding_link_commands, at most: a log
+# another user wrote padded 50 'cannot find -l' lines and the 12 before each to 64 KB of words
+# holding every -l as text (~35 ms of pure-Python splitting a line, ~20 s a 4 MB log;
+# tests/security/test_link_command_lookback.py); real link lines are a few KB
+LINK_SPLIT_BUDGET = 1 << 20
+
+
 def preceding_link_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
     """symptom index of each 'cannot find -l<lib>' line -> the fields of the last line at most
-    LOOKBACK lines before it (same file) that passes that -l<lib>."""
+    LOOKBACK lines before it (same file) that passes that -l<lib> (LINK_SPLIT_BUDGET
+    characters split at most per log)."""
     want: dict[str, dict[int, tuple[int, str]]] = {}  # source -> {line: (index, lib)}
     for i, s in enumerate(symptoms):
         lib = s.fields.get("missing_lib") or ""
@@ -771,11 +781,17 @@ def preceding_link_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]
                 continue
             last = max(lines)
             window: deque[str] = deque(maxlen=LOOKBACK)
+            budget = LINK_SPLIT_BUDGET
             with f:
                 for n, raw in enumerate(f, 1):
                     if n in lines:
                         i, lib = lines[n]
                         for prev in reversed(window):
+                            if f"-l{lib}" not in prev:
+                                continue
+                            budget -= len(prev)
+                            if budget < 0:
+                                break
                             fields = link_command_fields(prev, lib)
                             if fields:
                                 out[i] = fields

@@ -61,8 +61,19 @@ def field_diff(saved: Any, derived: Any, path: str) -> list[str]:
     return []
 
 
-# the fields a re-derivation must reproduce exactly
-DERIVED = ("host", "status", "steps", "verification", "unresolved")
+# the fields a re-derivation must reproduce exactly; failed_operation too: `run` re-runs it as
+# a probe (before, after or without steps), and a probe's params can be a command (the launch
+# probe's `command`, run by `sh -c` as root): a saved plan's own was taken as written
+# (tests/security/test_saved_failed_operation.py)
+DERIVED = (
+    "host",
+    "status",
+    "steps",
+    "verification",
+    "unresolved",
+    "failed_operation",
+    "unexplained",
+)
 
 
 def verify_saved_plan(plan: Plan, kb: Any) -> None:
