@@ -172,9 +172,15 @@ async def untrusted_reason(
 
 def login_value_paths(values: Mapping[str, str]) -> list[str]:
     """The host paths a login-scope value names (CUDA_HOME=/p, PATH=/a:/b): each absolute
-    entry of a `:` list. Root's own later sessions read them (/etc/environment, profile.d)."""
+    entry of a `:` list. Root's own later sessions read them (/etc/environment, profile.d).
+    /dev/null (a bound "no toolkit" value, mode 0666) names no code and is left out."""
     return list(
-        dict.fromkeys(e for v in values.values() for e in v.split(":") if e.startswith("/"))
+        dict.fromkeys(
+            e
+            for v in values.values()
+            for e in v.split(":")
+            if e.startswith("/") and e != "/dev/null"
+        )
     )
 
 

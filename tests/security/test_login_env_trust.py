@@ -110,9 +110,60 @@ def test_control_a_root_owned_prefix_is_accepted(tmp_path: Path):
     prefix = _toolkit(tmp_path / "opt", 0)
     _check(tmp_path, {"CUDA_HOME": str(prefix), "PATH": f"{prefix}/bin:/usr/bin:/bin"})
     _check(tmp_path, {"CUDA_HOME": str(tmp_path / "opt" / "cuda-not-yet")})
+    _check(tmp_path, {"CUDA_HOME": "/dev/null"})  # the bound "no toolkit" value (0666)
 
 
 def test_control_a_unit_drop_in_is_not_checked(tmp_path: Path):
     """Service scope: a unit running as User=bob may use bob's toolkit (out of scope)."""
     prefix = _toolkit(tmp_path / "venv", 65534)
     _check(tmp_path, {"CUDA_HOME": str(prefix)}, unit="vllm.service")
+
+
+# -- plan time: the planner does not offer such a prefix ------------------------------------
+
+GPU = Path(__file__).resolve().parents[1] / "fixtures" / "gpu"
+RECORDED = "/usr/local/cuda-13.0"  # the recorded H200 host's toolkit: CUDA_HOME=/dev/null there
+
+
+def _plan_with_toolkit_at(tmp_path: Path, owner: int):
+    """The recorded H200 facts (plan: shell-env-cuda-home prefix=/usr/local/cuda-13.0), with
+    that toolkit moved to a real tree `owner` owns, its note from the real collector."""
+    import json
+
+    from remedy.evidence import scan_path
+    from remedy.facts.collect import library
+    from remedy.facts.sections import split_sections
+    from remedy.facts.toolkits import build_toolkits, tk_call
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.planner.plan import make_plan
+
+    tmp_path.chmod(0o755)
+    prefix = _toolkit(tmp_path / "venv", owner)
+    (prefix / "version.json").write_text(json.dumps({"cuda_nvcc": {"version": "13.0.88"}}))
+    token = "@@login-env@@"
+    script = library(token) + tk_call(str(prefix), "", "", "test") + "m end\n"
+    r = asyncio.run(LocalTransport("local").run(script, timeout=30))
+    real = build_toolkits(split_sections(r.stdout.decode(), token))[0]
+    data = json.loads((GPU / "h200-a-facts.json").read_text())
+    tk = next(t for t in data["toolkits"] if t["prefix"] == RECORDED)
+    tk.update(prefix=str(prefix), aliases=[], note=real.note)
+    syms = scan_path(str(GPU / "h200-a-cuda-home-devnull-launch.log")).symptoms
+    return prefix, make_plan(load_knowledge(), Facts.model_validate(data), syms)
+
+
+def test_plan_does_not_offer_a_prefix_another_user_owns(tmp_path: Path):
+    prefix, plan = _plan_with_toolkit_at(tmp_path, 65534)
+    assert not [
+        s for s in plan.steps if s.action == "shell-env-cuda-home"
+        and s.params.get("prefix") == str(prefix)
+    ], [(s.action, s.params) for s in plan.steps]  # fmt: skip
+    rej = [r for r in plan.rejected if r.params.get("prefix") == str(prefix)]
+    assert rej and rej[0].action == "shell-env-cuda-home", plan.rejected
+    assert str(prefix) in rej[0].reason and "owned by nobody (uid 65534)" in rej[0].reason
+
+
+def test_control_plan_offers_a_root_owned_prefix(tmp_path: Path):
+    prefix, plan = _plan_with_toolkit_at(tmp_path, 0)
+    assert [(s.action, s.params.get("prefix")) for s in plan.steps] == [
+        ("shell-env-cuda-home", str(prefix))
+    ]
