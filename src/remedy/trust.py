@@ -170,6 +170,43 @@ async def untrusted_reason(
     )
 
 
+def login_value_paths(values: Mapping[str, str]) -> list[str]:
+    """The host paths a login-scope value names (CUDA_HOME=/p, PATH=/a:/b): each absolute
+    entry of a `:` list. Root's own later sessions read them (/etc/environment, profile.d).
+    /dev/null (a bound "no toolkit" value, mode 0666) names no code and is left out."""
+    return list(
+        dict.fromkeys(
+            e
+            for v in values.values()
+            for e in v.split(":")
+            if e.startswith("/") and e != "/dev/null"
+        )
+    )
+
+
+async def untrusted_login_value(transport: Transport, paths: Iterable[str]) -> str | None:
+    """None when every path may be named in the login environment every user (root too)
+    reads; else why not. A path, or its nearest existing directory when it does not exist
+    yet, must pass `trusted`, and no link on it as written may be another user's: a
+    CUDA_HOME in a venv uid 1000 owns made root's next build run that user's nvcc."""
+    args = [p for p in dict.fromkeys(paths) if p.startswith("/")]
+    if not args:
+        return None
+    script = (
+        SH_TRUST
+        + SH_LINKS
+        + 'for p in "$@"; do q=$p; while [ ! -e "$q" ] && [ ! -L "$q" ] && [ "$q" != / ]; do '
+        + 'q=${q%/*}; [ -n "$q" ] || q=/; done\n'
+        + 'trusted "$q" && links_trusted "$p" || '
+        + "{ printf 'not trusted: %s\\n' \"$WHY\"; exit 3; }; done\n"
+    )
+    r = await transport.run(["sh", "-c", script, "sh", *args], timeout=30)
+    if r.exit_status == 0:
+        return None
+    text = r.text().strip()
+    return text.splitlines()[-1] if text else "not trusted: trust check failed"
+
+
 async def untrusted_on_path(
     transport: Transport, names: Iterable[str], search_path: str, *, as_uid: int | None = None
 ) -> str | None:

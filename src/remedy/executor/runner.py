@@ -625,6 +625,22 @@ class Runner:
                     hint="run that step as the tree's owner (the plan shows its command), "
                     "or give the tree to root",
                 )
+        from remedy.operations import SetEnv
+        from remedy.trust import login_value_paths, untrusted_login_value
+
+        for s in plan.steps[start:]:
+            op = s.operation
+            if not isinstance(op, SetEnv) or op.scope != "profile":
+                continue
+            why = await untrusted_login_value(self.t, login_value_paths(op.set))
+            if why:
+                raise Refused(
+                    f"refusing to apply the plan on {self.t.host}: step {s.action!r} would "
+                    f"put a path in every login's environment (root's too) that is "
+                    f"{why.removeprefix('not trusted: ')}; nothing was changed",
+                    hint="give the tree to root, or set the variable in that user's own "
+                    "environment (the unit's drop-in for a service)",
+                )
         pythons = list(
             dict.fromkeys(p for s in plan.steps[start:] for p in s.operation.runs_pythons())
         )

@@ -243,6 +243,8 @@ def _rejected(
                 rules=list(dict.fromkeys(v.rule for v in data.get("violations", []))),
             )
         )
+    for (aid, _), (params, rule, why) in provider.untrusted.items():
+        out.append(Rejected(action=aid, params=params, reason=why, rules=[rule]))
     # Actions that only hide a symptom are never candidates; say so where they would apply.
     for v in provider.violations(initial):
         for aid in kb.rules[v.rule].rule.repairs:

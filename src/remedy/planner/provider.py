@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import operator
+import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,6 +179,9 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
         target[var] = value
 
 
+_NOT_EXECUTED = re.compile(r"(?:nvcc|ptxas) not executed: ([^;]*)")
+
+
 @dataclass
 class FactsProvider:
     kb: Knowledge
@@ -185,6 +189,10 @@ class FactsProvider:
     root: dict[str, Any] | None = None  # the first state keyed: others are keyed by their diff
     # actions whose when/bind/before could not be evaluated: the plan shows them
     errors: list[str] = field(default_factory=list)
+    # login-scope moves never offered: (action, params, rule, why) (the plan lists them)
+    untrusted: dict[tuple[str, Hashable], tuple[dict[str, Any], str, str]] = field(
+        default_factory=dict
+    )
     _keys: dict[int, tuple[dict[str, Any], Hashable]] = field(default_factory=dict, repr=False)
     _last: tuple[dict[str, Any], Move, dict[str, Any]] | None = field(default=None, repr=False)
 
@@ -291,6 +299,11 @@ class FactsProvider:
             except Exception as exc:
                 self._error(f"action {ca.action.id} before", exc)
                 continue
+            why = self.login_untrusted(ca, pctx)
+            if why:
+                key = (ca.action.id, _freeze(params))
+                self.untrusted.setdefault(key, (params, v.rule, why))
+                continue
             if self.env_already(ca, pctx):
                 # the step would write values the workload's environment already has
                 # (CUDA_HOME is the prefix, only its nvcc is missing): a step that changes
@@ -316,6 +329,29 @@ class FactsProvider:
         except Exception:
             return False
         return True
+
+    def login_untrusted(self, ca: CompiledAction, ctx: dict[str, Any]) -> str | None:
+        """Why a login-scope step of ``ca`` may not be offered: a value it writes into
+        /etc/environment and profile.d (which root's own sessions read) names a toolkit whose
+        nvcc or ptxas remedy would not run (owned by another user, or writable by others up
+        its path: facts' `not executed` note). A unit's drop-in is that unit's user's own
+        business and is not checked. The runner checks the host again before writing."""
+        if (ctx.get("workload") or {}).get("service") or not ca.effects:
+            return None
+        tk_at = ctx.get("tk_at")
+        if tk_at is None:
+            return None
+        try:
+            for eff in ca.effects:
+                for e in (eff.get("env") or {}).values():
+                    for p in str(plain(call(e, ctx)) or "").split(":"):
+                        note = ((tk_at(p) if p.startswith("/") else None) or {}).get("note")
+                        m = _NOT_EXECUTED.search(note or "")
+                        if m:
+                            return f"{p} is not trusted for every login (root's too): {m[1]}"
+        except Exception:
+            return None
+        return None
 
     def _error(self, where: str, exc: Exception) -> None:
         msg = f"{where}: {type(exc).__name__}: {exc}"
