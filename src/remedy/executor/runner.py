@@ -625,12 +625,12 @@ class Runner:
                     hint="run that step as the tree's owner (the plan shows its command), "
                     "or give the tree to root",
                 )
-        from remedy.operations import SetEnv
         from remedy.trust import login_value_paths, untrusted_login_value
 
         for s in plan.steps[start:]:
             op = s.operation
-            if not isinstance(op, SetEnv) or op.scope != "profile":
+            # SetEnv by its tag: the executor does not import operations (docs/ARCHITECTURE.md)
+            if getattr(op, "op", None) != "env" or getattr(op, "scope", None) != "profile":
                 continue
             why = await untrusted_login_value(self.t, login_value_paths(op.set))
             if why:
