@@ -192,6 +192,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # 2026-12-03 by three engineers (coll-x/y/z, prefixes fzx-fzz) from 79bc573; scored by it,
     # the learned model trained on 9fcb05f's corpus (rounds 27-29, not 30).
     ("79bc573", "9fcb05f"),
+    # round 31: 36 logs (22 with a class, 14 whose cause no rule covers) collected on
+    # 2026-12-03 (session 32) by four engineers (coll-gaa..gad, prefixes gaa-gad) who never ran
+    # remedy on them, while harvest-a, redteam-8, toolchain-3 and perf-f worked without seeing
+    # them; scored by eb9d155 (main at the session's start, bench/results/round31/).
+    ("eb9d155", "eb9d155"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
