@@ -197,6 +197,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # remedy on them, while harvest-a, redteam-8, toolchain-3 and perf-f worked without seeing
     # them; scored by eb9d155 (main at the session's start, bench/results/round31/).
     ("eb9d155", "eb9d155"),
+    # round 32: 17 logs (10 with a class, 7 whose cause no rule covers) collected on
+    # 2026-12-03 (session 32) by two engineers (coll-gae/gaf) who never ran remedy on them,
+    # while tune-ag, harvest-a and harvest-b changed the knowledge without seeing them; scored
+    # by bb6d022 (main with round 31's rows; eb9d155 scored them the same).
+    ("bb6d022", "bb6d022"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
