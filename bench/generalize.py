@@ -202,6 +202,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # while tune-ag, harvest-a and harvest-b changed the knowledge without seeing them; scored
     # by bb6d022 (main with round 31's rows; eb9d155 scored them the same).
     ("bb6d022", "bb6d022"),
+    # round 33: 18 logs (12 with a class, 6 whose cause no rule covers) collected on
+    # 2026-12-03 (session 32) by two engineers (coll-gag/gah) who never ran remedy on them,
+    # while tune-ag, harvest-a and harvest-b changed the knowledge without seeing them; scored
+    # by d4f2d08 (main with rounds 31-32's rows).
+    ("d4f2d08", "d4f2d08"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
