@@ -71,7 +71,9 @@ def render() -> str:
         "- **logs**: real logs of the class in tests/fixtures/corpus.",
         "",
         "Rules marked (warning) are reported but never planned: the CUDA graph capture ones are",
-        "memory, collectives or code, and their only actions edit server flags or report. A few",
+        "memory, collectives or code, and their only actions edit server flags or report. Those",
+        "marked (warning, planned when seen) are planned once a log shows a line they predict",
+        "(jit-ninja-on-path: a system ninja may serve, so without a log it is advice). A few",
         "field-report rules read `observed('KEY')`: a note `observed: KEY=VALUE` in the facts (from a",
         "probe, or written after running the rule's confirm_with command) standing in for facts",
         "no collector reads yet (Python.h, library headers, truncated cache objects, the op that",
@@ -93,7 +95,8 @@ def render() -> str:
             a = kb.actions[aid].action
             tag = " *masks*" if a.masks else (" *manual*" if not a.effects else "")
             fixes.append(f"`{aid}`{tag}")
-        name = f"**{rid}**" + (" (warning)" if r.severity == "warning" else "")
+        warn = " (warning, planned when seen)" if r.planned_when_seen else " (warning)"
+        name = f"**{rid}**" + (warn if r.severity == "warning" else "")
         out.append(
             "| "
             + " | ".join(

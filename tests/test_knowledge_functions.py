@@ -63,6 +63,12 @@ CASES = [
      "python -m sglang.launch_server --disable-cuda-graph"),
     # systemd
     ("dropin_dir", ("sglang.service",), "/etc/systemd/system/sglang.service.d"),
+    # a unit's literal $PATH written out (systemd.exec(5): no expansion in Environment=)
+    ("path_expanded", ("/opt/v/bin:$PATH",),
+     "/opt/v/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+    ("path_expanded", ("${PATH}:/usr/bin:$HOME/bin:/opt/x",),
+     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/x"),
+    ("path_expanded", ("$HOME/bin",), None),
 ]  # fmt: skip
 
 

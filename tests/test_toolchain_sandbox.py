@@ -52,6 +52,16 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       its drop-in also names an EnvironmentFile of its own, read after the unit's: `run`
       restarts the unit and says `fixed` when it is ready; `rollback` restores both files.
 
+  (h) service-path-no-ninja (systemd tier): the unit runs the venv's python without the
+      venv's bin/ on its PATH; the JIT builds cannot exec ninja. Before this change: no rule
+      predicted the line, plan with no step (exit 3), run no-complete-plan. Now a drop-in puts
+      the venv's bin/ first on the unit's PATH: `fixed`; rollback restores the unit.
+
+  (i) service-path-literal (systemd tier): Environment=PATH=/opt/sglang-venv/bin:$PATH, which
+      systemd does not expand: nvcc finds no gcc. Before this change: no rule explained
+      "nvcc fatal : Failed to preprocess host compiler properties.", plan with no step (exit 3),
+      run no-complete-plan. Now a drop-in writes the PATH out: `fixed`; rollback restores it.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -365,6 +375,95 @@ def test_g_a_units_environment_file_is_outranked_by_remedys_own(envfile_unit, tm
     env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
     assert f"CUDA_HOME={CU13}" in env.splitlines(), env
     assert "CUDA_HOME=/usr/local/cuda-12.8" in h.ssh("cat /etc/default/sglang-k26")[1]
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def no_ninja_unit():
+    yield from host_for_test("service-path-no-ninja", "tcnj")
+
+
+def test_h_a_units_path_without_the_venvs_bin_gets_it_in_a_drop_in(no_ninja_unit, tmp_path):
+    """systemd tier: ExecStart=/opt/sglang-venv/bin/python (the venv not activated), CUDA_HOME
+    the venv's cu13, no Environment=PATH: systemd's default PATH has no ninja, the JIT build
+    stops at "FileNotFoundError: [Errno 2] No such file or directory: 'ninja'". Before this
+    change no rule predicted the line: plan with no step, the line unexplained (exit 3), `run`
+    said no-complete-plan (exit 3). Now a drop-in puts the venv's bin/ first on the unit's
+    PATH; `run` restarts the unit, re-runs the failed build: `fixed`; rollback restores it."""
+    h = no_ninja_unit
+    defect = scenario("service-path-no-ninja")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    assert re.search(defect["expect"], journal), journal[-1500:]
+    ls = "ls -R /etc/systemd/system; systemctl show -p Environment sglang-k26.service"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("set")) for s in plan["steps"]]
+    print(f"(h) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unexplained']}")
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    default = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert steps == [("env-path-venv-bin", {"PATH": f"/opt/sglang-venv/bin:{default}"})]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(h) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True, rerun
+    # the unit's process has the venv's bin/ first; its own file is as it was
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"PATH=/opt/sglang-venv/bin:{default}" in env.splitlines(), env
+    assert "ready to roll" in h.ssh("journalctl -u sglang-k26.service --no-pager")[1]
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def literal_path_unit():
+    yield from host_for_test("service-path-literal", "tcpl")
+
+
+def test_i_a_units_literal_path_variable_is_written_out(literal_path_unit, tmp_path):
+    """systemd tier: Environment=PATH=/opt/sglang-venv/bin:$PATH, which systemd does not
+    expand: nvcc finds no gcc ("nvcc fatal : Failed to preprocess host compiler properties.").
+    Before this change no rule explained the line: plan with no step (exit 3), `run`
+    no-complete-plan. Now a drop-in writes the unit's PATH out (the literal $PATH replaced by
+    systemd's default): `run` restarts the unit and re-runs the failed build: `fixed`."""
+    h = literal_path_unit
+    defect = scenario("service-path-literal")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    assert re.search(defect["expect"], journal), journal[-1500:]
+    assert "gcc: No such file or directory" in journal
+    ls = "ls -R /etc/systemd/system; systemctl show -p Environment sglang-k26.service"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("set")) for s in plan["steps"]]
+    print(f"(i) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unexplained']}")
+    assert plan["facts"]["services"][0]["environment"]["PATH"] == "/opt/sglang-venv/bin:$PATH"
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    default = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert steps == [("service-path-expanded", {"PATH": f"/opt/sglang-venv/bin:{default}"})]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(i) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    rerun = [v for v in rep["verification"] if v.get("failed_operation")]
+    assert len(rerun) == 1 and rerun[0]["ok"] is True, rerun
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"PATH=/opt/sglang-venv/bin:{default}" in env.splitlines(), env
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh(ls) == before

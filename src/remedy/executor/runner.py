@@ -465,7 +465,8 @@ class Runner:
         ev = evaluate(self.kb, facts.model_dump())
         i = plan.steps.index(step)
         later = {r: j for j in range(len(plan.steps) - 1, i, -1) for r in plan.steps[j].fixes}
-        viol = {v.rule for v in ev.errors_only() if v.rule in step.fixes}
+        # every rule the step fixes, a warning the logs showed failing too (a promoted one)
+        viol = {v.rule for v in ev.violations if v.rule in step.fixes}
         still = sorted(viol - set(later))
         if still:
             return False, "still violated after the step: " + ", ".join(still), facts

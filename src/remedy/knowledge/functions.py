@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from remedy.knowledge.expr import is_undefined
 from remedy.knowledge.schema import CudaTables, Release
-from remedy.resolve import item_counts, norm, toolkit_at
+from remedy.resolve import SYSTEMD_DEFAULT_PATH, item_counts, norm, toolkit_at
 
 _REL = re.compile(r"(\d+)\.(\d+)")
 
@@ -293,6 +293,20 @@ def exec_flag(cmdline: Any, *names: str) -> str | None:
             if t.startswith(n + "="):
                 return t[len(n) + 1 :]
     return None
+
+
+def path_expanded(value: Any) -> str | None:
+    """A PATH as a shell would have meant it: a literal `$PATH` / `${PATH}` (systemd's
+    Environment= and EnvironmentFile= never expand variables, systemd.exec(5)) replaced by
+    systemd's default PATH, any other entry naming a variable dropped, duplicates removed.
+    None when nothing is left."""
+    out: list[str] = []
+    for entry in (_s(value) or "").split(":"):
+        parts = SYSTEMD_DEFAULT_PATH.split(":") if entry in ("$PATH", "${PATH}") else [entry]
+        for d in parts:
+            if d and "$" not in d and d not in out:
+                out.append(d)
+    return ":".join(out) or None
 
 
 def provider_functions() -> dict[str, Callable[..., Any]]:
@@ -819,6 +833,7 @@ class Functions:
             "exec_flag": exec_flag,
             "with_flag": with_flag,
             "unpinned": unpinned,
+            "path_expanded": path_expanded,
         }
 
     def bind_field(self, facts: dict[str, Any]) -> dict[str, Callable[..., Any]]:

@@ -107,6 +107,9 @@ class Rule(Entry):
     subject: str
     hard: bool = False
     severity: Literal["error", "warning"] = "error"
+    # a warning repaired like an error once the logs show what it warns about (a signature it
+    # predicts); without such a line it stays advice
+    planned_when_seen: bool = False
     when: str = "true"
     holds: str
     message: str

@@ -199,9 +199,9 @@ def _because(
     after: dict[str, Any],
     title: str,
 ) -> tuple[list[str], list[str]]:
-    ev_b, ev_a = provider.evaluation(before), provider.evaluation(after)
+    ev_a = provider.evaluation(after)
     after_keys = ev_a.keys()
-    fixed = [v for v in ev_b.errors_only() if v.key not in after_keys]
+    fixed = [v for v in provider.violations(before) if v.key not in after_keys]
     reasons: list[str] = []
     for v in fixed:
         cr = kb.rules[v.rule]
@@ -463,12 +463,18 @@ def plan_one(
         facts = facts.model_copy(update={"workload": wl})
     initial = seal(facts.model_dump())
     provider = FactsProvider(kb)
+    diag = diagnose(kb, facts, symptoms, wrappers=wrappers, evaluation=provider.evaluation(initial))
+    # a warning the logs show failing (ninja not found) is repaired when its rule says so
+    provider.promoted = frozenset(
+        f.rule
+        for f in diag.findings
+        if f.severity != "error" and kb.rules[f.rule].rule.planned_when_seen
+    )
     trace = TraceReporter()
     with fewer_collections():
         result = search(
             provider, initial, reporter=trace, criteria=len(CRITERIA), max_expansions=max_expansions
         )
-    diag = diagnose(kb, facts, symptoms, wrappers=wrappers, evaluation=provider.evaluation(initial))
 
     steps: list[Step] = []
     state = initial
@@ -502,7 +508,7 @@ def plan_one(
             )
             state = after
 
-    errors = [f for f in diag.findings if f.severity == "error"]
+    errors = [f for f in diag.findings if f.severity == "error" or f.rule in provider.promoted]
     if not errors:
         status = "nothing-to-do"
     elif result.solved:

@@ -193,6 +193,9 @@ class FactsProvider:
     untrusted: dict[tuple[str, Hashable], tuple[dict[str, Any], str, str]] = field(
         default_factory=dict
     )
+    # warning-level rules the logs show failing (a finding `observed` through a signature it
+    # predicts): repaired like errors. Without a log they stay advice (a risk, not a failure).
+    promoted: frozenset[str] = frozenset()
     _keys: dict[int, tuple[dict[str, Any], Hashable]] = field(default_factory=dict, repr=False)
     _last: tuple[dict[str, Any], Move, dict[str, Any]] | None = field(default=None, repr=False)
 
@@ -209,7 +212,10 @@ class FactsProvider:
         return ev
 
     def violations(self, facts: dict[str, Any]) -> list[Violation]:
-        return self.evaluation(facts).errors_only()
+        ev = self.evaluation(facts)
+        if not self.promoted:
+            return ev.errors_only()
+        return [v for v in ev.violations if v.severity == "error" or v.rule in self.promoted]
 
     # -- Provider protocol ----------------------------------------------------------------
     def unmet(self, state: dict[str, Any]) -> Sequence[Hashable]:
@@ -436,7 +442,7 @@ class FactsProvider:
                     if c and c not in breaks:
                         breaks.append(c)
             return Verdict("reject", "breaks", {"violations": hard, "breaks": breaks})
-        after_keys = {v.key for v in ev_after.errors_only()}
+        after_keys = {v.key for v in self.violations(after)}
         if not (set(self.unmet(before)) - after_keys):
             return Verdict("prune", "fixes nothing")
         probe = self.kb.probes[self.kb.actions[move.main.action].action.probe]
