@@ -76,6 +76,7 @@ def test_workers_read_slices_in_turn_by_default(
     small one: one segment per worker."""
     monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
     monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(fastscan, "CALLER_CPU_BYTES", 0)  # every CPU reads
     pats = prefilter.engine_patterns(default_catalog())
     big = tmp_path / "corpus.log"
     big.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
@@ -91,6 +92,30 @@ def test_workers_read_slices_in_turn_by_default(
         assert got == list(
             fastscan.hyperscan_candidates(big, pats, reader.Totals(), cap=reader.MATCH_CAP)
         )
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 4])
+def test_a_log_under_caller_cpu_bytes_leaves_the_caller_a_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int
+) -> None:
+    """Under CALLER_CPU_BYTES a worker less than the usable CPUs (never none), from it on one
+    per CPU; the candidates are the same either way."""
+    monkeypatch.setattr(reader, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 10)
+    pats = prefilter.engine_patterns(default_catalog())
+    big = tmp_path / "corpus.log"
+    big.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
+    size = big.stat().st_size
+    got = {}
+    for limit, want in ((size + 1, max(1, cpus - 1)), (size, cpus)):
+        monkeypatch.setattr(fastscan, "CALLER_CPU_BYTES", limit)
+        job = fastscan.Job(big, pats, cap=reader.MATCH_CAP)
+        try:
+            assert len(job.kids) == want
+            got[want] = list(job.candidates(reader.Totals()))
+        finally:
+            job.close()
+    assert len(set(map(repr, got.values()))) == 1 and got[cpus]
 
 
 def test_worker_that_stops_after_a_slice_falls_back(
