@@ -57,8 +57,8 @@ SPARSE_LINE = 48  # mean line length from which _newlines deletes instead of cou
 DELETE_MIN = 1 << 16  # ... in spans at least this long
 SEGMENT_MIN_BYTES = 48 << 20
 MAX_SEGMENTS = 8
-# below this, one usable CPU is left to the caller (Job says why); 0: never
-CALLER_CPU_BYTES = 192 << 20
+# below this, one usable CPU is left to a caller with work of its own (Job says why); 0: never
+CALLER_CPU_BYTES = 128 << 20
 SLICES = 4  # segments per worker, read in turn (Job says why) ...
 SLICE_MIN_BYTES = 32 << 20  # ... none under this
 MEMO_MAX = 4096  # gate verdicts remembered ...
@@ -520,11 +520,14 @@ class Job:
     Where the caller has work of its own meanwhile (``caller_works``), a log under
     ``CALLER_CPU_BYTES`` gets a worker less than there are usable CPUs: that work
     (``remedy diagnose``: ~150 ms of imports and knowledge on one core) is then the longer of
-    the two, and a worker competing with it for the last CPU only delays it. On 2 CPUs and 100 MB of the bench's journal: one worker, ~110 ms of reading, in
-    parallel with the caller, instead of two workers and the caller sharing both CPUs (wall
-    0.90-0.97x of that, interleaved runs on a loaded host). A host with more CPUs than the log
-    has segments is unchanged; from ``CALLER_CPU_BYTES`` on, the reading is the longer part
-    and every CPU reads."""
+    the two, and a worker competing with it for the last CPU only delays it. On 2 CPUs and
+    100 MB of the bench's journal: one worker, ~110 ms of reading, in parallel with the
+    caller, instead of two workers and the caller sharing both CPUs (wall 0.90-0.97x of that,
+    interleaved runs on a loaded host). A host with more CPUs than the log has segments is
+    unchanged; from ``CALLER_CPU_BYTES`` on, the reading is the longer part and every CPU
+    reads. (Where: the caller needs P CPU-seconds, the reading W; with a worker per CPU, the
+    caller shares its CPU until the workers end, P + W/4 in all on 2 CPUs; with one worker,
+    max(P, W): less while W < 4P/3, ~180 ms of reading at ~1.2 ns/byte, ~150 MB.)"""
 
     def __init__(
         self,
