@@ -125,10 +125,11 @@ def test_a_log_under_caller_cpu_bytes_leaves_the_caller_a_cpu(
 
 
 def test_diagnose_leaves_itself_a_cpu_and_plan_does_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_home: Path
 ) -> None:
-    """`diagnose` loads its knowledge while the log is read (caller_works); `scan_logs`
-    (plan's --log) waits for the scan at once."""
+    """`diagnose` loads its knowledge while the log is read (caller_works), whether its
+    workers start early or in the command; `scan_logs` (plan's --log) waits for the scan at
+    once."""
     from remedy import commands, inputs
 
     monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
@@ -144,11 +145,16 @@ def test_diagnose_leaves_itself_a_cpu_and_plan_does_not(
         real(self, *a, caller_works=caller_works, **k)  # type: ignore[arg-type]
 
     monkeypatch.setattr(fastscan.Job, "__init__", spy)
-    inputs.scan_logs([p])
+    inputs.scan_logs([p])  # also caches the engine for the early start
     assert seen == [False]
     with contextlib.redirect_stdout(io.StringIO()):
         commands.diagnose_run(None, None, None, [p], json_=True)
     assert seen == [False, True]
+    early.start(["diagnose", "--log", str(p)])
+    try:
+        assert early._EARLY is not None and seen == [False, True, True]
+    finally:
+        early.discard()
 
 
 def test_worker_that_stops_after_a_slice_falls_back(
