@@ -5,6 +5,7 @@ line, lines across window and segment boundaries), and it falls back when the en
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import random
 import re
@@ -76,6 +77,7 @@ def test_workers_read_slices_in_turn_by_default(
     small one: one segment per worker."""
     monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
     monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(fastscan, "CALLER_CPU_BYTES", 0)  # every CPU reads
     pats = prefilter.engine_patterns(default_catalog())
     big = tmp_path / "corpus.log"
     big.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
@@ -91,6 +93,68 @@ def test_workers_read_slices_in_turn_by_default(
         assert got == list(
             fastscan.hyperscan_candidates(big, pats, reader.Totals(), cap=reader.MATCH_CAP)
         )
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 4])
+def test_a_log_under_caller_cpu_bytes_leaves_the_caller_a_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int
+) -> None:
+    """A caller with work of its own (diagnose) gets, under CALLER_CPU_BYTES, a worker less
+    than the usable CPUs (never none); from it on, or a caller that only waits, one per CPU;
+    the candidates are the same either way."""
+    monkeypatch.setattr(reader, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 10)
+    pats = prefilter.engine_patterns(default_catalog())
+    big = tmp_path / "corpus.log"
+    big.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
+    size = big.stat().st_size
+    got = []
+    for limit, works, want in (
+        (size + 1, True, max(1, cpus - 1)),
+        (size + 1, False, cpus),
+        (size, True, cpus),
+    ):
+        monkeypatch.setattr(fastscan, "CALLER_CPU_BYTES", limit)
+        job = fastscan.Job(big, pats, cap=reader.MATCH_CAP, caller_works=works)
+        try:
+            assert len(job.kids) == want
+            got.append(list(job.candidates(reader.Totals())))
+        finally:
+            job.close()
+    assert got[0] and got[0] == got[1] == got[2]
+
+
+def test_diagnose_leaves_itself_a_cpu_and_plan_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_home: Path
+) -> None:
+    """`diagnose` loads its knowledge while the log is read (caller_works), whether its
+    workers start early or in the command; `scan_logs` (plan's --log) waits for the scan at
+    once."""
+    from remedy import commands, inputs
+
+    monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 10)
+    p = tmp_path / "corpus.log"
+    p.write_bytes(b"".join(f.read_bytes() for f in CORPUS) * 4)
+    monkeypatch.setattr(fastscan, "MIN_BYTES", 1 << 10)
+    seen: list[bool] = []
+    real = fastscan.Job.__init__
+
+    def spy(self: fastscan.Job, *a: object, caller_works: bool = False, **k: object) -> None:
+        seen.append(caller_works)
+        real(self, *a, caller_works=caller_works, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fastscan.Job, "__init__", spy)
+    inputs.scan_logs([p])  # also caches the engine for the early start
+    assert seen == [False]
+    with contextlib.redirect_stdout(io.StringIO()):
+        commands.diagnose_run(None, None, None, [p], json_=True)
+    assert seen == [False, True]
+    early.start(["diagnose", "--log", str(p)])
+    try:
+        assert early._EARLY is not None and seen == [False, True, True]
+    finally:
+        early.discard()
 
 
 def test_worker_that_stops_after_a_slice_falls_back(

@@ -218,10 +218,10 @@ def diagnose_run(
     try:
         # the log's scan workers start first and read it while facts, imports and the
         # knowledge base load here (remedy.inputs.LogScans)
-        scans = LogScans([stdin_to_file(p, spooled) for p in log or []])
+        scans = LogScans([stdin_to_file(p, spooled) for p in log or []], caller_works=True)
         f, ex_logs = load_facts(example, facts, host, required=False, collect=collect)
         if not scans.paths and ex_logs:
-            scans = LogScans(ex_logs)
+            scans = LogScans(ex_logs, caller_works=True)
         if f is None and not scans.paths:
             raise InputError(
                 "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"

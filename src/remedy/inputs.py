@@ -181,14 +181,17 @@ class LogScans:
     while the caller does other work (``diagnose`` loads the knowledge base meanwhile); the
     other logs are scanned in ``result``. ``close`` (or leaving the ``with``) ends the workers."""
 
-    def __init__(self, paths: list[str | Path]) -> None:
+    def __init__(self, paths: list[str | Path], *, caller_works: bool = False) -> None:
+        """``caller_works``: the caller has work of its own before ``result`` (PendingScan)."""
         from remedy.evidence.catalog import default_catalog
         from remedy.evidence.scan import PendingScan
 
         self.paths = list(paths)
         self.first: PendingScan | None = None
         if self.paths:
-            self.first = PendingScan(str(self.paths[0]), catalog=default_catalog())
+            self.first = PendingScan(
+                str(self.paths[0]), catalog=default_catalog(), caller_works=caller_works
+            )
 
     def __enter__(self) -> LogScans:
         return self

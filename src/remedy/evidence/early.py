@@ -105,7 +105,8 @@ def start(argv: list[str]) -> None:
     from remedy.evidence.reader import MATCH_CAP
 
     try:
-        job = fastscan.Job(path, patterns, cap=MATCH_CAP, fd=fd)  # owns fd from here
+        # owns fd from here; `diagnose` imports and loads its knowledge meanwhile
+        job = fastscan.Job(path, patterns, cap=MATCH_CAP, fd=fd, caller_works=True)
     except Exception:
         return
     _EARLY = (os.path.abspath(path), identity(st), job)

@@ -8,7 +8,8 @@ error words; ``Engine`` says why anchors) at ~0.4-0.6 ns/byte on one core, and o
 that hold a match are ever copied or decoded.
 
 How: one forked worker per usable CPU (at most ``MAX_SEGMENTS``, none for less than
-``SEGMENT_MIN_BYTES``), each scanning up to ``SLICES`` newline-aligned segments in turn and
+``SEGMENT_MIN_BYTES``; one CPU left to a caller with work of its own below
+``CALLER_CPU_BYTES``), each scanning up to ``SLICES`` newline-aligned segments in turn and
 writing each one's candidates to a spool file, while the caller goes on with other work
 (``Job``: ``remedy diagnose`` loads the knowledge base meanwhile, and ``early`` forks the
 workers before the CLI is even imported), then aggregates each segment as soon as it is whole.
@@ -56,6 +57,8 @@ SPARSE_LINE = 48  # mean line length from which _newlines deletes instead of cou
 DELETE_MIN = 1 << 16  # ... in spans at least this long
 SEGMENT_MIN_BYTES = 48 << 20
 MAX_SEGMENTS = 8
+# below this, one usable CPU is left to a caller with work of its own (Job says why); 0: never
+CALLER_CPU_BYTES = 128 << 20
 SLICES = 4  # segments per worker, read in turn (Job says why) ...
 SLICE_MIN_BYTES = 32 << 20  # ... none under this
 MEMO_MAX = 4096  # gate verdicts remembered ...
@@ -512,7 +515,19 @@ class Job:
     Each worker reads several segments in turn (``SLICES``; segment k is worker k mod n's):
     the caller aggregates a segment (prefixes, signatures, suspicious lines: ~40-80 us per
     candidate line) as soon as its worker says it is whole, while the workers read on, so
-    only the last segment's candidates are aggregated after the reading ends, not all."""
+    only the last segment's candidates are aggregated after the reading ends, not all.
+
+    Where the caller has work of its own meanwhile (``caller_works``), a log under
+    ``CALLER_CPU_BYTES`` gets a worker less than there are usable CPUs: that work
+    (``remedy diagnose``: ~150 ms of imports and knowledge on one core) is then the longer of
+    the two, and a worker competing with it for the last CPU only delays it. On 2 CPUs and
+    100 MB of the bench's journal: one worker, ~110 ms of reading, in parallel with the
+    caller, instead of two workers and the caller sharing both CPUs (wall 0.90-0.97x of that,
+    interleaved runs on a loaded host). A host with more CPUs than the log has segments is
+    unchanged; from ``CALLER_CPU_BYTES`` on, the reading is the longer part and every CPU
+    reads. (Where: the caller needs P CPU-seconds, the reading W; with a worker per CPU, the
+    caller shares its CPU until the workers end, P + W/4 in all on 2 CPUs; with one worker,
+    max(P, W): less while W < 4P/3, ~180 ms of reading at ~1.2 ns/byte, ~150 MB.)"""
 
     def __init__(
         self,
@@ -523,12 +538,14 @@ class Job:
         segments: int | None = None,
         slices: int | None = None,
         fd: int | None = None,
+        caller_works: bool = False,
     ) -> None:
         """``segments``: workers (default: one per usable CPU, fewer for a small log);
         ``slices``: segments per worker (default: ``SLICES``, one where a segment would be
         under ``SLICE_MIN_BYTES``, and one where ``segments`` is given). ``fd``: the file
         already open (the job owns it from here): the workers then read exactly the file
-        the caller checked, whatever ``path`` names by now."""
+        the caller checked, whatever ``path`` names by now. ``caller_works``: the caller
+        has its own work to do while the log is read (``CALLER_CPU_BYTES``)."""
         from remedy.evidence import reader
 
         self.patterns = patterns
@@ -543,9 +560,10 @@ class Job:
             raise
         try:
             self.size = os.fstat(self.fd).st_size
-            n = segments or max(
-                1, min(MAX_SEGMENTS, reader.usable_cpus(), self.size // SEGMENT_MIN_BYTES or 1)
-            )
+            cpus = reader.usable_cpus()
+            if caller_works and cpus > 1 and self.size < CALLER_CPU_BYTES:
+                cpus -= 1  # the caller's own work needs a CPU more than the workers do
+            n = segments or max(1, min(MAX_SEGMENTS, cpus, self.size // SEGMENT_MIN_BYTES or 1))
             per = slices or (
                 1 if segments else max(1, min(SLICES, self.size // (n * SLICE_MIN_BYTES)))
             )

@@ -304,7 +304,11 @@ class PendingScan:
         catalog: Catalog | None = None,
         *,
         method: Literal["auto", "hyperscan", "grep", "python"] = "auto",
+        caller_works: bool = False,
     ) -> None:
+        """``caller_works``: the caller does work of its own before ``result``
+        (fastscan.Job)."""
+        self.caller_works = caller_works
         self.cat = _resolve(catalog)
         self.path = path
         self.method = method
@@ -347,7 +351,13 @@ class PendingScan:
         if job is not None:
             return job
         fresh = tuple(patterns) not in fastscan._DBS
-        job = fastscan.Job(path, patterns, cap=reader.MATCH_CAP, fd=os.dup(self.f.fileno()))
+        job = fastscan.Job(
+            path,
+            patterns,
+            cap=reader.MATCH_CAP,
+            fd=os.dup(self.f.fileno()),
+            caller_works=self.caller_works,
+        )
         if fresh and self.cat is default_catalog():
             early.save(patterns, fastscan.database(patterns), str(default_catalog_path()))
         return job
