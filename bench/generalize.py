@@ -207,6 +207,10 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # while tune-ag, harvest-a and harvest-b changed the knowledge without seeing them; scored
     # by d4f2d08 (main with rounds 31-32's rows).
     ("d4f2d08", "d4f2d08"),
+    # round 34: 4 logs (3 with a class, 1 whose cause no rule covers), all posted after the
+    # split, collected on 2026-12-03 (session 32) by one engineer (coll-gai) who never ran
+    # remedy on them; scored by 2adef5a (main with rounds 31-33's rows).
+    ("2adef5a", "2adef5a"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
