@@ -43,9 +43,13 @@ def ask(question: str, *, yes: bool, what: str) -> bool:
     import typer
 
     from remedy.interrupts import prompting
+    from remedy.redact import redact_text
+    from remedy.report.safe import strip_controls
 
+    # typer's prompt writes the question itself, not through the console: a run id is a
+    # directory name on the host (a hostile host's `runs` reply), its escapes would be raw
     with prompting():
-        return bool(typer.confirm(question))
+        return bool(typer.confirm(strip_controls(redact_text(question), newlines=False)))
 
 
 def show_plan(plan: Plan, *, json_: bool, yes: bool, console: Console) -> None:

@@ -310,9 +310,19 @@ class Runner:
         self.last_event = (run_id, event, step)
         _crash_point(event, step)
 
-    async def _records(self, run_id: str) -> list[dict[str, Any]]:
+    async def _records(self, run_id: str, steps: int | None = None) -> list[dict[str, Any]]:
+        """The run's journal records; one that is not of the runner's own shape (an event
+        that is no text, a step that is no step of the plan: text, negative, past its end)
+        reads as a torn record, as a half-written line does. Only the runner writes the
+        journal, so such a record is damage or a hostile host's reply: trusted, a step of -1
+        was the plan's last step to Python, and a text step ended resume in a TypeError."""
         _, data = await self.hs.agent("read", self.hs.journal_path(run_id))
-        return data.get("records", [])
+        recs = data.get("records", [])
+        if not isinstance(recs, list):
+            raise RemedyError(
+                f"host agent 'read' on {self.t.host} answered with no list of records"
+            )
+        return [r if _record_ok(r, steps) else _torn(r) for r in recs]
 
     async def _lock(self, run_id: str, operation: str, break_lock: str | None = None) -> None:
         info = {
@@ -1001,7 +1011,7 @@ class Runner:
         last: dict[int, str] = {
             s.index: "committed" for s in report.steps if s.outcome == "committed"
         }
-        for r in await self._records(run_id):
+        for r in await self._records(run_id, len(plan.steps)):
             if r.get("step") is not None and r.get("event") in ("committed", "rolled_back"):
                 last[r["step"]] = r["event"]
         done = sorted((i for i, ev in last.items() if ev == "committed"), reverse=True)
@@ -1026,25 +1036,44 @@ class Runner:
             raise RunError(
                 f"run {run_id}'s saved plan on {self.t.host} cannot be read: {first}"
             ) from None
-        return plan, await self._records(run_id)
+        return plan, await self._records(run_id, len(plan.steps))
 
     async def runs(self) -> list[dict[str, Any]]:
         await self.hs.setup()
         _, data = await self.hs.agent("runs", self.hs.state_dir)
+        items = data.get("runs", [])
+        bad = [
+            x
+            for x in (items if isinstance(items, list) else [])
+            if not isinstance(x, dict) or not isinstance(x.get("run_id"), str)
+        ]
+        if not isinstance(items, list) or bad:
+            raise RemedyError(
+                f"host agent 'runs' on {self.t.host} answered with no list of runs, "
+                f"each naming its run: {str(bad[0] if bad else items)[:200]!r}"
+            )
         out = []
-        for item in data.get("runs", []):
-            last, first = item.get("last") or {}, item.get("first") or {}
+        for item in items:
+            # the first and last records of a journal: only the runner writes them, but a
+            # damaged disk or a hostile host may not (a text start time made `history`'s
+            # sort an internal error); a field of the wrong type is taken as missing
+            last, first = _obj(item.get("last")), _obj(item.get("first"))
             outcome = last.get("outcome") if last.get("event") == "finished" else "interrupted"
+            committed = item.get("committed")
             out.append(
                 {
                     "run_id": item["run_id"],
-                    "started": first.get("ts"),
-                    "owner": first.get("owner"),
-                    "operation": first.get("event"),
-                    "outcome": outcome,
-                    "committed_steps": item.get("committed", []),
-                    "last_event": last.get("event"),
-                    "last_step": last.get("step"),
+                    "started": _typed(first.get("ts"), (int, float)),
+                    "owner": _typed(first.get("owner"), str),
+                    "operation": _typed(first.get("event"), str),
+                    "outcome": _typed(outcome, str) or "interrupted",
+                    "committed_steps": [
+                        i
+                        for i in (committed if isinstance(committed, list) else [])
+                        if _typed(i, int) is not None and i >= 0
+                    ],
+                    "last_event": _typed(last.get("event"), str),
+                    "last_step": _typed(last.get("step"), int),
                 }
             )
         out.sort(key=lambda x: x.get("started") or 0)
@@ -1358,3 +1387,28 @@ class _suppress_transport:
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
         return et is not None and issubclass(et, RemedyError)
+
+
+def _typed(v: Any, kind: type | tuple[type, ...]) -> Any:
+    """v when it is of that type (a bool is no number here), else None."""
+    return v if isinstance(v, kind) and not isinstance(v, bool) else None
+
+
+def _obj(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _step_ok(v: Any, steps: int | None) -> bool:
+    return _typed(v, int) is not None and v >= 0 and (steps is None or v < steps)
+
+
+def _record_ok(r: Any, steps: int | None) -> bool:
+    """A journal record of the runner's shape: an object whose event is text and whose step
+    and deferred_to, when set, are steps of the plan."""
+    if not isinstance(r, dict) or not isinstance(r.get("event"), str):
+        return False
+    return all(r.get(k) is None or _step_ok(r[k], steps) for k in ("step", "deferred_to"))
+
+
+def _torn(r: Any) -> dict[str, Any]:
+    return {"event": "torn", "raw": str(r)[:200]}

@@ -20,9 +20,26 @@ class Unsafe(str):
     """A string from the plan or the host: Ansible must never template it."""
 
 
+def _style(data: str, multiline: str | None) -> str | None:
+    """A string holding a character the playbook's file_safe writes as an escape (C1, bidi,
+    zero-width, tag characters) is double-quoted: only there does YAML read `\\u202e` back
+    as the character (plain, single-quoted and block scalars took it as six characters of
+    text, and the playbook named another path than the plan's)."""
+    from remedy.report.safe import needs_escape
+
+    if needs_escape(data):
+        return '"'
+    return multiline if "\n" in data else None
+
+
 def _unsafe_repr(dumper: Any, data: Unsafe) -> Any:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("!unsafe", str(data), style=style)
+    return dumper.represent_scalar("!unsafe", str(data), style=_style(data, "|"))
+
+
+def _str_repr(dumper: Any, data: str) -> Any:
+    if _style(data, None) == '"':
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
+    return dumper.represent_str(data)
 
 
 _DUMPER: list[type] = []
@@ -38,6 +55,7 @@ def __getattr__(name: str) -> Any:
 
         dumper = type("Dumper", (yaml.SafeDumper,), {"__module__": __name__})
         dumper.add_representer(Unsafe, _unsafe_repr)
+        dumper.add_representer(str, _str_repr)
         dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
         _DUMPER.append(dumper)
     return _DUMPER[0]
