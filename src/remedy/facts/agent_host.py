@@ -86,33 +86,28 @@ def w(data):
 # ---- file tests and reads ---------------------------------------------------------------
 
 
-def exists(p):  # [ -e ]
+def _mode(p, get=os.stat):
+    """P's st_mode (os.stat or os.lstat), None where it cannot be stat'ed."""
     try:
-        os.stat(p)
-        return True
+        return get(p).st_mode
     except (OSError, ValueError):
-        return False
+        return None
+
+
+def exists(p):  # [ -e ]
+    return _mode(p) is not None
 
 
 def isdir(p):  # [ -d ]
-    try:
-        return stat.S_ISDIR(os.stat(p).st_mode)
-    except (OSError, ValueError):
-        return False
+    return stat.S_ISDIR(_mode(p) or 0)
 
 
 def isfile(p):  # [ -f ]
-    try:
-        return stat.S_ISREG(os.stat(p).st_mode)
-    except (OSError, ValueError):
-        return False
+    return stat.S_ISREG(_mode(p) or 0)
 
 
 def islink(p):  # [ -L ]
-    try:
-        return stat.S_ISLNK(os.lstat(p).st_mode)
-    except (OSError, ValueError):
-        return False
+    return stat.S_ISLNK(_mode(p, os.lstat) or 0)
 
 
 def canx(p):  # [ -x ]
