@@ -121,6 +121,19 @@ def grown(n: int, kind: str) -> Facts:
     return Facts.model_validate(facts)
 
 
+def diagnosed_log(path: Path) -> Any:
+    """A log diagnosed with no facts as `remedy diagnose --log` does: the Diagnosis, its
+    `suspicious` the lines no hypothesis explains (what the report shows)."""
+    from remedy.diagnose import diagnose
+    from remedy.evidence.suspicious import with_unexplained
+    from remedy.inputs import scan_logs
+
+    symptoms, suspicious, wrappers = scan_logs([path])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    return d
+
+
 def patched(base: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
     """Apply {"a.0.b": value} edits; None deletes the key."""
     facts = copy.deepcopy(base)
