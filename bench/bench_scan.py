@@ -83,19 +83,21 @@ def real_error_lines() -> list[str]:
     return out
 
 
-def generate(path: Path, size: int, seed: int = 1) -> tuple[int, int]:
+def generate(path: Path, size: int, seed: int = 1, failures: bool = True) -> tuple[int, int]:
     """Write ~``size`` bytes; returns (bytes, lines). A varied ~8 MB block is built once and
-    written repeatedly with fresh timestamps, so generation takes seconds, not minutes."""
+    written repeatedly with fresh timestamps, so generation takes seconds, not minutes.
+    ``failures=False``: the same traffic without the real failure lines (bench/perf.py plants
+    its own), so no signature matches it."""
     rnd = random.Random(seed)
     weights = [w for w, _ in MESSAGES]
     templates = [t for _, t in MESSAGES]
-    errors = real_error_lines()
+    errors = real_error_lines() if failures else []
     block: list[str] = []
     nbytes = 0
     i = 0
     while nbytes < 8 << 20:
         i += 1
-        if i % 2_000 == 0:  # ~0.05% of lines: every real error line appears in every block
+        if errors and i % 2_000 == 0:  # ~0.05% of lines: every real error line in every block
             msg = errors[(i // 2_000) % len(errors)]
         elif i % 4_000 == 1_000:
             msg = NOISE_ERRORS[(i // 4_000) % len(NOISE_ERRORS)]

@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_scan import MESSAGES, NOISE_ERRORS  # noqa: E402
+from bench_scan import generate  # noqa: E402
 
 LOGS = ROOT / "tests" / "fixtures" / "logs"
 EXAMPLE = ROOT / "src" / "remedy" / "examples" / "seed-sm120-system-cuda128" / "facts.yaml"
@@ -117,49 +117,11 @@ def failure_lines(src: Path) -> list[str]:
     return json.loads(res.stdout)
 
 
-def background(path: Path, size: int, seed: int = 1) -> None:
-    """bench_scan.py's journal traffic (health checks, batches, nvcc command lines, benign
-    error-word lines) without its failure lines: a ~8 MB block with fresh prefixes, repeated."""
-    rnd = random.Random(seed)
-    weights = [w for w, _ in MESSAGES]
-    templates = [t for _, t in MESSAGES]
-    block: list[str] = []
-    nbytes = i = 0
-    while nbytes < 8 << 20:
-        i += 1
-        if i % 4_000 == 1_000:
-            msg = NOISE_ERRORS[(i // 4_000) % len(NOISE_ERRORS)]
-        else:
-            msg = rnd.choices(templates, weights)[0].format(
-                port=30000 + rnd.randrange(30000),
-                n=rnd.randrange(1, 64),
-                tok=rnd.randrange(100000),
-                u=rnd.randrange(100),
-                tp=rnd.randrange(50, 900),
-                d=rnd.randrange(100),
-                i=rnd.randrange(1, 12),
-            )
-        line = f"[2026-11-29 18:{i // 60 % 60:02d}:{i % 60:02d}] {msg}\n"
-        block.append(line)
-        nbytes += len(line) + 40
-    total = rep = 0
-    with path.open("w") as f:
-        while total < size:
-            rep += 1
-            hh, mm = divmod(rep, 60)
-            pre = (
-                f"Nov 29 {hh % 24:02d}:{mm:02d}:{rep % 60:02d} gpu-host python3[{1227 + rep % 4}]: "
-            )
-            chunk = "".join(pre + line for line in block)
-            f.write(chunk)
-            total += len(chunk)
-
-
 def plant(path: Path, size: int, lines: list[str], per_sig_cap: int = 40) -> list[int]:
     """Generate a ~``size``-byte log whose background has no signature, then insert the
     failure lines, evenly spread; returns their 1-based line numbers."""
     tmp = path.with_suffix(".bg")
-    background(tmp, size)
+    generate(tmp, size, failures=False)
     total = sum(1 for _ in tmp.open("rb"))
     k = min(len(lines), per_sig_cap)
     picks = lines[:k]

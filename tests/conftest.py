@@ -60,6 +60,80 @@ def base_facts(name: str) -> dict[str, Any]:
     return Facts.model_validate(yaml.safe_load(BASES[name].read_text())).model_dump()
 
 
+def grown(n: int, kind: str) -> Facts:
+    """The example host (seed-sm120-system-cuda128) grown to n, as bench/perf.py grows it:
+    venvs carrying pip CUDA wheels of varied nvcc releases (kind "buildhost": each a CUDA_HOME
+    candidate), services, or consumers."""
+    facts = yaml.safe_load(BASES["system"].read_text())
+    for i in range(1, n):
+        venv = f"/opt/envs/build{i:04d}"
+        if kind == "buildhost":
+            rel = ("13.0", "13.1", "13.2")[i % 3]
+            facts["toolkits"].append(
+                {
+                    "prefix": f"{venv}/lib/python3.12/site-packages/nvidia/cu13",
+                    "kind": "pip-cu13",
+                    "python": venv,
+                    "nvcc_version": rel + ".88",
+                    "nvcc_release": rel,
+                    "ptxas_release": rel,
+                    "cicc_release": rel,
+                    "cudart_version": 13000,
+                    "cccl": {"present": True, "nv_target": True, "nv_detail": True},
+                    "libs": {"lib": ["libcudart.so.13", "libnvrtc.so.13"]},
+                    "nvcc_profile_libdir": "lib",
+                    "pip": {"nvidia-cuda-nvcc": rel + ".88", "nvidia-cuda-runtime": "13.0.96"},
+                }
+            )
+            facts["pythons"].append(
+                {
+                    "path": venv,
+                    "python": "3.12",
+                    "torch_cuda": "13.0",
+                    "packages": {
+                        "torch": "2.11.0",
+                        "nvidia-cuda-nvcc": rel + ".88",
+                        "nvidia-cuda-runtime": "13.0.96",
+                    },
+                }
+            )
+        elif kind == "services":
+            facts.setdefault("services", []).append(
+                {
+                    "name": f"worker{i:04d}.service",
+                    "environment": {"CUDA_HOME": "/usr/local/cuda", "PATH": "/usr/bin:/bin"},
+                    "exec_start": f"{venv}/bin/python -m worker",
+                    "python": venv,
+                }
+            )
+        else:
+            wl = facts.setdefault("workload", {})
+            wl.setdefault(
+                "consumers",
+                [
+                    "flashinfer-jit",
+                    "sglang-jit-kernel",
+                    "torch-cpp-extension",
+                    "triton",
+                    "cuda-graph-capture",
+                ],
+            ).append(f"extra-consumer-{i:04d}")
+    return Facts.model_validate(facts)
+
+
+def diagnosed_log(path: Path) -> Any:
+    """A log diagnosed with no facts as `remedy diagnose --log` does: the Diagnosis, its
+    `suspicious` the lines no hypothesis explains (what the report shows)."""
+    from remedy.diagnose import diagnose
+    from remedy.evidence.suspicious import with_unexplained
+    from remedy.inputs import scan_logs
+
+    symptoms, suspicious, wrappers = scan_logs([path])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    return d
+
+
 def patched(base: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
     """Apply {"a.0.b": value} edits; None deletes the key."""
     facts = copy.deepcopy(base)

@@ -17,8 +17,10 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 SSHD = "/usr/sbin/sshd"
 
@@ -172,6 +174,16 @@ class LocalSshd:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def untrusted_sshd(tmp_path_factory: Any) -> Iterator[LocalSshd]:
+    """The body of a module-scoped `sshd` fixture: a loopback sshd whose new host key no
+    known_hosts holds (the known_hosts security tests), stopped after the module."""
+    server = LocalSshd(tmp_path_factory.mktemp("sshd"))
+    server.prepare(trust=False)
+    server.start()
+    yield server
+    server.stop()
 
 
 def facts_with_known_hosts(

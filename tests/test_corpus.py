@@ -25,11 +25,10 @@ from typing import Any
 import pytest
 import yaml
 
-from remedy.diagnose import diagnose
-from remedy.evidence.suspicious import with_unexplained
-from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Diagnosis
+
+from conftest import diagnosed_log
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
@@ -39,10 +38,7 @@ THREAD = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 
 @cache
 def diagnosed(file: str) -> Diagnosis:
-    symptoms, suspicious, wrappers = scan_logs([CORPUS / file])
-    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
-    return d
+    return diagnosed_log(CORPUS / file)
 
 
 def test_index_covers_every_log_and_cites_a_thread():

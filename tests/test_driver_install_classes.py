@@ -20,6 +20,8 @@ from remedy.diagnose import diagnose
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 
+from conftest import diagnosed_log
+
 MODULE = "driver-module-matches-libraries"
 BRANCH = "driver-branch-drives-gpu"
 NEW = [MODULE, BRANCH]
@@ -525,12 +527,9 @@ SHOWN: list[tuple[list[str], int]] = [
 def test_resolver_and_xid_lines_are_shown_and_name_no_cause(
     tmp_path: Path, lines: list[str], first_line: int
 ) -> None:
-    from remedy.evidence.suspicious import with_unexplained
-
     log = tmp_path / "x.log"
     log.write_text("\n".join(lines) + "\n")
-    symptoms, suspicious, wrappers = scan_logs([log])
-    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    d = diagnosed_log(log)
     assert d.hypotheses == []
-    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    shown = d.suspicious
     assert shown and shown[0].line == first_line, [(s.line, s.text) for s in shown]

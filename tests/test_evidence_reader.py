@@ -26,6 +26,8 @@ from remedy.evidence.prefilter import literal_bytes
 from remedy.evidence.prefix import strip_prefixes
 from remedy.evidence.scan import _Aggregator, _scan_stream
 
+from conftest import diagnosed_log
+
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 NINJA_BLOCK = [
     "[1/2] /usr/local/cuda/bin/nvcc -c /x/k.cu -o /x/k.cuda.o",
@@ -476,18 +478,11 @@ def test_single_very_long_line(tmp_path: Path) -> None:
 
 def _shown(lines: list[str], tmp: Path) -> list[tuple[int, str]]:
     """The suspicious lines remedy diagnose --log shows for a log no rule explains."""
-    from remedy.diagnose import diagnose
-    from remedy.evidence.suspicious import with_unexplained
-    from remedy.inputs import scan_logs
-    from remedy.knowledge.loader import load_knowledge
-
     log = tmp / "t.log"
     log.write_text("\n".join(lines) + "\n")
-    symptoms, suspicious, wrappers = scan_logs([log])
-    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    d = diagnosed_log(log)
     assert d.hypotheses == [], [h.rule for h in d.hypotheses]
-    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
-    return [(s.line, s.reason) for s in shown]
+    return [(s.line, s.reason) for s in d.suspicious]
 
 
 @pytest.mark.parametrize(

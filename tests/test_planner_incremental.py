@@ -4,7 +4,6 @@ what it plans: same plans as full evaluation, keys equal exactly when states are
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,33 +16,7 @@ from remedy.planner import provider as provider_mod
 from remedy.planner.plan import make_plan
 from remedy.planner.provider import FactsProvider, diff_key
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "remedy" / "examples"
-
-
-def build_host(n: int) -> Facts:
-    """seed-sm120-system-cuda128 plus n venvs with pip CUDA wheels of varied nvcc releases."""
-    facts = yaml.safe_load((EXAMPLES / "seed-sm120-system-cuda128" / "facts.yaml").read_text())
-    for i in range(1, n):
-        venv = f"/opt/envs/build{i:04d}"
-        rel = ("13.0", "13.1", "13.2")[i % 3]
-        facts["toolkits"].append(
-            {
-                "prefix": f"{venv}/lib/python3.12/site-packages/nvidia/cu13",
-                "kind": "pip-cu13",
-                "python": venv,
-                "nvcc_version": rel + ".88",
-                "nvcc_release": rel,
-                "ptxas_release": rel,
-                "cicc_release": rel,
-                "cudart_version": 13000,
-                "cccl": {"present": True, "nv_target": True, "nv_detail": True},
-                "libs": {"lib": ["libcudart.so.13"]},
-                "nvcc_profile_libdir": "lib",
-                "pip": {"nvidia-cuda-nvcc": rel + ".88", "nvidia-cuda-runtime": "13.0.96"},
-            }
-        )
-        facts["pythons"].append({"path": venv, "python": "3.12", "packages": {"torch": "2.11.0"}})
-    return Facts.model_validate(facts)
+from conftest import EXAMPLES, grown
 
 
 def plan_dump(kb: Any, facts: Facts) -> dict[str, Any]:
@@ -53,7 +26,7 @@ def plan_dump(kb: Any, facts: Facts) -> dict[str, Any]:
 @pytest.mark.parametrize(
     "facts",
     [
-        pytest.param(lambda: build_host(12), id="build-host-12"),
+        pytest.param(lambda: grown(12, "buildhost"), id="build-host-12"),
         *(
             pytest.param(
                 lambda ex=ex: Facts.model_validate(yaml.safe_load((ex / "facts.yaml").read_text())),
@@ -90,7 +63,7 @@ def _deepcopy_apply(self: FactsProvider, state: dict[str, Any], move: Any) -> di
 
 def test_incremental_evaluation_reuses_and_agrees() -> None:
     kb = load_knowledge()
-    root = build_host(6).model_dump()
+    root = grown(6, "buildhost").model_dump()
     prov = FactsProvider(kb)
     ev0 = prov.evaluation(root)
     calls = 0
@@ -103,7 +76,7 @@ def test_incremental_evaluation_reuses_and_agrees() -> None:
 
     for move in list(prov.candidates(root))[:8]:
         after = prov.apply(root, move)
-        assert root == build_host(6).model_dump(), "apply changed the state it started from"
+        assert root == grown(6, "buildhost").model_dump(), "apply changed the state it started from"
         calls = 0
         evaluate_mod._check = counting
         try:
@@ -120,7 +93,7 @@ def test_incremental_evaluation_reuses_and_agrees() -> None:
 
 
 def test_diff_key_equal_iff_content_equal() -> None:
-    root = build_host(4).model_dump()
+    root = grown(4, "buildhost").model_dump()
     a = dict(root)
     a["toolkits"] = list(root["toolkits"])
     a["toolkits"][1] = dict(root["toolkits"][1])  # a copy, same content

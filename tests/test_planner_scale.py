@@ -8,86 +8,16 @@ from __future__ import annotations
 import copy
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from remedy.evaluate import _EVERYTHING, _Watch
 from remedy.knowledge.loader import load_knowledge
-from remedy.model import Facts
 from remedy.planner.plan import make_plan
 from remedy.resolve import Frozen, _toolkit_at_scan, item_counts, toolkit_at, toolkit_with_bin
 
-EXAMPLE = (
-    Path(__file__).resolve().parents[1]
-    / "src"
-    / "remedy"
-    / "examples"
-    / "seed-sm120-system-cuda128"
-    / "facts.yaml"
-)
-
-
-def grown(n: int, kind: str) -> Facts:
-    """The example host grown to n, as bench/perf.py grows it: venvs carrying pip CUDA wheels
-    of varied nvcc releases (each a CUDA_HOME candidate), services, or consumers."""
-    facts = yaml.safe_load(EXAMPLE.read_text())
-    for i in range(1, n):
-        venv = f"/opt/envs/build{i:04d}"
-        if kind == "buildhost":
-            rel = ("13.0", "13.1", "13.2")[i % 3]
-            facts["toolkits"].append(
-                {
-                    "prefix": f"{venv}/lib/python3.12/site-packages/nvidia/cu13",
-                    "kind": "pip-cu13",
-                    "python": venv,
-                    "nvcc_version": rel + ".88",
-                    "nvcc_release": rel,
-                    "ptxas_release": rel,
-                    "cicc_release": rel,
-                    "cudart_version": 13000,
-                    "cccl": {"present": True, "nv_target": True, "nv_detail": True},
-                    "libs": {"lib": ["libcudart.so.13", "libnvrtc.so.13"]},
-                    "nvcc_profile_libdir": "lib",
-                    "pip": {"nvidia-cuda-nvcc": rel + ".88", "nvidia-cuda-runtime": "13.0.96"},
-                }
-            )
-            facts["pythons"].append(
-                {
-                    "path": venv,
-                    "python": "3.12",
-                    "torch_cuda": "13.0",
-                    "packages": {
-                        "torch": "2.11.0",
-                        "nvidia-cuda-nvcc": rel + ".88",
-                        "nvidia-cuda-runtime": "13.0.96",
-                    },
-                }
-            )
-        elif kind == "services":
-            facts.setdefault("services", []).append(
-                {
-                    "name": f"worker{i:04d}.service",
-                    "environment": {"CUDA_HOME": "/usr/local/cuda", "PATH": "/usr/bin:/bin"},
-                    "exec_start": f"{venv}/bin/python -m worker",
-                    "python": venv,
-                }
-            )
-        else:
-            wl = facts.setdefault("workload", {})
-            wl.setdefault(
-                "consumers",
-                [
-                    "flashinfer-jit",
-                    "sglang-jit-kernel",
-                    "torch-cpp-extension",
-                    "triton",
-                    "cuda-graph-capture",
-                ],
-            ).append(f"extra-consumer-{i:04d}")
-    return Facts.model_validate(facts)
+from conftest import grown
 
 
 def what_it_does(plan: Any) -> dict[str, Any]:

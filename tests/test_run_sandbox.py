@@ -250,6 +250,11 @@ def host_s(shared):
     back_to_initial(shared)
 
 
+def cheap_run(h: Host, plan: Path) -> tuple[str, ...]:
+    """`remedy run` of PLAN on H, confirmed, JSON report, cheap verification."""
+    return ("run", h.name, "--plan", str(plan), "--yes", "--json", "--verify", "cheap")
+
+
 POINTS = (
     ["start"]
     + [
@@ -285,17 +290,7 @@ def test_kill_9_at_every_journal_point_then_resume_finishes(host_s):
     for point in POINTS:
         ts = time.monotonic()
         if first:
-            r = h.remedy(
-                "run",
-                h.name,
-                "--plan",
-                str(host_s.plan),
-                "--yes",
-                "--json",
-                "--verify",
-                "cheap",
-                crash=point,
-            )
+            r = h.remedy(*cheap_run(h, host_s.plan), crash=point)
             first = False
         else:
             r = h.remedy("resume", h.name, "--json", crash=point)
@@ -331,17 +326,7 @@ def test_kill_9_at_every_journal_point_then_resume_finishes(host_s):
 @pytest.mark.parametrize("point", ["applied:1"])
 def test_kill_9_then_resume_rollback_is_byte_identical(host_s, point):
     h = host_s.host
-    r = h.remedy(
-        "run",
-        h.name,
-        "--plan",
-        str(host_s.plan),
-        "--yes",
-        "--json",
-        "--verify",
-        "cheap",
-        crash=point,
-    )
+    r = h.remedy(*cheap_run(h, host_s.plan), crash=point)
     assert r.returncode == -signal.SIGKILL, (point, r.stderr[-1500:])
     assert h.markers() == expected_markers(point)
     r = h.remedy("resume", h.name, "--rollback", "--json")
@@ -409,7 +394,7 @@ def test_second_run_refused_then_dropped_connection_mid_pip_then_resume(host_s):
     is refused, so that a loaded machine cannot let it finish first; it continues at the drop."""
     h = host_s.host
     known = known_runs(h)
-    p1 = h.popen("run", h.name, "--plan", str(host_s.plan), "--yes", "--json", "--verify", "cheap")
+    p1 = h.popen(*cheap_run(h, host_s.plan))
     stopped = False
     try:
         rid = wait_journal(h, known, r'"event": "checkpoint", [^}]*"step": 0\b', p1)
@@ -464,7 +449,7 @@ def test_host_unreachable_during_the_static_recheck_is_exit_4_then_resume(host_s
     re-collecting facts): exit 4, a clear message; once sshd answers, resume finishes."""
     h = host_s.host
     known = known_runs(h)
-    p1 = h.popen("run", h.name, "--plan", str(host_s.plan), "--yes", "--json", "--verify", "cheap")
+    p1 = h.popen(*cheap_run(h, host_s.plan))
     try:
         wait_journal(h, known, r'"event": "applied", [^}]*"step": 1\b', p1)
         h.sbx_exec("pkill -STOP -f '[l]istener'; pkill -f '^sshd: root'")
@@ -502,9 +487,7 @@ def test_a_proof_that_needs_a_later_step_is_deferred_then_proved(host_s, tmp_pat
     reordered.write_text(json.dumps(plan))
     # a reordered plan is not what remedy plans: `run --plan` refuses it; the fixture driver
     # (saved-plan check off) runs it to exercise the runner's deferred proofs
-    r = h.remedy_unverified(
-        "run", h.name, "--plan", str(reordered), "--yes", "--json", "--verify", "cheap"
-    )
+    r = h.remedy_unverified(*cheap_run(h, reordered))
     rep = report_of(r)
     print(
         f"  deferred: {[(st['action'], st['probe_ok'], st['deferred_to']) for st in rep['steps']]}"
@@ -543,9 +526,7 @@ def test_a_step_that_fails_its_check_rolls_back_every_step_exit_3(host_s, tmp_pa
     plan = json.loads(saved.model_dump_json())
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(plan))
-    r = h.remedy_unverified(
-        "run", h.name, "--plan", str(bad), "--yes", "--json", "--verify", "cheap"
-    )
+    r = h.remedy_unverified(*cheap_run(h, bad))
     rep = report_of(r)
     print(f"  fault in step {k + 1}: exit {r.returncode}: {rep['message'][:200]}")
     assert r.returncode == 3 and rep["outcome"] == "rolled-back", (rep, r.stderr[-1000:])
@@ -564,17 +545,7 @@ def test_a_failing_restore_is_needs_attention_exit_6_then_rollback(host_s):
     back, `remedy rollback` finishes and the host is byte-identical."""
     h = host_s.host
     known = known_runs(h)
-    r = h.remedy(
-        "run",
-        h.name,
-        "--plan",
-        str(host_s.plan),
-        "--yes",
-        "--json",
-        "--verify",
-        "cheap",
-        crash="committed:0",
-    )
+    r = h.remedy(*cheap_run(h, host_s.plan), crash="committed:0")
     assert r.returncode == -signal.SIGKILL, r.stderr[-1500:]
     (rid,) = set(last_records(h)) - known
     cp = f"~/.local/state/remedy/runs/{rid}/cp/0"

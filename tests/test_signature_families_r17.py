@@ -14,10 +14,7 @@ from pathlib import Path
 import pytest
 from family_table import check_family
 
-from remedy.diagnose import diagnose
-from remedy.evidence.suspicious import with_unexplained
-from remedy.inputs import scan_logs
-from remedy.knowledge.loader import load_knowledge
+from conftest import diagnosed_log
 
 # (log lines, class ranked first or None for "no class", classes that must not be ranked at all)
 CASES: list[tuple[list[str], str | None, list[str]]] = [
@@ -199,9 +196,7 @@ FIRST_LINES: list[tuple[list[str], int | None]] = [
 def test_first_error_line(tmp_path: Path, lines: list[str], first: int | None) -> None:
     log = tmp_path / "x.log"
     log.write_text("\n".join(lines) + "\n")
-    symptoms, suspicious, wrappers = scan_logs([log])
-    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    shown = diagnosed_log(log).suspicious
     if first is None:
         assert shown == []
     else:

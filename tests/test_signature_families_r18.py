@@ -14,10 +14,7 @@ from pathlib import Path
 import pytest
 from family_table import check_family
 
-from remedy.diagnose import diagnose
-from remedy.evidence.suspicious import with_unexplained
-from remedy.inputs import scan_logs
-from remedy.knowledge.loader import load_knowledge
+from conftest import diagnosed_log
 
 DRIVER = ["driver-supports-cuda", "driver-supports-build-cuda", "driver-runs-ptx"]
 
@@ -374,9 +371,7 @@ FIRST_LINES: list[tuple[list[str], int | None]] = [
 def test_first_error_line(tmp_path: Path, lines: list[str], first: int | None) -> None:
     log = tmp_path / "x.log"
     log.write_text("\n".join(lines) + "\n")
-    symptoms, suspicious, wrappers = scan_logs([log])
-    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    shown = diagnosed_log(log).suspicious
     if first is None:
         assert shown == []
     else:

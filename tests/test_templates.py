@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from remedy.diagnose import diagnose
-from remedy.evidence.suspicious import with_unexplained
-from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Diagnosis
+
+from conftest import diagnosed_log
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tests" / "fixtures" / "templates"
@@ -29,10 +28,7 @@ ROWS: list[dict[str, Any]] = yaml.safe_load((TEMPLATES / "index.yaml").read_text
 
 @cache
 def diagnosed(file: str) -> Diagnosis:
-    symptoms, suspicious, wrappers = scan_logs([TEMPLATES / file])
-    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
-    return d
+    return diagnosed_log(TEMPLATES / file)
 
 
 def test_index_covers_every_file_and_cites_upstream():

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cache_env import xdg_cache_home
 
 from remedy.cachefile import MAGIC
 from remedy.evidence import evcache
@@ -53,15 +54,8 @@ def loaded(cache: Path, **env: str) -> tuple[str, str]:
 
 
 def cache_path(cache: Path) -> Path:
-    old = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache)
-    try:
+    with xdg_cache_home(cache):
         return Path(kbcache.cache_path())
-    finally:
-        if old is None:
-            del os.environ["XDG_CACHE_HOME"]
-        else:
-            os.environ["XDG_CACHE_HOME"] = old
 
 
 def write_cache(cache: Path, payload: bytes) -> Path:
@@ -233,15 +227,8 @@ def write_catalog_cache(cache: Path, payload: bytes) -> Path:
     key = evcache.catalog_key(default_catalog_path().resolve())
     assert key is not None
     body = kbcache._TAG + key + payload
-    old = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache)
-    try:
+    with xdg_cache_home(cache):
         path = Path(kbcache.cache_path("catalog"))
-    finally:
-        if old is None:
-            del os.environ["XDG_CACHE_HOME"]
-        else:
-            os.environ["XDG_CACHE_HOME"] = old
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     path.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
     path.chmod(0o600)

@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from local_sshd import LocalSshd, facts_with_known_hosts, sshd_available
+from local_sshd import LocalSshd, facts_with_known_hosts, sshd_available, untrusted_sshd
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or bool(sshd_available()), reason=str(sshd_available() or "root")
@@ -30,11 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory: pytest.TempPathFactory):
-    server = LocalSshd(tmp_path_factory.mktemp("sshd"))
-    server.prepare(trust=False)
-    server.start()
-    yield server
-    server.stop()
+    yield from untrusted_sshd(tmp_path_factory)
 
 
 def _facts(tmp_path: Path, sshd: LocalSshd, known: Path) -> subprocess.CompletedProcess[str]:

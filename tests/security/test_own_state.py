@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cache_env import xdg_cache_home
 
 from remedy.cachefile import MAGIC
 from remedy.errors import RunError
@@ -39,15 +40,8 @@ def remedy(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def cache_file(cache_home: Path) -> Path:
-    old = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache_home)
-    try:
+    with xdg_cache_home(cache_home):
         return Path(expr._cache_path())
-    finally:
-        if old is None:
-            del os.environ["XDG_CACHE_HOME"]
-        else:
-            os.environ["XDG_CACHE_HOME"] = old
 
 
 def poison(path: Path, canary: Path) -> None:
@@ -120,15 +114,8 @@ def startup_cache_file(cache_home: Path) -> Path:
     """remedy.startcache's file (code typing/dataclasses/collections would compile)."""
     from remedy import startcache
 
-    old = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache_home)
-    try:
+    with xdg_cache_home(cache_home):
         return Path(startcache._path())
-    finally:
-        if old is None:
-            del os.environ["XDG_CACHE_HOME"]
-        else:
-            os.environ["XDG_CACHE_HOME"] = old
 
 
 def poison_startup(path: Path, canary: Path) -> None:

@@ -86,33 +86,28 @@ def w(data):
 # ---- file tests and reads ---------------------------------------------------------------
 
 
-def exists(p):  # [ -e ]
+def _mode(p, get=os.stat):
+    """P's st_mode (os.stat or os.lstat), None where it cannot be stat'ed."""
     try:
-        os.stat(p)
-        return True
+        return get(p).st_mode
     except (OSError, ValueError):
-        return False
+        return None
+
+
+def exists(p):  # [ -e ]
+    return _mode(p) is not None
 
 
 def isdir(p):  # [ -d ]
-    try:
-        return stat.S_ISDIR(os.stat(p).st_mode)
-    except (OSError, ValueError):
-        return False
+    return stat.S_ISDIR(_mode(p) or 0)
 
 
 def isfile(p):  # [ -f ]
-    try:
-        return stat.S_ISREG(os.stat(p).st_mode)
-    except (OSError, ValueError):
-        return False
+    return stat.S_ISREG(_mode(p) or 0)
 
 
 def islink(p):  # [ -L ]
-    try:
-        return stat.S_ISLNK(os.lstat(p).st_mode)
-    except (OSError, ValueError):
-        return False
+    return stat.S_ISLNK(_mode(p, os.lstat) or 0)
 
 
 def canx(p):  # [ -x ]
@@ -622,6 +617,20 @@ def svc_pythons():
     return sorted(found)
 
 
+def _tk_version(name, tool):
+    """if trusted "$P/bin/NAME"; then m tk.NAME; to 10 "$RP" --version 2>&1; m tk.NAME.rc $?
+    else m tk.NAME.untrusted "$WHY"; UT=1; fi -- True where UT=1."""
+    ok, why, rp = trusted(tool)
+    if not ok:
+        m(b"tk." + name + b".untrusted", why)
+        return True
+    m(b"tk." + name)
+    out, rc = run([rp, b"--version"], 10)
+    w(out)
+    m(b"tk." + name + b".rc", str(rc).encode())
+    return False
+
+
 def tk(P, kind, python, origin):
     """SH_TK's tk(): one toolkit prefix."""
     global TKSEEN
@@ -680,26 +689,10 @@ def tk(P, kind, python, origin):
         if read(nvcc, 2).rstrip(NL) == b"#!":
             m(b"tk.nvcc.script")
             w(head_lines(nvcc, 40))
-        ok, why, rp = trusted(nvcc)
-        if ok:
-            m(b"tk.nvcc")
-            out, rc = run([rp, b"--version"], 10)
-            w(out)
-            m(b"tk.nvcc.rc", str(rc).encode())
-        else:
-            m(b"tk.nvcc.untrusted", why)
-            ut = True
+        ut = _tk_version(b"nvcc", nvcc) or ut
     ptxas = P + b"/bin/ptxas"
     if isfile(ptxas):
-        ok, why, rp = trusted(ptxas)
-        if ok:
-            m(b"tk.ptxas")
-            out, rc = run([rp, b"--version"], 10)
-            w(out)
-            m(b"tk.ptxas.rc", str(rc).encode())
-        else:
-            m(b"tk.ptxas.untrusted", why)
-            ut = True
+        ut = _tk_version(b"ptxas", ptxas) or ut
     if ut:
         if isfile(P + b"/version.json"):
             m(b"tk.version.json")

@@ -16,7 +16,7 @@ from packaging.requirements import InvalidRequirement
 from packaging.requirements import Requirement as PkgRequirement
 
 from remedy.facts import parsers as p
-from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
+from remedy.facts.sections import DEFAULT_TOKEN, Record, Section, group_records, split_sections
 from remedy.model import PythonEnv, Requirement
 from remedy.transport.quote import quote
 
@@ -96,27 +96,14 @@ def py_call(interpreter: str, origin: str = "") -> str:
     return f"py {quote(interpreter)} {quote(origin)}\n"
 
 
-class PythonRecord:
+class PythonRecord(Record):
     """One `py.begin` .. `py.end` block."""
 
+    TAG = "py"
+
     def __init__(self, interpreter: str) -> None:
+        super().__init__(interpreter)
         self.interpreter = interpreter
-        self.sections: list[Section] = []
-
-    def get(self, name: str) -> Section | None:
-        return next((s for s in self.sections if s.name == name), None)
-
-    def meta(self) -> dict[str, str]:
-        return p.parse_key_values(self.sections[0].body) if self.sections else {}
-
-    @property
-    def real(self) -> str | None:
-        s = self.get("py.real")
-        return (s.arg or None) if s else None
-
-    @property
-    def is_alias(self) -> bool:
-        return self.get("py.alias") is not None
 
     @property
     def missing(self) -> bool:
@@ -129,18 +116,7 @@ class PythonRecord:
 
 def group_pythons(sections: list[Section]) -> list[PythonRecord]:
     """py.* sections into records; tk.* blocks nested inside are skipped here."""
-    out: list[PythonRecord] = []
-    cur: PythonRecord | None = None
-    for s in sections:
-        if s.name == "py.begin":
-            cur = PythonRecord(s.arg)
-            cur.sections.append(s)
-            out.append(cur)
-        elif s.name == "py.end":
-            cur = None
-        elif s.name.startswith("py.") and cur is not None:
-            cur.sections.append(s)
-    return out
+    return group_records(sections, PythonRecord)
 
 
 def _python_version(rec: PythonRecord, sites: list[str]) -> str | None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TypeVar
+
+from remedy.facts.parsers import parse_key_values
 
 DEFAULT_TOKEN = "@@remedy-fact@@"
 
@@ -72,3 +75,49 @@ def split_sections(text: str, token: str = DEFAULT_TOKEN) -> list[Section]:
 def section_text(sections: list[Section], token: str = DEFAULT_TOKEN) -> str:
     """Re-render sections as a stream (for fixtures and tests)."""
     return "".join(f"\n{token} {s.name}{' ' + s.arg if s.arg else ''}\n{s.body}" for s in sections)
+
+
+class Record:
+    """The sections of one `<TAG>.begin ARG` .. `<TAG>.end` block (a python: py, a toolkit: tk);
+    a subclass keeps ARG under its own name (interpreter, prefix)."""
+
+    TAG = ""
+
+    def __init__(self, arg: str) -> None:
+        self.sections: list[Section] = []
+
+    def get(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+    def meta(self) -> dict[str, str]:
+        return parse_key_values(self.sections[0].body) if self.sections else {}
+
+    @property
+    def real(self) -> str | None:
+        s = self.get(f"{self.TAG}.real")
+        return (s.arg or None) if s else None
+
+    @property
+    def is_alias(self) -> bool:
+        return self.get(f"{self.TAG}.alias") is not None
+
+
+R = TypeVar("R", bound=Record)
+
+
+def group_records(sections: list[Section], make: type[R]) -> list[R]:
+    """`<TAG>.*` sections into records, one per `<TAG>.begin ARG` (`make(ARG)`) up to its
+    `<TAG>.end`; other sections, interleaved or nested, are skipped."""
+    tag = make.TAG
+    out: list[R] = []
+    cur: R | None = None
+    for s in sections:
+        if s.name == f"{tag}.begin":
+            cur = make(s.arg)
+            cur.sections.append(s)
+            out.append(cur)
+        elif s.name == f"{tag}.end":
+            cur = None
+        elif s.name.startswith(f"{tag}.") and cur is not None:
+            cur.sections.append(s)
+    return out

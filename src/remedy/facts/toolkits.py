@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from remedy.facts import parsers as p
-from remedy.facts.sections import DEFAULT_TOKEN, Section, split_sections
+from remedy.facts.sections import DEFAULT_TOKEN, Record, Section, group_records, split_sections
 from remedy.fileread import json_loads
 from remedy.model import CcclTree, Toolkit
 from remedy.transport.quote import quote
@@ -132,28 +132,14 @@ def tk_call(prefix: str, kind: str = "", python: str = "", origin: str = "") -> 
     return f"tk {quote(prefix)} {quote(kind)} {quote(python)} {quote(origin)}\n"
 
 
-class ToolkitRecord:
+class ToolkitRecord(Record):
     """One `tk.begin` .. `tk.end` block, before it becomes a Toolkit."""
 
+    TAG = "tk"
+
     def __init__(self, prefix: str) -> None:
+        super().__init__(prefix)
         self.prefix = prefix
-        self.sections: list[Section] = []
-
-    def get(self, name: str) -> Section | None:
-        return next((s for s in self.sections if s.name == name), None)
-
-    def meta(self) -> dict[str, str]:
-        head = self.sections[0].body if self.sections else ""
-        return p.parse_key_values(head)
-
-    @property
-    def real(self) -> str | None:
-        s = self.get("tk.real")
-        return s.arg or None if s else None
-
-    @property
-    def is_alias(self) -> bool:
-        return self.get("tk.alias") is not None
 
     @property
     def origin(self) -> str:
@@ -400,18 +386,7 @@ def _join_note(meta: dict[str, str], *notes: str) -> str | None:
 
 def group_toolkits(sections: list[Section]) -> list[ToolkitRecord]:
     """Collect tk.* sections into records (other sections may be interleaved)."""
-    out: list[ToolkitRecord] = []
-    cur: ToolkitRecord | None = None
-    for s in sections:
-        if s.name == "tk.begin":
-            cur = ToolkitRecord(s.arg)
-            cur.sections.append(s)
-            out.append(cur)
-        elif s.name == "tk.end":
-            cur = None
-        elif s.name.startswith("tk.") and cur is not None:
-            cur.sections.append(s)
-    return out
+    return group_records(sections, ToolkitRecord)
 
 
 class ToolkitCollector:

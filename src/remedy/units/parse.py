@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -480,6 +480,30 @@ def _shown(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
+def _expanded_words(
+    st: _State, ln: _Line, bad_word: str, specifiers: str
+) -> Iterator[tuple[bytes, bytes]]:
+    """The words of a list setting, each with its specifiers expanded, as the loops of the
+    config_parse_*environ() functions read them: a word whose specifiers fail is warned about and
+    skipped; a bad word (unbalanced quotes, unknown escape) is warned about (`bad_word`) and ends
+    the line. `specifiers` is what the skip warning calls them ("specifiers", "unit specifiers")."""
+    pos: int | None = 0
+    while True:
+        try:
+            word, pos = extract_first_word(ln.value, pos)
+        except WordError:
+            st.warn(ln, bad_word)
+            return
+        if word is None:
+            return
+        try:
+            resolved = st.expand(word)
+        except SpecifierError as e:
+            st.warn(ln, f"Failed to resolve {specifiers} in {_shown(word)}, ignoring: {e}")
+            continue
+        yield word, resolved
+
+
 def _environ(st: _State, ln: _Line) -> None:
     """config_parse_environ(): words; an empty value resets; a bad word ends the line."""
     cfg = st.cfg
@@ -487,20 +511,9 @@ def _environ(st: _State, ln: _Line) -> None:
         cfg.environment.clear()
         cfg.environment_origins.clear()
         return
-    pos: int | None = 0
-    while True:
-        try:
-            word, pos = extract_first_word(ln.value, pos)
-        except WordError:
-            st.warn(ln, f"Invalid syntax, ignoring: {ln.value}")
-            return
-        if word is None:
-            return
-        try:
-            resolved = st.expand(word)
-        except SpecifierError as e:
-            st.warn(ln, f"Failed to resolve specifiers in {_shown(word)}, ignoring: {e}")
-            continue
+    for _, resolved in _expanded_words(
+        st, ln, f"Invalid syntax, ignoring: {ln.value}", "specifiers"
+    ):
         text = utf8_decode(resolved)
         if text is None or not env_assignment_is_valid(text):
             st.warn(ln, f"Invalid environment assignment, ignoring: {_shown(resolved)}")
@@ -518,20 +531,9 @@ def _unset_environ(st: _State, ln: _Line) -> None:
         cfg.unset_origins.clear()
         return
     words: list[str] = []
-    pos: int | None = 0
-    while True:
-        try:
-            word, pos = extract_first_word(ln.value, pos)
-        except WordError:
-            st.warn(ln, f"Trailing garbage in {ln.key}, ignoring: {ln.value}")
-            break
-        if word is None:
-            break
-        try:
-            resolved = st.expand(word)
-        except SpecifierError as e:
-            st.warn(ln, f"Failed to resolve unit specifiers in {_shown(word)}, ignoring: {e}")
-            continue
+    for _, resolved in _expanded_words(
+        st, ln, f"Trailing garbage in {ln.key}, ignoring: {ln.value}", "unit specifiers"
+    ):
         text = utf8_decode(resolved)
         if text is None or not (env_assignment_is_valid(text) or env_name_is_valid(text)):
             st.warn(
@@ -550,20 +552,10 @@ def _pass_environ(st: _State, ln: _Line) -> None:
     if not ln.value:
         st.cfg.pass_environment.clear()
         return
-    pos: int | None = 0
-    while True:
-        try:
-            word, pos = extract_first_word(ln.value, pos)
-        except WordError:
-            st.warn(ln, f"Trailing garbage in {ln.key}, ignoring: {ln.value}")
-            return
-        if word is None:
-            return
-        try:
-            text = utf8_decode(st.expand(word))
-        except SpecifierError as e:
-            st.warn(ln, f"Failed to resolve specifiers in {_shown(word)}, ignoring: {e}")
-            continue
+    for word, resolved in _expanded_words(
+        st, ln, f"Trailing garbage in {ln.key}, ignoring: {ln.value}", "specifiers"
+    ):
+        text = utf8_decode(resolved)
         if text is None or not env_name_is_valid(text):
             st.warn(ln, f"Invalid environment name for {ln.key}, ignoring: {_shown(word)}")
             continue
