@@ -19,6 +19,7 @@ from remedy.model import Diagnosis
 FIX = Path(__file__).resolve().parent / "fixtures"
 CORPUS = FIX / "corpus"
 LOGS = FIX / "logs"
+TEMPLATES = FIX / "templates"
 
 # what a toolchain fix touches: the rules whose repairs change compilers, toolkits, CUDA wheels
 TOOLCHAIN = {
@@ -104,11 +105,30 @@ def test_driver_jit_ptx_skew_is_not_a_toolkit_ptxas_skew():
     """Both print 'Unsupported .version X; current version is Y'. From the toolkit's ptxas
     (lab F1: cicc newer than ptxas) the fix is aligning wheels; from the driver's JIT ('ptxas
     application ptx input', CUDA_ERROR_UNSUPPORTED_PTX_VERSION, ingowald/pynari#6) it is the
-    driver (or an older ptxas)."""
+    driver against the CUDA the binary's PTX came from (session 32: pynari's prebuilt backend,
+    not Triton, so driver-supports-build-cuda)."""
     assert ranked(LOGS / "lab_f1_ptx_isa_skew.log")[0] == "ptxas-accepts-cicc-ptx"
-    r = ranked(CORPUS / "driver-runs-ptx" / "1.log")
-    assert r[0] == "driver-runs-ptx"
+    r = ranked(CORPUS / "driver-supports-build-cuda" / "ptx-1.log")
+    assert r[0] == "driver-supports-build-cuda"
     assert "ptxas-accepts-cicc-ptx" not in r
+    assert "driver-runs-ptx" not in r
+
+
+def test_rejected_ptx_is_tritons_only_when_triton_says_so():
+    """The same CUresult 222 text: Triton's 'Triton Error [CUDA]: ' prefix names Triton's ptxas
+    (driver-runs-ptx); a runtime-API binary's own error macro (nvbandwidth, a CUDA sample) and
+    Numba's linker name the binary's build CUDA (driver-supports-build-cuda)."""
+    t = TEMPLATES / "triton" / "inductor-ptx-unsupported-toolchain.log"
+    assert ranked(t)[0] == "driver-runs-ptx"
+    assert "driver-supports-build-cuda" not in ranked(t)
+    for p in (
+        TEMPLATES / "cuda-errors" / "helper-cuda-222.log",
+        TEMPLATES / "numba" / "linker-driver-jit-ptx-newer.log",
+        CORPUS / "driver-supports-build-cuda" / "gac-2.log",
+    ):
+        r = ranked(p)
+        assert r[0] == "driver-supports-build-cuda", (p, r)
+        assert "driver-runs-ptx" not in r, (p, r)
 
 
 # --- CUDA graph capture: memory vs a JIT build that fails inside capture ----------------------

@@ -117,6 +117,11 @@ NEAR_CONTEXT = {
     "nccl-unhandled-cuda-error-capturing": "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):",
     # tune-aa: the frame (outside torch/) that imports the compiled extension
     "torch-cuda-lib-missing-under-extension": '  File "/x/vllm/platforms/cuda.py", line 21, in <module>',
+    # tune-ag: flash-attention's setup.py warning before the build error; numba's libs.test()
+    "nvcc-not-found-warning-then-build-error": (
+        "<string>:119: UserWarning: causal_conv1d was requested, but nvcc was not found."
+    ),
+    "numba-cuda-home-lib-not-found": "Finding nvvm from CUDA_HOME",
 }
 
 
@@ -565,7 +570,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # 'No devices' and 'vice driver' into 'vice', a literal in most GPU log lines): 98 -> 99.
     # Its make, setuptools, TensorRT 7 and TEI needles reuse 'Error', 'Killed', 'failed',
     # 'Unsupported ' and 'Could '.
-    assert len(lits) <= 99, "each literal costs grep time; see prefilter.py"
+    # Tune-ag adds 'quested, but' (flash-attention's, causal-conv1d's and mamba's setup.py warn
+    # '<pkg> was requested, but nvcc was not found.' as a UserWarning with no error word; it is
+    # the near-context of the build error that follows): 99 -> 100. Its NCCL capture refusal
+    # reuses 'CUDA', the ptxas future-arch line 'fatal', the build-script frame 'File '.
+    assert len(lits) <= 100, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

@@ -93,7 +93,7 @@ LOG_PAIRS = [
     (CORPUS / "toolkit-major-matches-torch/5.log", "toolkit-major-matches-torch", "11.7 vs 12.4"),
     (CORPUS / "container-driver-satisfies-image/3.log", "container-driver-satisfies-image", "550"),
     (CORPUS / "container-driver-satisfies-image/2.log", "container-driver-satisfies-image", "551"),
-    (CORPUS / "driver-runs-ptx/1.log", "driver-runs-ptx", "8.4"),
+    (CORPUS / "driver-supports-build-cuda/ptx-1.log", "driver-supports-build-cuda", "8.4"),
     (CORPUS / "ptxas-accepts-cicc-ptx/1.log", "ptxas-accepts-cicc-ptx", "8.5"),
     (SKEW / "ptxas-newer-ptx.log", "ptxas-accepts-cicc-ptx", "9.2"),
     # the command asked for an arch list (9.0a and 13.0): the list's target, not the GPU's
