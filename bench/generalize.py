@@ -211,6 +211,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # split, collected on 2026-12-03 (session 32) by one engineer (coll-gai) who never ran
     # remedy on them; scored by 2adef5a (main with rounds 31-33's rows).
     ("2adef5a", "2adef5a"),
+    # round 35: 18 logs (13 with a class, 5 whose cause no rule covers) collected on
+    # 2026-12-03 (session 32) by two engineers (coll-gaj/gak) who never ran remedy on them,
+    # while perf-g and toolchain-4 worked without seeing them; scored by b1843d9 (main after
+    # tune-ag, harvest-a and harvest-b merged).
+    ("b1843d9", "b1843d9"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
