@@ -1,7 +1,8 @@
 """The planner's fast paths give the plans of the slow ones on varied generated hosts
 (bench/gen_facts_varied.py: system trees, pip wheel venvs, conda prefixes, stale services,
 with a failing link log): the indexed ``nvcc_owner`` lookup against a scan of every toolkit,
-the memo of ``providers`` against looking each file up again."""
+the memo of ``providers`` against looking each file up again, by_effect's one-rule
+incremental check of a binding against evaluating every rule afresh."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 import remedy.knowledge.functions as functions
 import remedy.knowledge.providers as providers
+import remedy.planner.provider as provider
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts
@@ -41,23 +43,30 @@ def _plan_json(shape: str, n: int) -> str:
     return plan.model_dump_json(exclude={"knowledge_version", "plan_digest"})
 
 
-@pytest.mark.parametrize(("shape", "scans"), [("system", True), ("mixed", False)])
-def test_fast_paths_give_the_slow_paths_plan(
-    shape: str, scans: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fast = _plan_json(shape, 24)
-    calls = {"scan": 0}
-    real_odd = functions._odd_roots
+@pytest.mark.parametrize("shape", ["system", "conda", "pipvenv"])
+def test_fast_paths_give_the_slow_paths_plan(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_eval = provider.evaluate
+    targeted = {"fast": 0, "slow": 0}
 
-    def always_odd(tk: dict[str, Any]) -> list[bool]:
-        calls["scan"] += 1
-        real_odd(tk)
-        return [True]  # every lookup takes the scan over every toolkit
+    def counted(kb: Any, facts: Any, rule_ids: Any = None, *, prev: Any = None) -> Any:
+        if rule_ids is not None:
+            targeted["fast"] += 1
+        return real_eval(kb, facts, rule_ids, prev=prev)
 
-    monkeypatch.setattr(functions, "_odd_roots", always_odd)
+    monkeypatch.setattr(provider, "evaluate", counted)
+    fast = _plan_json(shape, 16)
+    assert targeted["fast"] > 0  # by_effect's one-rule check ran
+
+    def full(kb: Any, facts: Any, rule_ids: Any = None, *, prev: Any = None) -> Any:
+        if rule_ids is not None:
+            targeted["slow"] += 1
+        return real_eval(kb, facts)  # every rule, from scratch
+
+    monkeypatch.setattr(provider, "evaluate", full)
+    monkeypatch.setattr(functions, "_odd_roots", lambda tk: [True])  # nvcc_owner: the scan
     monkeypatch.setattr(providers, "_PROVIDERS", _NoMemo())
-    slow = _plan_json(shape, 24)
-    assert (calls["scan"] > 0) is scans  # on the system host the slow path was taken
+    slow = _plan_json(shape, 16)
+    assert targeted["slow"] > 0
     assert slow == fast
     assert '"steps"' in fast
 
