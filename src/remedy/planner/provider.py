@@ -265,7 +265,7 @@ class FactsProvider:
                     # bindings leave v violated, and a full evaluation of each made this loop
                     # cost every rule for every binding; a rule's outcome depends on no other
                     one = evaluate(self.kb, after, {v.rule}, prev=self.evaluation(state))
-                    if v.key in one.keys():
+                    if any(w.key == v.key for w in one.violations):
                         continue
                 still = self.evaluation(after, parent=state).keys()
                 if v.key not in still and self.holds_after(v, after):
