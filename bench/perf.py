@@ -14,7 +14,9 @@
   a symptom at its line; the symptom list's digest is printed so two checkouts can be compared.
 * plan: ``make_plan`` on the seed-sm120-system-cuda128 facts grown to N (toolkit prefix + venv)
   pairs (a build host: venvs with pip CUDA wheels whose nvcc releases vary, so each is a CUDA_HOME
-  candidate), or N services, or N consumers; each N in a fresh process; figure
+  candidate), or N services, or N consumers, or N toolkits of bench/gen_facts_varied.py's shapes
+  (gen-system, gen-pipvenv, gen-conda, gen-mixed; "+log": with lab_f3_link_cudart.log's
+  symptoms, the shape that was quadratic); each N in a fresh process; figure
   time(1000) / time(100).
 * start-up: ``remedy --help`` and ``remedy plan --example seed-sm120-pip-cu13 --json`` against
   ``python -c pass``.
@@ -266,9 +268,18 @@ for i in range(1, n):
             "flashinfer-jit", "sglang-jit-kernel", "torch-cpp-extension", "triton",
             "cuda-graph-capture"])
         facts["workload"]["consumers"].append(f"extra-consumer-{i:04d}")
+symptoms, wrappers = [], set()
+if kind.startswith("gen-"):  # bench/gen_facts_varied.py: gen-SHAPE or gen-SHAPE+log (lab_f3's)
+    sys.path.insert(0, sys.argv[4])
+    from gen_facts_varied import generate
+    shape, _, log = kind[4:].partition("+")
+    facts = generate(n, shape)
+    if log:
+        from remedy.inputs import scan_logs
+        symptoms, _, wrappers = scan_logs([sys.argv[5]])
 f = Facts.model_validate(facts)
 t, c = time.perf_counter(), time.process_time()
-plan = make_plan(kb, f)
+plan = make_plan(kb, f, symptoms, wrappers=wrappers)
 wall, cpu = time.perf_counter() - t, time.process_time() - c
 print(json.dumps({"wall": wall, "cpu": cpu, "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "steps": [s.action for s in plan.steps], "status": plan.status}))
@@ -281,7 +292,16 @@ def plan_bench(args: argparse.Namespace, env: dict[str, str]) -> None:
         for n in args.plan_sizes:
             try:
                 out = subprocess.run(
-                    [sys.executable, "-c", PLAN_CHILD, str(n), kind, str(EXAMPLE)],
+                    [
+                        sys.executable,
+                        "-c",
+                        PLAN_CHILD,
+                        str(n),
+                        kind,
+                        str(EXAMPLE),
+                        str(ROOT / "bench"),
+                        str(LOGS / "lab_f3_link_cudart.log"),
+                    ],
                     capture_output=True,
                     text=True,
                     env=env,
@@ -295,14 +315,14 @@ def plan_bench(args: argparse.Namespace, env: dict[str, str]) -> None:
                 res[n] = {"wall": float("nan"), "rss_kib": 0, "steps": [exc.stderr[-300:]]}
             r = res[n]
             print(
-                f"plan {kind:9s} N={n:5d}: {r['wall']:8.2f} s (CPU {r.get('cpu', 0):7.2f} s)  RSS {r['rss_kib'] / 1024:6.0f} MiB"
+                f"plan {kind:16s} N={n:5d}: {r['wall']:8.2f} s (CPU {r.get('cpu', 0):7.2f} s)  RSS {r['rss_kib'] / 1024:6.0f} MiB"
                 f"  {r.get('status', '')} steps {','.join(r['steps'])[:90]}"
             )
         ns = sorted(res)
         if len(ns) >= 2:
             a, b = ns[-2], ns[-1]
             print(
-                f"plan {kind:9s} time({b})/time({a}) = {res[b]['wall'] / res[a]['wall']:.1f}"
+                f"plan {kind:16s} time({b})/time({a}) = {res[b]['wall'] / res[a]['wall']:.1f}"
                 f" (CPU {res[b].get('cpu', 0) / max(res[a].get('cpu', 0), 1e-9):.1f};"
                 f" linear: {b / a:.0f})"
             )
@@ -489,7 +509,12 @@ def main() -> int:
     ap.add_argument("--sizes", default="100,1000,4000", help="scan log sizes in MB")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--plan-sizes", default="10,100,1000")
-    ap.add_argument("--plan-kinds", default="buildhost,services,consumers")
+    ap.add_argument(
+        "--plan-kinds",
+        default="buildhost,services,consumers,gen-mixed,gen-system+log,gen-pipvenv+log",
+        help="gen-SHAPE[+log]: bench/gen_facts_varied.py's SHAPE (system, pipvenv, conda, "
+        "mixed), +log: planned with lab_f3_link_cudart.log's symptoms",
+    )
     ap.add_argument("--plan-timeout", type=int, default=300)
     ap.add_argument("--startup-runs", type=int, default=9)
     ap.add_argument("--dir", type=Path, default=Path("/tmp"))

@@ -339,7 +339,7 @@ def evaluate(
     picks: dict[str, Any] = {}
     found: dict[tuple[str, str], Violation] = {}
     outcomes: dict[tuple[str, str | None], _Outcome] = {}
-    unchanged = _Unchanged(kb, prev, facts, base) if prev is not None and rule_ids is None else None
+    unchanged = _Unchanged(kb, prev, facts, base) if prev is not None else None
     info = _rule_info(kb)
     prev_outcomes = unchanged.prev.outcomes if unchanged is not None else {}
     # per consumer, its context (the same for every rule, its component a _Watch); per rule

@@ -19,6 +19,18 @@ from remedy.knowledge.expr import is_undefined
 from remedy.knowledge.schema import CudaTables, Release
 from remedy.resolve import SYSTEMD_DEFAULT_PATH, item_counts, norm, toolkit_at
 
+
+def _roots_of(tk: dict[str, Any]) -> list[str]:
+    return [tk["prefix"], *tk.get("aliases", ())]
+
+
+def _odd_roots(tk: dict[str, Any]) -> list[bool]:
+    """[True] for a toolkit with a root (prefix or alias) whose bin/nvcc does not normalize
+    to its normalized root's (blanks around it, or nothing left once normalized)."""
+    odd = any(r != r.strip() or not norm(r) for r in _roots_of(tk))
+    return [True] if odd else []
+
+
 _REL = re.compile(r"(\d+)\.(\d+)")
 
 
@@ -526,7 +538,26 @@ class Functions:
         def nvcc_owner(path: Any) -> dict[str, Any] | None:
             """The toolkit whose bin/nvcc is this path (aliases too), None when none is."""
             p = norm(_s(path) or "")
-            for tk in facts.get("toolkits", ()):
+            toolkits = facts.get("toolkits", ())
+            bindir, name = posixpath.split(p)
+            root, bin_ = posixpath.split(bindir)
+            if (
+                name == "nvcc"
+                and bin_ == "bin"
+                and root
+                and norm(root) == root
+                and not item_counts(toolkits, "odd_roots", _odd_roots)
+            ):
+                # every root r is plain (no surrounding blanks, not empty once normalized), so
+                # r/bin/nvcc normalizes to norm(r)/bin/nvcc: the owner is the first toolkit
+                # whose normalized root is `root`, which the toolkit index knows (a scan of
+                # every toolkit for each lookup made planning quadratic in them)
+                tk = toolkit_at(facts, root)
+                if tk is None or any(
+                    norm(posixpath.join(r, "bin", "nvcc")) == p for r in _roots_of(tk)
+                ):
+                    return tk
+            for tk in toolkits:
                 for root in [tk["prefix"], *tk.get("aliases", ())]:
                     if norm(posixpath.join(root, "bin", "nvcc")) == p:
                         return tk

@@ -195,11 +195,22 @@ def providers(py: dict[str, Any] | None, name: str, table: Table | None = None) 
     if table is None or n is None:
         return []
     key = _line_key(table, line_of(py))
+    pyv = (py or {}).get("python")
+    memo = (id(table), key, n, pyv)
+    hit = _PROVIDERS.get(memo)
+    if hit is not None and hit[0] is table:  # the planner asks the same thousands of times
+        return list(hit[1])
     out: list[Entry] = []
     if key:
-        out.extend(_find(table.pip[key], n, (py or {}).get("python")))
-    out.extend(_find(table.debian, n, (py or {}).get("python")))
+        out.extend(_find(table.pip[key], n, pyv))
+    out.extend(_find(table.debian, n, pyv))
+    if len(_PROVIDERS) > 4096:
+        _PROVIDERS.clear()
+    _PROVIDERS[memo] = (table, tuple(out))
     return out
+
+
+_PROVIDERS: dict[tuple[Any, ...], tuple[Table, tuple[Entry, ...]]] = {}
 
 
 def unprovided(py: dict[str, Any] | None, names: Any) -> dict[str, str]:

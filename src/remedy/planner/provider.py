@@ -259,6 +259,14 @@ class FactsProvider:
                     after = self.apply(state, move)
                 except Exception:  # an effect that cannot be simulated here proves nothing
                     continue
+                if self.state_key(after) not in self.evaluations:
+                    # v's own rule alone first, incrementally from the state's evaluation
+                    # (its outcome is kept where the move changed nothing it read): most
+                    # bindings leave v violated, and a full evaluation of each made this loop
+                    # cost every rule for every binding; a rule's outcome depends on no other
+                    one = evaluate(self.kb, after, {v.rule}, prev=self.evaluation(state))
+                    if any(w.key == v.key for w in one.violations):
+                        continue
                 still = self.evaluation(after, parent=state).keys()
                 if v.key not in still and self.holds_after(v, after):
                     yield Move(move.steps, move.fixes, move.subject, by_effect=True)
