@@ -885,6 +885,18 @@ class Functions:
                     return dict(svc.get("sandboxing") or {})
             return {}
 
+        def unit_memory_max_mib() -> int | None:
+            """The workload's unit's MemoryMax= in MiB (systemctl show gives bytes; infinity
+            is not recorded): the cgroup limit its builds are OOM-killed at."""
+            v = str(unit_sandboxing().get("MemoryMax") or "").strip()
+            return int(v) // 1048576 if v.isdigit() else None
+
+        def mem_limit_mib() -> int | None:
+            """The memory the workload's builds may use: the host's, or its unit's MemoryMax=
+            when lower (systemd.resource-control(5)); None when neither is known."""
+            vals = [m for m in (facts.get("memory_mib"), unit_memory_max_mib()) if m]
+            return min(vals) if vals else None
+
         def jit_cache_read_only(env: Any) -> str | None:
             """The first JIT cache of the workload's consumers that its unit cannot write
             ('DIR (consumer, ProtectHome=read-only)'), None when every one is writable."""
@@ -904,6 +916,8 @@ class Functions:
             **self.bind_field(facts),
             "unit_envfile_sets": unit_envfile_sets,
             "unit_sandboxing": unit_sandboxing,
+            "unit_memory_max_mib": unit_memory_max_mib,
+            "mem_limit_mib": mem_limit_mib,
             "jit_cache_read_only": jit_cache_read_only,
             "tk_at": tk_at,
             "missing_libs": missing_libs,
