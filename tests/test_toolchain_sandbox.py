@@ -68,6 +68,10 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       failed. Now a drop-in with CacheDirectory=remedy-jit and the consumers' cache variables:
       `fixed` after the unit's real builds pass; rollback restores the unit.
 
+  (k) the same unit with MemoryMax=8G: remedy reads the limit (`systemctl show`) and plans
+      MAX_JOBS=1 for a RECORDED OOM-killed build (cgroup v1 here: MemoryMax= is not enforced,
+      no real OOM kill can be produced). Before: advice only, no step, no MemoryMax= read.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -524,3 +528,28 @@ def test_j_a_hardened_units_read_only_jit_cache_gets_a_cache_directory(
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh(ls) == before
+
+
+OOM_LOG = ROOT / "tests" / "fixtures" / "corpus" / "jit-parallelism-fits-memory" / "2.log"
+
+
+def test_k_a_units_memory_max_is_read_and_sizes_max_jobs(readonly_cache_unit, tmp_path):
+    """systemd tier: the unit's MemoryMax= (a user's override.conf) is read for real
+    (`systemctl show`) and the OOM-killed build is planned in it: MAX_JOBS=1 for 8 GiB, where
+    the host's 23.5 GiB would say 2 (before this change: the rule was advice only, no step, and
+    no MemoryMax= was read). The OOM line is RECORDED (corpus row, PennyLaneAI/catalyst#1000):
+    this machine runs cgroup v1, where systemd does not enforce MemoryMax= (a 40M limit let the
+    unit's real JIT builds pass), so a real OOM kill cannot be produced here."""
+    h = readonly_cache_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    cmd = f"mkdir -p {d} && printf '[Service]\\nMemoryMax=8G\\n' > {d}/override.conf"
+    assert h.ssh(cmd + " && systemctl daemon-reload")[0] == 0
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(OOM_LOG), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = {s["action"]: s["operation"].get("set") for s in plan["steps"]}
+    print(f"(k) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert plan["facts"]["services"][0]["sandboxing"]["MemoryMax"] == str(8 * 1024**3)
+    assert plan["facts"]["memory_mib"] > 16 * 1024
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    assert steps["env-max-jobs"] == {"MAX_JOBS": "1"}
