@@ -67,6 +67,9 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       Before this change: plan nothing-to-do (exit 0), `run` nothing-to-do (exit 10), the unit
       failed. Now a drop-in with CacheDirectory=remedy-jit and the consumers' cache variables:
       `fixed` after the unit's real builds pass; rollback restores the unit.
+      service-jit-cache-strict: ProtectSystem=strict without PrivateTmp=, /tmp read-only too
+      ("No usable temporary directory found"): the drop-in also sets TMPDIR (main: plan
+      nothing-to-do, run nothing-to-do exit 10, as for the first).
 
   (k) the same unit with MemoryMax=8G: remedy reads the limit (`systemctl show`) and plans
       MAX_JOBS=1 for a RECORDED OOM-killed build (cgroup v1 here: MemoryMax= is not enforced,
@@ -484,8 +487,17 @@ def readonly_cache_unit():
     yield from host_for_test("service-jit-cache-readonly", "tcro")
 
 
+@pytest.fixture
+def strict_cache_unit():
+    yield from host_for_test("service-jit-cache-strict", "tcst")
+
+
+@pytest.mark.parametrize(
+    "unit, tmpdir",
+    [("readonly_cache_unit", None), ("strict_cache_unit", "/var/cache/remedy-jit")],
+)
 def test_j_a_hardened_units_read_only_jit_cache_gets_a_cache_directory(
-    readonly_cache_unit, tmp_path
+    unit, tmpdir, request, tmp_path
 ):
     """systemd tier: ProtectHome=read-only + ProtectSystem=strict make root's home read-only in
     the unit's namespace, where FlashInfer ($HOME/.cache/flashinfer) and tvm-ffi
@@ -494,9 +506,11 @@ def test_j_a_hardened_units_read_only_jit_cache_gets_a_cache_directory(
     plan was nothing-to-do (exit 0) and `run` said nothing-to-do (exit 10), the unit failed.
     Now a drop-in gives the caches CacheDirectory=remedy-jit and points FLASHINFER_WORKSPACE_BASE,
     TVM_FFI_CACHE_DIR, TORCH_EXTENSIONS_DIR there: `run` restarts the unit, `fixed` when the
-    real builds pass and it is ready; rollback restores the unit."""
-    h = readonly_cache_unit
-    defect = scenario("service-jit-cache-readonly")["expected"]["defects"][0]
+    real builds pass and it is ready; rollback restores the unit. service-jit-cache-strict:
+    ProtectSystem=strict without PrivateTmp= (/tmp read-only too): the drop-in also sets TMPDIR
+    there (a cache fix alone stops at "No usable temporary directory found", seen here)."""
+    h = request.getfixturevalue(unit)
+    defect = scenario(h.rec["scenario"])["expected"]["defects"][0]
     rc, journal = h.ssh(defect["probe"], timeout=120)
     assert re.search(defect["expect"], journal), journal[-1500:]
     ls = "ls -R /etc/systemd/system; systemctl show -p Environment sglang-k26.service"
@@ -509,9 +523,10 @@ def test_j_a_hardened_units_read_only_jit_cache_gets_a_cache_directory(
     steps = [(s["action"], s["operation"].get("cache_directory")) for s in plan["steps"]]
     print(f"(j) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unexplained']}")
     svc = plan["facts"]["services"][0]
-    assert svc["sandboxing"]["ProtectHome"] == "read-only"
+    assert svc["sandboxing"]["ProtectSystem"] == "strict"
     assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
     assert steps == [("service-jit-cache-dir", "remedy-jit")]
+    assert plan["steps"][0]["operation"]["set"].get("TMPDIR") == tmpdir
     r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
                  timeout=1200)  # fmt: skip
     rep = report_of(r)

@@ -910,7 +910,25 @@ class Functions:
                 why = read_only_reason(d, sb, env)
                 if why:
                     return f"{d} ({consumer}, {why})"
-            return None
+            tmp = str((env or {}).get("TMPDIR") or "/tmp")
+            why = read_only_reason(tmp, sb, env)
+            return f"{tmp} (the builds' temporary files, {why})" if why else None
+
+        def jit_cache_env(env: Any) -> dict[str, str]:
+            """What remedy's drop-in sets for a unit whose JIT caches are read-only: the
+            consumers' cache variables under its CacheDirectory=, and TMPDIR there too when
+            the unit's temporary directory is read-only as well (ProtectSystem=strict without
+            PrivateTmp=: nvcc's and Python's temporary files, "No usable temporary directory")."""
+            out = {
+                "CACHE_DIRECTORY": JIT_CACHE_DIR,
+                "FLASHINFER_WORKSPACE_BASE": JIT_CACHE_DIR,
+                "TVM_FFI_CACHE_DIR": f"{JIT_CACHE_DIR}/tvm-ffi",
+                "TORCH_EXTENSIONS_DIR": f"{JIT_CACHE_DIR}/torch_extensions",
+            }
+            tmp = str((env or {}).get("TMPDIR") or "/tmp")
+            if read_only_reason(tmp, unit_sandboxing(), env):
+                out["TMPDIR"] = JIT_CACHE_DIR
+            return out
 
         return {
             **self.bind_field(facts),
@@ -919,6 +937,7 @@ class Functions:
             "unit_memory_max_mib": unit_memory_max_mib,
             "mem_limit_mib": mem_limit_mib,
             "jit_cache_read_only": jit_cache_read_only,
+            "jit_cache_env": jit_cache_env,
             "tk_at": tk_at,
             "missing_libs": missing_libs,
             "nvcc_owner": nvcc_owner,
