@@ -167,3 +167,21 @@ def test_cache_directory_is_a_slug(bad):
 def test_cache_directory_only_in_a_drop_in():
     with pytest.raises(ValueError):
         SetEnv(scope="profile", name="n", set={"A": "1"}, cache_directory="remedy-jit")
+
+
+def test_strict_without_private_tmp_moves_tmpdir_too():
+    """ProtectSystem=strict without PrivateTmp=: /tmp is read-only as well (Python's "No usable
+    temporary directory found", real in sandbox/scenarios/service-jit-cache-strict): TMPDIR goes
+    under the CacheDirectory= too. With PrivateTmp= (the recorded host) it is left alone."""
+    kb = load_knowledge()
+    plan = make_plan(kb, with_sandboxing(facts(), ProtectSystem="strict"), journal())
+    assert plan.steps[0].operation.set["TMPDIR"] == CACHE
+    assert "TMPDIR" not in make_plan(kb, facts(), journal()).steps[0].operation.set
+
+
+def test_a_read_only_tmp_line_is_a_symptom(tmp_path):
+    log = tmp_path / "j.log"
+    log.write_text(
+        "FileNotFoundError: [Errno 2] No usable temporary directory found in ['/tmp', '/']\n"
+    )
+    assert "tmpdir-unusable" in {s.signature for s in scan_logs([str(log)])[0]}
