@@ -62,6 +62,19 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       "nvcc fatal : Failed to preprocess host compiler properties.", plan with no step (exit 3),
       run no-complete-plan. Now a drop-in writes the PATH out: `fixed`; rollback restores it.
 
+  (j) service-jit-cache-readonly (systemd tier): ProtectHome=read-only + ProtectSystem=strict;
+      the JIT caches under /root are read-only: "OSError: [Errno 30] Read-only file system".
+      Before this change: plan nothing-to-do (exit 0), `run` nothing-to-do (exit 10), the unit
+      failed. Now a drop-in with CacheDirectory=remedy-jit and the consumers' cache variables:
+      `fixed` after the unit's real builds pass; rollback restores the unit.
+      service-jit-cache-strict: ProtectSystem=strict without PrivateTmp=, /tmp read-only too
+      ("No usable temporary directory found"): the drop-in also sets TMPDIR (main: plan
+      nothing-to-do, run nothing-to-do exit 10, as for the first).
+
+  (k) the same unit with MemoryMax=8G: remedy reads the limit (`systemctl show`) and plans
+      MAX_JOBS=1 for a RECORDED OOM-killed build (cgroup v1 here: MemoryMax= is not enforced,
+      no real OOM kill can be produced). Before: advice only, no step, no MemoryMax= read.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -467,3 +480,91 @@ def test_i_a_units_literal_path_variable_is_written_out(literal_path_unit, tmp_p
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def readonly_cache_unit():
+    yield from host_for_test("service-jit-cache-readonly", "tcro")
+
+
+@pytest.fixture
+def strict_cache_unit():
+    yield from host_for_test("service-jit-cache-strict", "tcst")
+
+
+@pytest.mark.parametrize(
+    "unit, tmpdir",
+    [("readonly_cache_unit", None), ("strict_cache_unit", "/var/cache/remedy-jit")],
+)
+def test_j_a_hardened_units_read_only_jit_cache_gets_a_cache_directory(
+    unit, tmpdir, request, tmp_path
+):
+    """systemd tier: ProtectHome=read-only + ProtectSystem=strict make root's home read-only in
+    the unit's namespace, where FlashInfer ($HOME/.cache/flashinfer) and tvm-ffi
+    (~/.cache/tvm-ffi) build: "OSError: [Errno 30] Read-only file system: '/root/.cache'".
+    Before this change remedy read no sandboxing directive and no signature knew the line: the
+    plan was nothing-to-do (exit 0) and `run` said nothing-to-do (exit 10), the unit failed.
+    Now a drop-in gives the caches CacheDirectory=remedy-jit and points FLASHINFER_WORKSPACE_BASE,
+    TVM_FFI_CACHE_DIR, TORCH_EXTENSIONS_DIR there: `run` restarts the unit, `fixed` when the
+    real builds pass and it is ready; rollback restores the unit. service-jit-cache-strict:
+    ProtectSystem=strict without PrivateTmp= (/tmp read-only too): the drop-in also sets TMPDIR
+    there (a cache fix alone stops at "No usable temporary directory found", seen here)."""
+    h = request.getfixturevalue(unit)
+    defect = scenario(h.rec["scenario"])["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    assert re.search(defect["expect"], journal), journal[-1500:]
+    ls = "ls -R /etc/systemd/system; systemctl show -p Environment sglang-k26.service"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("cache_directory")) for s in plan["steps"]]
+    print(f"(j) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unexplained']}")
+    svc = plan["facts"]["services"][0]
+    assert svc["sandboxing"]["ProtectSystem"] == "strict"
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    assert steps == [("service-jit-cache-dir", "remedy-jit")]
+    assert plan["steps"][0]["operation"]["set"].get("TMPDIR") == tmpdir
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(j) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    launch = [v for v in rep["verification"] if v.get("probe") == "launch-probe"]
+    assert launch and launch[0]["ok"] is True, rep["verification"]
+    # the real builds wrote the new cache, inside the unit's namespace
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert "TVM_FFI_CACHE_DIR=/var/cache/remedy-jit/tvm-ffi" in env.splitlines(), env
+    assert h.ssh("ls /var/cache/remedy-jit/tvm-ffi /var/cache/remedy-jit/.cache/flashinfer")[0] == 0
+    assert "ready to roll" in h.ssh("journalctl -u sglang-k26.service --no-pager")[1]
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
+
+
+OOM_LOG = ROOT / "tests" / "fixtures" / "corpus" / "jit-parallelism-fits-memory" / "2.log"
+
+
+def test_k_a_units_memory_max_is_read_and_sizes_max_jobs(readonly_cache_unit, tmp_path):
+    """systemd tier: the unit's MemoryMax= (a user's override.conf) is read for real
+    (`systemctl show`) and the OOM-killed build is planned in it: MAX_JOBS=1 for 8 GiB, where
+    the host's 23.5 GiB would say 2 (before this change: the rule was advice only, no step, and
+    no MemoryMax= was read). The OOM line is RECORDED (corpus row, PennyLaneAI/catalyst#1000):
+    this machine runs cgroup v1, where systemd does not enforce MemoryMax= (a 40M limit let the
+    unit's real JIT builds pass), so a real OOM kill cannot be produced here."""
+    h = readonly_cache_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    cmd = f"mkdir -p {d} && printf '[Service]\\nMemoryMax=8G\\n' > {d}/override.conf"
+    assert h.ssh(cmd + " && systemctl daemon-reload")[0] == 0
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(OOM_LOG), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = {s["action"]: s["operation"].get("set") for s in plan["steps"]}
+    print(f"(k) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    assert plan["facts"]["services"][0]["sandboxing"]["MemoryMax"] == str(8 * 1024**3)
+    assert plan["facts"]["memory_mib"] > 16 * 1024
+    assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
+    assert steps["env-max-jobs"] == {"MAX_JOBS": "1"}

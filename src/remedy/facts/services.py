@@ -17,6 +17,23 @@ from remedy.transport.quote import quote
 from remedy.units.shown import ShownEnvironment, parse_shown_environment
 from remedy.units.syntax import split_show_list
 
+# the unit's sandboxing and resource directives (systemd.exec(5), systemd.resource-control(5)):
+# which paths its process may write (a JIT cache under a read-only home) and its memory limit.
+# Kept as systemctl shows them, non-empty values only; read by rules, never run or written.
+SANDBOXING = (
+    "User",
+    "DynamicUser",
+    "ProtectHome",
+    "ProtectSystem",
+    "PrivateTmp",
+    "ReadOnlyPaths",
+    "ReadWritePaths",
+    "InaccessiblePaths",
+    "CacheDirectory",
+    "StateDirectory",
+    "MemoryMax",
+    "MemoryHigh",
+)
 PROPS = (
     "Id",
     "LoadState",
@@ -26,6 +43,7 @@ PROPS = (
     "ExecStart",
     "FragmentPath",
     "DropInPaths",
+    *SANDBOXING,
 )
 SHOW = "systemctl show --no-pager " + " ".join(f"-p {p}" for p in PROPS)
 UNIT_DIRS = (
@@ -158,6 +176,11 @@ def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFa
                 environment=env,
                 environment_files=files,
                 exec_start=exec_start,
+                sandboxing={
+                    k: v[-1].strip()
+                    for k in SANDBOXING
+                    if (v := u.get(k)) and v[-1].strip() not in ("", "no", "infinity")
+                },
                 python=None,  # filled once the interpreter's environment is probed
             )
         )

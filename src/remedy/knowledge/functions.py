@@ -321,6 +321,87 @@ def path_expanded(value: Any) -> str | None:
     return ":".join(out) or None
 
 
+# JIT caches and where each consumer puts them (read in the sandbox venv's sources):
+# FlashInfer 0.6.11.post1 flashinfer/jit/env.py: FLASHINFER_WORKSPACE_BASE or Path.home(), then
+# .cache/flashinfer; tvm-ffi 0.1.9 python/tvm_ffi/cpp/extension.py (SGLang's jit_kernel):
+# TVM_FFI_CACHE_DIR or ~/.cache/tvm-ffi; torch 2.14 torch/utils/cpp_extension.py
+# _get_build_directory: TORCH_EXTENSIONS_DIR or user_cache_dir('torch_extensions')
+# ($XDG_CACHE_HOME or ~/.cache). None of the first two reads XDG_CACHE_HOME.
+JIT_CACHE_DIR = "/var/cache/remedy-jit"  # CacheDirectory=remedy-jit (systemd.exec(5))
+
+
+def _unit_home(env: dict[str, Any], sandboxing: dict[str, Any]) -> str:
+    """The home the unit's process sees: its HOME, else root's for no User=, else the
+    conventional /home/USER (systemd sets HOME from the user database, not in the facts)."""
+    user = str(sandboxing.get("User") or "").strip()
+    if env.get("HOME"):
+        return str(env["HOME"])
+    return "/root" if user in ("", "root", "0") else f"/home/{user}"
+
+
+def jit_caches(env: Any, sandboxing: Any = None) -> dict[str, str]:
+    """consumer -> the directory its JIT build writes, in this environment."""
+    env = dict(env or {})
+    home = _unit_home(env, dict(sandboxing or {}))
+    xdg = env.get("XDG_CACHE_HOME") or f"{home}/.cache"
+    return {
+        "flashinfer-jit": posixpath.join(
+            env.get("FLASHINFER_WORKSPACE_BASE") or home, ".cache/flashinfer"
+        ),
+        "sglang-jit-kernel": env.get("TVM_FFI_CACHE_DIR") or f"{home}/.cache/tvm-ffi",
+        "torch-cpp-extension": env.get("TORCH_EXTENSIONS_DIR") or f"{xdg}/torch_extensions",
+    }
+
+
+def _under(path: str, prefix: str) -> bool:
+    prefix = prefix.rstrip("/") or "/"
+    return prefix == "/" or path == prefix or path.startswith(prefix + "/")
+
+
+def _paths(value: Any) -> list[str]:
+    """A `systemctl show` path list: space-separated, each maybe prefixed with - or +."""
+    return [p.lstrip("-+") for p in str(value or "").split() if p.lstrip("-+").startswith("/")]
+
+
+def read_only_reason(path: Any, sandboxing: Any, env: Any = None) -> str | None:
+    """Why a unit's process cannot write `path` under its sandboxing (systemd.exec(5)), or None:
+    ProtectHome=read-only|yes (/home, /root, /run/user), ProtectSystem=strict (all but /dev,
+    /proc, /sys, and /tmp, /var/tmp with PrivateTmp=), =yes|full (/usr, /boot, /efi; /etc with
+    full), ReadOnlyPaths=; unless ReadWritePaths= or a CacheDirectory=/StateDirectory= (the
+    directory systemd makes writable, named in $CACHE_DIRECTORY/$STATE_DIRECTORY) holds it."""
+    p = posixpath.normpath(str(path or ""))
+    sb, env = dict(sandboxing or {}), dict(env or {})
+    if not p.startswith("/"):
+        return None
+    rw = _paths(sb.get("ReadWritePaths"))
+    rw += [f"/var/cache/{d}" for d in str(sb.get("CacheDirectory") or "").split()]
+    rw += [f"/var/lib/{d}" for d in str(sb.get("StateDirectory") or "").split()]
+    for var in ("CACHE_DIRECTORY", "STATE_DIRECTORY"):
+        rw += [d for d in str(env.get(var) or "").split(":") if d.startswith("/")]
+    if any(_under(p, d) for d in rw):
+        return None
+    home = str(sb.get("ProtectHome") or "no").lower()
+    if home in ("read-only", "yes", "true", "1") and any(
+        _under(p, d) for d in ("/home", "/root", "/run/user")
+    ):
+        return f"ProtectHome={sb['ProtectHome']}"
+    system = str(sb.get("ProtectSystem") or "no").lower()
+    if system == "strict":
+        free = ["/dev", "/proc", "/sys"]
+        if str(sb.get("PrivateTmp") or "no").lower() in ("yes", "true", "1"):
+            free += ["/tmp", "/var/tmp"]
+        if not any(_under(p, d) for d in free):
+            return "ProtectSystem=strict"
+    elif system in ("yes", "true", "1", "full"):
+        ro = ["/usr", "/boot", "/efi"] + (["/etc"] if system == "full" else [])
+        if any(_under(p, d) for d in ro):
+            return f"ProtectSystem={sb['ProtectSystem']}"
+    for d in _paths(sb.get("ReadOnlyPaths")):
+        if _under(p, d):
+            return f"ReadOnlyPaths={d}"
+    return None
+
+
 def provider_functions() -> dict[str, Callable[..., Any]]:
     """The provider table's lookups (knowledge/providers.yaml), for rules and actions: each
     imports remedy.knowledge.providers when first called. Every render context holds them
@@ -827,9 +908,67 @@ class Functions:
                     return _s(var) in (svc.get("environment_files_env") or {})
             return False
 
+        def unit_sandboxing() -> dict[str, str]:
+            """The workload's unit's sandboxing directives (Service.sandboxing); {} else."""
+            unit = (facts.get("workload") or {}).get("service")
+            for svc in facts.get("services", ()) if unit else ():
+                if svc.get("name") == unit:
+                    return dict(svc.get("sandboxing") or {})
+            return {}
+
+        def unit_memory_max_mib() -> int | None:
+            """The workload's unit's MemoryMax= in MiB (systemctl show gives bytes; infinity
+            is not recorded): the cgroup limit its builds are OOM-killed at."""
+            v = str(unit_sandboxing().get("MemoryMax") or "").strip()
+            return int(v) // 1048576 if v.isdigit() else None
+
+        def mem_limit_mib() -> int | None:
+            """The memory the workload's builds may use: the host's, or its unit's MemoryMax=
+            when lower (systemd.resource-control(5)); None when neither is known."""
+            vals = [m for m in (facts.get("memory_mib"), unit_memory_max_mib()) if m]
+            return min(vals) if vals else None
+
+        def jit_cache_read_only(env: Any) -> str | None:
+            """The first JIT cache of the workload's consumers that its unit cannot write
+            ('DIR (consumer, ProtectHome=read-only)'), None when every one is writable."""
+            sb = unit_sandboxing()
+            if not sb:
+                return None
+            consumers = (facts.get("workload") or {}).get("consumers") or ()
+            for consumer, d in jit_caches(env, sb).items():
+                if consumers and consumer not in consumers:
+                    continue
+                why = read_only_reason(d, sb, env)
+                if why:
+                    return f"{d} ({consumer}, {why})"
+            tmp = str((env or {}).get("TMPDIR") or "/tmp")
+            why = read_only_reason(tmp, sb, env)
+            return f"{tmp} (the builds' temporary files, {why})" if why else None
+
+        def jit_cache_env(env: Any) -> dict[str, str]:
+            """What remedy's drop-in sets for a unit whose JIT caches are read-only: the
+            consumers' cache variables under its CacheDirectory=, and TMPDIR there too when
+            the unit's temporary directory is read-only as well (ProtectSystem=strict without
+            PrivateTmp=: nvcc's and Python's temporary files, "No usable temporary directory")."""
+            out = {
+                "CACHE_DIRECTORY": JIT_CACHE_DIR,
+                "FLASHINFER_WORKSPACE_BASE": JIT_CACHE_DIR,
+                "TVM_FFI_CACHE_DIR": f"{JIT_CACHE_DIR}/tvm-ffi",
+                "TORCH_EXTENSIONS_DIR": f"{JIT_CACHE_DIR}/torch_extensions",
+            }
+            tmp = str((env or {}).get("TMPDIR") or "/tmp")
+            if read_only_reason(tmp, unit_sandboxing(), env):
+                out["TMPDIR"] = JIT_CACHE_DIR
+            return out
+
         return {
             **self.bind_field(facts),
             "unit_envfile_sets": unit_envfile_sets,
+            "unit_sandboxing": unit_sandboxing,
+            "unit_memory_max_mib": unit_memory_max_mib,
+            "mem_limit_mib": mem_limit_mib,
+            "jit_cache_read_only": jit_cache_read_only,
+            "jit_cache_env": jit_cache_env,
             "tk_at": tk_at,
             "missing_libs": missing_libs,
             "nvcc_owner": nvcc_owner,

@@ -82,6 +82,10 @@ class Service(Strict):
     environment_files_env: dict[str, str] = Field(default_factory=dict)
     exec_start: str | None = None
     python: str | None = None  # venv prefix derived from ExecStart
+    # sandboxing/resource directives as `systemctl show` gives them (facts/services.SANDBOXING:
+    # ProtectHome, ProtectSystem, ReadWritePaths, CacheDirectory, User, MemoryMax ...), non-empty
+    # only; data for rules (knowledge.functions jit_cache_read_only), never a command or a path
+    sandboxing: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class Workload(Strict):

@@ -378,10 +378,16 @@ class SetEnv(Operation):
     # of remedy's, next to it (<drop-in>.env; systemd reads only *.conf there), read after the
     # unit's own files: a later file's value wins (sandbox/scenarios/service-envfile-cuda-home)
     envfile: bool = False
+    # CacheDirectory=NAME in the drop-in: systemd creates /var/cache/NAME for the unit's user
+    # and makes it writable under ProtectHome=/ProtectSystem=strict (systemd.exec(5)); a slug,
+    # never a path from the host (sandbox/scenarios/service-jit-cache-readonly)
+    cache_directory: Slug | None = None
 
     def model_post_init(self, _ctx: Any) -> None:
         if not self.set and not self.unset:
             raise ValueError("an env operation must set or unset a variable")
+        if self.cache_directory and self.scope != "dropin":
+            raise ValueError("a CacheDirectory= is for a drop-in")
         if (self.scope == "dropin") != bool(self.unit):
             raise ValueError("scope 'dropin' needs a unit; 'profile' takes none")
         if self.envfile and (self.scope != "dropin" or self.unset or not self.set):
@@ -404,6 +410,8 @@ class SetEnv(Operation):
             text = writers.dropin_env_text(self.set, self.unset)
             if self.envfile:
                 text += f"EnvironmentFile={self.envfile_path()}\n"
+            if self.cache_directory:
+                text += f"CacheDirectory={self.cache_directory}\n"
             return text
         return writers.profile_text(self.set, self.unset)
 
