@@ -27,6 +27,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "startcache": {"cachefile"},
     "planfile": {"errors", "model", "fileread"},
     "redact": {"errors", "model"},
+    "textchars": set(),
     "resolve": {"errors", "model"},
     "interrupts": {"errors", "model"},
     "transport": {"errors", "syspath", "fileread"},
@@ -41,9 +42,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "scope": {"errors", "model", "evaluate", "units"},
     # typed operations: a step's change as validated parameters, rendered to commands,
     # rollback and Ansible tasks (operations/verify.py checks saved plans: application level)
-    "operations": {"errors", "model", "units", "transport", "trust"},
+    "operations": {"errors", "model", "units", "transport", "trust", "textchars"},
     "operations/verify.py": {"errors", "model", "operations", "planner"},
-    "confirm": {"errors", "model", "interrupts", "report"},
+    "confirm": {"errors", "model", "interrupts", "report", "redact"},
     "diagnose": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
     "impact": {"errors", "model", "resolve", "knowledge", "evidence", "evaluate"},
     "units/impact.py": {
@@ -79,7 +80,16 @@ MAY_IMPORT: dict[str, set[str]] = {
         "knowledge",
         "evidence",
     },  # fmt: skip
-    "report": {"errors", "model", "fileread", "redact", "planfile", "knowledge", "impact"},
+    "report": {
+        "errors",
+        "model",
+        "fileread",
+        "redact",
+        "planfile",
+        "knowledge",
+        "impact",
+        "textchars",
+    },
     "executor": BASE | {"transport", "trust", "knowledge", "evaluate", "planner", "scope"},
     "export": BASE
     | {"transport", "units", "knowledge", "evaluate", "scope", "planner", "probes", "executor"}

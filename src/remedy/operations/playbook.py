@@ -25,7 +25,7 @@ def _style(data: str, multiline: str | None) -> str | None:
     zero-width, tag characters) is double-quoted: only there does YAML read `\\u202e` back
     as the character (plain, single-quoted and block scalars took it as six characters of
     text, and the playbook named another path than the plan's)."""
-    from remedy.report.safe import needs_escape
+    from remedy.textchars import needs_escape
 
     if needs_escape(data):
         return '"'

@@ -12,21 +12,11 @@ from __future__ import annotations
 
 import re
 
-# Characters a terminal draws as nothing (Unicode's format and default-ignorable characters):
-# the bidi overrides/isolates/marks that reorder what is displayed ("Trojan Source"), and the
-# zero-width ones (ZWSP/ZWNJ/ZWJ, WORD JOINER and the invisible operators, BOM, SOFT HYPHEN,
-# Mongolian and other variation selectors, Hangul fillers), LINE/PARAGRAPH SEPARATOR, and the
-# tag characters (U+E0000 block: invisible letters). In a host string they hide what the
-# operator reads (`/opt/x<ZWSP>/.venv` shows as `/opt/x/.venv`) or carry a message nobody sees.
-_INVISIBLE = (
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-    "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
-)
-# C0 controls but tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), the invisible
-CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
-# what json.dumps leaves raw in a string (it escapes C0 only): DEL, C1, the invisible
-_JSON_RAW = re.compile(f"[\x7f-\x9f{_INVISIBLE}]")
+from remedy.textchars import C0 as _C0
+from remedy.textchars import CONTROLS as CONTROLS
+from remedy.textchars import JSON_RAW as _JSON_RAW
+from remedy.textchars import needs_escape as needs_escape
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
@@ -53,16 +43,6 @@ def _u_escape(c: int) -> str:
         c -= 0x10000
         return f"\\u{0xD800 + (c >> 10):04x}\\u{0xDC00 + (c & 0x3FF):04x}"
     return f"\\u{c:04x}"
-
-
-def needs_escape(text: str) -> bool:
-    """Whether file_safe would write an escape for a character of text (a YAML writer then
-    double-quotes it: in a plain or single-quoted scalar an escape is text, not the
-    character)."""
-    return bool(_JSON_RAW.search(text) or _C0.search(text))
-
-
-_C0 = re.compile("[\x00-\x08\x0b-\x1f]")  # never raw in JSON; in YAML/HTML/markdown: an escape
 
 
 def file_safe(text: str) -> str:
