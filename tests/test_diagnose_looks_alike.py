@@ -122,7 +122,7 @@ def test_rejected_ptx_is_tritons_only_when_triton_says_so():
     assert ranked(t)[0] == "driver-runs-ptx"
     assert "driver-supports-build-cuda" not in ranked(t)
     for p in (
-        TEMPLATES / "cuda-errors" / "helper-cuda-222.log",
+        TEMPLATES / "cuda-samples" / "helper-cuda-222.log",
         TEMPLATES / "numba" / "linker-driver-jit-ptx-newer.log",
         CORPUS / "driver-supports-build-cuda" / "gac-2.log",
     ):
