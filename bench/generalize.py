@@ -743,6 +743,18 @@ TUNED_AFTER: list[str] = [
     " the newest minor of a major the wheel has (GB10 12.1 on a 12.0 wheel); field signal"
     " killed-after-nvcc-command: a shell's bare 'Killed' right after an echoed nvcc command"
     " (fields.preceding_commands) -> jit-parallelism-fits-memory",
+    "tune-ah (after rounds 32-35's misses, fafbf0a): signatures torchao-cpp-extensions-skipped"
+    " (torchao's 'Skipping import of cpp extensions due to incompatible torch version') ->"
+    " extensions-match-torch-abi, candle-bf16-kernel-not-in-module (candle's 'named symbol not"
+    " found ... when loading <kernel>_bf16') -> kernel-arch-feature,"
+    " nvcc-host-pass-libstdcxx-parameter-packs (gcc's 'parameter packs not expanded' in"
+    " libstdc++'s std_function.h/tuple) -> host-compiler-supported,"
+    " triton-llvm-cannot-select-tcgen05 -> triton-knows-gpu; container-gpu-device-driver-missing"
+    " without the quoted driver name, nvml-driver-library-mismatch takes 'Failed to initialize"
+    " NVML: Function Not Found', gpu-lacks-number-format the bare _scaled_mm line,"
+    " nvidia-kmod-build-failed kbuild's make error in /dkms/nvidia/<ver>/build,"
+    " cuda-runtime-lib-not-found ldd's/ntldd's 'X => not found', moe-kernel-arch-dispatch-"
+    "refuses-gpu DeepGEMM's 'Unknown recipe' (utils/layout.hpp)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -574,7 +574,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # '<pkg> was requested, but nvcc was not found.' as a UserWarning with no error word; it is
     # the near-context of the build error that follows): 99 -> 100. Its NCCL capture refusal
     # reuses 'CUDA', the ptxas future-arch line 'fatal', the build-script frame 'File '.
-    assert len(lits) <= 100, "each literal costs grep time; see prefilter.py"
+    # Tune-ah adds 'Skipping imp' (torchao's 'Skipping import of cpp extensions due to
+    # incompatible torch version' is a logging warning with no error word) and '=> not found'
+    # (ldd's / ntldd's 'libcublas.so.13 => not found' listing holds none either): 100 -> 102.
+    # Its NVML init line reuses 'Failed'/'failed', candle's missing kernel 'ERROR' and Docker's
+    # unquoted driver name 'vice driver'.
+    assert len(lits) <= 102, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
