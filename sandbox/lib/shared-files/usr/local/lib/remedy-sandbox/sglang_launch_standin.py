@@ -40,7 +40,9 @@ def fake_gpu():
     import torch
 
     out = subprocess.run(
-        ["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+        # by absolute path (sbx puts the GPU stand-in there): the GPU stand-in is not part of the
+        # chain under test, and service-path-literal breaks the unit's PATH on purpose
+        ["/usr/bin/nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
         capture_output=True,
         text=True,
         check=True,
