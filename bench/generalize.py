@@ -216,6 +216,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # while perf-g and toolchain-4 worked without seeing them; scored by b1843d9 (main after
     # tune-ag, harvest-a and harvest-b merged).
     ("b1843d9", "b1843d9"),
+    # round 36: 52 logs (30 with a class, 22 whose cause no rule covers) collected on
+    # 2026-12-03 (session 33) by five engineers (coll-gba..gbe, prefixes gba-gbe) who never
+    # ran remedy on them, while tune-ai, perf-h and redteam-9 worked without seeing them;
+    # scored by f4035c6 (main at the session's start, bench/results/round36/).
+    ("f4035c6", "f4035c6"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
