@@ -142,6 +142,13 @@ class TraceReporter(Reporter):
         breaks = ", ".join((verdict.data or {}).get("breaks", []))
         self.lines.append(f"{'  ' * depth}  reject {_move_label(move)}: {verdict.reason} {breaks}")
 
+    def unfixable(self, goals: Any) -> None:
+        for r, s in goals:
+            self.lines.append(
+                f"unfixable: {r}@{s}: none of the rule's repairs applies and no action's "
+                "declared effect makes it hold; left unresolved, not searched for"
+            )
+
     def bounding(self, goal_cost: tuple[int, ...], left: int) -> None:
         self.lines.append(
             f"stop: a plan of cost {dict(zip(CRITERIA, goal_cost, strict=True))} is found and "

@@ -196,6 +196,8 @@ class FactsProvider:
     # warning-level rules the logs show failing (a finding `observed` through a signature it
     # predicts): repaired like errors. Without a log they stay advice (a risk, not a failure).
     promoted: frozenset[str] = frozenset()
+    # violations no move can repair (``unfixable``): candidates stops looking for moves for them
+    hopeless: set[Hashable] = field(default_factory=set)
     _keys: dict[int, tuple[dict[str, Any], Hashable]] = field(default_factory=dict, repr=False)
     _last: tuple[dict[str, Any], Move, dict[str, Any]] | None = field(default=None, repr=False)
 
@@ -241,7 +243,27 @@ class FactsProvider:
         # what the planner may do, but it goes first (an effect-found step never displaces a
         # listed repair that applies: recorded H200 scenario d keeps its wheel alignment)
         for v in unrepaired:
-            yield from self.by_effect(state, v)
+            if v.key not in self.hopeless:
+                yield from self.by_effect(state, v)
+
+    def unfixable(self, state: dict[str, Any], goal: Hashable) -> bool:
+        """Whether no move can repair the violation ``goal`` of ``state``: its rule lists no
+        repair that applies to it, and no other action's declared effect, bound for it, makes
+        the rule hold (a file only a driver ships, -lcuda's libcuda.so, where no action
+        installs a driver). Marked once (``hopeless``): the search then does not branch on it,
+        and ``candidates`` no longer binds every action against it in every state it expands,
+        which on a host with many venvs made planning superlinear."""
+        v = next((v for v in self.violations(state) if v.key == goal), None)
+        if v is None:
+            return False
+        for aid in self.kb.rules[v.rule].rule.repairs:
+            ca = self.kb.actions[aid]
+            if not ca.action.masks and next(iter(self.bind(ca, v)), None) is not None:
+                return False
+        if next(iter(self.by_effect(state, v)), None) is not None:
+            return False
+        self.hopeless.add(goal)
+        return True
 
     def by_effect(self, state: dict[str, Any], v: Violation) -> Iterable[Move]:
         listed = set(self.kb.rules[v.rule].rule.repairs)

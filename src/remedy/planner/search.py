@@ -54,6 +54,14 @@ class Provider(Protocol[S, M]):
     # Optional: ``cost_floor() -> tuple[int, ...]``, a lower bound, criterion by criterion, on
     # the cost of any move (every move's cost minus it is >= 0 in each criterion). Without it
     # the bound is zero.
+    #
+    # Optional: ``unfixable(state, goal) -> bool``, asked once for each goal the initial state
+    # does not meet: True when no move the provider knows can make that goal hold (no move
+    # offered for it, none whose declared effect meets it). The search then stops branching
+    # on it: a state whose only unmet goals are unfixable ones counts as a goal (the result is
+    # partial: ``unmet`` lists them, ``unfixable`` too), and the provider, having said so, may
+    # stop looking for moves for it. Without it every unmet goal is searched for in every
+    # state, and a goal nothing can meet makes the search expand every state it can reach.
 
 
 class Reporter:
@@ -66,6 +74,10 @@ class Reporter:
     def rejecting(self, depth: int, move: Any, verdict: Verdict) -> None: ...
 
     def adding(self, depth: int, move: Any, cost: tuple[int, ...]) -> None: ...
+
+    def unfixable(self, goals: Sequence[Hashable]) -> None:
+        """The provider says no move can meet these goals of the initial state: the search
+        does not branch on them and the result leaves them unmet."""
 
     def bounding(self, goal_cost: tuple[int, ...], left: int) -> None:
         """The search stops: none of the ``left`` states it has not expanded can lead to a
@@ -90,6 +102,9 @@ class SearchResult(Generic[S, M]):
     rejections: list[Rejection[M]] = field(default_factory=list)
     expansions: int = 0
     exhausted: bool = False  # the budget ran out before a goal was found
+    # goals of the initial state the provider said no move can meet (``Provider.unfixable``)
+    # and left unmet in ``unmet``
+    unfixable: list[Hashable] = field(default_factory=list)
 
     @property
     def solved(self) -> bool:
@@ -124,6 +139,17 @@ def search(
     goal: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
     start_unmet = list(provider.unmet(initial))
     rep.starting(start_unmet)
+    # goals no move can meet, marked once: a state counts as a goal once only these are unmet
+    unfixable_of = getattr(provider, "unfixable", None)
+    hopeless = frozenset(
+        g for g in start_unmet if unfixable_of is not None and unfixable_of(initial, g)
+    )
+    if hopeless:
+        rep.unfixable([g for g in start_unmet if g in hopeless])
+
+    def done(unmet: Sequence[Hashable]) -> bool:
+        return all(g in hopeless for g in unmet)
+
     counter = itertools.count()
     frontier: list[tuple[tuple[int, ...], int, int, S, list[M], list[S]]] = [
         (zero, 0, next(counter), initial, [], [initial])
@@ -136,14 +162,22 @@ def search(
     while frontier:
         cost, depth, _, state, moves, states = heapq.heappop(frontier)
         unmet = list(provider.unmet(state))
-        if unmet and goal is not None and not _add(cost, floor) < goal[0]:
+        if not done(unmet) and goal is not None and not _add(cost, floor) < goal[0]:
             # nothing left can beat the goal already found: the full search would expand
             # this and the rest in vain, then pop that goal
             rep.bounding(goal[0], len(frontier))  # the popped state, not the goal
             cost, depth, _, state, moves, states = goal[1]
-            unmet = []
-        if not unmet:
-            result = SearchResult(moves, states, cost, [], list(rejections.values()), expansions)
+            unmet = list(provider.unmet(state))
+        if done(unmet):
+            result = SearchResult(
+                moves,
+                states,
+                cost,
+                unmet,
+                list(rejections.values()),
+                expansions,
+                unfixable=unmet,
+            )
             rep.ending(result)
             return result
         if len(unmet) < closest[0]:
@@ -176,7 +210,7 @@ def search(
             entry = (new_cost, depth + 1, next(counter), after, [*moves, move], [*states, after])
             heapq.heappush(frontier, entry)
             # (a goal pushed later than one of equal cost loses the tie to it)
-            if bounded and (goal is None or new_cost < goal[0]) and not provider.unmet(after):
+            if bounded and (goal is None or new_cost < goal[0]) and done(provider.unmet(after)):
                 goal = (new_cost, entry)
     _, cost, state, moves, states, unmet = closest
     result = SearchResult(
@@ -187,6 +221,7 @@ def search(
         list(rejections.values()),
         expansions,
         exhausted=expansions >= max_expansions,
+        unfixable=[g for g in unmet if g in hopeless],
     )
     rep.ending(result)
     return result
