@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from remedy.errors import KnowledgeError
+from remedy.evidence.prefix import unwrap_docker_json
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 from remedy.model import Source, Symptom
 
@@ -616,6 +617,12 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
     return views
 
 
+def _line_text(raw: bytes) -> str:
+    """A line read back from the log, as the scan saw it (a Docker json-file record
+    unwrapped: remedy.evidence.prefix)."""
+    return unwrap_docker_json(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+
+
 def _reread(source: str) -> BinaryIO | None:
     """The log a symptom came from, read again: exactly the file the scan checked under that
     name (remedy.evidence.reader.open_checked), never what the name leads to now (its writer
@@ -648,7 +655,7 @@ def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
             with f:
                 for n, raw in enumerate(f, 1):
                     if n in lines:
-                        text = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
+                        text = _line_text(raw).strip()
                         fields = command_fields(text)
                         if fields:
                             out[lines[n]] = fields
@@ -719,7 +726,7 @@ def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
                             out[fatal[n]] = fields
                     if n >= last:
                         break
-                    window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+                    window.append(_line_text(raw).rstrip("\r\n"))
         except OSError:
             continue
     return out
@@ -798,7 +805,7 @@ def preceding_link_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]
                                 break
                     if n >= last:
                         break
-                    window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+                    window.append(_line_text(raw).rstrip("\r\n"))
         except OSError:
             continue
     return out
@@ -880,7 +887,7 @@ def range_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
             with f:
                 for n, raw in enumerate(f, 1):
                     if n in keep:
-                        lines[n] = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
+                        lines[n] = _line_text(raw).strip()
                     if n >= last:
                         break
             for line, i in at.items():

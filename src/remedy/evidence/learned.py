@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from remedy.evidence.prefix import DOCKER_JSON_HEAD, unwrap_docker_json
 from remedy.fileread import json_loads
 
 FORMAT = "remedy-log-classes-2"  # 2: per-class distinctive tokens (the claim gate)
@@ -171,7 +172,10 @@ def read_log_text(paths: Iterable[str | os.PathLike[str]], *, checked: bool = Fa
         except OSError:
             continue
         budget -= len(data)
-        parts.append(data.decode("utf-8", errors="replace").replace("\0", " "))
+        text = data.decode("utf-8", errors="replace").replace("\0", " ")
+        if text.startswith(DOCKER_JSON_HEAD.decode()):  # the lines the container wrote
+            text = "\n".join(unwrap_docker_json(x) for x in text.split("\n"))
+        parts.append(text)
     return "\n".join(parts)
 
 
