@@ -140,10 +140,19 @@ class _Aggregator:
         text, proc, idxs = waiting
         if proc != process or not follower.strip():
             return
-        matches = self.matcher.match_joined(text.rstrip(), follower.strip(), idxs)
+        first, rest = text.rstrip(), follower.strip()
+        sep = " "
+        matches = self.matcher.match_joined(first, rest, idxs)
+        # a terminal copy hard-wrapped at its column cuts inside a word ('No such file o' /
+        # 'r directory'): joined with no space, tried only where the word runs across the cut
+        # (the first line ends, and the next starts, with a letter or digit) and the one-space
+        # join matched nothing
+        if not matches and first[-1:].isalnum() and rest[:1].isalnum():
+            sep = ""
+            matches = self.matcher.match_joined(first, rest, idxs, sep)
         if not matches:
             return
-        joined = text.rstrip() + " " + follower.strip()
+        joined = first + sep + rest
         self._record(lineno, joined, proc, matches)
         if any(k[2].line == lineno for k in self.heap):  # now explained: not suspicious
             self.heap = [k for k in self.heap if k[2].line != lineno]
