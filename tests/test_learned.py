@@ -500,3 +500,57 @@ def test_the_committed_model_names_no_class_on_its_frequent_but_shared_words():
         word = max(sorted(m.distinctive[cls]), key=lambda t: sum(t in s for s in mine))
         assert [c for c, _ in learned.learned_classes(f"{text} {word}", m)][:1] == [cls]
     assert checked, "no class's shared words made it the most probable: the test checks nothing"
+
+
+PIP_CONFLICT = """INFO: pip is looking at multiple versions of foo to determine which version is compatible with other requirements. This could take a while.
+ERROR: Cannot install foo and bar==1.2.3.post1 because these package versions have conflicting dependencies.
+
+The conflict is caused by:
+    bar 1.2.3.post1 depends on baz==2.7.1
+    foo 0.2.7.post1 depends on baz==2.8.*
+
+To fix this you could try to:
+1. loosen the range of package versions you've specified
+2. remove package versions to allow pip attempt to solve the dependency conflict
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts
+"""
+
+
+def test_a_tools_fixed_text_and_bare_versions_are_never_distinctive():
+    """A class whose rows are mostly pip conflicts: pip's own text and the release numbers
+    pass share/ratio, yet they say which tool failed, not why (tune-ai, fzx-5); the class's
+    own words (the CUDA wheels) still gate."""
+    words = learned.boilerplate_tokens()
+    assert {"loosen", "specified", "solve", "conflict", "unsatisfiable"} <= words
+    names = ["alpha", "bravo", "delta", "gamma", "kappa", "sigma", "omega"]
+    texts = [
+        PIP_CONFLICT.replace("baz", f"nvidia-cublas-cu12 {i}")
+        .replace("foo", names[i])
+        .replace("bar", names[i + 1])
+        for i in range(6)
+    ]
+    labels = ["reqs"] * 6
+    texts += [f"nvcc fatal unsupported gpu architecture compute {i}" for i in range(5)]
+    labels += ["other"] * 5
+    texts += [f"segmentation fault core dumped python worker {i}" for i in range(4)]
+    labels += [learned.NONE] * 4
+    old = learned.train(texts, labels, {"gate_boilerplate": False})
+    new = learned.train(texts, labels)
+    assert {"loosen", "n.n.n.postn"} <= old.distinctive["reqs"]
+    assert not (words | {"n.n.n.postn"}) & new.distinctive["reqs"]
+    assert "nvidia-cublas-cun" in new.distinctive["reqs"]
+    # a conflict between two other packages: pip's text alone claimed the class before
+    assert [c for c, _ in learned.learned_classes(PIP_CONFLICT, old)][:1] == ["reqs"]
+    assert learned.learned_classes(PIP_CONFLICT, new) == []
+    cuda = PIP_CONFLICT.replace("baz", "nvidia-cublas-cu12")
+    assert [c for c, _ in learned.learned_classes(cuda, new)][:1] == ["reqs"]
+
+
+def test_a_pip_conflict_of_no_rule_is_not_claimed_by_a_model_that_never_saw_it():
+    """Round 30's fzx-5 (a flashinfer/sglang torch-pin conflict; class null), LORO."""
+    row = next(r for r in rows() if r["file"] == "unknown/fzx-5.log")
+    m = learned.train_rows(held_out(row))
+    probs = m.probabilities(row["text"])
+    assert max(probs, key=probs.__getitem__) == "python-requirements-hold"  # the wording's pull
+    assert learned.learned_classes(row["text"], m) == []

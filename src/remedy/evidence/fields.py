@@ -17,7 +17,7 @@ import os
 import re
 import shlex
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from remedy.errors import KnowledgeError
+from remedy.evidence.prefix import unwrap_docker_json
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 from remedy.model import Source, Symptom
 
@@ -616,6 +617,12 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
     return views
 
 
+def _line_text(raw: bytes) -> str:
+    """A line read back from the log, as the scan saw it (a Docker json-file record
+    unwrapped: remedy.evidence.prefix)."""
+    return unwrap_docker_json(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+
+
 def _reread(source: str) -> BinaryIO | None:
     """The log a symptom came from, read again: exactly the file the scan checked under that
     name (remedy.evidence.reader.open_checked), never what the name leads to now (its writer
@@ -648,7 +655,7 @@ def failing_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
             with f:
                 for n, raw in enumerate(f, 1):
                     if n in lines:
-                        text = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
+                        text = _line_text(raw).strip()
                         fields = command_fields(text)
                         if fields:
                             out[lines[n]] = fields
@@ -719,7 +726,7 @@ def preceding_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
                             out[fatal[n]] = fields
                     if n >= last:
                         break
-                    window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+                    window.append(_line_text(raw).rstrip("\r\n"))
         except OSError:
             continue
     return out
@@ -798,7 +805,7 @@ def preceding_link_commands(symptoms: list[Symptom]) -> dict[int, dict[str, str]
                                 break
                     if n >= last:
                         break
-                    window.append(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+                    window.append(_line_text(raw).rstrip("\r\n"))
         except OSError:
             continue
     return out
@@ -855,38 +862,88 @@ def range_fields(text: str) -> dict[str, str]:
     }
 
 
+# JAX's CUDA plugin check (jax_plugins/cuda/__init__.py _check_cuda_versions._make_msg):
+# 'Outdated {name} installation found.\nVersion JAX was built against: {build_version}\n
+# Minimum supported: {min_supported}\nInstalled version: {runtime_version}\n{req_str}', the
+# req_str line being what jax-cuda-lib-outdated matches; the numbers sit on the lines above it
+JAX_OUTDATED_SIGNATURE = "jax-cuda-lib-outdated"
+JAX_OUTDATED_BEFORE = 4
+_JAX_BUILT = re.compile(r"Version JAX was built against: (\d+)")
+_JAX_INSTALLED = re.compile(r"Installed version: (\d+)")
+
+
+def jax_version_fields(text: str) -> dict[str, str]:
+    """jax_build_version, jax_installed_version and jax_installed_below_build ('yes'/'no') of
+    JAX's outdated-library report in ``text`` (its lines joined); {} when a number is absent.
+    'no': the library loaded is the one the plugin was built against or newer, and only JAX's
+    own floor ('Minimum supported') refuses it: no older copy was found first."""
+    b, i = _JAX_BUILT.search(text), _JAX_INSTALLED.search(text)
+    if not b or not i:
+        return {}
+    below = int(i.group(1)) < int(b.group(1))
+    return {
+        "jax_build_version": b.group(1),
+        "jax_installed_version": i.group(1),
+        "jax_installed_below_build": "yes" if below else "no",
+    }
+
+
 def range_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
     """symptom index of each torch range-warning line -> range_fields of the non-blank lines
-    at most RANGE_AROUND lines before and after it (same file)."""
+    at most RANGE_AROUND lines before and after it (same file); and of each JAX outdated-library
+    line -> jax_version_fields of the JAX_OUTDATED_BEFORE lines above it and itself."""
+    out = _contexts(symptoms, RANGE_SIGNATURE, RANGE_AROUND, RANGE_AROUND, range_fields)
+    # the report's head line ('... Outdated X installation found.') has its numbers below it,
+    # its last line ('The local installation ...') above it: each reads its own report only
+    n = JAX_OUTDATED_BEFORE
+    head = _contexts(symptoms, JAX_OUTDATED_SIGNATURE, 0, n, jax_version_fields, _is_jax_head)
+    tail = _contexts(
+        symptoms, JAX_OUTDATED_SIGNATURE, n, 0, jax_version_fields, lambda s: not _is_jax_head(s)
+    )
+    for i, f in (head | tail).items():
+        out[i] = {**out.get(i, {}), **f}
+    return out
+
+
+def _is_jax_head(s: Symptom) -> bool:
+    return "Outdated" in s.text
+
+
+def _contexts(
+    symptoms: list[Symptom],
+    signature: str,
+    before: int,
+    after: int,
+    read: Callable[[str], dict[str, str]],
+    only: Callable[[Symptom], bool] = lambda s: True,
+) -> dict[int, dict[str, str]]:
+    """symptom index of each ``signature`` line (that ``only`` keeps) -> ``read`` of its line,
+    else of the non-blank lines from ``before`` lines above it to ``after`` below it (same
+    file), joined."""
+    mine = [i for i, s in enumerate(symptoms) if s.signature == signature and only(s)]
     want: dict[str, dict[int, int]] = {}  # source -> {line: symptom index}
-    for i, s in enumerate(symptoms):
-        if s.signature == RANGE_SIGNATURE:
-            want.setdefault(s.source, {})[s.line] = i
+    for i in mine:
+        want.setdefault(symptoms[i].source, {})[symptoms[i].line] = i
     # the line itself first (a warning reflowed onto one line; a log read from stdin)
-    out = {
-        i: f
-        for i, s in enumerate(symptoms)
-        if s.signature == RANGE_SIGNATURE
-        if (f := range_fields(s.text))
-    }
+    out = {i: f for i in mine if (f := read(symptoms[i].text))}
     for source, at in want.items():
         try:
             f = _reread(source)
             if f is None:
                 continue
-            keep = {n for line in at for n in range(line - RANGE_AROUND, line + RANGE_AROUND + 1)}
+            keep = {n for line in at for n in range(line - before, line + after + 1)}
             last = max(keep)
             lines: dict[int, str] = {}
             with f:
                 for n, raw in enumerate(f, 1):
                     if n in keep:
-                        lines[n] = raw[:_MAX_LINE].decode("utf-8", "replace").strip()
+                        lines[n] = _line_text(raw).strip()
                     if n >= last:
                         break
             for line, i in at.items():
-                around = range(line - RANGE_AROUND, line + RANGE_AROUND + 1)
+                around = range(line - before, line + after + 1)
                 text = " ".join(lines[n] for n in around if lines.get(n))
-                fields = range_fields(text)
+                fields = read(text)
                 if fields and i not in out:
                     out[i] = fields
         except OSError:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from remedy.evidence.prefix import DOCKER_JSON_HEAD, unwrap_docker_json
 from remedy.fileread import json_loads
 
 FORMAT = "remedy-log-classes-2"  # 2: per-class distinctive tokens (the claim gate)
@@ -43,6 +44,7 @@ ENV_MODEL = "REMEDY_LEARNED_MODEL"  # a model file to use instead of the knowled
 # covers), so by default an unmatched log stays "unknown".
 ENV_HINTS = "REMEDY_LEARNED_HINTS"
 MODEL_NAME = "learned/log-classes.json"
+BOILERPLATE_NAME = "learned/boilerplate.yaml"
 
 # bounds: a log read for the model is at most this many bytes (head + tail), tokens capped
 MAX_BYTES = 32 * 1024
@@ -69,6 +71,11 @@ PARAMS: dict[str, Any] = {
     # (leave-one-repository-out at HEAD, bench/results/learned-gate.txt)
     "gate_share": 0.1,
     "gate_ratio": 2.0,
+    # no word of a tool's fixed text (knowledge/learned/boilerplate.yaml) and no bare version
+    # shape ('n.n.n.postn') is distinctive: they say which tool printed the failure, or which
+    # release, never the cause (tune-ai: pip's conflict text claimed python-requirements-hold
+    # for a conflict of no rule, fzx-5)
+    "gate_boilerplate": True,
     # used by kind "lr" only
     "C": 100.0,
     "epochs": 80,
@@ -121,14 +128,42 @@ def is_distinctive(
     return all(k * n[lab] >= ratio * c * rows for lab, c in by_label.items() if lab != label)
 
 
+# a version and nothing else once digits are folded: 'n.n', 'n.n.n.postn', 'n.n.nrcn'
+_VERSION_SHAPE = re.compile(r"n(?:\.n)+(?:\.?(?:post|dev|rc|a|b)n)?")
+
+
+def boilerplate_tokens(path: str | os.PathLike[str] | None = None) -> frozenset[str]:
+    """The tokens of the tools' fixed texts (knowledge/learned/boilerplate.yaml)."""
+    import yaml
+
+    if path is None:
+        from remedy.evidence.catalog import knowledge_dir
+
+        path = knowledge_dir() / BOILERPLATE_NAME
+    with open(path, encoding="utf-8") as f:
+        data = yaml.safe_load(f)
+    out: set[str] = set()
+    for entry in data["boilerplate"]:
+        for text in entry["texts"]:
+            out.update(tokens(str(text)))
+    return frozenset(out)
+
+
 def distinctive_tokens(
-    docs: Sequence[list[str]], labels: Sequence[str], share: float, ratio: float
+    docs: Sequence[list[str]],
+    labels: Sequence[str],
+    share: float,
+    ratio: float,
+    exclude: frozenset[str] = frozenset(),
 ) -> dict[str, list[str]]:
     """label -> its distinctive tokens (is_distinctive), sorted; NONE has none (it is never
-    claimed)."""
+    claimed). ``exclude``: tokens never distinctive (boilerplate_tokens); with it, a bare
+    version shape is not either."""
     df, n = class_doc_freq(docs, labels)
     out: dict[str, list[str]] = {lab: [] for lab in sorted(n) if lab != NONE}
     for t in sorted(df):
+        if exclude and (t in exclude or _VERSION_SHAPE.fullmatch(t)):
+            continue
         for lab in df[t]:
             if lab != NONE and is_distinctive(df[t], lab, n, share, ratio):
                 out[lab].append(t)
@@ -171,7 +206,10 @@ def read_log_text(paths: Iterable[str | os.PathLike[str]], *, checked: bool = Fa
         except OSError:
             continue
         budget -= len(data)
-        parts.append(data.decode("utf-8", errors="replace").replace("\0", " "))
+        text = data.decode("utf-8", errors="replace").replace("\0", " ")
+        if text.startswith(DOCKER_JSON_HEAD.decode()):  # the lines the container wrote
+            text = "\n".join(unwrap_docker_json(x) for x in text.split("\n"))
+        parts.append(text)
     return "\n".join(parts)
 
 
@@ -350,7 +388,10 @@ def train(
     y = [classes.index(lab) for lab in labels]
     m = (_train_nb if p["kind"] == "nb" else _train_lr)(X, y, classes, vocab, p)
     if p.get("gate_share") is not None:
-        gate = distinctive_tokens(toks, labels, float(p["gate_share"]), float(p["gate_ratio"]))
+        skip = boilerplate_tokens() if p.get("gate_boilerplate") else frozenset()
+        gate = distinctive_tokens(
+            toks, labels, float(p["gate_share"]), float(p["gate_ratio"]), skip
+        )
         m.distinctive = {c: frozenset(v) for c, v in gate.items()}
     return m
 

@@ -102,11 +102,14 @@ class LineMatcher:
                 cand.update(i for i in idxs if self._sigs[i].near is None)
         return sorted(cand)
 
-    def match_joined(self, first: str, follower: str, sig_idxs: list[int]) -> list[Match]:
-        """Matches of ``sig_idxs`` over ``first`` joined to the next line with one space, kept
-        only where the match spans the join (it starts on ``first`` and ends past it); offsets
-        are into the joined text."""
-        joined = first + " " + follower
+    def match_joined(
+        self, first: str, follower: str, sig_idxs: list[int], sep: str = " "
+    ) -> list[Match]:
+        """Matches of ``sig_idxs`` over ``first`` joined to the next line with ``sep`` (one
+        space: a wrap at a word boundary; "": a terminal's hard wrap at its column, which cuts
+        inside a word), kept only where the match spans the join (it starts on ``first`` and
+        ends past it); offsets are into the joined text."""
+        joined = first + sep + follower
         cut = len(first)
         found: list[Match] = []
         for i in sig_idxs:

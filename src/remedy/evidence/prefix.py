@@ -4,10 +4,17 @@ journald (``journalctl -u``) prefixes every line with a timestamp, host and ``id
 SGLang's logger adds ``[2026-05-18 21:14:31]`` or ``[2026-11-29 18:15:55 TP0]``. Signatures are
 written against the message itself, and ``near:`` context must not leak between processes that
 write into one journal, so the process is returned separately.
+
+Docker's json-file logging driver (the default: ``/var/lib/docker/containers/ID/ID-json.log``,
+what ``docker logs`` reads back) stores each line the container wrote as one JSON object,
+``{"log":"<line>\\n","stream":"stderr","time":"..."}``, with ``"``, ``\\``, control bytes and
+``<``, ``>``, ``&`` escaped. A signature anchored at the message's end never matches such a
+line, so it is unwrapped first (``unwrap_docker_json``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 # "May 25 20:37:37 dflash-train python[73647]: " (short, optionally with fractional seconds)
@@ -23,13 +30,45 @@ _SGLANG = re.compile(
 )
 
 
+# moby daemon/logger/jsonfilelog/jsonlog/jsonlogbytes.go (MarshalJSONBuf): the record starts
+# with the "log" key, then "stream" and "time" (the order Docker writes); the key is matched as
+# written, never a JSON object of another shape
+_DOCKER_JSON_HEAD = '{"log":"'
+DOCKER_JSON_HEAD = _DOCKER_JSON_HEAD.encode()
+
+
+def unwrap_docker_json(text: str) -> str:
+    """The line a container wrote, when ``text`` is a record of Docker's json-file log driver
+    (its trailing newline dropped); any other text unchanged (a line that only starts like one
+    but is not valid JSON, or whose "log" is not a string, is kept as it is)."""
+    if not text.startswith(_DOCKER_JSON_HEAD):
+        return text
+    try:
+        rec = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: a record nested past the parser's depth
+        return text
+    log = rec.get("log") if isinstance(rec, dict) else None
+    if not isinstance(log, str):
+        return text
+    if log.endswith("\n"):
+        log = log[:-1]
+    if log.endswith("\r"):
+        log = log[:-1]
+    # one record is one line of the container's output; a stray newline inside would shift
+    # nothing here (the line number is the record's), but must not join two messages
+    return log.replace("\n", " ")
+
+
 def strip_prefixes(text: str) -> tuple[str, str | None]:
     """Return the message without journald/SGLang prefixes and the process it came from.
+
+    A Docker json-file record is unwrapped first (``unwrap_docker_json``).
 
     The process is journald's ``ident[pid]``, SGLang's rank tag (``TP0``), or both joined by
     a space; ``None`` when the line names neither.
     """
     process: str | None = None
+    text = unwrap_docker_json(text)
     m = _JOURNALD.match(text)
     if m:
         process = m.group("ident")

@@ -21,7 +21,7 @@ from remedy.errors import InputError, LogReadError
 from remedy.evidence import early, fastscan, prefilter, reader
 from remedy.evidence.catalog import Catalog, default_catalog, default_catalog_path
 from remedy.evidence.matcher import LineMatcher, Match
-from remedy.evidence.prefix import strip_prefixes
+from remedy.evidence.prefix import DOCKER_JSON_HEAD, strip_prefixes
 from remedy.evidence.suspicious import WORDS, base_score, is_command_echo, is_diagnostic
 from remedy.model import SuspiciousLine, Symptom
 
@@ -140,10 +140,19 @@ class _Aggregator:
         text, proc, idxs = waiting
         if proc != process or not follower.strip():
             return
-        matches = self.matcher.match_joined(text.rstrip(), follower.strip(), idxs)
+        first, rest = text.rstrip(), follower.strip()
+        sep = " "
+        matches = self.matcher.match_joined(first, rest, idxs)
+        # a terminal copy hard-wrapped at its column cuts inside a word ('No such file o' /
+        # 'r directory'): joined with no space, tried only where the word runs across the cut
+        # (the first line ends, and the next starts, with a letter or digit) and the one-space
+        # join matched nothing
+        if not matches and first[-1:].isalnum() and rest[:1].isalnum():
+            sep = ""
+            matches = self.matcher.match_joined(first, rest, idxs, sep)
         if not matches:
             return
-        joined = text.rstrip() + " " + follower.strip()
+        joined = first + sep + rest
         self._record(lineno, joined, proc, matches)
         if any(k[2].line == lineno for k in self.heap):  # now explained: not suspicious
             self.heap = [k for k in self.heap if k[2].line != lineno]
@@ -237,6 +246,15 @@ class _Aggregator:
         )
 
 
+def _docker_json_log(f: BinaryIO) -> bool:
+    """Whether the regular file ``f`` starts with a record of Docker's json-file driver."""
+    try:
+        head = os.pread(f.fileno(), len(DOCKER_JSON_HEAD), 0)
+    except OSError:
+        return False
+    return head == DOCKER_JSON_HEAD
+
+
 def _resolve(catalog: Catalog | None) -> Catalog:
     return catalog if catalog is not None else default_catalog()
 
@@ -320,12 +338,19 @@ class PendingScan:
             return  # stdin is read in ``result``
         self.f, self.size, self.stream = reader.open_log(path)
         try:
-            use_hs = self.size >= 0 and (
-                method == "hyperscan"
-                or (
-                    method == "auto"
-                    and self.size >= fastscan.MIN_BYTES
-                    and fastscan.engine() is not None
+            # Hyperscan tells the matcher which needles a line holds (its hint); inside a
+            # Docker json-file record a needle with '"', '<' ... is escaped, so such a log
+            # goes through grep or Python, which select lines by the escaped literals too
+            use_hs = (
+                self.size >= 0
+                and not _docker_json_log(self.f)
+                and (
+                    method == "hyperscan"
+                    or (
+                        method == "auto"
+                        and self.size >= fastscan.MIN_BYTES
+                        and fastscan.engine() is not None
+                    )
                 )
             )
             if use_hs:
