@@ -221,6 +221,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # ran remedy on them, while tune-ai, perf-h and redteam-9 worked without seeing them;
     # scored by f4035c6 (main at the session's start, bench/results/round36/).
     ("f4035c6", "f4035c6"),
+    # round 37: 15 logs (11 with a class, 4 whose cause no rule covers) collected on
+    # 2026-12-03 (session 33) by three engineers (coll-gbf..gbh, prefixes gbf-gbh) who never
+    # ran remedy on them, while tune-ai and tune-aj changed the knowledge without seeing them;
+    # scored by 9d31880 (main with round 36's rows, knowledge of f4035c6; main after tune-ai
+    # and tune-aj scored them the same, bench/results/round37/).
+    ("9d31880", "9d31880"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
