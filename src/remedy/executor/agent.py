@@ -326,6 +326,40 @@ def _orphans(pk, members):
     return files, sorted(dirs, key=len, reverse=True)
 
 
+def _add_member(tf, path):
+    """Put path in the checkpoint as what it is now, read through its directory's handle: a
+    plain file's bytes only from the very file that was looked at (opened O_NOFOLLOW, its
+    inode compared). tarfile.add() looked (lstat) and then read by name, and in a tree its
+    owner can change, a file swapped for a link in between (or its directory swapped for a
+    link to /root) put root's secret in the checkpoint, under the owner's uid, and the
+    rollback wrote it back into the owner's file."""
+    path = os.path.normpath(path)
+    arcname = path.lstrip("/")
+    with parent_of(path) as (dfd, name):
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            fd = os.open(name, os.O_RDONLY | O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
+            with os.fdopen(fd, "rb") as f:
+                fst = os.fstat(fd)
+                if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (
+                    st.st_dev,
+                    st.st_ino,
+                ):
+                    raise Refused(f"{path} changed while it was checkpointed: not copied")
+                tf.addfile(tf.gettarinfo(arcname=arcname, fileobj=f), f)
+            return
+        ti = tf.tarinfo(arcname)
+        ti.mode, ti.uid, ti.gid = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+        ti.mtime, ti.size = st.st_mtime, 0
+        if stat.S_ISLNK(st.st_mode):
+            ti.type, ti.linkname = tarfile.SYMTYPE, os.readlink(name, dir_fd=dfd)
+        elif stat.S_ISDIR(st.st_mode):
+            ti.type = tarfile.DIRTYPE
+        else:  # what a restore would refuse (_check_member): refused before the step runs
+            raise Refused(f"{path} is not a file, directory or link: no checkpoint of it")
+        tf.addfile(ti)
+
+
 def capture(cpdir, spec):
     """spec: {"paths": [...], "packages": [{"python": prefix, "names": [...]}]}"""
     private_dir(cpdir)
@@ -378,7 +412,7 @@ def capture(cpdir, spec):
     try:
         with tarfile.open(tpath, "w") as tf:
             for m in sorted(set(members)):
-                tf.add(m, arcname=m.lstrip("/"), recursive=False)
+                _add_member(tf, m)
         fd = os.open(tpath, os.O_RDONLY)
         os.fsync(fd)
         os.close(fd)

@@ -381,9 +381,12 @@ class Runner:
             # `cd /` first: every path a step names is absolute, and the directory remedy was
             # started in (`--local` from /tmp, a shared checkout) is no place for root's
             # `python -m pip` to import `pip` from (`-m` puts the working directory first on
-            # sys.path)
+            # sys.path). `umask 022`: what a step creates as root (a profile.d file every
+            # login sources, a drop-in, a toolkit's stub directory, a root venv's packages)
+            # took the umask remedy was started with, and under a container's or CI's 000
+            # they were world-writable: any user's line in root's next login shell
             script = (
-                "cd / || exit 1\n"
+                "cd / || exit 1\numask 022\n"
                 f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
                 "pg=${pg:-$$}\n"
                 "st=$(sed 's/.*) //' /proc/$pg/stat 2>/dev/null | cut -d' ' -f20)\n"

@@ -141,14 +141,30 @@ def base(p):  # ${d##*/}
 
 
 def read(p, limit=None):
-    """cat / head -c LIMIT: the bytes, or b"" where the file cannot be read."""
+    """cat / head -c LIMIT of a regular file: the bytes (at most READ_CAP), or b"" where it
+    cannot be read. Opened O_NONBLOCK and judged by the handle: a file its owner swapped for
+    a FIFO (or a link to one, to /proc/kmsg) after the caller's `isfile` look made root's
+    agent wait for ever, and a file growing (or a /proc file: size 0) was read to no end."""
     try:
-        with open(p, "rb") as f:
-            if limit is None and os.fstat(f.fileno()).st_size <= READ_CAP:
-                return f.read()  # (read(n) allocates n bytes first: 64 MiB for each file)
-            return f.read(READ_CAP if limit is None else limit)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
         return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        cap = READ_CAP if limit is None else limit
+        chunks, n = [], 0
+        while n < cap:  # (read(n) allocates n bytes first: 64 MiB for each file)
+            b = os.read(fd, min(cap - n, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def head_lines(p, n):  # head -n N

@@ -659,6 +659,9 @@ class ExecStart(Operation):
     unit: UnitName
     argv: list[Text] = Field(min_length=1)
 
+    def model_post_init(self, _ctx: Any) -> None:
+        writers.exec_start_dropin_text(self.argv)  # a word systemd would read as syntax
+
     def path(self) -> str:
         from remedy.units.dropin import dropin_path
 

@@ -98,16 +98,35 @@ def _exec_word(word: str) -> str:
     return f'"{body}"'
 
 
+# config_parse_exec() reads the prefixes `-@:+!|` of ExecStart='s first word AFTER unquoting
+# it (systemd src/core/load-fragment.c; remedy's model: units/parse.py _exec), and a first
+# word `;` is a separator: quoting cannot keep them literal. `"+/opt/x"` runs /opt/x with full
+# privileges and no sandboxing (User= ignored), `"-…"` hides its failure, `"@…"` makes the
+# next word argv[0]. Such a word is refused, never written.
+_EXEC_PREFIXES = "-@:+!|"
+
+
+def _exec_path(word: str) -> str:
+    if not word or word[0] in _EXEC_PREFIXES or word == ";":
+        raise ValueError(
+            f"the command's executable {word!r} would be read by systemd as an ExecStart= "
+            "prefix or separator, not as a path; remedy writes no such line"
+        )
+    return word
+
+
 def exec_start_dropin_text(argv: Sequence[str]) -> str:
     """A drop-in that resets ExecStart= to `argv`, each word quoted for systemd."""
     if not argv:
         raise ValueError("an empty command line")
+    _exec_path(argv[0])
     line = "ExecStart=" + " ".join(_exec_word(w) for w in argv)
     return f"# written by remedy\n[Service]\nExecStart=\n{line}\n"
 
 
 def exec_start_line(argv: Sequence[str]) -> str:
     """The ExecStart= line alone (shown in previews)."""
+    _exec_path(argv[0] if argv else "")
     return "ExecStart=" + " ".join(_exec_word(w) for w in argv)
 
 
