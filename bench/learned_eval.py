@@ -24,9 +24,13 @@ Method:
 - ``--gate``: the claim gate's parameters (learned.is_distinctive; see gate()), chosen by
   leave-one-repository-out at HEAD over every corpus row (bench/generalize.py's held-out
   round figures are not consulted).
+- ``--gate-generic``: words common to many labels (learned.PARAMS gate_max_labels,
+  gate_pseudo_rows): main's gate and each variant, same LORO; ``--gate-check``: main's gate and
+  learned.PARAMS's through remedy's own train/learned_classes (the same figures, or a bug).
 
     python bench/learned_eval.py --select            # parameter choice (no round 12/13 row)
     python bench/learned_eval.py --gate --save learned-gate
+    python bench/learned_eval.py --gate-generic --gate-check --save learned-gate-session33
     python bench/learned_eval.py --final --save learned-final
 """
 
@@ -482,6 +486,157 @@ def gate() -> dict[str, Any]:
     return out
 
 
+def _generic_variants() -> list[tuple[str, Any]]:
+    """The gate variants --gate-generic compares: (name, extra test) where the extra test
+    (by_label, label, n) -> bool must also hold for a token to be distinctive (by_label and n:
+    the training rows' counts; n has only the labels present in training)."""
+    out: list[tuple[str, Any]] = [("main (share 0.1, ratio 2, boilerplate)", None)]
+    share, ratio = float(learned.PARAMS["gate_share"]), float(learned.PARAMS["gate_ratio"])
+    most, pseudo_n = learned.PARAMS.get("gate_max_labels"), learned.PARAMS.get("gate_pseudo_rows")
+    out.append(
+        (
+            f"learned.PARAMS (max_labels {most}, pseudo_rows {pseudo_n})",
+            lambda b, lab, n: learned.is_distinctive(
+                b, lab, n, share, ratio, most, float(pseudo_n or 0)
+            ),
+        )
+    )
+
+    def pseudo(b, lab, n, m):
+        return all(b[lab] * n[o] >= 2.0 * c * (n[lab] + m) for o, c in b.items() if o != lab)
+
+    for f in (0.05, 0.08, 0.1, 0.11, 0.12, 0.125, 0.13, 0.14, 0.15, 0.2, 0.3, 0.4):
+        # max_df by label: in the rows of at most this share of the training labels
+        out.append((f"max_labels {f}", lambda b, lab, n, f=f: len(b) <= f * len(n)))
+    for k in (4, 5, 6, 7, 8, 10, 12):
+        out.append((f"max_labels_abs {k}", lambda b, lab, n, k=k: len(b) <= k))
+    for m in (1, 2, 3, 5, 10, 20):
+        # m pseudo-rows without the token added to the class: a class of 1-2 rows no longer
+        # has share 1.0 of whatever words its one log has
+        out.append((f"pseudo_rows {m}", lambda b, lab, n, m=m: pseudo(b, lab, n, m)))
+    for k in (2, 3):
+        out.append((f"min_rows {k}", lambda b, lab, n, k=k: b[lab] >= k))
+    for r in (3.0, 10.0):
+        # ratio also against all other rows pooled
+        out.append(
+            (
+                f"pooled_ratio {r}",
+                lambda b, lab, n, r=r: (
+                    b[lab] * (sum(n.values()) - n[lab]) >= r * (sum(b.values()) - b[lab]) * n[lab]
+                ),
+            )
+        )
+    for f in (0.125, 0.15):
+        for m in (5, 10):
+            out.append(
+                (
+                    f"max_labels {f} + pseudo_rows {m}",
+                    lambda b, lab, n, f=f, m=m: len(b) <= f * len(n) and pseudo(b, lab, n, m),
+                )
+            )
+    for k in (6, 7, 8):
+        for m in (3, 5, 10):
+            out.append(
+                (
+                    f"max_labels_abs {k} + pseudo_rows {m}",
+                    lambda b, lab, n, k=k, m=m: len(b) <= k and pseudo(b, lab, n, m),
+                )
+            )
+    return out
+
+
+def gate_generic() -> dict[str, Any]:
+    """Words common to many labels' rows (learned-gate, session 33): leave-one-repository-out at
+    HEAD over every corpus row, as gate() but with learned.PARAMS's gate (share, ratio, the
+    tools' fixed texts and bare versions excluded, mode "top" as learned_classes) and each
+    variant of _generic_variants as a further condition on a distinctive token. Counted (right,
+    wrong, claims on class-null rows) of the first class kept, on the rows HEAD's LORO rules
+    leave without a hypothesis and on all rows (the model alone)."""
+    rows = corpus_at("WORKTREE")
+    loro = _diagnosed("WORKTREE", loro=True)
+    unknown = {r["file"] for r in rows if not loro["logs"][r["file"]]}
+    toks = {r["file"]: learned.tokens(r["text"]) for r in rows}
+    df_all, n_all = learned.class_doc_freq(
+        [toks[r["file"]] for r in rows], [r["label"] for r in rows]
+    )
+    skip = learned.boilerplate_tokens() if learned.PARAMS.get("gate_boilerplate") else frozenset()
+    share, ratio = 0.1, 2.0  # main's gate (54857ac); each variant adds a condition to it
+    threshold = float(learned.PARAMS["threshold"])
+    p0 = {**learned.PARAMS, "gate_share": None}
+    variants = _generic_variants()
+    tally = [{"unknown": [0, 0, 0], "all": [0, 0, 0]} for _ in variants]
+    for repo in sorted({r["repo"] for r in rows}):
+        mine = [r for r in rows if r["repo"] == repo]
+        train_rows = [r for r in rows if r["repo"] != repo]
+        m = learned.train(
+            [],
+            [r["label"] for r in train_rows],
+            p0,
+            tokenized=[toks[r["file"]] for r in train_rows],
+        )
+        m = learned.Model.from_json(json.loads(json.dumps(m.to_json())))
+        n = dict(n_all)
+        for r in mine:
+            n[r["label"]] -= 1
+        n = {k: v for k, v in n.items() if v > 0}
+        mine_sets = [(o["label"], set(toks[o["file"]])) for o in mine]
+        for r in mine:
+            named = learned.ranked(m.proba_tokens(toks[r["file"]]), threshold)
+            if not named:
+                continue
+            c = named[0][0]
+            cands = []  # the row's tokens distinctive of c under main's gate: (by_label)
+            for t in set(toks[r["file"]]):
+                if t in skip or learned._VERSION_SHAPE.fullmatch(t):
+                    continue
+                d = dict(df_all[t])
+                for lab, st in mine_sets:
+                    if t in st:
+                        d[lab] -= 1
+                d = {k: v for k, v in d.items() if v > 0}
+                if c in d and learned.is_distinctive(d, c, n, share, ratio):
+                    cands.append(d)
+            for i, (_, extra) in enumerate(variants):
+                if not any(extra is None or extra(d, c, n) for d in cands):
+                    continue
+                for part in ("unknown", "all"):
+                    if part == "unknown" and r["file"] not in unknown:
+                        continue
+                    t3 = tally[i][part]
+                    t3[2 if r.get("class") is None else 0 if c == r["class"] else 1] += 1
+    out = {"rows": len(rows), "rules_unknown": len(unknown), "variants": []}
+    for (name, _), t in zip(variants, tally, strict=True):
+        u = utility(*t["unknown"]) + utility(*t["all"])
+        out["variants"].append({"name": name, **t, "utility": u})
+    out["chosen"] = max(out["variants"], key=lambda v: v["utility"])
+    return out
+
+
+def gate_check() -> list[str]:
+    """--gate-generic's figures for main's gate and learned.PARAMS's through remedy's own code
+    path: per repository learned.train on the other repositories' rows (through the JSON
+    form) and learned.learned_classes on each of its rows; (right, wrong, null-named) of the
+    first class on all rows (the model alone)."""
+    rows = corpus_at("WORKTREE")
+    lines = ["code-path check (learned.train + learned_classes per held-out repository):"]
+    for name, extra in (
+        ("main's gate", {"gate_max_labels": None, "gate_pseudo_rows": 0}),
+        ("learned.PARAMS", {}),
+    ):
+        t3 = [0, 0, 0]
+        for repo in sorted({r["repo"] for r in rows}):
+            m = fit([r for r in rows if r["repo"] != repo], {**learned.PARAMS, **extra})
+            for r in rows:
+                if r["repo"] != repo:
+                    continue
+                got = learned.learned_classes(r["text"], m)
+                if got:
+                    c = got[0][0]
+                    t3[2 if r.get("class") is None else 0 if c == r["class"] else 1] += 1
+        lines.append(f"  {name:16} all rows {tuple(t3)}  utility {utility(*t3)}")
+    return lines
+
+
 def cost(repeat: int = 15) -> list[str]:
     """What the fallback adds to `remedy diagnose --log` on a log no rule matches (issue 18):
     in-process load + predict, and the command's wall time with and without the model
@@ -533,6 +688,8 @@ def main() -> int:
     ap.add_argument("--cost", action="store_true", help="time load + predict and diagnose --log")
     ap.add_argument("--ties", action="store_true", help="would the model break rule ties well?")
     ap.add_argument("--gate", action="store_true", help="choose the claim gate (LORO at HEAD)")
+    ap.add_argument("--gate-generic", action="store_true", help="words common to many labels")
+    ap.add_argument("--gate-check", action="store_true", help="--gate-generic via remedy's code")
     ap.add_argument("--grid", help="JSON list of parameter sets to compare (default: GRID)")
     ap.add_argument("--cache", help="a directory to keep frozen refs' diagnoses between runs")
     ap.add_argument("--save", help="also write bench/results/NAME.txt and NAME.json")
@@ -581,6 +738,21 @@ def main() -> int:
                 f"  utility {v['utility']}"
             )
         lines.append(f"chosen: {json.dumps(rep['chosen'])}")
+    if args.gate_generic:
+        rep = gate_generic()
+        lines.append(
+            f"claim gate vs words common to many labels, leave-one-repository-out at HEAD: "
+            f"{rep['rows']} rows, {rep['rules_unknown']} with no LORO rule hypothesis; "
+            f"(right, wrong, null-named) of the first class after the gate"
+        )
+        for v in rep["variants"]:
+            lines.append(
+                f"  {v['name']:40} rules-unknown {tuple(v['unknown'])}  all rows "
+                f"{tuple(v['all'])}  utility {v['utility']}"
+            )
+        lines.append(f"best: {json.dumps(rep['chosen'])}")
+    if args.gate_check:
+        lines += gate_check()
     if args.final:
         rep = final()
         lines += rep["lines"]

@@ -554,3 +554,54 @@ def test_a_pip_conflict_of_no_rule_is_not_claimed_by_a_model_that_never_saw_it()
     probs = m.probabilities(row["text"])
     assert max(probs, key=probs.__getitem__) == "python-requirements-hold"  # the wording's pull
     assert learned.learned_classes(row["text"], m) == []
+
+
+def _generic_corpus() -> tuple[list[str], list[str]]:
+    """Eight labels: in one of three rows of each of seven labels (the no-class one included) a
+    Python traceback with 'torch' in it; class "tiny" has one row, that traceback and a word of
+    its own; every other label has a word of its own in all its rows."""
+    generic = "traceback most recent call last python module torch"
+    texts, labels = [], []
+    for name in ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", learned.NONE]:
+        own = "nothing" if name == learned.NONE else f"word_{name}"
+        for i in range(3):
+            texts.append(f"{generic if i == 0 else 'failed'} {own} row {i}")
+            labels.append(name)
+    texts.append(f"{generic} word_tiny")
+    labels.append("tiny")
+    return texts, labels
+
+
+def test_words_common_to_many_labels_are_never_distinctive():
+    """A word in the rows of more than gate_max_labels labels ('traceback', 'torch') is no
+    class's, however small the class whose every row has it; a class's own word still is
+    (learned-gate: 'torch' made a class of 2 rows claim the no-rule conflict fzx-5)."""
+    texts, labels = _generic_corpus()
+    assert learned.PARAMS["gate_max_labels"] < 8  # the traceback is in 8 labels' rows
+    old = learned.train(texts, labels, {"gate_max_labels": None, "gate_pseudo_rows": 0})
+    new = learned.train(texts, labels)
+    # before: in tiny's one row, in a third of each other label's rows: 3x, tiny's words
+    assert {"torch", "traceback", "python"} <= old.distinctive["tiny"]
+    assert new.distinctive["tiny"] == frozenset({"word_tiny"})
+    assert new.distinctive["alpha"] == frozenset({"word_alpha"})
+    # the count of labels does it, not only the pseudo-rows
+    alone = learned.train(texts, labels, {"gate_pseudo_rows": 0})
+    assert alone.distinctive == new.distinctive
+    generic = "Traceback (most recent call last): python module torch"
+    assert [c for c, _ in learned.learned_classes(generic, old)][:1] == ["tiny"]
+    assert learned.learned_classes(generic, new) == []
+    assert [c for c, _ in learned.learned_classes(f"{generic} word_tiny", new)][:1] == ["tiny"]
+
+
+def test_a_small_class_is_compared_with_pseudo_rows():
+    n = {"small": 2, "big": 18, learned.NONE: 20}
+    # in both of small's rows (share 1.0), in 9 of big's 18 (0.5): 2x, distinctive before
+    assert learned.is_distinctive({"small": 2, "big": 9}, "small", n, 0.1, 2.0)
+    assert not learned.is_distinctive({"small": 2, "big": 9}, "small", n, 0.1, 2.0, None, 5)
+    # a word of small's only stays distinctive whatever the pseudo-rows
+    assert learned.is_distinctive({"small": 2}, "small", n, 0.1, 2.0, 6, 5)
+    # in the rows of more than max_labels labels: not distinctive, however lopsided
+    many = {"small": 2, **{f"l{i}": 1 for i in range(6)}}
+    wide = {**n, **{f"l{i}": 100 for i in range(6)}}
+    assert learned.is_distinctive(many, "small", wide, 0.1, 2.0, 7, 5)
+    assert not learned.is_distinctive(many, "small", wide, 0.1, 2.0, 6, 5)
