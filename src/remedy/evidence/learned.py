@@ -28,6 +28,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,19 +163,33 @@ _VERSION_SHAPE = re.compile(r"n(?:\.n)+(?:\.?(?:post|dev|rc|a|b)n)?")
 
 
 def boilerplate_tokens(path: str | os.PathLike[str] | None = None) -> frozenset[str]:
-    """The tokens of the tools' fixed texts (knowledge/learned/boilerplate.yaml)."""
-    import yaml
+    """The tokens of the tools' fixed texts (knowledge/learned/boilerplate.yaml); a malformed
+    file is a KnowledgeError naming file and line, as for every knowledge file."""
+    from remedy.errors import KnowledgeError
+    from remedy.knowledge.yamlload import line_of, load_yaml
 
     if path is None:
         from remedy.evidence.catalog import knowledge_dir
 
         path = knowledge_dir() / BOILERPLATE_NAME
-    with open(path, encoding="utf-8") as f:
-        data = yaml.safe_load(f)
+    file = str(path)
+    data = load_yaml(path)  # unreadable, not UTF-8, not YAML: KnowledgeError with file:line
+    entries = data.get("boilerplate") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise KnowledgeError(
+            "'boilerplate' must be a list of entries", file=file, line=line_of(data) or 1
+        )
     out: set[str] = set()
-    for entry in data["boilerplate"]:
-        for text in entry["texts"]:
-            out.update(tokens(str(text)))
+    for entry in entries:
+        texts = entry.get("texts") if isinstance(entry, dict) else None
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise KnowledgeError(
+                "a boilerplate entry needs 'texts': a list of strings",
+                file=file,
+                line=line_of(entry, "texts") or line_of(entry) or line_of(data) or 1,
+            )
+        for text in texts:
+            out.update(tokens(text))
     return frozenset(out)
 
 
@@ -678,7 +693,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", default=str(repo_root() / "tests" / "fixtures" / "corpus"))
     ap.add_argument("--out", default=str(repo_root() / "knowledge" / MODEL_NAME))
     args = ap.parse_args(argv)
-    text = model_json(Path(args.corpus))
+    from remedy.errors import KnowledgeError
+
+    try:
+        text = model_json(Path(args.corpus))
+    except KnowledgeError as exc:  # a malformed knowledge file: its file:line, no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     out = Path(args.out)
     if args.check:
         same = out.is_file() and out.read_text() == text

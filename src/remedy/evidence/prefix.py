@@ -35,6 +35,9 @@ _SGLANG = re.compile(
 # written, never a JSON object of another shape
 _DOCKER_JSON_HEAD = '{"log":"'
 DOCKER_JSON_HEAD = _DOCKER_JSON_HEAD.encode()
+# a UTF-16 surrogate left alone by json.loads (an escaped pair is joined into one character,
+# a lone "\ud800" is not): no UTF-8 encodes it, so it would fail the JSON and text output
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def unwrap_docker_json(text: str) -> str:
@@ -54,6 +57,8 @@ def unwrap_docker_json(text: str) -> str:
         log = log[:-1]
     if log.endswith("\r"):
         log = log[:-1]
+    # as a plain log's undecodable bytes read (decode "replace"): U+FFFD
+    log = _SURROGATE.sub("\ufffd", log)
     # one record is one line of the container's output; a stray newline inside would shift
     # nothing here (the line number is the record's), but must not join two messages
     return log.replace("\n", " ")

@@ -260,12 +260,20 @@ class FactsProvider:
             ca = self.kb.actions[aid]
             if not ca.action.masks and next(iter(self.bind(ca, v)), None) is not None:
                 return False
-        if next(iter(self.by_effect(state, v)), None) is not None:
+        # not only a move that repairs it alone: one that changes it (a violation naming
+        # several missing files, one action shipping some of them, another the rest) starts a
+        # repair that a later move completes; marking it would leave that repair unplanned
+        if next(iter(self.by_effect(state, v, changes=True)), None) is not None:
             return False
         self.hopeless.add(goal)
         return True
 
-    def by_effect(self, state: dict[str, Any], v: Violation) -> Iterable[Move]:
+    def by_effect(
+        self, state: dict[str, Any], v: Violation, *, changes: bool = False
+    ) -> Iterable[Move]:
+        """Moves of actions the rule does not list whose declared effect makes ``v``'s rule
+        hold; ``changes``: every move after which ``v`` is no longer violated as it was (met,
+        or violated otherwise: a step of a longer repair)."""
         listed = set(self.kb.rules[v.rule].rule.repairs)
         others = sorted(
             (
@@ -289,8 +297,11 @@ class FactsProvider:
                     one = evaluate(self.kb, after, {v.rule}, prev=self.evaluation(state))
                     if any(w.key == v.key for w in one.violations):
                         continue
+                    if changes:
+                        yield move
+                        continue
                 still = self.evaluation(after, parent=state).keys()
-                if v.key not in still and self.holds_after(v, after):
+                if v.key not in still and (changes or self.holds_after(v, after)):
                     yield Move(move.steps, move.fixes, move.subject, by_effect=True)
 
     def holds_after(self, v: Violation, after: dict[str, Any]) -> bool:
