@@ -227,6 +227,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # scored by 9d31880 (main with round 36's rows, knowledge of f4035c6; main after tune-ai
     # and tune-aj scored them the same, bench/results/round37/).
     ("9d31880", "9d31880"),
+    # round 38: 10 logs (6 with a class, 4 whose cause no rule covers) collected on
+    # 2026-12-03 (session 33) by two engineers (coll-gbi/gbj) who never ran remedy on them,
+    # while tune-ak, learned-gate and fuzz-2 worked without seeing them; scored by 08388f6
+    # (main after tune-ai and tune-aj, with rounds 36-37's rows, bench/results/round38/).
+    ("08388f6", "08388f6"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
