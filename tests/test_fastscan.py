@@ -752,6 +752,11 @@ WRAPPED = [
         b'previous function "cospi" (declared in crt/math_functions.h)\n',
         "glibc-math-exception-spec",
     ),
+    # wrapped at the space after its subject: the needle STARTS line 2 (round 37's gbg-2)
+    (
+        b"ImportError: libnuma.so.1:\ncannot open shared object file: No such file or directory\n",
+        "shared-lib-not-found",
+    ),
 ]
 
 
@@ -796,6 +801,24 @@ def test_wrap_join_stays_in_one_process_and_needs_a_word_boundary(tmp_path: Path
         for m in ("hyperscan", "python"):
             r = scan_path(p, method=m)
             assert "no-kernel-image" not in r.ids(), (body, m)
+
+
+def test_lead_join_needs_the_subject_on_the_line_before(tmp_path: Path) -> None:
+    """A line that starts with a needle is joined after the line before it only where the
+    match starts on that line (a soname ending it), in the same process: a dlerror tail after
+    a line that names no library, or after another process's line, stays unmatched."""
+    cases = [
+        b"OSError: could not load the plugin library\n"
+        b"cannot open shared object file: No such file or directory\n",
+        b"May 25 20:37:37 h python[1]: ImportError: libnuma.so.1:\n"
+        b"May 25 20:37:37 h python[2]: cannot open shared object file: No such file or directory\n",
+    ]
+    for body in cases:
+        p = tmp_path / "x.log"
+        p.write_bytes(body)
+        for m in ("hyperscan", "grep", "python"):
+            assert "shared-lib-not-found" not in scan_path(p, method=m).ids(), (body, m)
+        assert "shared-lib-not-found" not in scan_lines(body.split(b"\n")).ids()
 
 
 def _candidates(p: Path, anchors: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:

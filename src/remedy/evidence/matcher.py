@@ -102,6 +102,21 @@ class LineMatcher:
                 cand.update(i for i in idxs if self._sigs[i].near is None)
         return sorted(cand)
 
+    def lead_candidates(self, text: str) -> list[int]:
+        """Signatures whose specific needle STARTS this line (after its indent): the line may be
+        the second half of a message wrapped at the space after its subject (the loader's
+        'libfoo.so.1:' then 'cannot open shared object file ...'), to be matched joined after
+        the line before it (the match must start on that line: a needle the pattern begins
+        with never joins). Signatures with a ``near:`` guard stay single-line."""
+        head = text.lstrip(" \t")
+        if not head:
+            return []
+        cand: set[int] = set()
+        for needle, idxs in self._needles:
+            if needle not in GENERIC_NEEDLES and head.startswith(needle):
+                cand.update(i for i in idxs if self._sigs[i].near is None)
+        return sorted(cand)
+
     def match_joined(
         self, first: str, follower: str, sig_idxs: list[int], sep: str = " "
     ) -> list[Match]:

@@ -95,6 +95,11 @@ class _Aggregator:
         self.wraps: dict[int, tuple[str, str | None, list[int]]] = {}
         self.wrap_budget = WRAP_MAX
         self.out_of_order = False
+        # the line before an unmatched line that STARTS with a specific needle (a message wrapped
+        # at the space after its subject: 'libfoo.so.1:' then 'cannot open shared object file'):
+        # line number before -> (follower text, process, signature indexes)
+        self.leads: dict[int, tuple[str, str | None, list[int]]] = {}
+        self.prev: tuple[int, str, str | None] | None = None
 
     def feed(self, lineno: int, raw: bytes | str, hint: frozenset[str] | None = None) -> None:
         """One candidate line; ``hint``: the literals an engine saw in it (see LineMatcher)."""
@@ -109,6 +114,7 @@ class _Aggregator:
             waiting = self.wraps.pop(lineno - 1, None)
             if waiting is not None:
                 self._join(lineno - 1, waiting, text, process)
+        prev, self.prev = self.prev, (lineno, text, process)
         matches = self.matcher.match(lineno, text, process, hint)
         if matches:
             self._record(lineno, text, process, matches)
@@ -123,6 +129,15 @@ class _Aggregator:
             if idxs:
                 self.wrap_budget -= 1
                 self.wraps[lineno] = (text, process, idxs)
+            leads = self.matcher.lead_candidates(text) if lineno > 1 else []
+            if leads:
+                self.wrap_budget -= 1
+                if prev is not None and prev[0] == lineno - 1:
+                    before = len(self.symptoms)
+                    self._join(lineno - 1, (prev[1], prev[2], leads), text, process, glue=False)
+                    self.out_of_order |= len(self.symptoms) > before
+                else:
+                    self.leads[lineno - 1] = (text, process, leads)
 
     @staticmethod
     def _has_word(text: str, hint: frozenset[str] | None) -> bool:
@@ -134,6 +149,7 @@ class _Aggregator:
         waiting: tuple[str, str | None, list[int]],
         follower: str,
         process: str | None,
+        glue: bool = True,
     ) -> None:
         """Second pass for a line that matched nothing alone: match it joined to the line after
         it (same process only). A symptom found so keeps the first line's number."""
@@ -147,7 +163,7 @@ class _Aggregator:
         # 'r directory'): joined with no space, tried only where the word runs across the cut
         # (the first line ends, and the next starts, with a letter or digit) and the one-space
         # join matched nothing
-        if not matches and first[-1:].isalnum() and rest[:1].isalnum():
+        if not matches and glue and first[-1:].isalnum() and rest[:1].isalnum():
             sep = ""
             matches = self.matcher.match_joined(first, rest, idxs, sep)
         if not matches:
@@ -162,21 +178,25 @@ class _Aggregator:
         """Joins the lines still waiting for a follower that was not a candidate line, read
         back from the regular file open as ``fd`` (only up to the last one; bounded by
         WRAP_MAX)."""
-        if not self.wraps:
+        if not self.wraps and not self.leads:
             return
-        want = {n + 1 for n in self.wraps}
+        want = {n + 1 for n in self.wraps} | set(self.leads)
         for n, raw in reader.lines_at(fd, want, reader.MATCH_CAP).items():
-            waiting = self.wraps.pop(n - 1, None)
-            if waiting is None:
-                continue
             text = raw.decode("utf-8", "replace")
             if text.endswith("\r"):
                 text = text[:-1]
-            follower, process = strip_prefixes(text)
+            line, process = strip_prefixes(text)
             before = len(self.symptoms)
-            self._join(n - 1, waiting, follower, process)
+            waiting = self.wraps.pop(n - 1, None)
+            if waiting is not None:
+                self._join(n - 1, waiting, line, process)
+            lead = self.leads.pop(n, None)
+            if lead is not None:
+                follower, proc, idxs = lead
+                self._join(n, (line, process, idxs), follower, proc, glue=False)
             self.out_of_order |= len(self.symptoms) > before
         self.wraps.clear()
+        self.leads.clear()
 
     def _record(self, lineno: int, text: str, process: str | None, matches: list[Match]) -> None:
         for mt in matches:
