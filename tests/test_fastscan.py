@@ -785,16 +785,20 @@ def test_wrapped_line_matches_on_every_path_at_its_first_line(
 
 def test_wrap_join_stays_in_one_process_and_needs_a_word_boundary(tmp_path: Path) -> None:
     """No join across two processes' prefixed lines, nor after a line that ends in punctuation
-    (a complete sentence), nor for a needle cut mid-word."""
+    (a complete sentence). A needle cut mid-word (a terminal's hard wrap at a fixed column) is
+    joined without a space, on every scan path (tune-ai, fzo-10's "o / r directory")."""
     cases = [
         b"May 25 20:37:37 h python[1]: CUDA error: no kernel image is available for\n"
         b"May 25 20:37:37 h python[2]: execution on the device\n",
         b"CUDA error: no kernel image is available for.\nexecution on the device\n",
-        b"CUDA error: no kernel image is avail\nable for execution on the device\n",
     ]
     p = tmp_path / "same.log"
     p.write_bytes(cases[0].replace(b"python[2]", b"python[1]"))
     assert scan_path(p, method="python").ids() == ["no-kernel-image"]
+    p = tmp_path / "midword.log"
+    p.write_bytes(b"CUDA error: no kernel image is avail\nable for execution on the device\n")
+    for m in ("hyperscan", "grep", "python"):
+        assert scan_path(p, method=m).ids() == ["no-kernel-image"], m
     for body in cases:
         p = tmp_path / "x.log"
         p.write_bytes(body)
