@@ -163,7 +163,7 @@ def test_without_effect_search_that_plan_does_not_exist(kb, monkeypatch):
     """The action is no rule's listed repair: only its declared effect finds it."""
     from remedy.planner.provider import FactsProvider
 
-    monkeypatch.setattr(FactsProvider, "by_effect", lambda self, state, v: iter(()))
+    monkeypatch.setattr(FactsProvider, "by_effect", lambda self, state, v, **kw: iter(()))
     facts = patched(base_facts("pip"), {"workload.missing_files": ["nvml.h"]})
     plan = make_plan(kb, Facts.model_validate(facts))
     assert not any(s.action == "pip-install-provider" for s in plan.steps)
