@@ -220,6 +220,44 @@ def test_a_units_environment_file_is_outranked_by_remedys_own():
     assert plain.steps and plain.steps[0].operation.envfile is False
 
 
+def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file():
+    """service-dropin-later-cuda-home (systemd): the admin's 90-local.conf sets
+    Environment=CUDA_HOME=<12.8>, parsed after remedy's 50-remedy-cuda-home.conf (systemd.unit(5):
+    drop-ins in name order, the later assignment wins), so a plain drop-in is silently
+    overridden (main: envfile False, the run was not `fixed`). remedy's drop-in now names an
+    EnvironmentFile of its own, which overrides every Environment= (systemd.exec(5))."""
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+    d = "/etc/systemd/system/sglang-k26.service.d"
+
+    def plan_with(*drop_ins: str) -> Plan:
+        svc = f.services[0]
+        env = {**svc.environment, "CUDA_HOME": "/usr/local/cuda-12.8"}
+        svc = svc.model_copy(
+            update={"environment_files_env": {}, "environment": env, "drop_ins": list(drop_ins)}
+        )
+        return make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+
+    for later in (f"{d}/90-local.conf", f"{d}/override.conf", "/run/systemd/system/x.d/zz.conf"):
+        plan = plan_with(f"{d}/10-cuda13.conf", later)
+        assert plan.status == "ok" and len(plan.steps) == 1, later
+        op = plan.steps[0].operation
+        assert plan.steps[0].action == "service-env-cuda-home" and op.set == {"CUDA_HOME": CU13}
+        assert op.envfile is True, later
+        assert op.text().splitlines()[-1] == f"EnvironmentFile={d}/50-remedy-cuda-home.env"
+    # drop-ins parsed before remedy's, or remedy's own: a plain drop-in, as before
+    for earlier in (
+        f"{d}/10-local.conf",
+        f"{d}/50-remedy-path.conf",
+        f"{d}/60-remedy-exec-start.conf",
+    ):
+        plan = plan_with(earlier)
+        assert plan.steps and plan.steps[0].operation.envfile is False, earlier
+
+
 def test_a_login_only_value_from_the_users_profile_still_gets_the_session_fix():
     """CUDA_HOME set by ~/.profile (login shells only) and absent from `ssh host cmd`: the
     user's file pins the login value, but the session does not read it, so the session's plan

@@ -75,6 +75,12 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       MAX_JOBS=1 for a RECORDED OOM-killed build (cgroup v1 here: MemoryMax= is not enforced,
       no real OOM kill can be produced). Before: advice only, no step, no MemoryMax= read.
 
+  (l) service-dropin-later-cuda-home (systemd tier): the admin's 90-local.conf sets
+      Environment=CUDA_HOME=<12.8>, parsed after remedy's 50-remedy-cuda-home.conf (drop-ins in
+      name order, the later assignment wins). Before this change: plan `ok` with a plain
+      drop-in, `run` rolled-back (exit 3): silently overridden. Now remedy's drop-in names an
+      EnvironmentFile of its own, which beats every Environment=: `fixed`; rollback restores.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -568,3 +574,50 @@ def test_k_a_units_memory_max_is_read_and_sizes_max_jobs(readonly_cache_unit, tm
     assert plan["facts"]["memory_mib"] > 16 * 1024
     assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
     assert steps["env-max-jobs"] == {"MAX_JOBS": "1"}
+
+
+@pytest.fixture
+def later_dropin_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcld")
+
+
+def test_l_an_admins_later_drop_in_does_not_silently_override_remedys(later_dropin_unit, tmp_path):
+    """systemd tier: the admin's 90-local.conf sets Environment=CUDA_HOME=/usr/local/cuda-12.8
+    (stand-in), parsed after remedy's 50-remedy-cuda-home.conf (systemd.unit(5): drop-ins in
+    name order, the later assignment wins); the server fails at FlashInfer's "SM 12.x requires
+    CUDA >= 12.9". remedy's drop-in Environment= line alone would lose to it, so its drop-in
+    also names an EnvironmentFile of its own, which overrides every Environment= line
+    (systemd.exec(5)). `run` restarts the unit: `fixed` when ready; the admin's file is left
+    as it was, and rollback restores the unit."""
+    h = later_dropin_unit
+    defect = scenario("service-dropin-later-cuda-home")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    assert re.search(defect["expect"], journal), journal[-1500:]
+    ls = "ls -R /etc/systemd/system/sglang-k26.service.d; systemctl show -p Environment sglang-k26"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(l) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    svc = plan["facts"]["services"][0]
+    assert svc["environment"]["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert any(p.endswith("/90-local.conf") for p in svc["drop_ins"]), svc["drop_ins"]
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    # (main: envfile False, the drop-in lost to 90-local.conf, the run was not `fixed`)
+    assert steps == [("service-env-cuda-home", True)]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(l) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    local = h.ssh("cat /etc/systemd/system/sglang-k26.service.d/90-local.conf")[1]
+    assert "Environment=CUDA_HOME=/usr/local/cuda-12.8" in local
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before

@@ -216,6 +216,10 @@ def dropin_name(var: Any) -> str:
     return f"50-remedy-{(_s(var) or 'env').lower().replace('_', '-')}.conf"
 
 
+# remedy's own drop-ins (dropin_name, operations EXEC_START_DROPIN): never an admin's override
+_REMEDY_DROPIN = re.compile(r"\d\d-remedy-[a-z0-9-]+\.conf$")
+
+
 def dropin_dir(unit: Any) -> str:
     """The directory of a system unit's drop-ins in /etc (where remedy writes its own)."""
     return f"/etc/systemd/system/{_s(unit)}.d"
@@ -908,6 +912,21 @@ class Functions:
                     return _s(var) in (svc.get("environment_files_env") or {})
             return False
 
+        def unit_later_dropin(var: Any) -> bool:
+            """Whether a drop-in of the workload's unit, not remedy's own, is parsed after
+            remedy's drop-in for this variable (systemd.unit(5): every drop-in directory's
+            .conf files in one lexicographic order of their names; a later Environment= of
+            the variable wins, systemctl edit's override.conf included). remedy does not read
+            its text: an EnvironmentFile of remedy's own then overrides whatever Environment=
+            it sets (systemd.exec(5); sandbox/scenarios/service-dropin-later-cuda-home)."""
+            unit = (facts.get("workload") or {}).get("service")
+            mine = dropin_name(var)
+            for svc in facts.get("services", ()) if unit else ():
+                if svc.get("name") == unit:
+                    names = [posixpath.basename(str(p)) for p in svc.get("drop_ins") or ()]
+                    return any(n > mine and not _REMEDY_DROPIN.match(n) for n in names)
+            return False
+
         def unit_sandboxing() -> dict[str, str]:
             """The workload's unit's sandboxing directives (Service.sandboxing); {} else."""
             unit = (facts.get("workload") or {}).get("service")
@@ -964,6 +983,7 @@ class Functions:
         return {
             **self.bind_field(facts),
             "unit_envfile_sets": unit_envfile_sets,
+            "unit_later_dropin": unit_later_dropin,
             "unit_sandboxing": unit_sandboxing,
             "unit_memory_max_mib": unit_memory_max_mib,
             "mem_limit_mib": mem_limit_mib,
