@@ -258,6 +258,34 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         assert plan.steps and plan.steps[0].operation.envfile is False, earlier
 
 
+def test_a_units_unset_environment_makes_a_drop_in_impossible_and_is_named():
+    """The unit's own UnsetEnvironment=CUDA_HOME (a drop-in's too) is applied after every
+    Environment= and EnvironmentFile= (systemd.exec(5)): no drop-in of remedy's can set it.
+    Before this change the plan was `ok` with a drop-in that the unit then drops (the run's
+    re-check failed, rolled back). Now: `impossible`, the reason names UnsetEnvironment=;
+    `UnsetEnvironment=CUDA_HOME=/x` (that pair only) leaves remedy's value alone."""
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+
+    def plan_with(unset: list[str]) -> Plan:
+        svc = f.services[0].model_copy(
+            update={"environment_files_env": {}, "unset_environment": unset}
+        )
+        return make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+
+    plan = plan_with(["CUDA_HOME"])
+    assert plan.status == "impossible" and plan.steps == []
+    assert plan.unresolved and all(
+        "CUDA_HOME removed by the unit's UnsetEnvironment=" in u for u in plan.unresolved
+    )
+    for unset in ([], ["CUDA_HOME=/x"], ["OTHER"]):
+        plan = plan_with(unset)
+        assert [s.action for s in plan.steps] == ["service-env-cuda-home"], unset
+
+
 def test_a_login_only_value_from_the_users_profile_still_gets_the_session_fix():
     """CUDA_HOME set by ~/.profile (login shells only) and absent from `ssh host cmd`: the
     user's file pins the login value, but the session does not read it, so the session's plan

@@ -80,6 +80,10 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       name order, the later assignment wins). Before this change: plan `ok` with a plain
       drop-in, `run` rolled-back (exit 3): silently overridden. Now remedy's drop-in names an
       EnvironmentFile of its own, which beats every Environment=: `fixed`; rollback restores.
+      With the admin's UnsetEnvironment=CUDA_HOME in a drop-in instead (applied after every
+      Environment= and EnvironmentFile=): before, plan `ok`, `run` applied, re-check failed,
+      rolled back (exit 3); now the facts keep UnsetEnvironment=, the plan is `impossible`
+      and names it, nothing applied (no-complete-plan, exit 3).
 
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
@@ -621,3 +625,42 @@ def test_l_an_admins_later_drop_in_does_not_silently_override_remedys(later_drop
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def unset_dropin_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tclu")
+
+
+def test_l_a_units_unset_environment_is_named_not_planned_around(unset_dropin_unit, tmp_path):
+    """systemd tier, the unit of test_l with the admin's UnsetEnvironment=CUDA_HOME in a
+    drop-in: systemd applies it after every Environment= and EnvironmentFile=, remedy's
+    included (systemd.exec(5)). Before this change the plan was `ok` with a drop-in the unit
+    then dropped (`run`: its re-check failed, rolled back). Now `systemctl show`'s
+    UnsetEnvironment= is kept in the facts: `impossible`, the reason names it, nothing applied."""
+    h = unset_dropin_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    cmd = f"printf '[Service]\\nUnsetEnvironment=CUDA_HOME\\n' > {d}/95-unset.conf"
+    assert h.ssh(cmd + " && systemctl daemon-reload && systemctl restart sglang-k26")[0] == 0
+    defect = scenario("service-dropin-later-cuda-home")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    before = h.ssh(f"ls -R {d}; systemctl show -p Environment -p UnsetEnvironment sglang-k26")
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(l2) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    assert "Could not find nvcc" in journal, journal[-1500:]
+    assert plan["facts"]["services"][0]["unset_environment"] == ["CUDA_HOME"]
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any("UnsetEnvironment=" in u for u in plan["unresolved"]), plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(l2) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert (
+        h.ssh(f"ls -R {d}; systemctl show -p Environment -p UnsetEnvironment sglang-k26") == before
+    )

@@ -175,6 +175,7 @@ def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFa
                 drop_ins=drop_ins,
                 environment=env,
                 environment_files=files,
+                unset_environment=list(shown.unset),
                 exec_start=exec_start,
                 sandboxing={
                     k: v[-1].strip()

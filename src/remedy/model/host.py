@@ -80,6 +80,9 @@ class Service(Strict):
     environment_files: list[str] = Field(default_factory=list)
     # values read from EnvironmentFile=: systemd applies them after Environment= (they win)
     environment_files_env: dict[str, str] = Field(default_factory=dict)
+    # UnsetEnvironment= as systemctl shows it (NAME, or NAME=VALUE: that pair only): applied
+    # after every Environment= and EnvironmentFile= (systemd.exec(5)), a drop-in's included
+    unset_environment: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     exec_start: str | None = None
     python: str | None = None  # venv prefix derived from ExecStart
     # sandboxing/resource directives as `systemctl show` gives them (facts/services.SANDBOXING:
