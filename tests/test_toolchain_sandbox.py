@@ -84,6 +84,9 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       Environment= and EnvironmentFile=): before, plan `ok`, `run` applied, re-check failed,
       rolled back (exit 3); now the facts keep UnsetEnvironment=, the plan is `impossible`
       and names it, nothing applied (no-complete-plan, exit 3).
+      As a template (sglang@.service, the admin's sglang@.service.d/90-local.conf, instance
+      sglang@0 running): remedy's drop-in goes to sglang@0.service.d, systemd lists it in the
+      instance's DropInPaths and applies it: `fixed`; rollback restores.
 
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
@@ -664,3 +667,53 @@ def test_l_a_units_unset_environment_is_named_not_planned_around(unset_dropin_un
     assert (
         h.ssh(f"ls -R {d}; systemctl show -p Environment -p UnsetEnvironment sglang-k26") == before
     )
+
+
+@pytest.fixture
+def template_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tclt")
+
+
+def test_l_a_template_units_instance_gets_its_own_drop_in(template_unit, tmp_path):
+    """systemd tier, the unit of test_l as a template: sglang@.service and the admin's
+    sglang@.service.d/90-local.conf (CUDA_HOME=<12.8>), instance sglang@0.service running.
+    remedy's drop-in goes to the instance's directory (sglang@0.service.d, systemd.unit(5):
+    an instance reads the template's drop-ins and its own, in one name order), names its
+    EnvironmentFile, and systemd applies it: `fixed`; rollback restores the instance."""
+    h = template_unit
+    etc = "/etc/systemd/system"
+    setup = (
+        f"systemctl disable --now sglang-k26.service && mv {etc}/sglang-k26.service "
+        f"{etc}/sglang@.service && mv {etc}/sglang-k26.service.d {etc}/sglang@.service.d && "
+        "systemctl daemon-reload && systemctl start sglang@0.service; "
+        "for i in $(seq 60); do [ $(systemctl is-active sglang@0.service) = failed ] && break; "
+        "sleep 0.5; done; journalctl -u sglang@0.service --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R {etc}; systemctl show -p Environment -p DropInPaths sglang@0.service"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang@0.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(l3) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    assert steps == [("service-env-cuda-home", True)]
+    assert plan["steps"][0]["operation"]["unit"] == "sglang@0.service"
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(l3) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang@0.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    mine = f"{etc}/sglang@0.service.d/50-remedy-cuda-home.conf"
+    shown = h.ssh("systemctl show -p DropInPaths --value sglang@0.service")[1].split()
+    assert mine in shown and f"{etc}/sglang@.service.d/90-local.conf" in shown, shown
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
