@@ -88,6 +88,12 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       sglang@0 running): remedy's drop-in goes to sglang@0.service.d, systemd lists it in the
       instance's DropInPaths and applies it: `fixed`; rollback restores.
 
+  (m) the unit of (l) run as a system user (`useradd --system --home-dir /var/lib/sglang`)
+      under ProtectHome=read-only: its caches in /var/lib/sglang are writable, the unit is
+      ready. Before this change remedy guessed /home/sglang (read-only): plan `ok` with a
+      CacheDirectory= drop-in, `run` applied it to the healthy unit, restarted it, rolled
+      back (exit 3). Now facts read the home (`getent passwd`): nothing-to-do, untouched.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -717,3 +723,46 @@ def test_l_a_template_units_instance_gets_its_own_drop_in(template_unit, tmp_pat
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def system_user_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcsu")
+
+
+def test_m_a_system_users_home_is_read_from_the_user_database(system_user_unit, tmp_path):
+    """systemd tier: the unit runs as a system user made the usual way (`useradd --system
+    --home-dir /var/lib/sglang`), with ProtectHome=read-only. Its JIT caches are under
+    /var/lib/sglang/.cache, which ProtectHome= does not cover: the unit builds and is ready.
+    Before this change remedy guessed the home as /home/sglang (read-only), planned a
+    CacheDirectory= drop-in for a healthy unit (plan `ok`), and `run` applied it, restarted
+    the unit and rolled back (exit 3). Now facts read the home (`getent passwd`): nothing to
+    do, and nothing is touched."""
+    h = system_user_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        "systemctl stop sglang-k26 && useradd --system --home-dir /var/lib/sglang "
+        "--create-home --shell /usr/sbin/nologin sglang && "
+        f"printf '[Service]\\nEnvironment=CUDA_HOME={CU13}\\nUser=sglang\\nProtectHome=read-only\\n'"
+        f" > {d}/90-local.conf && systemctl daemon-reload && systemctl restart sglang-k26; "
+        "for i in $(seq 120); do journalctl -u sglang-k26 --no-pager | grep -q 'fired up' && "
+        "break; sleep 1; done; journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=180)
+    assert "The server is fired up and ready to roll!" in journal, journal[-1500:]
+    assert h.ssh("ls /var/lib/sglang/.cache")[1].split() == ["flashinfer", "tvm-ffi"]
+    before = h.ssh(f"ls -R {d}; systemctl show -p Environment -p MainPID sglang-k26")
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service",
+                 "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(m) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    svc = plan["facts"]["services"][0]
+    assert svc["user_home"] == "/var/lib/sglang" and svc["sandboxing"]["User"] == "sglang"
+    assert plan["status"] == "nothing-to-do" and steps == [], steps
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(m) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert rep["outcome"] == "nothing-to-do", rep["message"]
+    assert h.ssh(f"ls -R {d}; systemctl show -p Environment -p MainPID sglang-k26") == before

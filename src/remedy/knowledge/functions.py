@@ -334,19 +334,23 @@ def path_expanded(value: Any) -> str | None:
 JIT_CACHE_DIR = "/var/cache/remedy-jit"  # CacheDirectory=remedy-jit (systemd.exec(5))
 
 
-def _unit_home(env: dict[str, Any], sandboxing: dict[str, Any]) -> str:
-    """The home the unit's process sees: its HOME, else root's for no User=, else the
-    conventional /home/USER (systemd sets HOME from the user database, not in the facts)."""
+def _unit_home(env: dict[str, Any], sandboxing: dict[str, Any], home: Any = None) -> str:
+    """The home the unit's process sees: its HOME, else its User='s home from the host's
+    user database (Service.user_home: systemd sets HOME from it, systemd.exec(5)), else
+    root's for no User=, else the conventional /home/USER (the database was not read)."""
     user = str(sandboxing.get("User") or "").strip()
     if env.get("HOME"):
         return str(env["HOME"])
+    if home:
+        return str(home)
     return "/root" if user in ("", "root", "0") else f"/home/{user}"
 
 
-def jit_caches(env: Any, sandboxing: Any = None) -> dict[str, str]:
-    """consumer -> the directory its JIT build writes, in this environment."""
+def jit_caches(env: Any, sandboxing: Any = None, home: Any = None) -> dict[str, str]:
+    """consumer -> the directory its JIT build writes, in this environment (home: the unit
+    user's home from the user database, when read)."""
     env = dict(env or {})
-    home = _unit_home(env, dict(sandboxing or {}))
+    home = _unit_home(env, dict(sandboxing or {}), home)
     xdg = env.get("XDG_CACHE_HOME") or f"{home}/.cache"
     return {
         "flashinfer-jit": posixpath.join(
@@ -954,7 +958,9 @@ class Functions:
             if not sb:
                 return None
             consumers = (facts.get("workload") or {}).get("consumers") or ()
-            for consumer, d in jit_caches(env, sb).items():
+            unit = (facts.get("workload") or {}).get("service")
+            svc = next((x for x in facts.get("services", ()) if x.get("name") == unit), {})
+            for consumer, d in jit_caches(env, sb, svc.get("user_home")).items():
                 if consumers and consumer not in consumers:
                     continue
                 why = read_only_reason(d, sb, env)

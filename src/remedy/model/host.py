@@ -89,6 +89,9 @@ class Service(Strict):
     # ProtectHome, ProtectSystem, ReadWritePaths, CacheDirectory, User, MemoryMax ...), non-empty
     # only; data for rules (knowledge.functions jit_cache_read_only), never a command or a path
     sandboxing: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    # the home of its User= from the host's user database (getent passwd): where its JIT
+    # caches go when the environment sets no HOME; None for root or when not read
+    user_home: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Workload(Strict):
