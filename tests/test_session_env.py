@@ -295,3 +295,59 @@ def test_a_login_only_value_from_the_users_profile_still_gets_the_session_fix():
     plan = make_plan(kb, f, symptoms(), consumers=["flashinfer-jit"])
     assert [(s.action, s.params) for s in plan.steps] == [("shell-env-cuda-home", {"prefix": CU13})]
     assert plan.status == "ok" and plan.facts.shell_env_from == {"CUDA_HOME": "/root/.profile"}
+
+
+DEBIAN_PROFILE = """if [ "$(id -u)" -eq 0 ]; then
+  PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+else
+  PATH="/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
+fi
+export PATH
+
+if [ -d /etc/profile.d ]; then
+  for i in /etc/profile.d/*.sh; do
+    if [ -r $i ]; then
+      . $i
+    fi
+  done
+  unset i
+fi
+"""
+
+
+def test_an_export_appended_to_etc_profile_is_read_after_profile_d():
+    """`echo 'export CUDA_HOME=...' >> /etc/profile`: Debian's /etc/profile sources
+    /etc/profile.d/*.sh in a loop, so the appended line is read after every profile.d file,
+    remedy's zz-remedy-*.sh included. Before this change the facts read /etc/profile whole,
+    before profile.d: the computed login environment had remedy's value after a run, its
+    re-run passed there (`fixed`) while real login shells kept the stale one. Now the tail
+    is read last and named, like a user's own file: a login-scope write cannot beat it."""
+    from remedy.facts.envs import ETC_PROFILE_TAIL, evaluate_profile, split_etc_profile
+
+    mine = ("/etc/profile.d/zz-remedy-cuda-home.sh", f"export CUDA_HOME={CU13}\n")
+    tail = f"export CUDA_HOME={STALE}\n"
+    files = [("/etc/profile", DEBIAN_PROFILE + tail), mine, ("/root/.profile", ": \n")]
+    order = split_etc_profile(files)
+    assert [p for p, _ in order] == [
+        "/etc/profile",
+        mine[0],
+        ETC_PROFILE_TAIL,
+        "/root/.profile",
+    ]
+    origins: dict[str, str] = {}
+    env = evaluate_profile({}, order, uid="0", origins=origins)
+    assert env["CUDA_HOME"] == STALE and origins["CUDA_HOME"] == ETC_PROFILE_TAIL
+    assert env["PATH"].startswith("/usr/local/sbin")
+    # before the loop, or no loop at all: profile.d still wins, /etc/profile is kept whole
+    for text in (tail + DEBIAN_PROFILE, "export CUDA_HOME=/x\n"):
+        order = split_etc_profile([("/etc/profile", text), mine])
+        assert order == [("/etc/profile", text), mine]
+        assert evaluate_profile({}, order, uid="0")["CUDA_HOME"] == CU13
+    # the plan: that origin makes a login-scope write impossible, and names it
+    kb = load_knowledge()
+    f = Facts.model_validate(json.loads((HERE / "cuda-home-bashrc-stale.facts.json").read_text()))
+    syms = scan_logs([str(HERE / "fi-stale-cuda-home-bashrc.log")])[0]
+    f = f.model_copy(update={"shell_env_from": {"CUDA_HOME": ETC_PROFILE_TAIL}})
+    plan = make_plan(kb, f, syms, consumers=["flashinfer-jit"])
+    assert plan.steps == [] and plan.status == "impossible", plan.status
+    assert any(f"CUDA_HOME is set by {ETC_PROFILE_TAIL}" in u for u in plan.unresolved)

@@ -94,6 +94,11 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       CacheDirectory= drop-in, `run` applied it to the healthy unit, restarted it, rolled
       back (exit 3). Now facts read the home (`getent passwd`): nothing-to-do, untouched.
 
+  (n) cuda-home-unset with `export CUDA_HOME=<deleted venv>` appended to /etc/profile, below
+      its /etc/profile.d loop: login shells get it after remedy's zz-remedy-*.sh. Before this
+      change: plan `ok`, `run` said `fixed` (exit 0) and the `bash -l` build still failed.
+      Now the tail of /etc/profile is read last and named: `impossible`, nothing applied.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -766,3 +771,43 @@ def test_m_a_system_users_home_is_read_from_the_user_database(system_user_unit, 
     print(f"(m) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
     assert rep["outcome"] == "nothing-to-do", rep["message"]
     assert h.ssh(f"ls -R {d}; systemctl show -p Environment -p MainPID sglang-k26") == before
+
+
+@pytest.fixture
+def etc_profile_home():
+    yield from host_for_test("cuda-home-unset", "tcep")
+
+
+STALE = "/opt/sglang-venv-old/lib/python3.11/site-packages/nvidia/cu13"
+
+
+def test_n_an_export_appended_to_etc_profile_is_named_not_overwritten(etc_profile_home, tmp_path):
+    """`echo 'export CUDA_HOME=<deleted venv>' >> /etc/profile`: Debian's /etc/profile sources
+    /etc/profile.d/*.sh in a loop above that line, so every login shell gets the stale value
+    after remedy's zz-remedy-*.sh. The user's build in a login shell (`bash -l`) fails. Before
+    this change the facts read /etc/profile whole, before profile.d: plan `ok`, `run` said
+    `fixed` (its re-run in the computed login environment passed) and the login shell's build
+    still failed. Now the tail is read last and named: `impossible`, nothing applied."""
+    h = etc_profile_home
+    assert h.ssh(f"echo 'export CUDA_HOME={STALE}' >> /etc/profile")[0] == 0
+    assert h.ssh("cat > /tmp/fi_build.py", input=FI_BUILD.read_text())[0] == 0
+    login_build = (
+        "bash -lc 'cd /tmp && FLASHINFER_CUDA_ARCH_LIST=12.0 /opt/sglang-venv/bin/python - act "
+        "< fi_build.py' 2>&1"
+    )
+    rc, out = h.ssh(login_build, timeout=600)
+    assert rc != 0 and STALE in out, out[-1500:]
+    before = h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    print(f"(n) plan: exit {r.returncode}, {plan['status']}, {plan['unresolved'][:1]}")
+    assert plan["facts"]["shell_env"]["CUDA_HOME"] == STALE
+    where = "/etc/profile (after its /etc/profile.d loop)"
+    assert plan["facts"]["shell_env_from"] == {"CUDA_HOME": where}
+    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
+    assert any(f"CUDA_HOME is set by {where}" in u for u in plan["unresolved"])
+    r, rep = run_plan(h, tmp_path)
+    print(f"(n) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
+    # the truth main's `fixed` hid: the login shell's build fails until /etc/profile changes
+    assert h.ssh(login_build, timeout=600)[0] != 0
