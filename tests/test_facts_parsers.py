@@ -257,5 +257,7 @@ def test_a_template_unit_is_not_shown_and_is_noted() -> None:
     res = c.parse(out)
     assert [s.name for s in res.services] == ["sglang-a.service"]
     assert res.shown["sglang-a.service"].unset == ["A"]
+    # kept on the Service: the planner knows no drop-in of remedy's can set A
+    assert res.services[0].unset_environment == ["A"]
     notes = " ".join(res.notes)
     assert "sglang@.service: a template unit" in notes and "other@.service" in notes

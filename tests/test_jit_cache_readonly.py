@@ -185,3 +185,53 @@ def test_a_read_only_tmp_line_is_a_symptom(tmp_path):
         "FileNotFoundError: [Errno 2] No usable temporary directory found in ['/tmp', '/']\n"
     )
     assert "tmpdir-unusable" in {s.signature for s in scan_logs([str(log)])[0]}
+
+
+def test_the_units_users_home_comes_from_the_user_database():
+    """User=sglang made by `useradd --system --home-dir /var/lib/sglang` under
+    ProtectHome=read-only: its caches are in /var/lib/sglang, which ProtectHome= does not
+    cover (tests/test_toolchain_sandbox.py test_m: the unit builds and is ready). Before this
+    change remedy guessed /home/sglang, read-only: a CacheDirectory= step for a healthy unit.
+    The home is read with `getent passwd` (by name or uid); unread, the guess stays."""
+    from remedy.facts.sections import Section, section_text
+    from remedy.facts.services import ServicesCollector, parse_passwd
+
+    c = ServicesCollector(["sglang-k26.service"])
+    assert 'getent passwd -- "$u"' in c.command()
+    show = (
+        "Id=sglang-k26.service\nLoadState=loaded\nExecStart={ path=/v/bin/python ; "
+        "argv[]=/v/bin/python -m sglang.launch_server ; ignore_errors=no }\n"
+        "ProtectHome=read-only\nUser=sglang\n"
+    )
+    passwd = "sglang\tsglang:x:999:997::/var/lib/sglang:/usr/sbin/nologin\n"
+    out = section_text(
+        [
+            Section("svc.boot", "", "systemd\n"),
+            Section("svc.show", "", show),
+            Section("svc.rc", "0", ""),
+            Section("svc.passwd", "", passwd),
+        ]
+    )
+    svc = c.parse(out).services[0]
+    assert svc.user_home == "/var/lib/sglang"
+    assert parse_passwd("999\tsglang:x:999:997::/var/lib/sglang:/bin/false\nbad\tx:y\n") == {
+        "999": "/var/lib/sglang"
+    }
+    assert parse_passwd("u\tu:x:1:1::relative:/bin/sh\n") == {}
+
+    kb = load_knowledge()
+    sb = {"User": "sglang", "ProtectHome": "read-only"}
+    f = with_sandboxing(facts(), **sb)
+    guessed = make_plan(kb, f)  # the home not read: /home/sglang, read-only
+    assert [s.action for s in guessed.steps] == ["service-jit-cache-dir"]
+    f = f.model_copy(
+        update={"services": [f.services[0].model_copy(update={"user_home": "/var/lib/sglang"})]}
+    )
+    plan = make_plan(kb, f)
+    assert "jit-cache-writable" not in [x.rule for x in plan.findings] and plan.steps == []
+    assert jit_caches({}, sb, "/var/lib/sglang")["flashinfer-jit"] == (
+        "/var/lib/sglang/.cache/flashinfer"
+    )
+    # ProtectSystem=strict makes /var/lib read-only too: the rule still finds it
+    strict = {**sb, "ProtectSystem": "strict"}
+    assert read_only_reason(jit_caches({}, strict, "/var/lib/sglang")["flashinfer-jit"], strict)

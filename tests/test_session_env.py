@@ -220,6 +220,72 @@ def test_a_units_environment_file_is_outranked_by_remedys_own():
     assert plain.steps and plain.steps[0].operation.envfile is False
 
 
+def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file():
+    """service-dropin-later-cuda-home (systemd): the admin's 90-local.conf sets
+    Environment=CUDA_HOME=<12.8>, parsed after remedy's 50-remedy-cuda-home.conf (systemd.unit(5):
+    drop-ins in name order, the later assignment wins), so a plain drop-in is silently
+    overridden (main: envfile False, the run was not `fixed`). remedy's drop-in now names an
+    EnvironmentFile of its own, which overrides every Environment= (systemd.exec(5))."""
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+    d = "/etc/systemd/system/sglang-k26.service.d"
+
+    def plan_with(*drop_ins: str) -> Plan:
+        svc = f.services[0]
+        env = {**svc.environment, "CUDA_HOME": "/usr/local/cuda-12.8"}
+        svc = svc.model_copy(
+            update={"environment_files_env": {}, "environment": env, "drop_ins": list(drop_ins)}
+        )
+        return make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+
+    for later in (f"{d}/90-local.conf", f"{d}/override.conf", "/run/systemd/system/x.d/zz.conf"):
+        plan = plan_with(f"{d}/10-cuda13.conf", later)
+        assert plan.status == "ok" and len(plan.steps) == 1, later
+        op = plan.steps[0].operation
+        assert plan.steps[0].action == "service-env-cuda-home" and op.set == {"CUDA_HOME": CU13}
+        assert op.envfile is True, later
+        assert op.text().splitlines()[-1] == f"EnvironmentFile={d}/50-remedy-cuda-home.env"
+    # drop-ins parsed before remedy's, or remedy's own: a plain drop-in, as before
+    for earlier in (
+        f"{d}/10-local.conf",
+        f"{d}/50-remedy-path.conf",
+        f"{d}/60-remedy-exec-start.conf",
+    ):
+        plan = plan_with(earlier)
+        assert plan.steps and plan.steps[0].operation.envfile is False, earlier
+
+
+def test_a_units_unset_environment_makes_a_drop_in_impossible_and_is_named():
+    """The unit's own UnsetEnvironment=CUDA_HOME (a drop-in's too) is applied after every
+    Environment= and EnvironmentFile= (systemd.exec(5)): no drop-in of remedy's can set it.
+    Before this change the plan was `ok` with a drop-in that the unit then drops (the run's
+    re-check failed, rolled back). Now: `impossible`, the reason names UnsetEnvironment=;
+    `UnsetEnvironment=CUDA_HOME=/x` (that pair only) leaves remedy's value alone."""
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+
+    def plan_with(unset: list[str]) -> Plan:
+        svc = f.services[0].model_copy(
+            update={"environment_files_env": {}, "unset_environment": unset}
+        )
+        return make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+
+    plan = plan_with(["CUDA_HOME"])
+    assert plan.status == "impossible" and plan.steps == []
+    assert plan.unresolved and all(
+        "CUDA_HOME removed by the unit's UnsetEnvironment=" in u for u in plan.unresolved
+    )
+    for unset in ([], ["CUDA_HOME=/x"], ["OTHER"]):
+        plan = plan_with(unset)
+        assert [s.action for s in plan.steps] == ["service-env-cuda-home"], unset
+
+
 def test_a_login_only_value_from_the_users_profile_still_gets_the_session_fix():
     """CUDA_HOME set by ~/.profile (login shells only) and absent from `ssh host cmd`: the
     user's file pins the login value, but the session does not read it, so the session's plan
@@ -229,3 +295,59 @@ def test_a_login_only_value_from_the_users_profile_still_gets_the_session_fix():
     plan = make_plan(kb, f, symptoms(), consumers=["flashinfer-jit"])
     assert [(s.action, s.params) for s in plan.steps] == [("shell-env-cuda-home", {"prefix": CU13})]
     assert plan.status == "ok" and plan.facts.shell_env_from == {"CUDA_HOME": "/root/.profile"}
+
+
+DEBIAN_PROFILE = """if [ "$(id -u)" -eq 0 ]; then
+  PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+else
+  PATH="/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
+fi
+export PATH
+
+if [ -d /etc/profile.d ]; then
+  for i in /etc/profile.d/*.sh; do
+    if [ -r $i ]; then
+      . $i
+    fi
+  done
+  unset i
+fi
+"""
+
+
+def test_an_export_appended_to_etc_profile_is_read_after_profile_d():
+    """`echo 'export CUDA_HOME=...' >> /etc/profile`: Debian's /etc/profile sources
+    /etc/profile.d/*.sh in a loop, so the appended line is read after every profile.d file,
+    remedy's zz-remedy-*.sh included. Before this change the facts read /etc/profile whole,
+    before profile.d: the computed login environment had remedy's value after a run, its
+    re-run passed there (`fixed`) while real login shells kept the stale one. Now the tail
+    is read last and named, like a user's own file: a login-scope write cannot beat it."""
+    from remedy.facts.envs import ETC_PROFILE_TAIL, evaluate_profile, split_etc_profile
+
+    mine = ("/etc/profile.d/zz-remedy-cuda-home.sh", f"export CUDA_HOME={CU13}\n")
+    tail = f"export CUDA_HOME={STALE}\n"
+    files = [("/etc/profile", DEBIAN_PROFILE + tail), mine, ("/root/.profile", ": \n")]
+    order = split_etc_profile(files)
+    assert [p for p, _ in order] == [
+        "/etc/profile",
+        mine[0],
+        ETC_PROFILE_TAIL,
+        "/root/.profile",
+    ]
+    origins: dict[str, str] = {}
+    env = evaluate_profile({}, order, uid="0", origins=origins)
+    assert env["CUDA_HOME"] == STALE and origins["CUDA_HOME"] == ETC_PROFILE_TAIL
+    assert env["PATH"].startswith("/usr/local/sbin")
+    # before the loop, or no loop at all: profile.d still wins, /etc/profile is kept whole
+    for text in (tail + DEBIAN_PROFILE, "export CUDA_HOME=/x\n"):
+        order = split_etc_profile([("/etc/profile", text), mine])
+        assert order == [("/etc/profile", text), mine]
+        assert evaluate_profile({}, order, uid="0")["CUDA_HOME"] == CU13
+    # the plan: that origin makes a login-scope write impossible, and names it
+    kb = load_knowledge()
+    f = Facts.model_validate(json.loads((HERE / "cuda-home-bashrc-stale.facts.json").read_text()))
+    syms = scan_logs([str(HERE / "fi-stale-cuda-home-bashrc.log")])[0]
+    f = f.model_copy(update={"shell_env_from": {"CUDA_HOME": ETC_PROFILE_TAIL}})
+    plan = make_plan(kb, f, syms, consumers=["flashinfer-jit"])
+    assert plan.steps == [] and plan.status == "impossible", plan.status
+    assert any(f"CUDA_HOME is set by {ETC_PROFILE_TAIL}" in u for u in plan.unresolved)

@@ -75,6 +75,30 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       MAX_JOBS=1 for a RECORDED OOM-killed build (cgroup v1 here: MemoryMax= is not enforced,
       no real OOM kill can be produced). Before: advice only, no step, no MemoryMax= read.
 
+  (l) service-dropin-later-cuda-home (systemd tier): the admin's 90-local.conf sets
+      Environment=CUDA_HOME=<12.8>, parsed after remedy's 50-remedy-cuda-home.conf (drop-ins in
+      name order, the later assignment wins). Before this change: plan `ok` with a plain
+      drop-in, `run` rolled-back (exit 3): silently overridden. Now remedy's drop-in names an
+      EnvironmentFile of its own, which beats every Environment=: `fixed`; rollback restores.
+      With the admin's UnsetEnvironment=CUDA_HOME in a drop-in instead (applied after every
+      Environment= and EnvironmentFile=): before, plan `ok`, `run` applied, re-check failed,
+      rolled back (exit 3); now the facts keep UnsetEnvironment=, the plan is `impossible`
+      and names it, nothing applied (no-complete-plan, exit 3).
+      As a template (sglang@.service, the admin's sglang@.service.d/90-local.conf, instance
+      sglang@0 running): remedy's drop-in goes to sglang@0.service.d, systemd lists it in the
+      instance's DropInPaths and applies it: `fixed`; rollback restores.
+
+  (m) the unit of (l) run as a system user (`useradd --system --home-dir /var/lib/sglang`)
+      under ProtectHome=read-only: its caches in /var/lib/sglang are writable, the unit is
+      ready. Before this change remedy guessed /home/sglang (read-only): plan `ok` with a
+      CacheDirectory= drop-in, `run` applied it to the healthy unit, restarted it, rolled
+      back (exit 3). Now facts read the home (`getent passwd`): nothing-to-do, untouched.
+
+  (n) cuda-home-unset with `export CUDA_HOME=<deleted venv>` appended to /etc/profile, below
+      its /etc/profile.d loop: login shells get it after remedy's zz-remedy-*.sh. Before this
+      change: plan `ok`, `run` said `fixed` (exit 0) and the `bash -l` build still failed.
+      Now the tail of /etc/profile is read last and named: `impossible`, nothing applied.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -568,3 +592,222 @@ def test_k_a_units_memory_max_is_read_and_sizes_max_jobs(readonly_cache_unit, tm
     assert plan["facts"]["memory_mib"] > 16 * 1024
     assert r.returncode == 0 and plan["status"] == "ok" and plan["unexplained"] == []
     assert steps["env-max-jobs"] == {"MAX_JOBS": "1"}
+
+
+@pytest.fixture
+def later_dropin_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcld")
+
+
+def test_l_an_admins_later_drop_in_does_not_silently_override_remedys(later_dropin_unit, tmp_path):
+    """systemd tier: the admin's 90-local.conf sets Environment=CUDA_HOME=/usr/local/cuda-12.8
+    (stand-in), parsed after remedy's 50-remedy-cuda-home.conf (systemd.unit(5): drop-ins in
+    name order, the later assignment wins); the server fails at FlashInfer's "SM 12.x requires
+    CUDA >= 12.9". remedy's drop-in Environment= line alone would lose to it, so its drop-in
+    also names an EnvironmentFile of its own, which overrides every Environment= line
+    (systemd.exec(5)). `run` restarts the unit: `fixed` when ready; the admin's file is left
+    as it was, and rollback restores the unit."""
+    h = later_dropin_unit
+    defect = scenario("service-dropin-later-cuda-home")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    assert re.search(defect["expect"], journal), journal[-1500:]
+    ls = "ls -R /etc/systemd/system/sglang-k26.service.d; systemctl show -p Environment sglang-k26"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(l) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    svc = plan["facts"]["services"][0]
+    assert svc["environment"]["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert any(p.endswith("/90-local.conf") for p in svc["drop_ins"]), svc["drop_ins"]
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    # (main: envfile False, the drop-in lost to 90-local.conf, the run was not `fixed`)
+    assert steps == [("service-env-cuda-home", True)]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(l) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    local = h.ssh("cat /etc/systemd/system/sglang-k26.service.d/90-local.conf")[1]
+    assert "Environment=CUDA_HOME=/usr/local/cuda-12.8" in local
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def unset_dropin_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tclu")
+
+
+def test_l_a_units_unset_environment_is_named_not_planned_around(unset_dropin_unit, tmp_path):
+    """systemd tier, the unit of test_l with the admin's UnsetEnvironment=CUDA_HOME in a
+    drop-in: systemd applies it after every Environment= and EnvironmentFile=, remedy's
+    included (systemd.exec(5)). Before this change the plan was `ok` with a drop-in the unit
+    then dropped (`run`: its re-check failed, rolled back). Now `systemctl show`'s
+    UnsetEnvironment= is kept in the facts: `impossible`, the reason names it, nothing applied."""
+    h = unset_dropin_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    cmd = f"printf '[Service]\\nUnsetEnvironment=CUDA_HOME\\n' > {d}/95-unset.conf"
+    assert h.ssh(cmd + " && systemctl daemon-reload && systemctl restart sglang-k26")[0] == 0
+    defect = scenario("service-dropin-later-cuda-home")["expected"]["defects"][0]
+    rc, journal = h.ssh(defect["probe"], timeout=120)
+    before = h.ssh(f"ls -R {d}; systemctl show -p Environment -p UnsetEnvironment sglang-k26")
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(l2) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    assert "Could not find nvcc" in journal, journal[-1500:]
+    assert plan["facts"]["services"][0]["unset_environment"] == ["CUDA_HOME"]
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any("UnsetEnvironment=" in u for u in plan["unresolved"]), plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(l2) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert (
+        h.ssh(f"ls -R {d}; systemctl show -p Environment -p UnsetEnvironment sglang-k26") == before
+    )
+
+
+@pytest.fixture
+def template_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tclt")
+
+
+def test_l_a_template_units_instance_gets_its_own_drop_in(template_unit, tmp_path):
+    """systemd tier, the unit of test_l as a template: sglang@.service and the admin's
+    sglang@.service.d/90-local.conf (CUDA_HOME=<12.8>), instance sglang@0.service running.
+    remedy's drop-in goes to the instance's directory (sglang@0.service.d, systemd.unit(5):
+    an instance reads the template's drop-ins and its own, in one name order), names its
+    EnvironmentFile, and systemd applies it: `fixed`; rollback restores the instance."""
+    h = template_unit
+    etc = "/etc/systemd/system"
+    setup = (
+        f"systemctl disable --now sglang-k26.service && mv {etc}/sglang-k26.service "
+        f"{etc}/sglang@.service && mv {etc}/sglang-k26.service.d {etc}/sglang@.service.d && "
+        "systemctl daemon-reload && systemctl start sglang@0.service; "
+        "for i in $(seq 60); do [ $(systemctl is-active sglang@0.service) = failed ] && break; "
+        "sleep 0.5; done; journalctl -u sglang@0.service --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R {etc}; systemctl show -p Environment -p DropInPaths sglang@0.service"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang@0.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(l3) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    assert steps == [("service-env-cuda-home", True)]
+    assert plan["steps"][0]["operation"]["unit"] == "sglang@0.service"
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(l3) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang@0.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    mine = f"{etc}/sglang@0.service.d/50-remedy-cuda-home.conf"
+    shown = h.ssh("systemctl show -p DropInPaths --value sglang@0.service")[1].split()
+    assert mine in shown and f"{etc}/sglang@.service.d/90-local.conf" in shown, shown
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def system_user_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcsu")
+
+
+def test_m_a_system_users_home_is_read_from_the_user_database(system_user_unit, tmp_path):
+    """systemd tier: the unit runs as a system user made the usual way (`useradd --system
+    --home-dir /var/lib/sglang`), with ProtectHome=read-only. Its JIT caches are under
+    /var/lib/sglang/.cache, which ProtectHome= does not cover: the unit builds and is ready.
+    Before this change remedy guessed the home as /home/sglang (read-only), planned a
+    CacheDirectory= drop-in for a healthy unit (plan `ok`), and `run` applied it, restarted
+    the unit and rolled back (exit 3). Now facts read the home (`getent passwd`): nothing to
+    do, and nothing is touched."""
+    h = system_user_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        "systemctl stop sglang-k26 && useradd --system --home-dir /var/lib/sglang "
+        "--create-home --shell /usr/sbin/nologin sglang && "
+        f"printf '[Service]\\nEnvironment=CUDA_HOME={CU13}\\nUser=sglang\\nProtectHome=read-only\\n'"
+        f" > {d}/90-local.conf && systemctl daemon-reload && systemctl restart sglang-k26; "
+        "for i in $(seq 120); do journalctl -u sglang-k26 --no-pager | grep -q 'fired up' && "
+        "break; sleep 1; done; journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=180)
+    assert "The server is fired up and ready to roll!" in journal, journal[-1500:]
+    assert h.ssh("ls /var/lib/sglang/.cache")[1].split() == ["flashinfer", "tvm-ffi"]
+    before = h.ssh(f"ls -R {d}; systemctl show -p Environment -p MainPID sglang-k26")
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service",
+                 "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(m) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    svc = plan["facts"]["services"][0]
+    assert svc["user_home"] == "/var/lib/sglang" and svc["sandboxing"]["User"] == "sglang"
+    assert plan["status"] == "nothing-to-do" and steps == [], steps
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(m) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert rep["outcome"] == "nothing-to-do", rep["message"]
+    assert h.ssh(f"ls -R {d}; systemctl show -p Environment -p MainPID sglang-k26") == before
+
+
+@pytest.fixture
+def etc_profile_home():
+    yield from host_for_test("cuda-home-unset", "tcep")
+
+
+STALE = "/opt/sglang-venv-old/lib/python3.11/site-packages/nvidia/cu13"
+
+
+def test_n_an_export_appended_to_etc_profile_is_named_not_overwritten(etc_profile_home, tmp_path):
+    """`echo 'export CUDA_HOME=<deleted venv>' >> /etc/profile`: Debian's /etc/profile sources
+    /etc/profile.d/*.sh in a loop above that line, so every login shell gets the stale value
+    after remedy's zz-remedy-*.sh. The user's build in a login shell (`bash -l`) fails. Before
+    this change the facts read /etc/profile whole, before profile.d: plan `ok`, `run` said
+    `fixed` (its re-run in the computed login environment passed) and the login shell's build
+    still failed. Now the tail is read last and named: `impossible`, nothing applied."""
+    h = etc_profile_home
+    assert h.ssh(f"echo 'export CUDA_HOME={STALE}' >> /etc/profile")[0] == 0
+    assert h.ssh("cat > /tmp/fi_build.py", input=FI_BUILD.read_text())[0] == 0
+    login_build = (
+        "bash -lc 'cd /tmp && FLASHINFER_CUDA_ARCH_LIST=12.0 /opt/sglang-venv/bin/python - act "
+        "< fi_build.py' 2>&1"
+    )
+    rc, out = h.ssh(login_build, timeout=600)
+    assert rc != 0 and STALE in out, out[-1500:]
+    before = h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    print(f"(n) plan: exit {r.returncode}, {plan['status']}, {plan['unresolved'][:1]}")
+    assert plan["facts"]["shell_env"]["CUDA_HOME"] == STALE
+    where = "/etc/profile (after its /etc/profile.d loop)"
+    assert plan["facts"]["shell_env_from"] == {"CUDA_HOME": where}
+    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
+    assert any(f"CUDA_HOME is set by {where}" in u for u in plan["unresolved"])
+    r, rep = run_plan(h, tmp_path)
+    print(f"(n) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
+    # the truth main's `fixed` hid: the login shell's build fails until /etc/profile changes
+    assert h.ssh(login_build, timeout=600)[0] != 0

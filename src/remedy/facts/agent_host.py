@@ -618,6 +618,15 @@ def services(names):
     m(b"svc.show")
     w(out + NL)
     m(b"svc.rc", str(rc).encode())
+    m(b"svc.passwd")  # getent passwd -- USER for each User= (the user database, via NSS)
+    for u in sorted({x[5:] for x in out.split(NL) if x.startswith(b"User=") and x[5:]}):
+        try:
+            name = u.decode("utf-8", "surrogateescape")
+            e = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+        except (KeyError, ValueError, OverflowError):
+            continue
+        f = [e.pw_name, e.pw_passwd, str(e.pw_uid), str(e.pw_gid), e.pw_gecos, e.pw_dir, e.pw_shell]
+        w(u + b"\t" + ":".join(f).encode("utf-8", "surrogateescape") + NL)
 
 
 def svc_pythons():

@@ -34,6 +34,7 @@ from typing import TypeVar
 from remedy.errors import CommandTimeout, ConnectionDropped, InputError
 from remedy.facts import agent as _agent
 from remedy.facts.envs import (
+    ETC_PROFILE_TAIL,
     PROFILE_CAP,
     SYSTEM_PROFILES,
     USER_PROFILES,
@@ -671,7 +672,9 @@ async def _collect_facts(
     user_set = {
         k: f
         for k, f in login_origins.items()
-        if BUILD_VAR.match(k) and not f.startswith("/etc/") and k in login_env
+        if BUILD_VAR.match(k)
+        and (not f.startswith("/etc/") or f == ETC_PROFILE_TAIL)
+        and k in login_env
     }
     session_diff: dict[str, str | None] = {}
     if login_env and hasattr(transport, "fresh") and isinstance(res_login, str):

@@ -56,6 +56,49 @@ def login_env_script(token: str = DEFAULT_TOKEN, timeout: int = 10) -> str:
     )
 
 
+# the name the lines of /etc/profile after its /etc/profile.d loop are known by: read after
+# every /etc/profile.d file (remedy's zz-remedy-*.sh included), so a value set there wins in
+# login shells, like a user's own file (facts.shell_env_from)
+ETC_PROFILE_TAIL = "/etc/profile (after its /etc/profile.d loop)"
+_PROFILE_D_LOOP = re.compile(r"^\s*for\s+\w+\s+in\s+/etc/profile\.d/\*\.sh\s*;?\s*(do)?\s*$")
+
+
+def split_etc_profile(profiles: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The profile files in the order a login shell reads their lines: Debian's /etc/profile
+    sources /etc/profile.d/*.sh in a `for` loop (inside `if [ -d /etc/profile.d ]; then`), so
+    what follows that block (an admin's appended `export CUDA_HOME=...`) is read after every
+    profile.d file. Split there: the tail goes after the last /etc/profile.d file, under
+    ETC_PROFILE_TAIL. A /etc/profile without such a loop is kept whole."""
+    text = next((t for p, t in profiles if p == "/etc/profile"), None)
+    if text is None:
+        return profiles
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if _PROFILE_D_LOOP.match(ln)), None)
+    if start is None:
+        return profiles
+    end = next((j for j in range(start + 1, len(lines)) if lines[j].strip() == "done"), None)
+    if end is None:
+        return profiles
+    before = [ln.strip() for ln in lines[:start] if ln.strip()]
+    if before and re.match(r"^if\s+\[\s+-d\s+/etc/profile\.d\s+\]", before[-1]):
+        # the enclosing if: its `fi` (only `unset i` between `done` and it)
+        for j in range(end + 1, len(lines)):
+            ln = lines[j].strip()
+            if ln == "fi":
+                end = j
+                break
+            if ln and not ln.startswith("unset ") and not ln.startswith("#"):
+                break
+    head, tail = "".join(lines[: end + 1]), "".join(lines[end + 1 :])
+    out = [(p, head if p == "/etc/profile" else t) for p, t in profiles]
+    if tail.strip():
+        last = max(
+            (i for i, (p, _) in enumerate(out) if p.startswith("/etc/")), default=len(out) - 1
+        )
+        out.insert(last + 1, (ETC_PROFILE_TAIL, tail))
+    return out
+
+
 def parse_env_block(body: str) -> dict[str, str]:
     """`env -0` output (NUL separated) or plain `env` (newline separated, best effort).
 
@@ -124,6 +167,7 @@ def parse_login_env(
             body = body.rsplit("\0", 1)[0] if "\0" in body else body.rsplit("\n", 1)[0]
         env = parse_env_block(body)
     if complete and profiles:
+        profiles = split_etc_profile(profiles)
         env = evaluate_profile(env, profiles, uid=uid, notes=notes, origins=origins)
     return env, shell
 

@@ -175,6 +175,7 @@ def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFa
                 drop_ins=drop_ins,
                 environment=env,
                 environment_files=files,
+                unset_environment=list(shown.unset),
                 exec_start=exec_start,
                 sandboxing={
                     k: v[-1].strip()
@@ -188,6 +189,18 @@ def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFa
         if w not in seen:
             notes.append(f"service {w}: not found")
     return res
+
+
+def parse_passwd(text: str) -> dict[str, str]:
+    """`USER<TAB>getent passwd USER` lines -> User= as the unit names it (a name or a uid) ->
+    its home directory (an absolute path only)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, _, entry = line.partition("\t")
+        f = entry.split(":")
+        if key and len(f) == 7 and f[5].startswith("/") and "\0" not in f[5]:
+            out.setdefault(key, f[5])
+    return out
 
 
 def _is_template(name: str) -> bool:
@@ -218,6 +231,11 @@ class ServicesCollector:
             "  U=$(printf '%s\\n' \"$U\" | grep -v '@\\.service$')\n"
             f"  IFS=$NL; set -f; SVC=$(to 15 {SHOW} -- '*.service' {names} $U 2>&1); SRC=$?; set +f; IFS=$IFS0\n"
             "  m svc.show; printf '%s\\n' \"$SVC\"; m svc.rc $SRC\n"
+            # the home of each unit's User= from the user database (getent: NSS, as systemd
+            # reads it), never guessed as /home/USER; a name from systemctl, kept quoted
+            "  m svc.passwd; set -f; for u in $(printf '%s\\n' \"$SVC\" | sed -n 's/^User=//p' | "
+            'sort -u); do p=$(getent passwd -- "$u" 2>/dev/null) && '
+            'printf \'%s\\t%s\\n\' "$u" "$p"; done; set +f\n'
             "else\n"
             "  echo no\n"
             "fi\n"
@@ -243,6 +261,13 @@ class ServicesCollector:
                 res.notes.append(f"systemctl show failed (exit {rc.arg.strip()}): {first}")
                 return res
         found = build_services(show.body, [w for w in self.wanted if not _is_template(w)])
+        homes = parse_passwd(next((s.body for s in sections if s.name == "svc.passwd"), ""))
+        found.services = [
+            s.model_copy(update={"user_home": homes.get(s.sandboxing.get("User", ""))})
+            if homes.get(s.sandboxing.get("User", ""))
+            else s
+            for s in found.services
+        ]
         files = next((s for s in sections if s.name == "svc.files"), None)
         templates = {w for w in self.wanted if _is_template(w)}
         templates.update(u for u in (files.lines() if files else []) if _is_template(u))

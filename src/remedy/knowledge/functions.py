@@ -216,6 +216,10 @@ def dropin_name(var: Any) -> str:
     return f"50-remedy-{(_s(var) or 'env').lower().replace('_', '-')}.conf"
 
 
+# remedy's own drop-ins (dropin_name, operations EXEC_START_DROPIN): never an admin's override
+_REMEDY_DROPIN = re.compile(r"\d\d-remedy-[a-z0-9-]+\.conf$")
+
+
 def dropin_dir(unit: Any) -> str:
     """The directory of a system unit's drop-ins in /etc (where remedy writes its own)."""
     return f"/etc/systemd/system/{_s(unit)}.d"
@@ -330,19 +334,23 @@ def path_expanded(value: Any) -> str | None:
 JIT_CACHE_DIR = "/var/cache/remedy-jit"  # CacheDirectory=remedy-jit (systemd.exec(5))
 
 
-def _unit_home(env: dict[str, Any], sandboxing: dict[str, Any]) -> str:
-    """The home the unit's process sees: its HOME, else root's for no User=, else the
-    conventional /home/USER (systemd sets HOME from the user database, not in the facts)."""
+def _unit_home(env: dict[str, Any], sandboxing: dict[str, Any], home: Any = None) -> str:
+    """The home the unit's process sees: its HOME, else its User='s home from the host's
+    user database (Service.user_home: systemd sets HOME from it, systemd.exec(5)), else
+    root's for no User=, else the conventional /home/USER (the database was not read)."""
     user = str(sandboxing.get("User") or "").strip()
     if env.get("HOME"):
         return str(env["HOME"])
+    if home:
+        return str(home)
     return "/root" if user in ("", "root", "0") else f"/home/{user}"
 
 
-def jit_caches(env: Any, sandboxing: Any = None) -> dict[str, str]:
-    """consumer -> the directory its JIT build writes, in this environment."""
+def jit_caches(env: Any, sandboxing: Any = None, home: Any = None) -> dict[str, str]:
+    """consumer -> the directory its JIT build writes, in this environment (home: the unit
+    user's home from the user database, when read)."""
     env = dict(env or {})
-    home = _unit_home(env, dict(sandboxing or {}))
+    home = _unit_home(env, dict(sandboxing or {}), home)
     xdg = env.get("XDG_CACHE_HOME") or f"{home}/.cache"
     return {
         "flashinfer-jit": posixpath.join(
@@ -908,6 +916,21 @@ class Functions:
                     return _s(var) in (svc.get("environment_files_env") or {})
             return False
 
+        def unit_later_dropin(var: Any) -> bool:
+            """Whether a drop-in of the workload's unit, not remedy's own, is parsed after
+            remedy's drop-in for this variable (systemd.unit(5): every drop-in directory's
+            .conf files in one lexicographic order of their names; a later Environment= of
+            the variable wins, systemctl edit's override.conf included). remedy does not read
+            its text: an EnvironmentFile of remedy's own then overrides whatever Environment=
+            it sets (systemd.exec(5); sandbox/scenarios/service-dropin-later-cuda-home)."""
+            unit = (facts.get("workload") or {}).get("service")
+            mine = dropin_name(var)
+            for svc in facts.get("services", ()) if unit else ():
+                if svc.get("name") == unit:
+                    names = [posixpath.basename(str(p)) for p in svc.get("drop_ins") or ()]
+                    return any(n > mine and not _REMEDY_DROPIN.match(n) for n in names)
+            return False
+
         def unit_sandboxing() -> dict[str, str]:
             """The workload's unit's sandboxing directives (Service.sandboxing); {} else."""
             unit = (facts.get("workload") or {}).get("service")
@@ -935,7 +958,9 @@ class Functions:
             if not sb:
                 return None
             consumers = (facts.get("workload") or {}).get("consumers") or ()
-            for consumer, d in jit_caches(env, sb).items():
+            unit = (facts.get("workload") or {}).get("service")
+            svc = next((x for x in facts.get("services", ()) if x.get("name") == unit), {})
+            for consumer, d in jit_caches(env, sb, svc.get("user_home")).items():
                 if consumers and consumer not in consumers:
                     continue
                 why = read_only_reason(d, sb, env)
@@ -964,6 +989,7 @@ class Functions:
         return {
             **self.bind_field(facts),
             "unit_envfile_sets": unit_envfile_sets,
+            "unit_later_dropin": unit_later_dropin,
             "unit_sandboxing": unit_sandboxing,
             "unit_memory_max_mib": unit_memory_max_mib,
             "mem_limit_mib": mem_limit_mib,

@@ -80,12 +80,18 @@ class Service(Strict):
     environment_files: list[str] = Field(default_factory=list)
     # values read from EnvironmentFile=: systemd applies them after Environment= (they win)
     environment_files_env: dict[str, str] = Field(default_factory=dict)
+    # UnsetEnvironment= as systemctl shows it (NAME, or NAME=VALUE: that pair only): applied
+    # after every Environment= and EnvironmentFile= (systemd.exec(5)), a drop-in's included
+    unset_environment: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     exec_start: str | None = None
     python: str | None = None  # venv prefix derived from ExecStart
     # sandboxing/resource directives as `systemctl show` gives them (facts/services.SANDBOXING:
     # ProtectHome, ProtectSystem, ReadWritePaths, CacheDirectory, User, MemoryMax ...), non-empty
     # only; data for rules (knowledge.functions jit_cache_read_only), never a command or a path
     sandboxing: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    # the home of its User= from the host's user database (getent passwd): where its JIT
+    # caches go when the environment sets no HOME; None for root or when not read
+    user_home: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Workload(Strict):

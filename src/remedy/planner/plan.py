@@ -426,6 +426,14 @@ def _user_file_note(facts: Facts, findings: list[Any], rule: str, subject: str) 
         svc = next((s for s in facts.services if s.name == facts.workload.service), None)
         if svc is None or f is None:
             return ""
+        unset = [k for k in svc.unset_environment if "=" not in k and _names(f, k)]
+        if unset:
+            return (
+                f" ({', '.join(unset)} removed by the unit's UnsetEnvironment=, which systemd "
+                "applies after every Environment= and EnvironmentFile=, a drop-in's too "
+                "(systemd.exec(5)): remedy leaves that line to its owner "
+                f"(systemctl cat {svc.name}); remove it there)"
+            )
         hits = [k for k in sorted(svc.environment_files_env) if _names(f, k)]
         if not hits:
             return ""

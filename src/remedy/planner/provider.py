@@ -162,6 +162,11 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
                     "environment_files_env": dict(svc.get("environment_files_env") or {}),
                 }
                 target = svc["environment"]
+                if var in (svc.get("unset_environment") or ()):
+                    # the unit's UnsetEnvironment=NAME removes it after every Environment=
+                    # and EnvironmentFile=, remedy's own too (systemd.exec(5)): no drop-in
+                    # of remedy's sets it (sandbox/scenarios/service-dropin-later-cuda-home)
+                    return
                 if value is not None and var in svc["environment_files_env"]:
                     # the unit's EnvironmentFile= sets it: remedy's drop-in names a file of
                     # its own, read after the unit's (SetEnv.envfile), whose value wins
