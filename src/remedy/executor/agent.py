@@ -688,8 +688,18 @@ def _same(tf, m, dest):
         os.geteuid() == 0 and (st.st_uid, st.st_gid) != (m.uid, m.gid)
     ):
         return False
+    # by no link and without blocking, and only the very file looked at: an owner who swaps a
+    # FIFO in after the lstat would hang the rollback, a link would be read through
+    try:
+        fd = os.open(dest, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    fst = os.fstat(fd)
+    if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        return False
     src = tf.extractfile(m)
-    with open(dest, "rb") as fh:
+    with os.fdopen(fd, "rb") as fh:
         while True:
             a, b = src.read(1 << 20), fh.read(1 << 20)
             if a != b:
