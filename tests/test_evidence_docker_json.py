@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from docker_json_log import moby_escape
 
 from remedy.diagnose import diagnose
 from remedy.evidence import fastscan, scan_path
@@ -35,26 +36,8 @@ LOGS = [
 ]
 
 
-def _escape(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch in '\\"':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ch in "<>&":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def _record(line: str, stream: str = "stderr") -> str:
-    return (
-        f'{{"log":"{_escape(line)}","stream":"{stream}","time":"2026-12-03T22:00:00.123456789Z"}}'
-    )
+    return f'{{"log":"{moby_escape(line)}","stream":"{stream}","time":"2026-12-03T22:00:00.123456789Z"}}'
 
 
 def _wrap(src: Path, dst: Path, pad: int = 0) -> None:

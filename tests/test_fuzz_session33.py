@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from docker_json_log import moby_escape
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -49,19 +50,7 @@ def _escape(s: str, raw_escapes: bool) -> str:
     ``raw_escapes``: json.dumps' own escaping (also valid JSON)."""
     if raw_escapes:
         return json.dumps(s)[1:-1]
-    out = []
-    for ch in s:
-        if ch in '\\"':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ch in "<>&":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return moby_escape(s)
 
 
 def _record(body: str) -> str:
