@@ -44,6 +44,7 @@ import re
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -395,6 +396,30 @@ GATES: list[dict[str, Any]] = [{"share": None}] + [
 ]
 
 
+def _loro_folds(
+    rows: list[dict[str, Any]],
+    toks: dict[str, list[str]],
+    n_all: dict[str, int],
+    p0: dict[str, Any],
+) -> Iterator[tuple[list[dict[str, Any]], learned.Model, dict[str, int]]]:
+    """Leave-one-repository-out folds: per repository, its rows, a model trained (through its
+    JSON form, as committed) on every other repository's rows, and those rows' label counts."""
+    for repo in sorted({r["repo"] for r in rows}):
+        mine = [r for r in rows if r["repo"] == repo]
+        train_rows = [r for r in rows if r["repo"] != repo]
+        m = learned.train(
+            [],
+            [r["label"] for r in train_rows],
+            p0,
+            tokenized=[toks[r["file"]] for r in train_rows],
+        )
+        m = learned.Model.from_json(json.loads(json.dumps(m.to_json())))
+        n = dict(n_all)
+        for r in mine:
+            n[r["label"]] -= 1
+        yield mine, m, n
+
+
 def gate() -> dict[str, Any]:
     """The claim gate (learned.is_distinctive) chosen by leave-one-repository-out at HEAD: for
     each repository, a model trained without it (learned.PARAMS, its threshold) and the
@@ -416,19 +441,7 @@ def gate() -> dict[str, Any]:
     threshold = float(learned.PARAMS["threshold"])
     p0 = {**learned.PARAMS, "gate_share": None}
     tally = {i: {"unknown": [0, 0, 0], "all": [0, 0, 0]} for i in range(len(GATES))}
-    for repo in sorted({r["repo"] for r in rows}):
-        mine = [r for r in rows if r["repo"] == repo]
-        train_rows = [r for r in rows if r["repo"] != repo]
-        m = learned.train(
-            [],
-            [r["label"] for r in train_rows],
-            p0,
-            tokenized=[toks[r["file"]] for r in train_rows],
-        )
-        m = learned.Model.from_json(json.loads(json.dumps(m.to_json())))
-        n = dict(n_all)
-        for r in mine:
-            n[r["label"]] -= 1
+    for mine, m, n in _loro_folds(rows, toks, n_all, p0):
         mine_sets = [(o["label"], set(toks[o["file"]])) for o in mine]
         cache: dict[tuple, dict[str, int]] = {}
         for r in mine:
@@ -565,19 +578,7 @@ def gate_generic() -> dict[str, Any]:
     p0 = {**learned.PARAMS, "gate_share": None}
     variants = _generic_variants()
     tally = [{"unknown": [0, 0, 0], "all": [0, 0, 0]} for _ in variants]
-    for repo in sorted({r["repo"] for r in rows}):
-        mine = [r for r in rows if r["repo"] == repo]
-        train_rows = [r for r in rows if r["repo"] != repo]
-        m = learned.train(
-            [],
-            [r["label"] for r in train_rows],
-            p0,
-            tokenized=[toks[r["file"]] for r in train_rows],
-        )
-        m = learned.Model.from_json(json.loads(json.dumps(m.to_json())))
-        n = dict(n_all)
-        for r in mine:
-            n[r["label"]] -= 1
+    for mine, m, n in _loro_folds(rows, toks, n_all, p0):
         n = {k: v for k, v in n.items() if v > 0}
         mine_sets = [(o["label"], set(toks[o["file"]])) for o in mine]
         for r in mine:
