@@ -232,6 +232,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # while tune-ak, learned-gate and fuzz-2 worked without seeing them; scored by 08388f6
     # (main after tune-ai and tune-aj, with rounds 36-37's rows, bench/results/round38/).
     ("08388f6", "08388f6"),
+    # round 39: 52 logs (32 with a class, 20 whose cause no rule covers) collected on
+    # 2026-12-04 (session 34) by five engineers (coll-gca..gce, prefixes gca-gce) who never
+    # ran remedy on them, while toolchain-6, redteam-10 and gen-mech worked without seeing
+    # them; scored by 39e6a42 (main at the session's start, bench/results/round39/).
+    ("39e6a42", "39e6a42"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
