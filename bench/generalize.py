@@ -237,6 +237,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # ran remedy on them, while toolchain-6, redteam-10 and gen-mech worked without seeing
     # them; scored by 39e6a42 (main at the session's start, bench/results/round39/).
     ("39e6a42", "39e6a42"),
+    # round 40: 23 logs (13 with a class, 10 whose cause no rule covers) collected on
+    # 2026-12-04 (session 34) by three engineers (coll-gcf..gch, prefixes gcf-gch) who never
+    # ran remedy on them, while tune-al, toolchain-6, redteam-10 and gen-mech worked without
+    # seeing them; scored by 479c240 (main with round 39's rows, knowledge of 39e6a42,
+    # bench/results/round40/).
+    ("479c240", "479c240"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
