@@ -58,6 +58,12 @@ def main() -> int:
         f"unknown={c['unknown']} harmful={c['harmful']}; no-rule n={n['logs']} "
         f"unknown={n['said_unknown']} named={n['named_a_class']} harmful={n['harmful']}"
     )
+    ro = c["rules_only"]
+    print(
+        f"# rules only (the default; learned hints are opt-in): classified top1={ro['top1']} "
+        f"top3={ro['top3']} unknown={ro['unknown']}; no-rule named="
+        f"{n['named_a_class'] - n['learned_claims']}"
+    )
     return 0
 
 

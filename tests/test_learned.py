@@ -341,6 +341,32 @@ def test_generalize_trains_its_model_only_on_rows_each_figure_may_see():
     assert mine and not (mine & gen.corpus_files(corpus_ref))
 
 
+@pytest.mark.parametrize(
+    ("ranked", "learned_files", "want"),
+    [
+        # a rule names the right class: the default sees it too
+        ({"a.log": ["x"], "b.log": []}, set(), {"top1": 1, "top3": 1, "unknown": 1}),
+        # only the learned hint was right: by default the log is unknown
+        ({"a.log": ["x"], "b.log": []}, {"a.log"}, {"top1": 0, "top3": 0, "unknown": 2}),
+        # a wrong learned hint with the class second: top-3 loses it, unknown gains it
+        ({"a.log": ["y", "x"], "b.log": []}, {"a.log"}, {"top1": 0, "top3": 0, "unknown": 2}),
+    ],
+)
+def test_round_scores_say_what_a_user_sees_without_the_opt_in_hints(ranked, learned_files, want):
+    """The learned hints are opt-in (REMEDY_LEARNED_HINTS) while the round scores count them:
+    every score also carries the rules-only figure a user gets by default."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import generalize as gen
+
+    rows = [{"file": "a.log", "class": "x"}, {"file": "b.log", "class": "x"}]
+    run = {"logs": ranked, "learned": dict.fromkeys(learned_files, 0.9), "repairs": {}}
+    run["actions"] = {}
+    current = {"actions": {}, "repairs": {}}
+    got = gen.score(rows, run, current)
+    assert got["rules_only"] == want
+    assert got["top1"] - got["rules_only"]["top1"] == got["learned_top_right"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.binary(max_size=4096) | st.text(max_size=2048).map(str.encode))
 def test_fuzz_any_bytes_give_a_bounded_answer(data: bytes) -> None:
