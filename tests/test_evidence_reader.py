@@ -312,6 +312,28 @@ def test_suspicious_top_20_of_mixed_scores_in_any_order() -> None:
     assert [(s.line, s.score) for s in res.suspicious] == [(n, -sc) for sc, n in scored[:20]]
 
 
+def test_ipython_traceback_header_does_not_outrank_the_exception_line() -> None:
+    """Jupyter prints 'NameError    Traceback (most recent call last)' before the frames; the
+    error is stated on the 'NameError: message' line after them (IPython ultratb)."""
+    from remedy.evidence.suspicious import base_score
+
+    head = "NVRTCError                                Traceback (most recent call last)"
+    assert base_score(head) == (1.0, "traceback header")
+    assert base_score("NVRTCError: NVRTC_ERROR_COMPILATION (6)")[0] == 6.0
+    # a Python exception whose message merely mentions a traceback keeps its score
+    assert base_score("RuntimeError: Traceback (most recent call last) was lost")[0] == 6.0
+    res = scan_lines(
+        [
+            "-" * 20,
+            head,
+            "--> 685 nvrtc.compileProgram(self.ptr, options)",
+            "",
+            "NVRTCError: NVRTC_ERROR_COMPILATION (6)",
+        ]
+    )
+    assert res.suspicious[0].line == 5
+
+
 def test_first_compiler_error_in_ninja_block_ranks_first() -> None:
     res = scan_lines(NINJA_BLOCK)
     assert res.suspicious[0].line == 3

@@ -71,6 +71,11 @@ _DIAG = re.compile(
 # a heading that only announces what follows ("Error:", "Errors:", "Exception:"): no message
 _HEADING = re.compile(r"^\W*(?:error|errors|exception|traceback|failure|failed)\s*:?\s*$", re.I)
 _PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b:?")
+# IPython's (Jupyter's) traceback header: the exception's name padded to the right-hand
+# 'Traceback (most recent call last)' (IPython/core/ultratb.py, the Context mode header), a
+# heading before the frames; the statement is the 'Name: message' line after them (tune-al,
+# after round 39's unknown/gcd-8, where the header outranked that line on the same score)
+_IPY_HEAD = re.compile(r"^\s*(?:\w+\.)*\w+\s{2,}Traceback \(most recent call last\)\s*$")
 _FRAME = re.compile(r'^\s*File \\?"')
 _CODE = re.compile(r"^\s{2,}\S")
 _WRAPPER = (
@@ -125,6 +130,8 @@ def base_score(text: str) -> tuple[float, str]:
         return 0.5, "heading without a message"
     if is_diagnostic(text):
         score, why = 8.0, "compiler/linker diagnostic"
+    elif _IPY_HEAD.match(text):
+        score, why = 1.0, "traceback header"
     elif _PY_EXC.match(text.lstrip()):
         score, why = 6.0, "exception line"
     elif "fatal" in lower:
