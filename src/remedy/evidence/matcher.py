@@ -73,6 +73,9 @@ class LineMatcher:
             self._sigs
         )
 
+    def sig_id(self, i: int) -> str:
+        return self._sigs[i].id
+
     def wrap_candidates(self, text: str) -> list[int]:
         """Signatures a line wrapped at a word boundary may have cut: the line holds a prefilter
         literal (so every read path sees it), ends in a word character, and holds one of their

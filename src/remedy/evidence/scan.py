@@ -118,17 +118,18 @@ class _Aggregator:
         matches = self.matcher.match(lineno, text, process, hint)
         if matches:
             self._record(lineno, text, process, matches)
-            # a shape that is evidence only for symbols in a table stays a first-error candidate
-            if all(m.sig.suspicious for m in matches) and self._has_word(text, hint):
-                self._suspicious(lineno, text, process)
+            # a shape that is evidence only for symbols in a table stays a first-error candidate,
+            # and a wrap candidate: the line may be the first half of a message a specific
+            # signature knows ('libX.so.9: cannot open shared obje' / 'ct file: ...')
+            if all(m.sig.suspicious for m in matches):
+                if self._has_word(text, hint):
+                    self._suspicious(lineno, text, process)
+                self._queue_wrap(lineno, text, process, {m.sig.id for m in matches})
             return
         if self._has_word(text, hint):
             self._suspicious(lineno, text, process)
         if self.wrap_budget > 0:
-            idxs = self.matcher.wrap_candidates(text)
-            if idxs:
-                self.wrap_budget -= 1
-                self.wraps[lineno] = (text, process, idxs)
+            self._queue_wrap(lineno, text, process)
             leads = self.matcher.lead_candidates(text) if lineno > 1 else []
             if leads:
                 self.wrap_budget -= 1
@@ -138,6 +139,24 @@ class _Aggregator:
                     self.out_of_order |= len(self.symptoms) > before
                 else:
                     self.leads[lineno - 1] = (text, process, leads)
+
+    def _queue_wrap(
+        self,
+        lineno: int,
+        text: str,
+        process: str | None,
+        matched: frozenset[str] | set[str] = frozenset(),
+    ) -> None:
+        """Keeps the line to be joined to its follower where a signature (not one it already
+        matched) may have been cut by a wrap."""
+        if self.wrap_budget <= 0:
+            return
+        idxs = [
+            i for i in self.matcher.wrap_candidates(text) if self.matcher.sig_id(i) not in matched
+        ]
+        if idxs:
+            self.wrap_budget -= 1
+            self.wraps[lineno] = (text, process, idxs)
 
     @staticmethod
     def _has_word(text: str, hint: frozenset[str] | None) -> bool:
