@@ -281,7 +281,14 @@ def _write_root(root: Path, files: UnitFiles) -> None:
 
 
 def _run_verify(exe: str, files: UnitFiles, timeout: float) -> tuple[int, list[str], list[str]]:
-    with tempfile.TemporaryDirectory(prefix="remedy-verify-") as tmp:
+    from remedy.fileread import private_tempdir
+
+    # the host's files are written into it by name: never in a TMPDIR another user owns, who
+    # could swap the directory for theirs, its names links to any file of root's
+    where = private_tempdir()
+    if where is None:
+        raise OSError("no temporary directory only root or remedy's user can change")
+    with tempfile.TemporaryDirectory(prefix="remedy-verify-", dir=where) as tmp:
         root = Path(tmp)
         _write_root(root, files)
         # --man=no: verify otherwise runs `man SECTION PAGE` for each Documentation=man:PAGE(SECTION)
