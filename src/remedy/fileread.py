@@ -207,8 +207,8 @@ def untrusted_parent(path: str | Path) -> str | None:
 
 
 def private_tempdir() -> str | None:
-    """Where remedy makes a temporary file or directory: `tempfile.gettempdir()` (TMPDIR, which
-    `su` without `-`, `sudo -E` or a CI runner pass on) only when no other user can rename
+    """Where remedy makes a temporary file or directory: `tempfile.gettempdir()` (TMPDIR, as a
+    CI runner or batch job passes it on; su and sudo drop it) only when no other user can rename
     what remedy makes in it (untrusted_parent), else /tmp likewise, else None. A TMPDIR
     another user owns let them swap root's 0700 directory for theirs between its creation
     and root's writes into it (tests/security/test_verify_tmpdir.py)."""

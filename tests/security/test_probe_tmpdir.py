@@ -1,8 +1,9 @@
 """A probe run as root keeps its scripts in a private directory no other user can rename.
 
 `HostDir` made the probe's directory with `mktemp -d "${TMPDIR:-/tmp}/remedy-probe.XXXXXXXX"`:
-mode 0700, but in whatever directory TMPDIR names. `remedy run --local` inherits TMPDIR (`su`
-without `-`, `sudo -E`, a CI runner's per-job dir), and over SSH it is the session's. When
+mode 0700, but in whatever directory TMPDIR names: `remedy run --local` inherits it (a CI runner's
+or batch job's per-job dir; su and sudo drop it, glibc's secure mode does), and over SSH it is
+the session's (pam_env, a site's scratch TMPDIR). When
 another user owns that directory (or may write in it, not sticky), they can rename root's
 0700 directory away and put their own in its place: root then runs `python DIR/steps.py`
 from it. (The facts collector's background nvidia-smi directory already checked this; the

@@ -2,8 +2,8 @@
 
 `systemd-analyze verify` runs on a temporary root that remedy fills with the host's unit
 files (`tempfile.TemporaryDirectory`, so in `$TMPDIR`), writing each by name with
-`Path.write_bytes`, which follows links. `remedy` inherits TMPDIR (`su` without `-`, `sudo
--E`, a CI runner's per-job dir). When another user owns that directory they can rename root's
+`Path.write_bytes`, which follows links. `remedy` inherits TMPDIR (a CI runner's or batch
+job's per-job dir; su and sudo drop it). When another user owns that directory they can rename root's
 0700 directory away and put their own in its place, with `etc/systemd/system/UNIT` a link to
 any file: root wrote the host's unit text there (a stand-in for /etc/cron.d/x below).
 
