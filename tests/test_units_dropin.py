@@ -153,7 +153,7 @@ def test_verify_passes_for_the_seed_unit_plus_dropin():
     preview, _ = plan_dropin(files(), {"CUDA_HOME": "/usr/local/cuda-13.0"})
     v = preview.verify
     assert v is not None and v.ran and v.ok, v
-    assert v.command[:3] == [v.command[0], "verify", "--recursive-errors=no"]
+    assert v.command[:4] == [v.command[0], "verify", "--man=no", "--recursive-errors=no"]
     assert "--root=<tmp>" in v.command and v.systemd_version
 
 

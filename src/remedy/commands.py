@@ -282,8 +282,14 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
     import tempfile
 
     from remedy.evidence import reader
+    from remedy.fileread import private_tempdir
 
-    tmp = tempfile.NamedTemporaryFile(prefix="remedy-stdin-", suffix=".log", delete=False)
+    where = private_tempdir()  # never a TMPDIR another user could swap the file in
+    if where is None:
+        raise InputError("--log -: no temporary directory only root or remedy's user can change")
+    tmp = tempfile.NamedTemporaryFile(
+        prefix="remedy-stdin-", suffix=".log", delete=False, dir=where
+    )
     spooled.append(Path(tmp.name))
     # at most the cap of any pipe (reader.STREAM_CAP): `yes | remedy diagnose --log -` filled
     # the disk at ~400 MB/s; the rest of an endless stream is not read, as for a FIFO

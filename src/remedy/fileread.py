@@ -181,6 +181,45 @@ def untrusted_tree(path: str | Path, *, walk: bool = True) -> str | None:
     return None
 
 
+def untrusted_parent(path: str | Path) -> str | None:
+    """Why another user could rename or replace an entry remedy makes in directory `path`, or
+    None: untrusted_tree's rule with `path` itself judged as a directory above the entry (a
+    root-owned sticky one such as /tmp is fine: only an entry's owner may rename it there)."""
+    from remedy.dirfd import open_dir
+
+    p = os.path.abspath(path)
+    fd, why = open_dir(p)
+    if fd is None:
+        return why
+    os.close(fd)
+    me = os.geteuid()
+    cur = os.path.realpath(p)
+    try:
+        while True:
+            why = _unsafe(cur, os.stat(cur), me, ancestor=True)
+            if why:
+                return why
+            if cur == "/":
+                return None
+            cur = os.path.dirname(cur)
+    except OSError as exc:
+        return f"{exc.filename or p} cannot be checked ({exc.strerror or exc})"
+
+
+def private_tempdir() -> str | None:
+    """Where remedy makes a temporary file or directory: `tempfile.gettempdir()` (TMPDIR, as a
+    CI runner or batch job passes it on; su and sudo drop it) only when no other user can rename
+    what remedy makes in it (untrusted_parent), else /tmp likewise, else None. A TMPDIR
+    another user owns let them swap root's 0700 directory for theirs between its creation
+    and root's writes into it (tests/security/test_verify_tmpdir.py)."""
+    import tempfile
+
+    for d in (tempfile.gettempdir(), "/tmp"):
+        if os.path.isdir(d) and untrusted_parent(d) is None:
+            return os.path.realpath(d)
+    return None
+
+
 def _raise(exc: OSError) -> None:
     raise exc
 

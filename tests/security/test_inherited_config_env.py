@@ -141,3 +141,39 @@ def test_an_inherited_platlibdir_leading_out_is_left_out(tmp_path: Path, monkeyp
     with contextlib.suppress(Exception):
         _apply(tmp_path, env, root_home, monkeypatch)
     assert not canary.exists(), "root's pip ran uid 65534's encodings"
+
+
+@pytest.mark.parametrize("owner", [NOBODY, 0], ids=["nobody", "control-root"])
+def test_an_inherited_pycache_prefix_another_user_owns_runs_no_bytecode(
+    tmp_path: Path, monkeypatch, owner: int
+):
+    """PYTHONPYCACHEPREFIX inherited (`su` without `-`, `sudo -E`): Python takes the bytecode
+    of every module it imports from there when its header matches the source (mtime, size,
+    which anyone can read), and root's `ENV/bin/python -m pip` of a pip-install step ran
+    uid 65534's `json` pyc. Now left out like PYTHONPATH; control: root's own dir is used."""
+    from test_probe_write_env import _plant_pyc
+
+    tmp_path.chmod(0o755)
+    env = _venv(tmp_path)
+    prefix, canary = tmp_path / "pyc", tmp_path / "canary"
+    _plant_pyc(prefix, canary)
+    for dp, dns, fns in os.walk(prefix):
+        for n in [dp, *(os.path.join(dp, x) for x in dns + fns)]:
+            os.chown(n, owner, owner)
+    import test_sudo_home_config as t
+
+    real = t.apply_locally
+
+    def with_var(*a, **kw):
+        monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(prefix))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(t, "apply_locally", with_var)
+    root_home = tmp_path / "root-home"
+    root_home.mkdir()
+    with contextlib.suppress(Exception):
+        _apply(tmp_path, env, root_home, monkeypatch)
+    if owner == NOBODY:
+        assert not canary.exists(), "root's pip ran uid 65534's bytecode: " + canary.read_text()
+    else:
+        assert canary.read_text().startswith("pyc ran as 0"), "root's own prefix was not used"

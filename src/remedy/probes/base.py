@@ -424,14 +424,29 @@ class HostDir:
         self.handed = False
 
     async def __aenter__(self) -> HostDir:
-        # a dir handed to a unit's user goes in /tmp: root's own TMPDIR may be closed to it
+        # a dir handed to a unit's user goes in /tmp: root's own TMPDIR may be closed to it.
+        # TMPDIR (inherited by `run --local`, the session's over SSH) only when `trusted`
+        # takes the new dir by its real path: a directory another user owns or may write in
+        # let them rename root's 0700 dir away and put theirs, whose launch_unit.sh/steps.py
+        # root then ran (tests/security/test_probe_tmpdir.py); else /tmp, checked the same way
+        from remedy.trust import SH_TRUST
+
         base = "/tmp" if self.owner else "${TMPDIR:-/tmp}"
         r = await self.t.run(
-            f'd=$(mktemp -d "{base}/remedy-probe.XXXXXXXX") && printf %s "$d"', timeout=30
+            SH_TRUST
+            + f'for b in "{base}" /tmp; do\n'
+            + '  d=$(mktemp -d "$b/remedy-probe.XXXXXXXX") || continue\n'
+            + '  if trusted "$d"; then printf %s "$RP"; exit 0; fi\n'
+            + '  printf \'%s: %s\\n\' "$d" "$WHY" >&2; rm -rf -- "$d"\n'
+            + "done\nexit 1\n",
+            timeout=30,
         )
         path = r.text().strip()
         if r.exit_status != 0 or not path.startswith("/"):
-            raise ProbeError(f"mktemp -d failed on the host: {r.stderr.decode(errors='replace')}")
+            raise ProbeError(
+                "no private temp dir on the host (mktemp -d in TMPDIR or /tmp, one only root "
+                f"can change): {r.stderr.decode(errors='replace')[-300:]}"
+            )
         self.path = path
         for name in self.files:
             mode = 0o700 if name.endswith((".sh", ".py")) else 0o600

@@ -68,8 +68,11 @@ def own_home_env(home: bytes | None) -> dict[bytes, bytes]:
 # path): one another user owns chose root's package index and wheels
 # (`XDG_CONFIG_HOME/pip/pip.conf`), or ran its `as` as root (`COMPILER_PATH`, the
 # link-layout stub's `cc`), as a HOME `sudo` kept did
+# PYTHONPYCACHEPREFIX: where Python takes the bytecode of what it imports (a pyc whose header
+# matches the source's mtime and size, which anyone can read: root's `python -m pip` ran uid
+# 65534's `json`, tests/security/test_inherited_config_env.py)
 _CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYTHONHOME",
-                b"APT_CONFIG", b"GCC_EXEC_PREFIX")  # fmt: skip
+                b"APT_CONFIG", b"GCC_EXEC_PREFIX", b"PYTHONPYCACHEPREFIX")  # fmt: skip
 _CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB")
 _CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
 

@@ -281,10 +281,22 @@ def _write_root(root: Path, files: UnitFiles) -> None:
 
 
 def _run_verify(exe: str, files: UnitFiles, timeout: float) -> tuple[int, list[str], list[str]]:
-    with tempfile.TemporaryDirectory(prefix="remedy-verify-") as tmp:
+    from remedy.fileread import private_tempdir
+
+    # the host's files are written into it by name: never in a TMPDIR another user owns, who
+    # could swap the directory for theirs, its names links to any file of root's
+    where = private_tempdir()
+    if where is None:
+        raise OSError("no temporary directory only root or remedy's user can change")
+    with tempfile.TemporaryDirectory(prefix="remedy-verify-", dir=where) as tmp:
         root = Path(tmp)
         _write_root(root, files)
-        cmd = [exe, "verify", "--recursive-errors=no", "--no-pager", f"--root={root}", files.name]
+        # --man=no: verify otherwise runs `man SECTION PAGE` for each Documentation=man:PAGE(SECTION)
+        # of the host's unit, both words the host's text: `man:p(--config-file=FILE)` made root
+        # run man with another user's config, whose `DEFINE nroff PROG` man-db then ran
+        # (tests/security/test_verify_man.py); --generators=no is verify's default
+        cmd = [exe, "verify", "--man=no", "--recursive-errors=no", "--no-pager", f"--root={root}",
+               files.name]  # fmt: skip
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_LOG_COLOR": "0"}
         proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, check=False)
         text = (proc.stdout + proc.stderr).decode("utf-8", "replace")

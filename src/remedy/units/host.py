@@ -133,11 +133,20 @@ def _parse_records(out: bytes, root: str) -> HostRead:
                 reals = [strip(x) for x in _d(parts[0]).split("\n") if x]
                 res.links.update(zip(names, reals, strict=False))
             elif kind == b"T":
-                with tarfile.open(fileobj=io.BytesIO(base64.b64decode(parts[0]))) as tf:
+                # the host's `tar -c` is uncompressed: mode "r:" takes no gzip/bz2/xz, and no
+                # member beyond MAX_FILE (the `head -c` path's cap) is read. tarfile's default
+                # "r:*" took a hostile host's ~2 MiB of gzip holding a 2 GiB "unit file", read
+                # whole (tests/security/test_unit_read_bomb.py)
+                with tarfile.open(fileobj=io.BytesIO(base64.b64decode(parts[0])), mode="r:") as tf:
                     for m in tf.getmembers():
+                        if m.isfile() and m.size > MAX_FILE:
+                            raise ValueError(
+                                f"{m.name} is {m.size} bytes, more than a unit file "
+                                f"({MAX_FILE // (1 << 20)} MiB); not read"
+                            )
                         fh = tf.extractfile(m) if m.isfile() else None
                         if fh is not None:
-                            res.files[strip("/" + m.name.lstrip("/"))] = fh.read()
+                            res.files[strip("/" + m.name.lstrip("/"))] = fh.read(MAX_FILE)
             elif kind == b"L":
                 res.links[strip(_d(parts[0]))] = strip(_dl(parts[1]))
             elif kind == b"D":
