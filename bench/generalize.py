@@ -243,6 +243,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # seeing them; scored by 479c240 (main with round 39's rows, knowledge of 39e6a42,
     # bench/results/round40/).
     ("479c240", "479c240"),
+    # round 41: 31 logs (20 with a class, 11 whose cause no rule covers) collected on
+    # 2026-12-04 (session 34) by three engineers (coll-gci..gck, prefixes gci-gck) who never
+    # ran remedy on them, while tune-am and fuzz-3 worked without seeing them; scored by
+    # 693363e (main after tune-al, gen-mech and redteam-10, with rounds 39-40's rows,
+    # bench/results/round41/).
+    ("693363e", "693363e"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
