@@ -246,8 +246,10 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         assert plan.status == "ok" and len(plan.steps) == 1, later
         op = plan.steps[0].operation
         assert plan.steps[0].action == "service-env-cuda-home" and op.set == {"CUDA_HOME": CU13}
-        assert op.envfile is True, later
-        assert op.text().splitlines()[-1] == f"EnvironmentFile={d}/50-remedy-cuda-home.env"
+        assert op.envfile is True and op.last is True, later
+        # named to be parsed after the admin's drop-in (test_o: its own EnvironmentFile=)
+        assert op.path() == f"{d}/zz-remedy-cuda-home.conf"
+        assert op.text().splitlines()[-1] == f"EnvironmentFile={d}/zz-remedy-cuda-home.env"
     # drop-ins parsed before remedy's, or remedy's own: a plain drop-in, as before
     for earlier in (
         f"{d}/10-local.conf",
@@ -255,7 +257,9 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         f"{d}/60-remedy-exec-start.conf",
     ):
         plan = plan_with(earlier)
-        assert plan.steps and plan.steps[0].operation.envfile is False, earlier
+        op = plan.steps[0].operation if plan.steps else None
+        assert op and op.envfile is False and op.last is False, earlier
+        assert op.path() == f"{d}/50-remedy-cuda-home.conf"
 
 
 def test_a_units_unset_environment_makes_a_drop_in_impossible_and_is_named():

@@ -722,7 +722,7 @@ def test_l_a_template_units_instance_gets_its_own_drop_in(template_unit, tmp_pat
     pid = h.ssh("systemctl show -p MainPID --value sglang@0.service")[1].strip()
     env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
     assert f"CUDA_HOME={CU13}" in env.splitlines(), env
-    mine = f"{etc}/sglang@0.service.d/50-remedy-cuda-home.conf"
+    mine = f"{etc}/sglang@0.service.d/zz-remedy-cuda-home.conf"  # after the admin's 90-local
     shown = h.ssh("systemctl show -p DropInPaths --value sglang@0.service")[1].split()
     assert mine in shown and f"{etc}/sglang@.service.d/90-local.conf" in shown, shown
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
@@ -811,3 +811,56 @@ def test_n_an_export_appended_to_etc_profile_is_named_not_overwritten(etc_profil
     assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
     # the truth main's `fixed` hid: the login shell's build fails until /etc/profile changes
     assert h.ssh(login_build, timeout=600)[0] != 0
+
+
+@pytest.fixture
+def later_envfile_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcle")
+
+
+def test_o_an_admins_later_drop_in_with_its_own_environment_file(later_envfile_unit, tmp_path):
+    """systemd tier, the unit of test_l with the admin's 90-local.conf naming an
+    EnvironmentFile= of its own (/etc/sglang/local.env: CUDA_HOME=<12.8>) instead of an
+    Environment= line. systemd reads EnvironmentFiles in the order they are listed, the
+    unit's then its drop-ins' in name order (systemd.exec(5), systemd.unit(5)): remedy's
+    50-remedy-cuda-home.env came before the admin's file, which won. Before this change: plan
+    `ok` (envfile), `run` applied it, restarted the unit, its re-check failed: rolled back.
+    Now remedy's drop-in is named to be read after every drop-in of the unit
+    (zz-remedy-cuda-home.conf): `fixed`; the admin's files are untouched; rollback restores."""
+    h = later_envfile_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        "mkdir -p /etc/sglang && printf 'CUDA_HOME=/usr/local/cuda-12.8\\n' > "
+        f"/etc/sglang/local.env && printf '[Service]\\nEnvironmentFile=/etc/sglang/local.env\\n'"
+        f" > {d}/90-local.conf && systemctl daemon-reload && systemctl restart sglang-k26; "
+        "sleep 1; for i in $(seq 60); do [ $(systemctl is-active sglang-k26) = failed ] && "
+        "break; sleep 0.5; done; journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R {d}; cat {d}/90-local.conf /etc/sglang/local.env; systemctl show -p Environment sglang-k26"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(o) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["environment_files_env"]["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(o) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    shown = h.ssh("systemctl show -p DropInPaths --value sglang-k26.service")[1].split()
+    assert shown[-1] == f"{d}/zz-remedy-cuda-home.conf", shown
+    assert "ready to roll" in h.ssh("journalctl -u sglang-k26.service --no-pager")[1]
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
