@@ -262,6 +262,59 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         assert op.path() == f"{d}/50-remedy-cuda-home.conf"
 
 
+def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
+    """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
+    python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a
+    CUDA_HOME set there beats remedy's drop-in. The facts keep it (login_profile_env), the
+    consumers see it, the plan is impossible and names the file (sandbox test_p; main: a
+    drop-in step for a CUDA_HOME it thought unset)."""
+    from remedy.facts.collect import login_profile_vars
+    from remedy.facts.services import runs_login_shell
+
+    for cmd in ("/bin/bash -lc x", "/usr/bin/bash -l -c x", "sh --login -c x", "bash -xlc x"):
+        assert runs_login_shell(cmd), cmd
+    for cmd in ("/bin/bash -c x -l", "/opt/v/bin/python -l", "bash x -l", "bash", None):
+        assert not runs_login_shell(cmd), cmd
+    origins = {
+        "CUDA_HOME": "/etc/profile.d/cuda.sh",
+        "PATH": "/etc/profile.d/cuda.sh",
+        "CUDA_PATH": "/root/.profile",
+        "LANG": "/etc/profile.d/lang.sh",
+        "NVCC_FLAGS": "/etc/bash.bashrc",
+    }
+    env = {"CUDA_HOME": "/usr/local/cuda-12.8", "PATH": "/x", "CUDA_PATH": "/y", "LANG": "C"}
+    env["NVCC_FLAGS"] = "-g"
+    assert login_profile_vars(env, origins) == {
+        "login_profile_env": {"CUDA_HOME": "/usr/local/cuda-12.8"},
+        "login_profile_from": {"CUDA_HOME": "/etc/profile.d/cuda.sh"},
+    }
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+
+    def plan_with(profile: dict[str, str]) -> Plan:
+        svc = f.services[0]
+        svc = svc.model_copy(
+            update={
+                "environment": {**svc.environment, "CUDA_HOME": "/usr/local/cuda-12.8"},
+                "environment_files_env": {},
+                "exec_start": "/bin/bash -lc source /opt/sglang-venv/bin/activate && exec python",
+                "login_profile_env": profile,
+                "login_profile_from": {k: "/etc/profile.d/cuda.sh" for k in profile},
+            }
+        )
+        return make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+
+    plan = plan_with({"CUDA_HOME": "/usr/local/cuda-12.8"})
+    assert plan.status == "impossible" and plan.steps == [] and plan.unexplained == []
+    assert any("CUDA_HOME is set by /etc/profile.d/cuda.sh" in u for u in plan.unresolved)
+    # the profile sets nothing: the unit's own Environment= wins, a plain drop-in fixes it
+    plain = plan_with({})
+    assert plain.status == "ok" and [s.action for s in plain.steps] == ["service-env-cuda-home"]
+
+
 def test_a_units_unset_environment_makes_a_drop_in_impossible_and_is_named():
     """The unit's own UnsetEnvironment=CUDA_HOME (a drop-in's too) is applied after every
     Environment= and EnvironmentFile= (systemd.exec(5)): no drop-in of remedy's can set it.

@@ -864,3 +864,59 @@ def test_o_an_admins_later_drop_in_with_its_own_environment_file(later_envfile_u
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def login_shell_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcls")
+
+
+def test_p_a_units_login_shell_reads_the_profile_after_its_drop_ins(login_shell_unit, tmp_path):
+    """systemd tier: the unit activates its venv the way users write it,
+    `ExecStart=/bin/bash -lc "source /opt/sglang-venv/bin/activate && exec python ..."`, and
+    the CUDA 12.8 install left `export CUDA_HOME=/usr/local/cuda-12.8` in
+    /etc/profile.d/cuda.sh. A login shell reads /etc/profile and /etc/profile.d after systemd
+    has set the unit's environment (bash(1) INVOCATION): the server fails at FlashInfer's "SM
+    12.x requires CUDA >= 12.9". Before this change remedy read only `systemctl show`: its
+    findings said CUDA_HOME was unset, the plan (exit 3, the log's lines unexplained) held a
+    drop-in Environment=CUDA_HOME=<cu13>, and `run` applied it, restarted the unit, which failed
+    again: rolled back. Now the facts read what the login shell adds: the log is explained,
+    the plan is `impossible` and names /etc/profile.d/cuda.sh, nothing is applied."""
+    h = login_shell_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    setup = (
+        f"rm {d}/90-local.conf && printf 'export CUDA_HOME=/usr/local/cuda-12.8\\n"
+        "export PATH=$CUDA_HOME/bin:$PATH\\n' > /etc/profile.d/cuda.sh && sed -i "
+        "'s#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=/bin/bash -lc "
+        f'"source /opt/sglang-venv/bin/activate \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    assert "ExecStart=/bin/bash -lc" in h.ssh(f"cat {unit}")[1]
+    ls = f"ls -R /etc/systemd/system; cat /etc/profile.d/cuda.sh; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(p) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["login_profile_env"] == {"CUDA_HOME": "/usr/local/cuda-12.8"}
+    assert svc["login_profile_from"] == {"CUDA_HOME": "/etc/profile.d/cuda.sh"}
+    # (main: findings for an unset CUDA_HOME, the log unexplained, a drop-in step: exit 3)
+    assert plan["unexplained"] == [], plan["unexplained"]
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any("CUDA_HOME is set by /etc/profile.d/cuda.sh" in u for u in plan["unresolved"])
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(p) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (main: the drop-in applied, the unit restarted and failed again: rolled-back)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before

@@ -47,7 +47,14 @@ from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
 from remedy.facts.sections import Section, new_token, prelude, section_text, split_sections
-from remedy.facts.services import SHOW, UNIT_DIRS, ServiceFacts, ServicesCollector, _is_template
+from remedy.facts.services import (
+    SHOW,
+    UNIT_DIRS,
+    ServiceFacts,
+    ServicesCollector,
+    _is_template,
+    runs_login_shell,
+)
 from remedy.facts.toolkits import (
     _FILES,
     _HEADER_DIRS,
@@ -311,6 +318,23 @@ class _State:
                 self.notes.append(f"Triton's {tool} not executed: {why}")
             elif s.name == "py.untrusted":
                 self.notes.append(f"Python interpreter not executed: {s.arg}")
+
+
+def login_profile_vars(login_env: dict[str, str], origins: dict[str, str]) -> dict[str, dict]:
+    """What a unit whose ExecStart is a login shell gets from the system profile files, read
+    after systemd's Environment= and EnvironmentFile= (so their values win): the build
+    variables /etc/profile, its tail or an /etc/profile.d file sets outright (facts.envs
+    origins), as Service.login_profile_env / login_profile_from. Not PATH (the command goes
+    on to change it: `source VENV/bin/activate`), not /etc/bash.bashrc (Debian's /etc/profile
+    reads it only in an interactive shell), not a user's own file (the unit's User= may have
+    another home)."""
+    env: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for k, f in origins.items():
+        system = f == ETC_PROFILE_TAIL or f == "/etc/profile" or f.startswith("/etc/profile.d/")
+        if system and k != "PATH" and BUILD_VAR.match(k) and k in login_env:
+            env[k], where[k] = login_env[k], f
+    return {"login_profile_env": env, "login_profile_from": where} if env else {}
 
 
 def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Needs:
@@ -659,11 +683,10 @@ async def _collect_facts(
                 notes.append(f"service {s.name}: EnvironmentFile {pattern} sets {shown}")
             elif has_glob(pattern) and not se.files_used.get(pattern):
                 notes.append(f"service {s.name}: EnvironmentFile {pattern} matched no file")
-        services_out.append(
-            s.model_copy(
-                update={"python": py, "environment": env, "environment_files_env": files_env}
-            )
-        )
+        update = {"python": py, "environment": env, "environment_files_env": files_env}
+        if runs_login_shell(s.exec_start):
+            update.update(login_profile_vars(login_env, login_origins))
+        services_out.append(s.model_copy(update=update))
     notes += state.notes
     # a note may quote a garbled reply: a NUL in it would make Facts refuse the whole host
     notes = [n.replace("\0", "\\0") for n in notes]

@@ -92,6 +92,13 @@ class Service(Strict):
     # the home of its User= from the host's user database (getent passwd): where its JIT
     # caches go when the environment sets no HOME; None for root or when not read
     user_home: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # ExecStart runs a login shell (`bash -lc 'source VENV/bin/activate && exec python ...'`):
+    # it reads /etc/profile and /etc/profile.d after systemd gave it the unit's environment,
+    # so a build variable those files set outright wins over every Environment= and
+    # EnvironmentFile=, a drop-in's too. NAME -> value, and NAME -> the file that sets it
+    # (tests/test_toolchain_sandbox.py test_p)
+    login_profile_env: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    login_profile_from: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class Workload(Strict):
