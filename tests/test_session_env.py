@@ -265,7 +265,7 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
 def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
     python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a
-    CUDA_HOME set there beats remedy's drop-in. The facts keep it (login_profile_env), the
+    CUDA_HOME set there beats remedy's drop-in. The facts keep it (exec_shell_env), the
     consumers see it, the plan is impossible and names the file (sandbox test_p; main: a
     drop-in step for a CUDA_HOME it thought unset)."""
     from remedy.facts.collect import login_profile_vars
@@ -285,9 +285,26 @@ def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     env = {"CUDA_HOME": "/usr/local/cuda-12.8", "PATH": "/x", "CUDA_PATH": "/y", "LANG": "C"}
     env["NVCC_FLAGS"] = "-g"
     assert login_profile_vars(env, origins) == {
-        "login_profile_env": {"CUDA_HOME": "/usr/local/cuda-12.8"},
-        "login_profile_from": {"CUDA_HOME": "/etc/profile.d/cuda.sh"},
+        "exec_shell_env": {"CUDA_HOME": "/usr/local/cuda-12.8"},
+        "exec_shell_from": {"CUDA_HOME": "/etc/profile.d/cuda.sh"},
     }
+    # a venv activate script the shell sources (sandbox test_q): read as data, never run
+    from remedy.facts.collect import activate_vars
+    from remedy.facts.services import sourced_activates
+
+    act = "/opt/v/bin/activate"
+    assert sourced_activates(f"/bin/bash -c source {act} && exec python -m x") == [act]
+    assert sourced_activates(f"/bin/sh -c cd /x; . {act}; exec python") == [act]
+    assert sourced_activates(f"/opt/v/bin/python -c source {act}") == []
+    assert sourced_activates("/bin/bash -c source /opt/v/bin/activate.sh") == []
+    text = (
+        "deactivate () {\n    unset CUDA_HOME\n}\nVIRTUAL_ENV=/opt/v\nexport VIRTUAL_ENV\n"
+        'PATH="$VIRTUAL_ENV/bin:$PATH"\nexport PATH\n'
+        "export CUDA_HOME=/usr/local/cuda-12.8\nexport CUDA_PATH=$(cat /x)\n"
+    )
+    got = activate_vars(act, text.encode(), {"PATH": "/usr/bin", "CUDA_PATH": "/y"})
+    assert got == {"CUDA_HOME": "/usr/local/cuda-12.8"}
+    assert activate_vars(act, None, {}) == {}
     kb = load_knowledge()
     f = Facts.model_validate(
         json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
@@ -301,8 +318,8 @@ def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
                 "environment": {**svc.environment, "CUDA_HOME": "/usr/local/cuda-12.8"},
                 "environment_files_env": {},
                 "exec_start": "/bin/bash -lc source /opt/sglang-venv/bin/activate && exec python",
-                "login_profile_env": profile,
-                "login_profile_from": {k: "/etc/profile.d/cuda.sh" for k in profile},
+                "exec_shell_env": profile,
+                "exec_shell_from": {k: "/etc/profile.d/cuda.sh" for k in profile},
             }
         )
         return make_plan(kb, f.model_copy(update={"services": [svc]}), syms)

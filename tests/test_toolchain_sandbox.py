@@ -907,8 +907,8 @@ def test_p_a_units_login_shell_reads_the_profile_after_its_drop_ins(login_shell_
     steps = [s["action"] for s in plan["steps"]]
     print(f"(p) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
     svc = plan["facts"]["services"][0]
-    assert svc["login_profile_env"] == {"CUDA_HOME": "/usr/local/cuda-12.8"}
-    assert svc["login_profile_from"] == {"CUDA_HOME": "/etc/profile.d/cuda.sh"}
+    assert svc["exec_shell_env"] == {"CUDA_HOME": "/usr/local/cuda-12.8"}
+    assert svc["exec_shell_from"] == {"CUDA_HOME": "/etc/profile.d/cuda.sh"}
     # (main: findings for an unset CUDA_HOME, the log unexplained, a drop-in step: exit 3)
     assert plan["unexplained"] == [], plan["unexplained"]
     assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
@@ -917,6 +917,60 @@ def test_p_a_units_login_shell_reads_the_profile_after_its_drop_ins(login_shell_
                  timeout=1200)  # fmt: skip
     rep = report_of(r)
     print(f"(p) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (main: the drop-in applied, the unit restarted and failed again: rolled-back)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def activate_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcac")
+
+
+def test_q_an_export_appended_to_the_venvs_activate_script(activate_unit, tmp_path):
+    """systemd tier: `ExecStart=/bin/bash -c "source /opt/sglang-venv/bin/activate && exec
+    python ..."` (no login shell) and the venv's bin/activate ends in the user's own
+    `export CUDA_HOME=/usr/local/cuda-12.8` (the usual "put it in your venv's activate"
+    advice, kept from the CUDA 12.8 install). `source` runs it after systemd has set the
+    unit's environment: remedy's drop-in loses. Before this change: the findings said
+    CUDA_HOME was unset, the plan (exit 3) held a drop-in, `run` applied it, restarted the
+    unit, which failed again: rolled back. Now the facts read the sourced script as data:
+    the log is explained, the plan is `impossible` and names bin/activate, nothing applied."""
+    h = activate_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    act = "/opt/sglang-venv/bin/activate"
+    setup = (
+        f"rm {d}/90-local.conf && echo 'export CUDA_HOME=/usr/local/cuda-12.8' >> {act} && "
+        "sed -i 's#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=/bin/bash -c "
+        f'"source {act} \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    assert f'ExecStart=/bin/bash -c "source {act}' in h.ssh(f"cat {unit}")[1]
+    ls = f"ls -R /etc/systemd/system; md5sum {act}; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(q) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc.get("exec_shell_env") == {"CUDA_HOME": "/usr/local/cuda-12.8"}, svc
+    assert svc["exec_shell_from"] == {"CUDA_HOME": act}
+    # (main: findings for an unset CUDA_HOME, the log unexplained, a drop-in step: exit 3)
+    assert plan["unexplained"] == [], plan["unexplained"]
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any(f"CUDA_HOME is set by {act}" in u for u in plan["unresolved"])
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(q) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
     # (main: the drop-in applied, the unit restarted and failed again: rolled-back)
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert h.ssh(ls) == before

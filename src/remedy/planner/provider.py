@@ -162,7 +162,7 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
                     "environment_files_env": dict(svc.get("environment_files_env") or {}),
                 }
                 target = svc["environment"]
-                if var in (svc.get("login_profile_env") or {}):
+                if var in (svc.get("exec_shell_env") or {}):
                     # its ExecStart is a login shell: /etc/profile(.d) sets the variable
                     # after systemd's environment, remedy's drop-in included (bash(1)
                     # INVOCATION; tests/test_toolchain_sandbox.py test_p)
