@@ -425,3 +425,41 @@ def test_an_export_appended_to_etc_profile_is_read_after_profile_d():
     plan = make_plan(kb, f, syms, consumers=["flashinfer-jit"])
     assert plan.steps == [] and plan.status == "impossible", plan.status
     assert any(f"CUDA_HOME is set by {ETC_PROFILE_TAIL}" in u for u in plan.unresolved)
+
+
+# the profile.d loops of other distributions' /etc/profile, in their shapes (each followed by
+# an appended export): Fedora/RHEL (setup, https://pagure.io/setup/blob/master/f/profile),
+# Alpine (alpine-baselayout), Arch (filesystem: `if test -d /etc/profile.d/; then`)
+LOOPS = {
+    "rhel": 'for i in /etc/profile.d/*.sh /etc/profile.d/sh.local ; do\n    if [ -r "$i" ]; then\n'
+    '        if [ "${-#*i}" != "$-" ]; then\n            . "$i"\n        else\n'
+    '            . "$i" >/dev/null\n        fi\n    fi\ndone\n\nunset i\n',
+    "alpine": 'for script in /etc/profile.d/*.sh ; do\n\tif [ -r "$script" ] ; then\n'
+    '\t\t. "$script"\n\tfi\ndone\nunset script\n',
+    "arch": "if test -d /etc/profile.d/; then\n\tfor profile in /etc/profile.d/*.sh; do\n"
+    '\t\ttest -r "$profile" && . "$profile"\n\tdone\n\tunset profile\nfi\n',
+    "do-on-its-own-line": "for f in /etc/profile.d/*.sh\ndo\n  for g in a b; do :; done\n"
+    '  while false; do :; done\n  . "$f"\ndone\n',
+}
+
+
+def test_the_profile_d_loop_of_every_distributions_etc_profile_is_found():
+    """Before this change only Debian's loop was recognised: on Fedora/RHEL (and a loop whose
+    `do` is on its own line) /etc/profile was read whole, before profile.d, so an export
+    appended below the loop lost to remedy's zz-remedy-*.sh in the computed login
+    environment (sandbox test_r: main said `fixed`, the `bash -l` build still failed)."""
+    from remedy.facts.envs import ETC_PROFILE_TAIL, evaluate_profile, split_etc_profile
+
+    mine = ("/etc/profile.d/zz-remedy-cuda-home.sh", f"export CUDA_HOME={CU13}\n")
+    tail = f"export CUDA_HOME={STALE}\n"
+    for distro, loop in LOOPS.items():
+        order = split_etc_profile([("/etc/profile", "umask 022\n" + loop + tail), mine])
+        assert [p for p, _ in order] == ["/etc/profile", mine[0], ETC_PROFILE_TAIL], distro
+        assert order[0][1].rstrip().endswith(("done", "fi")), distro
+        assert order[2][1].strip().endswith(tail.strip()) and "profile.d" not in order[2][1], distro
+        origins: dict[str, str] = {}
+        env = evaluate_profile({}, order, uid="0", origins=origins)
+        assert env["CUDA_HOME"] == STALE and origins["CUDA_HOME"] == ETC_PROFILE_TAIL, distro
+    # a loop over another directory, or an unclosed one: kept whole
+    for text in ("for f in /etc/other/*.sh; do . $f; done\n" + tail, LOOPS["alpine"][:-18]):
+        assert split_etc_profile([("/etc/profile", text), mine]) == [("/etc/profile", text), mine]

@@ -974,3 +974,67 @@ def test_q_an_export_appended_to_the_venvs_activate_script(activate_unit, tmp_pa
     # (main: the drop-in applied, the unit restarted and failed again: rolled-back)
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert h.ssh(ls) == before
+
+
+# The shape of Fedora's and RHEL's /etc/profile (the `setup` package,
+# https://pagure.io/setup/blob/master/f/profile): profile.d is sourced in a loop over
+# `/etc/profile.d/*.sh /etc/profile.d/sh.local`, not in Debian's `if [ -d ]` block
+RHEL_PROFILE = """\
+# /etc/profile (the loop and what follows it as Fedora/RHEL write them)
+for i in /etc/profile.d/*.sh /etc/profile.d/sh.local ; do
+    if [ -r "$i" ]; then
+        if [ "${-#*i}" != "$-" ]; then
+            . "$i"
+        else
+            . "$i" >/dev/null
+        fi
+    fi
+done
+
+unset i
+
+if [ -n "${BASH_VERSION-}" ] ; then
+        if [ -f /etc/bashrc ] ; then
+                . /etc/bashrc
+       fi
+fi
+"""
+
+
+@pytest.fixture
+def rhel_profile_home():
+    yield from host_for_test("cuda-home-unset", "tcrp")
+
+
+def test_r_an_export_appended_to_a_rhel_shaped_etc_profile(rhel_profile_home, tmp_path):
+    """test_n on a host whose /etc/profile has Fedora's/RHEL's shape: its profile.d loop is
+    `for i in /etc/profile.d/*.sh /etc/profile.d/sh.local ; do`, and the admin appended
+    `export CUDA_HOME=<deleted venv>` below it, read after remedy's zz-remedy-*.sh in every
+    login shell. Before this change the facts found Debian's loop only and read this
+    /etc/profile whole, before profile.d: plan `ok`, `run` said `fixed` (its re-run in the
+    computed login environment passed) while the `bash -l` build still failed. Now the loop
+    is found in any of the distributions' shapes: `impossible`, named, nothing applied."""
+    h = rhel_profile_home
+    assert h.ssh("cat > /etc/profile", input=RHEL_PROFILE + f"export CUDA_HOME={STALE}\n")[0] == 0
+    assert h.ssh("cat > /tmp/fi_build.py", input=FI_BUILD.read_text())[0] == 0
+    login_build = (
+        "bash -lc 'cd /tmp && FLASHINFER_CUDA_ARCH_LIST=12.0 /opt/sglang-venv/bin/python - act "
+        "< fi_build.py' 2>&1"
+    )
+    rc, out = h.ssh(login_build, timeout=600)
+    assert rc != 0 and STALE in out, out[-1500:]
+    before = h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(r) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    where = "/etc/profile (after its /etc/profile.d loop)"
+    assert plan["facts"]["shell_env_from"] == {"CUDA_HOME": where}
+    # (main: `ok`, one shell-env-cuda-home step)
+    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
+    assert any(f"CUDA_HOME is set by {where}" in u for u in plan["unresolved"])
+    r, rep = run_plan(h, tmp_path)
+    print(f"(r) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (main: `fixed`, exit 0, and the login shell's build below still failing)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
+    assert h.ssh(login_build, timeout=600)[0] != 0
