@@ -250,11 +250,16 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         # named to be parsed after the admin's drop-in (test_o: its own EnvironmentFile=)
         assert op.path() == f"{d}/zz-remedy-cuda-home.conf"
         assert op.text().splitlines()[-1] == f"EnvironmentFile={d}/zz-remedy-cuda-home.env"
+    # an earlier run's zz-remedy drop-in for the variable (the admin's later one since
+    # removed): written again, not left to override a new 50-remedy one
+    plan = plan_with(f"{d}/zz-remedy-cuda-home.conf")
+    assert plan.steps and plan.steps[0].operation.path() == f"{d}/zz-remedy-cuda-home.conf"
     # drop-ins parsed before remedy's, or remedy's own: a plain drop-in, as before
     for earlier in (
         f"{d}/10-local.conf",
         f"{d}/50-remedy-path.conf",
         f"{d}/60-remedy-exec-start.conf",
+        f"{d}/zz-remedy-path.conf",
     ):
         plan = plan_with(earlier)
         op = plan.steps[0].operation if plan.steps else None

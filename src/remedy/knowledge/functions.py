@@ -932,11 +932,15 @@ class Functions:
             comes after an EnvironmentFile= the later drop-in names (test_o;
             sandbox/scenarios/service-dropin-later-cuda-home)."""
             unit = (facts.get("workload") or {}).get("service")
-            mine = dropin_name(var)
+            mine, last = dropin_name(var), dropin_name(var, True)
             for svc in facts.get("services", ()) if unit else ():
                 if svc.get("name") == unit:
                     names = [posixpath.basename(str(p)) for p in svc.get("drop_ins") or ()]
-                    return any(n > mine and not _REMEDY_DROPIN.match(n) for n in names)
+                    # an earlier run's zz-remedy drop-in for it: written again, never left
+                    # to override a new 50-remedy one
+                    return last in names or any(
+                        n > mine and not _REMEDY_DROPIN.match(n) for n in names
+                    )
             return False
 
         def unit_sandboxing() -> dict[str, str]:
