@@ -99,6 +99,27 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       change: plan `ok`, `run` said `fixed` (exit 0) and the `bash -l` build still failed.
       Now the tail of /etc/profile is read last and named: `impossible`, nothing applied.
 
+  (o) the unit of (l) with the admin's 90-local.conf naming an EnvironmentFile= of its own
+      (CUDA_HOME=<12.8>): files are read in the order listed, the admin's after remedy's
+      50-remedy-cuda-home.env. Before this change: plan `ok`, `run` rolled back (exit 3, the
+      re-check failed). Now remedy's drop-in is named to be read after every drop-in of the
+      unit (zz-remedy-cuda-home.conf): `fixed`; rollback restores.
+
+  (p) the unit's ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
+      python ..."`) and /etc/profile.d/cuda.sh exports CUDA_HOME=<12.8>, read after systemd's
+      environment. Before this change: findings for an unset CUDA_HOME, the log unexplained,
+      a drop-in step (exit 3); `run` applied it, restarted the unit: rolled back. Now the facts
+      read what the login shell adds (Service.exec_shell_env): `impossible`, the file named.
+
+  (q) the same with `bash -c` (no login shell) and `export CUDA_HOME=<12.8>` appended to the
+      venv's bin/activate, which ExecStart sources: main as in (p); now the sourced script is
+      read as data: `impossible`, bin/activate named, nothing applied.
+
+  (r) test_n on a Fedora/RHEL-shaped /etc/profile (`for i in /etc/profile.d/*.sh
+      /etc/profile.d/sh.local ; do`): main found Debian's loop only, read the file whole:
+      plan `ok`, `run` said `fixed` (exit 0) while the `bash -l` build still failed. Now the
+      loop is found in the RHEL, Alpine and Arch shapes: `impossible`, named.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
