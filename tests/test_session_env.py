@@ -246,16 +246,95 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         assert plan.status == "ok" and len(plan.steps) == 1, later
         op = plan.steps[0].operation
         assert plan.steps[0].action == "service-env-cuda-home" and op.set == {"CUDA_HOME": CU13}
-        assert op.envfile is True, later
-        assert op.text().splitlines()[-1] == f"EnvironmentFile={d}/50-remedy-cuda-home.env"
+        assert op.envfile is True and op.last is True, later
+        # named to be parsed after the admin's drop-in (test_o: its own EnvironmentFile=)
+        assert op.path() == f"{d}/zz-remedy-cuda-home.conf"
+        assert op.text().splitlines()[-1] == f"EnvironmentFile={d}/zz-remedy-cuda-home.env"
+    # an earlier run's zz-remedy drop-in for the variable (the admin's later one since
+    # removed): written again, not left to override a new 50-remedy one
+    plan = plan_with(f"{d}/zz-remedy-cuda-home.conf")
+    assert plan.steps and plan.steps[0].operation.path() == f"{d}/zz-remedy-cuda-home.conf"
     # drop-ins parsed before remedy's, or remedy's own: a plain drop-in, as before
     for earlier in (
         f"{d}/10-local.conf",
         f"{d}/50-remedy-path.conf",
         f"{d}/60-remedy-exec-start.conf",
+        f"{d}/zz-remedy-path.conf",
     ):
         plan = plan_with(earlier)
-        assert plan.steps and plan.steps[0].operation.envfile is False, earlier
+        op = plan.steps[0].operation if plan.steps else None
+        assert op and op.envfile is False and op.last is False, earlier
+        assert op.path() == f"{d}/50-remedy-cuda-home.conf"
+
+
+def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
+    """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
+    python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a
+    CUDA_HOME set there beats remedy's drop-in. The facts keep it (exec_shell_env), the
+    consumers see it, the plan is impossible and names the file (sandbox test_p; main: a
+    drop-in step for a CUDA_HOME it thought unset)."""
+    from remedy.facts.collect import login_profile_vars
+    from remedy.facts.services import runs_login_shell
+
+    for cmd in ("/bin/bash -lc x", "/usr/bin/bash -l -c x", "sh --login -c x", "bash -xlc x"):
+        assert runs_login_shell(cmd), cmd
+    for cmd in ("/bin/bash -c x -l", "/opt/v/bin/python -l", "bash x -l", "bash", None):
+        assert not runs_login_shell(cmd), cmd
+    origins = {
+        "CUDA_HOME": "/etc/profile.d/cuda.sh",
+        "PATH": "/etc/profile.d/cuda.sh",
+        "CUDA_PATH": "/root/.profile",
+        "LANG": "/etc/profile.d/lang.sh",
+        "NVCC_FLAGS": "/etc/bash.bashrc",
+    }
+    env = {"CUDA_HOME": "/usr/local/cuda-12.8", "PATH": "/x", "CUDA_PATH": "/y", "LANG": "C"}
+    env["NVCC_FLAGS"] = "-g"
+    assert login_profile_vars(env, origins) == {
+        "exec_shell_env": {"CUDA_HOME": "/usr/local/cuda-12.8"},
+        "exec_shell_from": {"CUDA_HOME": "/etc/profile.d/cuda.sh"},
+    }
+    # a venv activate script the shell sources (sandbox test_q): read as data, never run
+    from remedy.facts.collect import activate_vars
+    from remedy.facts.services import sourced_activates
+
+    act = "/opt/v/bin/activate"
+    assert sourced_activates(f"/bin/bash -c source {act} && exec python -m x") == [act]
+    assert sourced_activates(f"/bin/sh -c cd /x; . {act}; exec python") == [act]
+    assert sourced_activates(f"/opt/v/bin/python -c source {act}") == []
+    assert sourced_activates("/bin/bash -c source /opt/v/bin/activate.sh") == []
+    text = (
+        "deactivate () {\n    unset CUDA_HOME\n}\nVIRTUAL_ENV=/opt/v\nexport VIRTUAL_ENV\n"
+        'PATH="$VIRTUAL_ENV/bin:$PATH"\nexport PATH\n'
+        "export CUDA_HOME=/usr/local/cuda-12.8\nexport CUDA_PATH=$(cat /x)\n"
+    )
+    got = activate_vars(act, text.encode(), {"PATH": "/usr/bin", "CUDA_PATH": "/y"})
+    assert got == {"CUDA_HOME": "/usr/local/cuda-12.8"}
+    assert activate_vars(act, None, {}) == {}
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+
+    def plan_with(profile: dict[str, str]) -> Plan:
+        svc = f.services[0]
+        svc = svc.model_copy(
+            update={
+                "environment": {**svc.environment, "CUDA_HOME": "/usr/local/cuda-12.8"},
+                "environment_files_env": {},
+                "exec_start": "/bin/bash -lc source /opt/sglang-venv/bin/activate && exec python",
+                "exec_shell_env": profile,
+                "exec_shell_from": {k: "/etc/profile.d/cuda.sh" for k in profile},
+            }
+        )
+        return make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+
+    plan = plan_with({"CUDA_HOME": "/usr/local/cuda-12.8"})
+    assert plan.status == "impossible" and plan.steps == [] and plan.unexplained == []
+    assert any("CUDA_HOME is set by /etc/profile.d/cuda.sh" in u for u in plan.unresolved)
+    # the profile sets nothing: the unit's own Environment= wins, a plain drop-in fixes it
+    plain = plan_with({})
+    assert plain.status == "ok" and [s.action for s in plain.steps] == ["service-env-cuda-home"]
 
 
 def test_a_units_unset_environment_makes_a_drop_in_impossible_and_is_named():
@@ -351,3 +430,41 @@ def test_an_export_appended_to_etc_profile_is_read_after_profile_d():
     plan = make_plan(kb, f, syms, consumers=["flashinfer-jit"])
     assert plan.steps == [] and plan.status == "impossible", plan.status
     assert any(f"CUDA_HOME is set by {ETC_PROFILE_TAIL}" in u for u in plan.unresolved)
+
+
+# the profile.d loops of other distributions' /etc/profile, in their shapes (each followed by
+# an appended export): Fedora/RHEL (setup, https://pagure.io/setup/blob/master/f/profile),
+# Alpine (alpine-baselayout), Arch (filesystem: `if test -d /etc/profile.d/; then`)
+LOOPS = {
+    "rhel": 'for i in /etc/profile.d/*.sh /etc/profile.d/sh.local ; do\n    if [ -r "$i" ]; then\n'
+    '        if [ "${-#*i}" != "$-" ]; then\n            . "$i"\n        else\n'
+    '            . "$i" >/dev/null\n        fi\n    fi\ndone\n\nunset i\n',
+    "alpine": 'for script in /etc/profile.d/*.sh ; do\n\tif [ -r "$script" ] ; then\n'
+    '\t\t. "$script"\n\tfi\ndone\nunset script\n',
+    "arch": "if test -d /etc/profile.d/; then\n\tfor profile in /etc/profile.d/*.sh; do\n"
+    '\t\ttest -r "$profile" && . "$profile"\n\tdone\n\tunset profile\nfi\n',
+    "do-on-its-own-line": "for f in /etc/profile.d/*.sh\ndo\n  for g in a b; do :; done\n"
+    '  while false; do :; done\n  . "$f"\ndone\n',
+}
+
+
+def test_the_profile_d_loop_of_every_distributions_etc_profile_is_found():
+    """Before this change only Debian's loop was recognised: on Fedora/RHEL (and a loop whose
+    `do` is on its own line) /etc/profile was read whole, before profile.d, so an export
+    appended below the loop lost to remedy's zz-remedy-*.sh in the computed login
+    environment (sandbox test_r: main said `fixed`, the `bash -l` build still failed)."""
+    from remedy.facts.envs import ETC_PROFILE_TAIL, evaluate_profile, split_etc_profile
+
+    mine = ("/etc/profile.d/zz-remedy-cuda-home.sh", f"export CUDA_HOME={CU13}\n")
+    tail = f"export CUDA_HOME={STALE}\n"
+    for distro, loop in LOOPS.items():
+        order = split_etc_profile([("/etc/profile", "umask 022\n" + loop + tail), mine])
+        assert [p for p, _ in order] == ["/etc/profile", mine[0], ETC_PROFILE_TAIL], distro
+        assert order[0][1].rstrip().endswith(("done", "fi")), distro
+        assert order[2][1].strip().endswith(tail.strip()) and "profile.d" not in order[2][1], distro
+        origins: dict[str, str] = {}
+        env = evaluate_profile({}, order, uid="0", origins=origins)
+        assert env["CUDA_HOME"] == STALE and origins["CUDA_HOME"] == ETC_PROFILE_TAIL, distro
+    # a loop over another directory, or an unclosed one: kept whole
+    for text in ("for f in /etc/other/*.sh; do . $f; done\n" + tail, LOOPS["alpine"][:-18]):
+        assert split_etc_profile([("/etc/profile", text), mine]) == [("/etc/profile", text), mine]

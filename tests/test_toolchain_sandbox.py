@@ -99,6 +99,27 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       change: plan `ok`, `run` said `fixed` (exit 0) and the `bash -l` build still failed.
       Now the tail of /etc/profile is read last and named: `impossible`, nothing applied.
 
+  (o) the unit of (l) with the admin's 90-local.conf naming an EnvironmentFile= of its own
+      (CUDA_HOME=<12.8>): files are read in the order listed, the admin's after remedy's
+      50-remedy-cuda-home.env. Before this change: plan `ok`, `run` rolled back (exit 3, the
+      re-check failed). Now remedy's drop-in is named to be read after every drop-in of the
+      unit (zz-remedy-cuda-home.conf): `fixed`; rollback restores.
+
+  (p) the unit's ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
+      python ..."`) and /etc/profile.d/cuda.sh exports CUDA_HOME=<12.8>, read after systemd's
+      environment. Before this change: findings for an unset CUDA_HOME, the log unexplained,
+      a drop-in step (exit 3); `run` applied it, restarted the unit: rolled back. Now the facts
+      read what the login shell adds (Service.exec_shell_env): `impossible`, the file named.
+
+  (q) the same with `bash -c` (no login shell) and `export CUDA_HOME=<12.8>` appended to the
+      venv's bin/activate, which ExecStart sources: main as in (p); now the sourced script is
+      read as data: `impossible`, bin/activate named, nothing applied.
+
+  (r) test_n on a Fedora/RHEL-shaped /etc/profile (`for i in /etc/profile.d/*.sh
+      /etc/profile.d/sh.local ; do`): main found Debian's loop only, read the file whole:
+      plan `ok`, `run` said `fixed` (exit 0) while the `bash -l` build still failed. Now the
+      loop is found in the RHEL, Alpine and Arch shapes: `impossible`, named.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -722,7 +743,7 @@ def test_l_a_template_units_instance_gets_its_own_drop_in(template_unit, tmp_pat
     pid = h.ssh("systemctl show -p MainPID --value sglang@0.service")[1].strip()
     env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
     assert f"CUDA_HOME={CU13}" in env.splitlines(), env
-    mine = f"{etc}/sglang@0.service.d/50-remedy-cuda-home.conf"
+    mine = f"{etc}/sglang@0.service.d/zz-remedy-cuda-home.conf"  # after the admin's 90-local
     shown = h.ssh("systemctl show -p DropInPaths --value sglang@0.service")[1].split()
     assert mine in shown and f"{etc}/sglang@.service.d/90-local.conf" in shown, shown
     r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
@@ -810,4 +831,231 @@ def test_n_an_export_appended_to_etc_profile_is_named_not_overwritten(etc_profil
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
     # the truth main's `fixed` hid: the login shell's build fails until /etc/profile changes
+    assert h.ssh(login_build, timeout=600)[0] != 0
+
+
+@pytest.fixture
+def later_envfile_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcle")
+
+
+def test_o_an_admins_later_drop_in_with_its_own_environment_file(later_envfile_unit, tmp_path):
+    """systemd tier, the unit of test_l with the admin's 90-local.conf naming an
+    EnvironmentFile= of its own (/etc/sglang/local.env: CUDA_HOME=<12.8>) instead of an
+    Environment= line. systemd reads EnvironmentFiles in the order they are listed, the
+    unit's then its drop-ins' in name order (systemd.exec(5), systemd.unit(5)): remedy's
+    50-remedy-cuda-home.env came before the admin's file, which won. Before this change: plan
+    `ok` (envfile), `run` applied it, restarted the unit, its re-check failed: rolled back.
+    Now remedy's drop-in is named to be read after every drop-in of the unit
+    (zz-remedy-cuda-home.conf): `fixed`; the admin's files are untouched; rollback restores."""
+    h = later_envfile_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        "mkdir -p /etc/sglang && printf 'CUDA_HOME=/usr/local/cuda-12.8\\n' > "
+        f"/etc/sglang/local.env && printf '[Service]\\nEnvironmentFile=/etc/sglang/local.env\\n'"
+        f" > {d}/90-local.conf && systemctl daemon-reload && systemctl restart sglang-k26; "
+        "sleep 1; for i in $(seq 60); do [ $(systemctl is-active sglang-k26) = failed ] && "
+        "break; sleep 0.5; done; journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R {d}; cat {d}/90-local.conf /etc/sglang/local.env; systemctl show -p Environment sglang-k26"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(o) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["environment_files_env"]["CUDA_HOME"] == "/usr/local/cuda-12.8"
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(o) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    shown = h.ssh("systemctl show -p DropInPaths --value sglang-k26.service")[1].split()
+    assert shown[-1] == f"{d}/zz-remedy-cuda-home.conf", shown
+    assert "ready to roll" in h.ssh("journalctl -u sglang-k26.service --no-pager")[1]
+    r = h.remedy("rollback", h.name, "--yes", "--json", timeout=600)
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def login_shell_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcls")
+
+
+def test_p_a_units_login_shell_reads_the_profile_after_its_drop_ins(login_shell_unit, tmp_path):
+    """systemd tier: the unit activates its venv the way users write it,
+    `ExecStart=/bin/bash -lc "source /opt/sglang-venv/bin/activate && exec python ..."`, and
+    the CUDA 12.8 install left `export CUDA_HOME=/usr/local/cuda-12.8` in
+    /etc/profile.d/cuda.sh. A login shell reads /etc/profile and /etc/profile.d after systemd
+    has set the unit's environment (bash(1) INVOCATION): the server fails at FlashInfer's "SM
+    12.x requires CUDA >= 12.9". Before this change remedy read only `systemctl show`: its
+    findings said CUDA_HOME was unset, the plan (exit 3, the log's lines unexplained) held a
+    drop-in Environment=CUDA_HOME=<cu13>, and `run` applied it, restarted the unit, which failed
+    again: rolled back. Now the facts read what the login shell adds: the log is explained,
+    the plan is `impossible` and names /etc/profile.d/cuda.sh, nothing is applied."""
+    h = login_shell_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    setup = (
+        f"rm {d}/90-local.conf && printf 'export CUDA_HOME=/usr/local/cuda-12.8\\n"
+        "export PATH=$CUDA_HOME/bin:$PATH\\n' > /etc/profile.d/cuda.sh && sed -i "
+        "'s#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=/bin/bash -lc "
+        f'"source /opt/sglang-venv/bin/activate \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    assert "ExecStart=/bin/bash -lc" in h.ssh(f"cat {unit}")[1]
+    ls = f"ls -R /etc/systemd/system; cat /etc/profile.d/cuda.sh; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(p) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["exec_shell_env"] == {"CUDA_HOME": "/usr/local/cuda-12.8"}
+    assert svc["exec_shell_from"] == {"CUDA_HOME": "/etc/profile.d/cuda.sh"}
+    # (main: findings for an unset CUDA_HOME, the log unexplained, a drop-in step: exit 3)
+    assert plan["unexplained"] == [], plan["unexplained"]
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any("CUDA_HOME is set by /etc/profile.d/cuda.sh" in u for u in plan["unresolved"])
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(p) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (main: the drop-in applied, the unit restarted and failed again: rolled-back)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def activate_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcac")
+
+
+def test_q_an_export_appended_to_the_venvs_activate_script(activate_unit, tmp_path):
+    """systemd tier: `ExecStart=/bin/bash -c "source /opt/sglang-venv/bin/activate && exec
+    python ..."` (no login shell) and the venv's bin/activate ends in the user's own
+    `export CUDA_HOME=/usr/local/cuda-12.8` (the usual "put it in your venv's activate"
+    advice, kept from the CUDA 12.8 install). `source` runs it after systemd has set the
+    unit's environment: remedy's drop-in loses. Before this change: the findings said
+    CUDA_HOME was unset, the plan (exit 3) held a drop-in, `run` applied it, restarted the
+    unit, which failed again: rolled back. Now the facts read the sourced script as data:
+    the log is explained, the plan is `impossible` and names bin/activate, nothing applied."""
+    h = activate_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    act = "/opt/sglang-venv/bin/activate"
+    setup = (
+        f"rm {d}/90-local.conf && echo 'export CUDA_HOME=/usr/local/cuda-12.8' >> {act} && "
+        "sed -i 's#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=/bin/bash -c "
+        f'"source {act} \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    assert f'ExecStart=/bin/bash -c "source {act}' in h.ssh(f"cat {unit}")[1]
+    ls = f"ls -R /etc/systemd/system; md5sum {act}; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(q) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc.get("exec_shell_env") == {"CUDA_HOME": "/usr/local/cuda-12.8"}, svc
+    assert svc["exec_shell_from"] == {"CUDA_HOME": act}
+    # (main: findings for an unset CUDA_HOME, the log unexplained, a drop-in step: exit 3)
+    assert plan["unexplained"] == [], plan["unexplained"]
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any(f"CUDA_HOME is set by {act}" in u for u in plan["unresolved"])
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(q) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (main: the drop-in applied, the unit restarted and failed again: rolled-back)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+# The shape of Fedora's and RHEL's /etc/profile (the `setup` package,
+# https://pagure.io/setup/blob/master/f/profile): profile.d is sourced in a loop over
+# `/etc/profile.d/*.sh /etc/profile.d/sh.local`, not in Debian's `if [ -d ]` block
+RHEL_PROFILE = """\
+# /etc/profile (the loop and what follows it as Fedora/RHEL write them)
+for i in /etc/profile.d/*.sh /etc/profile.d/sh.local ; do
+    if [ -r "$i" ]; then
+        if [ "${-#*i}" != "$-" ]; then
+            . "$i"
+        else
+            . "$i" >/dev/null
+        fi
+    fi
+done
+
+unset i
+
+if [ -n "${BASH_VERSION-}" ] ; then
+        if [ -f /etc/bashrc ] ; then
+                . /etc/bashrc
+       fi
+fi
+"""
+
+
+@pytest.fixture
+def rhel_profile_home():
+    yield from host_for_test("cuda-home-unset", "tcrp")
+
+
+def test_r_an_export_appended_to_a_rhel_shaped_etc_profile(rhel_profile_home, tmp_path):
+    """test_n on a host whose /etc/profile has Fedora's/RHEL's shape: its profile.d loop is
+    `for i in /etc/profile.d/*.sh /etc/profile.d/sh.local ; do`, and the admin appended
+    `export CUDA_HOME=<deleted venv>` below it, read after remedy's zz-remedy-*.sh in every
+    login shell. Before this change the facts found Debian's loop only and read this
+    /etc/profile whole, before profile.d: plan `ok`, `run` said `fixed` (its re-run in the
+    computed login environment passed) while the `bash -l` build still failed. Now the loop
+    is found in any of the distributions' shapes: `impossible`, named, nothing applied."""
+    h = rhel_profile_home
+    assert h.ssh("cat > /etc/profile", input=RHEL_PROFILE + f"export CUDA_HOME={STALE}\n")[0] == 0
+    assert h.ssh("cat > /tmp/fi_build.py", input=FI_BUILD.read_text())[0] == 0
+    login_build = (
+        "bash -lc 'cd /tmp && FLASHINFER_CUDA_ARCH_LIST=12.0 /opt/sglang-venv/bin/python - act "
+        "< fi_build.py' 2>&1"
+    )
+    rc, out = h.ssh(login_build, timeout=600)
+    assert rc != 0 and STALE in out, out[-1500:]
+    before = h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1]
+    r, plan = plan_from_log(h, tmp_path, "fi.log", out, "flashinfer-jit")
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(r) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    where = "/etc/profile (after its /etc/profile.d loop)"
+    assert plan["facts"]["shell_env_from"] == {"CUDA_HOME": where}
+    # (main: `ok`, one shell-env-cuda-home step)
+    assert r.returncode == 3 and plan["status"] == "impossible" and plan["steps"] == []
+    assert any(f"CUDA_HOME is set by {where}" in u for u in plan["unresolved"])
+    r, rep = run_plan(h, tmp_path)
+    print(f"(r) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    # (main: `fixed`, exit 0, and the login shell's build below still failing)
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
     assert h.ssh(login_build, timeout=600)[0] != 0

@@ -305,6 +305,8 @@ def workload_env(facts: dict[str, Any]) -> dict[str, str]:
             if svc["name"] == svc_name:
                 env = dict(svc.get("environment") or {})
                 env.update(svc.get("environment_files_env") or {})
+                # a login shell in ExecStart reads the system profile files after both
+                env.update(svc.get("exec_shell_env") or {})
                 env.setdefault("PATH", SYSTEMD_DEFAULT_PATH)
                 return env
     return dict(facts.get("shell_env") or {})

@@ -38,6 +38,7 @@ from remedy.facts.envs import (
     PROFILE_CAP,
     SYSTEM_PROFILES,
     USER_PROFILES,
+    evaluate_profile,
     login_env_script,
     parse_env_block,
     parse_login_env,
@@ -47,7 +48,15 @@ from remedy.facts.gpus import QUERY_ARGS, GpuCollector
 from remedy.facts.host import HostCollector
 from remedy.facts.pythons import SH_PY, build_python, group_pythons, py_call
 from remedy.facts.sections import Section, new_token, prelude, section_text, split_sections
-from remedy.facts.services import SHOW, UNIT_DIRS, ServiceFacts, ServicesCollector, _is_template
+from remedy.facts.services import (
+    SHOW,
+    UNIT_DIRS,
+    ServiceFacts,
+    ServicesCollector,
+    _is_template,
+    runs_login_shell,
+    sourced_activates,
+)
 from remedy.facts.toolkits import (
     _FILES,
     _HEADER_DIRS,
@@ -313,6 +322,38 @@ class _State:
                 self.notes.append(f"Python interpreter not executed: {s.arg}")
 
 
+def activate_vars(path: str, raw: bytes | None, env: dict[str, str]) -> dict[str, str]:
+    """The build variables a sourced venv activate script sets outright (a user's `export
+    CUDA_HOME=...` appended to it), read as data (evaluate_profile: nothing run). Not PATH:
+    activate puts the venv's bin/ first on whatever PATH it finds."""
+    if not raw:
+        return {}
+    origins: dict[str, str] = {}
+    out = evaluate_profile(env, [(path, raw.decode("utf-8", "replace"))], origins=origins)
+    return {
+        k: out[k]
+        for k, f in origins.items()
+        if f == path and k != "PATH" and BUILD_VAR.match(k) and k in out
+    }
+
+
+def login_profile_vars(login_env: dict[str, str], origins: dict[str, str]) -> dict[str, dict]:
+    """What a unit whose ExecStart is a login shell gets from the system profile files, read
+    after systemd's Environment= and EnvironmentFile= (so their values win): the build
+    variables /etc/profile, its tail or an /etc/profile.d file sets outright (facts.envs
+    origins), as Service.exec_shell_env / exec_shell_from. Not PATH (the command goes
+    on to change it: `source VENV/bin/activate`), not /etc/bash.bashrc (Debian's /etc/profile
+    reads it only in an interactive shell), not a user's own file (the unit's User= may have
+    another home)."""
+    env: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for k, f in origins.items():
+        system = f == ETC_PROFILE_TAIL or f == "/etc/profile" or f.startswith("/etc/profile.d/")
+        if system and k != "PATH" and BUILD_VAR.match(k) and k in login_env:
+            env[k], where[k] = login_env[k], f
+    return {"exec_shell_env": env, "exec_shell_from": where} if env else {}
+
+
 def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Needs:
     need = _Needs()
     envs: list[tuple[str, dict[str, str]]] = [("login", login_env)]
@@ -339,6 +380,10 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
     for s in svc.services:
         for f in state.unread_env_files(s):
             if f not in need.env_files:
+                need.env_files.append(f)
+        # a venv activate script its ExecStart's shell sources: read (as bytes, never run)
+        for f in sourced_activates(s.exec_start):
+            if f not in state.files_read and f not in need.env_files:
                 need.env_files.append(f)
     return need
 
@@ -659,11 +704,16 @@ async def _collect_facts(
                 notes.append(f"service {s.name}: EnvironmentFile {pattern} sets {shown}")
             elif has_glob(pattern) and not se.files_used.get(pattern):
                 notes.append(f"service {s.name}: EnvironmentFile {pattern} matched no file")
-        services_out.append(
-            s.model_copy(
-                update={"python": py, "environment": env, "environment_files_env": files_env}
-            )
-        )
+        update = {"python": py, "environment": env, "environment_files_env": files_env}
+        shell: dict[str, dict] = {"exec_shell_env": {}, "exec_shell_from": {}}
+        if runs_login_shell(s.exec_start):
+            shell.update(login_profile_vars(login_env, login_origins))
+        for f in sourced_activates(s.exec_start):  # sourced after the login profile
+            for k, v in activate_vars(f, state.files_read.get(f), {**env, **files_env}).items():
+                shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
+        if shell["exec_shell_env"]:
+            update.update(shell)
+        services_out.append(s.model_copy(update=update))
     notes += state.notes
     # a note may quote a garbled reply: a NUL in it would make Facts refuse the whole host
     notes = [n.replace("\0", "\\0") for n in notes]

@@ -60,12 +60,27 @@ def login_env_script(token: str = DEFAULT_TOKEN, timeout: int = 10) -> str:
 # every /etc/profile.d file (remedy's zz-remedy-*.sh included), so a value set there wins in
 # login shells, like a user's own file (facts.shell_env_from)
 ETC_PROFILE_TAIL = "/etc/profile (after its /etc/profile.d loop)"
-_PROFILE_D_LOOP = re.compile(r"^\s*for\s+\w+\s+in\s+/etc/profile\.d/\*\.sh\s*;?\s*(do)?\s*$")
+# the loop that sources /etc/profile.d, as each distribution writes it: Debian's
+# `for i in /etc/profile.d/*.sh; do` (inside `if [ -d /etc/profile.d ]; then`), Fedora's and
+# RHEL's `for i in /etc/profile.d/*.sh /etc/profile.d/sh.local ; do` (setup package,
+# https://pagure.io/setup/blob/master/f/profile), Alpine's `for script in
+# /etc/profile.d/*.sh ; do` (alpine-baselayout), Arch's `for profile in /etc/profile.d/*.sh;
+# do` inside `if test -d /etc/profile.d/; then` (filesystem package); `do` may be on the
+# next line
+_PROFILE_D_LOOP = re.compile(
+    r"^\s*for\s+\w+\s+in\s+(?:[^;\s]+\s+)*/etc/profile\.d/\*\.sh(?:\s+[^;\s]+)*\s*;?\s*(?:do)?\s*$"
+)
+_LOOP_OPEN = re.compile(r"^(?:for|while|until|select)\s")
+_LOOP_CLOSE = re.compile(r"^done(?:\s|;|$)")
+_PROFILE_D_IF = re.compile(
+    r"^if\s+(?:\[\s+-d\s+/etc/profile\.d/?\s+\]|test\s+-d\s+/etc/profile\.d/?)\s*(?:;\s*then)?$"
+)
 
 
 def split_etc_profile(profiles: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The profile files in the order a login shell reads their lines: Debian's /etc/profile
-    sources /etc/profile.d/*.sh in a `for` loop (inside `if [ -d /etc/profile.d ]; then`), so
+    """The profile files in the order a login shell reads their lines: /etc/profile sources
+    /etc/profile.d/*.sh in a `for` loop (Debian's inside `if [ -d /etc/profile.d ]; then`,
+    Arch's inside `if test -d /etc/profile.d/; then`, Fedora's/RHEL's and Alpine's bare), so
     what follows that block (an admin's appended `export CUDA_HOME=...`) is read after every
     profile.d file. Split there: the tail goes after the last /etc/profile.d file, under
     ETC_PROFILE_TAIL. A /etc/profile without such a loop is kept whole."""
@@ -76,12 +91,22 @@ def split_etc_profile(profiles: list[tuple[str, str]]) -> list[tuple[str, str]]:
     start = next((i for i, ln in enumerate(lines) if _PROFILE_D_LOOP.match(ln)), None)
     if start is None:
         return profiles
-    end = next((j for j in range(start + 1, len(lines)) if lines[j].strip() == "done"), None)
+    # its `done`: loops nested in its body (none in the distributions' own) counted
+    depth, end = 1, None
+    for j in range(start + 1, len(lines)):
+        ln = lines[j].strip()
+        if _LOOP_OPEN.match(ln) and not _LOOP_CLOSE.search(ln.rsplit(";", 1)[-1].strip()):
+            depth += 1
+        elif _LOOP_CLOSE.match(ln):
+            depth -= 1
+            if depth == 0:
+                end = j
+                break
     if end is None:
         return profiles
     before = [ln.strip() for ln in lines[:start] if ln.strip()]
-    if before and re.match(r"^if\s+\[\s+-d\s+/etc/profile\.d\s+\]", before[-1]):
-        # the enclosing if: its `fi` (only `unset i` between `done` and it)
+    if before and _PROFILE_D_IF.match(before[-1]):
+        # the enclosing if: its `fi` (only `unset NAME` between `done` and it)
         for j in range(end + 1, len(lines)):
             ln = lines[j].strip()
             if ln == "fi":

@@ -122,6 +122,44 @@ def interpreter_of(exec_start: str) -> str | None:
     return None
 
 
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh"})
+
+
+def runs_login_shell(exec_start: str | None) -> bool:
+    """Whether the command is a login shell (`bash -l`, `bash -lc ...`, `sh --login -c ...`):
+    it reads /etc/profile and /etc/profile.d (bash(1) INVOCATION) after systemd has set the
+    unit's environment. Only the options before the first other word count (`-c`'s string
+    comes after them)."""
+    words = (exec_start or "").split()
+    if not words or words[0].rsplit("/", 1)[-1] not in _SHELLS:
+        return False
+    for w in words[1:]:
+        if not w.startswith("-") or w in ("-", "--"):
+            return False
+        if w == "--login" or (not w.startswith("--") and "l" in w[1:]):
+            return True
+    return False
+
+
+_SOURCED = re.compile(r"""(/[^\s;"'=&|]*/bin/activate)[;&|]*""")
+
+
+def sourced_activates(exec_start: str | None) -> list[str]:
+    """The venv activate scripts a shell ExecStart sources before the server
+    (`bash -c "source /opt/v/bin/activate && exec python -m sglang..."`): what they export
+    (a user's `export CUDA_HOME=...` appended to bin/activate) is set after systemd's
+    environment, so it wins over every Environment= and EnvironmentFile=."""
+    words = (exec_start or "").split()
+    if not words or words[0].rsplit("/", 1)[-1] not in _SHELLS:
+        return []
+    out: list[str] = []
+    for i, w in enumerate(words[1:-1], 1):
+        m = _SOURCED.fullmatch(words[i + 1]) if w.lstrip("&|;") in ("source", ".") else None
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
 def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFacts:
     """Relevant services (ExecStart mentions sglang, or named in `wanted`) from show output."""
     wanted = [w if "." in w else w + ".service" for w in (wanted or [])]

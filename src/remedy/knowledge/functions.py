@@ -211,13 +211,18 @@ def arch_list_covers(value: Any, cap: Any) -> bool:
     return False
 
 
-def dropin_name(var: Any) -> str:
-    """One drop-in per variable remedy manages, so steps (and their rollbacks) stay apart."""
-    return f"50-remedy-{(_s(var) or 'env').lower().replace('_', '-')}.conf"
+def dropin_name(var: Any, last: Any = False) -> str:
+    """One drop-in per variable remedy manages, so steps (and their rollbacks) stay apart.
+    `last`: named to be parsed after every drop-in of the unit (systemd.unit(5): all drop-in
+    directories' .conf files in one lexicographic order of their names; "zz-" sorts after
+    digits, capitals and the usual lower-case names: 90-local.conf, override.conf), so its
+    Environment= and EnvironmentFile= come after an admin's later ones."""
+    slug = (_s(var) or "env").lower().replace("_", "-")
+    return f"{'zz' if last else '50'}-remedy-{slug}.conf"
 
 
 # remedy's own drop-ins (dropin_name, operations EXEC_START_DROPIN): never an admin's override
-_REMEDY_DROPIN = re.compile(r"\d\d-remedy-[a-z0-9-]+\.conf$")
+_REMEDY_DROPIN = re.compile(r"(?:\d\d|zz)-remedy-[a-z0-9-]+\.conf$")
 
 
 def dropin_dir(unit: Any) -> str:
@@ -921,14 +926,21 @@ class Functions:
             remedy's drop-in for this variable (systemd.unit(5): every drop-in directory's
             .conf files in one lexicographic order of their names; a later Environment= of
             the variable wins, systemctl edit's override.conf included). remedy does not read
-            its text: an EnvironmentFile of remedy's own then overrides whatever Environment=
-            it sets (systemd.exec(5); sandbox/scenarios/service-dropin-later-cuda-home)."""
+            its text: its drop-in is then named to be parsed after every one (SetEnv.last,
+            dropin_name(var, True)), and its EnvironmentFile overrides whatever Environment=
+            a drop-in sorting later still sets (systemd.exec(5)); read last, that file also
+            comes after an EnvironmentFile= the later drop-in names (test_o;
+            sandbox/scenarios/service-dropin-later-cuda-home)."""
             unit = (facts.get("workload") or {}).get("service")
-            mine = dropin_name(var)
+            mine, last = dropin_name(var), dropin_name(var, True)
             for svc in facts.get("services", ()) if unit else ():
                 if svc.get("name") == unit:
                     names = [posixpath.basename(str(p)) for p in svc.get("drop_ins") or ()]
-                    return any(n > mine and not _REMEDY_DROPIN.match(n) for n in names)
+                    # an earlier run's zz-remedy drop-in for it: written again, never left
+                    # to override a new 50-remedy one
+                    return last in names or any(
+                        n > mine and not _REMEDY_DROPIN.match(n) for n in names
+                    )
             return False
 
         def unit_sandboxing() -> dict[str, str]:

@@ -92,6 +92,14 @@ class Service(Strict):
     # the home of its User= from the host's user database (getent passwd): where its JIT
     # caches go when the environment sets no HOME; None for root or when not read
     user_home: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # what ExecStart's shell sets itself before the server starts, after systemd gave it the
+    # unit's environment (so it wins over every Environment= and EnvironmentFile=, a
+    # drop-in's too): a login shell (`bash -lc ...`) reads /etc/profile and /etc/profile.d,
+    # `source VENV/bin/activate` runs what a user appended there. The build variables those
+    # files set outright: NAME -> value, and NAME -> the file (tests/test_toolchain_sandbox.py
+    # test_p, test_q)
+    exec_shell_env: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    exec_shell_from: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class Workload(Strict):

@@ -378,6 +378,12 @@ class SetEnv(Operation):
     # of remedy's, next to it (<drop-in>.env; systemd reads only *.conf there), read after the
     # unit's own files: a later file's value wins (sandbox/scenarios/service-envfile-cuda-home)
     envfile: bool = False
+    # the drop-in is named to be parsed after every drop-in of the unit (zz-remedy-VAR.conf,
+    # knowledge.functions.dropin_name): an admin's later drop-in (90-local.conf) that names an
+    # EnvironmentFile= of its own would be read after remedy's file and win; read last,
+    # remedy's file is the last one listed (sandbox/scenarios/service-dropin-later-cuda-home,
+    # tests/test_toolchain_sandbox.py test_o)
+    last: bool = False
     # CacheDirectory=NAME in the drop-in: systemd creates /var/cache/NAME for the unit's user
     # and makes it writable under ProtectHome=/ProtectSystem=strict (systemd.exec(5)); a slug,
     # never a path from the host (sandbox/scenarios/service-jit-cache-readonly)
@@ -392,6 +398,8 @@ class SetEnv(Operation):
             raise ValueError("scope 'dropin' needs a unit; 'profile' takes none")
         if self.envfile and (self.scope != "dropin" or self.unset or not self.set):
             raise ValueError("an EnvironmentFile is for a drop-in that sets variables")
+        if self.last and self.scope != "dropin":
+            raise ValueError("only a drop-in is named to be read last")
 
     def envfile_path(self) -> str:
         return self.path().removesuffix(".conf") + ".env"
@@ -402,7 +410,7 @@ class SetEnv(Operation):
             from remedy.units.dropin import dropin_path
 
             var = next(iter(self.set), None) or self.unset[0]
-            return dropin_path(str(self.unit), dropin_name(var))
+            return dropin_path(str(self.unit), dropin_name(var, self.last))
         return f"/etc/profile.d/zz-remedy-{self.name}.sh"
 
     def text(self) -> str:

@@ -426,6 +426,19 @@ def _user_file_note(facts: Facts, findings: list[Any], rule: str, subject: str) 
         svc = next((s for s in facts.services if s.name == facts.workload.service), None)
         if svc is None or f is None:
             return ""
+        by_shell = [
+            f"{k} is set by {svc.exec_shell_from.get(k, '/etc/profile')}"
+            for k in sorted(svc.exec_shell_env)
+            if _names(f, k)
+        ]
+        if by_shell:
+            shell = " ".join((svc.exec_start or "").split()[:2])
+            return (
+                f" ({'; '.join(by_shell)}, which the unit's shell (ExecStart={shell} ...) "
+                "reads after systemd's Environment= and EnvironmentFile=, a drop-in's too "
+                "(bash(1) INVOCATION, `source`): remedy leaves that file to its owner; change "
+                "the value there)"
+            )
         unset = [k for k in svc.unset_environment if "=" not in k and _names(f, k)]
         if unset:
             return (

@@ -162,6 +162,11 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
                     "environment_files_env": dict(svc.get("environment_files_env") or {}),
                 }
                 target = svc["environment"]
+                if var in (svc.get("exec_shell_env") or {}):
+                    # its ExecStart is a login shell: /etc/profile(.d) sets the variable
+                    # after systemd's environment, remedy's drop-in included (bash(1)
+                    # INVOCATION; tests/test_toolchain_sandbox.py test_p)
+                    return
                 if var in (svc.get("unset_environment") or ()):
                     # the unit's UnsetEnvironment=NAME removes it after every Environment=
                     # and EnvironmentFile=, remedy's own too (systemd.exec(5)): no drop-in
