@@ -249,6 +249,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # 693363e (main after tune-al, gen-mech and redteam-10, with rounds 39-40's rows,
     # bench/results/round41/).
     ("693363e", "693363e"),
+    # round 42: 32 logs (20 with a class, 12 whose cause no rule covers) collected on
+    # 2026-12-04 (session 35) by three engineers (coll-gcl..gcn: 3D vision/graphics research
+    # code, package ecosystems and build systems, science GPU apps) who never ran remedy on
+    # them, while tune-an/tune-ao worked without seeing them; scored by 3434aa6 (main at the
+    # session's start with rounds 39-41's rows, bench/results/round42/).
+    ("3434aa6", "3434aa6"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
