@@ -1091,9 +1091,7 @@ def run(
                 log=flog,
             )
         )
-    from remedy.inputs import load_facts_file
     from remedy.knowledge.loader import load_knowledge
-    from remedy.model import Plan
     from remedy.planner.plan import make_plan
 
     _check_verify(verify)
@@ -1102,6 +1100,7 @@ def run(
             "a saved plan carries its workload: give --service/--launch to "
             "`remedy plan`, not with --plan"
         )
+    saved = _verified_plan(plan_file, launch, verify) if plan_file else None
     log = _RunLog(log_file, quiet=json_)
     t = _transport(host, local)
     box: list[Any] = []
@@ -1119,18 +1118,8 @@ def run(
         runner.rollback_if_not_fixed = rollback_if_not_fixed
         box.append(runner)
         try:
-            if plan_file:
-                try:
-                    p = Plan.model_validate_json(_read_plan_file(plan_file))
-                except ValueError as exc:
-                    load_facts_file(plan_file, plan_ok=True)  # the clearer message for bad files
-                    raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
-                from remedy.operations.verify import verify_saved_plan
-
-                # intent, not shell: the steps must be what remedy plans from the plan's own
-                # facts (refused, naming the field, before anything runs)
-                verify_saved_plan(p, load_knowledge())
-                _check_saved_launch(p, plan_file, launch, verify)
+            if saved is not None:
+                p = saved
             else:
                 from remedy.facts import collect_facts
 
@@ -1151,6 +1140,23 @@ def run(
             await t.close()
 
     _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _verified_plan(plan_file: Path, launch: str | None, verify: str | None) -> Any:
+    """A saved plan read and checked (schema version, digests, steps, launch command) before
+    any host is reached: a stale, foreign or edited file is refused without connecting, so a
+    bad file never costs an SSH session, a lock or a log line on the host."""
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.operations.verify import verify_saved_plan
+    from remedy.planfile import load_plan
+
+    name = "stdin" if str(plan_file) == "-" else str(plan_file)
+    p = load_plan(_read_plan_file(plan_file), name)
+    # intent, not shell: the steps must be what remedy plans from the plan's own facts
+    # (refused, naming the field, before anything runs)
+    verify_saved_plan(p, load_knowledge())
+    _check_saved_launch(p, str(plan_file), launch, verify)
+    return p
 
 
 def _check_saved_launch(p: Any, plan_file: str, launch: str | None, verify: str | None) -> None:

@@ -282,8 +282,12 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
     import tempfile
 
     from remedy.evidence import reader
-    from remedy.fileread import private_tempdir
+    from remedy.fileread import private_tempdir, stdin_binary
 
+    try:
+        stream = stdin_binary()
+    except OSError as exc:
+        raise InputError(f"--log -: {exc.strerror}") from None
     where = private_tempdir()  # never a TMPDIR another user could swap the file in
     if where is None:
         raise InputError("--log -: no temporary directory only root or remedy's user can change")
@@ -296,7 +300,7 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
     left = reader.STREAM_CAP
     with tmp:
         while left > 0:
-            chunk = sys.stdin.buffer.read(min(1 << 20, left))
+            chunk = stream.read(min(1 << 20, left))
             if not chunk:
                 break
             tmp.write(chunk)

@@ -15,7 +15,7 @@ import select
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 LIMIT = 16 * 2**20
 FIFO_WAIT_S = 60
@@ -35,7 +35,7 @@ def read_limited(path: str | Path, limit: int = LIMIT) -> bytes:
     pipe silent for FIFO_WAIT_S: TimeoutError, with strerror); TooLarge past `limit` (at most
     limit + 1 bytes are ever read)."""
     if str(path) == "-":
-        data = sys.stdin.buffer.read(limit + 1)
+        data = stdin_binary().read(limit + 1)
     else:
         # O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of hanging
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -51,6 +51,15 @@ def read_limited(path: str | Path, limit: int = LIMIT) -> bytes:
     if len(data) > limit:
         raise TooLarge(limit)
     return data
+
+
+def stdin_binary() -> BinaryIO:
+    """Standard input's bytes; OSError(EBADF) when there is none: started with stdin closed
+    (`<&-`), Python sets sys.stdin to None and `.buffer` was an AttributeError traceback."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise OSError(errno.EBADF, "standard input is closed (nothing to read for '-')")
+    return stream
 
 
 def _read_fifo(fd: int, most: int) -> bytes:
