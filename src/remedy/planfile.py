@@ -42,7 +42,9 @@ def _check_schema(version: Any, name: str) -> None:
     mean something else (a step's parameters, what a digest covers), and a plan is run as root."""
     if type(version) is int and version == SCHEMA_VERSION:
         return
-    what = "has no schema_version" if version is None else f"has schema_version {repr(version)[:40]}"
+    what = (
+        "has no schema_version" if version is None else f"has schema_version {repr(version)[:40]}"
+    )
     raise InputError(
         f"{name} is a remedy plan of another format: it {what}, this remedy reads "
         f"schema_version {SCHEMA_VERSION}",
