@@ -347,6 +347,12 @@ def plan(
     if fleet is not None:
         from remedy.fleet.commands import fleet_plan
 
+        if rules is not None or consumers is not None:  # fleet_plan plans every rule
+            raise InputError(
+                "--rules and --consumers go with one host's plan, not --inventory",
+                hint="plan each host with --host HOST --rules ... --out plan.json",
+            )
+
         raise typer.Exit(
             fleet_plan(fleet, json_=json_, explain=explain, service=service, launch=launch)
         )
@@ -459,11 +465,26 @@ def impact(
     from remedy.knowledge.loader import load_knowledge
 
     changes: dict[str, str | None] = {}
+    said: dict[str, str] = {}
+
+    def once(k: str, how: str) -> None:
+        """A variable given twice is refused: the last one silently won (`CUDA_HOME=a
+        CUDA_HOME=b` analysed only b, `X=1 --unset X` only the unset)."""
+        if k in said:
+            raise InputError(
+                f"{k} is given twice ({said[k]} and {how}): say once what it becomes",
+                hint="one VAR=VALUE (or one --unset VAR) for each variable",
+            )
+        said[k] = how
+
     for a in [*(assignments or []), *(set_ or [])]:
         k, v = parse_assignment(a)
+        once(k, f"{k}={v}"[:60])
         changes[k] = v
     for u in unset or []:
-        changes[parse_name(u)] = None
+        k = parse_name(u)
+        once(k, f"--unset {k}")
+        changes[k] = None
     if not changes:
         raise InputError("nothing to analyse: give VAR=VALUE (or --set/--unset with --unit)")
     if unit:
