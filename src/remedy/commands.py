@@ -151,7 +151,7 @@ def known_ids(option: str, given: list[str] | None, known: list[str]) -> None:
         f"{option}: unknown id {', '.join(repr(x[:60]) for x in unknown[:5])}",
         hint=("did you mean: " if close else f"{len(known)} known, e.g. ")
         + shown
-        + " (all: `remedy knowledge list`)",
+        + (" (all: `remedy knowledge list`)" if option == "--rules" else ""),
     )
 
 
