@@ -531,3 +531,36 @@ def test_codecs_named_by_the_sniffer_exist() -> None:
         assert text_encoding("Error: x\n".encode(codec)) is not None
         codecs.lookup(codec)
     assert text_encoding(b"plain text\n") is None
+
+
+# -- new: a NUL in a host's compiler version (test_fuzz.py's collect target, one seed) ----------
+
+
+@pytest.mark.parametrize(
+    ("section", "garbled"), [("host.cc", "clang\t1\x008.0\n"), ("host.cc", "icc\t\x00\n")]
+)
+def test_nul_in_a_host_section_does_not_end_the_collection(section: str, garbled: str) -> None:
+    """A garbled reply with a NUL in a compiler's version (or os-release, the login names):
+    Facts refuses a NUL anywhere, and the whole collection ended in a ValidationError."""
+    import asyncio
+
+    from remedy.facts.collect import collect_facts
+    from remedy.facts.sections import DEFAULT_TOKEN
+    from remedy.transport import CommandResult, ScriptedTransport
+
+    fx = json.loads((ROOT / "tests" / "fixtures" / "facts" / "hosts" / "h200.json").read_text())
+    mark = f"@@remedy-fact@@ {section}\n"
+    outs = [r["output"] for r in fx["rounds"]]
+    k = next(i for i, o in enumerate(outs) if mark in o)
+    outs[k] = outs[k].replace(mark, mark + garbled, 1)
+    replies = iter(outs)  # the rounds in the order they were recorded
+
+    def handler(call: Any) -> CommandResult:
+        return CommandResult(0, next(replies, "").encode(), b"", 0.0)
+
+    t = ScriptedTransport(handler, host=fx["host"])
+    facts = asyncio.run(
+        collect_facts(t, services=fx.get("services"), timeout=30, token=DEFAULT_TOKEN)
+    )
+    assert "\0" not in facts.model_dump_json()
+    assert facts.host_compilers.get("gcc") == "13.3.0"  # the rest of the host is still read
