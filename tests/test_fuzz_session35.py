@@ -564,3 +564,72 @@ def test_nul_in_a_host_section_does_not_end_the_collection(section: str, garbled
     )
     assert "\0" not in facts.model_dump_json()
     assert facts.host_compilers.get("gcc") == "13.3.0"  # the rest of the host is still read
+
+
+# -- new: a UTF-8 byte-order mark at a line's start (a log, files joined by cat, an inventory) --
+
+
+@pytest.mark.parametrize("method", ["python", "grep"])
+def test_utf8_bom_does_not_hide_the_first_line(tmp_path: Path, method: str) -> None:
+    """'\\ufeffFile "<string>", line 2, in <module>' matched no signature anchored at ^."""
+    line = 'File "<string>", line 2, in <module>\n'
+    log = tmp_path / "bom.log"
+    log.write_bytes(b"\xef\xbb\xbf" + line.encode() + (b"\xef\xbb\xbf" + line.encode()))  # cat a b
+    assert _seen(log, method) == [
+        ("python-build-script-frame", 1),
+        ("python-build-script-frame", 2),
+    ]
+
+
+def test_inventory_with_a_utf8_bom(tmp_path: Path) -> None:
+    """Notepad's mark made `[gpu]` a host with a bad range."""
+    from remedy.fleet.inventory import load_inventory
+
+    inv = tmp_path / "hosts.ini"
+    inv.write_bytes(b"\xef\xbb\xbf[gpu]\r\ngpu0\r\n")
+    assert [h.name for h in load_inventory(inv).select("gpu")] == ["gpu0"]
+
+
+# -- new: stdout or stderr closed --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["plan", "--example", EXAMPLE, "--json"], ["diagnose", "--log", str(SEED_LOG)], ["examples"]],
+)
+@pytest.mark.parametrize("closed", [(1,), (1, 2)])
+def test_closed_stdout_is_not_an_internal_error(args: list[str], closed: tuple[int, ...]) -> None:
+    """`>&-`: sys.stdout is None, the first print an AttributeError (exit 70; with stderr
+    closed too, Python's own exit 1). Each of these commands exits 0 when it can write."""
+
+    def close() -> None:
+        for fd in closed:
+            os.close(fd)
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("REMEDY_DEBUG", None)
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", *args],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        timeout=180,
+        preexec_fn=close,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+def test_closed_stdout_keeps_the_out_file_whole(tmp_path: Path) -> None:
+    """`--out` with stdout closed: the whole plan, and exit 0 (was exit 70 at the first print)."""
+    out = tmp_path / "plan.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    r = subprocess.run(
+        [sys.executable, "-m", "remedy", "plan", "--example", EXAMPLE, "--out", str(out)],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        timeout=180,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["schema_version"] == 2

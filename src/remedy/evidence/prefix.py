@@ -82,8 +82,12 @@ def strip_cri(text: str) -> str:
 
 
 def unwrap_line(text: str) -> str:
-    """The line as the program wrote it: a CRI prefix stripped, a Docker json-file record
-    unwrapped (both, for a CRI line that holds such a record)."""
+    """The line as the program wrote it: a UTF-8 byte-order mark (a Windows editor's or
+    PowerShell's, at the start of the file or of each file `cat` joined) dropped, a CRI
+    prefix stripped, a Docker json-file record unwrapped (both, for a CRI line that holds
+    such a record). The mark hid the first line from every signature anchored at its start."""
+    if text[:1] == "\ufeff":
+        text = text[1:]
     return unwrap_docker_json(strip_cri(text))
 
 

@@ -613,7 +613,9 @@ def parse_inventory(text: str, source: str = "<inventory>", fmt: str | None = No
 def load_inventory(path: str | Path) -> Inventory:
     p = Path(path)
     text = read_utf8(p, InventoryError, "the inventory")
-    inv = parse_inventory(text, str(p))
+    # a UTF-8 byte-order mark (Notepad, PowerShell's Out-File) became part of the first host
+    # or section name: `\ufeff[gpu]` was read as a host with a bad range
+    inv = parse_inventory(text.removeprefix("\ufeff"), str(p))
     if not inv.hosts:
         raise InventoryError("the inventory names no host", file=str(p))
     return inv
