@@ -364,8 +364,13 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
             raise LogReadError(f"cannot read log {p}: {exc.strerror or exc}") from None
         if not head:
             raise InputError(f"{p} is empty: nothing to scan")
-        codec = text_encoding(head) if binary_reason(head) else None
-        if codec or cr_only(head):
+        why = binary_reason(head)
+        codec = text_encoding(head) if why else None
+        if codec and binary_reason(
+            head[: len(head) // 4 * 4].decode(codec, "replace").encode("utf-8", "replace")
+        ):
+            codec = None  # NULs in a UTF-16/32 pattern, but not text: refused as it was
+        if codec or (why is None and cr_only(head)):
             # UTF-16/32 (refused as "NUL bytes"), or CR-only lines (read as one line)
             if stat.S_ISREG(st.st_mode):
                 f.seek(0)
