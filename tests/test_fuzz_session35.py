@@ -633,3 +633,36 @@ def test_closed_stdout_keeps_the_out_file_whole(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["schema_version"] == 2
+
+
+# -- new: a lone UTF-16 surrogate escaped in a facts file or a saved plan ------------------------
+
+
+def test_lone_surrogate_in_facts_is_refused_with_its_place(tmp_path: Path) -> None:
+    """`"prefix": "/usr/\\ud800x"` is valid JSON; the plan could not be written (exit 70)."""
+    import yaml
+
+    facts = yaml.safe_load(
+        (ROOT / "src" / "remedy" / "examples" / EXAMPLE / "facts.yaml").read_text()
+    )
+    facts["toolkits"][0]["prefix"] = "/usr/\ud800x"
+    f = tmp_path / "facts.json"
+    f.write_text(json.dumps(facts))
+    r = _remedy("plan", "--facts", str(f), "--json")
+    err = _err(r)
+    assert r.returncode == 2, err
+    assert "lone UTF-16 surrogate in toolkits[0].prefix" in err
+    facts["toolkits"][0]["prefix"] = "/usr/\U0001f600x"  # a pair is one character: fine
+    f.write_text(json.dumps(facts))
+    assert _remedy("plan", "--facts", str(f), "--json").returncode == 0
+
+
+def test_lone_surrogate_in_a_saved_plan_is_refused(
+    saved_plan: dict[str, Any], tmp_path: Path
+) -> None:
+    f = tmp_path / "plan.json"
+    f.write_text(json.dumps({**saved_plan, "host": "gpu\udfff"}))
+    r = _remedy("report", str(f), "-o", str(tmp_path / "p.html"))
+    assert r.returncode == 2, _err(r)
+    with pytest.raises(InputError, match="lone UTF-16 surrogate in host"):
+        load_plan(f.read_bytes(), "plan.json")

@@ -56,9 +56,11 @@ def load_plan(raw: bytes, name: str) -> Plan:
     """The plan in ``raw``, or an InputError saying what the file is instead."""
     try:
         data = json_loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError) as exc:
         head = raw[:200].lstrip()
         kind = "YAML or text" if head and not head.startswith((b"{", b"[")) else "broken JSON"
+        if kind == "broken JSON" and getattr(exc, "doc", None):  # where and what the parser says
+            kind += f" (line {exc.lineno}, column {exc.colno}: {exc.msg})"  # type: ignore[attr-defined]
         raise InputError(
             f"{name} is not a saved remedy plan: it is {kind}, a plan is JSON", hint=_HINT
         ) from None
