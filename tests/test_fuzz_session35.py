@@ -337,10 +337,11 @@ def test_cri_line_that_holds_a_docker_record() -> None:
 # -- 7. CR-only line ends ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("codec", ["utf-8", "utf-16", "utf-32-be"])
 @pytest.mark.parametrize("method", ["python", "grep"])
-def test_cr_only_log_is_read_line_by_line(tmp_path: Path, method: str) -> None:
+def test_cr_only_log_is_read_line_by_line(tmp_path: Path, method: str, codec: str) -> None:
     log = tmp_path / "mac.log"
-    log.write_bytes(SEED_TEXT.replace("\n", "\r").encode())
+    log.write_bytes(SEED_TEXT.replace("\n", "\r").encode(codec))
     assert _seen(log, method) == SEED_SEEN
 
 

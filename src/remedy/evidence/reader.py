@@ -130,7 +130,9 @@ def cr_only(head: bytes) -> bool:
     return b"\r" in head and b"\n" not in head
 
 
-def _transcoded(src: IO[bytes] | SniffedStream, codec: str | None, p: Path) -> BinaryIO:
+def _transcoded(
+    src: IO[bytes] | SniffedStream, codec: str | None, p: Path, *, cr: bool
+) -> BinaryIO:
     """A private unlinked copy of the log as UTF-8 with LF line ends (at most STREAM_CAP
     bytes of it): every engine (Hyperscan, grep, Python) and every later reader of the log
     (open_checked) then reads the same text, one line for each line of the original."""
@@ -161,7 +163,7 @@ def _transcoded(src: IO[bytes] | SniffedStream, codec: str | None, p: Path) -> B
             pending_cr = data.endswith(b"\r") and not last
             if pending_cr:
                 data = data[:-1]
-            if not codec:
+            if cr:
                 data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
             data = data[:left]
             out.write(data)
@@ -366,18 +368,20 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
             raise InputError(f"{p} is empty: nothing to scan")
         why = binary_reason(head)
         codec = text_encoding(head) if why else None
-        if codec and binary_reason(
-            head[: len(head) // 4 * 4].decode(codec, "replace").encode("utf-8", "replace")
-        ):
-            codec = None  # NULs in a UTF-16/32 pattern, but not text: refused as it was
-        if codec or (why is None and cr_only(head)):
+        text = head
+        if codec:
+            text = head[: len(head) // 4 * 4].decode(codec, "replace").encode("utf-8", "replace")
+            if binary_reason(text):
+                codec = None  # NULs in a UTF-16/32 pattern, but not text: refused as it was
+        cr = (codec is not None or why is None) and cr_only(text)
+        if codec or cr:
             # UTF-16/32 (refused as "NUL bytes"), or CR-only lines (read as one line)
             if stat.S_ISREG(st.st_mode):
                 f.seek(0)
                 src: IO[bytes] | SniffedStream = f
             else:
                 src = SniffedStream(head, _Capped(f, STREAM_CAP))
-            conv = _transcoded(src, codec, p)
+            conv = _transcoded(src, codec, p, cr=cr)
             f.close()
             f = conv
             _CONVERTED[str(p)] = os.dup(conv.fileno())
