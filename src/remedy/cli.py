@@ -1121,7 +1121,6 @@ def run(
             "a saved plan carries its workload: give --service/--launch to "
             "`remedy plan`, not with --plan"
         )
-    saved = _verified_plan(plan_file, launch, verify) if plan_file else None
     log = _RunLog(log_file, quiet=json_)
     t = _transport(host, local)
     box: list[Any] = []
@@ -1139,8 +1138,10 @@ def run(
         runner.rollback_if_not_fixed = rollback_if_not_fixed
         box.append(runner)
         try:
-            if saved is not None:
-                p = saved
+            if plan_file:
+                # read and checked before anything reaches the host (with --json a refusal is
+                # still a run report: remedy.cli._guarded)
+                p = _verified_plan(plan_file, launch, verify)
             else:
                 from remedy.facts import collect_facts
 
