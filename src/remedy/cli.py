@@ -347,6 +347,12 @@ def plan(
     if fleet is not None:
         from remedy.fleet.commands import fleet_plan
 
+        if rules is not None or consumers is not None:  # fleet_plan plans every rule
+            raise InputError(
+                "--rules and --consumers go with one host's plan, not --inventory",
+                hint="plan each host with --host HOST --rules ... --out plan.json",
+            )
+
         raise typer.Exit(
             fleet_plan(fleet, json_=json_, explain=explain, service=service, launch=launch)
         )
@@ -459,11 +465,26 @@ def impact(
     from remedy.knowledge.loader import load_knowledge
 
     changes: dict[str, str | None] = {}
+    said: dict[str, str] = {}
+
+    def once(k: str, how: str) -> None:
+        """A variable given twice is refused: the last one silently won (`CUDA_HOME=a
+        CUDA_HOME=b` analysed only b, `X=1 --unset X` only the unset)."""
+        if k in said:
+            raise InputError(
+                f"{k} is given twice ({said[k]} and {how}): say once what it becomes",
+                hint="one VAR=VALUE (or one --unset VAR) for each variable",
+            )
+        said[k] = how
+
     for a in [*(assignments or []), *(set_ or [])]:
         k, v = parse_assignment(a)
+        once(k, f"{k}={v}"[:60])
         changes[k] = v
     for u in unset or []:
-        changes[parse_name(u)] = None
+        k = parse_name(u)
+        once(k, f"--unset {k}")
+        changes[k] = None
     if not changes:
         raise InputError("nothing to analyse: give VAR=VALUE (or --set/--unset with --unit)")
     if unit:
@@ -1091,9 +1112,7 @@ def run(
                 log=flog,
             )
         )
-    from remedy.inputs import load_facts_file
     from remedy.knowledge.loader import load_knowledge
-    from remedy.model import Plan
     from remedy.planner.plan import make_plan
 
     _check_verify(verify)
@@ -1120,17 +1139,9 @@ def run(
         box.append(runner)
         try:
             if plan_file:
-                try:
-                    p = Plan.model_validate_json(_read_plan_file(plan_file))
-                except ValueError as exc:
-                    load_facts_file(plan_file, plan_ok=True)  # the clearer message for bad files
-                    raise InputError(f"{plan_file} is not a saved remedy plan: {exc}") from None
-                from remedy.operations.verify import verify_saved_plan
-
-                # intent, not shell: the steps must be what remedy plans from the plan's own
-                # facts (refused, naming the field, before anything runs)
-                verify_saved_plan(p, load_knowledge())
-                _check_saved_launch(p, plan_file, launch, verify)
+                # read and checked before anything reaches the host (with --json a refusal is
+                # still a run report: remedy.cli._guarded)
+                p = _verified_plan(plan_file, launch, verify)
             else:
                 from remedy.facts import collect_facts
 
@@ -1151,6 +1162,23 @@ def run(
             await t.close()
 
     _finish_run(_guarded(t.host, box, json_, log, go), json_, log)
+
+
+def _verified_plan(plan_file: Path, launch: str | None, verify: str | None) -> Any:
+    """A saved plan read and checked (schema version, digests, steps, launch command) before
+    any host is reached: a stale, foreign or edited file is refused without connecting, so a
+    bad file never costs an SSH session, a lock or a log line on the host."""
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.operations.verify import verify_saved_plan
+    from remedy.planfile import load_plan
+
+    name = "stdin" if str(plan_file) == "-" else str(plan_file)
+    p = load_plan(_read_plan_file(plan_file), name)
+    # intent, not shell: the steps must be what remedy plans from the plan's own facts
+    # (refused, naming the field, before anything runs)
+    verify_saved_plan(p, load_knowledge())
+    _check_saved_launch(p, str(plan_file), launch, verify)
+    return p
 
 
 def _check_saved_launch(p: Any, plan_file: str, launch: str | None, verify: str | None) -> None:

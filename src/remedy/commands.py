@@ -133,6 +133,28 @@ def csv(value: str | None) -> list[str] | None:
     return None if value is None else [x.strip() for x in value.split(",") if x.strip()]
 
 
+def known_ids(option: str, given: list[str] | None, known: list[str]) -> None:
+    """An id the knowledge does not have is refused, naming the closest known ones: `--rules
+    nope` made a plan with no step at all (every step filtered out) and exit 0."""
+    if given is None:
+        return
+    if not given:
+        raise InputError(f"{option} names nothing: give one id or more, comma-separated")
+    unknown = [x for x in given if x not in known]
+    if not unknown:
+        return
+    import difflib
+
+    close = sorted({c for x in unknown for c in difflib.get_close_matches(x, known, n=3)})
+    shown = ", ".join(close or sorted(known)[:8])
+    raise InputError(
+        f"{option}: unknown id {', '.join(repr(x[:60]) for x in unknown[:5])}",
+        hint=("did you mean: " if close else f"{len(known)} known, e.g. ")
+        + shown
+        + (" (all: `remedy knowledge list`)" if option == "--rules" else ""),
+    )
+
+
 def with_workload(f: Any, service: str | None, launch: str | None) -> Any:
     """The user says how the server runs, or remedy finds which consumers fail (remedy.scope)."""
     from remedy.knowledge.loader import load_knowledge
@@ -174,6 +196,8 @@ def plan_run(
     symptoms, _, wrappers = scan_logs(logs) if logs else ([], [], set())
     kb = load_knowledge()
     startgc.resume()  # start-up is over (remedy.startgc)
+    known_ids("--rules", csv(rules), list(kb.rules))
+    known_ids("--consumers", csv(consumers), [c.id for c in kb.consumers()])
     p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=csv(rules), consumers=csv(consumers))
     if logs:  # no rule matches the log: what its wording resembles (a hint, never a step)
         from remedy.diagnose import learned_hint
@@ -282,8 +306,12 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
     import tempfile
 
     from remedy.evidence import reader
-    from remedy.fileread import private_tempdir
+    from remedy.fileread import private_tempdir, stdin_binary
 
+    try:
+        stream = stdin_binary()
+    except OSError as exc:
+        raise InputError(f"--log -: {exc.strerror}") from None
     where = private_tempdir()  # never a TMPDIR another user could swap the file in
     if where is None:
         raise InputError("--log -: no temporary directory only root or remedy's user can change")
@@ -296,7 +324,7 @@ def stdin_to_file(p: Path, spooled: list[Path]) -> Path:
     left = reader.STREAM_CAP
     with tmp:
         while left > 0:
-            chunk = sys.stdin.buffer.read(min(1 << 20, left))
+            chunk = stream.read(min(1 << 20, left))
             if not chunk:
                 break
             tmp.write(chunk)

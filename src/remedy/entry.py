@@ -26,6 +26,29 @@ for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(_s, _note)
 
 
+def _standard_fds() -> None:
+    """Descriptors 0-2 closed at start (`remedy plan --json >&-`, a daemon's child): each is
+    opened on /dev/null before remedy opens anything, and a closed stdout/stderr writes
+    there. Python leaves sys.stdout None (every command's first line was an internal error,
+    exit 70), and the next file remedy opened took the free number: a grep or ssh child then
+    wrote its output into it. sys.stdin stays None: `--log -` says stdin is closed."""
+    import os
+    import sys
+
+    for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            got = os.open(os.devnull, mode)
+            if got != fd:
+                os.dup2(got, fd)
+                os.close(got)
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+
+
 def _stdout_never_fails() -> None:
     """A locale that cannot encode remedy's '—', '→', '…' (LANG=en_US.ISO-8859-1,
     PYTHONIOENCODING=ascii, LC_ALL=C with PYTHONUTF8=0) ended every command in exit 70 at
@@ -51,6 +74,7 @@ def _utf(encoding: str | None) -> bool:
 def main() -> None:
     import sys
 
+    _standard_fds()
     _stdout_never_fails()
     from remedy import helpcache
 

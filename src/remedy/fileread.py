@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import select
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 LIMIT = 16 * 2**20
 FIFO_WAIT_S = 60
@@ -35,7 +36,7 @@ def read_limited(path: str | Path, limit: int = LIMIT) -> bytes:
     pipe silent for FIFO_WAIT_S: TimeoutError, with strerror); TooLarge past `limit` (at most
     limit + 1 bytes are ever read)."""
     if str(path) == "-":
-        data = sys.stdin.buffer.read(limit + 1)
+        data = stdin_binary().read(limit + 1)
     else:
         # O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of hanging
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -51,6 +52,15 @@ def read_limited(path: str | Path, limit: int = LIMIT) -> bytes:
     if len(data) > limit:
         raise TooLarge(limit)
     return data
+
+
+def stdin_binary() -> BinaryIO:
+    """Standard input's bytes; OSError(EBADF) when there is none: started with stdin closed
+    (`<&-`), Python sets sys.stdin to None and `.buffer` was an AttributeError traceback."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise OSError(errno.EBADF, "standard input is closed (nothing to read for '-')")
+    return stream
 
 
 def _read_fifo(fd: int, most: int) -> bytes:
@@ -233,10 +243,48 @@ def json_loads(data: str | bytes | bytearray) -> Any:
     import json
 
     try:
-        return json.loads(data)
+        out = json.loads(data)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", "", 0) from None
     except json.JSONDecodeError:
         raise
     except ValueError as exc:
         raise json.JSONDecodeError(str(exc), "", 0) from None
+    m = _SURROGATE_ESCAPE.search(data if isinstance(data, str) else bytes(data).decode("latin-1"))
+    if m is not None:
+        where = _surrogate_at(out)
+        if where is not None:
+            # `"\ud800"` is valid JSON, but no UTF-8 text holds the character: a facts file
+            # or plan carrying one ended in an internal error where it was written out
+            doc = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
+            raise json.JSONDecodeError(
+                f"a lone UTF-16 surrogate in {where} (no UTF-8 text can hold one)",
+                doc,
+                min(m.start(), len(doc)),
+            )
+    return out
+
+
+# a JSON escape of a UTF-16 surrogate (a pair is one character after parsing, a lone one stays)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_at(value: Any, where: str = "") -> str | None:
+    """Where a lone surrogate is in parsed JSON (a key or a string value), or None."""
+    if isinstance(value, str):
+        return (where or "(top level)") if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            here = f"{where}.{k}" if where else str(k)
+            if isinstance(k, str) and _SURROGATE.search(k):
+                return where or "(top level)"
+            found = _surrogate_at(v, here)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _surrogate_at(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None

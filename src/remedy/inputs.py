@@ -59,6 +59,18 @@ def _own_load(text: str) -> Any:
     return cached_parse(text, _safe_load, kind="safe-load")
 
 
+def _parse_error(p: Path, exc: Exception) -> str:
+    """`FILE:LINE:COLUMN: not valid JSON/YAML: what the parser says`: the line alone left a
+    long line (a facts file is one JSON object, often one line) with nowhere to look."""
+    if isinstance(exc, json.JSONDecodeError):
+        pos = f":{exc.lineno}:{exc.colno}" if exc.doc else ""
+        return f"{p}{pos}: not valid JSON/YAML (JSON): {exc.msg}"
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    pos = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+    what = getattr(exc, "problem", None) or getattr(exc, "context", None) or "syntax error"
+    return f"{p}{pos}: not valid JSON/YAML (YAML): {what}"
+
+
 def _is_parse_error(exc: Exception) -> bool:
     """JSON's or YAML's syntax error (yaml is only imported once something was parsed)."""
     yaml = sys.modules.get("yaml")
@@ -144,13 +156,7 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
     except Exception as exc:
         if not _is_parse_error(exc):
             raise
-        mark = getattr(exc, "problem_mark", None)
-        where = (
-            f" at line {mark.line + 1}"
-            if mark
-            else (f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "")
-        )
-        raise InputError(f"{p} is not valid JSON/YAML{where}") from None
+        raise InputError(_parse_error(p, exc)) from None
     if isinstance(data, dict) and "facts" in data and "steps" in data:
         if not plan_ok:
             raise InputError(

@@ -34,18 +34,39 @@ def what_it_is(data: Any) -> str:
     return "a JSON object without a plan's fields"
 
 
+SCHEMA_VERSION: int = Plan.model_fields["schema_version"].default
+
+
+def _check_schema(version: Any, name: str) -> None:
+    """A plan of another schema version is refused, never read as this one: its fields may
+    mean something else (a step's parameters, what a digest covers), and a plan is run as root."""
+    if type(version) is int and version == SCHEMA_VERSION:
+        return
+    what = (
+        "has no schema_version" if version is None else f"has schema_version {repr(version)[:40]}"
+    )
+    raise InputError(
+        f"{name} is a remedy plan of another format: it {what}, this remedy reads "
+        f"schema_version {SCHEMA_VERSION}",
+        hint="make it again with this remedy: `remedy plan ... --out plan.json`",
+    )
+
+
 def load_plan(raw: bytes, name: str) -> Plan:
     """The plan in ``raw``, or an InputError saying what the file is instead."""
     try:
         data = json_loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError) as exc:
         head = raw[:200].lstrip()
         kind = "YAML or text" if head and not head.startswith((b"{", b"[")) else "broken JSON"
+        if kind == "broken JSON" and getattr(exc, "doc", None):  # where and what the parser says
+            kind += f" (line {exc.lineno}, column {exc.colno}: {exc.msg})"  # type: ignore[attr-defined]
         raise InputError(
             f"{name} is not a saved remedy plan: it is {kind}, a plan is JSON", hint=_HINT
         ) from None
     if not (isinstance(data, dict) and "steps" in data and "facts_digest" in data):
         raise InputError(f"{name} is not a saved remedy plan: it is {what_it_is(data)}", hint=_HINT)
+    _check_schema(data.get("schema_version"), name)
     try:
         return Plan.model_validate(data)
     except ValidationError as exc:

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from remedy.errors import KnowledgeError
-from remedy.evidence.prefix import unwrap_docker_json
+from remedy.evidence.prefix import unwrap_line
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 from remedy.model import Source, Symptom
 
@@ -618,9 +618,9 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
 
 
 def _line_text(raw: bytes) -> str:
-    """A line read back from the log, as the scan saw it (a Docker json-file record
-    unwrapped: remedy.evidence.prefix)."""
-    return unwrap_docker_json(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+    """A line read back from the log, as the scan saw it (a CRI prefix stripped, a Docker
+    json-file record unwrapped: remedy.evidence.prefix)."""
+    return unwrap_line(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
 
 
 def _reread(source: str) -> BinaryIO | None:

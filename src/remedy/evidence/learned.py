@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remedy.evidence.prefix import DOCKER_JSON_HEAD, unwrap_docker_json
+from remedy.evidence.prefix import unwrap_line
 from remedy.fileread import json_loads
 
 FORMAT = "remedy-log-classes-2"  # 2: per-class distinctive tokens (the claim gate)
@@ -253,8 +253,9 @@ def read_log_text(paths: Iterable[str | os.PathLike[str]], *, checked: bool = Fa
             continue
         budget -= len(data)
         text = data.decode("utf-8", errors="replace").replace("\0", " ")
-        if text.startswith(DOCKER_JSON_HEAD.decode()):  # the lines the container wrote
-            text = "\n".join(unwrap_docker_json(x) for x in text.split("\n"))
+        first = text.split("\n", 1)[0]
+        if unwrap_line(first) != first:  # a container's log: the lines the container wrote
+            text = "\n".join(unwrap_line(x) for x in text.split("\n"))
         parts.append(text)
     return "\n".join(parts)
 

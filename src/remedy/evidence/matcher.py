@@ -15,6 +15,8 @@ from remedy.evidence.catalog import Catalog, Signature, field_name
 from remedy.evidence.prefilter import literals
 
 NearKey = tuple[str, str | None]
+TRI = 3  # characters of a needle's start it is indexed by (LineMatcher._among)
+TRI_MAX_LINE = 2048  # longer lines test every needle: their trigram set would cost more
 WRAP_MIN_HEAD = 8  # characters of a needle a wrapped line must end with to be joined
 # needles that are bare error words: nearly every candidate line holds one, so they do not make
 # a line a wrap candidate (LineMatcher.wrap_candidates)
@@ -63,6 +65,18 @@ class LineMatcher:
                 needle_map.setdefault(n, []).append(i)
         self._needle_map = needle_map
         self._needles = list(needle_map.items())
+        # needles by their first TRI characters: a short line looks up its own trigrams instead
+        # of testing every needle (~450) against it; that loop, run for every candidate line
+        # in match, wrap_candidates and lead_candidates, made a log of 200k lines that each
+        # hold an error word take minutes (bench/bench_error_words.py)
+        self._tri_all = _by_trigram(self._needles)
+        self._specific = [
+            (n, [i for i in idxs if self._sigs[i].near is None])
+            for n, idxs in self._needles
+            if n not in GENERIC_NEEDLES
+        ]
+        self._specific = [(n, idxs) for n, idxs in self._specific if idxs]
+        self._tri_specific = _by_trigram(self._specific)
         self._near = [(s, s.near_needles) for s in self._sigs if s.near is not None]
         self._last_near: dict[NearKey, int] = {}
         self._order = {s.id: i for i, s in enumerate(self._sigs)}
@@ -87,13 +101,10 @@ class LineMatcher:
         text = text.rstrip(" \t")
         if not text or not (text[-1].isalnum() or text[-1] in "_:"):
             return []
-        if not any(lit in text for lit in self._literals):
-            return []
         cand: set[int] = set()
         n = len(text)
-        for needle, idxs in self._needles:
-            if needle in GENERIC_NEEDLES:
-                continue
+        # a needle in the line, or one whose start ends it, starts with one of its trigrams
+        for needle, idxs in self._among(text, self._specific, self._tri_specific):
             hit = needle in text
             if not hit and len(needle) > WRAP_MIN_HEAD:
                 head = needle[:WRAP_MIN_HEAD]
@@ -102,7 +113,9 @@ class LineMatcher:
                     hit = needle.startswith(text[at:]) and (at == 0 or not text[at - 1].isalnum())
                     at = text.find(head, at + 1)
             if hit:
-                cand.update(i for i in idxs if self._sigs[i].near is None)
+                cand.update(idxs)
+        if cand and not any(lit in text for lit in self._literals):
+            return []
         return sorted(cand)
 
     def lead_candidates(self, text: str) -> list[int]:
@@ -115,10 +128,27 @@ class LineMatcher:
         if not head:
             return []
         cand: set[int] = set()
-        for needle, idxs in self._needles:
-            if needle not in GENERIC_NEEDLES and head.startswith(needle):
-                cand.update(i for i in idxs if self._sigs[i].near is None)
+        for needle, idxs in (*self._tri_specific.get(head[:TRI], ()), *self._tri_specific[""]):
+            if head.startswith(needle):
+                cand.update(idxs)
         return sorted(cand)
+
+    def _among(
+        self,
+        text: str,
+        needles: list[tuple[str, list[int]]],
+        by_tri: dict[str, list[tuple[str, list[int]]]],
+    ) -> list[tuple[str, list[int]]]:
+        """The needles that may occur in ``text``: those starting with one of its trigrams
+        (a long line: all of them; building its trigram set would cost more)."""
+        if len(text) > TRI_MAX_LINE:
+            return needles
+        out = list(by_tri[""])
+        for t in {text[i : i + TRI] for i in range(len(text) - TRI + 1)}:
+            got = by_tri.get(t)
+            if got is not None:
+                out.extend(got)
+        return out
 
     def match_joined(
         self, first: str, follower: str, sig_idxs: list[int], sep: str = " "
@@ -156,7 +186,7 @@ class LineMatcher:
                 self._last_near[(sig.id, process)] = lineno
         cand: set[int] = set()
         if hint is None:
-            for needle, idxs in self._needles:
+            for needle, idxs in self._among(text, self._needles, self._tri_all):
                 if needle in text:
                     cand.update(idxs)
         else:
@@ -200,6 +230,17 @@ class LineMatcher:
                 found = [mt for mt in found if mt.sig.id not in dropped]
             found.sort(key=lambda mt: (mt.start, self._order[mt.sig.id]))
         return found
+
+
+def _by_trigram(
+    needles: list[tuple[str, list[int]]],
+) -> dict[str, list[tuple[str, list[int]]]]:
+    """Needles keyed by their first TRI characters; one shorter than that under "" (tested
+    against every line)."""
+    out: dict[str, list[tuple[str, list[int]]]] = {"": []}
+    for needle, idxs in needles:
+        out.setdefault(needle[:TRI] if len(needle) >= TRI else "", []).append((needle, idxs))
+    return out
 
 
 def _fields(m: re.Match[str]) -> dict[str, str]:

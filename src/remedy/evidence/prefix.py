@@ -35,6 +35,16 @@ _SGLANG = re.compile(
 # written, never a JSON object of another shape
 _DOCKER_JSON_HEAD = '{"log":"'
 DOCKER_JSON_HEAD = _DOCKER_JSON_HEAD.encode()
+# the same record re-serialised with spaces after the separators (`{"log": "...", "stream":
+# ...}`: Python's json.dumps, jq, a log shipper's copy): unwrapped the same way
+_DOCKER_JSON_START = re.compile(r'\{[ \t]*"log"[ \t]*:[ \t]*"')
+DOCKER_JSON_START = re.compile(rb'\{[ \t]*"log"[ \t]*:[ \t]*"')
+# Kubernetes' CRI log format (kubelet's /var/log/pods/.../N.log, containerd, CRI-O):
+# "<RFC 3339 nano time> <stream> <tag> <line>", tag F (a full line) or P (partial: the line
+# continues in the next record); every signature anchored at the message's start missed it
+_CRI = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP] "
+)
 # a UTF-16 surrogate left alone by json.loads (an escaped pair is joined into one character,
 # a lone "\ud800" is not): no UTF-8 encodes it, so it would fail the JSON and text output
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -44,7 +54,7 @@ def unwrap_docker_json(text: str) -> str:
     """The line a container wrote, when ``text`` is a record of Docker's json-file log driver
     (its trailing newline dropped); any other text unchanged (a line that only starts like one
     but is not valid JSON, or whose "log" is not a string, is kept as it is)."""
-    if not text.startswith(_DOCKER_JSON_HEAD):
+    if not _DOCKER_JSON_START.match(text):
         return text
     try:
         rec = json.loads(text)
@@ -64,16 +74,33 @@ def unwrap_docker_json(text: str) -> str:
     return log.replace("\n", " ")
 
 
+def strip_cri(text: str) -> str:
+    """The line without its CRI log prefix (``2026-01-01T00:00:00.000000000Z stdout F ``),
+    any other text unchanged."""
+    m = _CRI.match(text)
+    return text[m.end() :] if m else text
+
+
+def unwrap_line(text: str) -> str:
+    """The line as the program wrote it: a UTF-8 byte-order mark (a Windows editor's or
+    PowerShell's, at the start of the file or of each file `cat` joined) dropped, a CRI
+    prefix stripped, a Docker json-file record unwrapped (both, for a CRI line that holds
+    such a record). The mark hid the first line from every signature anchored at its start."""
+    if text[:1] == "\ufeff":
+        text = text[1:]
+    return unwrap_docker_json(strip_cri(text))
+
+
 def strip_prefixes(text: str) -> tuple[str, str | None]:
     """Return the message without journald/SGLang prefixes and the process it came from.
 
-    A Docker json-file record is unwrapped first (``unwrap_docker_json``).
+    A CRI prefix is stripped and a Docker json-file record unwrapped first (``unwrap_line``).
 
     The process is journald's ``ident[pid]``, SGLang's rank tag (``TP0``), or both joined by
     a space; ``None`` when the line names neither.
     """
     process: str | None = None
-    text = unwrap_docker_json(text)
+    text = unwrap_line(text)
     m = _JOURNALD.match(text)
     if m:
         process = m.group("ident")

@@ -74,12 +74,117 @@ class GrepFailed(RuntimeError):
 # ---------------------------------------------------------------------------------------------
 
 
+# the formats a log is compressed or archived in (their magic numbers), named in the refusal:
+# "contains NUL bytes" told nobody that an .xz, .lz4 or .zip log only needed unpacking
+_COMPRESSED: tuple[tuple[bytes, str, str], ...] = (
+    (b"\x1f\x8b", "gzip-compressed", "zcat"),
+    (b"(\xb5/\xfd", "zstd-compressed", "zstdcat"),
+    (b"BZh", "bzip2-compressed", "bzcat"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "xzcat"),
+    (b"\x5d\x00\x00", "lzma-compressed", "lzcat"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4cat"),
+    (b"\x02\x21\x4c\x18", "lz4-compressed (legacy frame)", "lz4cat"),
+    (b"PK\x03\x04", "a zip archive", "unzip -p"),
+    (b"PK\x05\x06", "an empty zip archive", "unzip -l"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "7z x"),
+    (b"\x89LZO\x00", "lzop-compressed", "lzop -dc"),
+)
+
+
+def text_encoding(head: bytes) -> str | None:
+    """The codec of a UTF-16 or UTF-32 log (with a byte-order mark, or without one when its
+    start is mostly ASCII, as a Windows tool's or PowerShell's `>` writes it), else None.
+    The BOM-named codecs ("utf-16"/"utf-32") consume the mark; UTF-32 is tried first (its
+    little-endian mark starts with UTF-16's)."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    n4 = len(head) // 4 * 4
+    if n4 >= 8:
+        units = [head[i:n4:4] for i in range(4)]
+        if not any(units[2]) and not any(units[3]) and _mostly(units[0], units[1]):
+            return "utf-32-le"
+        if not any(units[0]) and not any(units[1]) and _mostly(units[3], units[2]):
+            return "utf-32-be"
+    n2 = len(head) // 2 * 2
+    if n2 >= 4:
+        even, odd = head[0:n2:2], head[1:n2:2]
+        if _mostly(even, odd):
+            return "utf-16-le"
+        if _mostly(odd, even):
+            return "utf-16-be"
+    return None
+
+
+def _mostly(text: bytes, zeros: bytes) -> bool:
+    """Whether code units whose low byte is ``text`` and high byte(s) ``zeros`` are mostly
+    ASCII characters: nearly every high byte 0, nearly every low byte not."""
+    n = len(text)
+    return zeros.count(0) >= 0.9 * n and text.count(0) <= 0.1 * n
+
+
+def cr_only(head: bytes) -> bool:
+    """Lines ended by CR alone (classic Mac OS, a progress bar's output saved to a file): the
+    head holds CR and no LF, so split on LF the whole file would be one line."""
+    return b"\r" in head and b"\n" not in head
+
+
+def _transcoded(
+    src: IO[bytes] | SniffedStream, codec: str | None, p: Path, *, cr: bool
+) -> BinaryIO:
+    """A private unlinked copy of the log as UTF-8 with LF line ends (at most STREAM_CAP
+    bytes of it): every engine (Hyperscan, grep, Python) and every later reader of the log
+    (open_checked) then reads the same text, one line for each line of the original."""
+    import codecs
+
+    from remedy.fileread import private_tempdir
+
+    where = private_tempdir()
+    what = codec.upper() if codec else "CR-terminated"
+    if where is None:
+        raise LogReadError(
+            f"cannot read log {p}: it is {what} text and there is no private temporary "
+            "directory to convert it in",
+            hint=f"convert it first (iconv -f {codec} -t UTF-8)" if codec else "tr '\\r' '\\n'",
+        )
+    out = tempfile.TemporaryFile(dir=where)  # noqa: SIM115 - returned to the caller
+    try:
+        dec = codecs.getincrementaldecoder(codec)("replace") if codec else None
+        pending_cr = False
+        left = STREAM_CAP
+        while left > 0:
+            chunk = src.read(CHUNK)
+            last = not chunk
+            data = dec.decode(chunk, final=last).encode("utf-8", "replace") if dec else chunk
+            if pending_cr:
+                data = b"\r" + data
+            # a CR at a chunk's end may be half of a CRLF: decided with the next chunk
+            pending_cr = data.endswith(b"\r") and not last
+            if pending_cr:
+                data = data[:-1]
+            if cr:
+                data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            data = data[:left]
+            out.write(data)
+            left -= len(data)
+            if last:
+                break
+        out.flush()
+        out.seek(0)
+        return out
+    except BaseException:
+        out.close()
+        raise
+
+
 def binary_reason(head: bytes) -> str | None:
     """Why ``head`` looks like a binary file, or None for text (invalid UTF-8 is still text)."""
     if not head:
         return None
-    if head.startswith(b"\x1f\x8b") or head.startswith(b"(\xb5/\xfd") or head.startswith(b"BZh"):
-        return "it is compressed (decompress it first, e.g. zcat/zstdcat)"
+    for magic, fmt, tool in _COMPRESSED:
+        if head.startswith(magic):
+            return f"it is {fmt} (decompress it first: {tool})"
     if b"\x00" in head:
         return "it contains NUL bytes"
     control = sum(1 for b in head if b < 0x20 and b not in (0x09, 0x0A, 0x0C, 0x0D, 0x1B))
@@ -136,6 +241,8 @@ def _check_log_link(p: Path) -> None:
 # that very file or nothing, never what the name leads to by then (its writer may have swapped
 # it for a link to a file only root can read)
 _CHECKED: dict[str, tuple[int, int]] = {}
+# a log's name -> a descriptor of its private UTF-8 copy (``_transcoded``), read in its place
+_CONVERTED: dict[str, int] = {}
 
 
 def reopen(fd: int) -> int:
@@ -154,6 +261,12 @@ def open_checked(source: str) -> int | None:
     (never checked, gone, or the name now leads elsewhere). The name is looked up with
     ``O_PATH`` (opening it can neither block on a FIFO nor touch a device) and read only when
     it is the checked file's device and inode."""
+    conv = _CONVERTED.get(str(source))
+    if conv is not None:
+        try:
+            return reopen(conv)
+        except OSError:
+            return None
     ident = _CHECKED.get(str(source))
     if ident is None:
         return None
@@ -254,6 +367,32 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         if not head:
             raise InputError(f"{p} is empty: nothing to scan")
         why = binary_reason(head)
+        codec = text_encoding(head) if why else None
+        text = head
+        if codec:
+            text = head[: len(head) // 4 * 4].decode(codec, "replace").encode("utf-8", "replace")
+            if binary_reason(text):
+                codec = None  # NULs in a UTF-16/32 pattern, but not text: refused as it was
+        cr = (codec is not None or why is None) and cr_only(text)
+        if codec or cr:
+            # UTF-16/32 (refused as "NUL bytes"), or CR-only lines (read as one line)
+            if stat.S_ISREG(st.st_mode):
+                f.seek(0)
+                src: IO[bytes] | SniffedStream = f
+            else:
+                src = SniffedStream(head, _Capped(f, STREAM_CAP))
+            conv = _transcoded(src, codec, p, cr=cr)
+            f.close()
+            f = conv
+            _CONVERTED[str(p)] = os.dup(conv.fileno())
+            _CHECKED.pop(str(p), None)
+            head = conv.read(SNIFF)
+            conv.seek(0)
+            if not head:
+                raise InputError(f"{p} is empty: nothing to scan")
+            st = os.fstat(conv.fileno())
+            fd = conv.fileno()
+        why = binary_reason(head)
         if why:
             raise LogReadError(f"{p} does not look like a text log: {why}")
         if stat.S_ISREG(st.st_mode):
@@ -266,7 +405,8 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
                     "hole: save the part that holds text to a file and scan that",
                 )
             f.seek(0)
-            _CHECKED[str(p)] = (st.st_dev, st.st_ino)
+            if str(p) not in _CONVERTED:
+                _CHECKED[str(p)] = (st.st_dev, st.st_ino)
             return f, st.st_size, f
         return f, -1, SniffedStream(head, _Capped(f, STREAM_CAP))
     except BaseException:

@@ -21,7 +21,7 @@ from remedy.errors import InputError, LogReadError
 from remedy.evidence import early, fastscan, prefilter, reader
 from remedy.evidence.catalog import Catalog, default_catalog, default_catalog_path
 from remedy.evidence.matcher import LineMatcher, Match
-from remedy.evidence.prefix import DOCKER_JSON_HEAD, strip_prefixes
+from remedy.evidence.prefix import DOCKER_JSON_START, strip_prefixes
 from remedy.evidence.suspicious import WORDS, base_score, is_command_echo, is_diagnostic
 from remedy.model import SuspiciousLine, Symptom
 
@@ -288,10 +288,10 @@ class _Aggregator:
 def _docker_json_log(f: BinaryIO) -> bool:
     """Whether the regular file ``f`` starts with a record of Docker's json-file driver."""
     try:
-        head = os.pread(f.fileno(), len(DOCKER_JSON_HEAD), 0)
+        head = os.pread(f.fileno(), 64, 0)
     except OSError:
         return False
-    return head == DOCKER_JSON_HEAD
+    return DOCKER_JSON_START.match(head) is not None
 
 
 def _resolve(catalog: Catalog | None) -> Catalog:

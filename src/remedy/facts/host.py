@@ -61,8 +61,15 @@ class HostCollector:
         return self.parse_sections(split_sections(stdout, token))
 
     def parse_sections(self, sections: list[Section]) -> HostFacts:
+        """A line holding a NUL is a garbled reply (no os-release line, compiler version or
+        uname has one) and is left out: Facts refuses a NUL anywhere, so one in a compiler's
+        version ended the whole collection in a validation error (exit 70)."""
         h = HostFacts()
         for s in sections:
+            if "\0" in s.body:
+                s = Section(
+                    s.name, s.arg, "\n".join(x for x in s.body.split("\n") if "\0" not in x)
+                )
             if s.name == "host.os":
                 h.os = p.parse_os_release(s.body)
             elif s.name == "host.uname":

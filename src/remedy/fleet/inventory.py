@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from remedy.errors import AtFileLine, InputError, KnowledgeError
 from remedy.knowledge.yamlload import read_utf8
+from remedy.textchars import CONTROLS
 
 
 class InventoryError(AtFileLine, InputError):
@@ -129,7 +130,12 @@ class _Builder:
         self.members: dict[str, set[str]] = {}  # group -> its direct hosts (fast membership)
 
     def group(self, name: str, line: int | None) -> Group:
-        if not name or any(c.isspace() for c in name) or name.startswith(("&", "!", "~")):
+        if (
+            not name
+            or any(c.isspace() for c in name)
+            or name.startswith(("&", "!", "~"))
+            or CONTROLS.search(name)
+        ):
             raise InventoryError(f"invalid group name {name!r}", file=self.source, line=line)
         g = self.groups.get(name)
         if g is None:
@@ -137,6 +143,9 @@ class _Builder:
         return g
 
     def add_host(self, group: str, host: str, hvars: dict[str, Any], line: int | None) -> None:
+        if host not in self.host_vars:
+            check_host_name(host, file=self.source, line=line)
+        check_vars(hvars, file=self.source, line=line)
         if host not in self.host_vars and len(self.host_vars) >= MAX_HOSTS:
             raise InventoryError(
                 f"more than {MAX_HOSTS:,} hosts: refused", file=self.source, line=line
@@ -292,6 +301,47 @@ def expand_hosts(pattern: str, *, file: str | None = None, line: int | None = No
     return [head + item + rest for item in items for rest in rests]
 
 
+def check_host_name(name: str, *, file: str | None = None, line: int | None = None) -> None:
+    """A host name with a control, an invisible character or a blank is refused: it is
+    printed in every table, progress line and error (an escape sequence in it would drive
+    the operator's terminal) and handed to SSH as the address."""
+    if not name or CONTROLS.search(name) or any(c.isspace() for c in name):
+        raise InventoryError(
+            f"invalid host name {name!r}: control, invisible or blank characters",
+            file=file,
+            line=line,
+        )
+
+
+_PORT_VARS = ("ansible_port", "ansible_ssh_port")
+_TEXT_VARS = ("ansible_host", "ansible_ssh_host", "ansible_user", "ansible_ssh_user")
+
+
+def check_vars(hvars: dict[str, Any], *, file: str | None = None, line: int | None = None) -> None:
+    """Connection variables checked where they are written, so the error names the file and
+    line: a port is a whole number 1-65535 (0, true, 22.5 were taken: 0 as "no port", true
+    as port 1, 22.5 as 22), an address or user holds no control character."""
+    for k in _PORT_VARS:
+        if k not in hvars:
+            continue
+        v = hvars[k]
+        ok = (type(v) is int and 0 < v < 65536) or (
+            isinstance(v, str) and _DIGITS.fullmatch(v) is not None and 0 < int(v) < 65536
+        )
+        if not ok:
+            raise InventoryError(
+                f"{k} must be a whole number from 1 to 65535, got {repr(v)[:40]}",
+                file=file,
+                line=line,
+            )
+    for k in _TEXT_VARS:
+        v = hvars.get(k)
+        if isinstance(v, str) and (CONTROLS.search(v) or "\n" in v or "\t" in v):
+            raise InventoryError(
+                f"{k} holds a control or invisible character: {v[:60]!r}", file=file, line=line
+            )
+
+
 def _split_port(token: str) -> tuple[str, int | None]:
     """`host:port` (one colon, numeric port); anything else is a name (IPv6 included)."""
     if token.count(":") == 1 and not token.startswith("["):
@@ -351,7 +401,9 @@ def parse_ini(text: str, source: str = "<inventory>") -> Inventory:
                 words = shlex.split(v.strip(), comments=True)
             except ValueError as exc:
                 raise InventoryError(f"{exc} in {line!r}", file=source, line=n) from None
-            b.groups[group].vars[k.strip()] = _value(" ".join(words)) if words else ""
+            value = _value(" ".join(words)) if words else ""
+            check_vars({k.strip(): value}, file=source, line=n)
+            b.groups[group].vars[k.strip()] = value
             continue
         try:
             tokens = shlex.split(line, comments=True)
@@ -469,11 +521,17 @@ def parse_yaml(text: str, source: str = "<inventory>") -> Inventory:
         if g is None:
             return
         if g.vars:
+            vars_node = node.get("vars") if isinstance(node, dict) else None
+            for k, v in g.vars.items():
+                check_vars({k: v}, file=source, line=_key_line(vars_node, k) or line)
             b.groups[name].vars.update(g.vars)
         hosts_node = node.get("hosts") if isinstance(node, dict) else None
         for pattern, hv in (g.hosts or {}).items():
             hline = _key_line(hosts_node, pattern) or line
             hvars = dict(hv or {})
+            hnode = hosts_node.get(pattern) if isinstance(hosts_node, dict) else None
+            for k, v in hvars.items():  # each variable at its own line
+                check_vars({k: v}, file=source, line=_key_line(hnode, k) or hline)
             host, port = _split_port(str(pattern))
             if port is not None:
                 hvars.setdefault("ansible_port", port)
@@ -555,7 +613,9 @@ def parse_inventory(text: str, source: str = "<inventory>", fmt: str | None = No
 def load_inventory(path: str | Path) -> Inventory:
     p = Path(path)
     text = read_utf8(p, InventoryError, "the inventory")
-    inv = parse_inventory(text, str(p))
+    # a UTF-8 byte-order mark (Notepad, PowerShell's Out-File) became part of the first host
+    # or section name: `\ufeff[gpu]` was read as a host with a bad range
+    inv = parse_inventory(text.removeprefix("\ufeff"), str(p))
     if not inv.hosts:
         raise InventoryError("the inventory names no host", file=str(p))
     return inv
@@ -613,9 +673,15 @@ def connection_of(host: InventoryHost) -> Connection:
     for k in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):
         if isinstance(v.get(k), str):
             opts.update(_ssh_options(v[k]))
-    port_v = first("ansible_port", "ansible_ssh_port") or opts.get("port")
+    port_v = first("ansible_port", "ansible_ssh_port")
+    if port_v is None:
+        port_v = opts.get("port")
     port: int | None = None
     if port_v is not None:
+        if isinstance(port_v, bool) or (isinstance(port_v, float) and not port_v.is_integer()):
+            raise InventoryError(
+                f"host {host.name}: ansible_port must be a whole number, got {port_v!r}"
+            )
         try:
             port = int(port_v)
         except (TypeError, ValueError, OverflowError):  # OverflowError: 1e309, .inf
@@ -656,12 +722,38 @@ _SUBSCRIPT = re.compile(r"^(.+)\[(?:(-?\d+)|(-?\d*):(-?\d*))\]$")
 
 
 def split_pattern(pattern: str) -> list[str]:
-    """Ansible's split: on commas if there are any, else on colons outside brackets."""
+    """Ansible's split: on commas if there are any, else on colons outside brackets.
+
+    A bracket left unpaired is refused: the colon split skipped what it could not read, so
+    `gpu[0` became the terms `gpu` and `0`, and `~gpu[` the regex `gpu` (every gpu host)."""
     if "," in pattern:
         parts = pattern.split(",")
+        for p in parts:  # a regex term keeps its own syntax (re.compile's error names it)
+            if not p.strip().startswith("~") and _unpaired(p):
+                _bad_brackets(pattern, p)
     else:
         parts = _TERMS.findall(pattern)
+        if _TERMS.sub("", pattern).strip(": \t"):
+            _bad_brackets(pattern, _TERMS.sub("", pattern))
     return [p.strip() for p in parts if p.strip()]
+
+
+def _unpaired(text: str) -> bool:
+    """Whether text has a '[' without its ']' or a ']' without its '[' (no nesting)."""
+    depth = 0
+    for c in text:
+        depth += (c == "[") - (c == "]")
+        if depth not in (0, 1):
+            return True
+    return depth != 0
+
+
+def _bad_brackets(pattern: str, where: str) -> None:
+    raise InventoryError(
+        f"--limit {pattern!r}: unpaired '[' or ']' in {where.strip()!r}",
+        hint="a subscript is NAME[N] or NAME[START:END] (a host range such as gpu[01:08] "
+        "belongs in the inventory)",
+    )
 
 
 def evaluate_pattern(inv: Inventory, pattern: str) -> list[str]:
