@@ -50,6 +50,13 @@ WORDS: tuple[str, ...] = (
     # 'Unable to load any of {libcudnn_...}' (cudnn frontend/backend dlopen of its sub-libraries),
     # TensorFlow's 'Unable to load ...', nvidia-installer's 'Unable to load the kernel module'
     "nable to load",
+    # (held-out round 40, tune-ao) NCCL states every error in a WARN line before it returns the
+    # code ('<file>:<line> NCCL WARN <message>', then only 'NCCL INFO <file>:<line> -> <code>'
+    # frames: src/include/debug.h WARN(), the NCCLCHECK trace in src/include/checks.h); and a
+    # GPU runtime's verdict that it found no driver ('WARNING: The NVIDIA Driver was not
+    # detected.', the NVIDIA CUDA images' entrypoint), worded without an error word
+    "NCCL WARN",
+    "was not detected",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
