@@ -36,6 +36,13 @@ def _run(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
         "PIP_CONFIG_FILE": {var: str(home / ".config" / "pip" / "pip.conf")},
         "PIP_FIND_LINKS": {var: f"file://{home / 'wheels'}", "PIP_NO_INDEX": "1",
                            "PIP_CONFIG_FILE": "/dev/null"},
+        # pip takes a relative find-links path from its working directory (`/` for a step)
+        "PIP_FIND_LINKS-relative": {"PIP_FIND_LINKS": str(home / "wheels").lstrip("/"),
+                                    "PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": "/dev/null"},
+        # pip percent-decodes a file: URL; undecoded, the nearest existing ancestor is root's
+        "PIP_FIND_LINKS-percent": {
+            "PIP_FIND_LINKS": "file://" + str(home / "wheels").replace("cfg-65534", "cfg-6553%34"),
+            "PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": "/dev/null"},
     }[var]  # fmt: skip
     root_home = tmp_path / "root-home"
     root_home.mkdir()
@@ -60,7 +67,15 @@ def _run(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
 
 
 @pytest.mark.parametrize(
-    "var", ["XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "PIP_CONFIG_FILE", "PIP_FIND_LINKS"]
+    "var",
+    [
+        "XDG_CONFIG_HOME",
+        "XDG_CONFIG_DIRS",
+        "PIP_CONFIG_FILE",
+        "PIP_FIND_LINKS",
+        "PIP_FIND_LINKS-relative",
+        "PIP_FIND_LINKS-percent",
+    ],  # fmt: skip
 )
 def test_a_pip_conf_another_user_owns_named_by_the_environment_is_not_read(
     tmp_path: Path, monkeypatch, var: str
@@ -177,3 +192,14 @@ def test_an_inherited_pycache_prefix_another_user_owns_runs_no_bytecode(
         assert not canary.exists(), "root's pip ran uid 65534's bytecode: " + canary.read_text()
     else:
         assert canary.read_text().startswith("pyc ran as 0"), "root's own prefix was not used"
+
+
+def test_control_pip_options_that_name_no_place_are_kept(monkeypatch):
+    """Every PIP_* word is now looked at as a place (from `/`): options that are no path
+    (`1`, `60`, `off`, a remote index) still reach pip."""
+    from remedy.transport.base import own_config_env
+
+    environ = {b"PIP_NO_INDEX": b"1", b"PIP_DEFAULT_TIMEOUT": b"60",
+               b"PIP_PROGRESS_BAR": b"off", b"PIP_INDEX_URL": b"https://pypi.org/simple",
+               b"PIP_TRUSTED_HOST": b"pypi.org files.pythonhosted.org"}  # fmt: skip
+    assert own_config_env(environ) == {}

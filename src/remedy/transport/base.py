@@ -95,13 +95,33 @@ def _foreign_place(value: bytes) -> bool:
 
 
 def _pip_paths(environ: Mapping[bytes, bytes]) -> list[bytes]:
-    """PIP_* variables whose value names a local place (a path, a file: URL): pip's option
-    from the environment (PIP_FIND_LINKS=DIR of wheels, PIP_CONSTRAINT, PIP_CACHE_DIR...)."""
-    return [
-        k for k, v in environ.items()
-        if k.startswith(b"PIP_") and k not in _CONFIG_VARS
-        and any(w.startswith((b"/", b"file:")) for w in v.split())
-    ]  # fmt: skip
+    """PIP_* variables: pip's options from the environment, any of which may name a local
+    place (PIP_FIND_LINKS=DIR of wheels, PIP_CONSTRAINT, PIP_CACHE_DIR, PIP_LOG...)."""
+    return [k for k, v in environ.items() if k.startswith(b"PIP_") and k not in _CONFIG_VARS]
+
+
+def _pip_places(value: bytes) -> list[bytes]:
+    """The places a PIP_* value can name, as pip reads them in a step (run from `/`): each
+    word; a `file:` URL's path (percent-decoded, `localhost` host); `~`/`~user` expanded
+    (pip expands find-links); a relative word from `/`. Only `/` and `file:` words used to
+    be looked at: `PIP_FIND_LINKS=tmp/x/wheels` (pip takes an existing relative path from its
+    working directory) or `~sglang/wheels` gave root's pip another user's wheels, and
+    `file:///home/u%73er/w` was judged by `/home`. A remote URL (`https://…`) is no place."""
+    from urllib.parse import unquote, urlsplit
+
+    out = []
+    for w in value.split():
+        s = os.fsdecode(w)
+        try:
+            u = urlsplit(s)
+        except ValueError:
+            u = None
+        if u is not None and (u.scheme == "file" or u.scheme.endswith("+file")):
+            s = unquote(u.path) if u.netloc in ("", "localhost") else "/"
+        elif u is not None and u.scheme and "://" in s:
+            continue  # a remote index or link: whoever set root's environment chose it
+        out.append(os.fsencode(os.path.join("/", os.path.expanduser(s))))
+    return out
 
 
 def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
@@ -118,9 +138,7 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
         key = (k, v)
         if key not in _CONFIG_SEEN:
             if k.startswith(b"PIP_") and k not in _CONFIG_VARS:
-                places = [w.removeprefix(b"file://").removeprefix(b"file:") for w in v.split()]
-                bad = any(p.startswith(b"/") and _foreign_place(p) for p in places)
-                new = None if bad else v
+                new = None if any(_foreign_place(p) for p in _pip_places(v)) else v
             elif k in _CONFIG_LISTS:
                 parts = v.split(b":")
                 kept = [x for x in parts if x and not _foreign_place(x)]

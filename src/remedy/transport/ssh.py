@@ -378,6 +378,73 @@ class _HostKeyPolicy(asyncssh.SSHClient):
 # stays off first (asyncssh's default too): fact output is small, zlib only costs CPU on both
 # ends. Key exchange is left as asyncssh orders it (post-quantum hybrids first, then
 # curve25519): cheap, and not a choice to weaken for speed.
+# asyncssh's own default keys (`load_default_keypairs`, used whenever no key is named) are
+# `~/.ssh/id_*` of $HOME, read by name with a plain open(): under `sudo` that is the invoking
+# user's HOME, and uid 65534's `~/.ssh/id_ed25519` as a FIFO hung root's `remedy facts HOST`
+# for ever (SIGTERM too), a link to /dev/zero took all its memory, and any key there would
+# be root's identity. OpenSSH takes `~` from the passwd home. So remedy reads them itself:
+# only where remedy.fileread.untrusted_tree passes (root's or remedy's user's, as known_hosts
+# and the config), a regular file of at most IDENTITY_MAX bytes opened O_NONBLOCK and read
+# from that descriptor; a `-cert.pub` the same way; no name is opened by asyncssh.
+IDENTITY_MAX = 1 << 20  # a private key is a few KB
+_DEFAULT_KEY_NAMES = (
+    "id_ed25519_sk", "id_ecdsa_sk", "id_ed448", "id_ed25519", "id_ecdsa", "id_rsa", "id_dsa",
+)  # fmt: skip
+
+
+def read_key_file(path: str) -> bytes | None:
+    """The bytes of a key file remedy may use as root's, or None: trusted, regular, small."""
+    from remedy.fileread import untrusted_tree
+
+    try:
+        if not os.path.lexists(path) or untrusted_tree(path, walk=False):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > IDENTITY_MAX:
+            return None
+        chunks, left = [], IDENTITY_MAX + 1
+        while left > 0:
+            b = os.read(fd, left)
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        data = b"".join(chunks)
+        return None if len(data) > IDENTITY_MAX else data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def default_keypairs(passphrase: Any = None, certlist: Any = ()) -> list[Any]:
+    """asyncssh's load_default_keypairs, each file read by read_key_file (see above)."""
+    items: list[Any] = []
+    for name in _DEFAULT_KEY_NAMES:
+        path = os.path.join(os.path.expanduser("~"), ".ssh", name)
+        data = read_key_file(path)
+        if data is None:
+            continue
+        try:
+            key = asyncssh.import_private_key(data, passphrase)
+        except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError, ValueError, TypeError):
+            continue  # encrypted without a passphrase (as asyncssh: ignored), or no key
+        cert_data = read_key_file(path + "-cert.pub")
+        cert = None
+        if cert_data is not None:
+            with contextlib.suppress(asyncssh.KeyImportError, ValueError, TypeError):
+                cert = asyncssh.import_certificate(cert_data)
+        items.append((key, cert) if cert is not None else key)
+    return list(asyncssh.load_keypairs(items, passphrase, certlist)) if items else []
+
+
+asyncssh.connection.load_default_keypairs = default_keypairs  # type: ignore[attr-defined]
+
+
 FAST_CIPHERS = (
     "aes128-gcm@openssh.com",
     "aes256-gcm@openssh.com",
