@@ -41,6 +41,7 @@ _CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("llama.cpp", re.compile(r"ggml|llama[_.-]cpp")),
     ("torch", re.compile(r"\btorch\b|THCudaCheck|c10::|torch/csrc")),
 )
+_CC_KEYWORD = re.compile(r"(?:cc)?(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>)")
 _THREAD = re.compile(r"([\w.-]+/[\w.-]+)#\d+")
 
 
@@ -49,7 +50,10 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     out: dict[str, str] = {}
     text = sym.text
     arch = sym.fields.get("arch") or ""
-    m = _ARCH.search(arch) or _ARCH.search(text)
+    # NVHPC names a target as a compute-capability keyword (-gpu=cc120), Maxine an engine by
+    # its capability digits (AIGS_288x512_89_m0.engine): gpu_cc, not sm_120
+    cc = _CC_KEYWORD.fullmatch(sym.fields.get("gpu_cc") or "")
+    m = _ARCH.search(arch) or cc or _ARCH.search(text)
     if m:
         out["arch_cc"] = f"{m.group('major')}.{m.group('minor')}"
         out["arch_suffix"] = m.group("suffix") or "plain"
