@@ -50,6 +50,11 @@ WORDS: tuple[str, ...] = (
     # 'Unable to load any of {libcudnn_...}' (cudnn frontend/backend dlopen of its sub-libraries),
     # TensorFlow's 'Unable to load ...', nvidia-installer's 'Unable to load the kernel module'
     "nable to load",
+    # (held-out round 41, tune-an) a program's verdict on the user's hardware or driver worded
+    # without an error word: SiftGPU's GlobalUtil check (colmap lib/SiftGPU/GlobalUtil.cpp)
+    # 'Shader not supported by your hardware!' before its own 'ERROR: SiftGPU not fully
+    # supported'; GLScene's 'shader not supported by your hardware'
+    "not supported by your",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -216,4 +221,21 @@ def with_unexplained(
                 reason=f"{why}; matched {sym.signature}, which no rule explains here",
             )
         )
+    if not out:
+        # Nothing else in the log looks like an error: a wrapper's report that the process
+        # died (a shell's bare 'Killed' after a TensorRT build the OOM killer ended, tune-an
+        # after round 41's unknown/gcj-10) is then the only statement of the failure.
+        for sym in symptoms:
+            if sym.signature not in wrappers or (sym.source, sym.line) in seen:
+                continue
+            seen.add((sym.source, sym.line))
+            out.append(
+                SuspiciousLine(
+                    line=sym.line,
+                    text=sym.text,
+                    source=sym.source,
+                    score=0.5,
+                    reason=f"matched {sym.signature}, a wrapper, the only failure line here",
+                )
+            )
     return first_statements(out)
