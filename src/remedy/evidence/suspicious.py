@@ -50,11 +50,12 @@ WORDS: tuple[str, ...] = (
     # 'Unable to load any of {libcudnn_...}' (cudnn frontend/backend dlopen of its sub-libraries),
     # TensorFlow's 'Unable to load ...', nvidia-installer's 'Unable to load the kernel module'
     "nable to load",
-    # (held-out round 41, tune-an) a program's verdict on the user's hardware or driver worded
-    # without an error word: SiftGPU's GlobalUtil check (colmap lib/SiftGPU/GlobalUtil.cpp)
-    # 'Shader not supported by your hardware!' before its own 'ERROR: SiftGPU not fully
-    # supported'; GLScene's 'shader not supported by your hardware'
-    "not supported by your",
+    # (held-out rounds 39/41, tune-an) a verdict that the hardware, driver or version is not
+    # supported, worded without an error word: SiftGPU's GlobalUtil check (colmap
+    # lib/SiftGPU/GlobalUtil.cpp) 'Shader not supported by your hardware!' before its own
+    # 'ERROR: SiftGPU not fully supported'; Reactant_jll's platform augmentation 'CUDA version
+    # 13.0.0 in /usr/lib/libcuda.so.1 not supported with this version of Reactant' (a Debug log)
+    "not supported",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
