@@ -22,6 +22,8 @@ from remedy.evidence.fields import (
     derived_fields,
     load_api_changes,
     load_api_families,
+    load_removed_headers,
+    removed_header,
 )
 from remedy.knowledge.loader import load_knowledge
 
@@ -171,3 +173,71 @@ def test_a_family_citing_an_undeclared_source_is_an_error(tmp_path: Path) -> Non
     )
     with pytest.raises(KnowledgeError, match="unknown source"):
         load_api_families(p)
+
+
+# -- headers: a CCCL header the toolkit's own CCCL deleted on purpose (tune-an, round 41's gci-1) --
+
+HEADERS = yaml.safe_load(TABLE.read_text())["headers"]
+HEADER_LINES = [  # gcc/nvcc (recorded: tests/fixtures/templates/cccl/removed-header-*.log), clang, MSVC
+    "vendor/config.hpp:88:10: fatal error: {h}: No such file or directory",
+    "/src/kernels.cu:12:10: fatal error: '{h}' file not found",
+    "C:\\src\\config.hpp(88): fatal error C1083: Cannot open include file: '{h}': No such file or directory",
+]
+
+
+@pytest.mark.parametrize("shape", HEADER_LINES)
+@pytest.mark.parametrize("row", HEADERS, ids=[r["header"] for r in HEADERS])
+def test_every_removed_header_names_the_class_not_an_incomplete_cccl(row: dict, shape: str) -> None:
+    line = shape.format(h=row["header"])
+    syms = [s for s in scan_lines([line]).symptoms if s.signature == "missing-header"]
+    assert syms, line
+    f = derived_fields(syms[0])
+    assert f["header_removed_in"] == row["removed_in"] and f["api_known_as"] == row["header"]
+    top = _top(line)
+    assert top[:1] == [CLASS] and "cccl-complete" not in top, (line, top)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a header CCCL 3.0 still ships, missing from a host compiler's path (the include/cccl move)
+        "neg.cpp:1:10: fatal error: cub/iterator/tex_obj_input_iterator.cuh: No such file or directory",
+        # a removed header included by an old CUB umbrella header: a mixed (12.6 over 12.8) tree
+        "/usr/local/cuda-12.8/include/cub/cub.cuh:108:10: fatal error: "
+        "cub/iterator/tex_ref_input_iterator.cuh: No such file or directory",
+    ],
+)
+def test_a_present_header_or_a_mixed_tree_stays_cccl_complete(line: str) -> None:
+    assert _top(line)[:1] == ["cccl-complete"], line
+
+
+def test_removed_header_reads_the_cccl_prefix_and_nothing_else() -> None:
+    assert removed_header("cccl/thrust/optional.h") is not None
+    assert removed_header("<thrust/optional.h>") is not None
+    assert removed_header("thrust/optional.hpp") is None
+    assert removed_header("nv/target") is None
+
+
+CCCL_DIR = Path("/usr/local/cuda/include/cccl")
+
+
+@pytest.mark.skipif(not CCCL_DIR.is_dir(), reason="no CUDA 13 toolkit CCCL here")
+def test_no_listed_header_is_shipped_by_the_installed_cuda13_cccl() -> None:
+    """Every row's header is gone from the CCCL 3.0.1 of the CUDA 13.0 here (each row's
+    removed_in is 13.0 or earlier), and the headers the rows point to as replacements exist."""
+    for row in HEADERS:
+        assert not (CCCL_DIR / row["header"]).exists(), row["header"]
+    for kept in ("cub/iterator/tex_obj_input_iterator.cuh", "thrust/iterator/counting_iterator.h"):
+        assert (CCCL_DIR / kept).exists(), kept
+
+
+def test_a_header_row_citing_an_undeclared_source_is_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "t.yaml"
+    p.write_text(
+        "sources: {a: {doc: x}}\n"
+        "changes: []\n"
+        "headers:\n"
+        "  - {header: 'cub/x.cuh', removed_in: '13.0', library: x, replacement: x, source: b}\n"
+    )
+    with pytest.raises(KnowledgeError, match="unknown source"):
+        load_removed_headers(p)

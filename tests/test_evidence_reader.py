@@ -547,3 +547,39 @@ def test_an_ld_warning_undefined_reference_is_no_diagnostic() -> None:
 
     assert is_diagnostic("/usr/bin/ld: a.o: undefined reference to `f'")
     assert not is_diagnostic("/usr/bin/ld: a.o: warning: undefined reference to `f'")
+
+
+def _diagnosed_lines(tmp_path: Path, lines: list[str]):  # noqa: ANN202 - a Diagnosis
+    """A log diagnosed as `remedy diagnose --log` does (tests/conftest.py diagnosed_log)."""
+    p = tmp_path / "t.log"
+    p.write_text("\n".join(lines) + "\n")
+    return diagnosed_log(p)
+
+
+def test_a_hardware_verdict_without_an_error_word_ranks_before_its_echo(tmp_path: Path) -> None:
+    """SiftGPU's 'Shader not supported by your hardware!' states the failure; its
+    'ERROR: SiftGPU not fully supported' after it only repeats it (round 41's unknown/gck-9)."""
+    from remedy.evidence.suspicious import is_error_looking
+
+    assert is_error_looking("Shader not supported by your hardware!")
+    d = _diagnosed_lines(
+        tmp_path,
+        [
+            "Exhaustive feature matching",
+            "Shader not supported by your hardware!",
+            "ERROR: SiftGPU not fully supported",
+        ],
+    )
+    assert d.suspicious[0].line == 2
+
+
+def test_a_lone_wrapper_is_the_first_error_line_when_nothing_else_is(tmp_path: Path) -> None:
+    """A shell's bare 'Killed' (the OOM killer ending a TensorRT build) is the only failure
+    statement of the log (round 41's unknown/gcj-10); beside a real error line it stays out."""
+    d = _diagnosed_lines(
+        tmp_path,
+        ["$ python3 onnx_to_tensorrt.py -m yolov4-416", "[TensorRT] VERBOSE: done", "Killed"],
+    )
+    assert [s.line for s in d.suspicious] == [3]
+    d = _diagnosed_lines(tmp_path, ["NameError: name 'engine_path' is not defined", "Killed"])
+    assert [s.line for s in d.suspicious] == [1]

@@ -41,6 +41,7 @@ _CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("llama.cpp", re.compile(r"ggml|llama[_.-]cpp")),
     ("torch", re.compile(r"\btorch\b|THCudaCheck|c10::|torch/csrc")),
 )
+_CC_KEYWORD = re.compile(r"(?:cc)?(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>)")
 _THREAD = re.compile(r"([\w.-]+/[\w.-]+)#\d+")
 
 
@@ -49,7 +50,10 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     out: dict[str, str] = {}
     text = sym.text
     arch = sym.fields.get("arch") or ""
-    m = _ARCH.search(arch) or _ARCH.search(text)
+    # NVHPC names a target as a compute-capability keyword (-gpu=cc120), Maxine an engine by
+    # its capability digits (AIGS_288x512_89_m0.engine): gpu_cc, not sm_120
+    cc = _CC_KEYWORD.fullmatch(sym.fields.get("gpu_cc") or "")
+    m = _ARCH.search(arch) or cc or _ARCH.search(text)
     if m:
         out["arch_cc"] = f"{m.group('major')}.{m.group('minor')}"
         out["arch_suffix"] = m.group("suffix") or "plain"
@@ -87,6 +91,13 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
             out["api_known_as"] = change.symbol
     else:
         out.update(_removed_link_symbol(sym.fields.get("symbol") or ""))
+    header = sym.fields.get("missing_header")
+    if header:
+        gone = removed_header(header)
+        if gone is not None:
+            out["header_removed_in"] = gone.removed_in
+            out["api_replacement"] = gone.replacement
+            out["api_known_as"] = gone.header
     return {k: v for k, v in out.items() if k not in sym.fields}
 
 
@@ -336,6 +347,51 @@ def load_api_families(path: Path | None = None) -> tuple[ApiFamily, ...]:
             )
         out.append(row)
     return tuple(out)
+
+
+class RemovedHeader(BaseModel):
+    """One row of the table's ``headers:``: a header a toolkit's bundled CCCL deleted on
+    purpose, so a 'No such file' for it is the project's use of a removed API, not a CCCL tree
+    missing files (which a CCCL wheel or include path would fix)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    header: str = Field(pattern=r"^[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+$")
+    removed_in: str = Field(pattern=r"^\d+\.\d+$")
+    library: str
+    replacement: str
+    source: str
+
+
+@cache
+def load_removed_headers(path: Path | None = None) -> dict[str, RemovedHeader]:
+    """The table's ``headers:`` (optional) keyed by header; every row's source must be one of
+    its ``sources``."""
+    p = path if path is not None else default_api_changes_path()
+    if not p.is_file():
+        return {}
+    file = str(p)
+    data: Any = load_yaml(p)
+    sources = (data.get("sources") or {}) if isinstance(data, dict) else {}
+    out: dict[str, RemovedHeader] = {}
+    for entry in (data.get("headers") or []) if isinstance(data, dict) else []:
+        row = validate_entry(RemovedHeader, entry, file, what="removed CUDA header")
+        if row.source not in sources:
+            raise KnowledgeError(
+                f"{row.header}: unknown source {row.source!r}", file=file, line=line_of(entry)
+            )
+        if row.header in out:
+            raise KnowledgeError(f"duplicate header {row.header!r}", file=file, line=line_of(entry))
+        out[row.header] = row
+    return out
+
+
+def removed_header(header: str) -> RemovedHeader | None:
+    """The table row for a header a compiler could not open, as the #include named it; the
+    toolkit's include/cccl/ prefix (CUDA 13's layout) and a Windows separator read the same."""
+    name = header.strip("<>\"'").replace("\\", "/")
+    name = re.sub(r"^(?:\./)?(?:cccl/)?", "", name)
+    return load_removed_headers().get(name)
 
 
 def api_change(symbol: str, scope: str = "") -> ApiChange | None:

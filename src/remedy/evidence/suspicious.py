@@ -57,6 +57,12 @@ WORDS: tuple[str, ...] = (
     # detected.', the NVIDIA CUDA images' entrypoint), worded without an error word
     "NCCL WARN",
     "was not detected",
+    # (held-out rounds 39/41, tune-an) a verdict that the hardware, driver or version is not
+    # supported, worded without an error word: SiftGPU's GlobalUtil check (colmap
+    # lib/SiftGPU/GlobalUtil.cpp) 'Shader not supported by your hardware!' before its own
+    # 'ERROR: SiftGPU not fully supported'; Reactant_jll's platform augmentation 'CUDA version
+    # 13.0.0 in /usr/lib/libcuda.so.1 not supported with this version of Reactant' (a Debug log)
+    "not supported",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -223,4 +229,21 @@ def with_unexplained(
                 reason=f"{why}; matched {sym.signature}, which no rule explains here",
             )
         )
+    if not out:
+        # Nothing else in the log looks like an error: a wrapper's report that the process
+        # died (a shell's bare 'Killed' after a TensorRT build the OOM killer ended, tune-an
+        # after round 41's unknown/gcj-10) is then the only statement of the failure.
+        for sym in symptoms:
+            if sym.signature not in wrappers or (sym.source, sym.line) in seen:
+                continue
+            seen.add((sym.source, sym.line))
+            out.append(
+                SuspiciousLine(
+                    line=sym.line,
+                    text=sym.text,
+                    source=sym.source,
+                    score=0.5,
+                    reason=f"matched {sym.signature}, a wrapper, the only failure line here",
+                )
+            )
     return first_statements(out)
