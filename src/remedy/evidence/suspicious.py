@@ -50,6 +50,12 @@ WORDS: tuple[str, ...] = (
     # 'Unable to load any of {libcudnn_...}' (cudnn frontend/backend dlopen of its sub-libraries),
     # TensorFlow's 'Unable to load ...', nvidia-installer's 'Unable to load the kernel module'
     "nable to load",
+    # (held-out round 42, tune-ap) a package solver's verdict worded without an error word:
+    # libmamba's pin check 'No package can be installed for pin: <spec>' (MPool/solver add_pin:
+    # a pin no package in the channels satisfies) and libsolv's problem rule 'nothing provides
+    # <dep> needed by <pkg>' (as conda/mamba/dnf/zypper print it)
+    "No package can be installed",
+    "nothing provides",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -142,8 +148,14 @@ def base_score(text: str) -> tuple[float, str]:
         score, why = 3.0, "error word"
     if is_command_echo(text):
         return 0.5, "command line echo"
+    # a wrapper only says something failed elsewhere: it ranks below every unwrapped line that
+    # looks like an error (an 'error word' line scores 3.0), even in a diagnostic's form
+    # ('error: build of X failed: builder for X failed with exit code 1' after the builder's
+    # own 'ERROR: ...', Nix; 'error: command ... failed with exit code 255' after ptxas's
+    # error) (tune-ap, after round 42's unknown/gcm-9; it was 4.0, which left such a wrapper
+    # above the earlier statement)
     if any(w in text for w in _WRAPPER):
-        score -= 4.0
+        score -= 5.5
         why += "; wrapper wording"
     if _FRAME.match(text):
         score -= 2.0
