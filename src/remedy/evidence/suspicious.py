@@ -56,6 +56,10 @@ WORDS: tuple[str, ...] = (
     # <dep> needed by <pkg>' (as conda/mamba/dnf/zypper print it)
     "No package can be installed",
     "nothing provides",
+    # (tune-ap, round 42's unknown/gcl-3) a library's own lookup that found no CUDA and turned
+    # its GPU path off ('gsplat: No CUDA toolkit found. gsplat will be disabled.', torch's
+    # 'No CUDA runtime is found, using CUDA_HOME=...')
+    "No CUDA",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -82,6 +86,10 @@ _PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b:?")
 # heading before the frames; the statement is the 'Name: message' line after them (tune-al,
 # after round 39's unknown/gcd-8, where the header outranked that line on the same score)
 _IPY_HEAD = re.compile(r"^\s*(?:\w+\.)*\w+\s{2,}Traceback \(most recent call last\)\s*$")
+# an attribute looked up on None: the object was never made (a backend disabled, an optional
+# import that failed and left None), so the statement of the failure is an earlier line; the
+# line still ranks when nothing earlier looks like an error (tune-ap, round 42's unknown/gcl-3)
+_NONE_ATTR = re.compile(r"^\s*AttributeError: 'NoneType' object has no attribute ")
 _FRAME = re.compile(r'^\s*File \\?"')
 _CODE = re.compile(r"^\s{2,}\S")
 _WRAPPER = (
@@ -138,6 +146,8 @@ def base_score(text: str) -> tuple[float, str]:
         score, why = 8.0, "compiler/linker diagnostic"
     elif _IPY_HEAD.match(text):
         score, why = 1.0, "traceback header"
+    elif _NONE_ATTR.search(text):
+        score, why = 2.5, "exception on None (the consequence of an earlier failure)"
     elif _PY_EXC.match(text.lstrip()):
         score, why = 6.0, "exception line"
     elif "fatal" in lower:
