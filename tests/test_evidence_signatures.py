@@ -117,6 +117,8 @@ NEAR_CONTEXT = {
     "nccl-unhandled-cuda-error-capturing": "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):",
     # tune-aa: the frame (outside torch/) that imports the compiled extension
     "torch-cuda-lib-missing-under-extension": '  File "/x/vllm/platforms/cuda.py", line 21, in <module>',
+    # tune-ap: IPython's frame header of the importer (ultratb), no quotes, 'path:line'
+    "torch-cuda-lib-missing-under-extension-ipython": "File ~/env/lib/python3.11/site-packages/openmmtorch.py:15",
     # tune-ag: flash-attention's setup.py warning before the build error; numba's libs.test()
     "nvcc-not-found-warning-then-build-error": (
         "<string>:119: UserWarning: causal_conv1d was requested, but nvcc was not found."

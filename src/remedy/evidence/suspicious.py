@@ -63,6 +63,16 @@ WORDS: tuple[str, ...] = (
     # 'ERROR: SiftGPU not fully supported'; Reactant_jll's platform augmentation 'CUDA version
     # 13.0.0 in /usr/lib/libcuda.so.1 not supported with this version of Reactant' (a Debug log)
     "not supported",
+    # (held-out round 42, tune-ap) a package solver's verdict worded without an error word:
+    # libmamba's pin check 'No package can be installed for pin: <spec>' (MPool/solver add_pin:
+    # a pin no package in the channels satisfies) and libsolv's problem rule 'nothing provides
+    # <dep> needed by <pkg>' (as conda/mamba/dnf/zypper print it)
+    "No package can be installed",
+    "nothing provides",
+    # (tune-ap, round 42's unknown/gcl-3) a library's own lookup that found no CUDA and turned
+    # its GPU path off ('gsplat: No CUDA toolkit found. gsplat will be disabled.', torch's
+    # 'No CUDA runtime is found, using CUDA_HOME=...')
+    "No CUDA",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -89,6 +99,10 @@ _PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b:?")
 # heading before the frames; the statement is the 'Name: message' line after them (tune-al,
 # after round 39's unknown/gcd-8, where the header outranked that line on the same score)
 _IPY_HEAD = re.compile(r"^\s*(?:\w+\.)*\w+\s{2,}Traceback \(most recent call last\)\s*$")
+# an attribute looked up on None: the object was never made (a backend disabled, an optional
+# import that failed and left None), so the statement of the failure is an earlier line; the
+# line still ranks when nothing earlier looks like an error (tune-ap, round 42's unknown/gcl-3)
+_NONE_ATTR = re.compile(r"^\s*AttributeError: 'NoneType' object has no attribute ")
 _FRAME = re.compile(r'^\s*File \\?"')
 _CODE = re.compile(r"^\s{2,}\S")
 _WRAPPER = (
@@ -145,6 +159,8 @@ def base_score(text: str) -> tuple[float, str]:
         score, why = 8.0, "compiler/linker diagnostic"
     elif _IPY_HEAD.match(text):
         score, why = 1.0, "traceback header"
+    elif _NONE_ATTR.search(text):
+        score, why = 2.5, "exception on None (the consequence of an earlier failure)"
     elif _PY_EXC.match(text.lstrip()):
         score, why = 6.0, "exception line"
     elif "fatal" in lower:
@@ -155,8 +171,14 @@ def base_score(text: str) -> tuple[float, str]:
         score, why = 3.0, "error word"
     if is_command_echo(text):
         return 0.5, "command line echo"
+    # a wrapper only says something failed elsewhere: it ranks below every unwrapped line that
+    # looks like an error (an 'error word' line scores 3.0), even in a diagnostic's form
+    # ('error: build of X failed: builder for X failed with exit code 1' after the builder's
+    # own 'ERROR: ...', Nix; 'error: command ... failed with exit code 255' after ptxas's
+    # error) (tune-ap, after round 42's unknown/gcm-9; it was 4.0, which left such a wrapper
+    # above the earlier statement)
     if any(w in text for w in _WRAPPER):
-        score -= 4.0
+        score -= 5.5
         why += "; wrapper wording"
     if _FRAME.match(text):
         score -= 2.0
