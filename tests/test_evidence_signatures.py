@@ -593,7 +593,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # ptx' (nvptx-as' 'ptxas returned N exit status'
     # in a GCC offload config.log) and 'There is no ' (Maxine's NVCV_ERR_MODELDEPENDENCIES
     # string); its NVHPC lines reuse 'NVIDIA ' and 'Fatal', its configure line 'error': 99 -> 102.
-    assert len(lits) <= 102, "each literal costs grep time; see prefilter.py"
+    # Tune-ap adds 'No package can be installed' and 'nothing provides' (package solvers'
+    # verdicts, suspicious-line words) and 'No CUDA' (a library's own no-CUDA lookup). The three
+    # session-35 tuners worked at once, each within 102; merged: 99 + 3 + 3 + 3 -> 108.
+    assert len(lits) <= 108, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
