@@ -267,6 +267,74 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         assert op.path() == f"{d}/50-remedy-cuda-home.conf"
 
 
+def test_a_drop_in_sorting_after_remedys_last_one_is_computed_and_named():
+    """An admin's drop-in whose name sorts after remedy's zz-remedy-cuda-home.conf
+    (`zzz-local.conf`, `~override.conf`): the effective value is computed from the drop-ins
+    in systemd's order (units.dropin.dropin_overrides). Its EnvironmentFile= setting
+    CUDA_HOME is read after remedy's own file and wins: the plan is `impossible` and names
+    the drop-in and its file (sandbox test_s; main: `ok`, one zz-remedy drop-in step, and the
+    run rolled back). An Environment= line there loses to remedy's file: `ok`, as before."""
+    from remedy.units.dropin import dropin_overrides, read_after_remedy
+
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "sglang-k26.service"
+    envfile = b"[Service]\nEnvironmentFile=/etc/sglang/local.env\n"
+    local = {"/etc/sglang/local.env": b"CUDA_HOME=/usr/local/cuda-12.8\n"}
+    for name in ("zzz-local.conf", "~override.conf", "zz-site.conf"):
+        files = {f"{d}/{name}": envfile, **local}
+        assert read_after_remedy([f"{d}/{name}", f"{d}/90-local.conf"]) == [f"{d}/{name}"]
+        assert dropin_overrides(unit, [f"{d}/{name}"], files, {}) == {
+            "CUDA_HOME": f"{d}/{name} (EnvironmentFile=/etc/sglang/local.env)"
+        }, name
+    # read before remedy's last-named drop-in (test_o), or remedy's own: nothing overrides
+    for name in (
+        "90-local.conf",
+        "override.conf",
+        "zz-remedy-path.conf",
+        "zz-remedy-cuda-home.conf",
+    ):
+        files = {f"{d}/{name}": envfile, **local}
+        assert dropin_overrides(unit, [f"{d}/{name}"], files, {}) == {}, name
+    # an Environment= line after remedy's loses to remedy's EnvironmentFile (systemd.exec(5))
+    files = {f"{d}/~override.conf": b"[Service]\nEnvironment=CUDA_HOME=/usr/local/cuda-12.8\n"}
+    assert dropin_overrides(unit, [f"{d}/~override.conf"], files, {}) == {}
+    # ... unless the same drop-in empties EnvironmentFile= first: remedy's file is dropped
+    files = {f"{d}/~o.conf": b"[Service]\nEnvironmentFile=\nEnvironment=CUDA_HOME=/x\n"}
+    assert dropin_overrides(unit, [f"{d}/~o.conf"], files, {}) == {
+        "CUDA_HOME": f"{d}/~o.conf (Environment=CUDA_HOME=...)"
+    }
+    # both lists emptied: every variable remedy would set is lost
+    files = {f"{d}/~o.conf": b"[Service]\nEnvironmentFile=\nEnvironment=\n"}
+    assert dropin_overrides(unit, [f"{d}/~o.conf"], files, {}) == {
+        "*": f"{d}/~o.conf (an empty EnvironmentFile= and Environment=)"
+    }
+
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+    svc = f.services[0].model_copy(
+        update={
+            "drop_ins": [f"{d}/zzz-local.conf"],
+            "environment_files": ["/etc/sglang/local.env"],
+            "environment_files_env": {"CUDA_HOME": "/usr/local/cuda-12.8"},
+        }
+    )
+    # main's facts (no dropin_overrides): `ok`, a zz-remedy drop-in that systemd overrides
+    plan = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plan.status == "ok" and plan.steps[0].operation.last is True
+    why = f"{d}/zzz-local.conf (EnvironmentFile=/etc/sglang/local.env)"
+    svc = svc.model_copy(update={"dropin_overrides": {"CUDA_HOME": why}})
+    plan = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plan.status == "impossible" and plan.steps == [], plan.steps
+    assert any(f"CUDA_HOME is set again by {why}" in u for u in plan.unresolved), plan.unresolved
+    svc = svc.model_copy(update={"dropin_overrides": {"*": why}})
+    plan = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plan.status == "impossible" and plan.steps == []
+    assert any(f"remedy's lines are dropped by {why}" in u for u in plan.unresolved)
+
+
 def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
     python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a

@@ -120,6 +120,15 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       plan `ok`, `run` said `fixed` (exit 0) while the `bash -l` build still failed. Now the
       loop is found in the RHEL, Alpine and Arch shapes: `impossible`, named.
 
+  (s) the unit of (o) with the admin's EnvironmentFile= named in `zzz-local.conf`, which
+      sorts after remedy's zz-remedy-cuda-home.conf: the admin's file is read after remedy's
+      and wins. Before this change: plan `ok` (a zz-remedy drop-in), `run` applied it,
+      restarted the unit, the re-check failed: rolled back (exit 3). Now the facts read the
+      drop-ins sorting after remedy's and compute the value in systemd's order
+      (Service.dropin_overrides): `impossible`, zzz-local.conf and its file named, nothing
+      applied. With Environment=CUDA_HOME=<12.8> in `~override.conf` instead, remedy's own
+      EnvironmentFile wins: `fixed` (remedy was already right there; the test keeps it).
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -1059,3 +1068,95 @@ def test_r_an_export_appended_to_a_rhel_shaped_etc_profile(rhel_profile_home, tm
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
     assert h.ssh(login_build, timeout=600)[0] != 0
+
+
+@pytest.fixture
+def after_remedy_dropin_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcaz")
+
+
+def test_s_an_admins_drop_in_sorting_after_remedys_is_named(after_remedy_dropin_unit, tmp_path):
+    """systemd tier, the unit of test_o with the admin's EnvironmentFile= named in
+    `zzz-local.conf` instead of 90-local.conf: "zzz-" sorts after remedy's
+    zz-remedy-cuda-home.conf, so the admin's file is listed (and read) after remedy's own and
+    wins (systemd.unit(5), systemd.exec(5)). Before this change: plan `ok` (zz-remedy, envfile),
+    `run` applied it, restarted the unit, the re-check failed: rolled back. Now the facts read
+    the unit's drop-ins and compute who wins in systemd's order (Service.dropin_overrides):
+    `impossible`, the reason names zzz-local.conf and its file, nothing applied."""
+    h = after_remedy_dropin_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        "mkdir -p /etc/sglang && printf 'CUDA_HOME=/usr/local/cuda-12.8\\n' > "
+        f"/etc/sglang/local.env && printf '[Service]\\nEnvironmentFile=/etc/sglang/local.env\\n'"
+        f" > {d}/zzz-local.conf && rm {d}/90-local.conf && systemctl daemon-reload && "
+        "systemctl restart sglang-k26; sleep 1; for i in $(seq 60); do "
+        "[ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R {d}; cat {d}/*.conf /etc/sglang/local.env; systemctl show -p Environment -p MainPID sglang-k26"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("path")) for s in plan["steps"]]
+    print(f"(s) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["dropin_overrides"] == {
+        "CUDA_HOME": f"{d}/zzz-local.conf (EnvironmentFile=/etc/sglang/local.env)"
+    }, svc
+    # (main: `ok`, one zz-remedy-cuda-home.conf step; `run` then rolled back, exit 3)
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any(f"{d}/zzz-local.conf" in u for u in plan["unresolved"]), plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(s) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def tilde_override_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcat")
+
+
+def test_s_a_tilde_override_environment_line_loses_to_remedys_file(tilde_override_unit, tmp_path):
+    """systemd tier, the unit of test_l with the admin's Environment=CUDA_HOME=<12.8> in
+    `~override.conf` ('~' sorts after every letter: after zz-remedy-cuda-home.conf). An
+    Environment= line, a later drop-in's too, loses to every EnvironmentFile= (systemd.exec(5)):
+    remedy's own file wins. remedy was already right here (main: `fixed` too); the test keeps
+    it so: `fixed` only with the new value in the running process, and the facts record no
+    override for CUDA_HOME."""
+    h = tilde_override_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        f"mv {d}/90-local.conf '{d}/~override.conf' && systemctl daemon-reload && "
+        "systemctl restart sglang-k26; sleep 1; for i in $(seq 60); do "
+        "[ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(s2) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    assert "CUDA_HOME" not in plan["facts"]["services"][0].get("dropin_overrides", {})
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    assert steps == [("service-env-cuda-home", True)]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(s2) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    assert "Environment=CUDA_HOME=/usr/local/cuda-12.8" in h.ssh(f"cat '{d}/~override.conf'")[1]

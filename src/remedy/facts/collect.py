@@ -71,6 +71,7 @@ from remedy.model.envdiff import BUILD_VAR, session_differences
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
 from remedy.transport.quote import quote
+from remedy.units.dropin import dropin_overrides, read_after_remedy
 from remedy.units.parse import EnvironmentFileRef, has_glob
 from remedy.units.shown import (
     ServiceEnvironment,
@@ -384,6 +385,11 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
         # a venv activate script its ExecStart's shell sources: read (as bytes, never run)
         for f in sourced_activates(s.exec_start):
             if f not in state.files_read and f not in need.env_files:
+                need.env_files.append(f)
+        # its drop-ins that sort after remedy's own (an admin's zzz-local.conf): read as data,
+        # to tell whether what remedy would write is overridden (dropin_overrides)
+        for f in read_after_remedy(s.drop_ins):
+            if f not in state.files_read and f not in need.env_files and not has_glob(f):
                 need.env_files.append(f)
     return need
 
@@ -713,6 +719,9 @@ async def _collect_facts(
                 shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
         if shell["exec_shell_env"]:
             update.update(shell)
+        overrides = dropin_overrides(s.name, s.drop_ins, state.files_read, state.globs)
+        if overrides:
+            update["dropin_overrides"] = overrides
         services_out.append(s.model_copy(update=update))
     notes += state.notes
     # a note may quote a garbled reply: a NUL in it would make Facts refuse the whole host
