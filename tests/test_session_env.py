@@ -335,6 +335,49 @@ def test_a_drop_in_sorting_after_remedys_last_one_is_computed_and_named():
     assert any(f"remedy's lines are dropped by {why}" in u for u in plan.unresolved)
 
 
+def test_exec_start_prefixes_are_read_as_systemd_reads_them():
+    """systemd.service(5) "Command lines": `-` `@` `:` `+` `!` before the program's path, and
+    with `@` the second word is argv[0]. `systemctl show` prints `path=` and `argv[]=`: for
+    `ExecStart=@/opt/v/bin/python python3 SCRIPT` argv[] starts at `python3`, and main read the
+    argv as the command: no venv (python None; sandbox test_t). `@/bin/bash -bash -c "source
+    VENV/bin/activate && ..."` is a login shell (argv[0] starts with `-`, bash(1)), which main
+    did not see (it reads /etc/profile.d after the unit's environment, as in test_p)."""
+    from remedy.facts.services import (
+        build_services,
+        exec_words,
+        interpreter_of,
+        runs_login_shell,
+        sourced_activates,
+    )
+
+    show = (
+        "Id=sglang.service\nLoadState=loaded\n"
+        "ExecStart={ path=/opt/v/bin/python ; argv[]=python3 /srv/launch.py --port 30000 ; "
+        "ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; "
+        "status=0/0 }\n"
+    )
+    res = build_services(show, ["sglang.service"])
+    cmd = res.services[0].exec_start
+    assert cmd == "@/opt/v/bin/python python3 /srv/launch.py --port 30000"
+    assert res.interpreters == {"sglang.service": "/opt/v/bin/python"}
+    # argv[0] the program: the argv text, as before
+    same = show.replace("argv[]=python3", "argv[]=/opt/v/bin/python")
+    assert build_services(same, ["sglang.service"]).services[0].exec_start == (
+        "/opt/v/bin/python /srv/launch.py --port 30000"
+    )
+    assert exec_words("-:+/opt/v/bin/python -m x") == ("/opt/v/bin/python", "/opt/v/bin/python",
+                                                       ["-m", "x"])  # fmt: skip
+    assert exec_words("@/bin/bash -bash -c x") == ("/bin/bash", "-bash", ["-c", "x"])
+    assert exec_words("!!@/bin/sh sh") == ("/bin/sh", "sh", [])
+    for cmd in ("-/opt/v/bin/python -m sglang.launch_server", "@/opt/v/bin/python py -m s",
+                "+@/opt/v/bin/python3.11 sglang-k26 x"):  # fmt: skip
+        assert interpreter_of(cmd) and interpreter_of(cmd).startswith("/opt/v/bin/python"), cmd
+    login = "@/bin/bash -bash -c source /opt/v/bin/activate && exec python -m sglang.launch_server"
+    assert runs_login_shell(login) and sourced_activates(login) == ["/opt/v/bin/activate"]
+    assert not runs_login_shell("@/bin/bash bash -c x") and runs_login_shell("-/bin/bash -lc x")
+    assert not runs_login_shell("@/opt/v/bin/python -bash -c x")
+
+
 def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
     python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a

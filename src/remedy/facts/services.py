@@ -98,12 +98,39 @@ _EXEC_PATH = re.compile(r"path=(\S+)")
 
 
 def exec_argv(value: str) -> str | None:
-    """`{ path=/x ; argv[]=/x -m sglang... ; ignore_errors=no ; ... }` -> the argv text."""
+    """`{ path=/x ; argv[]=/x -m sglang... ; ignore_errors=no ; ... }` -> the command as an
+    ExecStart= line says it: the argv text, or `@PATH ARGV...` when argv[0] is not the program
+    systemd runs (an `ExecStart=@/opt/v/bin/python python3 ...`: show's argv[] starts at
+    `python3`, which is not where the program is)."""
     m = _EXEC_ARGV.search(value)
+    p = _EXEC_PATH.search(value)
     if m:
-        return m.group(1).strip()
-    m = _EXEC_PATH.search(value)
-    return m.group(1) if m else (value.strip() or None)
+        argv = m.group(1).strip()
+        words = argv.split(None, 1)
+        if p and words and words[0] != p.group(1):
+            return f"@{p.group(1)} {argv}"
+        return argv
+    return p.group(1) if p else (value.strip() or None)
+
+
+# ExecStart= prefixes (systemd.service(5) "Command lines"): `-` `@` `:` `+` `!` (`!!`), and
+# `|` (systemd 258: run through the user's shell); none is part of the program's path
+_EXEC_PREFIX = "-@:+!|"
+
+
+def exec_words(exec_start: str | None) -> tuple[str, str, list[str]]:
+    """(program, argv[0], arguments) of an ExecStart= command line, its prefixes read as
+    systemd reads them: `@/bin/bash -bash -c X` runs /bin/bash with argv[0] `-bash`;
+    `-/opt/v/bin/python x` runs /opt/v/bin/python. ("", "", []) for no command."""
+    words = (exec_start or "").split()
+    if not words:
+        return "", "", []
+    first = words[0]
+    prefix = first[: len(first) - len(first.lstrip(_EXEC_PREFIX))]
+    program = first[len(prefix) :]
+    if "@" in prefix:
+        return program, (words[1] if len(words) > 1 else ""), words[2:]
+    return program, program, words[1:]
 
 
 _PY = re.compile(r"""(/[^\s;"'=]*/bin/python[0-9.]*)(?=[\s;"']|$)""")
@@ -111,12 +138,15 @@ _ACTIVATE = re.compile(r"""(/[^\s;"'=]*)/bin/activate(?=[\s;"'&]|$)""")
 
 
 def interpreter_of(exec_start: str) -> str | None:
-    """The Python a service runs: argv[0] if it is python, else a /.../bin/python in the
-    command (e.g. `bash -c "... /opt/v/bin/python -m sglang..."`), else a sourced venv."""
-    m = _PY.search(exec_start)
+    """The Python a service runs: the program if it is python, else a /.../bin/python in the
+    command (e.g. `bash -c "... /opt/v/bin/python -m sglang..."`), else a sourced venv. The
+    program, not an `@` command's argv[0] (exec_words)."""
+    program, _, args = exec_words(exec_start)
+    text = " ".join([program, *args])
+    m = _PY.search(text)
     if m:
         return m.group(1)
-    m = _ACTIVATE.search(exec_start)
+    m = _ACTIVATE.search(text)
     if m:
         return m.group(1) + "/bin/python"
     return None
@@ -130,10 +160,14 @@ def runs_login_shell(exec_start: str | None) -> bool:
     it reads /etc/profile and /etc/profile.d (bash(1) INVOCATION) after systemd has set the
     unit's environment. Only the options before the first other word count (`-c`'s string
     comes after them)."""
-    words = (exec_start or "").split()
-    if not words or words[0].rsplit("/", 1)[-1] not in _SHELLS:
+    program, argv0, args = exec_words(exec_start)
+    if program.rsplit("/", 1)[-1] not in _SHELLS:
         return False
-    for w in words[1:]:
+    if argv0.startswith("-"):
+        # `ExecStart=@/bin/bash -bash -c ...`: "A login shell is one whose first character
+        # of argument zero is a -" (bash(1) INVOCATION; dash, zsh and ksh do the same)
+        return True
+    for w in args:
         if not w.startswith("-") or w in ("-", "--"):
             return False
         if w == "--login" or (not w.startswith("--") and "l" in w[1:]):
@@ -149,8 +183,9 @@ def sourced_activates(exec_start: str | None) -> list[str]:
     (`bash -c "source /opt/v/bin/activate && exec python -m sglang..."`): what they export
     (a user's `export CUDA_HOME=...` appended to bin/activate) is set after systemd's
     environment, so it wins over every Environment= and EnvironmentFile=."""
-    words = (exec_start or "").split()
-    if not words or words[0].rsplit("/", 1)[-1] not in _SHELLS:
+    program, _, args = exec_words(exec_start)
+    words = [program, *args]
+    if program.rsplit("/", 1)[-1] not in _SHELLS:
         return []
     out: list[str] = []
     for i, w in enumerate(words[1:-1], 1):
