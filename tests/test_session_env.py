@@ -378,6 +378,29 @@ def test_exec_start_prefixes_are_read_as_systemd_reads_them():
     assert not runs_login_shell("@/opt/v/bin/python -bash -c x")
 
 
+def test_a_user_units_login_shell_reads_that_users_own_profile_file():
+    """A unit with User=sglang (home /var/lib/sglang from getent) whose ExecStart is `bash
+    -lc ...`: bash reads the first of ~/.bash_profile, ~/.bash_login, ~/.profile after
+    /etc/profile (bash(1) INVOCATION); sh reads ~/.profile; root's home when no User=. The
+    facts read that file as data (sandbox test_u; main: not read, a drop-in step)."""
+    from remedy.facts.services import login_user_files, unit_home
+    from remedy.model import Service
+
+    svc = Service(name="s.service", sandboxing={"User": "sglang"}, user_home="/var/lib/sglang")
+    assert unit_home(svc) == "/var/lib/sglang"
+    assert unit_home(Service(name="s.service")) == "/root"
+    assert unit_home(Service(name="s.service", sandboxing={"User": "nobody"})) is None
+    home = "/var/lib/sglang"
+    assert login_user_files("/bin/bash -lc x", home) == [
+        f"{home}/.bash_profile",
+        f"{home}/.bash_login",
+        f"{home}/.profile",
+    ]
+    assert login_user_files("@/bin/sh -sh -c x", home) == [f"{home}/.profile"]
+    assert login_user_files("/bin/bash -c x", home) == []
+    assert login_user_files("/bin/bash -lc x", None) == []
+
+
 def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
     python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a

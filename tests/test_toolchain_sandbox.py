@@ -136,6 +136,11 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       login shell (argv[0] `-bash`) reading /etc/profile.d/cuda.sh: main saw no shell, plan
       `unexplained` with a drop-in step the profile overrides; now `impossible`, cuda.sh named.
 
+  (u) test_p's unit run as a system user (User=sglang, home /var/lib/sglang) whose
+      ~/.profile exports CUDA_HOME=<12.8>, read by the ExecStart's login shell after systemd's
+      environment. Before this change: plan exit 3 `unexplained`, with a drop-in step the
+      profile overrides. Now the unit user's first login file is read: `impossible`, named.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -1281,5 +1286,59 @@ def test_t_an_at_prefixed_shell_with_a_dash_argv0_is_a_login_shell(argv0_login_u
                  timeout=1200)  # fmt: skip
     rep = report_of(r)
     print(f"(t3) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def user_profile_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcup")
+
+
+def test_u_a_user_units_login_shell_reads_that_users_profile(user_profile_unit, tmp_path):
+    """systemd tier: test_p's unit run as a system user (`useradd --system --home-dir
+    /var/lib/sglang --shell /bin/bash sglang`, User=sglang), its ExecStart a login shell
+    (`/bin/bash -lc "source /opt/sglang-venv/bin/activate && exec python ..."`), and the CUDA
+    12.8 install's `export CUDA_HOME=/usr/local/cuda-12.8` in that user's ~/.profile. bash
+    reads it after /etc/profile, after systemd's environment (bash(1) INVOCATION): remedy's
+    drop-in loses. Before this change the facts read the system profile files only: plan
+    exit 3, `unexplained`, with a drop-in step (service-env-cuda-home). Now the unit user's first login
+    file (~/.bash_profile, ~/.bash_login, ~/.profile) is read as data: `impossible`, the file
+    named, nothing applied."""
+    h = user_profile_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    prof = "/var/lib/sglang/.profile"
+    setup = (
+        "systemctl stop sglang-k26 && useradd --system --home-dir /var/lib/sglang "
+        "--create-home --shell /bin/bash sglang && "
+        f"echo 'export CUDA_HOME=/usr/local/cuda-12.8' > {prof} && chown sglang: {prof} && "
+        f"printf '[Service]\\nUser=sglang\\n' > {d}/90-local.conf && sed -i "
+        "'s#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=/bin/bash -lc "
+        f'"source /opt/sglang-venv/bin/activate \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=180)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R /etc/systemd/system; md5sum {prof}; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(u) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["user_home"] == "/var/lib/sglang", svc
+    assert svc.get("exec_shell_from") == {"CUDA_HOME": prof}, svc
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any(f"CUDA_HOME is set by {prof}" in u for u in plan["unresolved"])
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(u) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert h.ssh(ls) == before

@@ -54,8 +54,10 @@ from remedy.facts.services import (
     ServiceFacts,
     ServicesCollector,
     _is_template,
+    login_user_files,
     runs_login_shell,
     sourced_activates,
+    unit_home,
 )
 from remedy.facts.toolkits import (
     _FILES,
@@ -381,6 +383,10 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
     for s in svc.services:
         for f in state.unread_env_files(s):
             if f not in need.env_files:
+                need.env_files.append(f)
+        # the unit user's ~/.bash_profile / ~/.profile its login shell reads (as data)
+        for f in login_user_files(s.exec_start, unit_home(s)):
+            if f not in state.files_read and f not in need.env_files:
                 need.env_files.append(f)
         # a venv activate script its ExecStart's shell sources: read (as bytes, never run)
         for f in sourced_activates(s.exec_start):
@@ -714,6 +720,13 @@ async def _collect_facts(
         shell: dict[str, dict] = {"exec_shell_env": {}, "exec_shell_from": {}}
         if runs_login_shell(s.exec_start):
             shell.update(login_profile_vars(login_env, login_origins))
+            # then the unit user's own profile file, the first one bash finds (read last:
+            # its exports win over /etc/profile.d's; test_u)
+            mine = login_user_files(s.exec_start, unit_home(s))
+            f = next((p for p in mine if state.files_read.get(p) is not None), None)
+            if f is not None:
+                for k, v in activate_vars(f, state.files_read[f], {**env, **files_env}).items():
+                    shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
         for f in sourced_activates(s.exec_start):  # sourced after the login profile
             for k, v in activate_vars(f, state.files_read.get(f), {**env, **files_env}).items():
                 shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f

@@ -175,6 +175,26 @@ def runs_login_shell(exec_start: str | None) -> bool:
     return False
 
 
+def login_user_files(exec_start: str | None, home: str | None) -> list[str]:
+    """The user's own files a login shell ExecStart reads after /etc/profile, in the order it
+    looks for them: bash reads the FIRST of ~/.bash_profile, ~/.bash_login, ~/.profile that
+    exists (bash(1) INVOCATION), sh/dash read ~/.profile. home: the unit's User='s home
+    (`getent passwd`), root's when the unit names no User=. [] for no login shell."""
+    if not home or not home.startswith("/") or not runs_login_shell(exec_start):
+        return []
+    program = exec_words(exec_start)[0].rsplit("/", 1)[-1]
+    names = (".bash_profile", ".bash_login", ".profile") if program == "bash" else (".profile",)
+    return [f"{home.rstrip('/')}/{n}" for n in names]
+
+
+def unit_home(svc: Service) -> str | None:
+    """The home a unit's processes get: its User='s (Service.user_home), root's (/root) when
+    it names no User= (a system unit runs as root; bash takes HOME from the user database)."""
+    if svc.user_home:
+        return svc.user_home
+    return "/root" if svc.sandboxing.get("User", "root") in ("root", "0") else None
+
+
 _SOURCED = re.compile(r"""(/[^\s;"'=&|]*/bin/activate)[;&|]*""")
 
 
