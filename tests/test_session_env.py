@@ -401,6 +401,50 @@ def test_a_user_units_login_shell_reads_that_users_own_profile_file():
     assert login_user_files("/bin/bash -lc x", None) == []
 
 
+def test_a_units_conda_activation_hooks_are_read_as_data():
+    """A unit that runs its server in a conda environment (`conda run -n sglang ...`, or a
+    shell's `source /opt/conda/bin/activate sglang` / `conda activate sglang`): activation
+    sources PREFIX/etc/conda/activate.d/*.sh after systemd's environment, so an `export
+    CUDA_HOME=$CONDA_PREFIX/...` there wins over remedy's drop-in. The facts find the
+    environment (conda_envs), read its hooks by glob (followup_script) and keep what they set
+    outright (exec_shell_env / exec_shell_from), which the planner names as for test_p. Main
+    read no hook. (No sandbox scenario: the sandbox image has no conda.)"""
+    from remedy.facts.collect import _Needs, _State, activate_vars, followup_script
+    from remedy.facts.services import conda_activate_scripts, conda_envs
+
+    assert conda_envs("/opt/conda/bin/conda run -n sglang python -m sglang.launch_server") == [
+        "/opt/conda/envs/sglang"
+    ]
+    assert conda_envs("/opt/conda/bin/conda run --no-capture-output -p /srv/env python x") == [
+        "/srv/env"
+    ]
+    assert conda_envs("@/opt/conda/bin/conda conda run --name=sg python x") == [
+        "/opt/conda/envs/sg"
+    ]
+    assert conda_envs("/bin/bash -c source /opt/conda/bin/activate sglang && exec python") == [
+        "/opt/conda/envs/sglang"
+    ]
+    cmd = "/bin/bash -lc source /opt/conda/etc/profile.d/conda.sh && conda activate sglang && x"
+    assert conda_envs(cmd) == ["/opt/conda/envs/sglang"]
+    assert conda_envs("/bin/bash -c source /opt/conda/bin/activate && exec python") == [
+        "/opt/conda"
+    ]
+    assert conda_envs("/opt/v/bin/python -m sglang.launch_server") == []
+    # a name without the conda it belongs to names no environment; never `..`
+    assert conda_envs("/usr/bin/env conda run -n sg python") == []
+    assert conda_envs("/opt/conda/bin/conda run -n .. python") == []
+    g = conda_activate_scripts("/opt/conda/envs/sglang")
+    assert g == "/opt/conda/envs/sglang/etc/conda/activate.d/*.sh"
+    script = followup_script("TOK", _State(), _Needs(env_files=[g]))
+    assert "envglob" in script and "/opt/conda/envs/sglang/etc/conda/activate.d/" in script
+    hook = "/opt/conda/envs/sglang/etc/conda/activate.d/cuda.sh"
+    text = b'export CUDA_HOME="$CONDA_PREFIX/targets/x86_64-linux"\nexport PATH=/x:$PATH\n'
+    env = {"PATH": "/usr/bin", "CONDA_PREFIX": "/opt/conda/envs/sglang"}
+    assert activate_vars(hook, text, env) == {
+        "CUDA_HOME": "/opt/conda/envs/sglang/targets/x86_64-linux"
+    }
+
+
 def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
     python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a

@@ -54,6 +54,8 @@ from remedy.facts.services import (
     ServiceFacts,
     ServicesCollector,
     _is_template,
+    conda_activate_scripts,
+    conda_envs,
     login_user_files,
     runs_login_shell,
     sourced_activates,
@@ -384,6 +386,11 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
         for f in state.unread_env_files(s):
             if f not in need.env_files:
                 need.env_files.append(f)
+        # a conda environment's activate.d hooks, which its activation sources (as data)
+        for prefix in conda_envs(s.exec_start):
+            g = conda_activate_scripts(prefix)
+            if g not in state.globs and g not in need.env_files and "\0" not in g:
+                need.env_files.append(g)
         # the unit user's ~/.bash_profile / ~/.profile its login shell reads (as data)
         for f in login_user_files(s.exec_start, unit_home(s)):
             if f not in state.files_read and f not in need.env_files:
@@ -726,6 +733,12 @@ async def _collect_facts(
             f = next((p for p in mine if state.files_read.get(p) is not None), None)
             if f is not None:
                 for k, v in activate_vars(f, state.files_read[f], {**env, **files_env}).items():
+                    shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
+        # a conda environment's activation: its activate.d/*.sh in name order (test_session_env)
+        for prefix in conda_envs(s.exec_start):
+            scope = {**env, **files_env, "CONDA_PREFIX": prefix}
+            for f in state.globs.get(conda_activate_scripts(prefix), []):
+                for k, v in activate_vars(f, state.files_read.get(f), scope).items():
                     shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
         for f in sourced_activates(s.exec_start):  # sourced after the login profile
             for k, v in activate_vars(f, state.files_read.get(f), {**env, **files_env}).items():

@@ -215,6 +215,75 @@ def sourced_activates(exec_start: str | None) -> list[str]:
     return out
 
 
+def _conda_env(root: str | None, arg: str | None) -> str | None:
+    """A conda environment's prefix from `-n NAME`/`-p PREFIX`/an activate argument."""
+    if arg and arg.startswith("/"):
+        return arg.rstrip("/") or "/"
+    if root and (not arg or arg == "base"):
+        return root
+    if root and arg and re.fullmatch(r"[A-Za-z0-9_.+-]+", arg) and arg not in (".", ".."):
+        return f"{root}/envs/{arg}"
+    return None
+
+
+def conda_envs(exec_start: str | None) -> list[str]:
+    """The conda environments an ExecStart activates before the server: `conda run -n NAME|
+    -p PREFIX ...`, or a shell's `source ROOT/bin/activate [NAME|PREFIX]` / `conda activate
+    NAME|PREFIX` (ROOT from the conda it runs or the `ROOT/etc/profile.d/conda.sh` it
+    sources). Activation sources PREFIX/etc/conda/activate.d/*.sh, after systemd's environment:
+    what those export wins over every Environment= and EnvironmentFile= (conda's activate.d
+    hooks; the facts read them as data, conda_activate_scripts)."""
+    program, _, args = exec_words(exec_start)
+    words = [w.strip("\"'") for w in [program, *args]]
+    out: list[str] = []
+    root: str | None = None
+
+    def add(prefix: str | None) -> None:
+        if prefix and prefix not in out:
+            out.append(prefix)
+
+    for i, w in enumerate(words):
+        base = w.lstrip("&|;").rsplit("/", 1)
+        if w.endswith("/etc/profile.d/conda.sh"):
+            root = w[: -len("/etc/profile.d/conda.sh")] or None
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if base[-1] == "conda" and nxt in ("run", "activate"):
+            if len(base) == 2 and base[0].endswith("/bin"):
+                root = base[0][: -len("/bin")] or None
+            name = prefix = None
+            j = i + 2
+            while j < len(words):
+                a = words[j]
+                if a in ("-n", "--name", "-p", "--prefix") and j + 1 < len(words):
+                    name, prefix = (
+                        (words[j + 1], None) if a in ("-n", "--name") else (None, words[j + 1])
+                    )
+                    j += 2
+                    continue
+                if a.startswith(("--name=", "--prefix=")):
+                    k, _, v = a.partition("=")
+                    name, prefix = (v, None) if k == "--name" else (None, v)
+                elif nxt == "activate" and not a.startswith("-") and name is None:
+                    name = a
+                if not a.startswith("-"):
+                    break
+                j += 1
+            add(_conda_env(root, prefix or name))
+        m = _SOURCED.fullmatch(nxt) if w.lstrip("&|;") in ("source", ".") else None
+        if m:
+            arg = words[i + 2] if i + 2 < len(words) else None
+            if arg and (arg.startswith(("-", "&", "|", ";")) or arg in ("&&", "||")):
+                arg = None
+            # a venv's bin/activate takes no argument and has no etc/conda/activate.d
+            add(_conda_env(m.group(1).rsplit("/bin/activate", 1)[0] or "/", arg))
+    return out
+
+
+def conda_activate_scripts(prefix: str) -> str:
+    """The glob of a conda environment's activation hooks (sourced in name order)."""
+    return f"{prefix.rstrip('/')}/etc/conda/activate.d/*.sh"
+
+
 def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFacts:
     """Relevant services (ExecStart mentions sglang, or named in `wanted`) from show output."""
     wanted = [w if "." in w else w + ".service" for w in (wanted or [])]
