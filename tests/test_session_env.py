@@ -445,6 +445,46 @@ def test_a_units_conda_activation_hooks_are_read_as_data():
     }
 
 
+def test_paths_from_a_units_exec_start_and_home_never_become_commands(tmp_path):
+    """Attack: the conda prefix, the venv and the home the facts now read come from the host's
+    unit text and user database. A prefix or home holding `$(touch CANARY)` or a `;` is read as
+    a file name by the follow-up script (quoted), never run; a prefix with glob characters of
+    its own is not read at all. Control: the canary stays absent, the real hook is read."""
+    import subprocess
+
+    from remedy.facts.collect import _needs, _State, followup_script
+    from remedy.facts.services import ServiceFacts
+    from remedy.model import Service
+
+    canary = tmp_path / "canary"
+    env = tmp_path / "env"
+    (env / "etc/conda/activate.d").mkdir(parents=True)
+    (env / "etc/conda/activate.d/a.sh").write_text("export CUDA_HOME=/x\n")
+    evil = f"/tmp/$(touch {canary});touch {canary}"
+    cmds = [
+        f"/bin/bash -c source {evil}/bin/activate && exec python",
+        f"/opt/conda/bin/conda run -p {evil} python",
+        f"/opt/conda/bin/conda run -p {tmp_path}/e* python",
+        f"/opt/conda/bin/conda run -p {env} python",
+    ]
+    svcs = [Service(name=f"s{i}.service", exec_start=c) for i, c in enumerate(cmds)]
+    svcs.append(
+        Service(
+            name="h.service", exec_start="/bin/bash -lc x", user_home=evil, sandboxing={"User": "u"}
+        )  # fmt: skip
+    )
+    need = _needs(_State(), {}, ServiceFacts(services=svcs, systemd=True))
+    assert f"{tmp_path}/e*/etc/conda/activate.d/*.sh" not in need.env_files
+    assert f"{evil}/.profile" in need.env_files
+    need.prefixes, need.interpreters, need.paths = [], [], []
+    out = subprocess.run(
+        ["sh", "-c", followup_script("TOK", _State(), need)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+    )  # fmt: skip
+    assert not canary.exists(), out.stderr[-2000:]
+    assert f"{env}/etc/conda/activate.d/a.sh" in out.stdout
+
+
 def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
     python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a

@@ -389,7 +389,8 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
         # a conda environment's activate.d hooks, which its activation sources (as data)
         for prefix in conda_envs(s.exec_start):
             g = conda_activate_scripts(prefix)
-            if g not in state.globs and g not in need.env_files and "\0" not in g:
+            # a prefix with glob characters of its own is left unread (its * would glob)
+            if g not in state.globs and g not in need.env_files and not has_glob(prefix):
                 need.env_files.append(g)
         # the unit user's ~/.bash_profile / ~/.profile its login shell reads (as data)
         for f in login_user_files(s.exec_start, unit_home(s)):
