@@ -173,10 +173,11 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
                     # of remedy's sets it (sandbox/scenarios/service-dropin-later-cuda-home)
                     return
                 later = svc.get("dropin_overrides") or {}
-                if var in later or "*" in later:
+                if value is not None and (var in later or "*" in later):
                     # a drop-in read after remedy's last-named one sets it again (its
                     # EnvironmentFile= listed after remedy's): remedy's value never reaches
-                    # the process (units.dropin.later_dropin_override; test_s)
+                    # the process (units.dropin.later_dropin_override; test_s). An unset
+                    # still holds: UnsetEnvironment= applies after every drop-in's lines
                     return
                 if value is not None and var in svc["environment_files_env"]:
                     # the unit's EnvironmentFile= sets it: remedy's drop-in names a file of
