@@ -267,6 +267,224 @@ def test_a_later_drop_in_of_the_admins_is_outranked_by_remedys_environment_file(
         assert op.path() == f"{d}/50-remedy-cuda-home.conf"
 
 
+def test_a_drop_in_sorting_after_remedys_last_one_is_computed_and_named():
+    """An admin's drop-in whose name sorts after remedy's zz-remedy-cuda-home.conf
+    (`zzz-local.conf`, `~override.conf`): the effective value is computed from the drop-ins
+    in systemd's order (units.dropin.dropin_overrides). Its EnvironmentFile= setting
+    CUDA_HOME is read after remedy's own file and wins: the plan is `impossible` and names
+    the drop-in and its file (sandbox test_s; main: `ok`, one zz-remedy drop-in step, and the
+    run rolled back). An Environment= line there loses to remedy's file: `ok`, as before."""
+    from remedy.units.dropin import dropin_overrides, read_after_remedy
+
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "sglang-k26.service"
+    envfile = b"[Service]\nEnvironmentFile=/etc/sglang/local.env\n"
+    local = {"/etc/sglang/local.env": b"CUDA_HOME=/usr/local/cuda-12.8\n"}
+    for name in ("zzz-local.conf", "~override.conf", "zz-site.conf"):
+        files = {f"{d}/{name}": envfile, **local}
+        assert read_after_remedy([f"{d}/{name}", f"{d}/90-local.conf"]) == [f"{d}/{name}"]
+        assert dropin_overrides(unit, [f"{d}/{name}"], files, {}) == {
+            "CUDA_HOME": f"{d}/{name} (EnvironmentFile=/etc/sglang/local.env)"
+        }, name
+    # read before remedy's last-named drop-in (test_o), or remedy's own: nothing overrides
+    for name in (
+        "90-local.conf",
+        "override.conf",
+        "zz-remedy-path.conf",
+        "zz-remedy-cuda-home.conf",
+    ):
+        files = {f"{d}/{name}": envfile, **local}
+        assert dropin_overrides(unit, [f"{d}/{name}"], files, {}) == {}, name
+    # an Environment= line after remedy's loses to remedy's EnvironmentFile (systemd.exec(5))
+    files = {f"{d}/~override.conf": b"[Service]\nEnvironment=CUDA_HOME=/usr/local/cuda-12.8\n"}
+    assert dropin_overrides(unit, [f"{d}/~override.conf"], files, {}) == {}
+    # ... unless the same drop-in empties EnvironmentFile= first: remedy's file is dropped
+    files = {f"{d}/~o.conf": b"[Service]\nEnvironmentFile=\nEnvironment=CUDA_HOME=/x\n"}
+    assert dropin_overrides(unit, [f"{d}/~o.conf"], files, {}) == {
+        "CUDA_HOME": f"{d}/~o.conf (Environment=CUDA_HOME=...)"
+    }
+    # both lists emptied: every variable remedy would set is lost
+    files = {f"{d}/~o.conf": b"[Service]\nEnvironmentFile=\nEnvironment=\n"}
+    assert dropin_overrides(unit, [f"{d}/~o.conf"], files, {}) == {
+        "*": f"{d}/~o.conf (an empty EnvironmentFile= and Environment=)"
+    }
+
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+    svc = f.services[0].model_copy(
+        update={
+            "drop_ins": [f"{d}/zzz-local.conf"],
+            "environment_files": ["/etc/sglang/local.env"],
+            "environment_files_env": {"CUDA_HOME": "/usr/local/cuda-12.8"},
+        }
+    )
+    # main's facts (no dropin_overrides): `ok`, a zz-remedy drop-in that systemd overrides
+    plan = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plan.status == "ok" and plan.steps[0].operation.last is True
+    why = f"{d}/zzz-local.conf (EnvironmentFile=/etc/sglang/local.env)"
+    svc = svc.model_copy(update={"dropin_overrides": {"CUDA_HOME": why}})
+    plan = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plan.status == "impossible" and plan.steps == [], plan.steps
+    assert any(f"CUDA_HOME is set again by {why}" in u for u in plan.unresolved), plan.unresolved
+    svc = svc.model_copy(update={"dropin_overrides": {"*": why}})
+    plan = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plan.status == "impossible" and plan.steps == []
+    assert any(f"remedy's lines are dropped by {why}" in u for u in plan.unresolved)
+
+
+def test_exec_start_prefixes_are_read_as_systemd_reads_them():
+    """systemd.service(5) "Command lines": `-` `@` `:` `+` `!` before the program's path, and
+    with `@` the second word is argv[0]. `systemctl show` prints `path=` and `argv[]=`: for
+    `ExecStart=@/opt/v/bin/python python3 SCRIPT` argv[] starts at `python3`, and main read the
+    argv as the command: no venv (python None; sandbox test_t). `@/bin/bash -bash -c "source
+    VENV/bin/activate && ..."` is a login shell (argv[0] starts with `-`, bash(1)), which main
+    did not see (it reads /etc/profile.d after the unit's environment, as in test_p)."""
+    from remedy.facts.services import (
+        build_services,
+        exec_words,
+        interpreter_of,
+        runs_login_shell,
+        sourced_activates,
+    )
+
+    show = (
+        "Id=sglang.service\nLoadState=loaded\n"
+        "ExecStart={ path=/opt/v/bin/python ; argv[]=python3 /srv/launch.py --port 30000 ; "
+        "ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; "
+        "status=0/0 }\n"
+    )
+    res = build_services(show, ["sglang.service"])
+    cmd = res.services[0].exec_start
+    assert cmd == "@/opt/v/bin/python python3 /srv/launch.py --port 30000"
+    assert res.interpreters == {"sglang.service": "/opt/v/bin/python"}
+    # argv[0] the program: the argv text, as before
+    same = show.replace("argv[]=python3", "argv[]=/opt/v/bin/python")
+    assert build_services(same, ["sglang.service"]).services[0].exec_start == (
+        "/opt/v/bin/python /srv/launch.py --port 30000"
+    )
+    assert exec_words("-:+/opt/v/bin/python -m x") == ("/opt/v/bin/python", "/opt/v/bin/python",
+                                                       ["-m", "x"])  # fmt: skip
+    assert exec_words("@/bin/bash -bash -c x") == ("/bin/bash", "-bash", ["-c", "x"])
+    assert exec_words("!!@/bin/sh sh") == ("/bin/sh", "sh", [])
+    for cmd in ("-/opt/v/bin/python -m sglang.launch_server", "@/opt/v/bin/python py -m s",
+                "+@/opt/v/bin/python3.11 sglang-k26 x"):  # fmt: skip
+        assert interpreter_of(cmd) and interpreter_of(cmd).startswith("/opt/v/bin/python"), cmd
+    login = "@/bin/bash -bash -c source /opt/v/bin/activate && exec python -m sglang.launch_server"
+    assert runs_login_shell(login) and sourced_activates(login) == ["/opt/v/bin/activate"]
+    assert not runs_login_shell("@/bin/bash bash -c x") and runs_login_shell("-/bin/bash -lc x")
+    assert not runs_login_shell("@/opt/v/bin/python -bash -c x")
+
+
+def test_a_user_units_login_shell_reads_that_users_own_profile_file():
+    """A unit with User=sglang (home /var/lib/sglang from getent) whose ExecStart is `bash
+    -lc ...`: bash reads the first of ~/.bash_profile, ~/.bash_login, ~/.profile after
+    /etc/profile (bash(1) INVOCATION); sh reads ~/.profile; root's home when no User=. The
+    facts read that file as data (sandbox test_u; main: not read, a drop-in step)."""
+    from remedy.facts.services import login_user_files, unit_home
+    from remedy.model import Service
+
+    svc = Service(name="s.service", sandboxing={"User": "sglang"}, user_home="/var/lib/sglang")
+    assert unit_home(svc) == "/var/lib/sglang"
+    assert unit_home(Service(name="s.service")) == "/root"
+    assert unit_home(Service(name="s.service", sandboxing={"User": "nobody"})) is None
+    home = "/var/lib/sglang"
+    assert login_user_files("/bin/bash -lc x", home) == [
+        f"{home}/.bash_profile",
+        f"{home}/.bash_login",
+        f"{home}/.profile",
+    ]
+    assert login_user_files("@/bin/sh -sh -c x", home) == [f"{home}/.profile"]
+    assert login_user_files("/bin/bash -c x", home) == []
+    assert login_user_files("/bin/bash -lc x", None) == []
+
+
+def test_a_units_conda_activation_hooks_are_read_as_data():
+    """A unit that runs its server in a conda environment (`conda run -n sglang ...`, or a
+    shell's `source /opt/conda/bin/activate sglang` / `conda activate sglang`): activation
+    sources PREFIX/etc/conda/activate.d/*.sh after systemd's environment, so an `export
+    CUDA_HOME=$CONDA_PREFIX/...` there wins over remedy's drop-in. The facts find the
+    environment (conda_envs), read its hooks by glob (followup_script) and keep what they set
+    outright (exec_shell_env / exec_shell_from), which the planner names as for test_p. Main
+    read no hook. (No sandbox scenario: the sandbox image has no conda.)"""
+    from remedy.facts.collect import _Needs, _State, activate_vars, followup_script
+    from remedy.facts.services import conda_activate_scripts, conda_envs
+
+    assert conda_envs("/opt/conda/bin/conda run -n sglang python -m sglang.launch_server") == [
+        "/opt/conda/envs/sglang"
+    ]
+    assert conda_envs("/opt/conda/bin/conda run --no-capture-output -p /srv/env python x") == [
+        "/srv/env"
+    ]
+    assert conda_envs("@/opt/conda/bin/conda conda run --name=sg python x") == [
+        "/opt/conda/envs/sg"
+    ]
+    assert conda_envs("/bin/bash -c source /opt/conda/bin/activate sglang && exec python") == [
+        "/opt/conda/envs/sglang"
+    ]
+    cmd = "/bin/bash -lc source /opt/conda/etc/profile.d/conda.sh && conda activate sglang && x"
+    assert conda_envs(cmd) == ["/opt/conda/envs/sglang"]
+    assert conda_envs("/bin/bash -c source /opt/conda/bin/activate && exec python") == [
+        "/opt/conda"
+    ]
+    assert conda_envs("/opt/v/bin/python -m sglang.launch_server") == []
+    # a name without the conda it belongs to names no environment; never `..`
+    assert conda_envs("/usr/bin/env conda run -n sg python") == []
+    assert conda_envs("/opt/conda/bin/conda run -n .. python") == []
+    g = conda_activate_scripts("/opt/conda/envs/sglang")
+    assert g == "/opt/conda/envs/sglang/etc/conda/activate.d/*.sh"
+    script = followup_script("TOK", _State(), _Needs(env_files=[g]))
+    assert "envglob" in script and "/opt/conda/envs/sglang/etc/conda/activate.d/" in script
+    hook = "/opt/conda/envs/sglang/etc/conda/activate.d/cuda.sh"
+    text = b'export CUDA_HOME="$CONDA_PREFIX/targets/x86_64-linux"\nexport PATH=/x:$PATH\n'
+    env = {"PATH": "/usr/bin", "CONDA_PREFIX": "/opt/conda/envs/sglang"}
+    assert activate_vars(hook, text, env) == {
+        "CUDA_HOME": "/opt/conda/envs/sglang/targets/x86_64-linux"
+    }
+
+
+def test_paths_from_a_units_exec_start_and_home_never_become_commands(tmp_path):
+    """Attack: the conda prefix, the venv and the home the facts now read come from the host's
+    unit text and user database. A prefix or home holding `$(touch CANARY)` or a `;` is read as
+    a file name by the follow-up script (quoted), never run; a prefix with glob characters of
+    its own is not read at all. Control: the canary stays absent, the real hook is read."""
+    import subprocess
+
+    from remedy.facts.collect import _needs, _State, followup_script
+    from remedy.facts.services import ServiceFacts
+    from remedy.model import Service
+
+    canary = tmp_path / "canary"
+    env = tmp_path / "env"
+    (env / "etc/conda/activate.d").mkdir(parents=True)
+    (env / "etc/conda/activate.d/a.sh").write_text("export CUDA_HOME=/x\n")
+    evil = f"/tmp/$(touch {canary});touch {canary}"
+    cmds = [
+        f"/bin/bash -c source {evil}/bin/activate && exec python",
+        f"/opt/conda/bin/conda run -p {evil} python",
+        f"/opt/conda/bin/conda run -p {tmp_path}/e* python",
+        f"/opt/conda/bin/conda run -p {env} python",
+    ]
+    svcs = [Service(name=f"s{i}.service", exec_start=c) for i, c in enumerate(cmds)]
+    svcs.append(
+        Service(
+            name="h.service", exec_start="/bin/bash -lc x", user_home=evil, sandboxing={"User": "u"}
+        )  # fmt: skip
+    )
+    need = _needs(_State(), {}, ServiceFacts(services=svcs, systemd=True))
+    assert f"{tmp_path}/e*/etc/conda/activate.d/*.sh" not in need.env_files
+    assert f"{evil}/.profile" in need.env_files
+    need.prefixes, need.interpreters, need.paths = [], [], []
+    out = subprocess.run(
+        ["sh", "-c", followup_script("TOK", _State(), need)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+    )  # fmt: skip
+    assert not canary.exists(), out.stderr[-2000:]
+    assert f"{env}/etc/conda/activate.d/a.sh" in out.stdout
+
+
 def test_a_units_login_shell_reads_the_system_profile_after_its_drop_ins():
     """A unit whose ExecStart is a login shell (`bash -lc "source VENV/bin/activate && exec
     python ..."`) reads /etc/profile.d after systemd's environment (bash(1) INVOCATION): a

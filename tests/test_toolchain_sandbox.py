@@ -120,6 +120,27 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       plan `ok`, `run` said `fixed` (exit 0) while the `bash -l` build still failed. Now the
       loop is found in the RHEL, Alpine and Arch shapes: `impossible`, named.
 
+  (s) the unit of (o) with the admin's EnvironmentFile= named in `zzz-local.conf`, which
+      sorts after remedy's zz-remedy-cuda-home.conf: the admin's file is read after remedy's
+      and wins. Before this change: plan `ok` (a zz-remedy drop-in), `run` applied it,
+      restarted the unit, the re-check failed: rolled back (exit 3). Now the facts read the
+      drop-ins sorting after remedy's and compute the value in systemd's order
+      (Service.dropin_overrides): `impossible`, zzz-local.conf and its file named, nothing
+      applied. With Environment=CUDA_HOME=<12.8> in `~override.conf` instead, remedy's own
+      EnvironmentFile wins: `fixed` (remedy was already right there; the test keeps it).
+
+  (t) ExecStart= prefixes (systemd.service(5) "Command lines"). `@/opt/sglang-venv/bin/python
+      python3 SCRIPT`: `systemctl show`'s argv[] starts at `python3`; main found no venv for
+      the unit (Service.python None; plan and run right by the PATH fallback). `-:+/opt/...`:
+      already right. `@/bin/bash -bash -c "source VENV/bin/activate && exec python ..."` is a
+      login shell (argv[0] `-bash`) reading /etc/profile.d/cuda.sh: main saw no shell, plan
+      `unexplained` with a drop-in step the profile overrides; now `impossible`, cuda.sh named.
+
+  (u) test_p's unit run as a system user (User=sglang, home /var/lib/sglang) whose
+      ~/.profile exports CUDA_HOME=<12.8>, read by the ExecStart's login shell after systemd's
+      environment. Before this change: plan exit 3 `unexplained`, with a drop-in step the
+      profile overrides. Now the unit user's first login file is read: `impossible`, named.
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -1059,3 +1080,265 @@ def test_r_an_export_appended_to_a_rhel_shaped_etc_profile(rhel_profile_home, tm
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert h.ssh("cat /etc/environment /etc/profile; ls /etc/profile.d")[1] == before
     assert h.ssh(login_build, timeout=600)[0] != 0
+
+
+@pytest.fixture
+def after_remedy_dropin_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcaz")
+
+
+def test_s_an_admins_drop_in_sorting_after_remedys_is_named(after_remedy_dropin_unit, tmp_path):
+    """systemd tier, the unit of test_o with the admin's EnvironmentFile= named in
+    `zzz-local.conf` instead of 90-local.conf: "zzz-" sorts after remedy's
+    zz-remedy-cuda-home.conf, so the admin's file is listed (and read) after remedy's own and
+    wins (systemd.unit(5), systemd.exec(5)). Before this change: plan `ok` (zz-remedy, envfile),
+    `run` applied it, restarted the unit, the re-check failed: rolled back. Now the facts read
+    the unit's drop-ins and compute who wins in systemd's order (Service.dropin_overrides):
+    `impossible`, the reason names zzz-local.conf and its file, nothing applied."""
+    h = after_remedy_dropin_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        "mkdir -p /etc/sglang && printf 'CUDA_HOME=/usr/local/cuda-12.8\\n' > "
+        f"/etc/sglang/local.env && printf '[Service]\\nEnvironmentFile=/etc/sglang/local.env\\n'"
+        f" > {d}/zzz-local.conf && rm {d}/90-local.conf && systemctl daemon-reload && "
+        "systemctl restart sglang-k26; sleep 1; for i in $(seq 60); do "
+        "[ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R {d}; cat {d}/*.conf /etc/sglang/local.env; systemctl show -p Environment -p MainPID sglang-k26"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("path")) for s in plan["steps"]]
+    print(f"(s) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["dropin_overrides"] == {
+        "CUDA_HOME": f"{d}/zzz-local.conf (EnvironmentFile=/etc/sglang/local.env)"
+    }, svc
+    # (main: `ok`, one zz-remedy-cuda-home.conf step; `run` then rolled back, exit 3)
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any(f"{d}/zzz-local.conf" in u for u in plan["unresolved"]), plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(s) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def tilde_override_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcat")
+
+
+def test_s_a_tilde_override_environment_line_loses_to_remedys_file(tilde_override_unit, tmp_path):
+    """systemd tier, the unit of test_l with the admin's Environment=CUDA_HOME=<12.8> in
+    `~override.conf` ('~' sorts after every letter: after zz-remedy-cuda-home.conf). An
+    Environment= line, a later drop-in's too, loses to every EnvironmentFile= (systemd.exec(5)):
+    remedy's own file wins. remedy was already right here (main: `fixed` too); the test keeps
+    it so: `fixed` only with the new value in the running process, and the facts record no
+    override for CUDA_HOME."""
+    h = tilde_override_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        f"mv {d}/90-local.conf '{d}/~override.conf' && systemctl daemon-reload && "
+        "systemctl restart sglang-k26; sleep 1; for i in $(seq 60); do "
+        "[ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(s2) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    assert "CUDA_HOME" not in plan["facts"]["services"][0].get("dropin_overrides", {})
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    assert steps == [("service-env-cuda-home", True)]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(s2) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    assert "Environment=CUDA_HOME=/usr/local/cuda-12.8" in h.ssh(f"cat '{d}/~override.conf'")[1]
+
+
+@pytest.fixture
+def exec_prefix_unit(request):
+    yield from host_for_test("service-dropin-later-cuda-home", f"tcx{request.param}")
+
+
+# ExecStart= prefixes (systemd.service(5) "Command lines"): `@` makes the second word argv[0]
+# (the first stays the executable); `-` ignores the exit status, `:` turns off variable
+# expansion, `+` and `!` change privileges: none of them is part of the path
+EXEC_PREFIXES = {
+    "at": "@/opt/sglang-venv/bin/python python3",
+    "flags": "-:+/opt/sglang-venv/bin/python",
+}
+
+
+@pytest.mark.parametrize("exec_prefix_unit", sorted(EXEC_PREFIXES), indirect=True)
+def test_t_exec_start_prefixes_are_read_as_systemd_reads_them(exec_prefix_unit, tmp_path):
+    """systemd tier, the unit of test_l with its ExecStart= written with prefixes:
+    `@/opt/sglang-venv/bin/python python3 SCRIPT ...` (the venv's python runs with argv[0]
+    `python3`, which it finds on the unit's PATH, the venv's bin/ first) or
+    `-:+/opt/sglang-venv/bin/python SCRIPT ...`. Before this change the facts read argv (what
+    `systemctl show` prints as argv[]): for `@` it starts at `python3`, and the unit's venv was
+    not found (Service.python None); the plan and run still came out right here (`ok`,
+    `fixed`: the planner fell back to the venv on the unit's PATH), so only the last assert
+    fails on main. Now the program is `path=`, as systemd runs it (`@PATH ARGV...` kept in
+    Service.exec_start): the venv is the server's, test_l's plan, `fixed` with the new
+    CUDA_HOME in the running process. The `-:+` form was already right (kept: it can fail)."""
+    h = exec_prefix_unit
+    name = next(k for k in EXEC_PREFIXES if h.name.startswith(f"tcx{k}"))
+    unit = "/etc/systemd/system/sglang-k26.service"
+    new = EXEC_PREFIXES[name]
+    setup = (
+        f"sed -i 's#^ExecStart=/opt/sglang-venv/bin/python #ExecStart={new} #' {unit} && "
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    assert f"ExecStart={new} " in h.ssh(f"cat {unit}")[1]
+    print(f"(t-{name}) show:", h.ssh("systemctl show -p ExecStart sglang-k26")[1])
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [(s["action"], s["operation"].get("envfile")) for s in plan["steps"]]
+    print(f"(t-{name}) plan: exit {r.returncode}, {plan['status']}, {steps}, "
+          f"{plan['unresolved'][:1]}, {plan['unexplained'][:1]}")  # fmt: skip
+    svc = plan["facts"]["services"][0]
+    print(f"(t-{name}) service:", svc.get("python"), svc.get("exec_start"))
+    assert r.returncode == 0 and plan["status"] == "ok", plan["unresolved"]
+    assert steps == [("service-env-cuda-home", True)]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(t-{name}) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+    # the venv was the server's in the facts too (main, `@`: python None)
+    assert svc["python"] == "/opt/sglang-venv", svc
+
+
+@pytest.fixture
+def argv0_login_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcal")
+
+
+def test_t_an_at_prefixed_shell_with_a_dash_argv0_is_a_login_shell(argv0_login_unit, tmp_path):
+    """systemd tier, test_p's unit with its shell started the `exec -a -bash` way:
+    `ExecStart=@/bin/bash -bash -c "source /opt/sglang-venv/bin/activate && exec python ..."`.
+    A shell whose argv[0] starts with `-` is a login shell (bash(1) INVOCATION): it reads
+    /etc/profile.d/cuda.sh (CUDA_HOME=<12.8>) after systemd's environment. Before this change
+    the facts held `-bash -c ...` (show's argv[]) as the command, saw no shell and no login
+    profile: plan exit 3, `unexplained`, with a drop-in step (service-env-cuda-home) that the
+    login shell's cuda.sh overrides (test_p's main). Now `@` is read as systemd reads it:
+    `impossible`, cuda.sh named, nothing applied."""
+    h = argv0_login_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    setup = (
+        f"rm {d}/90-local.conf && printf 'export CUDA_HOME=/usr/local/cuda-12.8\\n"
+        "export PATH=$CUDA_HOME/bin:$PATH\\n' > /etc/profile.d/cuda.sh && sed -i "
+        "'s#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=@/bin/bash -bash -c "
+        f'"source /opt/sglang-venv/bin/activate \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    assert "ExecStart=@/bin/bash -bash -c" in h.ssh(f"cat {unit}")[1]
+    ls = f"ls -R /etc/systemd/system; cat /etc/profile.d/cuda.sh; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(t3) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["exec_start"].startswith("@/bin/bash -bash -c "), svc["exec_start"]
+    assert svc.get("exec_shell_from") == {"CUDA_HOME": "/etc/profile.d/cuda.sh"}, svc
+    assert plan["unexplained"] == [], plan["unexplained"]
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any("CUDA_HOME is set by /etc/profile.d/cuda.sh" in u for u in plan["unresolved"])
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(t3) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+@pytest.fixture
+def user_profile_unit():
+    yield from host_for_test("service-dropin-later-cuda-home", "tcup")
+
+
+def test_u_a_user_units_login_shell_reads_that_users_profile(user_profile_unit, tmp_path):
+    """systemd tier: test_p's unit run as a system user (`useradd --system --home-dir
+    /var/lib/sglang --shell /bin/bash sglang`, User=sglang), its ExecStart a login shell
+    (`/bin/bash -lc "source /opt/sglang-venv/bin/activate && exec python ..."`), and the CUDA
+    12.8 install's `export CUDA_HOME=/usr/local/cuda-12.8` in that user's ~/.profile. bash
+    reads it after /etc/profile, after systemd's environment (bash(1) INVOCATION): remedy's
+    drop-in loses. Before this change the facts read the system profile files only: plan
+    exit 3, `unexplained`, with a drop-in step (service-env-cuda-home). Now the unit user's first login
+    file (~/.bash_profile, ~/.bash_login, ~/.profile) is read as data: `impossible`, the file
+    named, nothing applied."""
+    h = user_profile_unit
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    prof = "/var/lib/sglang/.profile"
+    setup = (
+        "systemctl stop sglang-k26 && useradd --system --home-dir /var/lib/sglang "
+        "--create-home --shell /bin/bash sglang && "
+        f"echo 'export CUDA_HOME=/usr/local/cuda-12.8' > {prof} && chown sglang: {prof} && "
+        f"printf '[Service]\\nUser=sglang\\n' > {d}/90-local.conf && sed -i "
+        "'s#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=/bin/bash -lc "
+        f'"source /opt/sglang-venv/bin/activate \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=180)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R /etc/systemd/system; md5sum {prof}; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(u) plan: exit {r.returncode}, {plan['status']}, {steps}, {plan['unresolved'][:1]}")
+    svc = plan["facts"]["services"][0]
+    assert svc["user_home"] == "/var/lib/sglang", svc
+    assert svc.get("exec_shell_from") == {"CUDA_HOME": prof}, svc
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any(f"CUDA_HOME is set by {prof}" in u for u in plan["unresolved"])
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(u) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before

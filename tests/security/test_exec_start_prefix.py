@@ -85,3 +85,33 @@ def test_a_plan_from_such_facts_is_a_clear_error():
     spec = StepSpec(action="unit-disable-custom-all-reduce", params=())
     with pytest.raises(InputError, match="prefix"):
         build_operation(kb, facts.model_dump(mode="json"), spec)
+
+
+def test_an_at_units_command_is_not_rewritten_without_its_program():
+    """`ExecStart=@/opt/v/bin/python python3 -m sglang.launch_server ...`: systemctl show's
+    argv[] starts at `python3`. Main's facts held `python3 -m ...` as the command, and a
+    step built from it wrote `ExecStart="python3" ...`, which systemd resolves in its own
+    search path (/usr/bin/python3: not the venv). The facts now keep `@/opt/v/bin/python
+    python3 ...` (facts.services.exec_argv), and the step is refused with a clear error
+    rather than written without the unit's program."""
+    from remedy.errors import InputError
+    from remedy.facts.services import build_services
+    from remedy.knowledge.loader import load_knowledge
+    from remedy.model import Facts
+    from remedy.planner.plan import StepSpec, build_operation
+
+    show = (
+        "Id=sglang.service\nLoadState=loaded\nExecStart={ path=/opt/v/bin/python ; "
+        "argv[]=python3 -m sglang.launch_server --tp 8 ; ignore_errors=no ; start_time=[n/a] }\n"
+    )
+    cmd = build_services(show, ["sglang.service"]).services[0].exec_start
+    assert cmd == "@/opt/v/bin/python python3 -m sglang.launch_server --tp 8"
+    facts = Facts(
+        host="h",
+        workload={"service": "sglang.service"},
+        services=[{"name": "sglang.service", "exec_start": cmd}],
+    )
+    spec = StepSpec(action="unit-disable-custom-all-reduce", params=())
+    kb = load_knowledge()
+    with pytest.raises(InputError, match="prefix"):
+        build_operation(kb, facts.model_dump(mode="json"), spec)

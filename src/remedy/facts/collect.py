@@ -54,8 +54,12 @@ from remedy.facts.services import (
     ServiceFacts,
     ServicesCollector,
     _is_template,
+    conda_activate_scripts,
+    conda_envs,
+    login_user_files,
     runs_login_shell,
     sourced_activates,
+    unit_home,
 )
 from remedy.facts.toolkits import (
     _FILES,
@@ -71,6 +75,7 @@ from remedy.model.envdiff import BUILD_VAR, session_differences
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
 from remedy.transport.base import Transport
 from remedy.transport.quote import quote
+from remedy.units.dropin import dropin_overrides, read_after_remedy
 from remedy.units.parse import EnvironmentFileRef, has_glob
 from remedy.units.shown import (
     ServiceEnvironment,
@@ -381,9 +386,24 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
         for f in state.unread_env_files(s):
             if f not in need.env_files:
                 need.env_files.append(f)
+        # a conda environment's activate.d hooks, which its activation sources (as data)
+        for prefix in conda_envs(s.exec_start):
+            g = conda_activate_scripts(prefix)
+            # a prefix with glob characters of its own is left unread (its * would glob)
+            if g not in state.globs and g not in need.env_files and not has_glob(prefix):
+                need.env_files.append(g)
+        # the unit user's ~/.bash_profile / ~/.profile its login shell reads (as data)
+        for f in login_user_files(s.exec_start, unit_home(s)):
+            if f not in state.files_read and f not in need.env_files:
+                need.env_files.append(f)
         # a venv activate script its ExecStart's shell sources: read (as bytes, never run)
         for f in sourced_activates(s.exec_start):
             if f not in state.files_read and f not in need.env_files:
+                need.env_files.append(f)
+        # its drop-ins that sort after remedy's own (an admin's zzz-local.conf): read as data,
+        # to tell whether what remedy would write is overridden (dropin_overrides)
+        for f in read_after_remedy(s.drop_ins):
+            if f not in state.files_read and f not in need.env_files and not has_glob(f):
                 need.env_files.append(f)
     return need
 
@@ -708,11 +728,27 @@ async def _collect_facts(
         shell: dict[str, dict] = {"exec_shell_env": {}, "exec_shell_from": {}}
         if runs_login_shell(s.exec_start):
             shell.update(login_profile_vars(login_env, login_origins))
+            # then the unit user's own profile file, the first one bash finds (read last:
+            # its exports win over /etc/profile.d's; test_u)
+            mine = login_user_files(s.exec_start, unit_home(s))
+            f = next((p for p in mine if state.files_read.get(p) is not None), None)
+            if f is not None:
+                for k, v in activate_vars(f, state.files_read[f], {**env, **files_env}).items():
+                    shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
+        # a conda environment's activation: its activate.d/*.sh in name order (test_session_env)
+        for prefix in conda_envs(s.exec_start):
+            scope = {**env, **files_env, "CONDA_PREFIX": prefix}
+            for f in state.globs.get(conda_activate_scripts(prefix), []):
+                for k, v in activate_vars(f, state.files_read.get(f), scope).items():
+                    shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
         for f in sourced_activates(s.exec_start):  # sourced after the login profile
             for k, v in activate_vars(f, state.files_read.get(f), {**env, **files_env}).items():
                 shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
         if shell["exec_shell_env"]:
             update.update(shell)
+        overrides = dropin_overrides(s.name, s.drop_ins, state.files_read, state.globs)
+        if overrides:
+            update["dropin_overrides"] = overrides
         services_out.append(s.model_copy(update=update))
     notes += state.notes
     # a note may quote a garbled reply: a NUL in it would make Facts refuse the whole host

@@ -98,12 +98,39 @@ _EXEC_PATH = re.compile(r"path=(\S+)")
 
 
 def exec_argv(value: str) -> str | None:
-    """`{ path=/x ; argv[]=/x -m sglang... ; ignore_errors=no ; ... }` -> the argv text."""
+    """`{ path=/x ; argv[]=/x -m sglang... ; ignore_errors=no ; ... }` -> the command as an
+    ExecStart= line says it: the argv text, or `@PATH ARGV...` when argv[0] is not the program
+    systemd runs (an `ExecStart=@/opt/v/bin/python python3 ...`: show's argv[] starts at
+    `python3`, which is not where the program is)."""
     m = _EXEC_ARGV.search(value)
+    p = _EXEC_PATH.search(value)
     if m:
-        return m.group(1).strip()
-    m = _EXEC_PATH.search(value)
-    return m.group(1) if m else (value.strip() or None)
+        argv = m.group(1).strip()
+        words = argv.split(None, 1)
+        if p and words and words[0] != p.group(1):
+            return f"@{p.group(1)} {argv}"
+        return argv
+    return p.group(1) if p else (value.strip() or None)
+
+
+# ExecStart= prefixes (systemd.service(5) "Command lines"): `-` `@` `:` `+` `!` (`!!`), and
+# `|` (systemd 258: run through the user's shell); none is part of the program's path
+_EXEC_PREFIX = "-@:+!|"
+
+
+def exec_words(exec_start: str | None) -> tuple[str, str, list[str]]:
+    """(program, argv[0], arguments) of an ExecStart= command line, its prefixes read as
+    systemd reads them: `@/bin/bash -bash -c X` runs /bin/bash with argv[0] `-bash`;
+    `-/opt/v/bin/python x` runs /opt/v/bin/python. ("", "", []) for no command."""
+    words = (exec_start or "").split()
+    if not words:
+        return "", "", []
+    first = words[0]
+    prefix = first[: len(first) - len(first.lstrip(_EXEC_PREFIX))]
+    program = first[len(prefix) :]
+    if "@" in prefix:
+        return program, (words[1] if len(words) > 1 else ""), words[2:]
+    return program, program, words[1:]
 
 
 _PY = re.compile(r"""(/[^\s;"'=]*/bin/python[0-9.]*)(?=[\s;"']|$)""")
@@ -111,12 +138,15 @@ _ACTIVATE = re.compile(r"""(/[^\s;"'=]*)/bin/activate(?=[\s;"'&]|$)""")
 
 
 def interpreter_of(exec_start: str) -> str | None:
-    """The Python a service runs: argv[0] if it is python, else a /.../bin/python in the
-    command (e.g. `bash -c "... /opt/v/bin/python -m sglang..."`), else a sourced venv."""
-    m = _PY.search(exec_start)
+    """The Python a service runs: the program if it is python, else a /.../bin/python in the
+    command (e.g. `bash -c "... /opt/v/bin/python -m sglang..."`), else a sourced venv. The
+    program, not an `@` command's argv[0] (exec_words)."""
+    program, _, args = exec_words(exec_start)
+    text = " ".join([program, *args])
+    m = _PY.search(text)
     if m:
         return m.group(1)
-    m = _ACTIVATE.search(exec_start)
+    m = _ACTIVATE.search(text)
     if m:
         return m.group(1) + "/bin/python"
     return None
@@ -130,15 +160,39 @@ def runs_login_shell(exec_start: str | None) -> bool:
     it reads /etc/profile and /etc/profile.d (bash(1) INVOCATION) after systemd has set the
     unit's environment. Only the options before the first other word count (`-c`'s string
     comes after them)."""
-    words = (exec_start or "").split()
-    if not words or words[0].rsplit("/", 1)[-1] not in _SHELLS:
+    program, argv0, args = exec_words(exec_start)
+    if program.rsplit("/", 1)[-1] not in _SHELLS:
         return False
-    for w in words[1:]:
+    if argv0.startswith("-"):
+        # `ExecStart=@/bin/bash -bash -c ...`: "A login shell is one whose first character
+        # of argument zero is a -" (bash(1) INVOCATION; dash, zsh and ksh do the same)
+        return True
+    for w in args:
         if not w.startswith("-") or w in ("-", "--"):
             return False
         if w == "--login" or (not w.startswith("--") and "l" in w[1:]):
             return True
     return False
+
+
+def login_user_files(exec_start: str | None, home: str | None) -> list[str]:
+    """The user's own files a login shell ExecStart reads after /etc/profile, in the order it
+    looks for them: bash reads the FIRST of ~/.bash_profile, ~/.bash_login, ~/.profile that
+    exists (bash(1) INVOCATION), sh/dash read ~/.profile. home: the unit's User='s home
+    (`getent passwd`), root's when the unit names no User=. [] for no login shell."""
+    if not home or not home.startswith("/") or not runs_login_shell(exec_start):
+        return []
+    program = exec_words(exec_start)[0].rsplit("/", 1)[-1]
+    names = (".bash_profile", ".bash_login", ".profile") if program == "bash" else (".profile",)
+    return [f"{home.rstrip('/')}/{n}" for n in names]
+
+
+def unit_home(svc: Service) -> str | None:
+    """The home a unit's processes get: its User='s (Service.user_home), root's (/root) when
+    it names no User= (a system unit runs as root; bash takes HOME from the user database)."""
+    if svc.user_home:
+        return svc.user_home
+    return "/root" if svc.sandboxing.get("User", "root") in ("root", "0") else None
 
 
 _SOURCED = re.compile(r"""(/[^\s;"'=&|]*/bin/activate)[;&|]*""")
@@ -149,8 +203,9 @@ def sourced_activates(exec_start: str | None) -> list[str]:
     (`bash -c "source /opt/v/bin/activate && exec python -m sglang..."`): what they export
     (a user's `export CUDA_HOME=...` appended to bin/activate) is set after systemd's
     environment, so it wins over every Environment= and EnvironmentFile=."""
-    words = (exec_start or "").split()
-    if not words or words[0].rsplit("/", 1)[-1] not in _SHELLS:
+    program, _, args = exec_words(exec_start)
+    words = [program, *args]
+    if program.rsplit("/", 1)[-1] not in _SHELLS:
         return []
     out: list[str] = []
     for i, w in enumerate(words[1:-1], 1):
@@ -158,6 +213,75 @@ def sourced_activates(exec_start: str | None) -> list[str]:
         if m and m.group(1) not in out:
             out.append(m.group(1))
     return out
+
+
+def _conda_env(root: str | None, arg: str | None) -> str | None:
+    """A conda environment's prefix from `-n NAME`/`-p PREFIX`/an activate argument."""
+    if arg and arg.startswith("/"):
+        return arg.rstrip("/") or "/"
+    if root and (not arg or arg == "base"):
+        return root
+    if root and arg and re.fullmatch(r"[A-Za-z0-9_.+-]+", arg) and arg not in (".", ".."):
+        return f"{root}/envs/{arg}"
+    return None
+
+
+def conda_envs(exec_start: str | None) -> list[str]:
+    """The conda environments an ExecStart activates before the server: `conda run -n NAME|
+    -p PREFIX ...`, or a shell's `source ROOT/bin/activate [NAME|PREFIX]` / `conda activate
+    NAME|PREFIX` (ROOT from the conda it runs or the `ROOT/etc/profile.d/conda.sh` it
+    sources). Activation sources PREFIX/etc/conda/activate.d/*.sh, after systemd's environment:
+    what those export wins over every Environment= and EnvironmentFile= (conda's activate.d
+    hooks; the facts read them as data, conda_activate_scripts)."""
+    program, _, args = exec_words(exec_start)
+    words = [w.strip("\"'") for w in [program, *args]]
+    out: list[str] = []
+    root: str | None = None
+
+    def add(prefix: str | None) -> None:
+        if prefix and prefix not in out:
+            out.append(prefix)
+
+    for i, w in enumerate(words):
+        base = w.lstrip("&|;").rsplit("/", 1)
+        if w.endswith("/etc/profile.d/conda.sh"):
+            root = w[: -len("/etc/profile.d/conda.sh")] or None
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if base[-1] == "conda" and nxt in ("run", "activate"):
+            if len(base) == 2 and base[0].endswith("/bin"):
+                root = base[0][: -len("/bin")] or None
+            name = prefix = None
+            j = i + 2
+            while j < len(words):
+                a = words[j]
+                if a in ("-n", "--name", "-p", "--prefix") and j + 1 < len(words):
+                    name, prefix = (
+                        (words[j + 1], None) if a in ("-n", "--name") else (None, words[j + 1])
+                    )
+                    j += 2
+                    continue
+                if a.startswith(("--name=", "--prefix=")):
+                    k, _, v = a.partition("=")
+                    name, prefix = (v, None) if k == "--name" else (None, v)
+                elif nxt == "activate" and not a.startswith("-") and name is None:
+                    name = a
+                if not a.startswith("-"):
+                    break
+                j += 1
+            add(_conda_env(root, prefix or name))
+        m = _SOURCED.fullmatch(nxt) if w.lstrip("&|;") in ("source", ".") else None
+        if m:
+            arg = words[i + 2] if i + 2 < len(words) else None
+            if arg and (arg.startswith(("-", "&", "|", ";")) or arg in ("&&", "||")):
+                arg = None
+            # a venv's bin/activate takes no argument and has no etc/conda/activate.d
+            add(_conda_env(m.group(1).rsplit("/bin/activate", 1)[0] or "/", arg))
+    return out
+
+
+def conda_activate_scripts(prefix: str) -> str:
+    """The glob of a conda environment's activation hooks (sourced in name order)."""
+    return f"{prefix.rstrip('/')}/etc/conda/activate.d/*.sh"
 
 
 def build_services(show_text: str, wanted: list[str] | None = None) -> ServiceFacts:

@@ -212,17 +212,17 @@ def arch_list_covers(value: Any, cap: Any) -> bool:
 
 
 def dropin_name(var: Any, last: Any = False) -> str:
-    """One drop-in per variable remedy manages, so steps (and their rollbacks) stay apart.
-    `last`: named to be parsed after every drop-in of the unit (systemd.unit(5): all drop-in
-    directories' .conf files in one lexicographic order of their names; "zz-" sorts after
-    digits, capitals and the usual lower-case names: 90-local.conf, override.conf), so its
-    Environment= and EnvironmentFile= come after an admin's later ones."""
-    slug = (_s(var) or "env").lower().replace("_", "-")
-    return f"{'zz' if last else '50'}-remedy-{slug}.conf"
+    """The name of remedy's drop-in for a variable (units.dropin.remedy_dropin_name, which
+    facts also use to tell which drop-ins are read after it)."""
+    from remedy.units.dropin import remedy_dropin_name
+
+    return remedy_dropin_name(_s(var) or "env", bool(last))
 
 
-# remedy's own drop-ins (dropin_name, operations EXEC_START_DROPIN): never an admin's override
-_REMEDY_DROPIN = re.compile(r"(?:\d\d|zz)-remedy-[a-z0-9-]+\.conf$")
+def _is_remedy_dropin(name: str) -> bool:
+    from remedy.units.dropin import REMEDY_DROPIN
+
+    return bool(REMEDY_DROPIN.match(name))
 
 
 def dropin_dir(unit: Any) -> str:
@@ -939,7 +939,7 @@ class Functions:
                     # an earlier run's zz-remedy drop-in for it: written again, never left
                     # to override a new 50-remedy one
                     return last in names or any(
-                        n > mine and not _REMEDY_DROPIN.match(n) for n in names
+                        n > mine and not _is_remedy_dropin(n) for n in names
                     )
             return False
 

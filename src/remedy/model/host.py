@@ -100,6 +100,11 @@ class Service(Strict):
     # test_p, test_q)
     exec_shell_env: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
     exec_shell_from: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    # a drop-in of the unit read after remedy's last-named one (zz-remedy-VAR.conf) that still
+    # sets the variable: an admin's `zzz-local.conf` or `~override.conf` whose EnvironmentFile=
+    # is listed after remedy's own (units.dropin.later_dropin_override): NAME -> "PATH (how)";
+    # no drop-in of remedy's can set it (tests/test_toolchain_sandbox.py test_s)
+    dropin_overrides: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class Workload(Strict):

@@ -415,6 +415,14 @@ def _names(f: Any, var: str) -> bool:
     return any(pat.search(t or "") for t in [f.message, *f.because])
 
 
+_ENV_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|PATH)(?![A-Za-z0-9_])")
+
+
+def _mentions_env(f: Any) -> bool:
+    """Whether a finding names an environment variable (CUDA_HOME, PATH, ...)."""
+    return any(_ENV_WORD.search(t or "") for t in [f.message, *f.because])
+
+
 def _user_file_note(facts: Facts, findings: list[Any], rule: str, subject: str) -> str:
     """Why an environment write cannot repair a rule: the variable its finding names is set
     outright by a user's own profile file (facts.shell_env_from), read after /etc/environment
@@ -446,6 +454,21 @@ def _user_file_note(facts: Facts, findings: list[Any], rule: str, subject: str) 
                 "applies after every Environment= and EnvironmentFile=, a drop-in's too "
                 "(systemd.exec(5)): remedy leaves that line to its owner "
                 f"(systemctl cat {svc.name}); remove it there)"
+            )
+        later = [
+            f"{k} is set again by {svc.dropin_overrides[k]}"
+            for k in sorted(svc.dropin_overrides)
+            if k != "*" and _names(f, k)
+        ]
+        if not later and "*" in svc.dropin_overrides and _mentions_env(f):
+            later = [f"remedy's lines are dropped by {svc.dropin_overrides['*']}"]
+        if later:
+            return (
+                f" ({'; '.join(later)}, a drop-in read after remedy's own "
+                "(systemd.unit(5): every drop-in in the order of its file name; its "
+                "EnvironmentFile= listed after remedy's, read later, wins: systemd.exec(5)): "
+                "remedy leaves that file to its owner; change the value there or rename the "
+                "drop-in to sort before zz-remedy-*.conf)"
             )
         hits = [k for k in sorted(svc.environment_files_env) if _names(f, k)]
         if not hits:

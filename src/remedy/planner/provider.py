@@ -172,6 +172,13 @@ def _set_env(facts: dict[str, Any], var: str, value: str | None) -> None:
                     # and EnvironmentFile=, remedy's own too (systemd.exec(5)): no drop-in
                     # of remedy's sets it (sandbox/scenarios/service-dropin-later-cuda-home)
                     return
+                later = svc.get("dropin_overrides") or {}
+                if value is not None and (var in later or "*" in later):
+                    # a drop-in read after remedy's last-named one sets it again (its
+                    # EnvironmentFile= listed after remedy's): remedy's value never reaches
+                    # the process (units.dropin.later_dropin_override; test_s). An unset
+                    # still holds: UnsetEnvironment= applies after every drop-in's lines
+                    return
                 if value is not None and var in svc["environment_files_env"]:
                     # the unit's EnvironmentFile= sets it: remedy's drop-in names a file of
                     # its own, read after the unit's (SetEnv.envfile), whose value wins

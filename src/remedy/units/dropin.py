@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import posixpath
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,9 +26,11 @@ from remedy.errors import InputError
 from remedy.units.parse import (
     SourceFile,
     UnitFiles,
+    load_environment_files,
     order_dropins,
     parse_unit,
 )
+from remedy.units.specifiers import HostContext
 from remedy.units.syntax import env_name_is_valid, extract_first_word, quote_assignment
 
 DROPIN_NAME = "50-remedy.conf"
@@ -73,6 +76,142 @@ class DropinPreview(BaseModel):
 
 def dropin_path(unit: str, name: str = DROPIN_NAME) -> str:
     return f"/etc/systemd/system/{unit}.d/{name}"
+
+
+def remedy_dropin_name(var: str, last: bool = False) -> str:
+    """One drop-in per variable remedy manages, so steps (and their rollbacks) stay apart.
+    `last`: named to be parsed after every drop-in of the unit (systemd.unit(5): all drop-in
+    directories' .conf files in one lexicographic order of their names; "zz-" sorts after
+    digits, capitals and the usual lower-case names: 90-local.conf, override.conf), so its
+    Environment= and EnvironmentFile= come after an admin's later ones."""
+    slug = (var or "env").lower().replace("_", "-")
+    return f"{'zz' if last else '50'}-remedy-{slug}.conf"
+
+
+# remedy's own drop-ins (remedy_dropin_name, operations EXEC_START_DROPIN): never an admin's
+REMEDY_DROPIN = re.compile(r"(?:\d\d|zz)-remedy-[a-z0-9-]+\.conf$")
+_MINE = "/remedy/simulated/value"  # remedy's value in the simulation: no host sets it
+
+
+def _name_key(path: str) -> bytes:
+    """conf-files.c orders drop-ins by file name, byte for byte (strcmp)."""
+    return posixpath.basename(path).encode("utf-8", "surrogateescape")
+
+
+def _value_after(
+    unit: str,
+    dropins: Sequence[SourceFile],
+    env_files: Mapping[str, bytes | None],
+    env_globs: Mapping[str, Sequence[str]],
+    var: str,
+    host: HostContext | None,
+) -> tuple[str | None, str]:
+    """var as systemd hands it to the process after these drop-ins (Environment=, then every
+    EnvironmentFile= in order; an empty assignment resets its list), and where it came from."""
+    cfg = parse_unit(unit, None, dropins, host=host)
+    value, where = cfg.environment.get(var), ""
+    if var in cfg.environment_origins:
+        where = f"Environment={var}=..."
+    loaded, _ = load_environment_files(unit, cfg.environment_files, env_files, env_globs,
+                                       strict=False)  # fmt: skip
+    for ref, lf in zip(cfg.environment_files, loaded, strict=True):
+        if var in lf.values:
+            value, where = lf.values[var], f"EnvironmentFile={ref.path}"
+    return value, where
+
+
+def later_dropin_override(
+    unit: str,
+    dropins: Sequence[SourceFile],
+    env_files: Mapping[str, bytes | None],
+    env_globs: Mapping[str, Sequence[str]],
+    var: str,
+    *,
+    host: HostContext | None = None,
+) -> str | None:
+    """The drop-in of the unit, read after remedy's last-named one for var
+    (zz-remedy-VAR.conf: an Environment= line and an EnvironmentFile= of its own, which wins
+    over every Environment=), that still changes var: its path and how ("D
+    (EnvironmentFile=F)": F is listed after remedy's file, so read later; an empty
+    EnvironmentFile= and Environment= drop remedy's lines). None when remedy's value stands.
+
+    Why: systemd.unit(5) reads every drop-in directory's .conf files in one order of their
+    names; an admin's `zzz-local.conf` or `~override.conf` sorts after "zz-remedy-", and a
+    plan that wrote there anyway said `ok` for a change systemd then overrode (test_s).
+    dropins: the unit's drop-ins remedy did not write (any order); env_files/env_globs: the
+    EnvironmentFiles read from the host, as for units.shown.service_environment."""
+    mine_name = remedy_dropin_name(var, True)
+    later = sorted(
+        (
+            d
+            for d in dropins
+            if _name_key(d.path) > mine_name.encode()
+            and not REMEDY_DROPIN.match(posixpath.basename(d.path))
+        ),
+        key=lambda d: _name_key(d.path),
+    )
+    if not later or not env_name_is_valid(var):
+        return None
+    path = dropin_path(unit, mine_name)
+    own_env = path.removesuffix(".conf") + ".env"
+    files = {**env_files, own_env: f"{var}={_MINE}\n".encode()}
+    seq = [SourceFile(path, f"[Service]\nEnvironment={var}={_MINE}\nEnvironmentFile={own_env}\n"
+                            .encode())]  # fmt: skip
+    for d in later:
+        seq.append(d)
+        value, where = _value_after(unit, seq, files, env_globs, var, host)
+        if value != _MINE:
+            how = where if value is not None else "an empty EnvironmentFile= and Environment="
+            return f"{d.path} ({how})"
+    return None
+
+
+def read_after_remedy(dropin_paths: Sequence[str]) -> list[str]:
+    """The unit's drop-ins that may be read after one of remedy's last-named ones: a name
+    sorting after "zz-remedy-" that is not remedy's own (facts read these, as data)."""
+    return [
+        p
+        for p in dropin_paths
+        if _name_key(p) > b"zz-remedy-" and not REMEDY_DROPIN.match(posixpath.basename(p))
+    ]
+
+
+ANY_VAR = "*"  # dropin_overrides' key for a variable no later drop-in names
+
+
+def dropin_overrides(
+    unit: str,
+    dropin_paths: Sequence[str],
+    files: Mapping[str, bytes | None],
+    env_globs: Mapping[str, Sequence[str]],
+    *,
+    host: HostContext | None = None,
+) -> dict[str, str]:
+    """NAME -> "DROP-IN (how)" for every variable a drop-in read after remedy's own for it
+    still sets (later_dropin_override); ANY_VAR when one drops remedy's lines for any
+    variable (an empty EnvironmentFile= and Environment=). files: the drop-ins' and the
+    EnvironmentFiles' bytes as read from the host (None: missing)."""
+    later = [
+        SourceFile(p, data)
+        for p in read_after_remedy(dropin_paths)
+        if (data := files.get(p)) is not None
+    ]
+    if not later:
+        return {}
+    cfg = parse_unit(unit, None, later, host=host)
+    loaded, _ = load_environment_files(unit, cfg.environment_files, files, env_globs,
+                                       strict=False)  # fmt: skip
+    names = set(cfg.environment).union(*(lf.values for lf in loaded))
+    out: dict[str, str] = {}
+    for var in sorted(names):
+        why = later_dropin_override(unit, later, files, env_globs, var, host=host)
+        if why:
+            out[var] = why
+    # a variable none of them names: lost only where they drop remedy's lines outright
+    why = later_dropin_override(unit, later, files, env_globs, "REMEDY_ANY", host=host)
+    if why:
+        out[ANY_VAR] = why
+    return out
 
 
 def render_dropin(env: Mapping[str, str], unset: Sequence[str]) -> str:

@@ -30,7 +30,7 @@ from remedy.report.wrap import Prose, whole
 from remedy.transport.base import Transport
 from remedy.units.dropin import DROPIN_NAME, DropinPreview, plan_dropin
 from remedy.units.host import read_unit
-from remedy.units.parse import Unit, UnitFiles, load_unit
+from remedy.units.parse import ExecCommand, Unit, UnitFiles, load_unit
 from remedy.units.syntax import format_show_environment
 
 
@@ -96,6 +96,14 @@ def _why_not(after: Unit, var: str, requested: str | None, dropin_path: str) -> 
     return None
 
 
+def _exec_text(cmd: ExecCommand) -> str:
+    """The command as facts hold it (facts.services.exec_argv): its argv, or `@PATH ARGV...`
+    when `@` gave it an argv[0] other than the program (`@/opt/v/bin/python python3 ...`)."""
+    if cmd.separate_argv0 and cmd.argv[:1] != [cmd.path]:
+        return " ".join([f"@{cmd.path}", *cmd.argv])
+    return " ".join(cmd.argv)
+
+
 def facts_for_unit(facts: Facts | None, unit: Unit, host: str) -> Facts:
     """facts with this unit as the workload's service, its environment from the parser.
 
@@ -111,7 +119,7 @@ def facts_for_unit(facts: Facts | None, unit: Unit, host: str) -> Facts:
         drop_ins=list(unit.dropin_paths),
         environment=dict(unit.effective_environment),
         environment_files=[("-" if r.optional else "") + r.path for r in unit.environment_files],
-        exec_start=" ".join(cmd.argv) if cmd else (old.exec_start if old else None),
+        exec_start=_exec_text(cmd) if cmd else (old.exec_start if old else None),
         python=unit.python or (old.python if old else None),
     )
     f.services = [s for s in f.services if s.name != unit.name] + [svc]
