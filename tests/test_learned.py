@@ -88,11 +88,12 @@ def test_model_loads_and_predicts_within_budget():
     """diagnose --log start-up (issue 18): load + predict on a 64 KiB log is bounded."""
     text = (CORPUS / "index.yaml").read_text()[: learned.MAX_BYTES]
     path = ROOT / "knowledge" / learned.MODEL_NAME
-    t = time.perf_counter()
+    # CPU time of this process, not wall time: other processes on a shared machine do not
+    # count against the bound (~15 ms on an idle core)
+    t = time.process_time()
     m = learned.Model.from_json(json.loads(path.read_bytes()))
     m.probabilities(text)
-    # ~15 ms on an idle core; generous for a shared CI machine
-    assert time.perf_counter() - t < 0.5
+    assert time.process_time() - t < 0.5
 
 
 @cache
@@ -233,9 +234,9 @@ def test_hostile_input_is_bounded(name, tmp_path):
     assert len(text.encode("utf-8", errors="replace")) <= 3 * learned.MAX_BYTES
     assert len(learned.tokens(text)) <= learned.MAX_TOKENS
     assert all(len(t) <= learned.MAX_TOKEN_LEN for t in learned.tokens(text))
-    t = time.perf_counter()
+    t = time.process_time()  # this process's CPU time: bounded work, whatever else runs
     got = learned.learned_classes(text)
-    assert time.perf_counter() - t < 2.0
+    assert time.process_time() - t < 2.0
     assert all(p >= learned.PARAMS["threshold"] for _, p in got)
 
 
