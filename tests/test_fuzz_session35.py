@@ -475,6 +475,16 @@ def test_plan_unknown_rule_id(args: list[str], hint: str | None) -> None:
     assert hint is None or hint in err
 
 
+def test_plan_with_no_consumer_to_verify_is_a_selection(tmp_path: Path) -> None:
+    """`--consumers ""` selects no final verification (the sandbox's fault and soak plans use
+    it); refusing it as an unknown id broke them."""
+    out = tmp_path / "plan.json"
+    r = _remedy("plan", "--example", EXAMPLE, "--consumers", "", "--out", str(out))
+    assert r.returncode == 0, _err(r)
+    plan = json.loads(out.read_text())
+    assert plan["scope_consumers"] == [] and plan["verification"] == []
+
+
 def test_plan_rules_with_inventory_is_refused(tmp_path: Path) -> None:
     """fleet plans ignored --rules: every rule was planned for every host."""
     inv = tmp_path / "hosts"

@@ -325,7 +325,7 @@ def plan(
         typer.Option(
             "--consumers",
             metavar="C1,C2",
-            help="Final verification of these consumers only (recorded in the plan).",
+            help='Final verification of these consumers only (recorded in the plan; "": none).',
         ),
     ] = None,
 ) -> None:

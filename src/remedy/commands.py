@@ -139,6 +139,8 @@ def known_ids(option: str, given: list[str] | None, known: list[str]) -> None:
     if given is None:
         return
     if not given:
+        if option == "--consumers":  # an empty list is a selection: verify no consumer
+            return
         raise InputError(f"{option} names nothing: give one id or more, comma-separated")
     unknown = [x for x in given if x not in known]
     if not unknown:

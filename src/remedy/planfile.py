@@ -42,12 +42,15 @@ def _check_schema(version: Any, name: str) -> None:
     mean something else (a step's parameters, what a digest covers), and a plan is run as root."""
     if type(version) is int and version == SCHEMA_VERSION:
         return
+    # a plan without the field may be damaged as well as older: the message says both
     what = (
-        "has no schema_version" if version is None else f"has schema_version {repr(version)[:40]}"
+        "is a damaged or hand-edited remedy plan, or a remedy plan of another format: it has no "
+        "schema_version"
+        if version is None
+        else f"is a remedy plan of another format: it has schema_version {repr(version)[:40]}"
     )
     raise InputError(
-        f"{name} is a remedy plan of another format: it {what}, this remedy reads "
-        f"schema_version {SCHEMA_VERSION}",
+        f"{name} {what}, this remedy reads schema_version {SCHEMA_VERSION}",
         hint="make it again with this remedy: `remedy plan ... --out plan.json`",
     )
 
