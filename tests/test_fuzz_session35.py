@@ -485,6 +485,13 @@ def test_plan_with_no_consumer_to_verify_is_a_selection(tmp_path: Path) -> None:
     assert plan["scope_consumers"] == [] and plan["verification"] == []
 
 
+def test_plan_may_verify_the_server_itself() -> None:
+    """The service component (the launch-level proof) is a consumer a plan verifies: the
+    sandbox's chain-B plan selects `sglang-server`, which the first check refused."""
+    r = _remedy("plan", "--example", EXAMPLE, "--consumers", "sglang-server,flashinfer-jit")
+    assert r.returncode == 0, _err(r)
+
+
 def test_plan_rules_with_inventory_is_refused(tmp_path: Path) -> None:
     """fleet plans ignored --rules: every rule was planned for every host."""
     inv = tmp_path / "hosts"

@@ -199,7 +199,13 @@ def plan_run(
     kb = load_knowledge()
     startgc.resume()  # start-up is over (remedy.startgc)
     known_ids("--rules", csv(rules), list(kb.rules))
-    known_ids("--consumers", csv(consumers), [c.id for c in kb.consumers()])
+    # what a plan verifies: the knowledge's consumers, the workload's, the service component
+    # itself (planner.plan._verification's launch-level proof, e.g. sglang-server)
+    workload = getattr(f, "workload", None)
+    verifiable = [c.id for c in kb.consumers()]
+    verifiable += [c.id for c in kb.components.values() if c.kind == "service"]
+    verifiable += list(getattr(workload, "consumers", None) or [])
+    known_ids("--consumers", csv(consumers), verifiable)
     p = make_plan(kb, f, symptoms, wrappers=wrappers, rules=csv(rules), consumers=csv(consumers))
     if logs:  # no rule matches the log: what its wording resembles (a hint, never a step)
         from remedy.diagnose import learned_hint
