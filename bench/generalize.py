@@ -255,6 +255,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # them, while tune-an/tune-ao worked without seeing them; scored by 3434aa6 (main at the
     # session's start with rounds 39-41's rows, bench/results/round42/).
     ("3434aa6", "3434aa6"),
+    # round 43: 20 logs (12 with a class, 8 whose cause no rule covers) collected on
+    # 2026-12-04 (session 35) by two engineers (coll-gco/gcp: LLM fine-tuning and alternative
+    # serving stacks; Windows/WSL2 and desktop image UIs) who never ran remedy on them, while
+    # tune-an/ao/ap worked without seeing them; scored by 8f7a3c2 (round 42's rows, the
+    # knowledge of 3434aa6, bench/results/round43/; 420bd90, after the tuning, scores the same)
+    ("8f7a3c2", "8f7a3c2"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
