@@ -134,7 +134,10 @@ def cached_venv(name: str, reqs: list[str], dl: Path) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     root = cache / "remedy-tests" / "facts-e2e"
     final = root / f"{name}-{key}"
-    if not (final / "pyvenv.cfg").exists():
+    # bin/python links to the interpreter that made the venv: a tree whose interpreter is gone
+    # (another checkout's venv, removed) is made again, not read as a venv without Python
+    if not ((final / "pyvenv.cfg").exists() and (final / "bin" / "python").exists()):
+        shutil.rmtree(final, ignore_errors=True)
         root.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}-"))
         make_venv(work / "v", whls)
