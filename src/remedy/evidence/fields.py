@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -299,6 +299,28 @@ class ApiFamily(BaseModel):
         return v
 
 
+_Row = TypeVar("_Row", bound=BaseModel)
+
+
+def _cited_rows(
+    entries: list[Any], model: type[_Row], key: str, what: str, file: str, sources: dict[str, Any]
+) -> dict[str, _Row]:
+    """One table of knowledge/cuda-api-changes.yaml: each row valid, citing a listed source,
+    its key once (errors name file and line)."""
+    out: dict[str, _Row] = {}
+    for entry in entries:
+        row = validate_entry(model, entry, file, what=what)
+        name = getattr(row, key)
+        if row.source not in sources:
+            raise KnowledgeError(
+                f"{name}: unknown source {row.source!r}", file=file, line=line_of(entry)
+            )
+        if name in out:
+            raise KnowledgeError(f"duplicate {key} {name!r}", file=file, line=line_of(entry))
+        out[name] = row
+    return out
+
+
 def default_api_changes_path() -> Path:
     from remedy.evidence.catalog import knowledge_dir
 
@@ -316,17 +338,7 @@ def load_api_changes(path: Path | None = None) -> dict[str, ApiChange]:
     if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
         raise KnowledgeError("top level must hold a 'changes:' list", file=file, line=1)
     sources = data.get("sources") or {}
-    out: dict[str, ApiChange] = {}
-    for entry in data["changes"]:
-        row = validate_entry(ApiChange, entry, file, what="CUDA API change")
-        if row.source not in sources:
-            raise KnowledgeError(
-                f"{row.symbol}: unknown source {row.source!r}", file=file, line=line_of(entry)
-            )
-        if row.symbol in out:
-            raise KnowledgeError(f"duplicate symbol {row.symbol!r}", file=file, line=line_of(entry))
-        out[row.symbol] = row
-    return out
+    return _cited_rows(data["changes"], ApiChange, "symbol", "CUDA API change", file, sources)
 
 
 @cache
@@ -373,17 +385,8 @@ def load_removed_headers(path: Path | None = None) -> dict[str, RemovedHeader]:
     file = str(p)
     data: Any = load_yaml(p)
     sources = (data.get("sources") or {}) if isinstance(data, dict) else {}
-    out: dict[str, RemovedHeader] = {}
-    for entry in (data.get("headers") or []) if isinstance(data, dict) else []:
-        row = validate_entry(RemovedHeader, entry, file, what="removed CUDA header")
-        if row.source not in sources:
-            raise KnowledgeError(
-                f"{row.header}: unknown source {row.source!r}", file=file, line=line_of(entry)
-            )
-        if row.header in out:
-            raise KnowledgeError(f"duplicate header {row.header!r}", file=file, line=line_of(entry))
-        out[row.header] = row
-    return out
+    entries = (data.get("headers") or []) if isinstance(data, dict) else []
+    return _cited_rows(entries, RemovedHeader, "header", "removed CUDA header", file, sources)
 
 
 def removed_header(header: str) -> RemovedHeader | None:
