@@ -261,6 +261,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # tune-an/ao/ap worked without seeing them; scored by 8f7a3c2 (round 42's rows, the
     # knowledge of 3434aa6, bench/results/round43/; 420bd90, after the tuning, scores the same)
     ("8f7a3c2", "8f7a3c2"),
+    # round 44: 52 logs (32 with a class, 20 whose cause no rule covers) collected on
+    # 2026-12-04 (session 36) by five engineers (coll-gcq..gcu: audio/speech/video stacks and
+    # ComfyUI nodes; sglang/flashinfer/vllm threads from 2025-06 on; platforms, containers and
+    # non-Python bindings; vision/detection and GPU data libraries; local-LLM apps and 3D
+    # apps) who never ran remedy on them, while tune-aq/tune-ar, perf-36, redteam-12 and
+    # truth-4 worked without seeing them; scored by 5e051be (main at the session's start,
+    # bench/results/round44/).
+    ("5e051be", "5e051be"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
