@@ -269,6 +269,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # truth-4 worked without seeing them; scored by 5e051be (main at the session's start,
     # bench/results/round44/).
     ("5e051be", "5e051be"),
+    # round 45: 21 logs (13 with a class, 8 whose cause no rule covers) collected on
+    # 2026-12-04 (session 36) by two engineers (coll-gcv/gcw: torch extension ecosystems and
+    # distributed training; non-torch frameworks and numeric GPU libraries) who never ran
+    # remedy on them, while tune-aq/ar/as worked without seeing them; scored by 2ef04a6
+    # (round 44's rows, the knowledge of 5e051be, bench/results/round45/).
+    ("2ef04a6", "2ef04a6"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
