@@ -275,6 +275,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # remedy on them, while tune-aq/ar/as worked without seeing them; scored by 2ef04a6
     # (round 44's rows, the knowledge of 5e051be, bench/results/round45/).
     ("2ef04a6", "2ef04a6"),
+    # round 46: 20 logs (13 with a class, 7 whose cause no rule covers) collected on
+    # 2026-12-04 (session 36) by two engineers (coll-gcx/gcy: building CUDA code on native
+    # Windows; the NVIDIA driver as the OS installs it) who never ran remedy on them, while
+    # tune-aq/ar/as worked without seeing them; scored by 8e1ad76 (rounds 44-45's rows, the
+    # knowledge of 5e051be, bench/results/round46/).
+    ("8e1ad76", "8e1ad76"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
