@@ -9,6 +9,7 @@ signature, the rest counted; the ``TOP_SUSPICIOUS`` best unmatched error lines k
 from __future__ import annotations
 
 import heapq
+import re
 import os
 import sys
 from collections.abc import Iterable
@@ -31,6 +32,11 @@ TOP_SUSPICIOUS = 20
 # lines per log that may be the first half of a message hard-wrapped at a word boundary (logs
 # copied from threads and terminals): each is matched once more joined to the line after it
 WRAP_MAX = 64
+# a quote bar a chat client or terminal UI draws at the start of each line of a quoted block
+# ('> ' Markdown, '│'/'┃' box drawing, '▎'/'▍'/'▏' left block bars): copied with the text, it
+# sits between the two halves of a wrapped message (tune-aq, round 43's gco-7: 'ptxas fatal:
+# Value 'sm_103a' is not ' / '  ▎ defined for option 'gpu-name''); dropped from the follower
+_QUOTE_BAR = re.compile(r"^[ \t]*(?:[>\u2502\u2503\u2551\u258c\u258d\u258e\u258f][ \t]*)+")
 
 _BLOCK_OPEN = "ninja-failed-target"
 _BLOCK_CLOSE = frozenset(
@@ -175,7 +181,7 @@ class _Aggregator:
         text, proc, idxs = waiting
         if proc != process or not follower.strip():
             return
-        first, rest = text.rstrip(), follower.strip()
+        first, rest = text.rstrip(), _QUOTE_BAR.sub("", follower).strip()
         sep = " "
         matches = self.matcher.match_joined(first, rest, idxs)
         # a terminal copy hard-wrapped at its column cuts inside a word ('No such file o' /
