@@ -61,3 +61,32 @@ def test_known_log_json_carries_confirm_and_partial_facts():
     assert top["rule"] == "runtime-libs-match-cuda-major"
     assert top["confirm_with"] and top["distinguishes_from"]
     assert d["partial_facts"]["shared_lib"] == "libnvrtc.so.12"
+
+
+TEMPLATES = Path(__file__).resolve().parent / "fixtures" / "templates"
+
+
+def test_rust_panic_is_the_first_error_even_indented_by_cargo():
+    """A Rust panic ('thread 'main' panicked at FILE:LINE:COL:') holds no error word; the
+    line is the statement of the failure (round 43's unknown/gcp-3, cudarc's libcuda lookup),
+    and stays one when cargo indents a build script's stderr (round 31's unknown/gad-1, where
+    a later 'warning: build failed' outranked it)."""
+    r = remedy(
+        "diagnose", "--log", str(TEMPLATES / "rust" / "cudarc-libcuda-not-found-panic.log"), "--json"
+    )
+    d = json.loads(r.stdout)
+    assert d["hypotheses"] == []
+    assert d["suspicious"][0]["line"] == 1
+    r = remedy("diagnose", "--log", str(CORPUS / "unknown" / "gad-1.log"), "--json")
+    d = json.loads(r.stdout)
+    assert d["suspicious"][0]["line"] == 4, d["suspicious"][:2]
+
+
+def test_message_wrapped_inside_a_quote_bar_is_joined():
+    """A quoted copy wraps ptxas' message and carries the quote bar ('│', '▎', '> ') into the
+    second half (round 43's triton-ptxas-knows-arch/gco-7): the halves are joined without it."""
+    for name in ("gpu-name-unknown-wrapped-box-quote", "gpu-name-unknown-wrapped-markdown-quote"):
+        r = remedy("diagnose", "--log", str(TEMPLATES / "ptxas" / f"{name}.log"), "--json")
+        d = json.loads(r.stdout)
+        assert [s["signature"] for s in d["symptoms"]] == ["ptxas-unknown-gpu-name"], name
+        assert d["symptoms"][0]["line"] == 1
