@@ -90,3 +90,24 @@ def test_message_wrapped_inside_a_quote_bar_is_joined():
         d = json.loads(r.stdout)
         assert [s["signature"] for s in d["symptoms"]] == ["ptxas-unknown-gpu-name"], name
         assert d["symptoms"][0]["line"] == 1
+
+
+def test_traceback_cut_before_its_exception_shows_no_error_line(tmp_path: Path):
+    """A copy cut inside the frames (round 43's unknown/gcp-2) holds no statement of the
+    failure: the header alone is not shown as the first error; with the exception line
+    after it, that line is."""
+    frames = [
+        "Traceback (most recent call last):",
+        '  File "/app/main.py", line 3, in <module>',
+        "    ray.init()",
+        '  File "/venv/lib/python3.10/site-packages/ray/_private/worker.py", line 1642, in init',
+        "    _global_node = ray._private.node.Node(",
+    ]
+    cut = tmp_path / "cut.log"
+    cut.write_text("\n".join(frames) + "\n")
+    d = json.loads(remedy("diagnose", "--log", str(cut), "--json").stdout)
+    assert d["hypotheses"] == [] and d["suspicious"] == []
+    whole = tmp_path / "whole.log"
+    whole.write_text("\n".join([*frames, "KeyError: 'accelerator_type'"]) + "\n")
+    d = json.loads(remedy("diagnose", "--log", str(whole), "--json").stdout)
+    assert d["suspicious"][0]["line"] == 6

@@ -278,6 +278,7 @@ class _Aggregator:
         self, lines: int, nbytes: int, method: Literal["hyperscan", "grep", "python"]
     ) -> ScanResult:
         sus = sorted((k[2] for k in self.heap), key=lambda s: (-s.score, s.line))
+        sus = _without_cut_traceback_headers(sus, self.symptoms)
         if self.out_of_order:
             self.symptoms.sort(key=lambda s: s.line)
         return ScanResult(
@@ -289,6 +290,20 @@ class _Aggregator:
             dropped=self.dropped,
             method=method,
         )
+
+
+def _without_cut_traceback_headers(
+    sus: list[SuspiciousLine], symptoms: list[Symptom]
+) -> list[SuspiciousLine]:
+    """The suspicious lines less a traceback header that nothing follows.
+
+    Why: 'Traceback (most recent call last):' only announces frames; the statement of the
+    failure is the exception line CPython prints after them (traceback.print_exception). A copy
+    cut inside the frames (round 43's unknown/gcp-2: a Ray traceback that breaks off before its
+    UnicodeDecodeError) holds no error line, and pointing at the header would claim one. A
+    header with any later suspicious line or matched symptom is kept (it may still rank)."""
+    last = max([s.line for s in sus] + [s.line for s in symptoms], default=0)
+    return [s for s in sus if not (s.reason.startswith("traceback header") and s.line >= last)]
 
 
 def _docker_json_log(f: BinaryIO) -> bool:
