@@ -72,7 +72,10 @@ def test_rust_panic_is_the_first_error_even_indented_by_cargo():
     and stays one when cargo indents a build script's stderr (round 31's unknown/gad-1, where
     a later 'warning: build failed' outranked it)."""
     r = remedy(
-        "diagnose", "--log", str(TEMPLATES / "rust" / "cudarc-libcuda-not-found-panic.log"), "--json"
+        "diagnose",
+        "--log",
+        str(TEMPLATES / "rust" / "cudarc-libcuda-not-found-panic.log"),
+        "--json",
     )
     d = json.loads(r.stdout)
     assert d["hypotheses"] == []

@@ -9,8 +9,8 @@ signature, the rest counted; the ``TOP_SUSPICIOUS`` best unmatched error lines k
 from __future__ import annotations
 
 import heapq
-import re
 import os
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
