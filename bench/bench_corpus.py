@@ -43,8 +43,10 @@ def run() -> dict:
         res = {"file": r["file"], "class": r["class"], "thread": r["thread"], "ranked": ranks[:3]}
         if r["class"] is None:
             shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
-            res["ok_unknown"] = (
-                not ranks and bool(shown) and (shown[0].line == r.get("first_error_line"))
+            first = r.get("first_error_line")
+            # 'none': the copy holds no error line, so none may be shown
+            res["ok_unknown"] = not ranks and (
+                not shown if first == "none" else bool(shown) and shown[0].line == first
             )
         else:
             res["top1"] = ranks[:1] == [r["class"]]

@@ -596,7 +596,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-ap adds 'No package can be installed' and 'nothing provides' (package solvers'
     # verdicts, suspicious-line words) and 'No CUDA' (a library's own no-CUDA lookup). The three
     # session-35 tuners worked at once, each within 102; merged: 99 + 3 + 3 + 3 -> 108.
-    assert len(lits) <= 108, "each literal costs grep time; see prefilter.py"
+    # Tune-aq adds 'panicked at' (a suspicious-line word: Rust's panic hook, 'thread 'main'
+    # panicked at FILE:LINE:COL:', holds no error word); ptxas' new needle "Value 'sm_" reuses
+    # "'sm_" and TGI's 'GPU with CUDA ' reuses 'GPU ': 108 -> 109.
+    assert len(lits) <= 109, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,6 +32,11 @@ TOP_SUSPICIOUS = 20
 # lines per log that may be the first half of a message hard-wrapped at a word boundary (logs
 # copied from threads and terminals): each is matched once more joined to the line after it
 WRAP_MAX = 64
+# a quote bar a chat client or terminal UI draws at the start of each line of a quoted block
+# ('> ' Markdown, '│'/'┃' box drawing, '▎'/'▍'/'▏' left block bars): copied with the text, it
+# sits between the two halves of a wrapped message (tune-aq, round 43's gco-7: 'ptxas fatal:
+# Value 'sm_103a' is not ' / '  ▎ defined for option 'gpu-name''); dropped from the follower
+_QUOTE_BAR = re.compile(r"^[ \t]*(?:[>\u2502\u2503\u2551\u258c\u258d\u258e\u258f][ \t]*)+")
 
 _BLOCK_OPEN = "ninja-failed-target"
 _BLOCK_CLOSE = frozenset(
@@ -175,7 +181,7 @@ class _Aggregator:
         text, proc, idxs = waiting
         if proc != process or not follower.strip():
             return
-        first, rest = text.rstrip(), follower.strip()
+        first, rest = text.rstrip(), _QUOTE_BAR.sub("", follower).strip()
         sep = " "
         matches = self.matcher.match_joined(first, rest, idxs)
         # a terminal copy hard-wrapped at its column cuts inside a word ('No such file o' /
@@ -272,6 +278,7 @@ class _Aggregator:
         self, lines: int, nbytes: int, method: Literal["hyperscan", "grep", "python"]
     ) -> ScanResult:
         sus = sorted((k[2] for k in self.heap), key=lambda s: (-s.score, s.line))
+        sus = _without_cut_traceback_headers(sus, self.symptoms)
         if self.out_of_order:
             self.symptoms.sort(key=lambda s: s.line)
         return ScanResult(
@@ -283,6 +290,20 @@ class _Aggregator:
             dropped=self.dropped,
             method=method,
         )
+
+
+def _without_cut_traceback_headers(
+    sus: list[SuspiciousLine], symptoms: list[Symptom]
+) -> list[SuspiciousLine]:
+    """The suspicious lines less a traceback header that nothing follows.
+
+    Why: 'Traceback (most recent call last):' only announces frames; the statement of the
+    failure is the exception line CPython prints after them (traceback.print_exception). A copy
+    cut inside the frames (round 43's unknown/gcp-2: a Ray traceback that breaks off before its
+    UnicodeDecodeError) holds no error line, and pointing at the header would claim one. A
+    header with any later suspicious line or matched symptom is kept (it may still rank)."""
+    last = max([s.line for s in sus] + [s.line for s in symptoms], default=0)
+    return [s for s in sus if not (s.reason.startswith("traceback header") and s.line >= last)]
 
 
 def _docker_json_log(f: BinaryIO) -> bool:

@@ -73,6 +73,11 @@ WORDS: tuple[str, ...] = (
     # its GPU path off ('gsplat: No CUDA toolkit found. gsplat will be disabled.', torch's
     # 'No CUDA runtime is found, using CUDA_HOME=...')
     "No CUDA",
+    # (tune-aq, round 43's unknown/gcp-3) a Rust panic, worded without an error word: std's
+    # default hook prints "thread '<name>' panicked at <file>:<line>:<col>:" (Rust >= 1.73, the
+    # message on the next line; before: "panicked at '<msg>', <file>:<line>:<col>"); cargo
+    # relays a build script's stderr indented by two spaces
+    "panicked at",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -104,6 +109,9 @@ _IPY_HEAD = re.compile(r"^\s*(?:\w+\.)*\w+\s{2,}Traceback \(most recent call las
 # line still ranks when nothing earlier looks like an error (tune-ap, round 42's unknown/gcl-3)
 _NONE_ATTR = re.compile(r"^\s*AttributeError: 'NoneType' object has no attribute ")
 _FRAME = re.compile(r'^\s*File \\?"')
+# Rust std's panic hook (library/std/src/panicking.rs default_hook): "thread '<name>'[ (<id>)]
+# panicked at ..."; a statement even when cargo indents the build script's stderr under it
+_RUST_PANIC = re.compile(r"^\s*thread '[^']*'(?: \(\d+\))? panicked at ")
 _CODE = re.compile(r"^\s{2,}\S")
 _WRAPPER = (
     "build stopped",
@@ -183,7 +191,7 @@ def base_score(text: str) -> tuple[float, str]:
     if _FRAME.match(text):
         score -= 2.0
         why += "; traceback frame"
-    elif _CODE.match(text) and not _PY_EXC.match(text.lstrip()):
+    elif _CODE.match(text) and not _PY_EXC.match(text.lstrip()) and not _RUST_PANIC.match(text):
         score -= 1.0
         why += "; indented (code/continuation)"
     return max(score, 0.5), why
