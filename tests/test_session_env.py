@@ -688,11 +688,11 @@ def test_the_profile_d_loop_of_every_distributions_etc_profile_is_found():
         assert split_etc_profile([("/etc/profile", text), mine]) == [("/etc/profile", text), mine]
 
 
-DEBIAN_PROFILE = (
+USER_PROFILE_DEBIAN = (
     '# ~/.profile\nif [ -n "$BASH_VERSION" ]; then\n    if [ -f "$HOME/.bashrc" ]; then\n'
     '\t. "$HOME/.bashrc"\n    fi\nfi\nexport LANG=C\n'
 )
-DEBIAN_GUARD = "case $- in\n    *i*) ;;\n      *) return;;\nesac\n"
+BASHRC_GUARD = "case $- in\n    *i*) ;;\n      *) return;;\nesac\n"
 
 
 def test_a_units_login_shell_follows_the_users_profile_into_bashrc():
@@ -714,16 +714,16 @@ def test_a_units_login_shell_follows_the_users_profile_into_bashrc():
     state = _State()
     for n in (".bash_profile", ".bash_login"):
         state.files_read[f"{home}/{n}"] = None
-    state.files_read[f"{home}/.profile"] = DEBIAN_PROFILE.encode()
+    state.files_read[f"{home}/.profile"] = USER_PROFILE_DEBIAN.encode()
     need = _needs(state, {}, ServiceFacts(services=[svc], systemd=True))
     assert f"{home}/.bashrc" in need.env_files
-    files = {f"{home}/.profile": DEBIAN_PROFILE.encode()}
+    files = {f"{home}/.profile": USER_PROFILE_DEBIAN.encode()}
     env = {"PATH": "/usr/bin"}
-    above = "export CUDA_HOME=/usr/local/cuda-12.8\n" + DEBIAN_GUARD + "export CUDA_PATH=/i\n"
+    above = "export CUDA_HOME=/usr/local/cuda-12.8\n" + BASHRC_GUARD + "export CUDA_PATH=/i\n"
     got = login_user_vars(f"{home}/.profile", {**files, f"{home}/.bashrc": above.encode()},
                           home, env)  # fmt: skip
     assert got == {"CUDA_HOME": ("/usr/local/cuda-12.8", f"{home}/.bashrc")}
-    below = DEBIAN_GUARD + "export CUDA_HOME=/usr/local/cuda-12.8\n"
+    below = BASHRC_GUARD + "export CUDA_HOME=/usr/local/cuda-12.8\n"
     assert login_user_vars(f"{home}/.profile", {**files, f"{home}/.bashrc": below.encode()},
                            home, env) == {}  # fmt: skip
     # RHEL's ~/.bash_profile, `~` for the home, PS1's guard; a value set after the source wins
