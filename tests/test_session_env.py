@@ -746,8 +746,9 @@ def test_specifiers_in_a_later_drop_ins_paths_are_expanded_as_systemd_does():
     EnvironmentFile= with %-specifiers (systemd.unit(5) "Specifiers"; the system manager's
     %h is /root, %E /etc, %S /var/lib, %% a `%`). systemd reads the expanded path, and so
     `systemctl show` lists it and facts read it there: the computed value must come from the
-    same file (sandbox test_w). remedy was already right here; kept so it stays right. An
-    Environment= value with a specifier is expanded too (and still loses to remedy's file)."""
+    same file (sandbox test_w). remedy was already right there; kept so it stays right. A
+    host-dependent one (%H) names a file remedy cannot know: now named as an override (main:
+    none, a drop-in step). An Environment= value with a specifier is expanded too."""
     from remedy.units.dropin import dropin_overrides
 
     d = "/etc/systemd/system/sglang-k26.service.d"
@@ -767,6 +768,13 @@ def test_specifiers_in_a_later_drop_ins_paths_are_expanded_as_systemd_does():
         # the unexpanded text names no file systemd reads: nothing is found there
         literal = {f"{d}/zzz-local.conf": conf, spec.lstrip("-"): body}
         assert dropin_overrides(unit, [f"{d}/zzz-local.conf"], literal, {}) == {}, spec
+    # a host-dependent specifier (%H) in the path: the file systemd reads is not known here,
+    # so remedy's value may be overridden: named, never planned around (main: `{}`, a
+    # drop-in step systemd then overrides)
+    conf = b"[Service]\nEnvironmentFile=/etc/sglang/%H.env\n"
+    got = dropin_overrides(unit, [f"{d}/zzz-local.conf"], {f"{d}/zzz-local.conf": conf}, {})
+    assert list(got) == ["*"] and got["*"].startswith(f"{d}/zzz-local.conf ("), got
+    assert "/etc/sglang/%H.env" in got["*"] and "%H (hostname)" in got["*"]
     conf = b"[Service]\nEnvironmentFile=\nEnvironment=CUDA_HOME=%h/cuda\n"
     got = dropin_overrides(unit, [f"{d}/~o.conf"], {f"{d}/~o.conf": conf}, {})
     assert got == {"CUDA_HOME": f"{d}/~o.conf (Environment=CUDA_HOME=...)"}
