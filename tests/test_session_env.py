@@ -686,3 +686,140 @@ def test_the_profile_d_loop_of_every_distributions_etc_profile_is_found():
     # a loop over another directory, or an unclosed one: kept whole
     for text in ("for f in /etc/other/*.sh; do . $f; done\n" + tail, LOOPS["alpine"][:-18]):
         assert split_etc_profile([("/etc/profile", text), mine]) == [("/etc/profile", text), mine]
+
+
+USER_PROFILE_DEBIAN = (
+    '# ~/.profile\nif [ -n "$BASH_VERSION" ]; then\n    if [ -f "$HOME/.bashrc" ]; then\n'
+    '\t. "$HOME/.bashrc"\n    fi\nfi\nexport LANG=C\n'
+)
+BASHRC_GUARD = "case $- in\n    *i*) ;;\n      *) return;;\nesac\n"
+
+
+def test_a_units_login_shell_follows_the_users_profile_into_bashrc():
+    """toolchain-7 left: a unit's `bash -lc` reads the user's ~/.profile, and Debian's (or
+    RHEL's ~/.bash_profile) sources ~/.bashrc. An export there above the "not interactive,
+    return" guard reaches the server after systemd's environment; one below it does not.
+    Before: only ~/.profile was read, so an export in ~/.bashrc was missed (plan: a drop-in
+    the shell then overrides; sandbox test_v). Now the sourced file is read (as data) and
+    cut at its guard; the variable is named with the file that sets it."""
+    from remedy.facts.collect import _needs, _State, login_user_vars
+    from remedy.facts.services import ServiceFacts
+    from remedy.model import Service
+
+    home = "/var/lib/sglang"
+    svc = Service(
+        name="s.service", exec_start="/bin/bash -lc x", user_home=home,
+        sandboxing={"User": "sglang"},
+    )  # fmt: skip
+    state = _State()
+    for n in (".bash_profile", ".bash_login"):
+        state.files_read[f"{home}/{n}"] = None
+    state.files_read[f"{home}/.profile"] = USER_PROFILE_DEBIAN.encode()
+    need = _needs(state, {}, ServiceFacts(services=[svc], systemd=True))
+    assert f"{home}/.bashrc" in need.env_files
+    files = {f"{home}/.profile": USER_PROFILE_DEBIAN.encode()}
+    env = {"PATH": "/usr/bin"}
+    above = "export CUDA_HOME=/usr/local/cuda-12.8\n" + BASHRC_GUARD + "export CUDA_PATH=/i\n"
+    got = login_user_vars(f"{home}/.profile", {**files, f"{home}/.bashrc": above.encode()},
+                          home, env)  # fmt: skip
+    assert got == {"CUDA_HOME": ("/usr/local/cuda-12.8", f"{home}/.bashrc")}
+    below = BASHRC_GUARD + "export CUDA_HOME=/usr/local/cuda-12.8\n"
+    assert login_user_vars(f"{home}/.profile", {**files, f"{home}/.bashrc": below.encode()},
+                           home, env) == {}  # fmt: skip
+    # RHEL's ~/.bash_profile, `~` for the home, PS1's guard; a value set after the source wins
+    rhel = "if [ -f ~/.bashrc ]; then . ~/.bashrc; fi\nexport CUDA_PATH=/after\n"
+    rc = 'export CUDA_PATH=/rc\nexport CUDA_HOME=/rc\n[ -z "$PS1" ] && return\nexport X_Y=1\n'
+    got = login_user_vars("/root/.bash_profile",
+                          {"/root/.bash_profile": rhel.encode(), "/root/.bashrc": rc.encode()},
+                          "/root", env)  # fmt: skip
+    assert got == {
+        "CUDA_HOME": ("/rc", "/root/.bashrc"),
+        "CUDA_PATH": ("/after", "/root/.bash_profile"),
+    }
+    # a sourced path with another variable or a glob is not guessed at (nor read)
+    odd = '. "$XDG_CONFIG_HOME/sh"\n. ~/.b*\n'
+    assert login_user_vars("/root/.profile", {"/root/.profile": odd.encode()}, "/root", env) == {}
+
+
+def test_specifiers_in_a_later_drop_ins_paths_are_expanded_as_systemd_does():
+    """toolchain-7 left: an admin's drop-in read after remedy's (`zzz-local.conf`) names its
+    EnvironmentFile= with %-specifiers (systemd.unit(5) "Specifiers"; the system manager's
+    %h is /root, %E /etc, %S /var/lib, %% a `%`). systemd reads the expanded path, and so
+    `systemctl show` lists it and facts read it there: the computed value must come from the
+    same file (sandbox test_w). remedy was already right there; kept so it stays right. A
+    host-dependent one (%H) names a file remedy cannot know: now named as an override (main:
+    none, a drop-in step). An Environment= value with a specifier is expanded too."""
+    from remedy.units.dropin import dropin_overrides
+
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "sglang-k26.service"
+    body = b"CUDA_HOME=/usr/local/cuda-12.8\n"
+    for spec, path in (
+        ("%E/sglang/local.env", "/etc/sglang/local.env"),
+        ("%h/sglang.env", "/root/sglang.env"),
+        ("%S/sglang/local.env", "/var/lib/sglang/local.env"),
+        ("/etc/sglang/100%%.env", "/etc/sglang/100%.env"),
+        ("-%E/sglang/%N.env", "/etc/sglang/sglang-k26.env"),
+    ):
+        conf = f"[Service]\nEnvironmentFile={spec}\n".encode()
+        files = {f"{d}/zzz-local.conf": conf, path: body}
+        got = dropin_overrides(unit, [f"{d}/zzz-local.conf"], files, {})
+        assert got == {"CUDA_HOME": f"{d}/zzz-local.conf (EnvironmentFile={path})"}, spec
+        # the unexpanded text names no file systemd reads: nothing is found there
+        literal = {f"{d}/zzz-local.conf": conf, spec.lstrip("-"): body}
+        assert dropin_overrides(unit, [f"{d}/zzz-local.conf"], literal, {}) == {}, spec
+    # a host-dependent specifier (%H) in the path: the file systemd reads is not known here,
+    # so remedy's value may be overridden: named, never planned around (main: `{}`, a
+    # drop-in step systemd then overrides)
+    conf = b"[Service]\nEnvironmentFile=/etc/sglang/%H.env\n"
+    got = dropin_overrides(unit, [f"{d}/zzz-local.conf"], {f"{d}/zzz-local.conf": conf}, {})
+    assert list(got) == ["*"] and got["*"].startswith(f"{d}/zzz-local.conf ("), got
+    assert "/etc/sglang/%H.env" in got["*"] and "%H (hostname)" in got["*"]
+    conf = b"[Service]\nEnvironmentFile=\nEnvironment=CUDA_HOME=%h/cuda\n"
+    got = dropin_overrides(unit, [f"{d}/~o.conf"], {f"{d}/~o.conf": conf}, {})
+    assert got == {"CUDA_HOME": f"{d}/~o.conf (Environment=CUDA_HOME=...)"}
+
+
+def test_a_conda_envs_config_vars_reach_a_conda_run_unit_and_are_named():
+    """toolchain-7 left: `conda env config vars set CUDA_HOME=...` stores the value in the
+    environment's conda-meta/state (`{"env_vars": {...}}`); `conda run -n ENV` (and `conda
+    activate`) exports it after systemd's environment, before the activate.d hooks. Before:
+    only activate.d was read, the value missed: a drop-in step the activation overrides. Now
+    the state file is read as data (JSON, never run), the value kept with the file, and the
+    plan is `impossible` naming it. (No sandbox scenario: the sandbox image has no conda.)"""
+    from remedy.facts.collect import _needs, _State
+    from remedy.facts.services import ServiceFacts, conda_state_file, conda_state_vars
+    from remedy.model import Service
+
+    prefix = "/opt/conda/envs/sglang"
+    st = f"{prefix}/conda-meta/state"
+    assert conda_state_file(prefix + "/") == st
+    cmd = "/opt/conda/bin/conda run -n sglang python -m sglang.launch_server"
+    need = _needs(_State(), {}, ServiceFacts(services=[Service(name="s.service",
+                  exec_start=cmd)], systemd=True))  # fmt: skip
+    assert st in need.env_files
+    raw = json.dumps(
+        {"env_vars": {"CUDA_HOME": "/usr/local/cuda-12.8", "CUDA_PATH": "***unset***",
+                      "bad name": "x", "N": 1}}
+    ).encode()  # fmt: skip
+    assert conda_state_vars(raw) == {"CUDA_HOME": "/usr/local/cuda-12.8"}
+    for junk in (None, b"", b"{not json", b"[]", b'{"env_vars": []}'):
+        assert conda_state_vars(junk) == {}
+
+    kb = load_knowledge()
+    f = Facts.model_validate(
+        json.loads((HERE / "service-envfile-cuda-home.facts.json").read_text())
+    )
+    syms = scan_logs([str(HERE / "unit-envfile-cuda-12.8.journal")])[0]
+    svc = f.services[0].model_copy(
+        update={
+            "environment": {**f.services[0].environment, "CUDA_HOME": "/usr/local/cuda-12.8"},
+            "environment_files_env": {},
+            "exec_start": cmd,
+            "exec_shell_env": {"CUDA_HOME": "/usr/local/cuda-12.8"},
+            "exec_shell_from": {"CUDA_HOME": st},
+        }
+    )
+    plan = make_plan(kb, f.model_copy(update={"services": [svc]}), syms)
+    assert plan.status == "impossible" and plan.steps == [], plan.steps
+    assert any(f"CUDA_HOME is set by {st}" in u for u in plan.unresolved), plan.unresolved

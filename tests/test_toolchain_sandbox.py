@@ -141,6 +141,21 @@ real pip CUDA wheels, FlashInfer's real JIT), remedy run as a subprocess as a us
       environment. Before this change: plan exit 3 `unexplained`, with a drop-in step the
       profile overrides. Now the unit user's first login file is read: `impossible`, named.
 
+  (v) test_u's unit with Debian's ~/.profile (`. "$HOME/.bashrc"` when bash) and the
+      export in that user's ~/.bashrc. Above the bashrc's "not interactive, return" guard,
+      `bash -lc` gets CUDA_HOME=<12.8> after systemd's environment. Before this change only
+      ~/.profile was read: plan exit 3 `unexplained` with a drop-in step the shell overrides.
+      Now the sourced file is read as data, cut at its guard: `impossible`, ~/.bashrc named,
+      nothing applied. Below the guard (the admin's 90-local.conf sets CUDA_HOME=<12.8> as
+      in test_l) the shell never reaches it: a drop-in, `fixed` with <cu13> in the running
+      process (main was already right there; the test keeps it so).
+
+  (w) test_s's unit with the admin's zzz-local.conf naming its EnvironmentFile= with
+      %-specifiers (%E/sglang/local.env, %h/sglang.env, %S/sglang/local.env, a `%%`): systemd
+      reads the expanded path (`systemctl show` lists it). remedy expands them as systemd
+      does: `impossible`, zzz-local.conf and the expanded file named, nothing applied.
+      (remedy was already right here; the tests keep it so.)
+
 Needs root and scripts/setup-sandbox.sh (else skipped with the reason). ~40 s each.
 """
 
@@ -1340,5 +1355,147 @@ def test_u_a_user_units_login_shell_reads_that_users_profile(user_profile_unit, 
                  timeout=1200)  # fmt: skip
     rep = report_of(r)
     print(f"(u) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+    assert h.ssh(ls) == before
+
+
+DEBIAN_PROFILE = (
+    'if [ -n "$BASH_VERSION" ]; then\n    if [ -f "$HOME/.bashrc" ]; then\n'
+    '\t. "$HOME/.bashrc"\n    fi\nfi\n'
+)
+DEBIAN_GUARD = "# If not running interactively, don't do anything\ncase $- in\n    *i*) ;;\n      *) return;;\nesac\n"
+
+
+@pytest.fixture
+def bashrc_profile_unit(request):
+    yield from host_for_test("service-dropin-later-cuda-home", f"tcv{request.param[0]}")
+
+
+@pytest.mark.parametrize("bashrc_profile_unit", ["above", "below"], indirect=True)
+def test_v_a_user_units_login_shell_reads_the_bashrc_its_profile_sources(
+    bashrc_profile_unit, request, tmp_path
+):
+    """systemd tier: test_u's unit (User=sglang, ExecStart `/bin/bash -lc "source VENV/bin/
+    activate && exec python ..."`) with Debian's ~/.profile, which sources ~/.bashrc. `above`:
+    `export CUDA_HOME=/usr/local/cuda-12.8` above the bashrc's interactive guard reaches the
+    server (before: plan `unexplained` with a drop-in step the shell overrides; now
+    `impossible`, ~/.bashrc named, nothing applied). `below`: the export of a deleted CUDA
+    below the guard is never read by `bash -lc`; the admin's 90-local.conf sets the 12.8:
+    remedy's drop-in wins, `fixed`, the running server has <cu13> (main: right too)."""
+    h = bashrc_profile_unit
+    where = request.node.callspec.params["bashrc_profile_unit"]
+    home = "/var/lib/sglang"
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    unit = "/etc/systemd/system/sglang-k26.service"
+    if where == "above":
+        bashrc = "export CUDA_HOME=/usr/local/cuda-12.8\n" + DEBIAN_GUARD + "alias ll='ls -l'\n"
+        local = "[Service]\\nUser=sglang\\n"
+    else:
+        bashrc = DEBIAN_GUARD + "export CUDA_HOME=/opt/cuda-gone\n"
+        local = "[Service]\\nUser=sglang\\nEnvironment=CUDA_HOME=/usr/local/cuda-12.8\\n"
+    rc, out = h.ssh(
+        "systemctl stop sglang-k26 && useradd --system --home-dir /var/lib/sglang "
+        "--create-home --shell /bin/bash sglang"
+    )
+    assert rc == 0, out
+    for name, text in ((".profile", DEBIAN_PROFILE), (".bashrc", bashrc)):
+        assert h.ssh(f"cat > {home}/{name} && chown sglang: {home}/{name}", input=text)[0] == 0
+    setup = (
+        f"printf '{local}' > {d}/90-local.conf && sed -i "
+        "'s#^ExecStart=/opt/sglang-venv/bin/python \\(.*\\)#ExecStart=/bin/bash -lc "
+        f'"source /opt/sglang-venv/bin/activate \\&\\& exec python \\1"#\' {unit} && '
+        "systemctl daemon-reload && systemctl restart sglang-k26; sleep 1; for i in $(seq 60);"
+        " do [ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=180)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    ls = f"ls -R /etc/systemd/system; md5sum {home}/.bashrc; systemctl show -p MainPID {unit}"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(v {where}) plan: exit {r.returncode}, {plan['status']}, {steps}, "
+          f"{plan['unresolved'][:1]}")  # fmt: skip
+    svc = plan["facts"]["services"][0]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
+    print(f"(v {where}) run: exit {r.returncode}, {rep['outcome']}: {rep['message'][:300]}")
+    if where == "above":
+        assert svc.get("exec_shell_from") == {"CUDA_HOME": f"{home}/.bashrc"}, svc
+        assert plan["status"] == "impossible" and steps == [], plan["unresolved"]
+        assert any(f"CUDA_HOME is set by {home}/.bashrc" in u for u in plan["unresolved"])
+        assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
+        assert h.ssh(ls) == before
+        return
+    assert "CUDA_HOME" not in (svc.get("exec_shell_env") or {}), svc
+    assert plan["status"] == "ok" and steps == ["service-env-cuda-home"], plan["unresolved"]
+    assert r.returncode == 0 and rep["outcome"] == "fixed", rep["message"]
+    pid = h.ssh("systemctl show -p MainPID --value sglang-k26.service")[1].strip()
+    env = h.ssh(f"tr '\\0' '\\n' < /proc/{pid}/environ")[1]
+    assert f"CUDA_HOME={CU13}" in env.splitlines(), env
+
+
+SPECIFIER_FILES = {
+    "E": ("%E/sglang/local.env", "/etc/sglang/local.env"),
+    "h": ("%h/sglang.env", "/root/sglang.env"),
+    "S": ("%S/sglang/local.env", "/var/lib/sglang/local.env"),
+    "pct": ("/etc/sglang/100%%.env", "/etc/sglang/100%.env"),
+}
+
+
+@pytest.fixture
+def specifier_unit(request):
+    yield from host_for_test("service-dropin-later-cuda-home", f"tcw{request.param}")
+
+
+@pytest.mark.parametrize("specifier_unit", sorted(SPECIFIER_FILES), indirect=True)
+def test_w_specifiers_in_a_later_drop_ins_environment_file_are_expanded(
+    specifier_unit, request, tmp_path
+):
+    """systemd tier: test_s with the admin's `zzz-local.conf` saying
+    EnvironmentFile=<a path with %E, %h, %S or %%> (systemd.unit(5) "Specifiers": the system
+    manager's %h is /root). systemd reads the expanded file after remedy's own; the plan must
+    compute the value from that same file: `impossible`, zzz-local.conf and the expanded path
+    named, nothing applied (the run: no-complete-plan). remedy was already right here."""
+    h = specifier_unit
+    spec, path = SPECIFIER_FILES[request.node.callspec.params["specifier_unit"]]
+    d = "/etc/systemd/system/sglang-k26.service.d"
+    setup = (
+        f"mkdir -p \"$(dirname '{path}')\" && printf 'CUDA_HOME=/usr/local/cuda-12.8\\n' > "
+        f"'{path}' && printf '[Service]\\nEnvironmentFile={spec.replace('%', '%%')}\\n'"
+        f" > {d}/zzz-local.conf && rm {d}/90-local.conf && systemctl daemon-reload && "
+        "systemctl restart sglang-k26; sleep 1; for i in $(seq 60); do "
+        "[ $(systemctl is-active sglang-k26) = failed ] && break; sleep 0.5; done; "
+        "journalctl -u sglang-k26 --no-pager"
+    )
+    rc, journal = h.ssh(setup, timeout=120)
+    assert "SM 12.x requires CUDA >= 12.9" in journal, journal[-1500:]
+    # systemd itself expanded it to `path` (the file the admin's value comes from)
+    shown = h.ssh("systemctl show -p EnvironmentFiles sglang-k26")[1]
+    assert f"EnvironmentFiles={path} " in shown, shown
+    assert f"EnvironmentFile={spec}" in h.ssh(f"cat {d}/zzz-local.conf")[1]
+    ls = f"ls -R {d}; md5sum '{path}'; systemctl show -p Environment -p MainPID sglang-k26"
+    before = h.ssh(ls)
+    log = tmp_path / "journal.log"
+    log.write_text(journal)
+    r = h.remedy("plan", "--host", h.name, "--service", "sglang-k26.service", "--log",
+                 str(log), "--out", str(tmp_path / "p.json"), timeout=600)  # fmt: skip
+    plan = json.loads((tmp_path / "p.json").read_text())
+    steps = [s["action"] for s in plan["steps"]]
+    print(f"(w {spec}) plan: exit {r.returncode}, {plan['status']}, {steps}")
+    svc = plan["facts"]["services"][0]
+    assert svc["dropin_overrides"] == {
+        "CUDA_HOME": f"{d}/zzz-local.conf (EnvironmentFile={path})"
+    }, svc
+    assert r.returncode == 3 and plan["status"] == "impossible" and steps == []
+    assert any(f"{d}/zzz-local.conf" in u for u in plan["unresolved"]), plan["unresolved"]
+    r = h.remedy("run", h.name, "--plan", str(tmp_path / "p.json"), "--yes", "--json",
+                 timeout=1200)  # fmt: skip
+    rep = report_of(r)
     assert r.returncode == 3 and rep["outcome"] == "no-complete-plan", rep["message"]
     assert h.ssh(ls) == before

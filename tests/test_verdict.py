@@ -60,3 +60,32 @@ def test_unexplained_fatal_line_is_at_the_top_in_json_and_in_the_status(tmp_path
     assert any("cutlass/cutlass.h" in u for u in plan["unexplained"])
     # the steps still repair the host's own chain; none claims the cutlass line
     assert plan["steps"] and not any("cutlass" in a for s in plan["steps"] for a in s["addresses"])
+
+
+def test_a_run_that_re_ran_nothing_is_applied_not_verified():
+    """No log's operation and no consumer verified (none on the host, or none of its probes
+    could run here): `fixed` was claimed on nothing. It is `applied-not-verified` (exit 14),
+    which a fleet counts as not fine; one consumer seen passing keeps `fixed`."""
+    from types import SimpleNamespace
+
+    from remedy.executor.runner import RunReport
+    from remedy.executor.verdict import claim_unverified
+    from remedy.fleet.report import HostResult, fleet_exit
+
+    plan = SimpleNamespace(scope_consumers=None)
+    none_ran = [{"consumer": "flashinfer-jit", "probe": "-", "ok": None, "detail": "no GPU"}]
+    for verification in ([], none_ran):
+        rep = RunReport("r1", "h", "fixed", verification=list(verification))
+        claim_unverified(plan, rep)
+        assert rep.outcome == "applied-not-verified" and rep.exit_code == 14
+        assert rep.as_dict()["outcome"] == "applied-not-verified"
+    assert "no GPU" in rep.message
+    passed = [{**none_ran[0], "ok": True}]
+    rep = RunReport("r2", "h", "fixed", verification=passed)
+    claim_unverified(plan, rep)
+    assert rep.outcome == "fixed" and rep.exit_code == 0
+    hosts = [
+        HostResult(host="a", outcome="fixed", exit_code=0),
+        HostResult(host="b", outcome="applied-not-verified", exit_code=14),
+    ]
+    assert fleet_exit(hosts, stopped=False) == 14

@@ -107,7 +107,10 @@ def test_a_plan_that_fixes_another_problem_is_not_fixed(host_a, tmp_path):
     assert h.ssh(f"test -L {CU13}/lib64 && test -e {CU13}/lib/libcudart.so")[0] == 0
 
     # the user's other choice: roll back what did not fix the failure
+    # asked first like a `fixed` run's (before, this run was rolled back unasked)
     r = h.remedy("rollback", h.name, "--json")
+    assert r.returncode == 5 and report_of(r)["outcome"] == "refused", r.stderr[-1500:]
+    r = h.remedy("rollback", h.name, "--yes", "--json")
     # a rollback the user asked for that finished exits 0 (README, exit codes)
     assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
     assert h.ssh(f"test -e {CU13}/lib64")[0] != 0
@@ -122,6 +125,32 @@ def test_a_plan_that_fixes_another_problem_is_not_fixed(host_a, tmp_path):
     assert h.ssh(f"test -e {CU13}/lib64")[0] != 0
     after = h.snapshot()
     assert same(before, after), snapshot_diff(before, after)
+
+
+def test_a_plan_that_verifies_nothing_is_never_fixed(host_a, tmp_path):
+    """`plan --consumers ""` (no verification, allowed since 7a5033f) and no --log: the run
+    re-runs nothing. Before: `fixed`, exit 0, with an empty verification. Now
+    `applied-not-verified`, exit 14; and its rollback asks first (no terminal: refused)."""
+    h = host_a
+    out = tmp_path / "plan.json"
+    r = h.remedy("plan", "--host", h.name, "--consumers", "", "--out", str(out), timeout=600)
+    plan = json.loads(out.read_text())
+    assert r.returncode == 0 and plan["verification"] == [], r.stderr[-1500:]
+    assert plan["failed_operation"] is None and plan["steps"]
+    r = h.remedy("run", h.name, "--plan", str(out), "--yes", "--json")
+    rep = report_of(r)
+    print(f"run: exit {r.returncode}, {rep['outcome']}: {rep['message']}")
+    assert rep["outcome"] == "applied-not-verified" and r.returncode == rep["exit_code"] == 14
+    assert rep["verification"] == [] and "--consumers" in rep["message"]
+    assert all(s["outcome"] == "committed" for s in rep["steps"])
+    assert h.ssh(f"test -L {CU13}/lib64")[0] == 0  # applied, as it says
+    # the run is a rollback candidate, confirmed like any: no terminal, no --yes -> refused
+    r = h.remedy("rollback", h.name, "--json")
+    assert r.returncode == 5 and report_of(r)["outcome"] == "refused", r.stderr[-1500:]
+    assert h.ssh(f"test -L {CU13}/lib64")[0] == 0
+    r = h.remedy("rollback", h.name, "--yes", "--json")
+    assert r.returncode == 0 and report_of(r)["outcome"] == "rolled-back", r.stderr[-1500:]
+    assert h.ssh(f"test -e {CU13}/lib64")[0] != 0
 
 
 @pytest.fixture

@@ -839,6 +839,7 @@ def _finish_run(
             "nothing-to-do": "green",
             "rolled-back": "yellow",
             "applied-restart-pending": "yellow",
+            "applied-not-verified": "yellow",
         }.get(report.outcome, "red")
         con.print(
             f"[{colour} bold]{report.outcome}[/] run {term(report.run_id)} on {term(report.host)}"
@@ -1062,7 +1063,9 @@ def run(
     own environment get drop-ins, the login shell profile.d if it fails too (remedy.scope).
     Exit: 0 fixed (a unit in scope: restarted, active and ready) · 10 nothing to do · 11
     applied, units still to restart (--verify cheap) · 12 applied, not fixed (the
-    operation the plan's log came from, re-run, still fails) · 3 failed and rolled back (or no complete plan) ·
+    operation the plan's log came from, re-run, still fails) · 14 applied, not verified
+    (nothing re-run: no --log and no consumer verified, e.g. --consumers "") · 3 failed and
+    rolled back (or no complete plan) ·
     5 refused (stale plan, lock) · 6 needs attention · 4 host unreachable (a run cut off
     keeps the lock: `remedy resume`) · 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM:
     the step is stopped where it stands, the lock kept for `remedy resume`).

@@ -13,6 +13,9 @@ OUTCOME_EXIT: dict[str, int] = {
     "nothing-to-do": 10,  # every rule holds and every consumer passes
     "applied-restart-pending": 11,  # steps applied (cheap verification); units still to restart
     "applied-not-fixed": 12,  # steps applied, but the original failure remains
+    # steps applied, nothing re-run: no consumer to verify (`plan --consumers ""`, none on
+    # the host, every probe unable to run) and no failed operation from a log
+    "applied-not-verified": 14,
     "rolled-back": 3,
     "no-complete-plan": 3,
     "refused": 5,
@@ -45,6 +48,7 @@ EXIT_MEANING: dict[int, str] = {
     11: "applied, restart pending (--verify cheap: units still to restart)",
     12: "applied, but the original failure remains",
     13: "fleet: a host skipped (never started) when the rollout stopped",
+    14: "applied, not verified (nothing was re-run: no consumer to verify, no log's operation)",
     70: "internal error (a bug in remedy)",
     128: "+N: stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); 141 stdout reader left",
 }

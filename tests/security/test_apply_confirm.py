@@ -159,7 +159,8 @@ def test_rollback_shows_what_it_restores_asks_and_yes_exits_0(tmp_path, monkeypa
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     made = tmp_path / "made.txt"
     rep = asyncio.run(_runner().run(_canary_plan(made, "ok")))
-    assert rep.outcome == "fixed" and made.exists()
+    # (a fixture plan verifies no consumer: applied, not verified; exit 14)
+    assert rep.outcome == "applied-not-verified" and made.exists()
     env = _env(tmp_path)
     r = subprocess.run(
         [*FIXTURE_CLI, "rollback", "--local", rep.run_id],

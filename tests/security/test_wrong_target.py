@@ -81,7 +81,9 @@ def test_rollback_local_run_id_rolls_back_exactly_that_run(tmp_path, monkeypatch
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     rep_a = asyncio.run(_runner("localhost").run(_touch_plan("localhost", a)))
     rep_b = asyncio.run(_runner("localhost").run(_touch_plan("localhost", b)))
-    assert rep_a.outcome == rep_b.outcome == "fixed" and a.exists() and b.exists()
+    # (fixture plans verify no consumer: applied, not verified)
+    assert rep_a.outcome == rep_b.outcome == "applied-not-verified"
+    assert a.exists() and b.exists()
     # the real CLI; through the fixture driver only because the runs' saved plans hold the
     # runner fixture operation, which the driver registers
     r = subprocess.run(

@@ -44,7 +44,7 @@ from remedy.errors import (
     TransportError,
 )
 from remedy.executor.hoststate import HostState
-from remedy.executor.verdict import rerun_failed_operation
+from remedy.executor.verdict import claim_unverified, rerun_failed_operation
 from remedy.model import Facts, Plan, Step
 from remedy.outcomes import OUTCOME_EXIT
 from remedy.redact import redact_obj
@@ -68,7 +68,13 @@ LAUNCH_PROBES = {"launch-probe"}
 CHEAP_FOR_BUILD = ("compile-probe", "link-probe")
 CHEAP_FOR_LAUNCH = ("env-probe",)
 # outcomes of a finished run whose steps are still applied (what `remedy rollback` undoes)
-ROLLBACKABLE = ("fixed", "needs-attention", "applied-restart-pending", "applied-not-fixed")
+ROLLBACKABLE = (
+    "fixed",
+    "needs-attention",
+    "applied-restart-pending",
+    "applied-not-fixed",
+    "applied-not-verified",
+)
 
 
 def _probe_budget() -> float | None:
@@ -860,6 +866,7 @@ class Runner:
             from remedy.executor.services import settle_services
 
             await settle_services(self.t, plan, report, self.verify, self.log)
+            claim_unverified(plan, report)
         await self._journal(
             run_id,
             "finished",
@@ -1258,10 +1265,11 @@ class Runner:
             if not cands:
                 raise RemedyError(f"no run {run_id} on {self.t.host} (see `remedy history`)")
         else:
-            cands = [r for r in runs if r["outcome"] in ("fixed", "needs-attention")]
+            # the run `rollback` itself picks (ROLLBACKABLE): the confirmation names that one
+            cands = [r for r in runs if r["outcome"] in ROLLBACKABLE]
             if not cands:
                 cands = [r for r in runs if r["outcome"] == "interrupted"]
-        if not cands or cands[-1]["outcome"] not in ("fixed", "needs-attention", "interrupted"):
+        if not cands or cands[-1]["outcome"] not in (*ROLLBACKABLE, "interrupted"):
             return None
         target = cands[-1]
         plan, recs = await self._load_run(target["run_id"])

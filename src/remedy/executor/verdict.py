@@ -17,6 +17,10 @@ say which of the two its build ran in, so `fixed` needs both to pass: a CUDA_HOM
 ~/.bashrc below that guard builds in the computed login environment and fails in every
 `ssh host cmd`, script and cron job (sandbox/scenarios/cuda-home-bashrc-interactive).
 
+A plan whose run re-ran nothing (no failed operation from a log, and no consumer to verify:
+`plan --consumers ""`, no consumer detected on the host, or no probe of one could run here)
+proves nothing about the failure: `applied-not-verified` (exit 14), never `fixed`.
+
 A plan with no step (every rule holds, yet the log has a fatal line none explains) re-runs the
 failed operation too: still failing -> `no-complete-plan` (exit 3), never `nothing-to-do`.
 
@@ -197,3 +201,29 @@ async def rerun_failed_operation(
     report.message = msg + "; the steps stay applied (`remedy rollback` undoes them)"
     await runner._journal(run_id, "finished", None, outcome=report.outcome)
     return True
+
+
+UNVERIFIED = "applied-not-verified"
+
+
+def claim_unverified(plan: Plan, report: RunReport) -> None:
+    """A `fixed` that no re-run backs becomes `applied-not-verified`: the steps' own proofs
+    show the repaired links hold, not that the user's operation works (issue 17)."""
+    if report.outcome != "fixed":
+        return
+    if any(v.get("ok") is True for v in report.verification):
+        return
+    why = (
+        "the plan selects no consumer to verify (--consumers)"
+        if plan.scope_consumers is not None and not plan.scope_consumers
+        else "no consumer of the workload was verified"
+        if not report.verification
+        else "no verification could run here: "
+        + "; ".join(f"{v['consumer']}: {v.get('detail') or 'not run'}" for v in report.verification)
+    )
+    report.outcome = UNVERIFIED
+    report.message = (
+        f"steps applied, nothing re-run: {why}, and the plan has no failed operation (no "
+        "--log); the steps' own probes passed, the failure is not shown gone"
+    )
+    report.hint = "re-run the operation that failed, or plan with --log/--consumers to verify"

@@ -56,9 +56,13 @@ from remedy.facts.services import (
     _is_template,
     conda_activate_scripts,
     conda_envs,
+    conda_state_file,
+    conda_state_vars,
     login_user_files,
+    noninteractive_part,
     runs_login_shell,
     sourced_activates,
+    sourced_by_profile,
     unit_home,
 )
 from remedy.facts.toolkits import (
@@ -342,6 +346,58 @@ def activate_vars(path: str, raw: bytes | None, env: dict[str, str]) -> dict[str
     }
 
 
+_SOURCE_DEPTH = 3  # ~/.profile -> ~/.bashrc -> ~/.bash_aliases: deeper is left unread
+
+
+def _login_segments(
+    path: str, files_read: dict[str, bytes | None], home: str, depth: int = 0
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """A unit user's login file as a non-interactive login shell reads it: its own lines, and
+    in place of each `. FILE` / `source FILE` that file's lines (down to its "not interactive,
+    return" guard: noninteractive_part), each segment under its own path. Also the sourced
+    files not read yet (facts read them in the next round, as data)."""
+    raw = files_read.get(path)
+    if raw is None:
+        return [], []
+    text = raw.decode("utf-8", "replace")
+    if depth:
+        text = noninteractive_part(text)
+    lines = text.splitlines()
+    segs: list[tuple[str, str]] = []
+    missing: list[str] = []
+    start = 0
+    for i, src in sourced_by_profile(text, home):
+        if depth + 1 >= _SOURCE_DEPTH or src == path:
+            continue
+        segs.append((path, "\n".join(lines[start:i])))
+        start = i + 1
+        if src not in files_read:
+            missing.append(src)
+            continue
+        more, miss = _login_segments(src, files_read, home, depth + 1)
+        segs += more
+        missing += miss
+    segs.append((path, "\n".join(lines[start:])))
+    return segs, missing
+
+
+def login_user_vars(
+    path: str, files_read: dict[str, bytes | None], home: str, env: dict[str, str]
+) -> dict[str, tuple[str, str]]:
+    """NAME -> (value, file) for the build variables a unit user's login file sets outright,
+    the files it sources included (Debian's ~/.profile sources ~/.bashrc: an export above its
+    interactive guard reaches `bash -lc`, one below it does not). Read as data; not PATH."""
+    segs, _ = _login_segments(path, files_read, home)
+    origins: dict[str, str] = {}
+    out = evaluate_profile(env, segs, origins=origins)
+    mine = {p for p, _ in segs}
+    return {
+        k: (out[k], f)
+        for k, f in origins.items()
+        if f in mine and k != "PATH" and BUILD_VAR.match(k) and k in out
+    }
+
+
 def login_profile_vars(login_env: dict[str, str], origins: dict[str, str]) -> dict[str, dict]:
     """What a unit whose ExecStart is a login shell gets from the system profile files, read
     after systemd's Environment= and EnvironmentFile= (so their values win): the build
@@ -392,10 +448,22 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
             # a prefix with glob characters of its own is left unread (its * would glob)
             if g not in state.globs and g not in need.env_files and not has_glob(prefix):
                 need.env_files.append(g)
+            # and its `conda env config vars` (conda-meta/state, JSON)
+            st = conda_state_file(prefix)
+            if st not in state.files_read and st not in need.env_files and not has_glob(prefix):
+                need.env_files.append(st)
         # the unit user's ~/.bash_profile / ~/.profile its login shell reads (as data)
-        for f in login_user_files(s.exec_start, unit_home(s)):
+        home = unit_home(s)
+        mine = login_user_files(s.exec_start, home)
+        for f in mine:
             if f not in state.files_read and f not in need.env_files:
                 need.env_files.append(f)
+        # and the files the first of them sources (~/.profile's `. "$HOME/.bashrc"`)
+        first = next((p for p in mine if state.files_read.get(p) is not None), None)
+        if first is not None and home:
+            for f in _login_segments(first, state.files_read, home)[1]:
+                if f not in need.env_files and not has_glob(f):
+                    need.env_files.append(f)
         # a venv activate script its ExecStart's shell sources: read (as bytes, never run)
         for f in sourced_activates(s.exec_start):
             if f not in state.files_read and f not in need.env_files:
@@ -730,14 +798,24 @@ async def _collect_facts(
             shell.update(login_profile_vars(login_env, login_origins))
             # then the unit user's own profile file, the first one bash finds (read last:
             # its exports win over /etc/profile.d's; test_u)
-            mine = login_user_files(s.exec_start, unit_home(s))
+            # (and the files it sources: ~/.profile's `. "$HOME/.bashrc"`, down to the
+            # bashrc's "not interactive, return" guard)
+            home = unit_home(s)
+            mine = login_user_files(s.exec_start, home)
             f = next((p for p in mine if state.files_read.get(p) is not None), None)
-            if f is not None:
-                for k, v in activate_vars(f, state.files_read[f], {**env, **files_env}).items():
-                    shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f
+            if f is not None and home:
+                login_vars = login_user_vars(f, state.files_read, home, {**env, **files_env})
+                for k, (v, src) in login_vars.items():
+                    shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, src
         # a conda environment's activation: its activate.d/*.sh in name order (test_session_env)
         for prefix in conda_envs(s.exec_start):
-            scope = {**env, **files_env, "CONDA_PREFIX": prefix}
+            # its `conda env config vars set` values first, then its hooks (conda activate.py)
+            st = conda_state_file(prefix)
+            cvars = conda_state_vars(state.files_read.get(st))
+            for k, v in cvars.items():
+                if k != "PATH" and BUILD_VAR.match(k):
+                    shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, st
+            scope = {**env, **files_env, **cvars, "CONDA_PREFIX": prefix}
             for f in state.globs.get(conda_activate_scripts(prefix), []):
                 for k, v in activate_vars(f, state.files_read.get(f), scope).items():
                     shell["exec_shell_env"][k], shell["exec_shell_from"][k] = v, f

@@ -187,6 +187,49 @@ def login_user_files(exec_start: str | None, home: str | None) -> list[str]:
     return [f"{home.rstrip('/')}/{n}" for n in names]
 
 
+# `. FILE` / `source FILE` on a line of its own or after `&&`/`then` (Debian's ~/.profile:
+# `. "$HOME/.bashrc"`; RHEL's ~/.bash_profile: `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi`)
+_SOURCE_CMD = re.compile(
+    r"""(?:^|&&|;|\bthen)\s*(?:\.|source)\s+(?P<q>["']?)(?P<path>[^\s"';&|]+)(?P=q)\s*(?=;|&&|$|\bfi\b)"""
+)
+
+
+def sourced_by_profile(text: str, home: str) -> list[tuple[int, str]]:
+    """(line index, absolute path) of each file a user's profile file sources with `.` or
+    `source`, `~`, `$HOME` and `${HOME}` read as the unit user's home; a path with any other
+    variable, a glob or a relative one is left out (not guessed)."""
+    out: list[tuple[int, str]] = []
+    for i, line in enumerate(text.splitlines()):
+        if line.lstrip().startswith("#"):
+            continue
+        for m in _SOURCE_CMD.finditer(line):
+            p = m.group("path")
+            for pre in ("~/", "$HOME/", "${HOME}/"):
+                if p.startswith(pre):
+                    p = home.rstrip("/") + "/" + p[len(pre) :]
+            if p.startswith("/") and not re.search(r"[$`*?\[\\]", p) and "/../" not in p:
+                out.append((i, p))
+    return out
+
+
+# a non-interactive shell stops reading ~/.bashrc here: Debian's `case $- in *i*) ;; *)
+# return;; esac`, `[ -z "$PS1" ] && return`, `[[ $- != *i* ]] && return`
+_INTERACTIVE_TEST = re.compile(r"\$-|\$\{-\}|\bPS1\b")
+
+
+def noninteractive_part(text: str) -> str:
+    """What a non-interactive shell (`bash -lc`, a unit's ExecStart) reads of a file that
+    returns early when not interactive: the lines above the guard (a test of `$-` or PS1 with
+    a `return` within the next lines); the whole file without one."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#") or not _INTERACTIVE_TEST.search(line):
+            continue
+        if re.search(r"\breturn\b", " ".join(lines[i : i + 4])):
+            return "\n".join(lines[:i]) + ("\n" if i else "")
+    return text
+
+
 def unit_home(svc: Service) -> str | None:
     """The home a unit's processes get: its User='s (Service.user_home), root's (/root) when
     it names no User= (a system unit runs as root; bash takes HOME from the user database)."""
@@ -277,6 +320,42 @@ def conda_envs(exec_start: str | None) -> list[str]:
             # a venv's bin/activate takes no argument and has no etc/conda/activate.d
             add(_conda_env(m.group(1).rsplit("/bin/activate", 1)[0] or "/", arg))
     return out
+
+
+def conda_state_file(prefix: str) -> str:
+    """A conda environment's state file: `conda env config vars set NAME=VALUE` stores the
+    variables there (`{"env_vars": {...}}`), and activation (`conda run`, `conda activate`)
+    exports them after systemd's environment, before the activate.d hooks (conda's
+    activate.py _get_environment_env_vars)."""
+    return f"{prefix.rstrip('/')}/conda-meta/state"
+
+
+_CONDA_UNSET = "***unset***"  # conda's value for "unset this variable on activation"
+
+
+def conda_state_vars(raw: bytes | None) -> dict[str, str]:
+    """The variables a conda-meta/state file's env_vars sets (read as data, JSON); {} for a
+    missing or unreadable file. An `***unset***` entry sets nothing."""
+    import json
+
+    if not raw:
+        return {}
+    try:
+        doc = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return {}
+    env = doc.get("env_vars") if isinstance(doc, dict) else None
+    if not isinstance(env, dict):
+        return {}
+    return {
+        k: v
+        for k, v in env.items()
+        if isinstance(k, str)
+        and isinstance(v, str)
+        and v != _CONDA_UNSET
+        and "\0" not in v
+        and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k)
+    }
 
 
 def conda_activate_scripts(prefix: str) -> str:

@@ -13,6 +13,7 @@ Fleet exit codes (`remedy run --inventory`), worst first — the first that appl
     8  a host's key is unknown or changed
     4  a host was unreachable (at fact collection or mid-run)
     11 a host's steps were applied, its units still to restart (--verify cheap)
+    14 a host's steps were applied, nothing re-run to verify them (no log, no consumer)
     13 a host was skipped (only when the rollout stopped, which 7 says first)
     0  every host is fixed or had nothing to do
     10 no host had anything to do
@@ -32,7 +33,7 @@ from pydantic import BaseModel, Field
 from remedy.outcomes import EXIT_STOPPED
 from remedy.outcomes import OUTCOME_EXIT as RUN_EXIT
 
-_PRECEDENCE = (6, 7, 3, 12, 2, 5, 8, 4, 11, 13)
+_PRECEDENCE = (6, 7, 3, 12, 2, 5, 8, 4, 11, 14, 13)
 
 OUTCOME_EXIT = RUN_EXIT  # one table (remedy.outcomes); `skipped` is 13, never 0
 
@@ -100,6 +101,7 @@ _COLOUR = {
     "skipped": "dim",
     "rolled-back": "yellow",
     "applied-not-fixed": "bold yellow",
+    "applied-not-verified": "yellow",
     "unreachable": "red",
     "interrupted": "red",
     "needs-attention": "bold red",

@@ -198,11 +198,22 @@ def dropin_overrides(
     ]
     if not later:
         return {}
+    out: dict[str, str] = {}
+    for d in later:
+        # an EnvironmentFile= whose path needs a host fact remedy does not have here (%H,
+        # %m, %b, ...): systemd reads a file remedy cannot name, which may set any variable
+        one = parse_unit(unit, None, [d], host=host)
+        if one.environment_files and one.unresolved_specifiers:
+            refs = ", ".join(r.path for r in one.environment_files)
+            out[ANY_VAR] = (
+                f"{d.path} (EnvironmentFile={refs}: {', '.join(one.unresolved_specifiers)} "
+                "not known to remedy, so neither is the file systemd reads)"
+            )
+            return out
     cfg = parse_unit(unit, None, later, host=host)
     loaded, _ = load_environment_files(unit, cfg.environment_files, files, env_globs,
                                        strict=False)  # fmt: skip
     names = set(cfg.environment).union(*(lf.values for lf in loaded))
-    out: dict[str, str] = {}
     for var in sorted(names):
         why = later_dropin_override(unit, later, files, env_globs, var, host=host)
         if why:
