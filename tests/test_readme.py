@@ -144,8 +144,10 @@ def test_every_readme_command_line_runs(tmp_path: Path):
         if any(cmd.startswith(k) for k in LEFT_OUT) or cmd.startswith(INSTALL):
             continue
         run, ok = expected(cmd)
+        # `; exit $?` keeps bash as the command's parent (bash -c execs a lone command), so
+        # typer's shell detection for --install-completion sees bash however pytest was started
         r = subprocess.run(
-            ["bash", "-c", run],
+            ["bash", "-c", run + "\nexit $?"],
             cwd=tmp_path,
             env=env,
             capture_output=True,
