@@ -68,6 +68,22 @@ def test_whole_corpus_concatenated_in_small_windows_and_segments(
         with p.open("rb") as f:
             agg.resolve_wraps(f.fileno())
         assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), (segs, slices)
+        # and with each line's offset, as PendingScan feeds it (waiting lines read back from
+        # their neighbours)
+        agg = _Aggregator(cat, str(p))
+        tot = reader.Totals()
+        job = fastscan.Job(
+            p, prefilter.engine_patterns(cat), cap=reader.MATCH_CAP, segments=segs, slices=slices
+        )
+        at = [-1]
+        try:
+            for ln, raw, hint in job.candidates(tot, at):
+                agg.feed(ln, raw, hint, at[0])
+        finally:
+            job.close()
+        with p.open("rb") as f:
+            agg.resolve_wraps(f.fileno())
+        assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref), (segs, slices)
 
 
 def test_workers_read_slices_in_turn_by_default(
@@ -975,3 +991,105 @@ def test_the_early_cache_holds_the_engines_tables(
         fastscan._DBS.clear()
         assert early._cached_engine(fastscan.engine(), body) == list(patterns)
     assert seen[0] == derived.tables() and seen[1] is None
+
+
+def test_each_candidate_comes_with_its_byte_offset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Job.candidates gives each line's offset in the file (resolve_wraps reads a waiting
+    line's neighbour from there): right across 4 KiB windows, 1-3 workers and segments, a
+    line longer than the cap (its head kept, its rest skipped), empty lines and a last line
+    without a newline."""
+    monkeypatch.setattr(fastscan, "WINDOW", 4096)
+    rng = random.Random(36)
+    cap = 512
+    parts = []
+    for i in range(3000):
+        k = rng.random()
+        if k < 0.01:
+            parts.append(b"CUDA error: " + b"x" * rng.randrange(cap, 3 * 4096) + b" failed")
+        elif k < 0.05:
+            parts.append(b"")
+        elif k < 0.3:
+            parts.append(b"%d RuntimeError: CUDA error: no kernel image" % i)
+        else:
+            parts.append(b"%d worker heartbeat ok" % i)
+    data = b"\n".join(parts) + b"\nImportError: libnuma.so.1: cannot open shared object file"
+    p = tmp_path / "x.log"
+    p.write_bytes(data)
+    starts = [0] + [i + 1 for i, c in enumerate(data) if c == 10]
+    pats = prefilter.engine_patterns(default_catalog())
+    for segs, slices in ((1, 1), (2, 1), (3, 2)):
+        job = fastscan.Job(p, pats, cap=cap, segments=segs, slices=slices)
+        at = [-1]
+        got = []
+        try:
+            for ln, raw, _ in job.candidates(reader.Totals(), at):
+                got.append((ln, at[0]))
+                assert data[at[0] : at[0] + len(raw)] == raw
+        finally:
+            job.close()
+        assert len(got) > 700
+        assert all(off == starts[ln - 1] for ln, off in got), (segs, slices)
+        assert got[-1][0] == len(starts)
+
+
+def test_line_after_and_before_read_what_lines_at_reads(tmp_path: Path) -> None:
+    """The neighbours of a line read from its offset are lines_at's: empty lines, lines longer
+    than the cap, the first and the last line (with and without a final newline)."""
+    rng = random.Random(7)
+    cap = 64
+    parts = [b"x" * rng.choice((0, 0, 3, 63, 64, 65, 200, 3000)) for _ in range(300)]
+    for tail in (b"", b"\n"):
+        p = tmp_path / "x.log"
+        data = b"\n".join(parts) + tail
+        p.write_bytes(data)
+        starts = [0] + [i + 1 for i, c in enumerate(data) if c == 10 and i + 1 < len(data)]
+        with p.open("rb") as f:
+            fd = f.fileno()
+            every = reader.lines_at(fd, range(1, len(starts) + 2), cap)
+            assert len(every) == len(starts)
+            for n, off in enumerate(starts, 1):
+                assert reader.line_after(fd, off, cap) == every.get(n + 1), n
+                assert reader.line_before(fd, off, cap) == every.get(n - 1), n
+
+
+def test_a_waiting_line_near_the_end_is_read_back_from_its_neighbour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A traceback frame (a line waiting for its follower) or a dlerror tail (waiting for the
+    line before it) near the end of a long log whose neighbour is no candidate line: the
+    Hyperscan path reads that neighbour back from the waiting line's offset, not every line
+    from the file's start (perf-session35: a 1 GB journal's one planted frame line made
+    ``diagnose`` ~0.7 s slower), and finds what the Python path finds."""
+    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(300_000))  # ~7.6 MB
+    bodies = [
+        b'  File "/tmp/siteC/sglang/srt/entrypoints/http_server.py", line 365, in lifespan\n'
+        b"    await foo()\n",
+        b"loading libnuma.so.1:\ncannot open shared object file: No such file or directory\n",
+    ]
+    p = tmp_path / "x.log"
+    real, resolve = os.pread, _Aggregator.resolve_wraps
+    read: list[int] = []
+
+    def counting(fd: int, n: int, off: int) -> bytes:
+        read.append(n)
+        return real(fd, n, off)
+
+    def measured(self: _Aggregator, fd: int) -> None:
+        monkeypatch.setattr(os, "pread", counting)
+        try:
+            resolve(self, fd)
+        finally:
+            monkeypatch.setattr(os, "pread", real)
+
+    for body in bodies:
+        p.write_bytes(filler + body + filler[:1000])
+        read.clear()
+        monkeypatch.setattr(_Aggregator, "resolve_wraps", measured)
+        fast = scan_path(p, method="hyperscan")
+        monkeypatch.setattr(_Aggregator, "resolve_wraps", resolve)
+        slow = scan_path(p, method="python")
+        assert fast.symptoms and same(fast, slow)
+        assert fast.symptoms[0].line == 300_001
+        assert 0 < sum(read) <= 512 * 1024, body  # main: every byte before the line

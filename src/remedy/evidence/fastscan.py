@@ -65,7 +65,9 @@ MEMO_MAX = 4096  # gate verdicts remembered ...
 MEMO_RUN = 256  # ... for runs up to this long: at most ~1 MB held
 MIN_BYTES = 2 << 20  # below this, importing Hyperscan (~30 ms) costs more than it saves
 
-_REC = struct.Struct("<QIH")  # line number, length of the line's bytes, number of literal ids
+# line number, byte offset of the line's start in the file, length of the line's bytes, number
+# of literal ids
+_REC = struct.Struct("<QQIH")
 _END = 0xFFFFFFFF  # in the length field: the record is the end marker, its number the count
 _NOTE = struct.Struct("<I")  # on a worker's pipe: the index of a segment whose spool is whole
 _UNSET: Any = object()
@@ -302,11 +304,13 @@ def _window_lines(
     cap: int,
     lines_out: list[int],
     sparse: bool = False,
+    at: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes, tuple[int, ...]]]:
     """Candidates among the complete lines ``buf[:upto]`` (which ends with a newline), numbered
     from ``base`` + 1, with the ids of the literals seen on each; then sets ``lines_out[0]`` to
     ``base`` plus the window's lines. Newlines are counted between candidates, so each byte is
-    counted once (``sparse``: lines are long enough for ``_newlines`` to delete, not count)."""
+    counted once (``sparse``: lines are long enough for ``_newlines`` to delete, not count).
+    ``at``: its first item is set to each candidate's index in ``buf`` before it is yielded."""
     hits.clear()
     eng.db.scan(
         memoryview(buf)[:upto],
@@ -361,6 +365,8 @@ def _window_lines(
                 continue
         base += _newlines(buf, counted, start, sparse)
         counted = start
+        if at is not None:
+            at[0] = start
         yield base + 1, bytes(buf[start : min(line_end, start + cap)]), tuple(ids)
     lines_out[0] = base + _newlines(buf, counted, upto, sparse)
 
@@ -374,14 +380,27 @@ def _will_need(fd: int, offset: int, length: int) -> None:
 
 
 def scan_segment(
-    fd: int, start: int, end: int, eng: Engine, cap: int, lines_out: list[int]
+    fd: int,
+    start: int,
+    end: int,
+    eng: Engine,
+    cap: int,
+    lines_out: list[int],
+    at: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes, tuple[int, ...]]]:
     """Candidate lines of bytes [start, end) of ``fd`` (``start`` at a line start), numbered
-    from 1 within the segment; appends the segment's line count to ``lines_out`` at the end."""
+    from 1 within the segment; appends the segment's line count to ``lines_out`` at the end.
+    ``at``: its first item is set to each candidate's byte offset in the file before it is
+    yielded (a wrapped line's follower is then read back from there, not from the file's
+    start: ``scan._Aggregator.resolve_wraps``)."""
     buf = bytearray(WINDOW + cap + 1)
     view = memoryview(buf)
     hits: list[tuple[int, int]] = []
     now = [0]
+    idx = [0] if at is not None else None
+    # the file offset of the line that starts ``buf``; from its end on (its first newline),
+    # ``buf[:total]`` is the file's bytes up to ``pos`` (only a long line's head is cut short)
+    head = start
     pos, have, skipping, lineno, sparse = start, 0, False, 0, False
     advised = start  # WILLNEED asked up to here
     try:
@@ -405,16 +424,26 @@ def scan_segment(
             if last < 0:
                 have, skipping = (cap, True) if total > cap else (total, False)
                 continue
-            yield from _window_lines(buf, last + 1, lineno, eng, hits, cap, now, sparse)
+            lines = _window_lines(buf, last + 1, lineno, eng, hits, cap, now, sparse, idx)
+            if at is None or idx is None:
+                yield from lines
+            else:
+                for item in lines:
+                    at[0] = head if idx[0] == 0 else pos - total + idx[0]
+                    yield item
             sparse = (now[0] - lineno) * SPARSE_LINE <= last + 1  # this window's lines
             lineno = now[0]
             tail = total - last - 1
             keep = min(tail, cap)
             buf[0:keep] = buf[last + 1 : last + 1 + keep]
             have, skipping = keep, tail > cap
+            head = pos - tail
         if have:  # the last line has no newline
             buf[have : have + 1] = b"\n"
-            yield from _window_lines(buf, have + 1, lineno, eng, hits, cap, now)
+            for item in _window_lines(buf, have + 1, lineno, eng, hits, cap, now, at=idx):
+                if at is not None and idx is not None:
+                    at[0] = head if idx[0] == 0 else pos - have + idx[0]
+                yield item
             lineno = now[0]
     finally:
         view.release()
@@ -479,30 +508,33 @@ def _child(
     for k, start, end, spool in parts:
         out = open(spool, "wb", closefd=False, buffering=1 << 20)  # noqa: SIM115 - flushed below
         lines: list[int] = []
-        for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines):
-            out.write(_REC.pack(ln, len(raw), len(ids)))
+        at = [0]
+        for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines, at):
+            out.write(_REC.pack(ln, at[0], len(raw), len(ids)))
             out.write(struct.pack(f"<{len(ids)}H", *ids))
             out.write(raw)
-        out.write(_REC.pack(lines[0], _END, 0))
+        out.write(_REC.pack(lines[0], 0, _END, 0))
         out.flush()
         os.write(notify, _NOTE.pack(k))
 
 
 def _read_spool(
-    f: IO[bytes], offset: int, lines_out: list[int]
+    f: IO[bytes], offset: int, lines_out: list[int], at: list[int] | None = None
 ) -> Iterator[tuple[int, bytes, tuple[int, ...]]]:
     """Records of a whole segment's spool, renumbered by ``offset``; appends the segment's
-    line count to ``lines_out`` once the END marker is read."""
+    line count to ``lines_out`` once the END marker is read (``at``: as ``scan_segment``'s)."""
     f.seek(0)
     while True:
         head = f.read(_REC.size)
         if len(head) < _REC.size:
             raise EngineFailed("a scan worker stopped before the end of its segment")
-        ln, size, nids = _REC.unpack(head)
+        ln, start, size, nids = _REC.unpack(head)
         if size == _END:
             lines_out.append(ln)
             return
         ids = struct.unpack(f"<{nids}H", f.read(2 * nids))
+        if at is not None:
+            at[0] = start
         yield offset + ln, f.read(size), ids
 
 
@@ -622,16 +654,19 @@ class Job:
         if code != 0:
             raise EngineFailed(f"a scan worker failed (exit {code})")
 
-    def candidates(self, totals: Any) -> Iterator[tuple[int, bytes, frozenset[str]]]:
+    def candidates(
+        self, totals: Any, at: list[int] | None = None
+    ) -> Iterator[tuple[int, bytes, frozenset[str]]]:
         """Candidate lines in file order, with file line numbers and the literals seen on
-        each; sets ``totals`` once every worker is done."""
+        each; sets ``totals`` once every worker is done. ``at``: its first item is set to
+        each line's byte offset in the file before the line is yielded."""
         names: dict[tuple[int, ...], frozenset[str]] = {}
         patterns = self.patterns
         offset = 0
         for k, spool in enumerate(list(self.spools)):
             self._whole(k)
             count: list[int] = []
-            for ln, raw, ids in _read_spool(spool, offset, count):
+            for ln, raw, ids in _read_spool(spool, offset, count, at):
                 hint = names.get(ids)
                 if hint is None:
                     hint = names[ids] = frozenset(patterns[i][0] for i in ids)

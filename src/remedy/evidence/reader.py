@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # subprocess (~1% of a small log's diagnose) loads when a too
 
 CHUNK = 1 << 20
 MATCH_CAP = 64 * 1024  # bytes of a line examined by the matcher
+NEAR = 64 * 1024  # bytes per read where one line is read back by its neighbour's offset
 SNIFF = 64 * 1024  # bytes read to decide "binary"
 GREP_MIN_BYTES = 4 << 20  # below this, spawning grep costs more than it saves
 SEGMENT_MIN_BYTES = 32 << 20  # smallest slice worth its own grep
@@ -448,12 +449,14 @@ class _PreadStream:
     """Reads a file descriptor from offset 0 with ``os.pread``: the caller's offset is left
     alone and the file is not opened again by name (it may have been replaced since)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, pos: int = 0, most: int = CHUNK) -> None:
+        """``pos``: where to start; ``most``: the most bytes one read asks for."""
         self.fd = fd
-        self.pos = 0
+        self.pos = pos
+        self.most = most
 
     def read(self, n: int = -1) -> bytes:
-        data = os.pread(self.fd, CHUNK if n < 0 else n, self.pos)
+        data = os.pread(self.fd, self.most if n < 0 else min(n, self.most), self.pos)
         self.pos += len(data)
         return data
 
@@ -473,6 +476,35 @@ def lines_at(fd: int, wanted: Iterable[int], cap: int = MATCH_CAP) -> dict[int, 
         if n >= last:
             break
     return out
+
+
+def line_after(fd: int, start: int, cap: int = MATCH_CAP) -> bytes | None:
+    """The line after the one that starts at byte ``start`` of the regular file open as
+    ``fd`` (capped at ``cap`` bytes, as ``lines_at`` gives it), or None where that line is the
+    last. Reads from ``start`` on, not from the file's start, ``NEAR`` bytes at a time."""
+    lines = iter_capped_lines(_PreadStream(fd, start, NEAR), cap)
+    next(lines, None)
+    return next(lines, None)
+
+
+def line_before(fd: int, start: int, cap: int = MATCH_CAP) -> bytes | None:
+    """The line before the one that starts at byte ``start`` (> 0) of the regular file open
+    as ``fd`` (capped at ``cap`` bytes, as ``lines_at`` gives it), or None at the file's
+    start. Reads back from ``start`` to that line's start, then forward, ``NEAR`` bytes at a
+    time."""
+    if start <= 0:
+        return None
+    end = start - 1  # the newline that ends the line before
+    pos = end
+    while pos > 0:
+        lo = max(0, pos - NEAR)
+        chunk = os.pread(fd, pos - lo, lo)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            pos = lo + nl + 1
+            break
+        pos = lo
+    return next(iter_capped_lines(_PreadStream(fd, pos, NEAR), cap), b"")
 
 
 def _has_literal(line: bytes, literals: Iterable[bytes]) -> bool:
