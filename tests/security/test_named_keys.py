@@ -169,6 +169,7 @@ def test_an_agent_socket_another_user_owns_is_not_asked(tmp_path: Path, monkeypa
     agent = _Agent(sock, canary)
     os.chown(sock, owner, owner)
     monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+    monkeypatch.delenv("SUDO_UID", raising=False)
     try:
         with LocalSshd(tmp_path / "sshd") as sshd:
 
@@ -186,3 +187,21 @@ def test_an_agent_socket_another_user_owns_is_not_asked(tmp_path: Path, monkeypa
         assert not canary.exists(), "root's connection asked uid 65534's agent for keys"
     else:
         assert canary.exists(), "root's own agent is not used"
+
+
+def test_under_sudo_the_invoking_users_own_agent_is_used(tmp_path: Path, monkeypatch):
+    """Control: `sudo -E` keeps the invoking user's SSH_AUTH_SOCK (`SUDO_UID` is that user):
+    its own agent, in its own directory, is asked."""
+    from remedy.transport.ssh import trusted_agent_path
+
+    d = _theirs(tmp_path)
+    sock = d / "agent.1"
+    agent = _Agent(sock, tmp_path / "canary")
+    try:
+        os.chown(sock, NOBODY, NOBODY)
+        monkeypatch.setenv("SUDO_UID", str(NOBODY))
+        assert trusted_agent_path(str(sock)) == str(sock)
+        monkeypatch.setenv("SUDO_UID", "4242")
+        assert trusted_agent_path(str(sock)) is None
+    finally:
+        agent.close()

@@ -603,19 +603,37 @@ def trusted_agent_path(path: str) -> str | None:
     """The agent socket remedy may use, or None: SSH_AUTH_SOCK (or IdentityAgent) naming a
     socket another user owns, or one under a directory another user can change (a stale
     `/tmp/ssh-XXXX/agent.N` recreated by someone else), would have that user's agent choose
-    root's keys and see each signature request (the server, the user) root makes."""
+    root's keys and see each signature request (the server, the user) root makes. Owners
+    allowed: root, remedy's user, and under sudo the user who ran it (`SUDO_UID`: `sudo -E`
+    with one's own forwarded agent); every directory above is theirs and not writable by
+    others (a root-owned sticky one above the socket's own directory is fine)."""
     if not path or path.lower() == "none":
         return None
-    from remedy.fileread import untrusted_tree
+    from remedy.fileread import foreign_link_chain
 
-    p = os.path.expanduser(path)
+    p = os.path.abspath(os.path.expanduser(path))
+    ok = {0, os.geteuid()}
+    sudo_uid = os.environ.get("SUDO_UID", "")
+    if os.geteuid() == 0 and sudo_uid.isdigit():
+        ok.add(int(sudo_uid))
     try:
-        st = os.stat(p)
+        if foreign_link_chain(p):
+            return None
+        real = os.path.realpath(p)
+        st = os.stat(real)
+        if not stat.S_ISSOCK(st.st_mode) or st.st_uid not in ok:
+            return None
+        cur, first = os.path.dirname(real), True
+        while True:
+            st = os.stat(cur)
+            sticky_root = st.st_uid == 0 and st.st_mode & stat.S_ISVTX
+            if st.st_uid not in ok or (st.st_mode & 0o022 and (first or not sticky_root)):
+                return None
+            if cur == "/":
+                return p
+            cur, first = os.path.dirname(cur), False
     except OSError:
         return None
-    if not stat.S_ISSOCK(st.st_mode) or st.st_uid not in (0, os.geteuid()):
-        return None
-    return None if untrusted_tree(p, walk=False) else p
 
 
 _load_keypairs = asyncssh.load_keypairs
