@@ -127,7 +127,26 @@ class SSHTarget:
             raise InputError(
                 f"not a host: {given!r}", hint="[user@]host[:port] or an ssh_config alias"
             )
+        check_shell_safe(host, "host", given)
+        if user:
+            check_shell_safe(user, "user", given)
         return cls(host=host, user=user or None, port=port)
+
+
+# what OpenSSH (9.6, valid_hostname/valid_ruser) refuses in a host or user name: the config's
+# ProxyCommand gets them through %h/%r, and `ProxyCommand bash -c 'exec 3<>/dev/tcp/%h/%p…'`
+# (or `ssh jump nc %h %p`, a shell on the jump host) ran `$(…)` in a host name as root
+_SHELL_CHARS = frozenset("'`\"$\\;&<>|(){}")
+
+
+def check_shell_safe(name: str, what: str, given: str | None = None) -> None:
+    """InputError for a host or user name holding a shell character or starting with '-'."""
+    if name.startswith("-") or any(c in _SHELL_CHARS for c in name):
+        raise InputError(
+            f"not a {what} name: {given if given is not None else name!r}: it holds shell "
+            f"characters (a ProxyCommand's %h/%r would pass them to a shell)",
+            hint="OpenSSH refuses these too; use the address, or an ssh_config alias",
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -774,6 +793,8 @@ class SSHTransport:
         port: int | None = None,
     ) -> None:
         t = SSHTarget.parse(target)
+        if username:
+            check_shell_safe(username, "user")
         self.target = target
         self.host = target
         self._t = t
