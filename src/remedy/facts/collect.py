@@ -250,6 +250,9 @@ class _Needs:
     interpreters: list[tuple[str, str]] = field(default_factory=list)
     paths: list[tuple[str, str]] = field(default_factory=list)  # (PATH string, label)
     env_files: list[str] = field(default_factory=list)
+    # env files a unit's User= reads (its login profile, a sourced activate, conda hooks):
+    # path -> that account, whose privileges read them (env_file_read_script's as_user)
+    user_files: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.prefixes or self.interpreters or self.paths or self.env_files)
@@ -448,32 +451,47 @@ def _needs(state: _State, login_env: dict[str, str], svc: ServiceFacts) -> _Need
             # a prefix with glob characters of its own is left unread (its * would glob)
             if g not in state.globs and g not in need.env_files and not has_glob(prefix):
                 need.env_files.append(g)
-            # and its `conda env config vars` (conda-meta/state, JSON)
+                _read_as(need, g, s)
+            # and its `conda env config vars` (conda-meta/state, JSON), read by `conda run`
             st = conda_state_file(prefix)
             if st not in state.files_read and st not in need.env_files and not has_glob(prefix):
                 need.env_files.append(st)
+                _read_as(need, st, s)
         # the unit user's ~/.bash_profile / ~/.profile its login shell reads (as data)
         home = unit_home(s)
         mine = login_user_files(s.exec_start, home)
         for f in mine:
             if f not in state.files_read and f not in need.env_files:
                 need.env_files.append(f)
+                _read_as(need, f, s)
         # and the files the first of them sources (~/.profile's `. "$HOME/.bashrc"`)
         first = next((p for p in mine if state.files_read.get(p) is not None), None)
         if first is not None and home:
             for f in _login_segments(first, state.files_read, home)[1]:
                 if f not in need.env_files and not has_glob(f):
                     need.env_files.append(f)
+                    _read_as(need, f, s)
         # a venv activate script its ExecStart's shell sources: read (as bytes, never run)
         for f in sourced_activates(s.exec_start):
             if f not in state.files_read and f not in need.env_files:
                 need.env_files.append(f)
+                _read_as(need, f, s)
         # its drop-ins that sort after remedy's own (an admin's zzz-local.conf): read as data,
         # to tell whether what remedy would write is overridden (dropin_overrides)
         for f in read_after_remedy(s.drop_ins):
             if f not in state.files_read and f not in need.env_files and not has_glob(f):
                 need.env_files.append(f)
     return need
+
+
+def _read_as(need: _Needs, path: str, s: Service) -> None:
+    """Record that `path` is read by s's processes, as its User=: remedy reads it with that
+    user's privileges. Read as root, `~/.profile` or a venv's `bin/activate` that the user
+    made a link to a root-only file (/etc/shadow, root's own secrets) put that file's
+    `export CUDA_...=` lines in the facts, the plan and its report, for whoever reads them."""
+    user = s.sandboxing.get("User", "")
+    if user and user not in ("root", "0") and "\0" not in user:
+        need.user_files[path] = user
 
 
 def followup_script(token: str, state: _State, need: _Needs) -> str:
@@ -497,7 +515,8 @@ def followup_script(token: str, state: _State, need: _Needs) -> str:
     for x, origin in need.interpreters:
         if ok(x, origin):
             parts.append(py_call(x, origin))
-    parts.append(env_file_read_script([f for f in need.env_files if ok(f)], "m"))
+    files = [f for f in need.env_files if ok(f)]
+    parts.append(env_file_read_script(files, "m", as_user=need.user_files))
     parts.append("m end\n")
     return "".join(parts)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -53,13 +54,36 @@ def own_home_env(home: bytes | None) -> dict[bytes, bytes]:
     try:
         foreign = os.stat(home).st_uid not in (0, me) or bool(foreign_link_chain(os.fsdecode(home)))
     except OSError:
-        return {}  # a HOME that does not exist: nothing of anyone's is read from it
+        foreign = _creatable_by_others(os.fsdecode(home), me)
     if not foreign:
         return {}
     try:
         return {b"HOME": os.fsencode(pwd.getpwuid(me).pw_dir)}
     except KeyError:
         return {b"HOME": b"/"}
+
+
+def _creatable_by_others(path: str, me: int) -> bool:
+    """A HOME that does not exist, whose nearest existing directory another user may add a
+    name to (theirs, group/world-writable, sticky /tmp too: a new name is anyone's): that
+    user could create it, with `.config/pip/pip.conf` in it, between this check and the
+    command's start (tests/security/test_missing_home.py). Relative or unreachable: True."""
+    from remedy.fileread import foreign_link_chain
+
+    if not path.startswith("/"):
+        return True
+    cur = os.path.normpath(path)
+    while True:
+        cur = os.path.dirname(cur)
+        try:
+            st = os.stat(cur)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if not stat.S_ISDIR(st.st_mode):
+            return False  # under a file: nobody can create it
+        return st.st_uid not in (0, me) or bool(st.st_mode & 0o022) or bool(foreign_link_chain(cur))
 
 
 # inherited variables naming where a command remedy runs reads configuration or code from

@@ -25,7 +25,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import asyncssh
@@ -35,6 +35,7 @@ from remedy.errors import (
     ConnectionDropped,
     HostKeyRejected,
     HostUnreachable,
+    IdentityFileError,
     InputError,
     OutputTooLarge,
     Refused,
@@ -126,7 +127,26 @@ class SSHTarget:
             raise InputError(
                 f"not a host: {given!r}", hint="[user@]host[:port] or an ssh_config alias"
             )
+        check_shell_safe(host, "host", given)
+        if user:
+            check_shell_safe(user, "user", given)
         return cls(host=host, user=user or None, port=port)
+
+
+# what OpenSSH (9.6, valid_hostname/valid_ruser) refuses in a host or user name: the config's
+# ProxyCommand gets them through %h/%r, and `ProxyCommand bash -c 'exec 3<>/dev/tcp/%h/%p…'`
+# (or `ssh jump nc %h %p`, a shell on the jump host) ran `$(…)` in a host name as root
+_SHELL_CHARS = frozenset("'`\"$\\;&<>|(){}")
+
+
+def check_shell_safe(name: str, what: str, given: str | None = None) -> None:
+    """InputError for a host or user name holding a shell character or starting with '-'."""
+    if name.startswith("-") or any(c in _SHELL_CHARS for c in name):
+        raise InputError(
+            f"not a {what} name: {given if given is not None else name!r}: it holds shell "
+            f"characters (a ProxyCommand's %h/%r would pass them to a shell)",
+            hint="OpenSSH refuses these too; use the address, or an ssh_config alias",
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,10 +406,39 @@ class _HostKeyPolicy(asyncssh.SSHClient):
 # only where remedy.fileread.untrusted_tree passes (root's or remedy's user's, as known_hosts
 # and the config), a regular file of at most IDENTITY_MAX bytes opened O_NONBLOCK and read
 # from that descriptor; a `-cert.pub` the same way; no name is opened by asyncssh.
+# The same for the keys a user names (the config's IdentityFile/CertificateFile, an
+# inventory's key, IdentitiesOnly's public keys: named_keypairs, named_identities) and the
+# `KEY.pub`/`KEY-cert.pub` asyncssh opened beside them; and the agent socket
+# (trusted_agent_path). tests/security/test_named_keys.py.
 IDENTITY_MAX = 1 << 20  # a private key is a few KB
 _DEFAULT_KEY_NAMES = (
     "id_ed25519_sk", "id_ecdsa_sk", "id_ed448", "id_ed25519", "id_ecdsa", "id_rsa", "id_dsa",
 )  # fmt: skip
+
+
+def key_file_problem(path: str) -> str | None:
+    """Why remedy will not use the key file at path as root's, or None (also for a path that
+    does not exist: the caller says whether that matters)."""
+    from remedy.fileread import untrusted_tree
+
+    try:
+        if not os.path.lexists(path):
+            return None
+        why = untrusted_tree(path, walk=False)
+        if why:
+            return why
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if st.st_size > IDENTITY_MAX:
+        return f"it is {st.st_size} bytes, not a key"
+    return None
 
 
 def read_key_file(path: str) -> bytes | None:
@@ -421,28 +470,196 @@ def read_key_file(path: str) -> bytes | None:
         os.close(fd)
 
 
+def _key_item(path: str, passphrase: Any, *, strict: bool) -> Any:
+    """One private key file as asyncssh's load_keypairs takes it, read by read_key_file:
+    the key, or (key, its `-cert.pub`), or None (missing, or encrypted and no passphrase).
+    strict: a file that exists but is refused is an IdentityFileError naming it (a key the
+    user named), else skipped (the defaults)."""
+    data = read_key_file(path)
+    if data is None:
+        why = key_file_problem(path) if strict else None
+        if why:
+            raise IdentityFileError(
+                f"the identity file {path} cannot be used: {why}",
+                hint="an identity file must be a regular file that only root (or you) can "
+                "change, like OpenSSH's own checks; check IdentityFile in the ssh config or "
+                "ansible_ssh_private_key_file in the inventory",
+            )
+        return None
+    try:
+        key = asyncssh.import_private_key(data, passphrase)
+    except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError, ValueError, TypeError):
+        return None  # encrypted without a passphrase (as asyncssh: ignored), or no key
+    cert_data = read_key_file(path + "-cert.pub")
+    cert = None
+    if cert_data is not None:
+        with contextlib.suppress(asyncssh.KeyImportError, ValueError, TypeError):
+            cert = asyncssh.import_certificate(cert_data)
+    return (key, cert) if cert is not None else key
+
+
 def default_keypairs(passphrase: Any = None, certlist: Any = ()) -> list[Any]:
     """asyncssh's load_default_keypairs, each file read by read_key_file (see above)."""
+    items = [
+        _key_item(os.path.join(os.path.expanduser("~"), ".ssh", n), passphrase, strict=False)
+        for n in _DEFAULT_KEY_NAMES
+    ]
+    items = [i for i in items if i is not None]
+    certs = _certificates(certlist)
+    return list(_load_keypairs(items, passphrase, certs)) if items else []
+
+
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, PurePath))
+
+
+def _certificates(certlist: Any) -> Any:
+    """A CertificateFile list with every named file read by read_key_file (a refused or
+    missing one is left out, as asyncssh leaves out a missing one)."""
+    if _is_path(certlist) or isinstance(certlist, bytes):
+        certlist = [certlist]
+    out: list[Any] = []
+    for c in certlist or ():
+        if _is_path(c):
+            data = read_key_file(os.path.expanduser(str(c)))
+            if data is not None:
+                with contextlib.suppress(asyncssh.KeyImportError, ValueError, TypeError):
+                    out.append(asyncssh.import_certificate(data))
+        else:
+            out.append(c)
+    return out
+
+
+def named_keypairs(
+    keylist: Any,
+    passphrase: Any = None,
+    certlist: Any = (),
+    skip_public: bool = False,
+    ignore_encrypted: bool = False,
+    unsafe_skip_rsa_key_validation: Any = None,
+    loop: Any = None,
+) -> list[Any]:
+    """asyncssh's load_keypairs for the keys a user names (the ssh config's IdentityFile and
+    CertificateFile, an inventory's key): asyncssh opens each by name, and `KEY.pub` and
+    `KEY-cert.pub` beside it, with a plain open(): a FIFO hung root, /dev/zero took all its
+    memory, another user's file became root's identity. Each path is read here by
+    read_key_file; a named key that exists and is refused is an error naming it."""
+    if _is_path(keylist) or isinstance(keylist, bytes):
+        keylist = [keylist]
     items: list[Any] = []
-    for name in _DEFAULT_KEY_NAMES:
-        path = os.path.join(os.path.expanduser("~"), ".ssh", name)
-        data = read_key_file(path)
-        if data is None:
-            continue
-        try:
-            key = asyncssh.import_private_key(data, passphrase)
-        except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError, ValueError, TypeError):
-            continue  # encrypted without a passphrase (as asyncssh: ignored), or no key
-        cert_data = read_key_file(path + "-cert.pub")
-        cert = None
-        if cert_data is not None:
-            with contextlib.suppress(asyncssh.KeyImportError, ValueError, TypeError):
-                cert = asyncssh.import_certificate(cert_data)
-        items.append((key, cert) if cert is not None else key)
-    return list(asyncssh.load_keypairs(items, passphrase, certlist)) if items else []
+    for k in keylist or ():
+        if _is_path(k):
+            item = _key_item(os.path.expanduser(str(k)), passphrase, strict=True)
+            if item is not None:
+                items.append(item)
+        else:
+            items.append(k)
+    certs = _certificates(certlist)
+    if not items:
+        return []
+    return list(
+        _load_keypairs(
+            items,
+            passphrase,
+            certs,
+            skip_public,
+            ignore_encrypted,
+            unsafe_skip_rsa_key_validation,
+            loop=loop,
+        )  # fmt: skip
+    )
 
 
+def _public_data(path: str) -> bytes | None:
+    """The public blob a key file names (a certificate, a public key, or the private key's
+    own), read by read_key_file; None when there is none."""
+    data = read_key_file(path)
+    if data is None:
+        return None
+    for load in (asyncssh.import_certificate, asyncssh.import_public_key):
+        with contextlib.suppress(asyncssh.KeyImportError, ValueError, TypeError):
+            return bytes(load(data).public_data)
+    with contextlib.suppress(
+        asyncssh.KeyImportError, asyncssh.KeyEncryptionError, ValueError, TypeError
+    ):
+        return bytes(asyncssh.import_private_key(data).public_data)
+    return None
+
+
+def named_identities(keylist: Any, skip_private: bool = False) -> list[Any]:
+    """asyncssh's load_identities (IdentitiesOnly: which agent keys may be offered), each
+    named file read by read_key_file, `KEY.pub` when the key itself is encrypted."""
+    if _is_path(keylist) or isinstance(keylist, bytes):
+        keylist = [keylist]
+    out: list[Any] = []
+    for k in keylist or ():
+        if _is_path(k):
+            p = os.path.expanduser(str(k))
+            blob = _public_data(p) or _public_data(p + ".pub")
+            if blob is not None:
+                out.append(blob)
+        elif isinstance(k, bytes):
+            out.append(k)
+        else:
+            out.append(k.public_data)
+    return out
+
+
+def default_identities() -> list[bytes]:
+    """asyncssh's load_default_identities (`~/.ssh/id_*.pub`, `-cert.pub`), read by
+    read_key_file."""
+    out: list[bytes] = []
+    for n in _DEFAULT_KEY_NAMES:
+        p = os.path.join(os.path.expanduser("~"), ".ssh", n)
+        for name in (p + "-cert.pub", p + ".pub"):
+            blob = _public_data(name)
+            if blob is not None:
+                out.append(blob)
+    return out
+
+
+def trusted_agent_path(path: str) -> str | None:
+    """The agent socket remedy may use, or None: SSH_AUTH_SOCK (or IdentityAgent) naming a
+    socket another user owns, or one under a directory another user can change (a stale
+    `/tmp/ssh-XXXX/agent.N` recreated by someone else), would have that user's agent choose
+    root's keys and see each signature request (the server, the user) root makes. Owners
+    allowed: root, remedy's user, and under sudo the user who ran it (`SUDO_UID`: `sudo -E`
+    with one's own forwarded agent); every directory above is theirs and not writable by
+    others (a root-owned sticky one above the socket's own directory is fine)."""
+    if not path or path.lower() == "none":
+        return None
+    from remedy.fileread import foreign_link_chain
+
+    p = os.path.abspath(os.path.expanduser(path))
+    ok = {0, os.geteuid()}
+    sudo_uid = os.environ.get("SUDO_UID", "")
+    if os.geteuid() == 0 and sudo_uid.isdigit():
+        ok.add(int(sudo_uid))
+    try:
+        if foreign_link_chain(p):
+            return None
+        real = os.path.realpath(p)
+        st = os.stat(real)
+        if not stat.S_ISSOCK(st.st_mode) or st.st_uid not in ok:
+            return None
+        cur, first = os.path.dirname(real), True
+        while True:
+            st = os.stat(cur)
+            sticky_root = st.st_uid == 0 and st.st_mode & stat.S_ISVTX
+            if st.st_uid not in ok or (st.st_mode & 0o022 and (first or not sticky_root)):
+                return None
+            if cur == "/":
+                return p
+            cur, first = os.path.dirname(cur), False
+    except OSError:
+        return None
+
+
+_load_keypairs = asyncssh.load_keypairs
 asyncssh.connection.load_default_keypairs = default_keypairs  # type: ignore[attr-defined]
+asyncssh.connection.load_keypairs = named_keypairs  # type: ignore[attr-defined]
+asyncssh.connection.load_identities = named_identities  # type: ignore[attr-defined]
+asyncssh.connection.load_default_identities = default_identities  # type: ignore[attr-defined]
 
 
 FAST_CIPHERS = (
@@ -576,6 +793,8 @@ class SSHTransport:
         port: int | None = None,
     ) -> None:
         t = SSHTarget.parse(target)
+        if username:
+            check_shell_safe(username, "user")
         self.target = target
         self.host = target
         self._t = t
@@ -613,7 +832,12 @@ class SSHTransport:
         if self._port:
             kwargs["port"] = self._port
         try:
-            return asyncssh.SSHClientConnectionOptions(**kwargs)
+            opts = asyncssh.SSHClientConnectionOptions(**kwargs)
+            agent = opts.agent_path
+            if agent and trusted_agent_path(agent) is None:
+                # SSH_AUTH_SOCK / IdentityAgent of another user: no agent (trusted_agent_path)
+                opts = asyncssh.SSHClientConnectionOptions(**kwargs, agent_path=None)
+            return opts
         except (OSError, ValueError) as exc:
             raise InputError(
                 f"cannot use ssh config {self._ssh_config or '~/.ssh/config'}: {exc}"

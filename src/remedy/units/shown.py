@@ -109,30 +109,59 @@ def service_environment(
     )
 
 
-def env_file_read_script(patterns: Sequence[str], emit: str, *, limit: int = 65536) -> str:
+def env_file_read_script(
+    patterns: Sequence[str],
+    emit: str,
+    *,
+    limit: int = 65536,
+    as_user: Mapping[str, str] | None = None,
+) -> str:
     """sh that reads each env file (globs expanded on the host, as glob(3) would).
 
     emit: a shell command prefix called as `EMIT KIND ARG` before its output (facts use their
     section marker `m`): `envfile PATH` + the content in base64 (a file with invalid UTF-8 is
     one systemd refuses: the bytes must arrive intact), `envfile.missing PATH`,
     `envglob PATTERN` + matched paths one a line.
+    as_user: pattern -> the account that reads those files (a unit's User= for its own
+    login profile): tested and read with that user's privileges (setpriv, as root), so a
+    link to a file only root may read is one the reader cannot read (missing), never
+    content; no setpriv or no such user: missing too. The others are read as systemd reads
+    EnvironmentFiles and drop-ins: as root.
     """
     parts: list[str] = []
+    users = as_user or {}
+    if any(p in users for p in patterns):
+        parts.append(AS_USER_FN)
     for pat in patterns:
         q = quote(pat)
+        who = f"remedy_as {quote(users[pat])} " if pat in users else ""
         if has_glob(pat):
             g = glob_word(pat)
             parts.append(
                 f"{emit} envglob {q}; {glob_list_script(pat)}"
-                f'for f in {g}; do if [ -f "$f" ] && [ -r "$f" ]; then {emit} envfile "$f"; '
-                f'head -c {int(limit)} -- "$f" | base64; fi; done\n'
+                f'for f in {g}; do if [ -f "$f" ] && {who}test -r "$f"; then {emit} envfile "$f"; '
+                f'{who}head -c {int(limit)} -- "$f" | base64; fi; done\n'
             )
         else:
             parts.append(
-                f"if [ -f {q} ] && [ -r {q} ]; then {emit} envfile {q}; head -c {int(limit)} -- {q} | base64; "
+                f"if [ -f {q} ] && {who}test -r {q}; then {emit} envfile {q}; "
+                f"{who}head -c {int(limit)} -- {q} | base64; "
                 f"else {emit} envfile.missing {q}; fi\n"
             )
     return "".join(parts)
+
+
+# `remedy_as USER CMD...`: CMD with USER's uid, gid and groups when running as root (setpriv,
+# util-linux; no_new_privs), else as it is (a non-root reader reads only what it may); fails
+# when there is no setpriv or no such user
+AS_USER_FN = (
+    "remedy_as() { "
+    'if [ "$(id -u)" != 0 ]; then shift; "$@"; return; fi; '
+    "command -v setpriv >/dev/null 2>&1 || return 1; "
+    'remedy_u=$(id -u -- "$1" 2>/dev/null) && remedy_g=$(id -g -- "$1" 2>/dev/null) '
+    "|| return 1; shift; "
+    'setpriv --reuid="$remedy_u" --regid="$remedy_g" --init-groups --no-new-privs -- "$@"; }\n'
+)
 
 
 def glob_list_script(pattern: str) -> str:
