@@ -18,6 +18,7 @@ from remedy.evidence.fields import (
     Signal,
     apply_signals,
     default_signals_path,
+    error_lines_after,
     load_signals,
     symptom_views,
 )
@@ -174,12 +175,55 @@ def hypotheses_from_log(
             h.rule,
         )
     )
+    hyps = yield_warning_only(hyps, symptoms, wrappers)
     # Say what tells the close ones apart: the confirming fact of each neighbour that is
     # consistent with some of the same lines.
     for h in hyps[:5]:
         for other in hyps[:5]:
             if other.rule != h.rule and set(other.evidence) & set(h.evidence):
                 h.distinguishes_from[other.rule] = "; ".join(other.confirm_with[:1]) or "-"
+    return hyps
+
+
+def yield_warning_only(
+    hyps: list[Hypothesis], symptoms: list[Symptom], wrappers: set[str]
+) -> list[Hypothesis]:
+    """Hypotheses whose every line is a warning (the run went on after it) yield to a failure
+    below them. Why: a warning printed on every run of a stack (XLA's driver-older-than-ptxas,
+    tune-ar after round 42's gcn-4) precedes whatever failed later; when that later failure is
+    a line no rule explains (a matched error/fatal symptom outside every other hypothesis, or
+    an error statement the catalog does not know), the warning's class is dropped so the
+    unexplained line is what the report shows; beside a hypothesis with failing lines of its
+    own, it ranks after it. A log whose only statement is the warning keeps it."""
+    warn_only = {
+        h.rule
+        for h in hyps
+        if h.evidence and all(symptoms[i].severity == "warning" for i in h.evidence)
+    }
+    if not warn_only:
+        return hyps
+    rest = [h for h in hyps if h.rule not in warn_only]
+    explained = {i for h in rest for i in h.evidence}
+    warned = [i for h in hyps if h.rule in warn_only for i in h.evidence]
+    last = max(warned, key=lambda i: (symptoms[i].source, symptoms[i].line))
+    src, at = symptoms[last].source, symptoms[last].line
+    later = [
+        i
+        for i, s in enumerate(symptoms)
+        if s.severity in ("error", "fatal")
+        and s.signature not in wrappers
+        and i not in explained
+        and (s.source != src or s.line > at)
+    ]
+    if not later:
+        skip = {s.line for i, s in enumerate(symptoms) if s.source == src and i in explained}
+        skip |= {s.line for s in symptoms if s.source == src and s.signature in wrappers}
+        if error_lines_after(src, at, skip):
+            later = [last]
+    if later:
+        return rest
+    if rest and any(symptoms[i].severity in ("error", "fatal") for h in rest for i in h.evidence):
+        return rest + [h for h in hyps if h.rule in warn_only]
     return hyps
 
 
