@@ -175,7 +175,7 @@ def hypotheses_from_log(
             h.rule,
         )
     )
-    hyps = yield_warning_only(hyps, symptoms, wrappers)
+    hyps = yield_warning_only(hyps, symptoms, wrappers, set(predicted_by))
     # Say what tells the close ones apart: the confirming fact of each neighbour that is
     # consistent with some of the same lines.
     for h in hyps[:5]:
@@ -186,43 +186,48 @@ def hypotheses_from_log(
 
 
 def yield_warning_only(
-    hyps: list[Hypothesis], symptoms: list[Symptom], wrappers: set[str]
+    hyps: list[Hypothesis],
+    symptoms: list[Symptom],
+    wrappers: set[str],
+    predicted: set[str],
 ) -> list[Hypothesis]:
     """Hypotheses whose every line is a warning (the run went on after it) yield to a failure
-    below them. Why: a warning printed on every run of a stack (XLA's driver-older-than-ptxas,
-    tune-ar after round 42's gcn-4) precedes whatever failed later; when that later failure is
-    a line no rule explains (a matched error/fatal symptom outside every other hypothesis, or
-    an error statement the catalog does not know), the warning's class is dropped so the
-    unexplained line is what the report shows; beside a hypothesis with failing lines of its
-    own, it ranks after it. A log whose only statement is the warning keeps it."""
-    warn_only = {
-        h.rule
-        for h in hyps
-        if h.evidence and all(symptoms[i].severity == "warning" for i in h.evidence)
-    }
+    below them that nothing explains. Why: a warning printed on every run of a stack (XLA's
+    driver-older-than-ptxas, tune-ar after round 42's gcn-4; torchao's import-time skip) comes
+    before whatever failed later. When that later failure is a line no rule can take (a matched
+    error/fatal symptom whose signature no rule predicts, or an error statement the catalog
+    does not know at all), the warning's class is dropped, so the report shows the unexplained
+    line; beside a hypothesis with failing lines of its own, it ranks after it. A later line of
+    a known toolchain shape (a rule predicts it, even if a field withdrew the credit here) may
+    be the warning's own consequence and changes nothing; a wrapper (a shell's 'Killed') is a
+    failure report, never a warning that the run survived. A log whose only statement is the
+    warning keeps it."""
+
+    def warning(i: int) -> bool:
+        return symptoms[i].severity == "warning" and symptoms[i].signature not in wrappers
+
+    warn_only = {h.rule for h in hyps if h.evidence and all(warning(i) for i in h.evidence)}
     if not warn_only:
         return hyps
     rest = [h for h in hyps if h.rule not in warn_only]
-    explained = {i for h in rest for i in h.evidence}
     warned = [i for h in hyps if h.rule in warn_only for i in h.evidence]
     last = max(warned, key=lambda i: (symptoms[i].source, symptoms[i].line))
     src, at = symptoms[last].source, symptoms[last].line
-    later = [
-        i
-        for i, s in enumerate(symptoms)
-        if s.severity in ("error", "fatal")
+    later = any(
+        s.severity in ("error", "fatal")
         and s.signature not in wrappers
-        and i not in explained
+        and s.signature not in predicted
         and (s.source != src or s.line > at)
-    ]
-    if not later:
-        skip = {s.line for i, s in enumerate(symptoms) if s.source == src and i in explained}
-        skip |= {s.line for s in symptoms if s.source == src and s.signature in wrappers}
-        if error_lines_after(src, at, skip):
-            later = [last]
+        for s in symptoms
+    ) or bool(error_lines_after(src, at, {s.line for s in symptoms if s.source == src}))
     if later:
         return rest
-    if rest and any(symptoms[i].severity in ("error", "fatal") for h in rest for i in h.evidence):
+    failing = any(
+        symptoms[i].severity in ("error", "fatal") and symptoms[i].signature not in wrappers
+        for h in rest
+        for i in h.evidence
+    )
+    if failing:
         return rest + [h for h in hyps if h.rule in warn_only]
     return hyps
 
