@@ -974,7 +974,8 @@ LATER_ERROR_SCORE = 5.0
 
 def error_lines_after(source: str, line: int, skip: set[int]) -> list[int]:
     """Lines below ``line`` of the log ``source`` (read again: small logs only) that state a
-    failure, leaving out the ``skip`` lines (those a rule already explains)."""
+    failure, leaving out the ``skip`` lines (the matched ones: the caller judges those by
+    their signature)."""
     from remedy.evidence.suspicious import base_score, is_error_looking
 
     f = _reread(source)
