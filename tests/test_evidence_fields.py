@@ -473,3 +473,82 @@ def test_a_system_library_gives_the_cuda_major_rule_no_credit():
     ranks = [h.rule for h in d.hypotheses]
     assert ranks[0] == "needed-files-provided"
     assert ranks.index("runtime-libs-match-cuda-major") > 0
+
+
+# tune-ar (rounds 39-43): which error check printed a bare 'no kernel image' (c10's, with its
+# suffix on the lines below, vs a package's own form), and who spawned the nvcc that rejected
+# an arch (setuptools, a torch build_ext targeting the visible GPU)
+@pytest.mark.parametrize(
+    ("lines", "want"),
+    [
+        (
+            [
+                "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+                "CUDA kernel errors might be asynchronously reported at some other API call, so "
+                "the stacktrace below might be incorrect.",
+            ],
+            {"cuda_check": "c10"},
+        ),
+        (
+            [
+                "CUDA error: no kernel image is available for execution on the device",
+                "  current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:2513",
+            ],
+            {},
+        ),
+        (["nvcc fatal   : Unsupported gpu architecture 'compute_86'"], {}),
+        (
+            [
+                "nvcc fatal   : Unsupported gpu architecture 'compute_86'",
+                "error: command '/usr/local/cuda-10.2/bin/nvcc' failed with exit status 1",
+            ],
+            {"build_spawn": "setuptools"},
+        ),
+    ],
+    ids=["c10-suffix-below", "ggml-form", "nvcc-alone", "setuptools-below"],
+)
+def test_the_check_or_spawner_around_a_line_is_read_back(tmp_path, lines, want):
+    from remedy.evidence.fields import check_contexts
+
+    log = tmp_path / "x.log"
+    log.write_text("\n".join(lines) + "\n")
+    symptoms, _, _ = scan_logs([log])
+    got = check_contexts(symptoms)
+    assert (got.get(0) or {}) == want, got
+
+
+@pytest.mark.parametrize(
+    ("file", "want"),
+    [
+        ("torch/no-kernel-image-accelerator-error.log", "wheel-has-gpu-arch"),
+        ("torch/no-kernel-image-ggml-near-miss.log", "package-has-gpu-arch"),
+        ("nvcc/unsupported-arch-setuptools-gpu-target.log", "arch-supported-by-toolkit"),
+        ("nvcc/unsupported-arch-setuptools-arch-list-near-miss.log", "toolkit-knows-target-archs"),
+    ],
+)
+def test_the_check_or_spawner_decides_between_two_rules_of_one_line(file, want):
+    symptoms, _, wrappers = scan_logs([TEMPLATES / file])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert [h.rule for h in d.hypotheses[:1]] == [want], [(h.rule, h.score) for h in d.hypotheses]
+    assert len(d.hypotheses) >= 2, "the rival stays ranked, with its settling fact"
+
+
+def test_a_warning_only_cause_yields_to_a_later_unexplained_error(tmp_path):
+    """XLA's driver warning alone names driver-supports-build-cuda (gcn-4); followed by a
+    failure no rule explains, it names nothing, and the later line is what is shown."""
+    from remedy.evidence.suspicious import with_unexplained
+
+    kb = load_knowledge()
+    alone = scan_logs([CORPUS / "driver-supports-build-cuda/gcn-4.log"])
+    d = diagnose(kb, None, alone[0], wrappers=alone[2])
+    assert [h.rule for h in d.hypotheses[:1]] == ["driver-supports-build-cuda"]
+    log = tmp_path / "x.log"
+    log.write_text(
+        (CORPUS / "driver-supports-build-cuda/gcn-4.log").read_text()
+        + "ValueError: Failed to parse input JSON: Expecting ',' delimiter: line 14\n"
+    )
+    symptoms, suspicious, wrappers = scan_logs([log])
+    d = diagnose(kb, None, symptoms, wrappers=wrappers)
+    assert d.hypotheses == []
+    shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    assert shown and shown[0].text.startswith("ValueError"), shown

@@ -18,6 +18,7 @@ from remedy.evidence.fields import (
     Signal,
     apply_signals,
     default_signals_path,
+    error_lines_after,
     load_signals,
     symptom_views,
 )
@@ -174,12 +175,60 @@ def hypotheses_from_log(
             h.rule,
         )
     )
+    hyps = yield_warning_only(hyps, symptoms, wrappers, set(predicted_by))
     # Say what tells the close ones apart: the confirming fact of each neighbour that is
     # consistent with some of the same lines.
     for h in hyps[:5]:
         for other in hyps[:5]:
             if other.rule != h.rule and set(other.evidence) & set(h.evidence):
                 h.distinguishes_from[other.rule] = "; ".join(other.confirm_with[:1]) or "-"
+    return hyps
+
+
+def yield_warning_only(
+    hyps: list[Hypothesis],
+    symptoms: list[Symptom],
+    wrappers: set[str],
+    predicted: set[str],
+) -> list[Hypothesis]:
+    """Hypotheses whose every line is a warning (the run went on after it) yield to a failure
+    below them that nothing explains. Why: a warning printed on every run of a stack (XLA's
+    driver-older-than-ptxas, tune-ar after round 42's gcn-4; torchao's import-time skip) comes
+    before whatever failed later. When that later failure is a line no rule can take (a matched
+    error/fatal symptom whose signature no rule predicts, or an error statement the catalog
+    does not know at all), the warning's class is dropped, so the report shows the unexplained
+    line; beside a hypothesis with failing lines of its own, it ranks after it. A later line of
+    a known toolchain shape (a rule predicts it, even if a field withdrew the credit here) may
+    be the warning's own consequence and changes nothing; a wrapper (a shell's 'Killed') is a
+    failure report, never a warning that the run survived. A log whose only statement is the
+    warning keeps it."""
+
+    def warning(i: int) -> bool:
+        return symptoms[i].severity == "warning" and symptoms[i].signature not in wrappers
+
+    warn_only = {h.rule for h in hyps if h.evidence and all(warning(i) for i in h.evidence)}
+    if not warn_only:
+        return hyps
+    rest = [h for h in hyps if h.rule not in warn_only]
+    warned = [i for h in hyps if h.rule in warn_only for i in h.evidence]
+    last = max(warned, key=lambda i: (symptoms[i].source, symptoms[i].line))
+    src, at = symptoms[last].source, symptoms[last].line
+    later = any(
+        s.severity in ("error", "fatal")
+        and s.signature not in wrappers
+        and s.signature not in predicted
+        and (s.source != src or s.line > at)
+        for s in symptoms
+    ) or bool(error_lines_after(src, at, {s.line for s in symptoms if s.source == src}))
+    if later:
+        return rest
+    failing = any(
+        symptoms[i].severity in ("error", "fatal") and symptoms[i].signature not in wrappers
+        for h in rest
+        for i in h.evidence
+    )
+    if failing:
+        return rest + [h for h in hyps if h.rule in warn_only]
     return hyps
 
 

@@ -673,6 +673,8 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
         views[i] = {**cmd, **views[i]}
     for i, rng in range_contexts(symptoms).items():
         views[i] = {**rng, **views[i]}
+    for i, chk in check_contexts(symptoms).items():
+        views[i] = {**chk, **views[i]}
     return views
 
 
@@ -962,6 +964,86 @@ def range_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
     for i, f in (head | tail).items():
         out[i] = {**out.get(i, {}), **f}
     return out
+
+
+# A line is a later failure when the scan's own heuristics rate it an error statement: an
+# exception line, a compiler/linker diagnostic, a 'fatal' (remedy.evidence.suspicious
+# base_score >= LATER_ERROR_SCORE; an 'error word' line, a traceback frame, a wrapper score less)
+LATER_ERROR_SCORE = 5.0
+
+
+def error_lines_after(source: str, line: int, skip: set[int]) -> list[int]:
+    """Lines below ``line`` of the log ``source`` (read again: small logs only) that state a
+    failure, leaving out the ``skip`` lines (the matched ones: the caller judges those by
+    their signature)."""
+    from remedy.evidence.suspicious import base_score, is_error_looking
+
+    f = _reread(source)
+    if f is None:
+        return []
+    out: list[int] = []
+    try:
+        with f:
+            for n, raw in enumerate(f, 1):
+                if n <= line or n in skip:
+                    continue
+                text = _line_text(raw).strip()
+                if text and is_error_looking(text) and base_score(text)[0] >= LATER_ERROR_SCORE:
+                    out.append(n)
+    except OSError:
+        return []
+    return out
+
+
+# c10's CUDA check (c10/cuda/CUDAException.cpp c10_cuda_check_implementation: 'CUDA error: '
+# + cudaGetErrorString, then c10/cuda/CUDAMiscFunctions.cpp get_cuda_check_suffix / get_cuda_error_help:
+# 'Search for `cudaErrorX' in https://docs.nvidia.com/cuda/cuda-runtime-api/...', 'CUDA kernel
+# errors might be asynchronously reported at some other API call ...', 'Compile with
+# `TORCH_USE_CUDA_DSA` ...'; raised as c10::AcceleratorError, torch.AcceleratorError in Python,
+# since torch 2.8). The suffix follows the error on the next lines, or on the same line when a
+# post reflows it. A package's own check prints its own form instead (ggml's 'current device:',
+# ONNX Runtime's 'CUDA error cudaErrorX:', faiss, flashinfer's 'failed with error code').
+CHECK_SIGNATURES = frozenset({"no-kernel-image"})
+CHECK_AFTER = 3
+_C10_CHECK = re.compile(
+    r"CUDA kernel errors might be asynchronously reported|TORCH_USE_CUDA_DSA"
+    r"|torch\.AcceleratorError: CUDA error: |Search for `cuda\w+' in https://docs\.nvidia\.com/cuda/"
+)
+
+
+def check_fields(text: str) -> dict[str, str]:
+    """cuda_check 'c10' when ``text`` carries c10's CUDA-check message form; {} otherwise."""
+    return {"cuda_check": "c10"} if _C10_CHECK.search(text) else {}
+
+
+def check_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each CHECK_SIGNATURES line -> check_fields of it and the CHECK_AFTER
+    non-blank lines below it (same file): which library's error check printed the CUDA error."""
+    out: dict[int, dict[str, str]] = {}
+    for sig in sorted(CHECK_SIGNATURES):
+        out |= _contexts(symptoms, sig, 0, CHECK_AFTER, check_fields)
+    spawned = _contexts(symptoms, SPAWN_SIGNATURE, SPAWN_AROUND, SPAWN_AROUND, spawn_fields)
+    for i, f in spawned.items():
+        out[i] = {**out.get(i, {}), **f}
+    return out
+
+
+# setuptools' report of a compiler it spawned that failed (distutils spawn / _msvccompiler
+# and unixccompiler re-raising DistutilsExecError as CompileError: "command '<path>' failed
+# with exit code N", older "... exit status N"): the nvcc that rejected an arch was run by a
+# Python build_ext (torch.utils.cpp_extension's BuildExtension), whose default target is the
+# visible GPU's arch when TORCH_CUDA_ARCH_LIST is unset. Read around the rejected-arch line
+# (a post may quote the two in either order).
+SPAWN_SIGNATURE = "nvcc-unsupported-arch"
+SPAWN_AROUND = 3
+_SETUPTOOLS_NVCC = re.compile(
+    r"\bcommand '[^'\n]*\bnvcc(?:\.exe)?' failed with exit (?:code|status) \d"
+)
+
+
+def spawn_fields(text: str) -> dict[str, str]:
+    """build_spawn 'setuptools' when ``text`` holds setuptools' failed-nvcc report."""
+    return {"build_spawn": "setuptools"} if _SETUPTOOLS_NVCC.search(text) else {}
 
 
 def _is_jax_head(s: Symptom) -> bool:
