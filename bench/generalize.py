@@ -281,6 +281,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # tune-aq/ar/as worked without seeing them; scored by 8e1ad76 (rounds 44-45's rows, the
     # knowledge of 5e051be, bench/results/round46/).
     ("8e1ad76", "8e1ad76"),
+    # round 47: 27 logs (12 with a class, 15 whose cause no rule covers) collected on
+    # 2026-12-04 (session 36) by three engineers (coll-gcz/gda/gdb: the Hugging Face and
+    # Lightning layer; model-serving infrastructure other than sglang/vllm; the newest
+    # hardware and toolkits outside the core stack, posts from 2025-06 on) who never ran remedy
+    # on them; scored by 24b0af6 (this session's main after tune-aq/ar/as, truth-4,
+    # redteam-12 and perf-36, blind to the round: bench/results/round47/).
+    ("24b0af6", "24b0af6"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
