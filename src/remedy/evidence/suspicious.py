@@ -78,6 +78,11 @@ WORDS: tuple[str, ...] = (
     # message on the next line; before: "panicked at '<msg>', <file>:<line>:<col>"); cargo
     # relays a build script's stderr indented by two spaces
     "panicked at",
+    # (tune-au, round 46's unknown/gcy-9 and round 27's fzq-6) a version check's verdict worded
+    # without an error word, contracted ('does not match' above): NVIDIA Fabric Manager's
+    # 'fabric manager NVIDIA GPU driver interface version X don't match with driver version Y'
+    # ("doesn't match", "didn't match" too)
+    "n't match",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
