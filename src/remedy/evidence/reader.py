@@ -512,17 +512,27 @@ def _has_literal(line: bytes, literals: Iterable[bytes]) -> bool:
 
 
 def python_candidates(
-    stream: IO[bytes] | SniffedStream, literals: list[bytes], totals: Totals, cap: int = MATCH_CAP
+    stream: IO[bytes] | SniffedStream,
+    literals: list[bytes],
+    totals: Totals,
+    cap: int = MATCH_CAP,
+    at: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes]]:
-    """Candidate lines of ``stream`` found with ``bytes.find`` per literal, 1 MiB at a time."""
+    """Candidate lines of ``stream`` found with ``bytes.find`` per literal, 1 MiB at a time.
+    ``at``: its first item is set to each line's byte offset in the stream before the line is
+    yielded (grep_candidates says why)."""
     lineno = 0  # complete lines before the current position
     nbytes = 0
     pending = b""
+    pstart = 0  # the offset of the line ``pending`` begins
     over = False
+    if at is None:
+        at = [-1]
     while True:
         chunk = stream.read(CHUNK)
         if not chunk:
             break
+        base_off = nbytes
         nbytes += len(chunk)
         first_nl = chunk.find(b"\n")
         if first_nl < 0:
@@ -534,6 +544,7 @@ def python_candidates(
         line = pending if over else (pending + chunk[:first_nl])[:cap]
         lineno += 1
         if _has_literal(line, literals):
+            at[0] = pstart
             yield lineno, line
         last_nl = chunk.rfind(b"\n")
         if last_nl > first_nl:
@@ -549,13 +560,16 @@ def python_candidates(
                 base += chunk.count(b"\n", pos, ls)
                 pos = ls
                 le = chunk.find(b"\n", ls, hi)
+                at[0] = base_off + ls
                 yield base + 1, chunk[ls : min(le, ls + cap)]
             lineno += chunk.count(b"\n", lo, hi)
         tail = chunk[last_nl + 1 :]
         pending, over = tail[:cap], len(tail) > cap
+        pstart = base_off + last_nl + 1
     if pending or over:
         lineno += 1
         if _has_literal(pending, literals):
+            at[0] = pstart
             yield lineno, pending
     totals.lines = lineno
     totals.bytes = nbytes
@@ -599,25 +613,29 @@ def usable_grep() -> str | None:
     return grep if grep is not None and _grep_works(grep) else None
 
 
-def _grep_works(grep: str) -> bool:
+def _grep_works(grep: str, offsets: bool = False) -> bool:
     """Self-test once per binary: a grep that exits 1 ("no match") for any reason would
-    otherwise silently report a clean log. Checks -a, -n, -E alternation and C-locale bytes."""
-    ok = _GREP_OK.get(grep)
+    otherwise silently report a clean log. Checks -a, -n, -E alternation and C-locale bytes;
+    ``offsets``: also -b, each line's byte offset after its number (``grep_candidates``
+    passes -b only to a grep that prints them so, and reads its lines without them else)."""
+    key = grep + ("\0-b" if offsets else "")
+    ok = _GREP_OK.get(key)
     if ok is None:
         import subprocess
 
         try:
             proc = subprocess.run(
-                [grep, "-a", "-n", "-E", "-e", "x\\.y|FAIL"],
+                [grep, "-a", "-n", *(["-b"] if offsets else []), "-E", "-e", "x\\.y|FAIL"],
                 input=b"a\xff\nx.y\nxzy\n\x00FAILED\n",
                 capture_output=True,
                 timeout=10,
                 env={**os.environ, "LC_ALL": "C"},
             )
-            ok = proc.returncode == 0 and proc.stdout == b"2:x.y\n4:\x00FAILED\n"
+            want = b"2:3:x.y\n4:11:\x00FAILED\n" if offsets else b"2:x.y\n4:\x00FAILED\n"
+            ok = proc.returncode == 0 and proc.stdout == want
         except (OSError, subprocess.SubprocessError):
             ok = False
-        _GREP_OK[grep] = ok
+        _GREP_OK[key] = ok
     return ok
 
 
@@ -755,6 +773,34 @@ def _grep_lines(stream: IO[bytes], offset: int, cap: int) -> Iterator[tuple[int,
         yield offset + int(num), content[:cap]
 
 
+def _grep_lines_at(
+    stream: IO[bytes], offset: int, cap: int, fd: int, start: int, at: list[int]
+) -> Iterator[tuple[int, bytes]]:
+    """Parse ``N:B:content`` lines from grep -n -b run over the bytes of the file open as
+    ``fd`` from ``start`` on; ``at[0]`` is set to each line's offset in the file before it is
+    yielded. grep counts B from where it began reading (so start + B); one that counted from
+    the file's start (a file it was handed at an offset) is told apart at the segment's first
+    line, read back; where neither is that line, the segment's offsets stay unknown (-1: the
+    read-back of a waiting line's neighbour then reads from line 1, as without -b)."""
+    base: int | None = None
+    for raw in iter_capped_lines(stream, cap + 48):
+        num, sep, rest = raw.partition(b":")
+        off, sep2, content = rest.partition(b":")
+        if not sep or not sep2 or not num.isdigit() or not off.isdigit():
+            raise GrepFailed(f"unexpected grep output: {raw[:80]!r}")
+        line = content[:cap]
+        b = int(off)
+        if base is None:
+            base = next((g for g in (start, 0) if _line_starts_at(fd, g + b, line)), -1)
+        at[0] = base + b if base >= 0 else -1
+        yield offset + int(num), line
+
+
+def _line_starts_at(fd: int, pos: int, line: bytes) -> bool:
+    """Whether a line of the file open as ``fd`` starts at ``pos`` with the bytes ``line``."""
+    return os.pread(fd, len(line), pos) == line and (pos == 0 or os.pread(fd, 1, pos - 1) == b"\n")
+
+
 class _CappingFeeder:
     """Copies a stream into grep's stdin, counting bytes and lines, and dropping the part of
     any line beyond ``cap`` bytes that spans chunks (so grep never buffers a giant line; the
@@ -859,15 +905,23 @@ def grep_candidates(
     segments: int | None = None,
     cap: int = MATCH_CAP,
     fd: int | None = None,
+    at: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes]]:
     """Candidate lines of a regular file via parallel ``grep -E`` over newline-aligned slices.
     ``fd``: the file already open and checked (``open_log``): grep, wc and the feeders read
-    that file, never ``path`` again (its writer may have swapped the name for a link)."""
+    that file, never ``path`` again (its writer may have swapped the name for a link).
+    ``at``: its first item is set to each line's byte offset in the file before the line is
+    yielded (grep -b; -1 where grep cannot tell), as fastscan.Job.candidates does, so that
+    the aggregator reads a waiting line's neighbour from there, not from line 1."""
     grep = grep or find_grep()
     if grep is None:
         raise GrepFailed("grep not found on PATH")
     if not _grep_works(grep):
         raise GrepFailed(f"{grep} failed its self-test (not a GNU-compatible grep?)")
+    if at is not None:
+        at[0] = -1
+        if not _grep_works(grep, offsets=True):
+            at = None  # lines without offsets: the read-back starts at line 1
     import subprocess
 
     fd = os.open(path, os.O_RDONLY) if fd is None else os.dup(fd)
@@ -880,7 +934,8 @@ def grep_candidates(
         n = segments or max(1, min(MAX_SEGMENTS, usable_cpus(), size // SEGMENT_MIN_BYTES or 1))
         bounds = _segment_bounds(fd, size, n)
         n = len(bounds) - 1
-        cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
+        cmd = [grep, "-a", "-n", *(["-b"] if at is not None else []), "-E"]
+        cmd += ["-e", os.fsdecode(ere_alternation(literals))]
         env = {**os.environ, "LC_ALL": "C"}
         pipes: list[tuple[int, int]] = []
         for k in range(n):
@@ -936,8 +991,13 @@ def grep_candidates(
                 msg = errs[k].read(500).decode("utf-8", "replace").strip()
                 raise GrepFailed(f"grep exited with status {rc}: {msg}")
 
+        def lines(stream: IO[bytes], k: int, offset: int) -> Iterator[tuple[int, bytes]]:
+            if at is None:
+                return _grep_lines(stream, offset, cap)
+            return _grep_lines_at(stream, offset, cap, fd, bounds[k], at)
+
         assert procs[0].stdout is not None
-        yield from _grep_lines(procs[0].stdout, 0, cap)
+        yield from lines(procs[0].stdout, 0, 0)
         check(0)
         counts = _segment_counts(fd, bounds, wcs)
         offset = counts[0]
@@ -945,7 +1005,7 @@ def grep_candidates(
             check(k)
             spool = spools[k - 1]
             spool.seek(0)
-            yield from _grep_lines(spool, offset, cap)
+            yield from lines(spool, k, offset)
             offset += counts[k]
         last = os.pread(fd, 1, size - 1) if size else b""
         totals.lines = offset + (1 if last and last != b"\n" else 0)
