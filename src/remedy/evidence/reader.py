@@ -179,6 +179,12 @@ def _transcoded(
         raise
 
 
+# every byte but the controls a text log does not hold (all below 0x20 except tab, newline,
+# form feed, carriage return and escape): deleting these from the head leaves the controls,
+# counted in C (a Python loop over the 64 KiB head was ~2.4 ms, twice in each diagnose)
+_NOT_CONTROL = bytes(b for b in range(256) if b >= 0x20 or b in (0x09, 0x0A, 0x0C, 0x0D, 0x1B))
+
+
 def binary_reason(head: bytes) -> str | None:
     """Why ``head`` looks like a binary file, or None for text (invalid UTF-8 is still text)."""
     if not head:
@@ -188,7 +194,7 @@ def binary_reason(head: bytes) -> str | None:
             return f"it is {fmt} (decompress it first: {tool})"
     if b"\x00" in head:
         return "it contains NUL bytes"
-    control = sum(1 for b in head if b < 0x20 and b not in (0x09, 0x0A, 0x0C, 0x0D, 0x1B))
+    control = len(head.translate(None, _NOT_CONTROL))
     if control > len(head) * 0.3:
         return "most of it is not text"
     return None
