@@ -33,9 +33,8 @@ import contextlib
 import os
 import re
 import select
-import shutil
 import stat
-import tempfile
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -149,6 +148,8 @@ def _transcoded(
             "directory to convert it in",
             hint=f"convert it first (iconv -f {codec} -t UTF-8)" if codec else "tr '\\r' '\\n'",
         )
+    import tempfile
+
     out = tempfile.TemporaryFile(dir=where)  # noqa: SIM115 - returned to the caller
     try:
         dec = codecs.getincrementaldecoder(codec)("replace") if codec else None
@@ -421,6 +422,30 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         raise
 
 
+def spool_file() -> IO[bytes]:
+    """An unnamed read-write file of this process (a scan's spool, a child's stderr), as
+    ``tempfile.TemporaryFile()`` makes one: O_TMPFILE (mode 0600, no name anyone could
+    swap) in the first temporary directory that takes it ($TMPDIR, $TEMP, $TMP, /tmp,
+    /var/tmp, /usr/tmp: tempfile's order), else tempfile's own. Why: importing tempfile
+    (shutil, bz2, lzma, fnmatch) was ~3.5 ms of each ``diagnose --log``'s main process,
+    for the scan workers' spools only. Once tempfile is imported, or on a system without
+    O_TMPFILE, tempfile makes it (its ``tempdir`` setting holds)."""
+    tmpfile = getattr(os, "O_TMPFILE", None)
+    if tmpfile is not None and "tempfile" not in sys.modules:
+        env = [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
+        for d in [*env, "/tmp", "/var/tmp", "/usr/tmp"]:
+            if not d:
+                continue
+            try:
+                fd = os.open(d, tmpfile | os.O_RDWR | os.O_CLOEXEC, 0o600)
+            except OSError:
+                continue
+            return open(fd, "w+b")  # noqa: SIM115 - returned to the caller
+    import tempfile
+
+    return tempfile.TemporaryFile()  # noqa: SIM115 - returned to the caller
+
+
 # ---------------------------------------------------------------------------------------------
 # Line splitting with a cap
 # ---------------------------------------------------------------------------------------------
@@ -605,6 +630,8 @@ def usable_cpus() -> int:
 def find_grep() -> str | None:
     """grep from the system PATH only: a PATH that starts with a directory another user owns
     must not make root run that user's grep (remedy.transport.base.SYSTEM_PATH)."""
+    import shutil
+
     from remedy.syspath import SYSTEM_PATH
 
     return shutil.which("grep", path=SYSTEM_PATH)
@@ -713,6 +740,8 @@ def _count_newlines(fd: int, bounds: list[int], out: list[int]) -> None:
 def _start_tail_counts(fd: int, bounds: list[int]) -> list[subprocess.Popen[bytes]]:
     """``wc -l`` of [start, EOF) for each segment start, in parallel (wc counts newlines at
     several GB/s without holding Python's GIL). Segment k has ``tail[k] - tail[k+1]`` lines."""
+    import shutil
+
     from remedy.syspath import SYSTEM_PATH
 
     wc = shutil.which("wc", path=SYSTEM_PATH)
@@ -865,7 +894,7 @@ def grep_stream_candidates(
     cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
     import subprocess
 
-    err = tempfile.TemporaryFile()
+    err = spool_file()
     try:
         proc = subprocess.Popen(
             cmd,
@@ -963,10 +992,10 @@ def grep_candidates(
                     fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
             out: IO[bytes] | int = subprocess.PIPE
             if k > 0:
-                spool = tempfile.TemporaryFile()
+                spool = spool_file()
                 spools.append(spool)
                 out = spool
-            err = tempfile.TemporaryFile()
+            err = spool_file()
             errs.append(err)
             try:
                 proc = subprocess.Popen(cmd, stdin=r, stdout=out, stderr=err, env=env)
