@@ -425,21 +425,20 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
 def spool_file() -> IO[bytes]:
     """An unnamed read-write file of this process (a scan's spool, a child's stderr), as
     ``tempfile.TemporaryFile()`` makes one: O_TMPFILE (mode 0600, no name anyone could
-    swap) in the first temporary directory that takes it ($TMPDIR, $TEMP, $TMP, /tmp,
-    /var/tmp, /usr/tmp: tempfile's order), else tempfile's own. Why: importing tempfile
-    (shutil, bz2, lzma, fnmatch) was ~3.5 ms of each ``diagnose --log``'s main process,
-    for the scan workers' spools only. Once tempfile is imported, or on a system without
-    O_TMPFILE, tempfile makes it (its ``tempdir`` setting holds)."""
+    swap) in the first of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp that is a
+    directory (tempfile's order); where that fails, tempfile decides as it always did. Why:
+    importing tempfile (shutil, bz2, lzma, fnmatch) was ~3.5 ms of each ``diagnose --log``'s
+    main process, for the scan workers' spools only. Once tempfile is imported, or on a
+    system without O_TMPFILE, tempfile makes it (its ``tempdir`` setting holds)."""
     tmpfile = getattr(os, "O_TMPFILE", None)
     if tmpfile is not None and "tempfile" not in sys.modules:
         env = [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
-        for d in [*env, "/tmp", "/var/tmp", "/usr/tmp"]:
-            if not d:
-                continue
-            try:
-                fd = os.open(d, tmpfile | os.O_RDWR | os.O_CLOEXEC, 0o600)
-            except OSError:
-                continue
+        d = next((c for c in [*env, "/tmp", "/var/tmp", "/usr/tmp"] if c and os.path.isdir(c)), "")
+        try:
+            fd = os.open(d, tmpfile | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        except OSError:
+            pass
+        else:
             return open(fd, "w+b")  # noqa: SIM115 - returned to the caller
     import tempfile
 
