@@ -717,3 +717,37 @@ def test_grep_is_asked_for_offsets_only_where_it_gives_them(
         scans = [a.split() for a in args.read_text().splitlines() if "heartbeat" not in a]
         big = [a for a in scans if "x\\.y|FAIL" not in a]  # not the self-tests
         assert big and all(("-b" in a) != refuses for a in big), (refuses, big)
+
+
+def test_grep_offsets_counted_from_the_file_start_are_told_apart(tmp_path: Path) -> None:
+    """A grep that counts -b offsets from the file's start (not from where it began reading)
+    still gives each line's true offset; a segment whose first line reads the same at both
+    places is not guessed: its offsets are unknown (-1), never a neighbour's (main: no
+    offsets from grep at all)."""
+    lines = [b"a ok", b"b CUDA error: x", b"c ok", b"d CUDA error: y", b"e CUDA error: y"]
+    data = b"\n".join(lines) + b"\n"
+    p = tmp_path / "x.log"
+    p.write_bytes(data)
+    starts = [0] + [i + 1 for i, c in enumerate(data) if c == 10][:-1]
+    seg = starts[2]  # a segment from line 3 on
+    with p.open("rb") as f:
+        fd = f.fileno()
+        for absolute in (False, True):
+            out = b"".join(
+                b"%d:%d:%s\n" % (n - 2, starts[n - 1] - (0 if absolute else seg), lines[n - 1])
+                for n in (4, 5)
+            )
+            at = [-1]
+            got = [
+                (ln, at[0]) for ln, _ in reader._grep_lines_at(io.BytesIO(out), 2, 512, fd, seg, at)
+            ]
+            assert got == [(4, starts[3]), (5, starts[4])], absolute
+        # line 4 at offset 0 of a segment starting at line 4: relative 0 is line 4, and
+        # absolute 0 is line 1 ("a ok"): told apart; a file whose two places hold the
+        # same line is not
+        same = b"d CUDA error: y\n" * 3
+        p.write_bytes(same)
+        out = b"1:%d:d CUDA error: y\n" % 16
+        at = [-1]
+        got = [at[0] for _ in reader._grep_lines_at(io.BytesIO(out), 1, 512, fd, 16, at)]
+        assert got == [-1]

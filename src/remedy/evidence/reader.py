@@ -814,8 +814,8 @@ def _grep_lines_at(
     ``fd`` from ``start`` on; ``at[0]`` is set to each line's offset in the file before it is
     yielded. grep counts B from where it began reading (so start + B); one that counted from
     the file's start (a file it was handed at an offset) is told apart at the segment's first
-    line, read back; where neither is that line, the segment's offsets stay unknown (-1: the
-    read-back of a waiting line's neighbour then reads from line 1, as without -b)."""
+    line, read back; where neither or both are that line, the segment's offsets stay unknown
+    (-1: the read-back of a waiting line's neighbour then reads from line 1, as without -b)."""
     base: int | None = None
     for raw in iter_capped_lines(stream, cap + 48):
         num, sep, rest = raw.partition(b":")
@@ -825,7 +825,8 @@ def _grep_lines_at(
         line = content[:cap]
         b = int(off)
         if base is None:
-            base = next((g for g in (start, 0) if _line_starts_at(fd, g + b, line)), -1)
+            fits = {g for g in {start, 0} if _line_starts_at(fd, g + b, line)}
+            base = fits.pop() if len(fits) == 1 else -1  # both: a repeated line, not told
         at[0] = base + b if base >= 0 else -1
         yield offset + int(num), line
 
