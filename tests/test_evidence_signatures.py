@@ -599,7 +599,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-aq adds 'panicked at' (a suspicious-line word: Rust's panic hook, 'thread 'main'
     # panicked at FILE:LINE:COL:', holds no error word); ptxas' new needle "Value 'sm_" reuses
     # "'sm_" and TGI's 'GPU with CUDA ' reuses 'GPU ': 108 -> 109.
-    assert len(lits) <= 109, "each literal costs grep time; see prefilter.py"
+    # Tune-at adds '"exist"' (Jan's hardware probe, a JSON object with no error word: its
+    # 'cuda' entry says whether the CUDA runtime DLLs are on PATH, the context that gives an
+    # engine DLL's load failure to the CUDA runtime rule); its other needles reuse "'sm_",
+    # 'Error', 'ERROR', 'error', 'failed' and 'Could '.
+    assert len(lits) <= 110, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
