@@ -328,10 +328,10 @@ def test_a_gpu_the_toolkit_retired_is_a_violation_on_the_host(kb):
     as dropped too (its `when` used to need a first release for the GPU, which the table has
     only for GPUs newer than it): a Pascal GPU under CUDA 13.0's nvcc is a violation whose
     message names the release that dropped it; under CUDA 12.8 it holds."""
-    from conftest import base_facts
-
     from remedy.evaluate import evaluate
     from remedy.model import Facts
+
+    from conftest import base_facts
 
     facts = base_facts("system")
     for g in facts["gpus"]:
