@@ -607,7 +607,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Data-Center-only refusal quoted without 'NVRM: ') and 'kernel-devel-' (dnf/yum finding no
     # headers package for the kernel); apt's headers lines reuse 'Unable to lo' and 'install',
     # the C1189 line 'fatal': 109 -> 112.
-    assert len(lits) <= 112, "each literal costs grep time; see prefilter.py"
+    # Tune-at (merged after tune-au) adds '"exist"' (Jan's hardware probe, a JSON object with
+    # no error word: its 'cuda' entry says whether the CUDA runtime DLLs are on PATH, the context that gives an
+    # engine DLL's load failure to the CUDA runtime rule); its other needles reuse "'sm_",
+    # 'Error', 'ERROR', 'error', 'failed' and 'Could '; and the suspicious-line word 'NOT
+    # AVAILABLE' (a GPU check's verdict in capitals, no error word): 112 -> 114.
+    assert len(lits) <= 114, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

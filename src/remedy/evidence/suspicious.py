@@ -83,6 +83,13 @@ WORDS: tuple[str, ...] = (
     # 'fabric manager NVIDIA GPU driver interface version X don't match with driver version Y'
     # ("doesn't match", "didn't match" too)
     "n't match",
+    # (tune-at, round 45's unknown/gcw-3) a check's verdict in capitals with no error word: the
+    # widely copied TensorFlow GPU check (jeffheaton/t81_558_deep_learning's notebook: print("GPU
+    # is", "available" if gpu else "NOT AVAILABLE")), pasted into tensorflow/tensorflow#60237,
+    # jeffheaton/t81_558_deep_learning#97, deganza/Install-TensorFlow-on-Mac-M1-GPU#3. Capitals
+    # only: lower-case 'not available' is every framework's DEBUG probe of its optional
+    # backends (vLLM's 'TPU platform is not available because: ...', corpus unknown/gbc-5)
+    "NOT AVAILABLE",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
