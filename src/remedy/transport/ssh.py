@@ -58,6 +58,8 @@ from remedy.transport.quote import command_line, join, quote_bytes
 from remedy.transport.stream import OutputStream
 
 MAX_CHANNELS = 8
+# ProxyJump hops remedy opens itself (a longer chain is a loop in the config)
+MAX_JUMPS = 8
 """Channels per connection; below sshd's default MaxSessions 10, leaving room for a kill."""
 
 _PID_MARK = b"\x1eremedy-pid "
@@ -618,6 +620,32 @@ def default_identities() -> list[bytes]:
     return out
 
 
+def pkcs11_problem(provider: str) -> str | None:
+    """Why remedy will not let asyncssh load the ssh config's PKCS11Provider, or None.
+
+    asyncssh hands it to python-pkcs11, which dlopen()s it in remedy's own process: the
+    library's constructors run as root before any token is asked, so it is code, held to the
+    rule of the keys and the config (remedy.fileread.untrusted_tree). A name without a `/`
+    would be searched on the library path, and a missing file could be created by whoever
+    can write where it is named: both refused."""
+    from remedy.fileread import untrusted_tree
+
+    if not os.path.isabs(provider):
+        return "it is not an absolute path (the library search path would choose the file)"
+    try:
+        if not os.path.lexists(provider):
+            return "it does not exist"
+        why = untrusted_tree(provider, walk=False)
+        if why:
+            return why
+        st = os.stat(provider)
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    return None
+
+
 def trusted_agent_path(path: str) -> str | None:
     """The agent socket remedy may use, or None: SSH_AUTH_SOCK (or IdentityAgent) naming a
     socket another user owns, or one under a directory another user can change (a stale
@@ -837,11 +865,19 @@ class SSHTransport:
             if agent and trusted_agent_path(agent) is None:
                 # SSH_AUTH_SOCK / IdentityAgent of another user: no agent (trusted_agent_path)
                 opts = asyncssh.SSHClientConnectionOptions(**kwargs, agent_path=None)
-            return opts
         except (OSError, ValueError) as exc:
             raise InputError(
                 f"cannot use ssh config {self._ssh_config or '~/.ssh/config'}: {exc}"
             ) from None
+        provider = opts.pkcs11_provider
+        why = pkcs11_problem(provider) if provider else None
+        if provider and why:
+            raise IdentityFileError(
+                f"the PKCS11Provider {provider} cannot be used: {why}",
+                hint="asyncssh loads that library into remedy's process: name it by an "
+                "absolute path to a file only root (or you) can change, like /usr/lib/...",
+            )
+        return opts
 
     def _resolve_known_hosts(self, opts: asyncssh.SSHClientConnectionOptions) -> KnownHosts:
         if self._known_hosts_override is not None:
@@ -859,8 +895,65 @@ class SSHTransport:
             glob = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
         return KnownHosts(user, glob)
 
-    async def _connect(self) -> asyncssh.SSHClientConnection:
+    async def _open_jumps(
+        self, opts: asyncssh.SSHClientConnectionOptions, depth: int
+    ) -> asyncssh.SSHClientConnection | None:
+        """The ProxyJump chain the config names for this host, each hop opened by a
+        transport of its own (its options, known_hosts, agent and key checks), or None.
+
+        Left to asyncssh, a hop was `asyncssh.connect(hop, config=())`: the default
+        `~/.ssh/config` instead of `--ssh-config` (under sudo the invoking user's, never
+        checked: its ProxyCommand ran as root), and SSH_AUTH_SOCK and known_hosts as they
+        came, past trusted_agent_path and KnownHosts."""
+        spec = opts.tunnel
+        if not isinstance(spec, str) or spec.strip().lower() in ("", "none"):
+            return None
+        if depth >= MAX_JUMPS:
+            raise InputError(
+                f"{self.target}: ProxyJump chains more than {MAX_JUMPS} hops (a loop in the "
+                "ssh config?)"
+            )
+        conn: asyncssh.SSHClientConnection | None = None
+        try:
+            for hop in spec.split(","):
+                t = SSHTransport(
+                    hop.strip(),
+                    ssh_config=self._ssh_config,
+                    accept_new=self.accept_new,
+                    connect_timeout=self.connect_timeout,
+                )
+                new = await t._connect(tunnel=conn, depth=depth + 1)
+                if conn is not None:
+                    new.set_tunnel(conn)  # closing the last hop closes the chain
+                conn = new
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        return conn
+
+    async def _connect(
+        self, *, tunnel: asyncssh.SSHClientConnection | None = None, depth: int = 0
+    ) -> asyncssh.SSHClientConnection:
+        """tunnel: the previous hop of a ProxyJump chain (its caller owns it); without it,
+        the config's own ProxyJump for this host is opened here (_open_jumps)."""
         opts = self._options()
+        own_jump = await self._open_jumps(opts, depth) if tunnel is None else None
+        try:
+            conn = await self._connect_via(opts, tunnel or own_jump)
+        except BaseException:
+            if own_jump is not None:
+                own_jump.close()
+            raise
+        if own_jump is not None:
+            conn.set_tunnel(own_jump)
+        return conn
+
+    async def _connect_via(
+        self,
+        opts: asyncssh.SSHClientConnectionOptions,
+        tunnel: asyncssh.SSHClientConnection | None,
+    ) -> asyncssh.SSHClientConnection:
         self._known_hosts = self._resolve_known_hosts(opts)
         self._key_problem = None
         kwargs: dict[str, Any] = {
@@ -869,6 +962,8 @@ class SSHTransport:
             "client_factory": lambda: _HostKeyPolicy(self),
             "agent_forwarding": False,
             "x11_forwarding": False,
+            # never asyncssh's own ProxyJump (_open_jumps): None is a direct connection
+            "tunnel": tunnel,
             "connect_timeout": self.connect_timeout,
             "keepalive_interval": 10,
             "keepalive_count_max": 3,
