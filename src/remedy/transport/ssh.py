@@ -620,6 +620,27 @@ def default_identities() -> list[bytes]:
     return out
 
 
+def default_x509_trust() -> dict[str, Any]:
+    """asyncssh's X.509 defaults, `~/.ssh/ca-bundle.crt` and the `~/.ssh/crt` hash dir of
+    $HOME, as connection options: asyncssh opened the bundle by name with a plain open()
+    whenever `os.access` said readable, so under sudo uid 65534's FIFO there hung root's
+    `remedy facts HOST` for ever (SIGTERM too), and its certificates would be root's trusted
+    CAs. The bundle is read by read_key_file (trusted, regular, at most IDENTITY_MAX), the
+    directory used only where untrusted_tree passes it; else neither."""
+    from remedy.fileread import untrusted_tree
+
+    ssh_dir = os.path.join(os.path.expanduser("~"), ".ssh")
+    crt = os.path.join(ssh_dir, "crt")
+    try:
+        paths = [crt] if os.path.isdir(crt) and not untrusted_tree(crt) else []
+    except OSError:
+        paths = []
+    return {
+        "x509_trusted_certs": read_key_file(os.path.join(ssh_dir, "ca-bundle.crt")),
+        "x509_trusted_cert_paths": paths,
+    }
+
+
 def pkcs11_problem(provider: str) -> str | None:
     """Why remedy will not let asyncssh load the ssh config's PKCS11Provider, or None.
 
@@ -854,7 +875,7 @@ class SSHTransport:
                 "or permissions); under sudo, `sudo -H` gives root its own HOME",
             )
         cfg: Any = [self._ssh_config] if self._ssh_config else ()
-        kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host}
+        kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host, **default_x509_trust()}
         if self._username:
             kwargs["username"] = self._username
         if self._port:
