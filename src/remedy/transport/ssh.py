@@ -159,13 +159,79 @@ def check_shell_safe(name: str, what: str, given: str | None = None) -> None:
 _INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+)$", re.IGNORECASE | re.MULTILINE)
 
 
+def _include_words(text: str) -> list[str]:
+    """The words of every `Include` line, as asyncssh's SSHConfig.parse splits them (shlex
+    without comments, `Include=x`, a quoted `"Include"`), and as the old regex read them: a
+    line the regex missed (`"Include" FILE`) was included by asyncssh unchecked."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] == "#":
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            continue  # asyncssh refuses the file: no connection
+        args: list[str] = []
+        option, allow_equal = "", True
+        for i, arg in enumerate(words, 1):  # asyncssh 2.x config.py, SSHConfig.parse
+            if arg.startswith("="):
+                if len(arg) > 1:
+                    args.append(arg[1:])
+            elif not allow_equal:
+                args.extend(words[i - 1 :])
+                break
+            elif arg.endswith("="):
+                args.append(arg[:-1])
+            elif "=" in arg:
+                args.extend(arg.split("=", 1))
+            else:
+                args.append(arg)
+            if i == 1 and args:
+                option = args.pop(0).lower()
+                allow_equal = option in ("host", "match")
+        if option == "include":
+            out += args
+    for m in _INCLUDE.finditer(text):
+        try:
+            out += shlex.split(m.group(1), comments=True)
+        except ValueError:
+            out += m.group(1).split()
+    return list(dict.fromkeys(out))
+
+
+def _included_files(word: str, config_path: str) -> list[str]:
+    """The files one Include word names: those asyncssh reads (pathlib's glob from the
+    anchor, or from ~/.ssh: hidden names and `**` at any depth, which glob.glob skips), and
+    those a relative word names beside the including file, or the word itself when nothing
+    matches (a file made later is checked then)."""
+    import glob
+    from pathlib import Path
+
+    out: list[str] = []
+    path = Path(word).expanduser()
+    base, pattern = (
+        (Path(path.anchor), str(Path(*path.parts[1:])))
+        if path.anchor
+        else (Path("~", ".ssh").expanduser(), word)
+    )
+    # an unreadable or bad pattern: asyncssh fails the same way (no connection)
+    with contextlib.suppress(OSError, ValueError, NotImplementedError):
+        out += [str(p) for p in base.glob(pattern) if p.is_file()]
+    w = os.path.expanduser(word)
+    bases = [w] if os.path.isabs(w) else [
+        os.path.join(os.path.dirname(config_path), w), os.path.expanduser(f"~/.ssh/{w}")
+    ]  # fmt: skip
+    for b in bases:
+        out += sorted(glob.glob(b, recursive=True)) or [b]
+    return list(dict.fromkeys(out))
+
+
 def untrusted_config(path: str, depth: int = 0) -> str | None:
     """Why the ssh config at `path` (or a file its `Include` names, at any depth) is one
     another user could change, or None. An ssh config is code (`ProxyCommand`), so it is held
     to remedy.fileread.untrusted_tree: a HOME that `sudo` kept (another user's), a config
     in /tmp, a link another user planted. A missing file is None (ssh skips it)."""
-    import glob
-
     from remedy.fileread import read_limited, untrusted_tree
 
     why = untrusted_tree(path)
@@ -177,21 +243,11 @@ def untrusted_config(path: str, depth: int = 0) -> str | None:
         text = read_limited(path, 1 << 20).decode("utf-8", "replace")
     except (OSError, ValueError) as exc:
         return f"{path} cannot be read ({exc})"
-    for m in _INCLUDE.finditer(text):
-        try:
-            words = shlex.split(m.group(1), comments=True)
-        except ValueError:
-            words = m.group(1).split()
-        for w in words:
-            w = os.path.expanduser(w)
-            bases = [w] if os.path.isabs(w) else [
-                os.path.join(os.path.dirname(path), w), os.path.expanduser(f"~/.ssh/{w}")
-            ]  # fmt: skip
-            for b in bases:
-                for f in sorted(glob.glob(b)) or [b]:
-                    why = untrusted_config(f, depth + 1)
-                    if why:
-                        return why
+    for w in _include_words(text):
+        for f in _included_files(w, path):
+            why = untrusted_config(f, depth + 1)
+            if why:
+                return why
     return None
 
 
