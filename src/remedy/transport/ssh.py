@@ -922,6 +922,10 @@ class SSHTransport:
 
     def _options(self) -> asyncssh.SSHClientConnectionOptions:
         path = self._ssh_config or os.path.expanduser("~/.ssh/config")
+        # asyncssh looks for the default config again by name: one that was not there when
+        # it was checked (another user's ~/.ssh, under sudo) could be there by then, so it
+        # is told which file to read, or none (tests/security/test_ssh_config_appears.py)
+        there = bool(self._ssh_config) or os.path.lexists(path)
         why = untrusted_config(path)
         if why:
             raise Refused(
@@ -930,7 +934,7 @@ class SSHTransport:
                 hint="a config only root or you can change (OpenSSH refuses it too: bad owner "
                 "or permissions); under sudo, `sudo -H` gives root its own HOME",
             )
-        cfg: Any = [self._ssh_config] if self._ssh_config else ()
+        cfg: Any = [path] if there else None
         kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host, **default_x509_trust()}
         if self._username:
             kwargs["username"] = self._username
@@ -1041,6 +1045,9 @@ class SSHTransport:
             "x11_forwarding": False,
             # never asyncssh's own ProxyJump (_open_jumps): None is a direct connection
             "tunnel": tunnel,
+            # only the config _options checked: with none loaded there, asyncssh's connect()
+            # would look for ~/.ssh/config again by name
+            "config": None,
             "connect_timeout": self.connect_timeout,
             "keepalive_interval": 10,
             "keepalive_count_max": 3,
