@@ -972,6 +972,23 @@ def range_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
 LATER_ERROR_SCORE = 5.0
 
 
+def short_log_lines(source: str, max_lines: int) -> list[str] | None:
+    """The lines of the log ``source`` (read again, as the scan saw them) when it has at most
+    ``max_lines`` lines of at most 512 bytes on average; None for a longer log or one that is
+    gone."""
+    f = _reread(source)
+    if f is None:
+        return None
+    try:
+        with f:
+            raw = f.readlines(max_lines * 512)
+            if len(raw) > max_lines or f.read(1):
+                return None
+    except OSError:
+        return None
+    return [_line_text(r) for r in raw]
+
+
 def error_lines_after(source: str, line: int, skip: set[int]) -> list[int]:
     """Lines below ``line`` of the log ``source`` (read again: small logs only) that state a
     failure, leaving out the ``skip`` lines (the matched ones: the caller judges those by
