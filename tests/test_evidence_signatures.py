@@ -599,7 +599,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-aq adds 'panicked at' (a suspicious-line word: Rust's panic hook, 'thread 'main'
     # panicked at FILE:LINE:COL:', holds no error word); ptxas' new needle "Value 'sm_" reuses
     # "'sm_" and TGI's 'GPU with CUDA ' reuses 'GPU ': 108 -> 109.
-    assert len(lits) <= 109, "each literal costs grep time; see prefilter.py"
+    # Tune-av adds 'A100+ GPUs' (xFormers' bf16 reason 'bf16 is only supported on A100+ GPUs',
+    # printed indented under '`cutlassF` is not supported because:' with no error word); torch
+    # autocast's 'Current CUDA Device does not support bfloat16' reuses 'CUDA', DeepSpeed's
+    # 'Type bf16 is not supported' the word 'not supported', cuBLAS's statuses 'error': 109 -> 110.
+    assert len(lits) <= 110, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
