@@ -608,11 +608,15 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # headers package for the kernel); apt's headers lines reuse 'Unable to lo' and 'install',
     # the C1189 line 'fatal': 109 -> 112.
     # Tune-at (merged after tune-au) adds '"exist"' (Jan's hardware probe, a JSON object with
-    # no error word: its 'cuda' entry says whether the CUDA runtime DLLs are on PATH, the context that gives an
-    # engine DLL's load failure to the CUDA runtime rule); its other needles reuse "'sm_",
+    # no error word: its 'cuda' entry says whether the CUDA runtime DLLs are on PATH, the
+    # context that gives an engine DLL's load failure to the CUDA runtime rule); its other needles reuse "'sm_",
     # 'Error', 'ERROR', 'error', 'failed' and 'Could '; and the suspicious-line word 'NOT
     # AVAILABLE' (a GPU check's verdict in capitals, no error word): 112 -> 114.
-    assert len(lits) <= 114, "each literal costs grep time; see prefilter.py"
+    # Tune-av (merged after tune-at) adds 'A100+ GPUs' (xFormers' bf16 reason 'bf16 is only supported on A100+ GPUs',
+    # printed indented under '`cutlassF` is not supported because:' with no error word); torch
+    # autocast's 'Current CUDA Device does not support bfloat16' reuses 'CUDA', DeepSpeed's
+    # 'Type bf16 is not supported' the word 'not supported', cuBLAS's statuses 'error': 114 -> 115.
+    assert len(lits) <= 115, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
