@@ -42,7 +42,9 @@ def run() -> dict:
         ranks = [h.rule for h in d.hypotheses]
         res = {"file": r["file"], "class": r["class"], "thread": r["thread"], "ranked": ranks[:3]}
         if r["class"] is None:
-            shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+            shown = with_unexplained(
+                suspicious, symptoms, wrappers, d.hypotheses, [str(CORPUS / r["file"])]
+            )
             first = r.get("first_error_line")
             # 'none': the copy holds no error line, so none may be shown
             res["ok_unknown"] = not ranks and (

@@ -288,6 +288,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # on them; scored by 24b0af6 (this session's main after tune-aq/ar/as, truth-4,
     # redteam-12 and perf-36, blind to the round: bench/results/round47/).
     ("24b0af6", "24b0af6"),
+    # round 48: 48 logs (25 with a class, 23 whose cause no rule covers) collected on
+    # 2026-12-05 (session 37) by five engineers (coll-gdc/gdd/gde/gdf/gdg: the core stack,
+    # threads from 2025-08 on; Jetson, Grace and other aarch64 hosts; host compilers and distro
+    # CUDA packages; quantization kernels and recommender stacks; robotics and simulation)
+    # who never ran remedy on them, while tune-at/au/av worked without seeing them; scored by
+    # cb51f80 (session 36's final main, bench/results/round48/).
+    ("cb51f80", "cb51f80"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [

@@ -130,7 +130,7 @@ def diagnosed_log(path: Path) -> Any:
 
     symptoms, suspicious, wrappers = scan_logs([path])
     d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
-    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
+    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses, [str(path)])
     return d
 
 

@@ -114,3 +114,84 @@ def test_traceback_cut_before_its_exception_shows_no_error_line(tmp_path: Path):
     whole.write_text("\n".join([*frames, "KeyError: 'accelerator_type'"]) + "\n")
     d = json.loads(remedy("diagnose", "--log", str(whole), "--json").stdout)
     assert d["suspicious"][0]["line"] == 6
+
+
+def _diagnosed(path: Path) -> dict:
+    r = remedy("diagnose", "--log", str(path), "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_a_verdict_without_an_error_word_is_the_first_error_of_a_short_log(tmp_path: Path):
+    """tune-av (round 47's first-error misses: unknown/gcq-1, gcs-12, gcz-5, gda-5, gda-7): a
+    short copy whose failure is worded without any error word (a Python message quoted
+    without its exception name, a shell's 'not found', a library's own check) shows its first
+    such line, not nothing; a lone 'UserWarning:' heading states nothing."""
+    cases = {
+        "shell.log": (["Apptainer 1.1.9 loaded", "/bin/sh: 1: exec: --gpus: not found"], 2),
+        "module.log": (["No module named 'sageattention._qattn_sm80'"], 1),
+        "plan.log": (
+            [
+                "[I] Loading engine from model.plan",
+                "The engine plan file is not compatible with this version of TensorRT",
+            ],
+            2,
+        ),
+        "container.log": (
+            [
+                "== Triton Inference Server ==",
+                "WARNING: Detected NVIDIA L4 GPU, which is not yet supported by this container",
+            ],
+            2,
+        ),
+        "heading.log": (["UserWarning:", "    The GPU dependencies are not loaded."], 2),
+    }
+    for name, (lines, first) in cases.items():
+        p = tmp_path / name
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], name
+        assert [s["line"] for s in d["suspicious"][:1]] == [first], (name, d["suspicious"])
+    # only where nothing looks like an error, and only in a short log (a quoted copy): a
+    # journal of hundreds of lines with a 'not found' in it shows none
+    p = tmp_path / "both.log"
+    p.write_text("tritonserver: not found\nRuntimeError: model repository is empty\n")
+    assert [s["line"] for s in _diagnosed(p)["suspicious"][:1]] == [2]
+    long = tmp_path / "long.log"
+    long.write_text("".join(f"step {i}: ok\n" for i in range(300)) + "exec: --nv: not found\n")
+    assert _diagnosed(long)["suspicious"] == []
+
+
+def test_the_echoed_raise_line_is_code_not_the_first_statement(tmp_path: Path):
+    """tune-av (round 47's unknown/gcz-2): the traceback's echo of the raising source line
+    quotes the exception's message; it is code, so the exception line is the first error
+    (a logger's earlier line stating the same message still is)."""
+    p = tmp_path / "raise.log"
+    p.write_text(
+        '  File "/venv/lib/python3.11/site-packages/transformers/training_args.py", line 1574,'
+        " in __post_init__\n"
+        '    raise ValueError("--optim adamw_torch_fused with --fp16 needs PyTorch>2.0 here")\n'
+        "ValueError: --optim adamw_torch_fused with --fp16 needs PyTorch>2.0 here\n"
+    )
+    assert [s["line"] for s in _diagnosed(p)["suspicious"][:1]] == [3]
+
+
+def test_a_compiled_op_frame_names_no_cause_above_an_unexplained_type_error(tmp_path: Path):
+    """tune-av (round 47's unknown/gcz-1): the source line of a frame that calls flash-attn's
+    compiled op is context for a CUDA error; above a TypeError no rule takes (a wrong argument
+    type), it names no cause. Above 'no kernel image' it still does (corpus
+    package-has-gpu-arch/3)."""
+    frame = "    out, q, k, v, out_padded, softmax_lse, S_dmask, rng_state = flash_attn_2_cuda.fwd("
+    p = tmp_path / "typeerror.log"
+    p.write_text(
+        frame + "\n"
+        "TypeError: fwd(): incompatible function arguments. The following argument types are"
+        " supported:\n"
+    )
+    d = _diagnosed(p)
+    assert d["hypotheses"] == [] and d["suspicious"][0]["line"] == 2
+    p.write_text(
+        frame + "\nRuntimeError: CUDA error: no kernel image is available for execution"
+        " on the device\n"
+    )
+    assert _diagnosed(p)["hypotheses"][0]["rule"] == "package-has-gpu-arch"

@@ -552,3 +552,62 @@ def test_a_warning_only_cause_yields_to_a_later_unexplained_error(tmp_path):
     assert d.hypotheses == []
     shown = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
     assert shown and shown[0].text.startswith("ValueError"), shown
+
+
+# tune-av: a library's arch gate in its own words; the numbers say which side the GPU is on
+CAPABILITY_LINES = [
+    (
+        "ValueError: SGLANG_VQ_FP8_FMT=e4m3 requires compute capability >= 8.9 (this device is sm86)",
+        "yes",
+    ),
+    ("AssertionError: Marlin kernels require compute capability >= 8.0 (got 7.5)", "yes"),
+    (
+        "RuntimeError: device NVIDIA GeForce GTX 1080 Ti reports compute capability 6.1; "
+        "Strata requires compute capability >= 8.0",
+        "yes",
+    ),
+    ("RuntimeError: FP8 requires compute capability 8.9 or higher, but the GPU has 8.6", "yes"),
+    ("RuntimeError: bf16 is not supported on this GPU (compute capability 7.5)", "yes"),
+    ("RuntimeError: bf16 is not supported on this GPU (compute capability 9.0)", "no"),
+    ("RuntimeError: FP8 requires compute capability 8.9 or higher, but found 9.0", "no"),
+]
+
+
+def test_a_floor_below_sm70_is_a_builds_lowest_arch_not_a_feature() -> None:
+    """A GPU below a floor of 3.5 or 5.2 is outside a build's arch list (TensorRT Inference
+    Server 'supports CUDA Compute Capability 5.2 and later', corpus package-has-gpu-arch/gda-10),
+    not a kernel feature the hardware lacks: the comparison holds, the field signal does not
+    apply. TensorFlow's 'Ignoring visible gpu device ... The minimum required Cuda capability is
+    3.5' announces what it skips and is not read at all (package-has-gpu-arch, its own shape)."""
+    line = "RuntimeError: this server requires compute capability >= 5.2, the device has 3.7"
+    syms = [s for s in _symptoms(line) if s.signature == "error-states-compute-capability"]
+    fields = derived_fields(syms[0])
+    assert (fields["capability_short"], fields["capability_floor"]) == ("yes", "5.2")
+    assert diagnose(load_knowledge(), None, _symptoms(line)).hypotheses == []
+    tf = (
+        "I tensorflow/core/common_runtime/gpu/gpu_device.cc:2019] Ignoring visible gpu device"
+        " (device: 0, name: NVIDIA GeForce GTX 660, pci bus id: 0000:01:00.0, compute"
+        " capability: 3.0) with Cuda compute capability 3.0. The minimum required Cuda"
+        " capability is 3.5."
+    )
+    hyps = diagnose(load_knowledge(), None, _symptoms(tf)).hypotheses
+    assert [h.rule for h in hyps][:1] == ["package-has-gpu-arch"]
+
+
+@pytest.mark.parametrize(("line", "short"), CAPABILITY_LINES)
+def test_a_stated_capability_floor_is_compared_with_the_devices(line: str, short: str) -> None:
+    """tune-av: the floor (after 'requires'/'>=', before 'or higher', or a refused bf16/fp8's
+    first architecture) and the device's own value are read from the line, in either order;
+    only a device below the floor makes the line evidence for kernel-arch-feature."""
+    syms = [s for s in _symptoms(line) if s.signature == "error-states-compute-capability"]
+    assert syms and derived_fields(syms[0]).get("capability_short") == short
+    hyps = diagnose(load_knowledge(), None, _symptoms(line)).hypotheses
+    assert ([h.rule for h in hyps][:1] == ["kernel-arch-feature"]) == (short == "yes")
+
+
+def test_a_version_beside_a_capability_is_not_read_as_the_devices() -> None:
+    """'requires CUDA >= 12.3 and compute capability 9.0' states no device value: a CUDA (or
+    torch) version is never taken for a capability, so nothing is concluded."""
+    line = "RuntimeError: FA3 requires CUDA >= 12.3 and compute capability 9.0"
+    syms = [s for s in _symptoms(line) if s.signature == "error-states-compute-capability"]
+    assert syms and "capability_short" not in derived_fields(syms[0])

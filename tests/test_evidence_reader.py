@@ -583,3 +583,171 @@ def test_a_lone_wrapper_is_the_first_error_line_when_nothing_else_is(tmp_path: P
     assert [s.line for s in d.suspicious] == [3]
     d = _diagnosed_lines(tmp_path, ["NameError: name 'engine_path' is not defined", "Killed"])
     assert [s.line for s in d.suspicious] == [1]
+
+
+# --- byte offsets of candidate lines (the read-back of a waiting line's neighbour) ---------
+
+
+def _offsets_log(tmp_path: Path) -> tuple[Path, bytes, list[int]]:
+    """Candidate and plain lines, empty lines, lines longer than the cap, a last line without
+    a newline; and each line's start."""
+    import random
+
+    rng = random.Random(37)
+    parts = []
+    for i in range(3000):
+        k = rng.random()
+        if k < 0.01:
+            parts.append(b"CUDA error: " + b"x" * rng.randrange(600, 9000) + b" failed")
+        elif k < 0.05:
+            parts.append(b"")
+        elif k < 0.3:
+            parts.append(b"%d RuntimeError: CUDA error: no kernel image" % i)
+        else:
+            parts.append(b"%d worker heartbeat ok" % i)
+    data = b"\n".join(parts) + b"\nImportError: libnuma.so.1: cannot open shared object file"
+    p = tmp_path / "x.log"
+    p.write_bytes(data)
+    return p, data, [0] + [i + 1 for i, c in enumerate(data) if c == 10]
+
+
+def test_grep_candidates_give_each_line_s_byte_offset(tmp_path: Path) -> None:
+    """grep_candidates sets each candidate's offset in the file (grep -b) as the Hyperscan
+    path does, over 1-3 segments (piped ones and the last, read by grep from the file at its
+    start), lines longer than the cap and a last line without a newline. main: no offsets
+    at all (the neighbour of a waiting line was read from line 1)."""
+    p, data, starts = _offsets_log(tmp_path)
+    cat = default_catalog()
+    for segs in (1, 2, 3):
+        at = [-1]
+        got = []
+        for ln, raw in reader.grep_candidates(
+            p, literal_bytes(cat), reader.Totals(), segments=segs, cap=512, at=at
+        ):
+            got.append((ln, at[0]))
+            assert data[at[0] : at[0] + len(raw)] == raw
+        assert len(got) > 700
+        assert all(off == starts[ln - 1] for ln, off in got), segs
+        assert got[-1][0] == len(starts)
+
+
+def test_python_candidates_give_each_line_s_byte_offset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same offsets from the Python reader, across 4 KiB chunks (main: none)."""
+    monkeypatch.setattr(reader, "CHUNK", 4096)
+    p, data, starts = _offsets_log(tmp_path)
+    at = [-1]
+    got = []
+    with p.open("rb") as f:
+        for ln, raw in reader.python_candidates(
+            f, literal_bytes(default_catalog()), reader.Totals(), cap=512, at=at
+        ):
+            got.append((ln, at[0]))
+            assert data[at[0] : at[0] + len(raw)] == raw
+    assert len(got) > 700
+    assert all(off == starts[ln - 1] for ln, off in got)
+    assert got[-1][0] == len(starts)
+
+
+@pytest.mark.parametrize("method", ["grep", "python"])
+def test_a_waiting_line_is_read_back_from_its_neighbour_without_hyperscan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: str
+) -> None:
+    """A traceback frame waiting for its follower, and a dlerror tail waiting for the line
+    before it, near the end of a long log whose neighbour is no candidate line: the grep and
+    the Python path read that neighbour from the waiting line's offset, as the Hyperscan path
+    does (main: every line from the file's start, ~7.6 MB here for one line), and find the
+    symptom at the same line."""
+    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(300_000))  # ~7.6 MB
+    bodies = [
+        b'  File "/tmp/siteC/sglang/srt/entrypoints/http_server.py", line 365, in lifespan\n'
+        b"    await foo()\n",
+        b"loading libnuma.so.1:\ncannot open shared object file: No such file or directory\n",
+    ]
+    p = tmp_path / "x.log"
+    real, resolve = os.pread, _Aggregator.resolve_wraps
+    read: list[int] = []
+
+    def counting(fd: int, n: int, off: int) -> bytes:
+        read.append(n)
+        return real(fd, n, off)
+
+    def measured(self: _Aggregator, fd: int) -> None:
+        monkeypatch.setattr(os, "pread", counting)
+        try:
+            resolve(self, fd)
+        finally:
+            monkeypatch.setattr(os, "pread", real)
+
+    monkeypatch.setattr(_Aggregator, "resolve_wraps", measured)
+    for body in bodies:
+        p.write_bytes(filler + body + filler[:1000])
+        read.clear()
+        res = scan_path(p, method=method)  # type: ignore[arg-type]
+        assert res.method == method
+        assert [s.line for s in res.symptoms][:1] == [300_001], body
+        assert 0 < sum(read) <= 512 * 1024, body
+
+
+def test_grep_is_asked_for_offsets_only_where_it_gives_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """grep_candidates runs grep with -b where the grep passed its self-test with -b (main:
+    never); a grep that refuses -b is run without it and gives the same symptoms (the
+    neighbour then read from line 1, as before)."""
+    grep = reader.find_grep()
+    assert grep is not None
+    args = tmp_path / "args"
+    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(300_000))
+    p = tmp_path / "x.log"
+    p.write_bytes(filler + b"loading libnuma.so.1:\ncannot open shared object file: x\n")
+    want = [(s.signature, s.line) for s in scan_path(p, method="python").symptoms]
+    assert want and want[0][1] == 300_001
+    for refuses in (False, True):
+        fake = tmp_path / f"grep{int(refuses)}"
+        refuse = 'for a in "$@"; do [ "$a" = -b ] && exit 2; done\n' if refuses else ""
+        fake.write_text(f'#!/bin/sh\necho "$@" >> {args}\n{refuse}exec {grep} "$@"\n')
+        fake.chmod(0o755)
+        monkeypatch.setattr(reader, "find_grep", lambda f=fake: str(f))
+        args.write_text("")
+        got = scan_path(p, method="grep")
+        assert got.method == "grep"
+        assert [(s.signature, s.line) for s in got.symptoms] == want
+        scans = [a.split() for a in args.read_text().splitlines() if "heartbeat" not in a]
+        big = [a for a in scans if "x\\.y|FAIL" not in a]  # not the self-tests
+        assert big and all(("-b" in a) != refuses for a in big), (refuses, big)
+
+
+def test_grep_offsets_counted_from_the_file_start_are_told_apart(tmp_path: Path) -> None:
+    """A grep that counts -b offsets from the file's start (not from where it began reading)
+    still gives each line's true offset; a segment whose first line reads the same at both
+    places is not guessed: its offsets are unknown (-1), never a neighbour's (main: no
+    offsets from grep at all)."""
+    lines = [b"a ok", b"b CUDA error: x", b"c ok", b"d CUDA error: y", b"e CUDA error: y"]
+    data = b"\n".join(lines) + b"\n"
+    p = tmp_path / "x.log"
+    p.write_bytes(data)
+    starts = [0] + [i + 1 for i, c in enumerate(data) if c == 10][:-1]
+    seg = starts[2]  # a segment from line 3 on
+    with p.open("rb") as f:
+        fd = f.fileno()
+        for absolute in (False, True):
+            out = b"".join(
+                b"%d:%d:%s\n" % (n - 2, starts[n - 1] - (0 if absolute else seg), lines[n - 1])
+                for n in (4, 5)
+            )
+            at = [-1]
+            got = [
+                (ln, at[0]) for ln, _ in reader._grep_lines_at(io.BytesIO(out), 2, 512, fd, seg, at)
+            ]
+            assert got == [(4, starts[3]), (5, starts[4])], absolute
+        # line 4 at offset 0 of a segment starting at line 4: relative 0 is line 4, and
+        # absolute 0 is line 1 ("a ok"): told apart; a file whose two places hold the
+        # same line is not
+        same = b"d CUDA error: y\n" * 3
+        p.write_bytes(same)
+        out = b"1:%d:d CUDA error: y\n" % 16
+        at = [-1]
+        got = [at[0] for _ in reader._grep_lines_at(io.BytesIO(out), 1, 512, fd, 16, at)]
+        assert got == [-1]

@@ -993,6 +993,42 @@ def test_the_early_cache_holds_the_engines_tables(
     assert seen[0] == derived.tables() and seen[1] is None
 
 
+def test_tables_of_another_fastscan_are_written_again_by_the_early_start(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """A cache whose tables another fastscan.py wrote (remedy upgraded in place, the
+    signatures unchanged) is written again, with this one's, by the first early start that
+    derived them: the next start takes them (main: derived at every start-up, ~4-10 ms of
+    the main process, as only a freshly compiled database was ever saved)."""
+    import marshal
+
+    from remedy.cachefile import read_private, write_private
+
+    p = _big_log(tmp_path / "big.log")
+    scan_path(p)  # writes the cache
+    body = read_private(early.cache_path())
+    assert body is not None
+    fields = list(marshal.loads(body))
+    mine = fields[7]
+    assert mine is not None and fields[8] is not None
+    fields[7] = [0, 0]  # as another fastscan.py wrote it
+    write_private(early.cache_path(), marshal.dumps(tuple(fields)))
+    fastscan._DBS.clear()
+    early.start(["diagnose", "--log", str(p)])
+    try:
+        assert early._EARLY is not None  # control: it started
+    finally:
+        early.discard()
+    again = read_private(early.cache_path())
+    assert again is not None
+    got = marshal.loads(again)
+    assert list(got[7]) == list(mine) and got[8] == fields[8]
+    fastscan._DBS.clear()
+    early.start(["diagnose", "--log", str(p)])
+    early.discard()
+    assert not early._STALE  # the next start takes the tables
+
+
 def test_each_candidate_comes_with_its_byte_offset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

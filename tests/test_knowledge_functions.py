@@ -38,6 +38,8 @@ CASES = [
     ("min_cuda_for", ("12.0",), "12.8"),  # sm_120 (RTX PRO 6000) needs CUDA 12.8
     ("min_cuda_for", ("9.0",), "11.8"),
     ("min_cuda_for_target", ("12.0f",), "12.9"),  # family targets came with 12.9
+    ("dropped_in", ("6.1",), "13.0"),  # CUDA 13.0 removed offline compilation for Pascal
+    ("dropped_in", ("9.0",), None),
     ("apt_packages", ("12.8",), ["cuda-nvcc-12-8", "cuda-cudart-dev-12-8", "cuda-cccl-12-8"]),
     ("wheel", ("13.0", "nvidia-cuda-nvcc"), "13.0.88"),
     ("release_wheels", ("11.8",), {}),

@@ -584,7 +584,10 @@ def test_a_pip_conflict_of_no_rule_is_not_claimed_by_a_model_that_never_saw_it()
     row = next(r for r in rows() if r["file"] == "unknown/fzx-5.log")
     m = learned.train_rows(held_out(row))
     probs = m.probabilities(row["text"])
-    assert max(probs, key=probs.__getitem__) == "python-requirements-hold"  # the wording's pull
+    # the wording's pull is python-requirements-hold; with round 48's null rows (session 37)
+    # the no-class label can outweigh it, and then the gate has nothing to hold back
+    assert max(probs, key=probs.__getitem__) in {"python-requirements-hold", learned.NONE}
+    assert probs["python-requirements-hold"] > 0.1  # the pull is there either way
     assert learned.learned_classes(row["text"], m) == []
 
 

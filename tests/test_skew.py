@@ -320,3 +320,29 @@ def test_a_log_only_pair_names_exactly_one_rule():
         Pair(**base, agree="knows-arch")
     with pytest.raises(ValidationError):
         Pair(**base, agree="knows-arch", evidence_for="a-b", rule={"title": "t"})
+
+
+def test_a_gpu_the_toolkit_retired_is_a_violation_on_the_host(kb):
+    """tune-at (round 45's gcw-5, a Kepler sm_30 card under CUDA 11.2's nvcc): the knows-arch
+    relation judges both directions, and the rule is now evaluated for a GPU the table lists
+    as dropped too (its `when` used to need a first release for the GPU, which the table has
+    only for GPUs newer than it): a Pascal GPU under CUDA 13.0's nvcc is a violation whose
+    message names the release that dropped it; under CUDA 12.8 it holds."""
+    from remedy.evaluate import evaluate
+    from remedy.model import Facts
+
+    from conftest import base_facts
+
+    facts = base_facts("system")
+    for g in facts["gpus"]:
+        g.update(name="NVIDIA GeForce GTX 1080", compute_cap="6.1")
+    found = [v for v in evaluate(kb, facts).violations if v.rule == "arch-supported-by-toolkit"]
+    assert found == [], found  # CUDA 12.8 still compiles for sm_61
+    tk = facts["toolkits"][0]
+    tk.update(nvcc_version="13.0.88", nvcc_release="13.0", ptxas_release="13.0")
+    tk.update(cicc_release="13.0", cudart_version=13000)
+    found = [v for v in evaluate(kb, facts).violations if v.rule == "arch-supported-by-toolkit"]
+    assert found, [v.rule for v in evaluate(kb, facts).violations]
+    d = diagnose(kb, Facts.model_validate(facts), [])
+    msgs = [f.message for f in d.findings if f.rule == "arch-supported-by-toolkit"]
+    assert msgs and "CUDA 13.0 and later no longer compile for" in msgs[0], msgs

@@ -264,13 +264,20 @@ def diagnose_run(
         kb = load_knowledge()
         startgc.resume()  # start-up is over (remedy.startgc)
         symptoms, suspicious, wrappers = scans.result()
+        names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
         if spooled:  # name the log as the user gave it, not the spool file
-            names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}
             for s in [*symptoms, *suspicious]:
                 s.source = names.get(s.source, s.source)
         # the learned fallback reads the logs only when no rule matched (before the spool goes)
         paths = list(scans.paths)
         d = run_diagnose(kb, f, symptoms, wrappers=wrappers, log_text=lambda: learned_text(paths))
+        from remedy.evidence.suspicious import with_unexplained
+
+        # the lines to show, read back where nothing looks like an error (before the spool goes)
+        logs = [str(p) for p in paths]
+        d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses, logs)
+        for s in d.suspicious:
+            s.source = names.get(s.source, s.source)
     except InputError as exc:  # "<stdin> is empty", not the spool file's temp name
         for tmp in spooled:
             exc.message = exc.message.replace(str(tmp), "<stdin>")
@@ -282,9 +289,6 @@ def diagnose_run(
         for tmp in spooled:  # stdin's copy is ours: gone once read
             with contextlib.suppress(OSError):
                 tmp.unlink()
-    from remedy.evidence.suspicious import with_unexplained
-
-    d.suspicious = with_unexplained(suspicious, symptoms, wrappers, d.hypotheses)
     if f is None and not d.hypotheses:
         d.collect_next = [
             "remedy facts HOST --json (toolkits, nvcc/ptxas/cicc versions, CCCL, lib layout)",

@@ -201,12 +201,18 @@ def yield_warning_only(
     a known toolchain shape (a rule predicts it, even if a field withdrew the credit here) may
     be the warning's own consequence and changes nothing; a wrapper (a shell's 'Killed') is a
     failure report, never a warning that the run survived. A log whose only statement is the
-    warning keeps it."""
+    warning keeps it.
 
-    def warning(i: int) -> bool:
-        return symptoms[i].severity == "warning" and symptoms[i].signature not in wrappers
+    An informational line is judged the same way (tune-av, round 47's unknown/gcz-1): it is
+    context (the source line of a traceback frame that calls a compiled op, a version banner,
+    a GPU's name), evidence for a class only as the setting of a failure; when the failure
+    below it is a line no rule can take (a TypeError from a wrong argument), the context names
+    no cause."""
 
-    warn_only = {h.rule for h in hyps if h.evidence and all(warning(i) for i in h.evidence)}
+    def not_failing(i: int) -> bool:
+        return symptoms[i].severity in ("warning", "info") and symptoms[i].signature not in wrappers
+
+    warn_only = {h.rule for h in hyps if h.evidence and all(not_failing(i) for i in h.evidence)}
     if not warn_only:
         return hyps
     rest = [h for h in hyps if h.rule not in warn_only]

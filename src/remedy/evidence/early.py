@@ -29,6 +29,11 @@ from typing import Any
 
 _TAG = "remedy-scan-engine-3"  # 2: the database holds anchors; 3: and fastscan.Engine's tables
 _EARLY: tuple[str, tuple[int, int, int, int], Any] | None = None
+# the signatures file of a cache whose tables another fastscan.py wrote (``_cached_engine``):
+# ``start`` writes the cache again with this one's, after the fork. Without it the tables were
+# derived in every start-up (~4-10 ms of the main process) until the signatures changed: only
+# a freshly compiled database was ever saved, and the early start's never is
+_STALE: list[str] = []
 
 
 def cache_path() -> str:
@@ -111,6 +116,10 @@ def start(argv: list[str]) -> None:
         return
     _EARLY = (os.path.abspath(path), identity(st), job)
     atexit.register(discard)
+    if _STALE:  # another fastscan.py wrote the tables: kept as this one derived them
+        eng = fastscan._DBS.get(tuple(patterns))
+        if eng is not None:
+            save(patterns, eng, _STALE[0])
 
 
 def _cached_engine(hs: Any, body: bytes) -> list[tuple[str, bytes | None]] | None:
@@ -120,8 +129,10 @@ def _cached_engine(hs: Any, body: bytes) -> list[tuple[str, bytes | None]] | Non
     tag, version, sig_path, sig_key, patterns, anchors, blob, code_key, tables = marshal.loads(body)
     if tag != _TAG or version != hs.__version__ or _sig_key(sig_path) != tuple(sig_key):
         return None
+    _STALE.clear()
     if code_key is None or _sig_key(fastscan.__file__) != tuple(code_key):  # code changed
         tables = None
+        _STALE.append(sig_path)
     patterns = [(lit, gate) for lit, gate in patterns]
     key = tuple(patterns)
     if key not in fastscan._DBS:

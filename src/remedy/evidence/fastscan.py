@@ -602,9 +602,7 @@ class Job:
             bounds = reader._segment_bounds(self.fd, self.size, n * per)
             count = len(bounds) - 1
             n = min(n, count)
-            import tempfile  # here: its imports (shutil, random, ...) cost a small log ~5 ms
-
-            self.spools = [tempfile.TemporaryFile() for _ in range(count)]
+            self.spools = [reader.spool_file() for _ in range(count)]
             arm, parent = _death_signal(), os.getpid()
             for w in range(n):
                 parts = [

@@ -42,7 +42,78 @@ _CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("torch", re.compile(r"\btorch\b|THCudaCheck|c10::|torch/csrc")),
 )
 _CC_KEYWORD = re.compile(r"(?:cc)?(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>)")
+# A compute capability as error lines write it: 8.0, (7, 5), sm_86 / sm86 / SM90 / sm_100
+_CC_VALUE = re.compile(
+    r"(?<![\w.])\(?(?P<major>\d{1,2})(?:\.|, ?)(?P<minor>\d)\)?(?!\w|\.\d)"
+    r"|\b[Ss][Mm]_?(?P<sm>\d{2,3})[af]?\b"
+)
+# ... that a line states as a requirement: after 'requires' / 'minimum' / 'at least' / '>=', or
+# before 'or higher' / 'or newer' / 'or above' / 'and above' / '+'
+_CC_FLOOR_BEFORE = re.compile(
+    r"(?:requir\w*|minimum(?: required)?|at least|>=|≥|>)[^.;\d]{0,40}$", re.IGNORECASE
+)
+_CC_NEAR_WORD = re.compile(r"capabilit(?:y|ies)\b[^\d]{0,30}$", re.IGNORECASE)
+_CC_NEAR_VERB = re.compile(
+    r"\b(?:got|found|has|have|detected|current(?:ly)?|device is)\b[^\d]{0,12}$", re.IGNORECASE
+)
+_CC_FLOOR_AFTER = re.compile(r"^\+|^\)?\s*(?:or|and) (?:higher|newer|above|later)", re.IGNORECASE)
+# a number format a line says the GPU does not support, and the capability it first ran on
+_FORMAT_FLOOR = (
+    (re.compile(r"\b(?:bf16|bfloat16|BF16|BFloat16)\b"), (8, 0)),
+    (re.compile(r"\b(?:fp8|FP8|float8\w*|e4m3\w*)\b"), (8, 9)),
+)
+_NOT_SUPPORTED = re.compile(
+    r"not supported|does not support|doesn't support|unsupported|isn't supported", re.IGNORECASE
+)
+
+
+def _cc_of(m: re.Match[str]) -> tuple[int, int]:
+    if m.group("sm"):
+        sm = m.group("sm")
+        return int(sm[:-1]), int(sm[-1])
+    return int(m.group("major")), int(m.group("minor"))
+
+
+def capability_shortfall(text: str) -> tuple[str, str] | None:
+    """('yes', floor) when ``text`` states a minimum compute capability (or refuses a number
+    format whose first architecture is known: bf16 sm_80, fp8 sm_89) and the device's own
+    capability, and the device's is below it; ('no', floor) when it is not; None when the line
+    does not state both. The floor is 'M.m'.
+    Why: every library words its arch gate its own way ('X requires compute capability >= 8.9
+    (this device is sm86)', 'device ... reports compute capability 6.1; Y requires compute
+    capability >= 8.0'); the two numbers, not the wording, say which side of the gate the GPU
+    is on (a GPU below a kernel's floor is kernel-arch-feature; above a build's range is not)."""
+    found = list(_CC_VALUE.finditer(text))
+    if not found:
+        return None
+    floor: tuple[int, int] | None = None
+    device: list[tuple[int, int]] = []
+    for m in found:
+        cc = _cc_of(m)
+        before, after = text[max(0, m.start() - 60) : m.start()], text[m.end() : m.end() + 20]
+        # a bare number is a capability only right after the word, or after 'got' / 'has' /
+        # 'found' (not 'CUDA >= 12.8', 'NVRTC 12.8', 'torch 2.4')
+        if not m.group("sm") and not (_CC_NEAR_WORD.search(before) or _CC_NEAR_VERB.search(before)):
+            continue
+        if floor is None and (_CC_FLOOR_BEFORE.search(before) or _CC_FLOOR_AFTER.search(after)):
+            floor = cc
+        else:
+            device.append(cc)
+    if floor is None and _NOT_SUPPORTED.search(text):
+        for rx, cc in _FORMAT_FLOOR:
+            if rx.search(text):
+                floor = cc
+                break
+    if floor is None or not device:
+        return None
+    return ("yes" if all(d < floor for d in device) else "no"), f"{floor[0]}.{floor[1]}"
+
+
 _THREAD = re.compile(r"([\w.-]+/[\w.-]+)#\d+")
+
+
+# the signature whose lines capability_shortfall reads (a compute capability in an error line)
+CAPABILITY_SIGNATURE = "error-states-compute-capability"
 
 
 def derived_fields(sym: Symptom) -> dict[str, str]:
@@ -77,6 +148,10 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
             out["lib_cuda_toolkit"] = "yes" if toolkit else "no"
     if "/bin/nvcc" in text:
         out.update(command_fields(text))
+    if sym.signature == CAPABILITY_SIGNATURE:
+        short = capability_shortfall(text)
+        if short is not None:
+            out["capability_short"], out["capability_floor"] = short
     model = sym.fields.get("gpu_model")
     if model:
         cc = gpu_model_cc(model)
@@ -970,6 +1045,23 @@ def range_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
 # exception line, a compiler/linker diagnostic, a 'fatal' (remedy.evidence.suspicious
 # base_score >= LATER_ERROR_SCORE; an 'error word' line, a traceback frame, a wrapper score less)
 LATER_ERROR_SCORE = 5.0
+
+
+def short_log_lines(source: str, max_lines: int) -> list[str] | None:
+    """The lines of the log ``source`` (read again, as the scan saw them) when it has at most
+    ``max_lines`` lines of at most 512 bytes on average; None for a longer log or one that is
+    gone."""
+    f = _reread(source)
+    if f is None:
+        return None
+    try:
+        with f:
+            raw = f.readlines(max_lines * 512)
+            if len(raw) > max_lines or f.read(1):
+                return None
+    except OSError:
+        return None
+    return [_line_text(r) for r in raw]
 
 
 def error_lines_after(source: str, line: int, skip: set[int]) -> list[int]:

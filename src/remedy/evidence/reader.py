@@ -33,9 +33,8 @@ import contextlib
 import os
 import re
 import select
-import shutil
 import stat
-import tempfile
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -149,6 +148,8 @@ def _transcoded(
             "directory to convert it in",
             hint=f"convert it first (iconv -f {codec} -t UTF-8)" if codec else "tr '\\r' '\\n'",
         )
+    import tempfile
+
     out = tempfile.TemporaryFile(dir=where)  # noqa: SIM115 - returned to the caller
     try:
         dec = codecs.getincrementaldecoder(codec)("replace") if codec else None
@@ -179,6 +180,12 @@ def _transcoded(
         raise
 
 
+# every byte but the controls a text log does not hold (all below 0x20 except tab, newline,
+# form feed, carriage return and escape): deleting these from the head leaves the controls,
+# counted in C (a Python loop over the 64 KiB head was ~2.4 ms, twice in each diagnose)
+_NOT_CONTROL = bytes(b for b in range(256) if b >= 0x20 or b in (0x09, 0x0A, 0x0C, 0x0D, 0x1B))
+
+
 def binary_reason(head: bytes) -> str | None:
     """Why ``head`` looks like a binary file, or None for text (invalid UTF-8 is still text)."""
     if not head:
@@ -188,7 +195,7 @@ def binary_reason(head: bytes) -> str | None:
             return f"it is {fmt} (decompress it first: {tool})"
     if b"\x00" in head:
         return "it contains NUL bytes"
-    control = sum(1 for b in head if b < 0x20 and b not in (0x09, 0x0A, 0x0C, 0x0D, 0x1B))
+    control = len(head.translate(None, _NOT_CONTROL))
     if control > len(head) * 0.3:
         return "most of it is not text"
     return None
@@ -415,6 +422,29 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
         raise
 
 
+def spool_file() -> IO[bytes]:
+    """An unnamed read-write file of this process (a scan's spool, a child's stderr), as
+    ``tempfile.TemporaryFile()`` makes one: O_TMPFILE (mode 0600, no name anyone could
+    swap) in the first of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp that is a
+    directory (tempfile's order); where that fails, tempfile decides as it always did. Why:
+    importing tempfile (shutil, bz2, lzma, fnmatch) was ~3.5 ms of each ``diagnose --log``'s
+    main process, for the scan workers' spools only. Once tempfile is imported, or on a
+    system without O_TMPFILE, tempfile makes it (its ``tempdir`` setting holds)."""
+    tmpfile = getattr(os, "O_TMPFILE", None)
+    if tmpfile is not None and "tempfile" not in sys.modules:
+        env = [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
+        d = next((c for c in [*env, "/tmp", "/var/tmp", "/usr/tmp"] if c and os.path.isdir(c)), "")
+        try:
+            fd = os.open(d, tmpfile | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        except OSError:
+            pass
+        else:
+            return open(fd, "w+b")  # noqa: SIM115 - returned to the caller
+    import tempfile
+
+    return tempfile.TemporaryFile()  # noqa: SIM115 - returned to the caller
+
+
 # ---------------------------------------------------------------------------------------------
 # Line splitting with a cap
 # ---------------------------------------------------------------------------------------------
@@ -512,17 +542,27 @@ def _has_literal(line: bytes, literals: Iterable[bytes]) -> bool:
 
 
 def python_candidates(
-    stream: IO[bytes] | SniffedStream, literals: list[bytes], totals: Totals, cap: int = MATCH_CAP
+    stream: IO[bytes] | SniffedStream,
+    literals: list[bytes],
+    totals: Totals,
+    cap: int = MATCH_CAP,
+    at: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes]]:
-    """Candidate lines of ``stream`` found with ``bytes.find`` per literal, 1 MiB at a time."""
+    """Candidate lines of ``stream`` found with ``bytes.find`` per literal, 1 MiB at a time.
+    ``at``: its first item is set to each line's byte offset in the stream before the line is
+    yielded (grep_candidates says why)."""
     lineno = 0  # complete lines before the current position
     nbytes = 0
     pending = b""
+    pstart = 0  # the offset of the line ``pending`` begins
     over = False
+    if at is None:
+        at = [-1]
     while True:
         chunk = stream.read(CHUNK)
         if not chunk:
             break
+        base_off = nbytes
         nbytes += len(chunk)
         first_nl = chunk.find(b"\n")
         if first_nl < 0:
@@ -534,6 +574,7 @@ def python_candidates(
         line = pending if over else (pending + chunk[:first_nl])[:cap]
         lineno += 1
         if _has_literal(line, literals):
+            at[0] = pstart
             yield lineno, line
         last_nl = chunk.rfind(b"\n")
         if last_nl > first_nl:
@@ -549,13 +590,16 @@ def python_candidates(
                 base += chunk.count(b"\n", pos, ls)
                 pos = ls
                 le = chunk.find(b"\n", ls, hi)
+                at[0] = base_off + ls
                 yield base + 1, chunk[ls : min(le, ls + cap)]
             lineno += chunk.count(b"\n", lo, hi)
         tail = chunk[last_nl + 1 :]
         pending, over = tail[:cap], len(tail) > cap
+        pstart = base_off + last_nl + 1
     if pending or over:
         lineno += 1
         if _has_literal(pending, literals):
+            at[0] = pstart
             yield lineno, pending
     totals.lines = lineno
     totals.bytes = nbytes
@@ -585,6 +629,8 @@ def usable_cpus() -> int:
 def find_grep() -> str | None:
     """grep from the system PATH only: a PATH that starts with a directory another user owns
     must not make root run that user's grep (remedy.transport.base.SYSTEM_PATH)."""
+    import shutil
+
     from remedy.syspath import SYSTEM_PATH
 
     return shutil.which("grep", path=SYSTEM_PATH)
@@ -599,25 +645,29 @@ def usable_grep() -> str | None:
     return grep if grep is not None and _grep_works(grep) else None
 
 
-def _grep_works(grep: str) -> bool:
+def _grep_works(grep: str, offsets: bool = False) -> bool:
     """Self-test once per binary: a grep that exits 1 ("no match") for any reason would
-    otherwise silently report a clean log. Checks -a, -n, -E alternation and C-locale bytes."""
-    ok = _GREP_OK.get(grep)
+    otherwise silently report a clean log. Checks -a, -n, -E alternation and C-locale bytes;
+    ``offsets``: also -b, each line's byte offset after its number (``grep_candidates``
+    passes -b only to a grep that prints them so, and reads its lines without them else)."""
+    key = grep + ("\0-b" if offsets else "")
+    ok = _GREP_OK.get(key)
     if ok is None:
         import subprocess
 
         try:
             proc = subprocess.run(
-                [grep, "-a", "-n", "-E", "-e", "x\\.y|FAIL"],
+                [grep, "-a", "-n", *(["-b"] if offsets else []), "-E", "-e", "x\\.y|FAIL"],
                 input=b"a\xff\nx.y\nxzy\n\x00FAILED\n",
                 capture_output=True,
                 timeout=10,
                 env={**os.environ, "LC_ALL": "C"},
             )
-            ok = proc.returncode == 0 and proc.stdout == b"2:x.y\n4:\x00FAILED\n"
+            want = b"2:3:x.y\n4:11:\x00FAILED\n" if offsets else b"2:x.y\n4:\x00FAILED\n"
+            ok = proc.returncode == 0 and proc.stdout == want
         except (OSError, subprocess.SubprocessError):
             ok = False
-        _GREP_OK[grep] = ok
+        _GREP_OK[key] = ok
     return ok
 
 
@@ -689,6 +739,8 @@ def _count_newlines(fd: int, bounds: list[int], out: list[int]) -> None:
 def _start_tail_counts(fd: int, bounds: list[int]) -> list[subprocess.Popen[bytes]]:
     """``wc -l`` of [start, EOF) for each segment start, in parallel (wc counts newlines at
     several GB/s without holding Python's GIL). Segment k has ``tail[k] - tail[k+1]`` lines."""
+    import shutil
+
     from remedy.syspath import SYSTEM_PATH
 
     wc = shutil.which("wc", path=SYSTEM_PATH)
@@ -755,6 +807,35 @@ def _grep_lines(stream: IO[bytes], offset: int, cap: int) -> Iterator[tuple[int,
         yield offset + int(num), content[:cap]
 
 
+def _grep_lines_at(
+    stream: IO[bytes], offset: int, cap: int, fd: int, start: int, at: list[int]
+) -> Iterator[tuple[int, bytes]]:
+    """Parse ``N:B:content`` lines from grep -n -b run over the bytes of the file open as
+    ``fd`` from ``start`` on; ``at[0]`` is set to each line's offset in the file before it is
+    yielded. grep counts B from where it began reading (so start + B); one that counted from
+    the file's start (a file it was handed at an offset) is told apart at the segment's first
+    line, read back; where neither or both are that line, the segment's offsets stay unknown
+    (-1: the read-back of a waiting line's neighbour then reads from line 1, as without -b)."""
+    base: int | None = None
+    for raw in iter_capped_lines(stream, cap + 48):
+        num, sep, rest = raw.partition(b":")
+        off, sep2, content = rest.partition(b":")
+        if not sep or not sep2 or not num.isdigit() or not off.isdigit():
+            raise GrepFailed(f"unexpected grep output: {raw[:80]!r}")
+        line = content[:cap]
+        b = int(off)
+        if base is None:
+            fits = {g for g in {start, 0} if _line_starts_at(fd, g + b, line)}
+            base = fits.pop() if len(fits) == 1 else -1  # both: a repeated line, not told
+        at[0] = base + b if base >= 0 else -1
+        yield offset + int(num), line
+
+
+def _line_starts_at(fd: int, pos: int, line: bytes) -> bool:
+    """Whether a line of the file open as ``fd`` starts at ``pos`` with the bytes ``line``."""
+    return os.pread(fd, len(line), pos) == line and (pos == 0 or os.pread(fd, 1, pos - 1) == b"\n")
+
+
 class _CappingFeeder:
     """Copies a stream into grep's stdin, counting bytes and lines, and dropping the part of
     any line beyond ``cap`` bytes that spans chunks (so grep never buffers a giant line; the
@@ -813,7 +894,7 @@ def grep_stream_candidates(
     cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
     import subprocess
 
-    err = tempfile.TemporaryFile()
+    err = spool_file()
     try:
         proc = subprocess.Popen(
             cmd,
@@ -859,15 +940,23 @@ def grep_candidates(
     segments: int | None = None,
     cap: int = MATCH_CAP,
     fd: int | None = None,
+    at: list[int] | None = None,
 ) -> Iterator[tuple[int, bytes]]:
     """Candidate lines of a regular file via parallel ``grep -E`` over newline-aligned slices.
     ``fd``: the file already open and checked (``open_log``): grep, wc and the feeders read
-    that file, never ``path`` again (its writer may have swapped the name for a link)."""
+    that file, never ``path`` again (its writer may have swapped the name for a link).
+    ``at``: its first item is set to each line's byte offset in the file before the line is
+    yielded (grep -b; -1 where grep cannot tell), as fastscan.Job.candidates does, so that
+    the aggregator reads a waiting line's neighbour from there, not from line 1."""
     grep = grep or find_grep()
     if grep is None:
         raise GrepFailed("grep not found on PATH")
     if not _grep_works(grep):
         raise GrepFailed(f"{grep} failed its self-test (not a GNU-compatible grep?)")
+    if at is not None:
+        at[0] = -1
+        if not _grep_works(grep, offsets=True):
+            at = None  # lines without offsets: the read-back starts at line 1
     import subprocess
 
     fd = os.open(path, os.O_RDONLY) if fd is None else os.dup(fd)
@@ -880,7 +969,8 @@ def grep_candidates(
         n = segments or max(1, min(MAX_SEGMENTS, usable_cpus(), size // SEGMENT_MIN_BYTES or 1))
         bounds = _segment_bounds(fd, size, n)
         n = len(bounds) - 1
-        cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
+        cmd = [grep, "-a", "-n", *(["-b"] if at is not None else []), "-E"]
+        cmd += ["-e", os.fsdecode(ere_alternation(literals))]
         env = {**os.environ, "LC_ALL": "C"}
         pipes: list[tuple[int, int]] = []
         for k in range(n):
@@ -902,10 +992,10 @@ def grep_candidates(
                     fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
             out: IO[bytes] | int = subprocess.PIPE
             if k > 0:
-                spool = tempfile.TemporaryFile()
+                spool = spool_file()
                 spools.append(spool)
                 out = spool
-            err = tempfile.TemporaryFile()
+            err = spool_file()
             errs.append(err)
             try:
                 proc = subprocess.Popen(cmd, stdin=r, stdout=out, stderr=err, env=env)
@@ -936,8 +1026,13 @@ def grep_candidates(
                 msg = errs[k].read(500).decode("utf-8", "replace").strip()
                 raise GrepFailed(f"grep exited with status {rc}: {msg}")
 
+        def lines(stream: IO[bytes], k: int, offset: int) -> Iterator[tuple[int, bytes]]:
+            if at is None:
+                return _grep_lines(stream, offset, cap)
+            return _grep_lines_at(stream, offset, cap, fd, bounds[k], at)
+
         assert procs[0].stdout is not None
-        yield from _grep_lines(procs[0].stdout, 0, cap)
+        yield from lines(procs[0].stdout, 0, 0)
         check(0)
         counts = _segment_counts(fd, bounds, wcs)
         offset = counts[0]
@@ -945,7 +1040,7 @@ def grep_candidates(
             check(k)
             spool = spools[k - 1]
             spool.seek(0)
-            yield from _grep_lines(spool, offset, cap)
+            yield from lines(spool, k, offset)
             offset += counts[k]
         last = os.pread(fd, 1, size - 1) if size else b""
         totals.lines = offset + (1 if last and last != b"\n" else 0)

@@ -530,8 +530,11 @@ class PendingScan:
             agg = _Aggregator(cat, source)
             totals = reader.Totals()
             try:
-                for lineno, raw in reader.grep_candidates(path, literals, totals, fd=f.fileno()):
-                    agg.feed(lineno, raw)
+                at = [-1]
+                for lineno, raw in reader.grep_candidates(
+                    path, literals, totals, fd=f.fileno(), at=at
+                ):
+                    agg.feed(lineno, raw, start=at[0])
                 agg.resolve_wraps(f.fileno())
                 return agg.result(totals.lines, totals.bytes, "grep")
             except reader.GrepFailed:
@@ -569,8 +572,9 @@ def _scan_stream(
                     hint="save the log to a file and scan the file",
                 ) from None
         else:
-            for lineno, raw in reader.python_candidates(stream, literals, totals):
-                agg.feed(lineno, raw)
+            at = [-1]
+            for lineno, raw in reader.python_candidates(stream, literals, totals, at=at):
+                agg.feed(lineno, raw, start=at[0])
     except OSError as exc:
         raise LogReadError(f"cannot read log {source}: {exc.strerror or exc}") from None
     if totals.lines == 0:

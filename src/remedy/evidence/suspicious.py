@@ -78,6 +78,18 @@ WORDS: tuple[str, ...] = (
     # message on the next line; before: "panicked at '<msg>', <file>:<line>:<col>"); cargo
     # relays a build script's stderr indented by two spaces
     "panicked at",
+    # (tune-au, round 46's unknown/gcy-9 and round 27's fzq-6) a version check's verdict worded
+    # without an error word, contracted ('does not match' above): NVIDIA Fabric Manager's
+    # 'fabric manager NVIDIA GPU driver interface version X don't match with driver version Y'
+    # ("doesn't match", "didn't match" too)
+    "n't match",
+    # (tune-at, round 45's unknown/gcw-3) a check's verdict in capitals with no error word: the
+    # widely copied TensorFlow GPU check (jeffheaton/t81_558_deep_learning's notebook: print("GPU
+    # is", "available" if gpu else "NOT AVAILABLE")), pasted into tensorflow/tensorflow#60237,
+    # jeffheaton/t81_558_deep_learning#97, deganza/Install-TensorFlow-on-Mac-M1-GPU#3. Capitals
+    # only: lower-case 'not available' is every framework's DEBUG probe of its optional
+    # backends (vLLM's 'TPU platform is not available because: ...', corpus unknown/gbc-5)
+    "NOT AVAILABLE",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -109,6 +121,10 @@ _IPY_HEAD = re.compile(r"^\s*(?:\w+\.)*\w+\s{2,}Traceback \(most recent call las
 # line still ranks when nothing earlier looks like an error (tune-ap, round 42's unknown/gcl-3)
 _NONE_ATTR = re.compile(r"^\s*AttributeError: 'NoneType' object has no attribute ")
 _FRAME = re.compile(r'^\s*File \\?"')
+# the source line a Python traceback echoes under the frame that raised: 'raise X("msg")',
+# 'assert cond, "msg"' (traceback.StackSummary.format prints it indented under 'File ...');
+# it quotes the message the exception line below states, but it is code, not a statement
+_RAISE_ECHO = re.compile(r"^\s*(?:raise|assert)\b")
 # Rust std's panic hook (library/std/src/panicking.rs default_hook): "thread '<name>'[ (<id>)]
 # panicked at ..."; a statement even when cargo indents the build script's stderr under it
 _RUST_PANIC = re.compile(r"^\s*thread '[^']*'(?: \(\d+\))? panicked at ")
@@ -205,7 +221,9 @@ def first_statements(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
     and then the traceback (exc_info) after it, so a library that logs a caught error prints
     its message first and the same text again on the final 'XError: ...' line; the first
     statement of the error is the earlier line, which the exception's own score outranks.
-    Only a message long enough to be specific (20 characters) counts."""
+    Only a message long enough to be specific (20 characters) counts. The traceback's own echo
+    of the raising source line ('raise ValueError("<message>")') quotes the message too, but is
+    code: it never counts (tune-av, round 47's unknown/gcz-2)."""
     out = list(lines)
     for later in lines:
         if not _PY_EXC.match(later.text.lstrip()) or ": " not in later.text:
@@ -215,6 +233,8 @@ def first_statements(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
             continue
         for i, early in enumerate(out):
             same = early.source == later.source and early.line < later.line
+            if _RAISE_ECHO.match(early.text):
+                continue
             if same and early.score < later.score and msg in early.text:
                 out[i] = early.model_copy(
                     update={
@@ -225,11 +245,54 @@ def first_statements(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
     return sorted(out, key=lambda s: (-s.score, s.line))
 
 
+# A verdict worded without any error word (tune-av, after round 47's first-error misses
+# unknown/gcq-1, gcq-6, gcs-12, gcz-5, gda-5, gda-7): a Python message quoted without its
+# exception name ("No module named 'x._C'"), a shell's 'exec: --nv: not found', a library's own
+# check ('GPU dependencies are not loaded', 'generated on an incompatible device', 'which is not
+# yet supported in this version of the container', 'No GPU being used'), a linker's 'multiple
+# definition of', a warning. Read only where the scan found no error-looking line at all, and
+# only in a short log (a copy quoted from a report, not a journal): the first such line is the
+# statement of the failure. Not a prefilter word: each costs grep time on every log.
+VERDICT_MAX_LINES = 200
+_VERDICT = re.compile(
+    r"\bnot\s(?:\w+\s){0,2}?(?:found|supported|available|loaded|permitted|recogni[sz]ed"
+    r"|compatible|installed|allowed)\b"
+    r"|\b(?:don't|doesn't|didn't|do not|does not|did not|can't|cannot|could not|unable to)\s"
+    r"(?:\w+\s)?(?:match|find|load|open|locate|be run|run|use|execute)\b"
+    r"|\b(?:unknown|invalid|malformed|incompatible|conflicts? with|conflicting|unsupported"
+    r"|unrecognized|mismatch\w*|refused|denied|missing)\b"
+    r"|\bno\s(?:module named|such file|version of|compatible|prebuilt|GPU|CUDA|kernel image"
+    r"|devices?)\b"
+    r"|\bmultiple definition of\b"
+    r"|warn(?:ing)?\b",
+    re.IGNORECASE,
+)
+
+
+def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
+    """The first line of each short log in ``sources`` that states a verdict in words other
+    than an error word (_VERDICT), read again from the file the scan checked."""
+    from remedy.evidence.fields import short_log_lines
+
+    out: list[SuspiciousLine] = []
+    for source in sources:
+        for n, text in enumerate(short_log_lines(source, VERDICT_MAX_LINES) or (), 1):
+            # a lone 'UserWarning:' heads the message below it; it states nothing itself
+            if len(text.split()) > 1 and _VERDICT.search(text):
+                reason = "a verdict worded without an error word, in a log with no error line"
+                out.append(
+                    SuspiciousLine(line=n, text=text, source=source, score=1.0, reason=reason)
+                )
+                break
+    return out
+
+
 def with_unexplained(
     suspicious: list[SuspiciousLine],
     symptoms: list[Symptom],
     wrappers: set[str],
     hypotheses: list[Hypothesis],
+    sources: list[str] | None = None,
 ) -> list[SuspiciousLine]:
     """The suspicious lines of a log no rule explains, with its matched error lines among them.
 
@@ -238,7 +301,9 @@ def with_unexplained(
     reference'): the scan never scores a matched line, so the one line that matters went
     unshown. When no rule names a cause, every error/fatal symptom that is not a wrapper
     competes with the unmatched lines on the same score (base_score). With a rule's cause, the
-    list is returned as it is (the report shows the cause, not the lines)."""
+    list is returned as it is (the report shows the cause, not the lines). Where nothing at
+    all looks like an error, the first verdict line of each short log in ``sources`` (and of
+    the logs the symptoms came from) is shown (verdict_lines)."""
     if any(h.source == "rules" for h in hypotheses):
         return suspicious
     seen = {(s.source, s.line) for s in suspicious}
@@ -276,4 +341,7 @@ def with_unexplained(
                     reason=f"matched {sym.signature}, a wrapper, the only failure line here",
                 )
             )
+    if not out:
+        logs = list(dict.fromkeys([*(sources or ()), *(s.source for s in symptoms)]))
+        out = verdict_lines(logs)
     return first_statements(out)

@@ -335,13 +335,15 @@ _CONDA_UNSET = "***unset***"  # conda's value for "unset this variable on activa
 
 def conda_state_vars(raw: bytes | None) -> dict[str, str]:
     """The variables a conda-meta/state file's env_vars sets (read as data, JSON); {} for a
-    missing or unreadable file. An `***unset***` entry sets nothing."""
-    import json
+    missing or unreadable file. An `***unset***` entry sets nothing. The environment's owner
+    writes it: json.loads raised RecursionError on its 64 KiB of `[` (an internal error of
+    every `remedy facts`/`plan` of the host); fileread.json_loads makes that a ValueError."""
+    from remedy.fileread import json_loads
 
     if not raw:
         return {}
     try:
-        doc = json.loads(raw.decode("utf-8", "replace"))
+        doc = json_loads(raw.decode("utf-8", "replace"))
     except ValueError:
         return {}
     env = doc.get("env_vars") if isinstance(doc, dict) else None

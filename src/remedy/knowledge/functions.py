@@ -1033,6 +1033,7 @@ class Functions:
     def statics_field(self) -> dict[str, Callable[..., Any]]:
         return {
             "min_cuda_for_target": self.min_cuda_for_target,
+            "dropped_in": self.dropped_in,
             "compat_driver": self.compat_driver,
             "max_gcc_for": self.max_gcc_for,
             "major_of": major_of,

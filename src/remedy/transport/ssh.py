@@ -58,6 +58,8 @@ from remedy.transport.quote import command_line, join, quote_bytes
 from remedy.transport.stream import OutputStream
 
 MAX_CHANNELS = 8
+# ProxyJump hops remedy opens itself (a longer chain is a loop in the config)
+MAX_JUMPS = 8
 """Channels per connection; below sshd's default MaxSessions 10, leaving room for a kill."""
 
 _PID_MARK = b"\x1eremedy-pid "
@@ -157,13 +159,79 @@ def check_shell_safe(name: str, what: str, given: str | None = None) -> None:
 _INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+)$", re.IGNORECASE | re.MULTILINE)
 
 
+def _include_words(text: str) -> list[str]:
+    """The words of every `Include` line, as asyncssh's SSHConfig.parse splits them (shlex
+    without comments, `Include=x`, a quoted `"Include"`), and as the old regex read them: a
+    line the regex missed (`"Include" FILE`) was included by asyncssh unchecked."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] == "#":
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            continue  # asyncssh refuses the file: no connection
+        args: list[str] = []
+        option, allow_equal = "", True
+        for i, arg in enumerate(words, 1):  # asyncssh 2.x config.py, SSHConfig.parse
+            if arg.startswith("="):
+                if len(arg) > 1:
+                    args.append(arg[1:])
+            elif not allow_equal:
+                args.extend(words[i - 1 :])
+                break
+            elif arg.endswith("="):
+                args.append(arg[:-1])
+            elif "=" in arg:
+                args.extend(arg.split("=", 1))
+            else:
+                args.append(arg)
+            if i == 1 and args:
+                option = args.pop(0).lower()
+                allow_equal = option in ("host", "match")
+        if option == "include":
+            out += args
+    for m in _INCLUDE.finditer(text):
+        try:
+            out += shlex.split(m.group(1), comments=True)
+        except ValueError:
+            out += m.group(1).split()
+    return list(dict.fromkeys(out))
+
+
+def _included_files(word: str, config_path: str) -> list[str]:
+    """The files one Include word names: those asyncssh reads (pathlib's glob from the
+    anchor, or from ~/.ssh: hidden names and `**` at any depth, which glob.glob skips), and
+    those a relative word names beside the including file, or the word itself when nothing
+    matches (a file made later is checked then)."""
+    import glob
+    from pathlib import Path
+
+    out: list[str] = []
+    path = Path(word).expanduser()
+    base, pattern = (
+        (Path(path.anchor), str(Path(*path.parts[1:])))
+        if path.anchor
+        else (Path("~", ".ssh").expanduser(), word)
+    )
+    # an unreadable or bad pattern: asyncssh fails the same way (no connection)
+    with contextlib.suppress(OSError, ValueError, NotImplementedError):
+        out += [str(p) for p in base.glob(pattern) if p.is_file()]
+    w = os.path.expanduser(word)
+    bases = [w] if os.path.isabs(w) else [
+        os.path.join(os.path.dirname(config_path), w), os.path.expanduser(f"~/.ssh/{w}")
+    ]  # fmt: skip
+    for b in bases:
+        out += sorted(glob.glob(b, recursive=True)) or [b]
+    return list(dict.fromkeys(out))
+
+
 def untrusted_config(path: str, depth: int = 0) -> str | None:
     """Why the ssh config at `path` (or a file its `Include` names, at any depth) is one
     another user could change, or None. An ssh config is code (`ProxyCommand`), so it is held
     to remedy.fileread.untrusted_tree: a HOME that `sudo` kept (another user's), a config
     in /tmp, a link another user planted. A missing file is None (ssh skips it)."""
-    import glob
-
     from remedy.fileread import read_limited, untrusted_tree
 
     why = untrusted_tree(path)
@@ -175,21 +243,11 @@ def untrusted_config(path: str, depth: int = 0) -> str | None:
         text = read_limited(path, 1 << 20).decode("utf-8", "replace")
     except (OSError, ValueError) as exc:
         return f"{path} cannot be read ({exc})"
-    for m in _INCLUDE.finditer(text):
-        try:
-            words = shlex.split(m.group(1), comments=True)
-        except ValueError:
-            words = m.group(1).split()
-        for w in words:
-            w = os.path.expanduser(w)
-            bases = [w] if os.path.isabs(w) else [
-                os.path.join(os.path.dirname(path), w), os.path.expanduser(f"~/.ssh/{w}")
-            ]  # fmt: skip
-            for b in bases:
-                for f in sorted(glob.glob(b)) or [b]:
-                    why = untrusted_config(f, depth + 1)
-                    if why:
-                        return why
+    for w in _include_words(text):
+        for f in _included_files(w, path):
+            why = untrusted_config(f, depth + 1)
+            if why:
+                return why
     return None
 
 
@@ -618,6 +676,53 @@ def default_identities() -> list[bytes]:
     return out
 
 
+def default_x509_trust() -> dict[str, Any]:
+    """asyncssh's X.509 defaults, `~/.ssh/ca-bundle.crt` and the `~/.ssh/crt` hash dir of
+    $HOME, as connection options: asyncssh opened the bundle by name with a plain open()
+    whenever `os.access` said readable, so under sudo uid 65534's FIFO there hung root's
+    `remedy facts HOST` for ever (SIGTERM too), and its certificates would be root's trusted
+    CAs. The bundle is read by read_key_file (trusted, regular, at most IDENTITY_MAX), the
+    directory used only where untrusted_tree passes it; else neither."""
+    from remedy.fileread import untrusted_tree
+
+    ssh_dir = os.path.join(os.path.expanduser("~"), ".ssh")
+    crt = os.path.join(ssh_dir, "crt")
+    try:
+        paths = [crt] if os.path.isdir(crt) and not untrusted_tree(crt) else []
+    except OSError:
+        paths = []
+    return {
+        "x509_trusted_certs": read_key_file(os.path.join(ssh_dir, "ca-bundle.crt")),
+        "x509_trusted_cert_paths": paths,
+    }
+
+
+def pkcs11_problem(provider: str) -> str | None:
+    """Why remedy will not let asyncssh load the ssh config's PKCS11Provider, or None.
+
+    asyncssh hands it to python-pkcs11, which dlopen()s it in remedy's own process: the
+    library's constructors run as root before any token is asked, so it is code, held to the
+    rule of the keys and the config (remedy.fileread.untrusted_tree). A name without a `/`
+    would be searched on the library path, and a missing file could be created by whoever
+    can write where it is named: both refused."""
+    from remedy.fileread import untrusted_tree
+
+    if not os.path.isabs(provider):
+        return "it is not an absolute path (the library search path would choose the file)"
+    try:
+        if not os.path.lexists(provider):
+            return "it does not exist"
+        why = untrusted_tree(provider, walk=False)
+        if why:
+            return why
+        st = os.stat(provider)
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    return None
+
+
 def trusted_agent_path(path: str) -> str | None:
     """The agent socket remedy may use, or None: SSH_AUTH_SOCK (or IdentityAgent) naming a
     socket another user owns, or one under a directory another user can change (a stale
@@ -817,6 +922,10 @@ class SSHTransport:
 
     def _options(self) -> asyncssh.SSHClientConnectionOptions:
         path = self._ssh_config or os.path.expanduser("~/.ssh/config")
+        # asyncssh looks for the default config again by name: one that was not there when
+        # it was checked (another user's ~/.ssh, under sudo) could be there by then, so it
+        # is told which file to read, or none (tests/security/test_ssh_config_appears.py)
+        there = bool(self._ssh_config) or os.path.lexists(path)
         why = untrusted_config(path)
         if why:
             raise Refused(
@@ -825,8 +934,8 @@ class SSHTransport:
                 hint="a config only root or you can change (OpenSSH refuses it too: bad owner "
                 "or permissions); under sudo, `sudo -H` gives root its own HOME",
             )
-        cfg: Any = [self._ssh_config] if self._ssh_config else ()
-        kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host}
+        cfg: Any = [path] if there else None
+        kwargs: dict[str, Any] = {"config": cfg, "host": self._t.host, **default_x509_trust()}
         if self._username:
             kwargs["username"] = self._username
         if self._port:
@@ -837,11 +946,19 @@ class SSHTransport:
             if agent and trusted_agent_path(agent) is None:
                 # SSH_AUTH_SOCK / IdentityAgent of another user: no agent (trusted_agent_path)
                 opts = asyncssh.SSHClientConnectionOptions(**kwargs, agent_path=None)
-            return opts
         except (OSError, ValueError) as exc:
             raise InputError(
                 f"cannot use ssh config {self._ssh_config or '~/.ssh/config'}: {exc}"
             ) from None
+        provider = opts.pkcs11_provider
+        why = pkcs11_problem(provider) if provider else None
+        if provider and why:
+            raise IdentityFileError(
+                f"the PKCS11Provider {provider} cannot be used: {why}",
+                hint="asyncssh loads that library into remedy's process: name it by an "
+                "absolute path to a file only root (or you) can change, like /usr/lib/...",
+            )
+        return opts
 
     def _resolve_known_hosts(self, opts: asyncssh.SSHClientConnectionOptions) -> KnownHosts:
         if self._known_hosts_override is not None:
@@ -859,8 +976,65 @@ class SSHTransport:
             glob = ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
         return KnownHosts(user, glob)
 
-    async def _connect(self) -> asyncssh.SSHClientConnection:
+    async def _open_jumps(
+        self, opts: asyncssh.SSHClientConnectionOptions, depth: int
+    ) -> asyncssh.SSHClientConnection | None:
+        """The ProxyJump chain the config names for this host, each hop opened by a
+        transport of its own (its options, known_hosts, agent and key checks), or None.
+
+        Left to asyncssh, a hop was `asyncssh.connect(hop, config=())`: the default
+        `~/.ssh/config` instead of `--ssh-config` (under sudo the invoking user's, never
+        checked: its ProxyCommand ran as root), and SSH_AUTH_SOCK and known_hosts as they
+        came, past trusted_agent_path and KnownHosts."""
+        spec = opts.tunnel
+        if not isinstance(spec, str) or spec.strip().lower() in ("", "none"):
+            return None
+        if depth >= MAX_JUMPS:
+            raise InputError(
+                f"{self.target}: ProxyJump chains more than {MAX_JUMPS} hops (a loop in the "
+                "ssh config?)"
+            )
+        conn: asyncssh.SSHClientConnection | None = None
+        try:
+            for hop in spec.split(","):
+                t = SSHTransport(
+                    hop.strip(),
+                    ssh_config=self._ssh_config,
+                    accept_new=self.accept_new,
+                    connect_timeout=self.connect_timeout,
+                )
+                new = await t._connect(tunnel=conn, depth=depth + 1)
+                if conn is not None:
+                    new.set_tunnel(conn)  # closing the last hop closes the chain
+                conn = new
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        return conn
+
+    async def _connect(
+        self, *, tunnel: asyncssh.SSHClientConnection | None = None, depth: int = 0
+    ) -> asyncssh.SSHClientConnection:
+        """tunnel: the previous hop of a ProxyJump chain (its caller owns it); without it,
+        the config's own ProxyJump for this host is opened here (_open_jumps)."""
         opts = self._options()
+        own_jump = await self._open_jumps(opts, depth) if tunnel is None else None
+        try:
+            conn = await self._connect_via(opts, tunnel or own_jump)
+        except BaseException:
+            if own_jump is not None:
+                own_jump.close()
+            raise
+        if own_jump is not None:
+            conn.set_tunnel(own_jump)
+        return conn
+
+    async def _connect_via(
+        self,
+        opts: asyncssh.SSHClientConnectionOptions,
+        tunnel: asyncssh.SSHClientConnection | None,
+    ) -> asyncssh.SSHClientConnection:
         self._known_hosts = self._resolve_known_hosts(opts)
         self._key_problem = None
         kwargs: dict[str, Any] = {
@@ -869,6 +1043,11 @@ class SSHTransport:
             "client_factory": lambda: _HostKeyPolicy(self),
             "agent_forwarding": False,
             "x11_forwarding": False,
+            # never asyncssh's own ProxyJump (_open_jumps): None is a direct connection
+            "tunnel": tunnel,
+            # only the config _options checked: with none loaded there, asyncssh's connect()
+            # would look for ~/.ssh/config again by name
+            "config": None,
             "connect_timeout": self.connect_timeout,
             "keepalive_interval": 10,
             "keepalive_count_max": 3,
