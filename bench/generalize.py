@@ -295,6 +295,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # who never ran remedy on them, while tune-at/au/av worked without seeing them; scored by
     # cb51f80 (session 36's final main, bench/results/round48/).
     ("cb51f80", "cb51f80"),
+    # round 49: 69 logs (38 with a class, 31 whose cause no rule covers) collected on
+    # 2026-12-05 (session 37) by six engineers (coll-gdh/gdi/gdj/gdk/gdl/gdm: multi-GPU
+    # communication and expert-parallel libraries; profilers and the CUDA Python bindings; RL
+    # post-training stacks; CUDA in CI and images; HPC codes and the NVIDIA HPC SDK; video and
+    # media pipelines) who never ran remedy on them; scored by 0ba34e92 (this session's final
+    # knowledge: tune-at/au/av/aw, perf-37 and redteam-13 merged, blind to the round:
+    # bench/results/round49/).
+    ("0ba34e92", "0ba34e92"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
