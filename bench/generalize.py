@@ -303,6 +303,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # knowledge: tune-at/au/av/aw, perf-37 and redteam-13 merged, blind to the round:
     # bench/results/round49/).
     ("0ba34e92", "0ba34e92"),
+    # round 50: 30 logs (12 with a class, 18 whose cause no rule covers) collected on
+    # 2026-12-05 (session 37), while the project's CI ran, by three engineers
+    # (coll-gdn/gdo/gdp: document AI and OCR deployments; retrieval, embeddings and vector
+    # search; GPU sharing and virtualization: MIG, vGPU, passthrough, MPS, HAMi) who never ran
+    # remedy on them; scored by the same final knowledge as round 49 (0ba34e92, blind to both
+    # rounds: bench/results/round50/). One entry per ref: round 49's covers both rounds' rows.
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
