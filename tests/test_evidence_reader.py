@@ -11,6 +11,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from readback import WAITING_BODIES, count_read_back, waiting_log
 
 from remedy.errors import InputError, LogReadError
 from remedy.evidence import (
@@ -659,30 +660,10 @@ def test_a_waiting_line_is_read_back_from_its_neighbour_without_hyperscan(
     the Python path read that neighbour from the waiting line's offset, as the Hyperscan path
     does (main: every line from the file's start, ~7.6 MB here for one line), and find the
     symptom at the same line."""
-    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(300_000))  # ~7.6 MB
-    bodies = [
-        b'  File "/tmp/siteC/sglang/srt/entrypoints/http_server.py", line 365, in lifespan\n'
-        b"    await foo()\n",
-        b"loading libnuma.so.1:\ncannot open shared object file: No such file or directory\n",
-    ]
     p = tmp_path / "x.log"
-    real, resolve = os.pread, _Aggregator.resolve_wraps
-    read: list[int] = []
-
-    def counting(fd: int, n: int, off: int) -> bytes:
-        read.append(n)
-        return real(fd, n, off)
-
-    def measured(self: _Aggregator, fd: int) -> None:
-        monkeypatch.setattr(os, "pread", counting)
-        try:
-            resolve(self, fd)
-        finally:
-            monkeypatch.setattr(os, "pread", real)
-
-    monkeypatch.setattr(_Aggregator, "resolve_wraps", measured)
-    for body in bodies:
-        p.write_bytes(filler + body + filler[:1000])
+    read = count_read_back(monkeypatch)
+    for body in WAITING_BODIES:
+        p.write_bytes(waiting_log(body))
         read.clear()
         res = scan_path(p, method=method)  # type: ignore[arg-type]
         assert res.method == method

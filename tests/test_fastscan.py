@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from readback import WAITING_BODIES, count_read_back, waiting_log
 
 from remedy.errors import LogReadError
 from remedy.evidence import default_catalog, early, fastscan, prefilter, reader
@@ -1098,33 +1099,12 @@ def test_a_waiting_line_near_the_end_is_read_back_from_its_neighbour(
     Hyperscan path reads that neighbour back from the waiting line's offset, not every line
     from the file's start (perf-session35: a 1 GB journal's one planted frame line made
     ``diagnose`` ~0.7 s slower), and finds what the Python path finds."""
-    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(300_000))  # ~7.6 MB
-    bodies = [
-        b'  File "/tmp/siteC/sglang/srt/entrypoints/http_server.py", line 365, in lifespan\n'
-        b"    await foo()\n",
-        b"loading libnuma.so.1:\ncannot open shared object file: No such file or directory\n",
-    ]
     p = tmp_path / "x.log"
-    real, resolve = os.pread, _Aggregator.resolve_wraps
-    read: list[int] = []
-
-    def counting(fd: int, n: int, off: int) -> bytes:
-        read.append(n)
-        return real(fd, n, off)
-
-    def measured(self: _Aggregator, fd: int) -> None:
-        monkeypatch.setattr(os, "pread", counting)
-        try:
-            resolve(self, fd)
-        finally:
-            monkeypatch.setattr(os, "pread", real)
-
-    for body in bodies:
-        p.write_bytes(filler + body + filler[:1000])
-        read.clear()
-        monkeypatch.setattr(_Aggregator, "resolve_wraps", measured)
-        fast = scan_path(p, method="hyperscan")
-        monkeypatch.setattr(_Aggregator, "resolve_wraps", resolve)
+    for body in WAITING_BODIES:
+        p.write_bytes(waiting_log(body))
+        with monkeypatch.context() as m:
+            read = count_read_back(m)
+            fast = scan_path(p, method="hyperscan")
         slow = scan_path(p, method="python")
         assert fast.symptoms and same(fast, slow)
         assert fast.symptoms[0].line == 300_001
