@@ -15,29 +15,15 @@ in a tree `untrusted_tree` passes, opened O_NONBLOCK. Control: root's own key is
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from foreign_home import NOBODY, cap_memory, home_owned_by
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a HOME another user owns")
-NOBODY = 65534
-
-
-def _cap() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-
-def _home(tmp_path: Path, owner: int) -> Path:
-    tmp_path.chmod(0o755)
-    home = tmp_path / f"home-{owner}"
-    (home / ".ssh").mkdir(parents=True, mode=0o700)
-    os.chown(home, owner, owner)
-    os.chown(home / ".ssh", owner, owner)
-    return home
 
 
 def _keygen(path: Path, owner: int) -> str:
@@ -49,7 +35,7 @@ def _keygen(path: Path, owner: int) -> str:
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
 def test_a_default_key_in_a_home_sudo_kept_does_not_hang_or_exhaust_root(tmp_path: Path, kind: str):
-    home = _home(tmp_path, NOBODY)
+    home = home_owned_by(tmp_path, NOBODY)
     key = home / ".ssh" / "id_ed25519"
     if kind == "fifo":
         os.mkfifo(key)
@@ -62,7 +48,7 @@ def test_a_default_key_in_a_home_sudo_kept_does_not_hang_or_exhaust_root(tmp_pat
     try:
         r = subprocess.run(
             [sys.executable, "-m", "remedy", "facts", "root@127.0.0.1:9"],
-            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=_cap,
+            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=cap_memory,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.fail(f"remedy hung on uid 65534's ~/.ssh/id_ed25519 ({kind})")
@@ -77,7 +63,7 @@ def test_a_key_in_a_home_another_user_owns_is_not_roots_identity(
 ):
     from remedy.transport.ssh import SSHTransport
 
-    home = _home(tmp_path, owner)
+    home = home_owned_by(tmp_path, owner)
     blob = _keygen(home / ".ssh" / "id_ed25519", owner)
     monkeypatch.setenv("HOME", str(home))
     opts = SSHTransport("root@127.0.0.1:9")._options()
@@ -101,7 +87,7 @@ def test_control_roots_own_default_key_logs_in(tmp_path: Path, monkeypatch):
 
     if why := sshd_available():
         pytest.skip(why)
-    home = _home(tmp_path, 0)
+    home = home_owned_by(tmp_path, 0)
     with LocalSshd(tmp_path / "sshd") as sshd:
         shutil.copy(sshd.client_key, home / ".ssh" / "id_ed25519")
         (home / ".ssh" / "known_hosts").write_text(sshd.known_hosts_line())

@@ -15,34 +15,20 @@ root's own bundle still reaches asyncssh.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from foreign_home import NOBODY, cap_memory, home_owned_by
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a HOME another user owns")
-NOBODY = 65534
-
-
-def _cap() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-
-def _home(tmp_path: Path, owner: int) -> Path:
-    tmp_path.chmod(0o755)
-    home = tmp_path / f"home-{owner}"
-    (home / ".ssh").mkdir(parents=True, mode=0o700)
-    os.chown(home, owner, owner)
-    os.chown(home / ".ssh", owner, owner)
-    return home
 
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
 def test_a_ca_bundle_in_a_home_sudo_kept_does_not_hang_or_exhaust_root(tmp_path: Path, kind: str):
-    home = _home(tmp_path, NOBODY)
+    home = home_owned_by(tmp_path, NOBODY)
     bundle = home / ".ssh" / "ca-bundle.crt"
     if kind == "fifo":
         os.mkfifo(bundle)
@@ -55,7 +41,7 @@ def test_a_ca_bundle_in_a_home_sudo_kept_does_not_hang_or_exhaust_root(tmp_path:
     try:
         r = subprocess.run(
             [sys.executable, "-m", "remedy", "facts", "root@127.0.0.1:9"],
-            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=_cap,
+            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=cap_memory,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.fail("root hung opening uid 65534's ~/.ssh/ca-bundle.crt")
@@ -68,7 +54,7 @@ def test_a_ca_bundle_in_a_home_sudo_kept_does_not_hang_or_exhaust_root(tmp_path:
 def test_a_trust_dir_another_user_owns_is_not_roots(tmp_path: Path, monkeypatch, owner: int):
     from remedy.transport.ssh import SSHTransport
 
-    home = _home(tmp_path, owner)
+    home = home_owned_by(tmp_path, owner)
     (home / ".ssh" / "crt").mkdir()
     (home / ".ssh" / "ca-bundle.crt").write_bytes(b"")
     for p in (home / ".ssh" / "crt", home / ".ssh" / "ca-bundle.crt"):

@@ -11,18 +11,14 @@ without blocking: a clear error naming the host and the file, the host not conta
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from foreign_home import cap_memory
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _cap() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
 @pytest.mark.parametrize("kind", ["/dev/zero", "fifo"])
@@ -40,7 +36,7 @@ def test_an_identity_file_that_is_no_key_file_is_refused(tmp_path: Path, kind: s
     try:
         r = subprocess.run(
             [sys.executable, "-m", "remedy", "facts", "--inventory", str(inv)],
-            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=_cap,
+            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=cap_memory,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.fail("remedy hung on the identity file")
@@ -62,7 +58,7 @@ def test_a_huge_file_named_as_known_hosts_is_not_read_whole(tmp_path: Path):
            "XDG_STATE_HOME": str(tmp_path / "s"), "XDG_CACHE_HOME": str(tmp_path / "c")}  # fmt: skip
     r = subprocess.run(
         [sys.executable, "-m", "remedy", "facts", "--inventory", str(inv)],
-        capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path, preexec_fn=_cap,
+        capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path, preexec_fn=cap_memory,
     )  # fmt: skip
     out = r.stdout + r.stderr
     assert "internal error" not in out and "MemoryError" not in out, out[-800:]

@@ -18,7 +18,6 @@ such an agent is not used. Controls: root's own key, and root's own agent, still
 from __future__ import annotations
 
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -26,14 +25,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from foreign_home import NOBODY, cap_memory
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="files another user owns")
-NOBODY = 65534
-
-
-def _cap() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
 def _theirs(tmp_path: Path) -> Path:
@@ -60,7 +55,7 @@ def _remedy(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             [sys.executable, "-m", "remedy", *args],
-            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=_cap,
+            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, preexec_fn=cap_memory,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.fail(f"remedy hung: {args}")
