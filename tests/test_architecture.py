@@ -10,7 +10,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
 
 FOUNDATION = {
-    "errors", "model", "outcomes", "fileread", "planfile", "cachefile", "dirfd", "syspath"
+    "errors", "model", "outcomes", "fileread", "planfile", "cachefile", "dirfd", "syspath",
+    "childenv",
 }  # fmt: skip
 BASE = FOUNDATION | {"redact", "resolve", "interrupts"}
 MAY_IMPORT: dict[str, set[str]] = {
@@ -21,6 +22,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "cachefile": {"dirfd"},
     "dirfd": set(),
     "syspath": set(),
+    # the inherited environment less another user's places: every local child's (transport,
+    # the log reader's grep/wc)
+    "childenv": {"fileread"},
     # pydantic's default-factory check for list/dict/set, put in before pydantic loads
     "pydanticfix": set(),
     # the console script's start-up code cache (put in by entry)
@@ -30,12 +34,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "textchars": set(),
     "resolve": {"errors", "model"},
     "interrupts": {"errors", "model"},
-    "transport": {"errors", "syspath", "fileread"},
+    "transport": {"errors", "syspath", "fileread", "childenv"},
     "trust": {"errors", "model", "transport"},
     # units/dropin.py: systemd-analyze verify runs in a private temp dir (fileread.private_tempdir)
     "units": {"errors", "model", "fileread", "resolve", "transport", "syspath"},
     "knowledge": {"errors", "model", "fileread", "cachefile", "resolve", "units", "operations"},
-    "evidence": {"errors", "model", "fileread", "cachefile", "knowledge", "syspath"},
+    "evidence": {"errors", "model", "fileread", "cachefile", "knowledge", "syspath", "childenv"},
     "evaluate": {"errors", "model", "resolve", "knowledge"},
     "facts": {"errors", "model", "fileread", "redact", "transport", "trust", "units"},
     # knowledge: the examples' YAML goes through the knowledge's parse cache (yamlload)

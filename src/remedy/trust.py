@@ -254,6 +254,13 @@ CODE_DIR_VARS = (
     # and every tool's ~ configuration: a unit's HOME of another user made root's probe
     # python run that user's .pth
     "HOME",
+    # where gcc and nvcc keep their intermediate files (created O_EXCL, then opened again by
+    # name by cc1 and as) and Python's tempfile puts its own: the directory's owner renamed a
+    # link over a new name and root's cc1 wrote its output into the link's target
+    # (tests/security/test_inherited_tmpdir.py, for a probe and for a step)
+    "TMPDIR",
+    "TEMP",
+    "TMP",
 )
 # variables that make a tool the probe runs write a file where they say, as the probe's user:
 # gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /

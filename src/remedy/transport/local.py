@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping
 
+from remedy.childenv import scrubbed_environ
 from remedy.errors import CommandTimeout, OutputTooLarge
 from remedy.transport.base import (
     OUTPUT_CAP,
@@ -25,7 +26,6 @@ from remedy.transport.base import (
     CommandResult,
     LineSplitter,
     describe,
-    own_config_env,
     own_home_env,
     signal_status,
     system_path_env,
@@ -98,16 +98,11 @@ class LocalTransport:
         merge_stderr: bool = False,
     ) -> asyncio.subprocess.Process | CommandResult:
         argv = _argv(command)
-        full_env = dict(os.environb)
+        # never a HOME `sudo` kept, nor another user's pip.conf or libraries (remedy.childenv)
+        full_env = scrubbed_environ(os.environb, own_home_env)
         full_env.pop(SESSION_PATH_VAR.encode(), None)
         # remedy's own tools from the system PATH, the session's kept as data (base.SYSTEM_PATH)
         full_env.update(system_path_env(os.environb.get(b"PATH")))
-        full_env.update(own_home_env(os.environb.get(b"HOME")))  # never a HOME `sudo` kept
-        for k, v in own_config_env(os.environb).items():  # nor another user's pip.conf
-            if v is None:
-                full_env.pop(k, None)
-            else:
-                full_env[k] = v
         for k, v in (with_session_path({**self.env, **(env or {})}) or {}).items():
             full_env[os.fsencode(check_env_name(k))] = v if isinstance(v, bytes) else os.fsencode(v)
         try:

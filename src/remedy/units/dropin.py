@@ -430,6 +430,12 @@ def _write_root(root: Path, files: UnitFiles) -> None:
             continue
 
 
+# systemd-analyze's environment, not the inherited one: LD_LIBRARY_PATH is searched before its
+# RUNPATH, and one naming uid 65534's dir made root's `systemd-analyze --version` load that
+# user's libseccomp.so.2 (tests/security/test_inherited_loader_env.py)
+_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_LOG_COLOR": "0"}
+
+
 def _run_verify(exe: str, files: UnitFiles, timeout: float) -> tuple[int, list[str], list[str]]:
     from remedy.fileread import private_tempdir
 
@@ -447,8 +453,7 @@ def _run_verify(exe: str, files: UnitFiles, timeout: float) -> tuple[int, list[s
         # (tests/security/test_verify_man.py); --generators=no is verify's default
         cmd = [exe, "verify", "--man=no", "--recursive-errors=no", "--no-pager", f"--root={root}",
                files.name]  # fmt: skip
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_LOG_COLOR": "0"}
-        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, check=False)
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=_ENV, check=False)
         text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
         msgs = [ln.replace(str(root), "") for ln in text.splitlines() if ln.strip()]
         shown = [c if not c.startswith("--root=") else "--root=<tmp>" for c in cmd]
@@ -457,7 +462,9 @@ def _run_verify(exe: str, files: UnitFiles, timeout: float) -> tuple[int, list[s
 
 def systemd_version(exe: str) -> str | None:
     try:
-        out = subprocess.run([exe, "--version"], capture_output=True, timeout=10, check=False)
+        out = subprocess.run(
+            [exe, "--version"], capture_output=True, timeout=10, check=False, env=_ENV
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     first = out.stdout.decode("utf-8", "replace").splitlines()[:1]
