@@ -513,16 +513,17 @@ def test_gate_verdicts_remembered_per_run_match_the_python_path(
     assert [s.line for s in fast.symptoms if s.signature == "nvcc-path-malformed"] == bad[:50]
 
 
-def test_lines_with_one_gated_hit_remembered_by_run_and_tail(
+def test_lines_with_gated_literals_are_candidates_exactly_where_the_gate_matches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Lines whose only hit is a gated literal, their fate remembered per (run, bytes after
-    it): literals holding it before (``/usr/bin/nvcc``) and after (``/bin/nvcc-x``) the hit,
-    the same run followed by other bytes, runs at a line's end and over MEMO_RUN, a memo
-    cleared when full. Each candidate's literals are exactly those on the line, and a line
-    holding only the gated literal is a candidate exactly where its gate matches."""
+    """Lines holding a gated literal: alone, with literals holding it before (``/usr/bin/nvcc``)
+    and after (``/bin/nvcc-x``) it, with an ungated literal; runs before it under and over
+    ``GATE_BOUND`` (its gate then checked in Python, verdicts remembered, a memo cleared when
+    full) and over MEMO_RUN. Each candidate's literals are exactly those on the line, and a
+    line holding only the gated literal is a candidate exactly where its gate matches."""
     monkeypatch.setattr(fastscan, "MEMO_MAX", 5)
-    monkeypatch.setattr(fastscan, "MEMO_RUN", 40)
+    monkeypatch.setattr(fastscan, "MEMO_RUN", 100)
+    assert fastscan.GATE_BOUND < 80  # the runs of 87 bytes below are over it
     gate = rb"(?:/bin/bin/nvcc|:[^\s'\"]*/bin/nvcc)"
     pats: list[tuple[str, bytes | None]] = [
         ("/bin/nvcc", gate),
@@ -546,30 +547,17 @@ def test_lines_with_one_gated_hit_remembered_by_run_and_tail(
     rnd = random.Random(11)
     lines = []
     for n in range(1, 4001):
-        deep = "/d" * rnd.choice([0, 1, 25])  # 25: a run over MEMO_RUN bytes
+        # runs of 57 bytes, 87 (over GATE_BOUND) and 127 (and over MEMO_RUN) before the needle
+        deep = "/d" * rnd.choice([0, 1, 25, 40, 60])
         prefix = rnd.choice(["/usr/local/cuda", f"/opt/v{rnd.randrange(4)}{deep}", ""])
         lines.append(f"[{n}] " + rnd.choice(forms).format(p=prefix))
     p = tmp_path / "ninja.log"
     p.write_text("\n".join(lines) + "\n")
     fastscan._DBS.clear()
     eng = fastscan.database(pats)
-    assert eng.tails[eng.anchors.index("/bin/nvcc")] == 2  # "-x"
-    fd = os.open(p, os.O_RDONLY)
-    try:
-        got = {
-            ln: (raw, set(ids))
-            for ln, raw, ids in fastscan.scan_segment(fd, 0, p.stat().st_size, eng, 4096, [])
-        }
-    finally:
-        os.close(fd)
-    assert any(eng.lone), "some verdicts were remembered"
-    want = {}
-    for n, line in enumerate(lines, 1):
-        ids = {i for i, (lit, _) in enumerate(pats) if lit in line}
-        if ids == {0} and re.search(gate, line.encode()) is None:
-            continue
-        if ids:
-            want[n] = (line.encode(), ids)
+    got = _segment_candidates(p, eng)
+    assert eng.memo, "runs over GATE_BOUND: checked in Python, verdicts remembered"
+    want = _gated_candidates(lines, pats, gate)
     assert got == want
     fastscan._DBS.clear()
 
@@ -888,12 +876,15 @@ def test_anchor_database_reports_what_all_the_literals_report(
     assert sum(b"nvcc" in raw for _, raw, _ in got) >= 30  # nvcc lines that must stay
 
 
-def test_every_literal_holds_an_anchor_and_gated_ones_are_anchors() -> None:
+def test_every_ungated_literal_holds_an_anchor_and_no_anchor_is_in_a_gated_one() -> None:
+    """Anchors stand for the ungated literals; a gated literal has its gate's expressions
+    instead, and no anchor inside it (that anchor would hit on every line holding it)."""
     pats = prefilter.engine_patterns(default_catalog())
     anchors = fastscan.anchors_of(pats)
     assert anchors is not None and len(anchors) < len(pats) / 2
-    assert all(any(a in lit for a in anchors) for lit, _ in pats)
-    assert all(lit in anchors for lit, gate in pats if gate is not None)
+    assert all(any(a in lit for a in anchors) for lit, gate in pats if gate is None)
+    assert [lit for lit, gate in pats if gate is not None] == ["/bin/nvcc"]
+    assert not any(a in "/bin/nvcc" for a in anchors)
     # a literal with a newline could span lines: then the literals themselves are compiled
     assert fastscan.anchors_of([*pats, ("a\nb", None)]) is None
 
@@ -957,18 +948,17 @@ def test_the_early_cache_holds_the_engines_tables(
     early.discard()
     taken = fastscan._DBS[patterns]
     assert taken is not derived and taken.tables() == derived.tables()
-    assert (taken.expand, taken.gated, taken.supers, taken.tails) == (
-        derived.expand,
-        derived.gated,
-        derived.supers,
-        derived.tails,
-    )
+    assert (taken.expand, taken.gated, taken.sure) == (derived.expand, derived.gated, derived.sure)
     lits = [lit for lit, _ in patterns]
     names = len(derived.anchors or lits)
-    bad = (derived.expand, derived.gated[:-1], derived.supers, derived.tails)
-    assert not fastscan._tables_fit(bad, names, len(lits))
-    assert not fastscan._tables_fit(None, names, len(lits))
-    assert fastscan._tables_fit(derived.tables(), names, len(lits))
+    bad = (derived.expand, derived.gated[:-1], derived.sure)
+    gated = derived.gated_set
+    assert not fastscan._tables_fit(bad, names, len(lits), gated)
+    assert not fastscan._tables_fit(None, names, len(lits), gated)
+    assert not fastscan._tables_fit(
+        (derived.expand, [-1] * len(derived.gated), derived.sure), names, len(lits), gated
+    )
+    assert fastscan._tables_fit(derived.tables(), names, len(lits), gated)
     again = fastscan.Engine(derived.db, list(patterns), derived.anchors, bad)
     assert again.tables() == derived.tables()  # the bad table ignored, derived again
     # a cache written by another fastscan.py: its tables are not taken (derived instead)
@@ -1109,3 +1099,88 @@ def test_a_waiting_line_near_the_end_is_read_back_from_its_neighbour(
         assert fast.symptoms and same(fast, slow)
         assert fast.symptoms[0].line == 300_001
         assert 0 < sum(read) <= 512 * 1024, body  # main: every byte before the line
+
+
+def test_plain_nvcc_command_lines_cost_no_hyperscan_hit(tmp_path: Path) -> None:
+    """A build journal's nvcc command lines (``/bin/nvcc`` with no gate match) were each a
+    Hyperscan hit, a Python callback and a gate check (~0.15 of a worker's ~0.75 ns/byte on
+    the bench's journal): the gate's expressions in the database hit none of them, and hit
+    the malformed forms the signature is for."""
+    cat = default_catalog()
+    fastscan._DBS.clear()
+    eng = fastscan.database(prefilter.engine_patterns(cat))
+    plain = [
+        b"[6/11] /root/venv/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc -c a.cu -o a.o",
+        b"/usr/local/cuda-12.4/bin/nvcc --version",
+        b"'/opt/cuda/bin/nvcc' -ccbin /usr/bin/gcc",
+    ]
+    bad = [b"PATH=:/usr/local/cuda/bin/nvcc", b"/usr/local/cuda/bin/bin/nvcc -c"]
+    for line, want in [(x, 0) for x in plain] + [(x, 1) for x in bad]:
+        hits: list[int] = []
+        eng.db.scan(line + b"\n", match_event_handler=lambda i, *_, h=hits: h.append(i))
+        assert len(hits) == want, line
+        assert all(eng.gated[i] >= 0 and eng.sure[i] for i in hits)
+    fastscan._DBS.clear()
+
+
+GATES = [
+    rb":[^\s'\"]*/bin/nvcc|/bin/bin/nvcc",  # the catalog's form
+    rb"=[^\s]{3,}/bin/nvcc",  # a repeat with a floor after a literal
+    rb"x[^\s]{70,}/bin/nvcc",  # a floor over GATE_BOUND: only the check stands for it
+    rb"[^\s/]+:[^\s\d]{0,5}/bin/nvcc",  # a leading repeat, a class with a category
+    rb"[a-c]/bin/nvcc",  # a form gate_exprs leaves to Python: every occurrence checked
+]
+
+
+@pytest.mark.parametrize("gate", GATES)
+def test_any_token_gate_in_the_database_keeps_exactly_the_lines_it_matches(
+    tmp_path: Path, gate: bytes
+) -> None:
+    """Gates of other forms than the catalog's, on random tokens with runs under and over
+    ``GATE_BOUND``: a line holding only the gated literal is a candidate exactly where the
+    gate matches on it, every other line with its literals exactly."""
+    pats: list[tuple[str, bytes | None]] = [("/bin/nvcc", gate), ("error", None)]
+    rnd = random.Random(len(gate))
+    pieces = ["/bin/nvcc", "/bin/bin/nvcc", ":", "=", "x", "ab", "/d" * 20, "/d" * 45, "1"]
+    pieces += ["'", "/usr", "error", "c"]
+    lines = []
+    for _ in range(3000):
+        words = ["".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 6))) for _ in "ab"]
+        lines.append(rnd.choice([" ", "\t"]).join(words))
+    p = tmp_path / "g.log"
+    p.write_text("\n".join(lines) + "\n")
+    fastscan._DBS.clear()
+    eng = fastscan.database(pats)
+    got = _segment_candidates(p, eng)
+    fastscan._DBS.clear()
+    want = _gated_candidates(lines, pats, gate)
+    assert got == want
+    assert sum(ids == {0} for _, ids in got.values()) > 5  # kept by the gate alone
+
+
+def _segment_candidates(p: Path, eng: object) -> dict[int, tuple[bytes, set[int]]]:
+    """Each candidate line of the whole file through one scan_segment: its raw bytes and the
+    literal ids it holds."""
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        return {
+            ln: (raw, set(ids))
+            for ln, raw, ids in fastscan.scan_segment(fd, 0, p.stat().st_size, eng, 4096, [])
+        }
+    finally:
+        os.close(fd)
+
+
+def _gated_candidates(
+    lines: list[str], pats: list[tuple[str, bytes | None]], gate: bytes
+) -> dict[int, tuple[bytes, set[int]]]:
+    """What the scan must keep, computed in Python: each line with the literals it holds,
+    less a line that holds only the gated literal (id 0) where the gate does not match."""
+    want = {}
+    for n, line in enumerate(lines, 1):
+        ids = {i for i, (lit, _) in enumerate(pats) if lit in line}
+        if ids == {0} and re.search(gate, line.encode()) is None:
+            continue
+        if ids:
+            want[n] = (line.encode(), ids)
+    return want

@@ -24,8 +24,9 @@ newlines ~0.25 (``_newlines``: memchr through ``bytes.replace``; ``bytes.count``
 1.27 for the literal database (grep: ~1.0-1.2 for its three words, counting no lines). So the
 workers beat grep only by running on more than one core, where the host has one to spare.
 (Session 26, same host, min of 7 runs: a worker ~0.74-0.80 ns/byte of that journal, ~0.55-0.59
-with its nvcc lines respelled; a lone gated hit's verdict is now remembered per (run, bytes
-after it), ``Engine.lone``: the nvcc lines cost ~0.2 ns/byte, ~0.27 before.)
+with its nvcc lines respelled. Session 38: the gate of ``/bin/nvcc`` is in the database, so a
+plain nvcc command line is no hit at all (``Engine``): a worker ~0.69 ns/byte against the
+previous 0.79, 128 MB of the bench's 1 GB journal, bench/scan_engine.py, same run.)
 Each worker asks the kernel for its segment ahead of reading it (``AHEAD``) and dies with
 its parent (``_die_with``).
 Lines longer than ``cap`` keep their first ``cap`` bytes, the rest is skipped unread by the
@@ -93,8 +94,10 @@ def engine() -> Any:
 
 
 class Engine:
-    """A compiled database of *anchors* (``anchors_of``) plus, per anchor id, the literal ids
-    whose literal contains it, and per literal id the bytes gate that confirms it.
+    """A compiled database of *anchors* (``anchors_of``) and of each gated literal's gate
+    (``gate_exprs``), with per expression id either the literal ids whose literal contains
+    the anchor, or the gated literal whose gate it stands for and whether a hit of it passes
+    that gate for sure.
 
     Why anchors: Hyperscan's time grows with the literal set. The ~210 literals of the catalog
     cost ~0.53-0.73 ns/byte on a journal, the ~67 anchors that cover them (``prefilter``'s
@@ -102,7 +105,17 @@ class Engine:
     words (interleaved runs, 32 MB of the bench's journal). A line where an anchor hits is
     then checked, in C (``bytes.__contains__``), for the literals holding that anchor: the ids
     reported are exactly those a database of all literals reports for the line, and a line
-    holding none of them is not a candidate."""
+    holding none of them is not a candidate.
+
+    Why gates in the database: a gated literal (``/bin/nvcc``) that Hyperscan reported at
+    every occurrence cost a Python callback and a gate check per line holding it: on the
+    bench's build journal (~114,000 nvcc command lines per GB, none passing the gate) ~0.15
+    of the worker's ~0.75 ns/byte. Its gate's alternatives with their repeats bounded at
+    ``GATE_BOUND`` hit only where the gate matches (a line holding one is kept), and the one
+    expression ``gate_exprs`` adds for longer runs hits only before a needle with more than
+    ``GATE_BOUND`` non-space bytes before it (its gate then checked in Python, as before):
+    Hyperscan over both ~0.01 ns/byte more than over the literal, and a plain nvcc line costs
+    no callback. A gated literal elsewhere on a line is found with ``bytes.find``."""
 
     def __init__(
         self,
@@ -111,110 +124,219 @@ class Engine:
         anchors: list[str] | None,
         tables: Any = None,
     ) -> None:
-        """``anchors``: what ``db`` was compiled from (None: the literals themselves).
-        ``tables``: what ``tables()`` gave for these same patterns and anchors (the early
-        start's cache, remedy.evidence.early), taken instead of derived again: ~4-10 ms of
-        Python (95 anchors x 405 literals) on the way to the fork; None or a table of the
-        wrong shape: derived here."""
+        """``anchors``: the anchors ``db`` was compiled from (None: the ungated literals
+        themselves), before the gates' expressions. ``tables``: what ``tables()`` gave for
+        these same patterns and anchors (the early start's cache, remedy.evidence.early),
+        taken instead of derived again: ~4-10 ms of Python (95 anchors x 405 literals) on the
+        way to the fork; None or a table of the wrong shape: derived here."""
         self.db = db
         self.gates = gates_of(patterns)
+        self.gated_ids = sorted(self.gates)  # literal ids with a gate
+        self.gated_set = frozenset(self.gates)
         self.memo: dict[tuple[int, bytes], bool] = {}  # _gated_out's verdicts
         self.full = [lit.encode("utf-8") for lit, _ in patterns]
         self.anchors = anchors
-        lits = [lit for lit, _ in patterns]
-        names = lits if anchors is None else anchors
-        self.lone: list[dict[tuple[int, bytes], tuple[int, ...]]] = [{} for _ in names]
-        if tables is not None and _tables_fit(tables, len(names), len(lits)):
-            self.expand, self.gated, self.supers, self.tails = tables
+        names = _names(patterns, anchors)
+        if tables is not None and _tables_fit(tables, len(names), len(patterns), self.gated_set):
+            self.expand, self.gated, self.sure = tables
             return
-        # per anchor id: (literal id, True if the anchor is that literal: no check needed)
+        lits = [lit for lit, _ in patterns]
+        # per expression id: (literal id, True if the anchor is that literal: no check needed)
         self.expand: list[list[tuple[int, bool]]] = [
-            [(i, lit == a) for i, lit in enumerate(lits) if a in lit] for a in names
+            [(i, lit == a) for i, lit in enumerate(lits) if a in lit and i not in self.gates]
+            for a in names
         ]
-        # per anchor id: the gated literal it is, else -1 (its hits are that literal's)
-        at = {lit: i for i, lit in enumerate(lits)}
-        self.gated = [at[a] if at.get(a, -1) in self.gates else -1 for a in names]
-        # per gated anchor: (literal id, bytes from its start to the end of the gated
-        # literal's first occurrence in it) of each other literal holding it: such a literal
-        # is on the line only where it starts that far before a hit (checked in place)
-        self.supers: list[list[tuple[int, int]]] = [
-            [
-                (i, self.full[i].index(self.full[g]) + len(self.full[g]))
-                for i, _ in self.expand[a]
-                if i != g
-            ]
-            if g >= 0
-            else []
-            for a, g in enumerate(self.gated)
-        ]
-        # per gated anchor: how many bytes after a hit decide, with the run before it, what a
-        # line whose only hit it is holds (the longest part of a holding literal after the
-        # gated one), or -1 where they do not (not gated, or a holding literal has a space or
-        # tab before the gated one: it reaches beyond the run); and those lines' verdicts
-        self.tails: list[int] = [-1] * len(names)
-        for a, g in enumerate(self.gated):
-            before = [self.full[i][: back - len(self.full[g])] for i, back in self.supers[a]]
-            if g >= 0 and not any(b" " in x or b"\t" in x for x in before):
-                self.tails[a] = max(
-                    (len(self.full[i]) - back for i, back in self.supers[a]), default=0
-                )
+        # per expression id: the gated literal whose gate it stands for (-1: an anchor), and
+        # whether its hit passes that gate (False: the gate is checked in Python)
+        self.gated: list[int] = [-1] * len(names)
+        self.sure: list[bool] = [False] * len(names)
+        for g, (_, sure) in _gate_entries(patterns):
+            self.expand.append([])
+            self.gated.append(g)
+            self.sure.append(sure)
 
     def tables(self) -> tuple[Any, ...]:
         """The tables derived from the patterns and anchors (marshal-able), for ``tables=``."""
-        return (self.expand, self.gated, self.supers, self.tails)
+        return (self.expand, self.gated, self.sure)
 
 
-def _tables_fit(tables: Any, names: int, lits: int) -> bool:
+def _names(patterns: list[tuple[str, bytes | None]], anchors: list[str] | None) -> list[str]:
+    """The literals compiled as such: ``anchors``, or (None) every ungated literal."""
+    return [lit for lit, g in patterns if g is None] if anchors is None else anchors
+
+
+def _tables_fit(tables: Any, names: int, lits: int, gated: frozenset[int]) -> bool:
     """``tables`` has the shape ``Engine.tables`` gives for ``names`` anchors over ``lits``
-    literals: one entry per anchor in each, literal ids in range."""
-    if type(tables) is not tuple or len(tables) != 4:
+    literals: one entry per expression in each, the anchors' first, literal ids in range,
+    the gate expressions' each for a gated literal."""
+    if type(tables) is not tuple or len(tables) != 3:
         return False
-    expand, gated, supers, tails = tables
-    if not all(type(t) is list and len(t) == names for t in tables):
+    expand, which, sure = tables
+    if not all(type(t) is list and len(t) == len(expand) >= names for t in tables):
         return False
     return (
-        all(type(g) is int and -1 <= g < lits for g in gated)
-        and all(type(t) is int for t in tails)
+        all(type(s) is bool for s in sure)
+        and all(type(g) is int and g == -1 for g in which[:names])
+        and all(type(g) is int and g in gated for g in which[names:])
+        and all(e == [] for e in expand[names:])
         and all(
             type(e) is list
             and all(type(x) is tuple and len(x) == 2 and 0 <= x[0] < lits for x in e)
             for e in expand
         )
-        and all(
-            type(e) is list
-            and all(type(x) is tuple and len(x) == 2 and 0 <= x[0] < lits for x in e)
-            for e in supers
-        )
     )
 
 
 USE_ANCHORS = True  # tests compare against a database of all the literals
+GATE_BOUND = 64  # repeats of a gate bounded at this in its sure expressions (Engine says why)
 
 
 def anchors_of(patterns: list[tuple[str, bytes | None]]) -> list[str] | None:
-    """The anchors for ``patterns``: ``prefilter.reduce_literals`` of the ungated literals
-    that hold no gated one, the gated literals themselves (their gates need each hit's
-    offset, and a line of plain nvcc commands must cost no more than before), and any literal
-    no anchor covers. None where anchors cannot stand for the literals (a literal holding a
+    """The anchors for the ungated literals: ``prefilter.reduce_literals`` of those that hold
+    no gated literal, those that do as themselves (an anchor inside the gated literal would
+    hit on every line holding it: its gate's expressions stand for it), and any literal no
+    anchor covers. None where anchors cannot stand for the literals (a literal holding a
     newline could span lines)."""
-    lits = [lit for lit, _ in patterns]
-    if not USE_ANCHORS or any("\n" in lit for lit in lits):
+    lits = [lit for lit, g in patterns if g is None]
+    if not USE_ANCHORS or any("\n" in lit for lit, _ in patterns):
         return None
     from remedy.evidence.prefilter import reduce_literals
 
     gated = [lit for lit, g in patterns if g is not None]
-    anchors = reduce_literals(
-        [lit for lit, g in patterns if g is None and not any(x in lit for x in gated)]
-    )
-    anchors += [x for x in gated if x not in anchors]
+    anchors = reduce_literals([lit for lit in lits if not any(x in lit for x in gated)])
+    anchors += [lit for lit in lits if any(x in lit for x in gated) and lit not in anchors]
     anchors += [lit for lit in lits if not any(a in lit for a in anchors)]
     return anchors
 
 
+def _hs_bytes(data: bytes) -> str:
+    """``data`` as a Hyperscan expression matching exactly those bytes."""
+    return "".join(chr(b) if chr(b).isalnum() and b < 128 else f"\\x{b:02x}" for b in data)
+
+
+_SPACE = b" \t\n\r\x0b\x0c"  # \s of a bytes regex (re module)
+
+
+def _class_bytes(items: list[tuple[Any, Any]]) -> bytes | None:
+    """The bytes a bytes regex's character class (``re._parser`` items) matches, or None for
+    a form not handled here."""
+    import re._constants as c
+
+    cats = {
+        c.CATEGORY_SPACE: lambda b: b in _SPACE,
+        c.CATEGORY_NOT_SPACE: lambda b: b not in _SPACE,
+        c.CATEGORY_DIGIT: lambda b: 48 <= b <= 57,
+        c.CATEGORY_NOT_DIGIT: lambda b: not 48 <= b <= 57,
+        c.CATEGORY_WORD: lambda b: b < 128 and (chr(b).isalnum() or b == 95),
+        c.CATEGORY_NOT_WORD: lambda b: not (b < 128 and (chr(b).isalnum() or b == 95)),
+    }
+    negate = bool(items) and items[0][0] is c.NEGATE
+    tests = []
+    for op, av in items[1:] if negate else items:
+        if op is c.LITERAL and 0 <= av < 256:
+            tests.append(lambda b, v=av: b == v)
+        elif op is c.RANGE:
+            tests.append(lambda b, lo=av[0], hi=av[1]: lo <= b <= hi)
+        elif op is c.CATEGORY and av in cats:
+            tests.append(cats[av])
+        else:
+            return None
+    return bytes(b for b in range(256) if any(t(b) for t in tests) != negate)
+
+
+def _hs_class(members: bytes) -> str:
+    """A Hyperscan class of exactly ``members`` (sorted, not empty)."""
+    out, k = [], 0
+    while k < len(members):
+        j = k
+        while j + 1 < len(members) and members[j + 1] == members[j] + 1:
+            j += 1
+        lo, hi = members[k], members[j]
+        out.append(f"\\x{lo:02x}" if lo == hi else f"\\x{lo:02x}-\\x{hi:02x}")
+        k = j + 1
+    return "[" + "".join(out) + "]"
+
+
+def gate_exprs(needle: str, gate: bytes) -> list[tuple[str, bool]]:
+    """Hyperscan expressions standing for ``gate`` (a bytes regex every match of which ends
+    with ``needle`` and holds no whitespace: ``prefilter._token_gate``), each with True where
+    its hit passes the gate for sure: each alternative with its repeats bounded at
+    ``GATE_BOUND``, and, False, ``needle`` after ``GATE_BOUND`` non-space bytes (a gate match
+    none of the bounded ones has on the line repeats more than that, so that one hits at its
+    end: the gate is checked there). A gate of another form: ``needle`` itself, False (every
+    occurrence checked in Python)."""
+    import re._constants as c
+    import re._parser as sre_parse
+
+    plain = [(_hs_bytes(needle.encode("utf-8")), False)]
+    try:
+        tree = sre_parse.parse(gate)
+    except Exception:  # re.error, or bytes that are no pattern: not for us
+        return plain
+    if tree.state.flags or tree.state.groups != 1:
+        return plain
+
+    def alts(sub: Any) -> list[list[tuple[Any, Any]]] | None:
+        items = list(sub)
+        if len(items) == 1 and items[0][0] is c.BRANCH:
+            out: list[list[tuple[Any, Any]]] = []
+            for branch in items[0][1][1]:
+                got = alts(branch)
+                if got is None:
+                    return None
+                out += got
+            return out
+        return [items]
+
+    tail = needle.encode("utf-8")
+    found = alts(tree)
+    if not found or any(b in _SPACE for b in tail):
+        return plain
+    exprs: list[tuple[str, bool]] = []
+    for items in found:
+        if len(items) < len(tail) or items[-len(tail) :] != [(c.LITERAL, b) for b in tail]:
+            return plain
+        parts: list[str] = []
+        for k, (op, av) in enumerate(items):
+            if op is c.LITERAL and 0 <= av < 256 and av not in _SPACE:
+                parts.append(_hs_bytes(bytes([av])))
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                lo, hi, body = av
+                body = list(body)
+                if len(body) != 1 or body[0][0] is not c.IN:
+                    return plain
+                members = _class_bytes(body[0][1])
+                if not members or any(b in _SPACE for b in members):
+                    return plain
+                if lo > GATE_BOUND:  # only the check below can stand for it
+                    parts = []
+                    break
+                top = GATE_BOUND if hi is c.MAXREPEAT else min(hi, GATE_BOUND)
+                if lo == 0 and k == 1 and items[0][0] is c.LITERAL and len(members) > 1:
+                    # after the one byte an alternative starts with, the repeat need not
+                    # hold that byte: a match from its last occurrence is one too, with a
+                    # shorter repeat (Hyperscan: ~0.04 ns/byte less on a journal)
+                    members = bytes(b for b in members if b != items[0][1])
+                parts.append(f"{_hs_class(members)}{{{lo},{top}}}")
+            else:
+                return plain
+        if parts:
+            exprs.append(("".join(parts), True))
+    exprs.append((f"[^\\x09-\\x0d\\x20]{{{GATE_BOUND}}}{_hs_bytes(tail)}", False))
+    return exprs
+
+
+def _gate_entries(patterns: list[tuple[str, bytes | None]]) -> list[tuple[int, tuple[str, bool]]]:
+    """Per gated literal id, its ``gate_exprs``, in literal order."""
+    return [
+        (i, e) for i, (lit, g) in enumerate(patterns) if g is not None for e in gate_exprs(lit, g)
+    ]
+
+
 def database(patterns: list[tuple[str, bytes | None]]) -> Engine:
-    """A block-mode database of the anchors of ``prefilter.engine_patterns`` literals; a
-    match's id is the anchor's index, the ids reported for a line are literal indexes
-    (cached)."""
+    """A block-mode database of the anchors of ``prefilter.engine_patterns`` literals and of
+    their gates' expressions; a match's id indexes ``Engine``'s tables, the ids reported for
+    a line are literal indexes (cached)."""
     hs = engine()
     if hs is None:
         raise EngineFailed("hyperscan is not installed")
@@ -222,14 +344,14 @@ def database(patterns: list[tuple[str, bytes | None]]) -> Engine:
     eng = _DBS.get(key)
     if eng is None:
         anchors = anchors_of(patterns)
-        exprs = [lit for lit, _ in patterns] if anchors is None else anchors
+        exprs = [_hs_bytes(a.encode("utf-8")) for a in _names(patterns, anchors)]
+        exprs += [e for _, (e, _) in _gate_entries(patterns)]
         db = hs.Database(mode=hs.HS_MODE_BLOCK)
         try:
             db.compile(
-                expressions=[lit.encode("utf-8") for lit in exprs],
+                expressions=[e.encode("ascii") for e in exprs],
                 ids=list(range(len(exprs))),
                 flags=0,
-                literal=True,
             )
         except Exception as exc:  # hyperscan.error: a pattern it cannot take
             raise EngineFailed(f"hyperscan cannot compile the literals: {exc}") from None
@@ -269,20 +391,6 @@ def _gated_out(
     return True
 
 
-def _lone_ids(buf: bytearray, start: int, t: int, a: int, eng: Engine) -> tuple[int, ...]:
-    """The literal ids of a line whose only hit is gated anchor ``a`` ending at ``t``: the
-    gated literal and any literal holding it found in place, or none when the gated literal
-    is alone and its gate fails (the line is no candidate)."""
-    g = eng.gated[a]
-    ids = [g]
-    for i, back in eng.supers[a]:  # a literal holding it (ungated: else a hit of its own)
-        if t - back >= start and buf.startswith(eng.full[i], t - back):
-            ids.append(i)
-    if len(ids) == 1 and _gated_out(buf, start, [(t, g)], eng.gates, eng.memo):
-        return ()
-    return tuple(ids)
-
-
 def _newlines(buf: bytearray, a: int, b: int, sparse: bool) -> int:
     """Newlines in ``buf[a:b]``. ``bytes.count`` is a plain loop over every byte (~0.5-0.7
     ns/byte); ``replace`` finds a single byte with memchr, so deleting the newlines and
@@ -318,51 +426,42 @@ def _window_lines(
     )
     hits.sort()
     counted = 0  # newlines before this offset are in ``base``
-    gates, full, expand, gated = eng.gates, eng.full, eng.expand, eng.gated
-    tails, lone = eng.tails, eng.lone
+    gates, full, expand, gated, sure = eng.gates, eng.full, eng.expand, eng.gated, eng.sure
+    gated_ids, gated_set = eng.gated_ids, eng.gated_set
     k, n = 0, len(hits)
     while k < n:
-        to, a = hits[k]
+        to = hits[k][0]
         start = buf.rfind(b"\n", 0, to) + 1
         line_end = buf.find(b"\n", to - 1)
         first = k
         k += 1
         while k < n and hits[k][0] <= line_end:
             k += 1
-        if k - first == 1 and gated[a] >= 0:  # one gated hit: nvcc commands
-            tail = tails[a]
-            run = max(buf.rfind(b" ", start, to), buf.rfind(b"\t", start, to), start - 1) + 1
-            if tail < 0 or to - run > MEMO_RUN:
-                found = _lone_ids(buf, start, to, a, eng)
-            else:  # build logs repeat the same nvcc: its line's fate is remembered
-                key = (to - run, bytes(buf[run : min(to + tail, line_end)]))
-                memo = lone[a]
-                found = memo.get(key)
-                if found is None:
-                    if len(memo) >= MEMO_MAX:
-                        memo.clear()
-                    found = memo[key] = _lone_ids(buf, start, to, a, eng)
-            if not found:
+        ids: set[int] = set()
+        passed = False  # a gate matched on the line, for sure
+        check: list[tuple[int, int]] = []  # (hit, gated literal) whose gate Python checks
+        for t, a in hits[first:k]:
+            g = gated[a]
+            if g >= 0:
+                if sure[a]:
+                    passed = True
+                else:
+                    check.append((t, g))
                 continue
-            ids = set(found)
-        else:
-            line = hits[first:k]
-            ids = set()
-            for a in {a for _, a in line}:
-                for i, exact in expand[a]:
-                    if exact or buf.find(full[i], start, line_end) >= 0:
-                        ids.add(i)
-            if not ids:  # anchors only: no literal of the set is on the line
-                continue
-            # every gated literal is an anchor of its own, so its hits are all in ``line``
-            if (
-                gates
-                and ids <= gates.keys()
-                and _gated_out(
-                    buf, start, [(t, gated[a]) for t, a in line if gated[a] >= 0], gates, eng.memo
-                )
-            ):
-                continue
+            for i, exact in expand[a]:
+                if exact or buf.find(full[i], start, line_end) >= 0:
+                    ids.add(i)
+        for g in gated_ids:  # a gated literal anywhere on the line: Hyperscan reports none
+            if buf.find(full[g], start, line_end) >= 0:
+                ids.add(g)
+        if not ids:  # anchors only: no literal of the set is on the line
+            continue
+        if (
+            not passed
+            and ids <= gated_set
+            and (not check or _gated_out(buf, start, check, gates, eng.memo))
+        ):
+            continue  # only gated literals, no gate matching: the matcher would drop it
         base += _newlines(buf, counted, start, sparse)
         counted = start
         if at is not None:

@@ -100,11 +100,19 @@ def reduce_literals(needles: Iterable[str]) -> list[str]:
         if not any(k in lit for k in kept):
             kept.append(lit)
     # 5. drop a literal when every needle it stands for contains another kept literal
+    dropped: list[str] = []
     for lit in sorted((k for k in kept if k in origin), key=lambda x: (-len(x), x)):
         others = [k for k in kept if k != lit]
         if all(any(o in n for o in others) for n in origin[lit]):
             kept.remove(lit)
-    return kept
+            dropped.append(lit)
+    # ... unless the literal that covered it was dropped in its turn (a needle holding 'API
+    # version' and 'NvEncodeAPI ', the literal 'API version' dropped for 'quire'): the needle
+    # would select no line, so its literal stays after all
+    for lit in dropped:
+        if not all(any(k in n for k in kept) for n in origin[lit]):
+            kept.append(lit)
+    return sorted(kept, key=lambda x: (len(x), x))
 
 
 _CACHE: dict[int, tuple[Catalog, list[bytes]]] = {}
