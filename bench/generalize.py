@@ -309,6 +309,21 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # search; GPU sharing and virtualization: MIG, vGPU, passthrough, MPS, HAMi) who never ran
     # remedy on them; scored by the same final knowledge as round 49 (0ba34e92, blind to both
     # rounds: bench/results/round50/). One entry per ref: round 49's covers both rounds' rows.
+    # round 51: 17 logs (10 with a class, 7 whose cause no rule covers) collected on
+    # 2026-12-05 (session 38) by two engineers (collect-gdq/gdr: the core stack, threads from
+    # 2025-10 on; Triton kernels outside the serving stack and torch.compile) who never ran
+    # remedy on them, while tune-ax/ay/az/ba worked without seeing them; scored by 3aab2cfd
+    # (session 37's final main, bench/results/round51/).
+    ("3aab2cfd", "3aab2cfd"),
+    # round 52: 65 logs (36 with a class, 29 whose cause no rule covers) collected on
+    # 2026-12-05 (session 38) by seven engineers (collect-gds/gdt/gdu/gdv/gdw/gdx/gdy: cloud GPU
+    # images and hosted platforms; desktop GPUs running local AI apps; CUDA outside ML:
+    # password recovery, crypto and zk provers; vision foundation-model repos and their ops;
+    # large-scale training frameworks; scientific and medical imaging; NVIDIA application SDKs)
+    # who never ran remedy on them; scored by fb037e10 (this session's final knowledge:
+    # tune-ax/ay/az/ba/bb, perf-38 and redteam-14 merged, blind to the round:
+    # bench/results/round52/).
+    ("fb037e10", "fb037e10"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
@@ -848,6 +863,10 @@ TUNED_AFTER: list[str] = [
     " nvidia-kmod-build-failed kbuild's make error in /dkms/nvidia/<ver>/build,"
     " cuda-runtime-lib-not-found ldd's/ntldd's 'X => not found', moe-kernel-arch-dispatch-"
     "refuses-gpu DeepGEMM's 'Unknown recipe' (utils/layout.hpp)",
+    "after fb037e10 (round 52's harmful classed miss gdu-1, hashcat/hashcat#4728): field signal"
+    " ptx-version-under-driver-jit-error (a ptxas 'Unsupported .version' line in a log with the"
+    " driver's CUDA_ERROR_UNSUPPORTED_PTX_VERSION text is the driver's JIT, not a toolkit"
+    " cicc/ptxas pair) -> driver-supports-build-cuda; round 52's figures are fb037e10's",
 ]
 
 TOOLCHAIN_ENV = re.compile(
