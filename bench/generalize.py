@@ -309,6 +309,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # search; GPU sharing and virtualization: MIG, vGPU, passthrough, MPS, HAMi) who never ran
     # remedy on them; scored by the same final knowledge as round 49 (0ba34e92, blind to both
     # rounds: bench/results/round50/). One entry per ref: round 49's covers both rounds' rows.
+    # round 51: 17 logs (10 with a class, 7 whose cause no rule covers) collected on
+    # 2026-12-05 (session 38) by two engineers (collect-gdq/gdr: the core stack, threads from
+    # 2025-10 on; Triton kernels outside the serving stack and torch.compile) who never ran
+    # remedy on them, while tune-ax/ay/az/ba worked without seeing them; scored by 3aab2cfd
+    # (session 37's final main, bench/results/round51/).
+    ("3aab2cfd", "3aab2cfd"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [

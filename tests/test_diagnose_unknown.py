@@ -195,3 +195,37 @@ def test_a_compiled_op_frame_names_no_cause_above_an_unexplained_type_error(tmp_
         " on the device\n"
     )
     assert _diagnosed(p)["hypotheses"][0]["rule"] == "package-has-gpu-arch"
+
+
+def test_a_compilers_tally_ranks_below_the_diagnostic_it_counts() -> None:
+    """NVIDIA HPC compilers end with '0 inform, 0 warnings, 1 severes, 0 fatal for X': its
+    '0 fatal' is a count, not a verdict (corpus unknown/gdl-2)."""
+    from remedy.evidence.suspicious import base_score
+
+    tally = "  0 inform,   0 warnings,   1 severes, 0 fatal for mbd_c_api"
+    severe = "NVFORTRAN-S-0000-Internal compiler error. unexpected ast type in initialization expr"
+    assert base_score(tally)[0] < base_score(severe)[0]
+
+
+def test_a_bare_warning_yields_to_a_later_verdict_in_a_log_without_errors(tmp_path: Path) -> None:
+    """Meson's notice about an unstable module is no statement of the failure; its 'found: NO'
+    under it is (corpus unknown/gdk-9). A Python warning category heads its message and stays."""
+    from remedy.evidence.suspicious import verdict_lines
+    from remedy.inputs import scan_logs
+
+    log = tmp_path / "meson.log"
+    log.write_text(
+        "Host machine cpu: x86_64\n"
+        "../meson.build:18: WARNING: Module unstable-cuda has no backwards or forwards"
+        " compatibility and might not exist in future releases.\n"
+        "Run-time dependency CUDA (modules: cudart) found: NO \n"
+    )
+    scan_logs([log])  # the lines are read back only from a log the scan checked
+    assert [s.line for s in verdict_lines([str(log)])] == [3]
+    log = tmp_path / "jax.log"
+    log.write_text(
+        "RuntimeWarning: JAX plugin jax_cuda12_plugin version 0.9.2 is installed,\n"
+        "but it is not compatible with the installed jaxlib version 0.9.0.1\n"
+    )
+    scan_logs([log])
+    assert [s.line for s in verdict_lines([str(log)])] == [1]

@@ -19,6 +19,7 @@ from remedy.evidence.fields import (
     dll_soname,
     lib_in_cuda_toolkit,
     load_signals,
+    symptom_views,
 )
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
@@ -611,3 +612,152 @@ def test_a_version_beside_a_capability_is_not_read_as_the_devices() -> None:
     line = "RuntimeError: FA3 requires CUDA >= 12.3 and compute capability 9.0"
     syms = [s for s in _symptoms(line) if s.signature == "error-states-compute-capability"]
     assert syms and "capability_short" not in derived_fields(syms[0])
+
+
+# tune-az: the GPU a log names beside an arch refusal (nvidia-smi -L, collect_env) says whether
+# the refused target is the GPU's own or an arch list's, and whether a gate's family floor
+# ('Ampere GPUs or newer') is really above the GPU
+NAMED_GPU = [
+    (
+        [
+            "GPU 0: NVIDIA GeForce RTX 4090",
+            "nvcc fatal   : Unsupported gpu architecture 'compute_89'",
+        ],
+        "nvcc-unsupported-arch",
+        {"target_vs_log_gpu": "same"},
+    ),
+    (
+        [
+            "GPU 0: NVIDIA GeForce RTX 3090",
+            "nvcc fatal   : Unsupported gpu architecture 'compute_90'",
+        ],
+        "nvcc-unsupported-arch",
+        {"target_vs_log_gpu": "other"},
+    ),
+    (
+        ["GPU 0: NVIDIA B200", "RuntimeError: FlashAttention only supports Ampere GPUs or newer."],
+        "gpu-below-required-capability",
+        {"log_gpu_vs_floor": "above"},
+    ),
+    (
+        ["GPU 0: Tesla T4", "RuntimeError: FlashAttention only supports Ampere GPUs or newer."],
+        "gpu-below-required-capability",
+        {"log_gpu_vs_floor": "below"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "sig", "want"), NAMED_GPU)
+def test_a_named_gpu_is_compared_with_the_refused_arch(lines, sig, want):
+    syms = scan_lines(lines).symptoms
+    views = symptom_views(syms)
+    got = [v for s, v in zip(syms, views, strict=True) if s.signature == sig]
+    assert got, [s.signature for s in syms]
+    for key, value in want.items():
+        assert got[0].get(key) == value, got[0]
+
+
+def test_without_a_named_gpu_the_refused_arch_is_not_compared():
+    syms = scan_lines(["nvcc fatal   : Unsupported gpu architecture 'compute_89'"]).symptoms
+    views = symptom_views(syms)
+    assert all("target_vs_log_gpu" not in v for v in views)
+
+
+# tune-ba: the traceback above "No such file or directory: 'ninja'" names the Python that ran
+# ninja; a package that declares pip's ninja, in an environment whose bin/ is not a default
+# PATH dir, makes the line jit-ninja-on-path's (knowledge/field-signals.yaml)
+FRAMES = [
+    (CORPUS / "jit-ninja-on-path/gdc-1.log", "vllm@/opt/venv", ["jit-ninja-on-path"]),
+    (
+        CORPUS.parent / "templates/jit/vllm-ninja-missing-conda-env.log",
+        "vllm@/home/svc/miniconda3/envs/vllm,flashinfer@/home/svc/miniconda3/envs/vllm",
+        ["jit-ninja-on-path"],
+    ),
+    (  # the image's system Python: /usr/local/bin is on every default PATH
+        CORPUS.parent / "templates/jit/vllm-ninja-missing-system-python.log",
+        "vllm@/usr/local,flashinfer@/usr/local",
+        [],
+    ),
+    (  # torch does not declare ninja: a venv alone says nothing of where ninja is
+        CORPUS.parent / "templates/jit/mmcv-ninja-missing-venv.log",
+        "torch@/home/dev/venv",
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "pkgs", "want"), FRAMES, ids=[f[0].name for f in FRAMES])
+def test_the_traceback_above_a_missing_ninja_names_its_environment(log, pkgs, want):
+    from remedy.evidence.fields import frame_contexts
+
+    symptoms, _, wrappers = scan_logs([log])
+    i = next(i for i, s in enumerate(symptoms) if s.signature == "ninja-missing")
+    assert frame_contexts(symptoms)[i]["frame_packages"] == pkgs
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert [h.rule for h in d.hypotheses[:1]] == want
+
+
+def test_a_windows_frame_names_its_environment_with_forward_slashes():
+    from remedy.evidence.fields import frame_fields
+
+    text = r'  File "C:\Users\a\venv\Lib\site-packages\flashinfer\jit\cpp_ext.py", line 302'
+    assert frame_fields(text) == {"frame_packages": "flashinfer@C:/Users/a/venv"}
+
+
+# tune-ax: the files a post lists next to the loader's line (ls, ls -l, find, ldconfig -p,
+# ldd's resolved form) say whether the missing soname's major is installed (corpus
+# unknown/gdk-8, ollama/ollama#602: libcudart.so.12 missing, 'ls -al' shows libcudart.so.12.0)
+@pytest.mark.parametrize(
+    ("soname", "lines", "want"),
+    [
+        (
+            "libcudart.so.12",
+            ["-rwxr-xr-x 1 ollama ollama    687456 Sep 26 06:27 libcudart.so.12.0"],
+            "same-major",
+        ),
+        (
+            "libcudart.so.12",
+            ["/usr/local/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"],
+            "same-major",
+        ),
+        ("libcudart.so.12", ["libcublas.so.12  libcudart.so.12.4.127  server"], "same-major"),
+        (
+            "libcudart.so.12",
+            ["\tlibcudart.so.12 (libc6,x86-64) => /usr/local/cuda/lib64/libcudart.so.12"],
+            "same-major",
+        ),
+        ("libcudart.so.11.0", ["/usr/local/cuda-11.8/lib64/libcudart.so.11.8.89"], "same-major"),
+        (
+            "libcudart.so.12",
+            ["/usr/local/cuda-11.8/lib64/libcudart.so.11.0", "libcudart.so.13"],
+            "other-major",
+        ),
+        # not listings: ldd's unresolved line, prose naming the file, another library
+        ("libcudart.so.12", ["\tlibcudart.so.12 => not found"], None),
+        (
+            "libnvrtc-builtins.so.12",
+            ["  Make sure that libnvrtc-builtins.so.12.1 is installed correctly."],
+            None,
+        ),
+        ("libcudart.so.12", ["-rw-r--r-- 1 root root 1 Mar 1 10:00 libcublas.so.12.4.5.8"], None),
+    ],
+)
+def test_a_listed_file_of_the_missing_soname_says_which_major_is_there(soname, lines, want):
+    from remedy.evidence.fields import listing_fields
+
+    assert listing_fields(soname, lines).get("lib_listed") == want
+
+
+def test_a_listing_of_the_same_major_withdraws_the_cuda_major_claim(tmp_path: Path) -> None:
+    log = tmp_path / "ollama.log"
+    log.write_text(
+        "error while loading shared libraries: libcudart.so.12: cannot open shared object file:"
+        " No such file or directory\n"
+        "-rwxr-xr-x 1 ollama ollama    687456 Sep 26 06:27 libcudart.so.12.0\n"
+    )
+    symptoms, _, wrappers = scan_logs([log])
+    assert diagnose(load_knowledge(), None, symptoms, wrappers=wrappers).hypotheses == []
+    log.write_text(log.read_text().replace("libcudart.so.12.0", "libcudart.so.11.8.89"))
+    symptoms, _, wrappers = scan_logs([log])
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert [h.rule for h in d.hypotheses[:1]] == ["runtime-libs-match-cuda-major"]

@@ -732,3 +732,39 @@ def test_grep_offsets_counted_from_the_file_start_are_told_apart(tmp_path: Path)
         at = [-1]
         got = [at[0] for _ in reader._grep_lines_at(io.BytesIO(out), 1, 512, fd, 16, at)]
         assert got == [-1]
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        # DeepGEMM DG_DEVICE_ASSERT / DeepEP EP_DEVICE_ASSERT: printf, then trap
+        "Assertion failed: deep_gemm/impls/smxx_layout.cuh:131, condition: (v & 0x807fffffu) == 0",
+        # CUDA's device-side __assertfail (glibc's __assert_fail wording, block/thread added)
+        "/src/Indexing.cu:1236: indexSelectSmallIndex: block: [0,0,0], thread: [3,0,0] "
+        "Assertion `srcIndex < srcSelectDimSize` failed.",
+        # the UCRT's assert on Windows
+        "Assertion failed: n < cap, file C:\\src\\kernel.cpp, line 42",
+    ],
+)
+def test_a_failed_assertion_outranks_the_launch_failure_after_it(assertion: str) -> None:
+    """An assert prints its condition, then traps or aborts: the exception that reports the
+    trap ('CUDA_ERROR_LAUNCH_FAILED', 'device-side assert triggered') comes after it and only
+    says the kernel died; the first error is the assertion (tune-bb, round 51's gdq-2)."""
+    res = scan_lines(
+        [
+            assertion,
+            "tvm.error.InternalError: CUDA driver error (jit_kernels/x.hpp:72): 719 "
+            "(CUDA_ERROR_LAUNCH_FAILED)",
+            "RuntimeError: CUDA error: device-side assert triggered",
+        ]
+    )
+    assert res.suspicious[0].line == 1, [(s.line, s.score) for s in res.suspicious]
+
+
+def test_an_assertion_word_in_an_exception_message_is_not_an_assertion() -> None:
+    """Only the assert machinery's own wording counts: a message that mentions an assertion
+    is scored as the line it is."""
+    from remedy.evidence.suspicious import base_score
+
+    assert base_score("warning: the assertion failed count is 3")[1] != "failed assertion"
+    assert base_score("  passing Assertion failedover to the backup host")[1] != "failed assertion"

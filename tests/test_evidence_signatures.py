@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from remedy.evidence import ScanResult, default_catalog, scan_lines, scan_path
-from remedy.evidence.prefilter import literals
+from remedy.evidence.prefilter import literals, reduce_literals
 from remedy.evidence.prefix import strip_prefixes
 from remedy.evidence.suspicious import WORDS
 from remedy.model import Symptom
@@ -388,6 +388,41 @@ NEGATIVES = [
         ["missing-header"],
     ),
     ("nvcc fatal   : Could not open output file '/tmp/k.o'", None, ["missing-header"]),
+    # tune-bb: cl.exe translates all of C1083 but the code and the name (round 51's gdr-7 is
+    # Russian, the name unquoted); the header's name is the field in every language ...
+    (
+        "cuda_utils.c(12): fatal error C1083: \u041d\u0435 \u0443\u0434\u0430\u0435\u0442\u0441\u044f "
+        "\u043e\u0442\u043a\u0440\u044b\u0442\u044c \u0444\u0430\u0439\u043b "
+        "\u0432\u043a\u043b\u044e\u0447\u0435\u043d\u0438\u0435: Python.h: No such file or directory,",
+        "python-h-missing",
+        ["cuda-lib-header-missing"],
+    ),
+    (
+        "k.cu(3,10): error C1083: \u65e0\u6cd5\u6253\u5f00\u5305\u62ec\u6587\u4ef6: "
+        "\u201ccuda/std/tuple\u201d: No such file or directory",
+        "missing-header",
+        ["python-h-missing", "cuda-lib-header-missing"],
+    ),
+    # ... and never a source file, a precompiled header or an object path in another language
+    (
+        'c1xx: fatal error C1083: Quelldatei kann nicht ge\u00f6ffnet werden: "k.cpp": No such '
+        "file or directory",
+        None,
+        ["missing-header"],
+    ),
+    (
+        "main.cpp(1): fatal error C1083: \u65e0\u6cd5\u6253\u5f00\u9884\u7f16\u8bd1\u5934"
+        "\u6587\u4ef6: \u201cDebug\\app.pch\u201d: No such file or directory",
+        None,
+        ["missing-header"],
+    ),
+    (
+        "k.cpp : fatal error C1083: \u041d\u0435 \u0443\u0434\u0430\u0435\u0442\u0441\u044f "
+        "\u043e\u0442\u043a\u0440\u044b\u0442\u044c \u0444\u0430\u0439\u043b: "
+        "C:\\b\\k.obj: Permission denied",
+        None,
+        ["missing-header"],
+    ),
 ]
 
 
@@ -481,6 +516,20 @@ def test_partial_facts_rename_fields() -> None:
 
 
 # --- prefilter superset ---------------------------------------------------------------------
+
+
+def test_prefilter_keeps_a_literal_whose_cover_was_dropped_in_turn() -> None:
+    """tune-ay: step 5 dropped 'NvEncodeAPI ' because its needle holds 'API version', then
+    dropped 'API version' because its own needle holds 'quire': the Video Codec SDK's
+    'does not support this NvEncodeAPI version' selected no line."""
+    needles = {
+        "required nvenc API version",
+        "does not support this NvEncodeAPI version",
+        "quire",
+    }
+    lits = reduce_literals(needles)
+    for n in needles:
+        assert any(lit in n for lit in lits), n
 
 
 def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
@@ -616,7 +665,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # printed indented under '`cutlassF` is not supported because:' with no error word); torch
     # autocast's 'Current CUDA Device does not support bfloat16' reuses 'CUDA', DeepSpeed's
     # 'Type bf16 is not supported' the word 'not supported', cuBLAS's statuses 'error': 114 -> 115.
-    assert len(lits) <= 115, "each literal costs grep time; see prefilter.py"
+    # Tune-ay adds 'NvEncodeAPI ' (the Video Codec SDK's NvEncoder 'Current Driver Version does
+    # not support this NvEncodeAPI version', thrown in an exception with no error word);
+    # FFmpeg's restated check reuses 'quire', its driver requirement 'Nvidia drive', the
+    # kernel-module lines 'error', 'ERROR', 'FATAL' and 'version ': 115 -> 116.
+    assert len(lits) <= 116, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

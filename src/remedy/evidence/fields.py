@@ -750,7 +750,51 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
         views[i] = {**rng, **views[i]}
     for i, chk in check_contexts(symptoms).items():
         views[i] = {**chk, **views[i]}
+    for i, frm in frame_contexts(symptoms).items():
+        views[i] = {**frm, **views[i]}
+    for i, listed in listing_contexts(symptoms).items():
+        views[i] = {**listed, **views[i]}
+    return with_log_gpu(views)
+
+
+def with_log_gpu(views: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Each view that names a target arch (``arch_cc``) gains ``target_vs_log_gpu``: 'same'
+    when a GPU the log names elsewhere (``gpu_model_cc``: nvidia-smi, collect_env, torch's
+    device name) has that compute capability, 'other' when it names GPUs and none has it; a
+    view with an architecture-family floor (``min_gpu``: 'Ampere GPUs or newer') gains
+    ``log_gpu_vs_floor``: 'above' when every named GPU meets it, else 'below'.
+    Why: a refused or missing arch is the GPU's own, or an entry of a build's arch list, and a
+    gate refusing a GPU that meets its stated floor is a build that does not know the GPU;
+    the line alone rarely says which, the GPU named beside it does (tune-az)."""
+    gpus = {v["gpu_model_cc"] for v in views if v.get("gpu_model_cc")}
+    if not gpus:
+        return views
+    for v in views:
+        cc = v.get("arch_cc")
+        if cc and "gpu_model_cc" not in v:
+            v["target_vs_log_gpu"] = "same" if cc in gpus else "other"
+        floor = _ARCH_FAMILY_FLOOR.get(v.get("min_gpu", ""))
+        if floor:
+            ok = all(_cc_tuple(g) >= floor for g in gpus)
+            v["log_gpu_vs_floor"] = "above" if ok else "below"
     return views
+
+
+# the first compute capability of each architecture family a gate names ('only supports
+# Ampere GPUs or newer'): NVIDIA's CUDA GPUs table
+_ARCH_FAMILY_FLOOR = {
+    "Volta": (7, 0),
+    "Turing": (7, 5),
+    "Ampere": (8, 0),
+    "Ada": (8, 9),
+    "Hopper": (9, 0),
+    "Blackwell": (10, 0),
+}
+
+
+def _cc_tuple(cc: str) -> tuple[int, int]:
+    major, _, minor = cc.partition(".")
+    return int(major), int(minor or 0)
 
 
 def _line_text(raw: bytes) -> str:
@@ -1138,6 +1182,40 @@ def spawn_fields(text: str) -> dict[str, str]:
     return {"build_spawn": "setuptools"} if _SETUPTOOLS_NVCC.search(text) else {}
 
 
+# tune-ba (round 48's gdc-1): a 'No such file or directory: ninja' says nothing of where ninja
+# is, but the traceback above it says which Python raised it: a frame in
+# <prefix>/lib/pythonX.Y/site-packages/<package>/ (Windows: <prefix>\\Lib\\site-packages\\) names
+# the environment and the package that ran ninja. Whether that package's install brought pip's
+# ninja into <prefix>/bin, and which prefixes are on every PATH, is knowledge (the field signal
+# ninja-missing-under-package-that-installs-ninja), not code.
+FRAME_SIGNATURES = frozenset({"ninja-missing"})
+FRAMES_BEFORE = 40
+_SITE_FRAME = re.compile(
+    r'File "(?P<prefix>[^"]+?)[\\/][Ll]ib[\\/](?:python\d+(?:\.\d+)?[\\/])?'
+    r"(?:site|dist)-packages[\\/](?P<pkg>[A-Za-z_]\w*)[\\/]"
+)
+
+
+def frame_fields(text: str) -> dict[str, str]:
+    """frame_packages: the 'package@prefix' of each traceback frame in ``text`` that lies in a
+    Python environment's site-packages (in order, each once; the prefix with '/' separators)."""
+    seen: list[str] = []
+    for m in _SITE_FRAME.finditer(text):
+        item = m.group("pkg") + "@" + m.group("prefix").replace("\\", "/")
+        if item not in seen:
+            seen.append(item)
+    return {"frame_packages": ",".join(seen)} if seen else {}
+
+
+def frame_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each FRAME_SIGNATURES line -> frame_fields of it, else of the
+    FRAMES_BEFORE lines above it (same file): the environment the failing Python ran from."""
+    out: dict[int, dict[str, str]] = {}
+    for sig in sorted(FRAME_SIGNATURES):
+        out |= _contexts(symptoms, sig, FRAMES_BEFORE, 0, frame_fields)
+    return out
+
+
 def _is_jax_head(s: Symptom) -> bool:
     return "Outdated" in s.text
 
@@ -1160,25 +1238,123 @@ def _contexts(
     # the line itself first (a warning reflowed onto one line; a log read from stdin)
     out = {i: f for i in mine if (f := read(symptoms[i].text))}
     for source, at in want.items():
-        try:
-            f = _reread(source)
-            if f is None:
-                continue
-            keep = {n for line in at for n in range(line - before, line + after + 1)}
-            last = max(keep)
-            lines: dict[int, str] = {}
-            with f:
-                for n, raw in enumerate(f, 1):
-                    if n in keep:
-                        lines[n] = _line_text(raw).strip()
-                    if n >= last:
-                        break
-            for line, i in at.items():
-                around = range(line - before, line + after + 1)
-                text = " ".join(lines[n] for n in around if lines.get(n))
-                fields = read(text)
-                if fields and i not in out:
-                    out[i] = fields
-        except OSError:
+        lines = _lines_near(source, at, before, after)
+        if lines is None:
             continue
+        for line, i in at.items():
+            around = (lines.get(n, "").strip() for n in range(line - before, line + after + 1))
+            fields = read(" ".join(t for t in around if t))
+            if fields and i not in out:
+                out[i] = fields
+    return out
+
+
+def _lines_near(source: str, at: Iterable[int], before: int, after: int) -> dict[int, str] | None:
+    """Line number -> text of ``source``'s lines from ``before`` above to ``after`` below each
+    line of ``at``, read again up to the last of them; None when it cannot be read again."""
+    try:
+        f = _reread(source)
+        if f is None:
+            return None
+        keep = {n for line in at for n in range(line - before, line + after + 1)}
+        last = max(keep)
+        lines: dict[int, str] = {}
+        with f:
+            for n, raw in enumerate(f, 1):
+                if n in keep:
+                    lines[n] = _line_text(raw)
+                if n >= last:
+                    break
+        return lines
+    except OSError:
+        return None
+
+
+# tune-ax (after round 49's null gdk-8, ollama/ollama#602: 'error while loading shared
+# libraries: libcudart.so.12: cannot open shared object file', then the poster's 'ls -al' of
+# the runner's directory holding libcudart.so.12.0): a post often shows, next to the loader's
+# line, the files the user found (ls, ls -l, find, ldconfig -p, ldd's resolved lines). A file
+# of the missing library at the SAME soname major (libcudart.so.12.0 for libcudart.so.12) says
+# that major's library is installed: the loader's search or the soname link is what failed,
+# not a package built for another CUDA major nor a package left uninstalled. Only other
+# majors (libcudart.so.11.0 for libcudart.so.12) confirm the mismatch.
+LISTING_SIGNATURES = frozenset(
+    {"cuda-runtime-lib-not-found", "shared-lib-not-found", "versioned-lib-load-failed"}
+)
+LISTING_AROUND = 12
+_SONAME = re.compile(r"^lib([\w+-]+)\.so\.(\d+)(?:\.\d+)*$")
+# a line stating a failure is no listing (the loader's own line, ldd's '=> not found')
+_NOT_LISTING = re.compile(
+    r"not found|cannot open|[Nn]o such file|[Ee]rror|[Ff]ail|[Uu]nable|[Cc]ould not|[Mm]issing"
+)
+# ls -l's mode column; ldconfig -p's '(libc6,x86-64) => path'; ldd's resolved 'name => path (0x'
+_LS_LONG = re.compile(r"^[-lbcdps][-rwxsStT]{9}[.+@]?\s")
+_RESOLVED = re.compile(r"^\S+\s+(?:\([^)]*\)\s+)?=>\s+(\S+)")
+_FILE_TOKEN = re.compile(r"^(?:\S*/)?[\w.+-]+$")
+
+
+def listed_files(line: str) -> list[str]:
+    """Basenames of the shared libraries a listing line shows (ls, ls -l, find, ldconfig -p,
+    ldd's resolved form); [] for any other line."""
+    text = line.strip()
+    if not text or _NOT_LISTING.search(text):
+        return []
+    if _LS_LONG.match(text):
+        words = text.split()
+        if "->" in words:  # a link: its own name (the last word before the arrow)
+            words = words[: words.index("->")]
+        names = words[-1:]
+    elif m := _RESOLVED.match(text):
+        names = [m.group(1)]
+    else:
+        # find's one path a line; ls's names one a line or in columns padded by 2+ blanks
+        # (prose that names a file, 'Make sure that libX.so.12 is installed', is no listing)
+        names = re.split(r"\s{2,}|\t", text)
+        if not all(_FILE_TOKEN.match(n) for n in names):
+            return []
+    return [re.split(r"[\\/]", n)[-1] for n in names if ".so." in n]
+
+
+def listing_fields(soname: str, lines: list[str]) -> dict[str, str]:
+    """lib_listed 'same-major' when ``lines`` list a file of ``soname``'s library at its major
+    (libcudart.so.12.0 for libcudart.so.12), 'other-major' when they list it only at other
+    majors; {} when they list none (or ``soname`` carries no major)."""
+    want = _SONAME.match(soname)
+    if not want:
+        return {}
+    seen: set[str] = set()
+    for line in lines:
+        for name in listed_files(line):
+            m = _SONAME.match(name)
+            if m and m.group(1) == want.group(1):
+                seen.add(m.group(2))
+    if not seen:
+        return {}
+    return {"lib_listed": "same-major" if want.group(2) in seen else "other-major"}
+
+
+def listing_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each library-not-found line -> listing_fields of the other lines at
+    most LISTING_AROUND lines above and below it (same file)."""
+    # source -> {line: [(index, soname)]}: several signatures match one loader line
+    want: dict[str, dict[int, list[tuple[int, str]]]] = {}
+    for i, s in enumerate(symptoms):
+        lib = re.split(r"[\\/]", s.fields.get("shared_lib") or "")[-1]
+        if s.signature in LISTING_SIGNATURES and _SONAME.match(lib):
+            want.setdefault(s.source, {}).setdefault(s.line, []).append((i, lib))
+    out: dict[int, dict[str, str]] = {}
+    for source, at in want.items():
+        lines = _lines_near(source, at, LISTING_AROUND, LISTING_AROUND)
+        if lines is None:
+            continue
+        for line, found in at.items():
+            around = [
+                lines[n]
+                for n in range(line - LISTING_AROUND, line + LISTING_AROUND + 1)
+                if n != line and n in lines
+            ]
+            for i, lib in found:
+                fields = listing_fields(lib, around)
+                if fields:
+                    out[i] = fields
     return out

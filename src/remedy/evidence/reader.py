@@ -626,6 +626,15 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _tool_env() -> dict[bytes, bytes]:
+    """grep's and wc's environment: the inherited one less another user's places
+    (remedy.childenv: LD_LIBRARY_PATH naming uid 65534's dir made root's grep load its
+    libpcre2-8.so.0), in the C locale."""
+    from remedy.childenv import scrubbed_environ
+
+    return {**scrubbed_environ(os.environb), b"LC_ALL": b"C"}
+
+
 def find_grep() -> str | None:
     """grep from the system PATH only: a PATH that starts with a directory another user owns
     must not make root run that user's grep (remedy.transport.base.SYSTEM_PATH)."""
@@ -661,7 +670,7 @@ def _grep_works(grep: str, offsets: bool = False) -> bool:
                 input=b"a\xff\nx.y\nxzy\n\x00FAILED\n",
                 capture_output=True,
                 timeout=10,
-                env={**os.environ, "LC_ALL": "C"},
+                env=_tool_env(),
             )
             want = b"2:3:x.y\n4:11:\x00FAILED\n" if offsets else b"2:x.y\n4:\x00FAILED\n"
             ok = proc.returncode == 0 and proc.stdout == want
@@ -765,7 +774,7 @@ def _start_tail_counts(fd: int, bounds: list[int]) -> list[subprocess.Popen[byte
                     stdin=r,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
-                    env={**os.environ, "LC_ALL": "C"},
+                    env=_tool_env(),
                 )
             )
         except OSError:
@@ -901,7 +910,7 @@ def grep_stream_candidates(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err,
-            env={**os.environ, "LC_ALL": "C"},
+            env=_tool_env(),
         )
     except OSError as exc:
         err.close()
@@ -971,7 +980,7 @@ def grep_candidates(
         n = len(bounds) - 1
         cmd = [grep, "-a", "-n", *(["-b"] if at is not None else []), "-E"]
         cmd += ["-e", os.fsdecode(ere_alternation(literals))]
-        env = {**os.environ, "LC_ALL": "C"}
+        env = _tool_env()
         pipes: list[tuple[int, int]] = []
         for k in range(n):
             # the last slice ends at EOF, so grep can read it straight from the file;
