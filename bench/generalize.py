@@ -322,8 +322,10 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # large-scale training frameworks; scientific and medical imaging; NVIDIA application SDKs)
     # who never ran remedy on them; scored by fb037e10 (this session's final knowledge:
     # tune-ax/ay/az/ba/bb, perf-38 and redteam-14 merged, blind to the round:
-    # bench/results/round52/).
-    ("fb037e10", "fb037e10"),
+    # bench/results/round52/). fb037e10 was lost with a submission that did not land;
+    # 785477d9 rebuilds it (that tree less round 52's rows and the gdu-1 signal tuned after)
+    # and scores the round identically (score-785477d9.txt vs score-fb037e10.txt).
+    ("785477d9", "785477d9"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [

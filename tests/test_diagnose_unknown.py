@@ -229,3 +229,18 @@ def test_a_bare_warning_yields_to_a_later_verdict_in_a_log_without_errors(tmp_pa
     )
     scan_logs([log])
     assert [s.line for s in verdict_lines([str(log)])] == [1]
+
+
+def test_vllm_logger_header_on_every_traceback_line_leaves_the_exception_first() -> None:
+    """vLLM's NewLineFormatter repeats 'ERROR <date> [file:line] ' on each traceback line: the
+    frames under it still rank below the exception line (tune-bf, null fd-6)."""
+    from remedy.evidence.suspicious import base_score
+
+    head = "ERROR 11-02 14:03:11 [core.py:700] "
+    frame = head + '  File "/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 9'
+    exc = head + "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3356"
+    worker = "(EngineCore_DP0 pid=5123) " + frame
+    assert base_score(frame)[0] < base_score(exc)[0]
+    assert base_score(worker)[0] < base_score(exc)[0]
+    # a header over a message that is not a frame keeps its error-word score
+    assert base_score(head + "Engine core failed to start.")[0] >= 3.0

@@ -103,6 +103,11 @@ _CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB
 # holding any such entry is left out whole. A bare LD_PRELOAD name is found in the library
 # dirs (LD_LIBRARY_PATH's checked here)
 _LOADER_LISTS = (b"LD_LIBRARY_PATH", b"LD_PRELOAD", b"LD_AUDIT")
+# PERL5OPT: switches perl takes as if on every command line (dpkg's and debconf's perl in a
+# step's apt install): `-I/dir` and `-Mlib=/dir` put a directory first on @INC, `-Mevil` then
+# loads evil.pm from it as root (tests/security/test_inherited_perl_env.py); `-d` runs the code
+# in PERL5DB. Left out where a directory it names is another user's, or with `-d`
+_PERL_OPT = b"PERL5OPT"
 _LOADER_SPLIT = re.compile(rb"[:; \t\n]")
 _CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
 
@@ -163,6 +168,34 @@ def _pip_places(value: bytes) -> list[bytes]:
     return out
 
 
+def _perl_opt_places(value: bytes) -> list[bytes] | None:
+    """The directories a PERL5OPT value adds to perl's @INC (`-I DIR`, `-IDIR`,
+    `-Mlib=A,B`, `-mlib=...`), or None where it turns on the debugger (`-d`, `-d:Mod`: the
+    code in PERL5DB runs) or is not made of switches (perl refuses that; so does remedy)."""
+    words = value.split()
+    out: list[bytes] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if not w.startswith(b"-"):
+            return None
+        if w.startswith(b"-d"):
+            return None
+        if w.startswith(b"-I"):
+            if w == b"-I":
+                i += 1
+                if i >= len(words):
+                    return None
+                w = b"-I" + words[i]
+            out.append(w[2:])
+        elif w.startswith((b"-Mlib=", b"-mlib=", b"-M-lib=", b"-m-lib=")):
+            out += w.split(b"=", 1)[1].split(b",")
+        elif w in (b"-M", b"-m"):
+            return None  # the module name in the next word: not a form perl takes here
+        i += 1
+    return out
+
+
 def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     """Replacements for inherited variables that name another user's configuration or code
     (None: leave it out): a list keeps its other entries. See _CONFIG_VARS."""
@@ -170,7 +203,7 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     plat = environ.get(b"PYTHONPLATLIBDIR")
     if plat and (b"/" in plat or plat in (b".", b"..")):
         out[b"PYTHONPLATLIBDIR"] = None  # `../../DIR`: Python's standard library from DIR
-    for k in (*_CONFIG_VARS, *_CONFIG_LISTS, *_LOADER_LISTS, *_pip_paths(environ)):
+    for k in (*_CONFIG_VARS, *_CONFIG_LISTS, *_LOADER_LISTS, _PERL_OPT, *_pip_paths(environ)):
         v = environ.get(k)
         if not v:
             continue
@@ -178,6 +211,9 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
         if key not in _CONFIG_SEEN:
             if k in _LOADER_LISTS:
                 new = None if any(_foreign_lib(k, x) for x in _LOADER_SPLIT.split(v)) else v
+            elif k == _PERL_OPT:
+                places = _perl_opt_places(v)
+                new = None if places is None or any(_foreign_place(p) for p in places) else v
             elif k.startswith(b"PIP_") and k not in _CONFIG_VARS:
                 new = None if any(_foreign_place(p) for p in _pip_places(v)) else v
             elif k in _CONFIG_LISTS:

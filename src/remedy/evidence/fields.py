@@ -42,6 +42,9 @@ _CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("torch", re.compile(r"\btorch\b|THCudaCheck|c10::|torch/csrc")),
 )
 _CC_KEYWORD = re.compile(r"(?:cc)?(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>)")
+# ggml's 'CUDA arch <N>' is its GGML_CUDA_CC value, 100*major + 10*minor (750 = 7.5, 1200 = 12.0;
+# ggml/src/ggml-cuda/common.cuh GGML_CUDA_CC_TURING 750, ggml_cuda_info().devices[id].cc)
+_GGML_CUDA_CC = re.compile(r"(?P<major>\d{1,2})(?P<minor>\d)0(?P<suffix>)")
 # A compute capability as error lines write it: 8.0, (7, 5), sm_86 / sm86 / SM90 / sm_100
 _CC_VALUE = re.compile(
     r"(?<![\w.])\(?(?P<major>\d{1,2})(?:\.|, ?)(?P<minor>\d)\)?(?!\w|\.\d)"
@@ -124,7 +127,8 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     # NVHPC names a target as a compute-capability keyword (-gpu=cc120), Maxine an engine by
     # its capability digits (AIGS_288x512_89_m0.engine): gpu_cc, not sm_120
     cc = _CC_KEYWORD.fullmatch(sym.fields.get("gpu_cc") or "")
-    m = _ARCH.search(arch) or cc or _ARCH.search(text)
+    ggml = _GGML_CUDA_CC.fullmatch(sym.fields.get("gpu_arch") or "")
+    m = _ARCH.search(arch) or cc or ggml or _ARCH.search(text)
     if m:
         out["arch_cc"] = f"{m.group('major')}.{m.group('minor')}"
         out["arch_suffix"] = m.group("suffix") or "plain"
@@ -1188,7 +1192,9 @@ def spawn_fields(text: str) -> dict[str, str]:
 # the environment and the package that ran ninja. Whether that package's install brought pip's
 # ninja into <prefix>/bin, and which prefixes are on every PATH, is knowledge (the field signal
 # ninja-missing-under-package-that-installs-ninja), not code.
-FRAME_SIGNATURES = frozenset({"ninja-missing"})
+# tune-bf (round 31's null fzl-2): a library missing under torch's own import frame is read
+# the same way (field signal torch-bundled-library-missing-at-torch-import)
+FRAME_SIGNATURES = frozenset({"ninja-missing", "shared-lib-not-found"})
 FRAMES_BEFORE = 40
 _SITE_FRAME = re.compile(
     r'File "(?P<prefix>[^"]+?)[\\/][Ll]ib[\\/](?:python\d+(?:\.\d+)?[\\/])?'

@@ -199,8 +199,20 @@ def is_command_echo(text: str) -> bool:
     return len(text) > 300 and text.count(" -") >= 8
 
 
+# vLLM's logger header, '<LEVEL> <mm-dd HH:MM:SS> [<file>:<line>] ' (vllm/logger.py _FORMAT,
+# _DATE_FORMAT; an optional '(EngineCore_DP0 pid=N) ' process tag before it): its NewLineFormatter
+# repeats the header on every line of a logged traceback, so 'ERROR' heads each frame and each
+# frame read as an error word, outranking the exception line under them (tune-bf, after the
+# null fd-6). The line is scored as the message the header carries.
+_LEVEL_HEADER = re.compile(
+    r"^(?:\(\w+ pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
+    r" \[[\w./-]+:\d+\] "
+)
+
+
 def base_score(text: str) -> tuple[float, str]:
     """Score an error-looking line on its own; higher means more likely the cause."""
+    text = _LEVEL_HEADER.sub("", text, count=1)
     lower = text.lower()
     if _HEADING.match(text):
         return 0.5, "heading without a message"
