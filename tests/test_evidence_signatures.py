@@ -669,7 +669,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # not support this NvEncodeAPI version', thrown in an exception with no error word);
     # FFmpeg's restated check reuses 'quire', its driver requirement 'Nvidia drive', the
     # kernel-module lines 'error', 'ERROR', 'FATAL' and 'version ': 115 -> 116.
-    assert len(lits) <= 116, "each literal costs grep time; see prefilter.py"
+    # Tune-be adds 'torch.ops.' (a traceback's source line calling a compiled extension's op,
+    # torch-extension-op-call: no error word on it); its check-macro signals reuse signatures
+    # that exist: 116 -> 117.
+    assert len(lits) <= 117, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
