@@ -317,7 +317,8 @@ def lib_in_cuda_toolkit(name: str) -> bool | None:
     return _lib_stem(name) in stems
 
 
-_C_API_SYMBOL = re.compile(r"cu[A-Za-z]\w*")
+# tune-bd: and NVRTC's C API (nvrtcGetNVVM, gone from CUDA 13's libnvrtc)
+_C_API_SYMBOL = re.compile(r"(?:cu|nvrtc)[A-Za-z]\w*")
 
 
 def _removed_link_symbol(symbol: str) -> dict[str, str]:
@@ -325,6 +326,8 @@ def _removed_link_symbol(symbol: str) -> dict[str, str]:
     built against the old headers, linked with the new libcudart: CUDA 13's libcudart.so.13
     exports no cudaThread* function). Only C API names (cuX/cudaX, unmangled) and only rows
     the table marks removed: a changed signature keeps its C symbol, so it never fails a link."""
+    # a symbol quoted by the caller's own error text (a Rust DlSym debug string ends in '"')
+    symbol = symbol.strip("\"'`’")
     if not _C_API_SYMBOL.fullmatch(symbol):
         return {}
     change = api_change(symbol)
