@@ -326,6 +326,15 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # 785477d9 rebuilds it (that tree less round 52's rows and the gdu-1 signal tuned after)
     # and scores the round identically (score-785477d9.txt vs score-fb037e10.txt).
     ("785477d9", "785477d9"),
+    # round 53: 61 logs (27 with a class, 34 whose cause no rule covers) collected on
+    # 2026-12-05 (session 39) by seven engineers (col-53a..g: GPU array libraries and LLM
+    # runtimes; CUDA from Rust/Go/Java and distributed training; ONNX Runtime/TensorRT and GPUs
+    # under orchestration; vLLM/SGLang/FlashInfer 2025-26; PyTorch and Triton; image/video
+    # generation and speech; local LLM runners and Jetson/edge) who never ran remedy on them,
+    # while tune-bc/bd/be/bf worked without seeing them; scored by 260ce802 (that session's
+    # knowledge with every tuner merged, blind to the round) and by 5413bec2 (its start):
+    # the same rules-only figures (bench/results/round53/).
+    ("260ce802", "260ce802"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
