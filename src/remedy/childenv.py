@@ -88,10 +88,12 @@ def _creatable_by_others(path: str, me: int) -> bool:
 # https, curl) trusts for the index: one another user writes vouched for whoever answered for
 # the index host, and root installed its wheel (tests/security/test_inherited_ca_env.py);
 # PIP_CERT naming the same file was already left out
+# XDG_CACHE_HOME: where pip keeps its HTTP and wheel cache (`XDG_CACHE_HOME/pip`): see
+# _pip_cache_env
 _CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYTHONHOME",
                 b"APT_CONFIG", b"GCC_EXEC_PREFIX", b"PYTHONPYCACHEPREFIX",
                 b"REQUESTS_CA_BUNDLE", b"CURL_CA_BUNDLE", b"SSL_CERT_FILE",
-                b"TMPDIR", b"TEMP", b"TMP")  # fmt: skip
+                b"TMPDIR", b"TEMP", b"TMP", b"XDG_CACHE_HOME")  # fmt: skip
 _CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB",
                  b"LIBRARY_PATH", b"CPATH", b"C_INCLUDE_PATH", b"CPLUS_INCLUDE_PATH",
                  b"GCONV_PATH", b"SSL_CERT_DIR")  # fmt: skip
@@ -228,6 +230,27 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     return out
 
 
+def _pip_cache_env(env: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
+    """PIP_NO_CACHE_DIR=1 where the cache root's pip would use by default
+    (`${XDG_CACHE_HOME:-$HOME/.cache}/pip`, of the environment already scrubbed) is a place
+    another user can change: pip (23.0.1 `check_path_owner`) asks only that its top directory
+    be root's, so a root-owned 0777 `pip/` (a shared cache made under umask 000, or
+    `chmod -R 777`) took uid 65534's `http/` entries, and root's pip used its index page
+    (revalidated: the index answered 304 to the entry's future Last-Modified) and its wheel
+    (fresh for a year): a `.pth` in root's venv (tests/security/test_shared_pip_cache.py).
+    One that does not exist yet under a sticky or shared directory is anyone's to create
+    after pip's check. A PIP_CACHE_DIR or PIP_NO_CACHE_DIR that was kept is root's choice."""
+    if b"PIP_CACHE_DIR" in env or b"PIP_NO_CACHE_DIR" in env:
+        return {}
+    base = env.get(b"XDG_CACHE_HOME", b"").strip()  # platformdirs: blank means unset
+    if not base:
+        home = env.get(b"HOME")
+        if not home:
+            return {b"PIP_NO_CACHE_DIR": b"1"}  # pip's `~` is then the passwd home: not judged
+        base = os.path.join(home, b".cache")
+    return {b"PIP_NO_CACHE_DIR": b"1"} if _foreign_place(os.path.join(base, b"pip")) else {}
+
+
 def scrubbed_environ(
     environ: Mapping[bytes, bytes],
     home_env: Callable[[bytes | None], dict[bytes, bytes]] | None = None,
@@ -241,4 +264,5 @@ def scrubbed_environ(
             out.pop(k, None)
         else:
             out[k] = v
+    out.update(_pip_cache_env(out))
     return out
