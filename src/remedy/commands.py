@@ -262,6 +262,10 @@ def diagnose_run(
         from remedy.knowledge.loader import load_knowledge
 
         kb = load_knowledge()
+        if f is None and scans.reading:  # what the log-only diagnosis loads, while it reads
+            from remedy.diagnose import prepare_log_only
+
+            prepare_log_only(kb)
         startgc.resume()  # start-up is over (remedy.startgc)
         symptoms, suspicious, wrappers = scans.result()
         names = {k: "<stdin>" for p in spooled for k in (str(p), p.name)}

@@ -321,6 +321,36 @@ def default_signals(kb: Knowledge) -> list[Signal]:
 _SIGNALS: dict[int, tuple[Knowledge, list[Signal]]] = {}
 
 
+def prepare_log_only(kb: Knowledge) -> None:
+    """Load now what a log-only diagnosis of any log loads on its first use: the field
+    signals checked against ``kb`` (default_signals), the GPU model table of the log's GPU
+    names (fields._gpu_models) and the validators of the models it builds (pydantic builds
+    them at a model's first use: defer_build). Each is kept where it is made, so
+    ``diagnose`` finds them ready.
+
+    Why: `diagnose --log` calls this while the scan worker still reads the log
+    (remedy.commands); what it loads (~5 ms of CPU) was otherwise loaded after the last line
+    was read, on the command's critical path. Nothing here depends on the log, and nothing
+    is decided here: a failure is left for the diagnosis to raise where and when it always
+    has."""
+    from remedy.evidence.fields import _gpu_models
+    from remedy.model import SuspiciousLine
+
+    for warm in (
+        lambda: default_signals(kb),
+        _gpu_models,
+        lambda: Diagnosis(
+            symptoms=[Symptom(signature="-", line=1, text="-")],
+            hypotheses=[Hypothesis(rule="-", message="-", score=0.0)],
+            suspicious=[SuspiciousLine(line=1, text="-")],
+        ),
+    ):
+        try:
+            warm()
+        except Exception:  # noqa: S112 - the diagnosis meets it again and reports it
+            continue
+
+
 def _kept_signals(kb: Knowledge, signature_ids: list[str]) -> list[Signal]:
     """load_signals of the default file, or what the last run that checked these same bytes
     against the same rules and signatures kept (remedy.knowledge.kbcache)."""

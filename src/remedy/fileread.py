@@ -15,8 +15,10 @@ import re
 import select
 import stat
 import sys
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:  # imported where a path is made: not on the early scan's path (reader.py)
+    from pathlib import Path
 
 LIMIT = 16 * 2**20
 FIFO_WAIT_S = 60
@@ -91,6 +93,8 @@ def foreign_link(path: str | Path) -> str | None:
     and the directory holding it are root's or this user's and that directory is not
     writable by others (or is sticky, where only an entry's owner may replace it). A link in
     /tmp owned by another user may point at /etc/shadow (read) or /dev/sda (written)."""
+    from pathlib import Path
+
     p = Path(path)
     try:
         lst = os.lstat(p)

@@ -199,6 +199,12 @@ class LogScans:
                 str(self.paths[0]), catalog=default_catalog(), caller_works=caller_works
             )
 
+    @property
+    def reading(self) -> bool:
+        """Scan workers read the first log now (a log big enough for Hyperscan), until
+        ``result``; else the scan is done in ``result`` itself."""
+        return self.first is not None and self.first.job is not None
+
     def __enter__(self) -> LogScans:
         return self
 

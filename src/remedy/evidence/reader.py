@@ -35,10 +35,7 @@ import re
 import select
 import stat
 import sys
-import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, BinaryIO
 
 from remedy.errors import InputError, LogReadError
@@ -46,6 +43,13 @@ from remedy.fileread import foreign_link_chain
 
 if TYPE_CHECKING:  # subprocess (~1% of a small log's diagnose) loads when a tool runs
     import subprocess
+    import threading
+    from pathlib import Path
+
+# Not imported here: dataclasses (inspect, ast, dis, tokenize), pathlib and threading. The
+# early scan (remedy.evidence.early) imports this module before it forks the scan workers,
+# and nothing else runs until they are forked: those imports were ~10 ms of that wait, for
+# modules `diagnose` imports later anyway (pydantic, the CLI), while the workers read.
 
 CHUNK = 1 << 20
 MATCH_CAP = 64 * 1024  # bytes of a line examined by the matcher
@@ -57,12 +61,24 @@ MAX_SEGMENTS = 8
 GREP_MAX_AS = 512 << 20  # address-space limit per grep process
 
 
-@dataclass
 class Totals:
     """Filled in by a producer once it has read the whole input."""
 
-    lines: int = 0
-    bytes: int = 0
+    __slots__ = ("bytes", "lines")
+
+    def __init__(self, lines: int = 0, bytes: int = 0) -> None:  # noqa: A002 - its field
+        self.lines = lines
+        self.bytes = bytes
+
+    def __repr__(self) -> str:
+        return f"Totals(lines={self.lines!r}, bytes={self.bytes!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Totals:
+            return NotImplemented
+        return (self.lines, self.bytes) == (other.lines, other.bytes)
+
+    __hash__ = None  # type: ignore[assignment] - mutable, compared by value: unhashable
 
 
 class GrepFailed(RuntimeError):
@@ -343,6 +359,8 @@ def open_log(path: str | Path) -> tuple[BinaryIO, int, IO[bytes] | SniffedStream
 
     Returns the file (to close), its size (-1 for a FIFO or device, which can be read only
     once) and the stream to read from (the file itself, or the sniffed head then the rest)."""
+    from pathlib import Path
+
     p = Path(path)
     _check_log_link(p)
     try:
@@ -902,6 +920,7 @@ def grep_stream_candidates(
         raise GrepFailed("no usable grep")
     cmd = [grep, "-a", "-n", "-E", "-e", os.fsdecode(ere_alternation(literals))]
     import subprocess
+    import threading
 
     err = spool_file()
     try:
@@ -967,6 +986,7 @@ def grep_candidates(
         if not _grep_works(grep, offsets=True):
             at = None  # lines without offsets: the read-back starts at line 1
     import subprocess
+    import threading
 
     fd = os.open(path, os.O_RDONLY) if fd is None else os.dup(fd)
     procs: list[subprocess.Popen[bytes]] = []
