@@ -884,6 +884,9 @@ TUNED_AFTER: list[str] = [
     " a call 'cudaGetLastError()' is no exception line; ' err: ' (a C helper's return code) is"
     " an error word and a logfmt level=DEBUG record ranks below it; a NeMo/glog W-level header"
     " is a warning verdict",
+    "after 260ce802 (round 53's null gel-8, ggml-org/llama.cpp#5686, tune-bh): field signal"
+    " ggml-no-device-code-for-a-compiled-arch (ggml's no_device_code prints __CUDA_ARCH__, one"
+    " of the compiled list: GPU lacking the feature vs PTX JIT on a newer GPU) -> no cause",
 ]
 
 TOOLCHAIN_ENV = re.compile(
