@@ -887,6 +887,10 @@ TUNED_AFTER: list[str] = [
     "after 260ce802 (round 53's null gel-8, ggml-org/llama.cpp#5686, tune-bh): field signal"
     " ggml-no-device-code-for-a-compiled-arch (ggml's no_device_code prints __CUDA_ARCH__, one"
     " of the compiled list: GPU lacking the feature vs PTX JIT on a newer GPU) -> no cause",
+    "after 260ce802 (round 53's null gej-4, thu-ml/SageAttention#291, tune-bh): field signals"
+    " wgmma-on-a-target-without-any-wgmma / tcgen05-on-a-target-without-any-tcgen05 (ptxas's"
+    " 'not supported on .target sm_NN' for wgmma off sm_90, tcgen05 off the sm_100a family)"
+    " withdraw arch-specific-target -> no cause",
 ]
 
 TOOLCHAIN_ENV = re.compile(
