@@ -878,6 +878,19 @@ TUNED_AFTER: list[str] = [
     " ptx-version-under-driver-jit-error (a ptxas 'Unsupported .version' line in a log with the"
     " driver's CUDA_ERROR_UNSUPPORTED_PTX_VERSION text is the driver's JIT, not a toolkit"
     " cicc/ptxas pair) -> driver-supports-build-cuda; round 52's figures are fb037e10's",
+    "after 260ce802 (round 53's gej-5 Comfy-Org/ComfyUI#1150, gel-4 ggml-org/llama.cpp#8117,"
+    " gel-7 ollama/ollama#6647, gek-5 NVIDIA/cuda-python#1126; first error line, tune-bh):"
+    " suspicious.py: ComfyUI's 'Error occurred when executing <Node>:' heading is a wrapper;"
+    " a call 'cudaGetLastError()' is no exception line; ' err: ' (a C helper's return code) is"
+    " an error word and a logfmt level=DEBUG record ranks below it; a NeMo/glog W-level header"
+    " is a warning verdict",
+    "after 260ce802 (round 53's null gel-8, ggml-org/llama.cpp#5686, tune-bh): field signal"
+    " ggml-no-device-code-for-a-compiled-arch (ggml's no_device_code prints __CUDA_ARCH__, one"
+    " of the compiled list: GPU lacking the feature vs PTX JIT on a newer GPU) -> no cause",
+    "after 260ce802 (round 53's null gej-4, thu-ml/SageAttention#291, tune-bh): field signals"
+    " wgmma-on-a-target-without-any-wgmma / tcgen05-on-a-target-without-any-tcgen05 (ptxas's"
+    " 'not supported on .target sm_NN' for wgmma off sm_90, tcgen05 off the sm_100a family)"
+    " withdraw arch-specific-target -> no cause",
 ]
 
 TOOLCHAIN_ENV = re.compile(

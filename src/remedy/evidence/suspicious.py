@@ -99,6 +99,11 @@ WORDS: tuple[str, ...] = (
     # grep gains none (prefilter.reduce_literals keeps the shorter one)
     "disagrees about version ",
     "nsufficient NVIDIA ",
+    # (tune-bh, round 53's unknown/gel-7) a C helper's return-code report worded without an error
+    # word: Ollama's GPU discovery (discover/gpu_info_cudart.c, gpu_info_nvml.c: LOG(verbose,
+    # "cudaSetDevice err: %d\n", ret), 'nvmlInit_v2 err: %d'), printed above the DEBUG record
+    # that relays it ('msg="Unable to load cudart" ... error="cudart init failure: 999"')
+    " err: ",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -126,7 +131,9 @@ _TALLY = re.compile(
 )
 # a heading that only announces what follows ("Error:", "Errors:", "Exception:"): no message
 _HEADING = re.compile(r"^\W*(?:error|errors|exception|traceback|failure|failed)\s*:?\s*$", re.I)
-_PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b:?")
+# (not a call: ggml's CUDA_CHECK prints the failing statement, '  cudaGetLastError()', under its
+# 'CUDA error: <msg>' line (ggml-cuda.cu ggml_cuda_error); tune-bh, round 53's unknown/gel-4)
+_PY_EXC = re.compile(r"^(?:[\w]+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b(?!\():?")
 # IPython's (Jupyter's) traceback header: the exception's name padded to the right-hand
 # 'Traceback (most recent call last)' (IPython/core/ultratb.py, the Context mode header), a
 # heading before the frames; the statement is the 'Name: message' line after them (tune-al,
@@ -153,6 +160,12 @@ _RAISE_ECHO = re.compile(r"^\s*(?:raise|assert)\b")
 # Rust std's panic hook (library/std/src/panicking.rs default_hook): "thread '<name>'[ (<id>)]
 # panicked at ..."; a statement even when cargo indents the build script's stderr under it
 _RUST_PANIC = re.compile(r"^\s*thread '[^']*'(?: \(\d+\))? panicked at ")
+# a logfmt record below ERROR/WARN (Go's log/slog TextHandler 'time=... level=DEBUG source=...
+# msg=...', logrus' TextFormatter 'level=debug'): an aside that relays a failure with error=...,
+# which the line that states it precedes (tune-bh, round 53's unknown/gel-7: Ollama's
+# 'level=DEBUG ... msg="Unable to load cudart" ... error="cudart init failure: 999"' under
+# 'cudaSetDevice err: 999')
+_LOGFMT_DEBUG = re.compile(r"(?:^|\s)level=(?:DEBUG|debug|TRACE|trace)\s")
 _CODE = re.compile(r"^\s{2,}\S")
 _WRAPPER = (
     "build stopped",
@@ -172,6 +185,11 @@ _WRAPPER = (
     # cargo's summary after rustc's or the linker's own errors: 'error: could not compile `X`
     # (lib) due to N previous errors' (job queue), older 'Could not compile `X`.' (tune-r)
     "ould not compile `",
+    # ComfyUI's heading of a node's failure (its frontend's execution_error dialog and the
+    # reports copied from it: 'Error occurred when executing <NodeClass>:', then a blank line,
+    # the exception's message and the traceback); the message under it is the statement
+    # (tune-bh, round 53's unknown/gej-5)
+    "Error occurred when executing ",
 )
 
 
@@ -245,6 +263,9 @@ def base_score(text: str) -> tuple[float, str]:
     if any(w in text for w in _WRAPPER):
         score -= 5.5
         why += "; wrapper wording"
+    if _LOGFMT_DEBUG.search(text):
+        score -= 1.0
+        why += "; a debug-level record"
     if _FRAME.match(text):
         score -= 2.0
         why += "; traceback frame"
@@ -295,6 +316,11 @@ def first_statements(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
 # only in a short log (a copy quoted from a report, not a journal): the first such line is the
 # statement of the failure. Not a prefilter word: each costs grep time on every log.
 VERDICT_MAX_LINES = 200
+# a warning: the word, or a one-letter W level in a logger's header (NeMo's BaseNeMoFormatter
+# '[NeMo W <date> <time> <module>:<line>] ' (nemo/utils/formatters/base.py, '%(levelname)1.1s');
+# glog's 'W<mmdd> <hh:mm:ss.us> <tid> <file>:<line>] ' (glog src/logging.cc)) (tune-bh, round
+# 53's unknown/gek-5: a NeMo W record with no error word)
+_WARN = r"|warn(?:ing)?\b|^\[NeMo W \d|(?-i:^W\d{4} \d\d:\d\d:\d\d)"
 _VERDICT = re.compile(
     r"\bnot\s(?:\w+\s){0,2}?(?:found|supported|available|loaded|permitted|recogni[sz]ed"
     r"|compatible|installed|allowed)\b"
@@ -306,8 +332,7 @@ _VERDICT = re.compile(
     r"|devices?)\b"
     r"|\bmultiple definition of\b"
     # meson's dependency lookup ('Run-time dependency CUDA (modules: cudart) found: NO')
-    r"|\b(?-i:found:\s*NO)\b"
-    r"|warn(?:ing)?\b",
+    r"|\b(?-i:found:\s*NO)\b" + _WARN,
     re.IGNORECASE,
 )
 
@@ -316,7 +341,7 @@ _VERDICT = re.compile(
 # a Python warning's category ('RuntimeWarning: JAX plugin ... is installed,', its message
 # going on below: corpus unknown/fzt-6), which heads a message rather than a log's aside
 _VERDICT_NOT_WARNING = re.compile(
-    _VERDICT.pattern.replace(r"|warn(?:ing)?\b", "") + r"|(?-i:\b[A-Z]\w*Warning:)",
+    _VERDICT.pattern.replace(_WARN, "") + r"|(?-i:\b[A-Z]\w*Warning:)",
     re.IGNORECASE,
 )
 
