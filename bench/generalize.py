@@ -878,6 +878,13 @@ TUNED_AFTER: list[str] = [
     " ptx-version-under-driver-jit-error (a ptxas 'Unsupported .version' line in a log with the"
     " driver's CUDA_ERROR_UNSUPPORTED_PTX_VERSION text is the driver's JIT, not a toolkit"
     " cicc/ptxas pair) -> driver-supports-build-cuda; round 52's figures are fb037e10's",
+    "after 260ce802 (round 53's gel-2, LostRuins/koboldcpp#610): signature"
+    " package-build-arch-excludes-gpu also takes ggml-cuda.cu's older device-side bad_arch()"
+    " wording 'ggml-cuda was compiled without support for the current GPU architecture'"
+    " -> package-has-gpu-arch",
+    "after 260ce802 (round 53's geh-5, pytorch/pytorch#197765): signature"
+    " torch-cuda-home-not-set takes torch's OSError cut after its first sentence or inside"
+    " 'Please set it to your' (InductorError wrapping) -> toolkit-found",
 ]
 
 TOOLCHAIN_ENV = re.compile(
