@@ -885,6 +885,9 @@ TUNED_AFTER: list[str] = [
     "after 260ce802 (round 53's geh-5, pytorch/pytorch#197765): signature"
     " torch-cuda-home-not-set takes torch's OSError cut after its first sentence or inside"
     " 'Please set it to your' (InductorError wrapping) -> toolkit-found",
+    "after 260ce802 (round 53's gea-5, turboderp-org/exui#37): field signals"
+    " extension-dll-procedure-{not-found,named}-is-torch-abi read the other torch-extension"
+    " module suffixes ('_ext', '<name>_C'; bare '_C' stays out) -> extensions-match-torch-abi",
 ]
 
 TOOLCHAIN_ENV = re.compile(
