@@ -888,6 +888,11 @@ TUNED_AFTER: list[str] = [
     "after 260ce802 (round 53's gea-5, turboderp-org/exui#37): field signals"
     " extension-dll-procedure-{not-found,named}-is-torch-abi read the other torch-extension"
     " module suffixes ('_ext', '<name>_C'; bare '_C' stays out) -> extensions-match-torch-abi",
+    "after 260ce802 (round 53's gel-3, ollama/ollama#6604): signature"
+    " driver-lib-lacks-versioned-entry-point (Ollama's 'symbol lookup for cu*_vN failed' on the"
+    " driver library), driver-too-old takes Ollama's 'your nvidia driver is too old or missing'"
+    " (superseding versioned-lib-load-failed) and field signal"
+    " insufficient-driver-beside-old-driver-library -> driver-supports-build-cuda",
 ]
 
 TOOLCHAIN_ENV = re.compile(
