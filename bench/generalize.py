@@ -893,6 +893,9 @@ TUNED_AFTER: list[str] = [
     " driver library), driver-too-old takes Ollama's 'your nvidia driver is too old or missing'"
     " (superseding versioned-lib-load-failed) and field signal"
     " insufficient-driver-beside-old-driver-library -> driver-supports-build-cuda",
+    "after 260ce802 (round 53's gel-5, mudler/LocalAI#2117): signature"
+    " container-entrypoint-nvidia-smi-missing (LocalAI's AIO entrypoint check, an entrypoint"
+    " script's 'nvidia-smi: command not found') -> container-runtime-provides-gpu",
 ]
 
 TOOLCHAIN_ENV = re.compile(
