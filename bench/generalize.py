@@ -896,6 +896,9 @@ TUNED_AFTER: list[str] = [
     "after 260ce802 (round 53's gel-5, mudler/LocalAI#2117): signature"
     " container-entrypoint-nvidia-smi-missing (LocalAI's AIO entrypoint check, an entrypoint"
     " script's 'nvidia-smi: command not found') -> container-runtime-provides-gpu",
+    "after 260ce802 (round 53's gdz-2, inducer/pycuda#430): knowledge/cuda-api-changes.yaml"
+    " rows for CUDA 12.0's removals CU_TARGET_COMPUTE_20/21 and cudaProfilerInitialize with its"
+    " cudaOutputMode_t enum -> toolkit-major-keeps-project-api",
 ]
 
 TOOLCHAIN_ENV = re.compile(
