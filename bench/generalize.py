@@ -899,6 +899,10 @@ TUNED_AFTER: list[str] = [
     "after 260ce802 (round 53's gdz-2, inducer/pycuda#430): knowledge/cuda-api-changes.yaml"
     " rows for CUDA 12.0's removals CU_TARGET_COMPUTE_20/21 and cudaProfilerInitialize with its"
     " cudaOutputMode_t enum -> toolkit-major-keeps-project-api",
+    "after 260ce802 (round 53's geh-4, pytorch/pytorch#150442): field signal"
+    " cuda-header-missing-under-torch-header-is-cuda-home (a CUDA runtime/driver header missing"
+    " where torch's own header includes it: the -I<CUDA_HOME>/include torch passes holds no"
+    " toolkit) -> cuda-home-is-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(
