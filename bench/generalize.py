@@ -903,6 +903,9 @@ TUNED_AFTER: list[str] = [
     " cuda-header-missing-under-torch-header-is-cuda-home (a CUDA runtime/driver header missing"
     " where torch's own header includes it: the -I<CUDA_HOME>/include torch passes holds no"
     " toolkit) -> cuda-home-is-toolkit",
+    "after 260ce802 (round 53's gef-1, vllm-project/vllm#25143): field signal"
+    " unsupported-ptx-in-serving-engine (torch's PTX refusal with a vLLM/SGLang frame, no Triton"
+    " line) and serving-engine-frame read after a line prefix -> driver-supports-build-cuda",
 ]
 
 TOOLCHAIN_ENV = re.compile(
