@@ -891,6 +891,34 @@ TUNED_AFTER: list[str] = [
     " wgmma-on-a-target-without-any-wgmma / tcgen05-on-a-target-without-any-tcgen05 (ptxas's"
     " 'not supported on .target sm_NN' for wgmma off sm_90, tcgen05 off the sm_100a family)"
     " withdraw arch-specific-target -> no cause",
+    "after 260ce802 (round 53's gel-2, LostRuins/koboldcpp#610): signature"
+    " package-build-arch-excludes-gpu also takes ggml-cuda.cu's older device-side bad_arch()"
+    " wording 'ggml-cuda was compiled without support for the current GPU architecture'"
+    " -> package-has-gpu-arch",
+    "after 260ce802 (round 53's geh-5, pytorch/pytorch#197765): signature"
+    " torch-cuda-home-not-set takes torch's OSError cut after its first sentence or inside"
+    " 'Please set it to your' (InductorError wrapping) -> toolkit-found",
+    "after 260ce802 (round 53's gea-5, turboderp-org/exui#37): field signals"
+    " extension-dll-procedure-{not-found,named}-is-torch-abi read the other torch-extension"
+    " module suffixes ('_ext', '<name>_C'; bare '_C' stays out) -> extensions-match-torch-abi",
+    "after 260ce802 (round 53's gel-3, ollama/ollama#6604): signature"
+    " driver-lib-lacks-versioned-entry-point (Ollama's 'symbol lookup for cu*_vN failed' on the"
+    " driver library), driver-too-old takes Ollama's 'your nvidia driver is too old or missing'"
+    " (superseding versioned-lib-load-failed) and field signal"
+    " insufficient-driver-beside-old-driver-library -> driver-supports-build-cuda",
+    "after 260ce802 (round 53's gel-5, mudler/LocalAI#2117): signature"
+    " container-entrypoint-nvidia-smi-missing (LocalAI's AIO entrypoint check, an entrypoint"
+    " script's 'nvidia-smi: command not found') -> container-runtime-provides-gpu",
+    "after 260ce802 (round 53's gdz-2, inducer/pycuda#430): knowledge/cuda-api-changes.yaml"
+    " rows for CUDA 12.0's removals CU_TARGET_COMPUTE_20/21 and cudaProfilerInitialize with its"
+    " cudaOutputMode_t enum -> toolkit-major-keeps-project-api",
+    "after 260ce802 (round 53's geh-4, pytorch/pytorch#150442): field signal"
+    " cuda-header-missing-under-torch-header-is-cuda-home (a CUDA runtime/driver header missing"
+    " where torch's own header includes it: the -I<CUDA_HOME>/include torch passes holds no"
+    " toolkit) -> cuda-home-is-toolkit",
+    "after 260ce802 (round 53's gef-1, vllm-project/vllm#25143): field signal"
+    " unsupported-ptx-in-serving-engine (torch's PTX refusal with a vLLM/SGLang frame, no Triton"
+    " line) and serving-engine-frame read after a line prefix -> driver-supports-build-cuda",
 ]
 
 TOOLCHAIN_ENV = re.compile(
