@@ -30,12 +30,15 @@ import re
 _LEVELS = r"(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)"
 _PREFIXES: tuple[tuple[str, str], ...] = (
     # systemd journalctl output short/short-precise: "May 25 20:37:37 host python[73647]: ";
-    # short-iso / short-iso-precise: "2026-05-25T20:37:37+0000 host python[1]: "
+    # short-iso / short-iso-precise: "2026-05-25T20:37:37+0000 host python[1]: " (systemd
+    # src/shared/logs-show.c output_timestamp_realtime: the zone always as an offset, never
+    # "Z", microseconds at most; a "...Z" timestamp is a CI runner's, docker's or Rust
+    # tracing's, whose "ERROR target: " is no host and ident)
     (
         "journald",
         (
             r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
-            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:Z|[+-]\d\d:?\d\d)?)"
+            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,6})?[+-]\d\d:?\d\d)"
             r" (?P<host>[^\s:]+) (?P<proc>[^\s\[\]:]+(?:\[\d+\])?): "
         ),
     ),
@@ -86,7 +89,8 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
         r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - [\w.-]+ - " + _LEVELS + r" - ",
     ),
     # CommonMark block quote: a log pasted into an issue or a chat as "> " lines
-    ("quote", r"(?:> ?)*> "),
+    # (nested "> > "; never the REPL's ">>> ")
+    ("quote", r"(?:> )+"),
 )
 # ECMA-48 CSI sequences a terminal colours with (SGR "ESC[...m") and the erase-line "ESC[K"
 # GCC and GNU grep write after each (gcc/pretty-print.cc colorize_start/stop, grep's
