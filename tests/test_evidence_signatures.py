@@ -797,3 +797,15 @@ def test_a_gate_holds_wherever_its_pattern_matches() -> None:
                 assert gate.search(line) is not None, (s.id, line)
     # control: the assembled lines do match the two patterns, many times
     assert matched["nvcc-not-located"] > 1_000 and matched["shared-object-truncated"] > 500
+
+
+@pytest.mark.parametrize(
+    "benign",
+    ["/usr/local/lib/python3.12/site-packages/nvidia/cu13/lib", "nvidia", "python3", "lib64"],
+)
+def test_no_prefilter_literal_selects_every_line_naming_a_common_path(benign: str) -> None:
+    """Anchors of two needles merge into their common prefix (prefilter step 3): 'your nvidia
+    driver ...' and 'nvidia-smi: ...' became 'vidia', a Hyperscan hit and a decoded line for
+    every line that names a pip CUDA wheel's directory or the driver. No literal may be a
+    substring of such everyday words."""
+    assert [lit for lit in literals(default_catalog()) if lit in benign] == []
