@@ -220,7 +220,7 @@ ROWS: list[tuple[str, str, str, str | None, str | None, str]] = [
         "full path with constructor syntax.",
         "lib_name",
         "cudart",
-        "runtime-libs-match-cuda-major",
+        None,
         CTYPES_W,
     ),
     (
@@ -250,6 +250,7 @@ ROWS: list[tuple[str, str, str, str | None, str | None, str]] = [
         "runtime-libs-match-cuda-major",
         JAVA,
     ),
+    # a full path (above) is the program's choice of directory (corpus unknown/gcx-3): no class
     # no library named: the module that failed is all a Windows import says
     (
         "load",
