@@ -143,7 +143,8 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     if lib:
         base = re.split(r"[\\/]", lib)[-1]
         base = dll_soname(base) or base
-        out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
+        # macOS names a library lib<name>[.<version>].dylib where Linux has lib<name>.so[.<version>]
+        out["lib_name"] = re.sub(r"^lib|\.so.*$|(?:\.\d+)*\.dylib$", "", base)
         majors = soname_cuda_majors(base)
         if majors:
             out["lib_cuda_majors"] = ",".join(majors)
@@ -276,7 +277,7 @@ def soname_cuda_majors(soname: str) -> tuple[str, ...]:
 
 
 # auditwheel's vendored copy of a library: lib<name>-<8 hex>.so.N (libnvrtc-b51b459d.so.12)
-_LIB_STEM = re.compile(r"^lib|(?:-[0-9a-f]{8})?\.so(?:\.[\w.]*)?$")
+_LIB_STEM = re.compile(r"^lib|(?:-[0-9a-f]{8})?\.so(?:\.[\w.]*)?$|(?:\.\d+)*\.dylib$")
 
 
 def _lib_stem(name: str) -> str:
