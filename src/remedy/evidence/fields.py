@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from remedy.errors import KnowledgeError
-from remedy.evidence.prefix import unwrap_line
+from remedy.evidence.prefix import strip_prefixes
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 from remedy.model import Source, Symptom
 
@@ -143,7 +143,8 @@ def derived_fields(sym: Symptom) -> dict[str, str]:
     if lib:
         base = re.split(r"[\\/]", lib)[-1]
         base = dll_soname(base) or base
-        out["lib_name"] = re.sub(r"^lib|\.so.*$", "", base)
+        # macOS names a library lib<name>[.<version>].dylib where Linux has lib<name>.so[.<version>]
+        out["lib_name"] = re.sub(r"^lib|\.so.*$|(?:\.\d+)*\.dylib$", "", base)
         majors = soname_cuda_majors(base)
         if majors:
             out["lib_cuda_majors"] = ",".join(majors)
@@ -276,7 +277,7 @@ def soname_cuda_majors(soname: str) -> tuple[str, ...]:
 
 
 # auditwheel's vendored copy of a library: lib<name>-<8 hex>.so.N (libnvrtc-b51b459d.so.12)
-_LIB_STEM = re.compile(r"^lib|(?:-[0-9a-f]{8})?\.so(?:\.[\w.]*)?$")
+_LIB_STEM = re.compile(r"^lib|(?:-[0-9a-f]{8})?\.so(?:\.[\w.]*)?$|(?:\.\d+)*\.dylib$")
 
 
 def _lib_stem(name: str) -> str:
@@ -582,10 +583,14 @@ def command_fields(text: str) -> dict[str, str]:
 
 
 def fields_of(sym: Symptom) -> dict[str, str]:
-    """The symptom's fields plus derived ones, plus ``text`` (the line) for shape matches."""
+    """The symptom's fields plus derived ones, plus ``text`` (the line) for shape matches.
+
+    ``text`` starts at the message: its indentation is the paste's layout (a log quoted as an
+    indented code block in an issue), not its wording; a ``where: {text: '^RuntimeError: ...'}``
+    missed the same line four spaces in (deco-bj, bench/decorations.py 'indent')."""
     out = dict(sym.fields)
     out.update(derived_fields(sym))
-    out["text"] = sym.text
+    out["text"] = sym.text.lstrip()
     return out
 
 
@@ -806,8 +811,10 @@ def _cc_tuple(cc: str) -> tuple[int, int]:
 
 def _line_text(raw: bytes) -> str:
     """A line read back from the log, as the scan saw it (a CRI prefix stripped, a Docker
-    json-file record unwrapped: remedy.evidence.prefix)."""
-    return unwrap_line(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))
+    json-file record unwrapped, colour codes and collectors' prefixes taken off:
+    remedy.evidence.prefix.strip_prefixes). With only the record unwrapped, a neighbour in
+    GNU grep's or GCC's colours ('ESC[01;31mESC[Kerror') hid its fields (deco-bj)."""
+    return strip_prefixes(raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\r\n"))[0]
 
 
 def _reread(source: str) -> BinaryIO | None:

@@ -1,9 +1,12 @@
 """Strip the prefixes log collectors put in front of a message, and remember the process.
 
 journald (``journalctl -u``) prefixes every line with a timestamp, host and ``ident[pid]``;
-SGLang's logger adds ``[2026-05-18 21:14:31]`` or ``[2026-11-29 18:15:55 TP0]``. Signatures are
-written against the message itself, and ``near:`` context must not leak between processes that
-write into one journal, so the process is returned separately.
+SGLang's logger adds ``[2026-05-18 21:14:31]`` or ``[2026-11-29 18:15:55 TP0]``; a vLLM or Ray
+worker ``(Worker_TP0 pid=N)``; ``docker compose logs``, ``kubectl logs --prefix``, a CI
+runner, Python's logging formats, terminal colours and a Markdown quote their own (the table
+``_PREFIXES``, each shape cited; bench/decorations.py measures them). Signatures are written
+against the message itself, and ``near:`` context must not leak between processes that write
+into one log, so the process is returned separately.
 
 Docker's json-file logging driver (the default: ``/var/lib/docker/containers/ID/ID-json.log``,
 what ``docker logs`` reads back) stores each line the container wrote as one JSON object,
@@ -17,18 +20,93 @@ from __future__ import annotations
 import json
 import re
 
-# "May 25 20:37:37 dflash-train python[73647]: " (short, optionally with fractional seconds)
-# "2026-05-25T20:37:37+0000 host python[1]: "   (short-iso / short-iso-precise)
-_JOURNALD = re.compile(
-    r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
-    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
-    r" (?P<host>[^\s:]+) (?P<ident>[^\s\[\]:]+(?:\[\d+\])?): "
+# Line prefixes, one table: (name, shape; a group "proc" names the process where it has one). Each shape is
+# matched at the line's start, again and again (collectors nest: a CI timestamp before a compose
+# service before a vLLM worker tag before vLLM's logger header); what names a process (an ident,
+# a rank, a worker, a container) is kept so ``near:`` context never leaks between processes.
+# Every shape ends in the separator its writer puts before the message, and needs its own
+# punctuation (brackets, ' pid=', ' | ', a timestamp's digits): a message's own words are
+# never taken for one.
+_LEVELS = r"(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)"
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    # systemd journalctl output short/short-precise: "May 25 20:37:37 host python[73647]: ";
+    # short-iso / short-iso-precise: "2026-05-25T20:37:37+0000 host python[1]: " (systemd
+    # src/shared/logs-show.c output_timestamp_realtime: the zone always as an offset, never
+    # "Z", microseconds at most; a "...Z" timestamp is a CI runner's, docker's or Rust
+    # tracing's, whose "ERROR target: " is no host and ident)
+    (
+        "journald",
+        (
+            r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
+            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,6})?[+-]\d\d:?\d\d)"
+            r" (?P<host>[^\s:]+) (?P<proc>[^\s\[\]:]+(?:\[\d+\])?): "
+        ),
+    ),
+    # SGLang python/sglang/srt/utils.py configure_logger: "[2026-05-18 21:14:31] ",
+    # "[2026-11-29 18:15:55 TP0] ", "[2026-11-29 18:15:55 DP0 TP0] "
+    (
+        "sglang",
+        (
+            r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: (?P<proc>[A-Z]{1,4}\d+"
+            r"(?: [A-Z]{1,4}\d+)*))?\] "
+        ),
+    ),
+    # vLLM vllm/utils (system_utils.py) _add_prefix: "(EngineCore_DP0 pid=1815813) " on every
+    # line a worker writes, nested "(EngineCore_DP0 pid=1) (Worker_TP0 pid=2) "; Ray
+    # python/ray/_private/worker.py print_worker_logs: "(pid=4121) ", "(RayWorkerWrapper
+    # pid=4121) ", "(RayWorkerWrapper pid=4121, ip=10.0.3.17) "
+    (
+        "worker",
+        r"\((?P<proc>(?:[\w.:-]+ )?pid=\d+)(?:, ip=[\w.:-]+)?\) ",
+    ),
+    # docker/compose cmd/formatter/logs.go logConsumer.Log: "%-<width>s |" then " "
+    # ("sglang-1    | ", compose v1 "sglang_1  | ")
+    ("compose", r"(?P<proc>\w[\w.-]*+) +\| "),
+    # kubectl (staging/src/k8s.io/kubectl/pkg/cmd/logs/logs.go addPrefixIfNeeded) --prefix:
+    # "[pod/NAME/CONTAINER] "
+    ("kubectl", r"\[(?P<proc>pod/[\w.-]+/[\w.-]+)\] "),
+    # actions/runner src/Runner.Common/Logging.cs PagingLogger.Write: DateTime.ToString("O")
+    # ("2025-01-01T12:00:00.1234567Z "); `docker logs -t` / `kubectl logs --timestamps`
+    # (RFC 3339 nano) the same shape
+    (
+        "timestamp",
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ",
+    ),
+    # vLLM vllm/logger.py _FORMAT "%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] "
+    # (datefmt "%m-%d %H:%M:%S"): "ERROR 09-17 23:37:06 [multiproc_executor.py:671] "; its
+    # NewLineFormatter (vllm/logging_utils/formatter.py) repeats it on every line of a message
+    (
+        "vllm_logger",
+        _LEVELS + r" \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w.-]+:\d+\] ",
+    ),
+    # cpython Lib/logging/__init__.py BASIC_FORMAT "%(levelname)s:%(name)s:%(message)s"
+    # ("ERROR:root:", "ERROR:torch.distributed.elastic.multiprocessing.api:")
+    ("pylog_basic", _LEVELS + r":[\w.]+:"),
+    # cpython Doc/howto/logging.rst (and logging-cookbook) "%(asctime)s - %(name)s -
+    # %(levelname)s - %(message)s": "2025-01-01 12:00:00,123 - worker - ERROR - "
+    (
+        "pylog_asctime",
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - [\w.-]+ - " + _LEVELS + r" - ",
+    ),
+    # CommonMark block quote: a log pasted into an issue or a chat as "> " lines
+    # (nested "> > "; never the REPL's ">>> ")
+    ("quote", r"(?:> )+"),
 )
-# "[2026-05-18 21:14:31] " / "[2026-11-29 18:15:55 TP0] " / "[2026-11-29 18:15:55 DP0 TP0] "
-_SGLANG = re.compile(
-    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?P<rank>(?: [A-Z]{1,4}\d+)+)?\] "
+# ECMA-48 CSI sequences a terminal colours with (SGR "ESC[...m") and the erase-line "ESC[K"
+# GCC and GNU grep write after each (gcc/pretty-print.cc colorize_start/stop, grep's
+# --color=always; vLLM's _add_prefix colours its tag "ESC[1;36m...ESC[0;0m"): no message holds
+# an escape byte, so they are dropped wherever they stand in a selected line
+_ANSI = re.compile(r"\x1b\[[0-9;]*[mK]")
+_MAX_PREFIXES = 8  # nested prefixes taken off one line
+# the table as one alternation (one match call per prefix taken, ~1 us for a line with none):
+# shape NAME is group NAME, its process group NAME_proc; lastgroup names the shape matched
+_ANY = re.compile(
+    "|".join(
+        f"(?P<{name}>{shape.replace('(?P<proc>', f'(?P<{name}_proc>')})"
+        for name, shape in _PREFIXES
+    )
 )
-
+_PROC = {name: f"{name}_proc" for name, shape in _PREFIXES if "(?P<proc>" in shape}
 
 # moby daemon/logger/jsonfilelog/jsonlog/jsonlogbytes.go (MarshalJSONBuf): the record starts
 # with the "log" key, then "stream" and "time" (the order Docker writes); the key is matched as
@@ -92,24 +170,26 @@ def unwrap_line(text: str) -> str:
 
 
 def strip_prefixes(text: str) -> tuple[str, str | None]:
-    """Return the message without journald/SGLang prefixes and the process it came from.
+    """Return the message without its collectors' prefixes and the process it came from.
 
-    A CRI prefix is stripped and a Docker json-file record unwrapped first (``unwrap_line``).
+    A CRI prefix is stripped and a Docker json-file record unwrapped first (``unwrap_line``),
+    terminal colour codes dropped, then every shape of ``_PREFIXES`` at the line's start, as
+    often as they nest.
 
-    The process is journald's ``ident[pid]``, SGLang's rank tag (``TP0``), or both joined by
-    a space; ``None`` when the line names neither.
+    The process is what the prefixes name (journald's ``ident[pid]``, SGLang's rank tag
+    ``TP0``, a vLLM/Ray worker's ``Name pid=N``, a compose service, a pod's container), joined
+    by a space in the order they stand; ``None`` when the line names none.
     """
-    process: str | None = None
     text = unwrap_line(text)
-    m = _JOURNALD.match(text)
-    if m:
-        process = m.group("ident")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    procs: list[str] = []
+    for _ in range(_MAX_PREFIXES):
+        m = _ANY.match(text)
+        if m is None:
+            break
+        group = _PROC.get(m.lastgroup or "")
+        if group is not None and m.group(group):
+            procs.append(m.group(group))
         text = text[m.end() :]
-    m = _SGLANG.match(text)
-    if m:
-        rank = m.group("rank")
-        if rank:
-            rank = rank.strip()
-            process = f"{process} {rank}" if process else rank
-        text = text[m.end() :]
-    return text, process
+    return text, " ".join(procs) if procs else None

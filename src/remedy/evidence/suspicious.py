@@ -167,6 +167,13 @@ _RUST_PANIC = re.compile(r"^\s*thread '[^']*'(?: \(\d+\))? panicked at ")
 # 'cudaSetDevice err: 999')
 _LOGFMT_DEBUG = re.compile(r"(?:^|\s)level=(?:DEBUG|debug|TRACE|trace)\s")
 _CODE = re.compile(r"^\s{2,}\S")
+# Rust tracing-subscriber's default (Full) event format, its timestamp taken off by
+# remedy.evidence.prefix: "ERROR <target>: [<file>:<line>: ]<message>" (tracing-subscriber
+# src/fmt/format/mod.rs, FormatEvent for Format<Full>): a program's own error record, as much a
+# statement of the failure as an exception line; anyhow's "Error: <context>" that main returns
+# after it only wraps it (deco-bj: once a compose prefix came off, unknown/fzu-7's wrapper
+# outranked the record it wraps)
+_TRACING_ERROR = re.compile(r"^ERROR [A-Za-z_]\w*(?:::\w+)*: ")
 _WRAPPER = (
     "build stopped",
     "Ninja build failed",
@@ -244,6 +251,8 @@ def base_score(text: str) -> tuple[float, str]:
         score, why = 2.5, "exception on None (the consequence of an earlier failure)"
     elif _PY_EXC.match(text.lstrip()):
         score, why = 6.0, "exception line"
+    elif _TRACING_ERROR.match(text):
+        score, why = 6.0, "error record (tracing)"
     elif _ASSERT_FAIL.search(text):
         score, why = 6.0, "failed assertion"
     elif "fatal" in lower:
