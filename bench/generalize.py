@@ -335,6 +335,16 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # knowledge with every tuner merged, blind to the round) and by 5413bec2 (its start):
     # the same rules-only figures (bench/results/round53/).
     ("260ce802", "260ce802"),
+    # rounds 54 and 55: 55 logs (25 with a class, 30 whose cause no rule covers) and 28 logs
+    # (18 / 10) collected on 2026-12-05 (session 39) by ten engineers (col-54a..g: the Hugging
+    # Face and fine-tuning stacks; serving engines and kernel packages; CUDA packaging and
+    # managed GPU platforms; native Windows, JAX and robotics; 3D-vision extensions and
+    # quantization; threads found by the error text; col-55a..c: NVIDIA training software and
+    # CUDA images; error-text searches) who never ran remedy on them, while tune-bg/bh,
+    # deco-bj and wording-bm worked without seeing them; scored by 0334bece (that session's
+    # final knowledge, blind to both rounds; bench/results/round54/, round55/). One entry per
+    # ref: it covers both rounds' rows.
+    ("0334bece", "0334bece"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
