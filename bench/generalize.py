@@ -929,6 +929,9 @@ TUNED_AFTER: list[str] = [
     "after 260ce802 (round 53's gef-1, vllm-project/vllm#25143): field signal"
     " unsupported-ptx-in-serving-engine (torch's PTX refusal with a vLLM/SGLang frame, no Triton"
     " line) and serving-engine-frame read after a line prefix -> driver-supports-build-cuda",
+    "after 0334bece (round 54's geq-2, Dao-AILab/flash-attention#1477): field signal"
+    " nvcc-gate-minor-floor-of-12 (a setup.py nvcc gate at a minor floor of CUDA 12, no cu13"
+    " torch tag: the nvcc's version and path are not shown) withdraws the toolchain rules -> null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
