@@ -932,6 +932,10 @@ TUNED_AFTER: list[str] = [
     "after 0334bece (round 54's geq-2, Dao-AILab/flash-attention#1477): field signal"
     " nvcc-gate-minor-floor-of-12 (a setup.py nvcc gate at a minor floor of CUDA 12, no cu13"
     " torch tag: the nvcc's version and path are not shown) withdraws the toolchain rules -> null",
+    "after 0334bece (round 54's gew-2, AutoGPTQ/AutoGPTQ#550): field signal"
+    " ptxas-feature-floor-in-multi-arch-build (ptxas 'requires .target sm_N or higher' on nvcc's"
+    " <stem>.compute_XX.ptx of a several -gencode build: an arch-list entry without a"
+    " __CUDA_ARCH__ guard) withdraws kernel-arch-feature -> null (round 36's gbd-2 too)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
