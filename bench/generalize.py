@@ -936,6 +936,19 @@ TUNED_AFTER: list[str] = [
     " ptxas-feature-floor-in-multi-arch-build (ptxas 'requires .target sm_N or higher' on nvcc's"
     " <stem>.compute_XX.ptx of a several -gencode build: an arch-list entry without a"
     " __CUDA_ARCH__ guard) withdraws kernel-arch-feature -> null (round 36's gbd-2 too)",
+    "after 0334bece (round 55's gfd-1, mihaibujanca/dynamicfusion#79): signature no-kernel-image"
+    " takes cudaGetErrorString(98) 'invalid device function' after a program's own error/failure"
+    " prefix and ':' (a line naming HIP/ROCm left out) -> package-has-gpu-arch",
+    "after 0334bece (round 55's gfd-3, laugh12321/TensorRT-YOLO#74): the same no-kernel-image"
+    " form ('Error text: invalid device function', the library's own check block)"
+    " -> package-has-gpu-arch",
+    "after 0334bece (round 55's gfd-5, peterjc123/pytorch-scripts#18): no-kernel-image takes"
+    " THCudaCheck's 'cuda runtime error (8) : invalid device function' (the pre-10.1 number);"
+    " field signal no-kernel-image-in-thc-check-of-torch-source (file in THC/ATen/torch/lib)"
+    " -> wheel-has-gpu-arch",
+    "after 0334bece (round 55's gfd-4, filecoin-project/rust-gpu-tools#79): no-kernel-image"
+    " takes rustacuda/cust's CudaError::NoBinaryForGpu (Debug, after 'Error: ' or on the"
+    " 'panicked at' line) -> package-has-gpu-arch",
 ]
 
 TOOLCHAIN_ENV = re.compile(
