@@ -28,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tests" / "fixtures" / "templates"
 RESULTS = ROOT / "bench" / "results"
+sys.path.insert(0, str(ROOT / "bench"))
+from generalize import _extract, _git  # noqa: E402
 
 
 def _prefix(p: str) -> Callable[[str], str]:
@@ -199,9 +201,6 @@ print(json.dumps(out))
 
 
 def ranked_with(ref: str, names: list[str]) -> dict[str, dict[str, list[str]]]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from generalize import _extract
-
     with tempfile.TemporaryDirectory(prefix="remedy-deco-") as tmp:
         _extract(ref, Path(tmp))
         r = subprocess.run(
@@ -243,16 +242,7 @@ def main() -> int:
     rep: dict = {"rows": len(rows), "runs": []}
     for ref in refs:
         ranked = ranked_with(ref, names)
-        if ref == "WORKTREE":
-            commit = "worktree"
-        else:
-            commit = subprocess.run(
-                ["git", "rev-parse", "--short", ref],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.strip()
+        commit = _git("rev-parse", "--short", ref) if ref != "WORKTREE" else "worktree"
         base = ranked["none"]
         ok0 = {f for f, got in base.items() if got[:1] == [cls[f]]}
         per = {}
@@ -279,12 +269,10 @@ def main() -> int:
                 print(f"      {f}: {base[f][:1]} -> {got[f][:1]} (class {cls[f]})")
         rep["runs"].append({"ref": ref, "commit": commit, "decorations": per})
     if len(refs) > 1:
-        first = rep["runs"][0]
         print("top-1 per decoration, " + " -> ".join(f"{r['ref']}" for r in rep["runs"]))
         for name in names:
             figs = " -> ".join(f"{r['decorations'][name]['top1']:3}" for r in rep["runs"])
             print(f"  {name:16} {figs}   /{len(rows)}  ({DECORATIONS[name][1][:70]})")
-        del first
     if args.save:
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / f"{args.save}.json").write_text(json.dumps(rep, indent=2) + "\n")
