@@ -25,13 +25,12 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from local_apply import apply_locally
-from test_sudo_home_config import PTH, _planted, _venv
+from test_sudo_home_config import _planted, _venv, write_wheel
 
 from remedy.model import Facts, Step
 from remedy.operations import PipInstall
@@ -54,15 +53,7 @@ WHEEL = "nvidia_cuda_cccl-13.0.85-py3-none-any.whl"
 def _index(d: Path, evil: bool) -> None:
     """A PEP 503 index of one wheel, its sha256 on the link (as PyPI's pages have it)."""
     (d / "files").mkdir(parents=True)
-    name = "nvidia_cuda_cccl-13.0.85"
-    with zipfile.ZipFile(d / "files" / WHEEL, "w") as z:
-        if evil:
-            z.writestr(PTH, "import os\n")
-        z.writestr(f"{name}.dist-info/METADATA",
-                   "Metadata-Version: 2.1\nName: nvidia-cuda-cccl\nVersion: 13.0.85\n")  # fmt: skip
-        z.writestr(f"{name}.dist-info/WHEEL",
-                   "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")  # fmt: skip
-        z.writestr(f"{name}.dist-info/RECORD", "")
+    write_wheel(d / "files" / WHEEL, planted=evil)
     digest = hashlib.sha256((d / "files" / WHEEL).read_bytes()).hexdigest()
     page = d / "simple" / "nvidia-cuda-cccl"
     page.mkdir(parents=True)

@@ -32,9 +32,15 @@ PTH = "planted_by_65534.pth"
 
 def _wheel(d: Path) -> None:
     d.mkdir(parents=True)
+    write_wheel(d / "nvidia_cuda_cccl-13.0.85-py3-none-any.whl")
+
+
+def write_wheel(path: Path, planted: bool = True) -> None:
+    """nvidia-cuda-cccl 13.0.85 as a wheel, carrying the canary .pth when ``planted``."""
     name = "nvidia_cuda_cccl-13.0.85"
-    with zipfile.ZipFile(d / f"{name}-py3-none-any.whl", "w") as z:
-        z.writestr(PTH, "import os\n")
+    with zipfile.ZipFile(path, "w") as z:
+        if planted:
+            z.writestr(PTH, "import os\n")
         z.writestr(f"{name}.dist-info/METADATA",
                    "Metadata-Version: 2.1\nName: nvidia-cuda-cccl\nVersion: 13.0.85\n")  # fmt: skip
         z.writestr(f"{name}.dist-info/WHEEL",
