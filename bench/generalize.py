@@ -962,6 +962,11 @@ TUNED_AFTER: list[str] = [
     " imported from lib64/pythonX.Y/site-packages, signature torch-in-lib64-site-packages: the"
     " platlib/purelib split) withdraw needed-files-provided and runtime-libs-match-cuda-major"
     " -> null (round 32's gaf-7 too)",
+    "after e024ab67 (round 55's gff-4, numba/numba#8985): field signal"
+    " symbol-missing-from-stub-libcuda-is-search-path (an undefined symbol in"
+    " <toolkit>/.../stubs/libcuda.so: the stub answered through a search path;"
+    " undefined-driver-api-symbol no longer reads it as an old driver)"
+    " -> ld-library-path-not-shadowing",
 ]
 
 TOOLCHAIN_ENV = re.compile(
