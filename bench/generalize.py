@@ -949,6 +949,24 @@ TUNED_AFTER: list[str] = [
     "after 0334bece (round 55's gfd-4, filecoin-project/rust-gpu-tools#79): no-kernel-image"
     " takes rustacuda/cust's CudaError::NoBinaryForGpu (Debug, after 'Error: ' or on the"
     " 'panicked at' line) -> package-has-gpu-arch",
+    "after e024ab67 (round 53's gek-4, SYSTRAN/faster-whisper#14): field signal"
+    " ctranslate2-compute-type-on-cpu-device (CTranslate2's compute-type refusal beside"
+    ' device="cpu" / --device cpu, signature device-cpu-requested) withdraws kernel-arch-feature'
+    " -> null",
+    "after e024ab67 (round 53's gei-3, triton-lang/triton#5491): field signal"
+    " ptxas-half-to-bfloat-cvt-is-codegen (ptxas 'cvt with .bf16.f16' / '.f16.bf16' requires"
+    " sm_90: a codegen path without the sm_90 guard on a GPU with both types) withdraws"
+    " kernel-arch-feature; 'Internal Triton PTX codegen error' ranked as a wrapper -> null",
+    "after e024ab67 (round 53's geh-2/geh-3, pytorch/pytorch#165812 and #148120): field signals"
+    " *-beside-lib64-torch (a CUDA wheel library 'cannot open shared object file' with torch"
+    " imported from lib64/pythonX.Y/site-packages, signature torch-in-lib64-site-packages: the"
+    " platlib/purelib split) withdraw needed-files-provided and runtime-libs-match-cuda-major"
+    " -> null (round 32's gaf-7 too)",
+    "after e024ab67 (round 55's gff-4, numba/numba#8985): field signal"
+    " symbol-missing-from-stub-libcuda-is-search-path (an undefined symbol in"
+    " <toolkit>/.../stubs/libcuda.so: the stub answered through a search path;"
+    " undefined-driver-api-symbol no longer reads it as an old driver)"
+    " -> ld-library-path-not-shadowing",
 ]
 
 TOOLCHAIN_ENV = re.compile(

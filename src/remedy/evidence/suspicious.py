@@ -197,6 +197,11 @@ _WRAPPER = (
     # the exception's message and the traceback); the message under it is the statement
     # (tune-bh, round 53's unknown/gej-5)
     "Error occurred when executing ",
+    # Triton's compile step over ptxas: 'Internal Triton PTX codegen error' then '`ptxas`
+    # stderr:' and ptxas's own lines (triton third_party/nvidia/backend/compiler.py make_cubin,
+    # raised as RuntimeError or PTXASError); ptxas's line is the statement (tune-bp, round
+    # 53's unknown/gei-3)
+    "Internal Triton PTX codegen error",
 )
 
 
@@ -418,10 +423,16 @@ def with_unexplained(
         seen.add((sym.source, sym.line))
         score, why = base_score(sym.text)
         first = all(s.line > sym.line for s in suspicious if s.source == sym.source)
-        if sym.severity == "fatal" and first and score < FATAL_MATCH_SCORE:
+        if (
+            sym.severity == "fatal"
+            and first
+            and score < FATAL_MATCH_SCORE
+            and "wrapper wording" not in why
+        ):
             # a fatal signature's line above every other suspicious line is the first statement
             # of the failure, whatever its wording: it ranks with the exception line a wrapper
-            # prints after it (a Rust anyhow 'Error: ...' chain, 'RuntimeError: ...')
+            # prints after it (a Rust anyhow 'Error: ...' chain, 'RuntimeError: ...'); a line
+            # in a wrapper's wording only announces the statement below it (tune-bp)
             score, why = FATAL_MATCH_SCORE, f"{why}; the first line, a fatal signature"
         out.append(
             SuspiciousLine(
