@@ -704,6 +704,38 @@ def test_a_windows_frame_names_its_environment_with_forward_slashes():
     assert frame_fields(text) == {"frame_packages": "flashinfer@C:/Users/a/venv"}
 
 
+# tune-br: an Inductor module frame above Triton's 'device kernel image is invalid' is Inductor's
+# code-cache file (c + 51 base32 chars) in a torch.compile run, any other file a saved module
+# run by itself (corpus unknown/fzr-7, pytorch/pytorch#141744)
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [
+        (
+            "/tmp/torchinductor_bob/ab/cabfhk2x7nq4mz5w3rj6ytvd2oelp7sgu4ic5xqa3mhn6zb2kwy7.py",
+            "cache",
+        ),
+        (
+            "/home/bob/torch_compile_debug/run_1/torchinductor/model__0_forward_1.0/output_code.py",
+            "saved",
+        ),
+        ("/home/bob/repro.py", "saved"),
+        # a shorter hash is no cache key
+        (
+            "/tmp/torchinductor_bob/ab/cabfhk2x7nq4mz5w3rj6ytvd2oelp7sgu4ic5xqa3mhn6zb2kw.py",
+            "saved",
+        ),
+    ],
+)
+def test_an_inductor_module_frame_says_cache_or_saved(name, want):
+    from remedy.evidence.fields import inductor_module_fields
+
+    text = (
+        f"File \"{name}\", line 40, in <module> triton_poi_0 = async_compile.triton('triton_', '''"
+    )
+    assert inductor_module_fields(text) == {"inductor_module": want}
+    assert inductor_module_fields(f'File "{name}", line 40, in <module> y = f(x)') == {}
+
+
 # tune-ax: the files a post lists next to the loader's line (ls, ls -l, find, ldconfig -p,
 # ldd's resolved form) say whether the missing soname's major is installed (corpus
 # unknown/gdk-8, ollama/ollama#602: libcudart.so.12 missing, 'ls -al' shows libcudart.so.12.0)

@@ -764,6 +764,8 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
         views[i] = {**chk, **views[i]}
     for i, frm in frame_contexts(symptoms).items():
         views[i] = {**frm, **views[i]}
+    for i, mod in inductor_module_contexts(symptoms).items():
+        views[i] = {**mod, **views[i]}
     for i, listed in listing_contexts(symptoms).items():
         views[i] = {**listed, **views[i]}
     return with_log_gpu(views)
@@ -1229,6 +1231,39 @@ def frame_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
     out: dict[int, dict[str, str]] = {}
     for sig in sorted(FRAME_SIGNATURES):
         out |= _contexts(symptoms, sig, FRAMES_BEFORE, 0, frame_fields)
+    return out
+
+
+# tune-br (round 27-28's null fzr-7, pytorch/pytorch#141744): Inductor's generated module
+# defines each kernel at module level ('<name> = async_compile.triton(\'triton_\', \'\'\'...'),
+# and its triton_meta pins the compiling GPU (DeviceProperties cc). In a torch.compile run that
+# module is exec'd from Inductor's code cache, whose file is named by the code hash
+# (torch/_inductor/codecache.py: code_hash -> 'c' + 51 lowercase base32 characters, get_path
+# -> <cache_dir>/<key[1:3]>/<key>.py); a module under any other name is a saved copy (a
+# TORCH_COMPILE_DEBUG output_code.py, a file passed to someone else) run on its own, whose
+# kernels target the GPU it was generated on, not necessarily this one.
+INDUCTOR_MODULE_SIGNATURES = frozenset({"triton-invalid-kernel-image"})
+_INDUCTOR_MODULE_FRAME = re.compile(
+    r'File "(?P<path>[^"]+)", line \d+, in <module> \w+ = async_compile\.triton\('
+)
+_INDUCTOR_CACHE_FILE = re.compile(r"(?:^|[\\/])c[a-z2-7]{51}\.py$")
+
+
+def inductor_module_fields(text: str) -> dict[str, str]:
+    """inductor_module 'cache' or 'saved' for the last Inductor module frame in ``text``."""
+    paths = [m.group("path") for m in _INDUCTOR_MODULE_FRAME.finditer(text)]
+    if not paths:
+        return {}
+    cached = _INDUCTOR_CACHE_FILE.search(paths[-1])
+    return {"inductor_module": "cache" if cached else "saved"}
+
+
+def inductor_module_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
+    """symptom index of each INDUCTOR_MODULE_SIGNATURES line -> inductor_module_fields of the
+    FRAMES_BEFORE lines above it (same file)."""
+    out: dict[int, dict[str, str]] = {}
+    for sig in sorted(INDUCTOR_MODULE_SIGNATURES):
+        out |= _contexts(symptoms, sig, FRAMES_BEFORE, 0, inductor_module_fields)
     return out
 
 
