@@ -472,3 +472,43 @@ def write_check_argv(dirs: Iterable[str]) -> list[str] | None:
         + "done\n"
     )
     return ["sh", "-c", script, "sh", *args]
+
+
+# The cache a step's pip would use (PIP_CACHE_DIR, else `${XDG_CACHE_HOME:-$HOME/.cache}/pip`,
+# a blank XDG_CACHE_HOME counting as unset, as platformdirs has it), judged on the host where
+# the step runs: exit 0 when it (or its nearest existing directory, for one pip would create)
+# passes `trusted` and `links_trusted` and is itself writable by nobody else (a sticky dir is
+# anyone's to add a name to), else 1. pip (23.0.1 `check_path_owner`) asks only that the top
+# directory be root's: a shared `pip/` root owns but anyone writes into gave root's pip another
+# user's index page and wheel (tests/security/test_shared_pip_cache.py). The local transport
+# judges it in remedy.childenv; over SSH the host's login environment (its /etc/environment,
+# sshd's SetEnv, root's ~/.cache) names the cache, which no check on the controller sees.
+SH_PIP_CACHE = r"""
+if [ -n "${PIP_CACHE_DIR+x}" ]; then _pc=$PIP_CACHE_DIR
+else
+  _pc=${XDG_CACHE_HOME-}
+  case $_pc in *[![:space:]]*) ;; *) _pc=${HOME:+$HOME/.cache};; esac
+  _pc=${_pc:+$_pc/pip}
+fi
+case $_pc in /*) ;; *) exit 1;; esac
+_pq=$_pc
+while [ ! -e "$_pq" ] && [ ! -L "$_pq" ]; do _pq=${_pq%/*}; [ -n "$_pq" ] || _pq=/; done
+links_trusted "$_pc" || exit 1
+trusted "$_pq" || exit 1
+_pm=$(stat -c %a -- "$RP" 2>/dev/null) || exit 1
+[ $(( 0$_pm & 022 )) -eq 0 ] || exit 1
+exit 0
+"""
+
+
+def pip_cache_guard() -> str:
+    """Shell lines for the top of a step's script: PIP_NO_CACHE_DIR=1 exported unless the
+    environment already chose (PIP_NO_CACHE_DIR set) or the cache is one only root (or
+    remedy's user) can change (SH_PIP_CACHE, in a subshell: its variables stay there)."""
+    return (
+        'if [ -z "${PIP_NO_CACHE_DIR+x}" ] && ! (\n'
+        + SH_TRUST
+        + SH_LINKS
+        + SH_PIP_CACHE
+        + "); then PIP_NO_CACHE_DIR=1; export PIP_NO_CACHE_DIR; fi\n"
+    )

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from local_sshd import LocalSshd, sshd_available
-from test_shared_pip_cache import dirs, pin_step, plant, serve
+from test_shared_pip_cache import NOBODY, dirs, pin_step, plant, serve
 from test_sudo_home_config import _planted
 
 from remedy.executor.runner import Runner
@@ -111,3 +111,43 @@ def test_control_over_ssh_a_cache_only_root_writes_is_used(tmp_path: Path):
 
         env = _attack(tmp_path, home, base, take_back)
         assert _planted(env), "root's own cache was not read"
+
+
+def test_which_caches_the_hosts_step_may_use(tmp_path: Path):
+    """The judgement on the host alone (the guard under `env -i` + a login environment):
+    as childenv._pip_cache_env judges locally, and a PIP_CACHE_DIR the login environment
+    names is judged too (nothing scrubbed it); PIP_NO_CACHE_DIR already set is kept."""
+    import subprocess
+
+    from remedy.trust import pip_cache_guard
+
+    def guard(**login: str) -> str:
+        r = subprocess.run(
+            ["env", "-i", "PATH=/usr/bin:/bin", *(f"{k}={v}" for k, v in login.items()),
+             "sh", "-c", pip_cache_guard() + 'printf %s "${PIP_NO_CACHE_DIR-used}"'],
+            capture_output=True, text=True, cwd="/", check=True,
+        )  # fmt: skip
+        return r.stdout
+
+    tmp_path.chmod(0o755)
+    sticky, mine = tmp_path / "sticky", tmp_path / "mine"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    mine.mkdir(mode=0o755)
+    assert guard(XDG_CACHE_HOME=f"{sticky}/c") == "1"
+    assert guard(HOME=str(sticky)) == "1"
+    assert guard() == "1"  # no HOME: pip's `~` is the passwd home, not judged
+    assert guard(XDG_CACHE_HOME="relative/c") == "1"
+    assert guard(XDG_CACHE_HOME=str(mine)) == "used"
+    assert guard(XDG_CACHE_HOME=" ", HOME=str(mine)) == "used"
+    assert guard(PIP_CACHE_DIR=str(sticky)) == "1"
+    (mine / ".cache" / "pip").mkdir(parents=True)
+    (mine / ".cache" / "pip").chmod(0o777)
+    assert guard(HOME=str(mine)) == "1"
+    assert guard(HOME=str(mine), PIP_CACHE_DIR=str(mine)) == "used"
+    assert guard(HOME=str(mine), PIP_NO_CACHE_DIR="0") == "0"
+    # uid 65534's link in the sticky dir to root's own private cache: not followed
+    os.symlink(mine, sticky / "link")
+    os.lchown(sticky / "link", NOBODY, NOBODY)
+    assert guard(PIP_CACHE_DIR=f"{sticky}/link") == "1"
+    assert guard(PIP_CACHE_DIR=str(mine)) == "used"
