@@ -10,7 +10,7 @@ the site's http mirror (`PIP_INDEX_URL`, `PIP_TRUSTED_HOST`). uid 65534 filled t
 fresh for a year, last modified in 2100; test_shared_pip_cache.plant). With the honest mirror
 back, `remedy run` over SSH applied a `pip-install` into root's venv, and pip took uid 65534's
 page and wheel from the cache: the `.pth` in root's site-packages. Now every step's script
-judges, on the host, the cache pip would use (`remedy.trust.SH_PIP_CACHE`) and gives pip
+judges, on the host, the cache pip would use (`remedy.trust.step_env_guard`) and gives pip
 PIP_NO_CACHE_DIR=1 when another user can change it. Control: root's own cache still answers.
 """
 
@@ -119,12 +119,12 @@ def test_which_caches_the_hosts_step_may_use(tmp_path: Path):
     names is judged too (nothing scrubbed it); PIP_NO_CACHE_DIR already set is kept."""
     import subprocess
 
-    from remedy.trust import pip_cache_guard
+    from remedy.trust import step_env_guard
 
     def guard(**login: str) -> str:
         r = subprocess.run(
             ["env", "-i", "PATH=/usr/bin:/bin", *(f"{k}={v}" for k, v in login.items()),
-             "sh", "-c", pip_cache_guard() + 'printf %s "${PIP_NO_CACHE_DIR-used}"'],
+             "sh", "-c", step_env_guard() + 'printf %s "${PIP_NO_CACHE_DIR-used}"'],
             capture_output=True, text=True, cwd="/", check=True,
         )  # fmt: skip
         return r.stdout

@@ -375,7 +375,7 @@ class Runner:
         return f"{self.hs.run_dir(run_id)}/step-{i}.pgid"
 
     async def _apply(self, run_id: str, i: int, step: Step) -> tuple[bool, str]:
-        from remedy.trust import pip_cache_guard
+        from remedy.trust import step_env_guard
 
         pgf = quote(self._pgid_file(run_id, i))
         for cmd in step.commands:
@@ -394,10 +394,10 @@ class Runner:
             # took the umask remedy was started with, and under a container's or CI's 000
             # they were world-writable: any user's line in root's next login shell. pip's
             # cache is judged here, on the host: over SSH the login environment names it
-            # (remedy.trust.pip_cache_guard)
+            # (remedy.trust.step_env_guard)
             script = (
                 "cd / || exit 1\numask 022\n"
-                + pip_cache_guard()
+                + step_env_guard()
                 + f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
                 "pg=${pg:-$$}\n"
                 "st=$(sed 's/.*) //' /proc/$pg/stat 2>/dev/null | cut -d' ' -f20)\n"
