@@ -392,9 +392,9 @@ class Runner:
             # sys.path). `umask 022`: what a step creates as root (a profile.d file every
             # login sources, a drop-in, a toolkit's stub directory, a root venv's packages)
             # took the umask remedy was started with, and under a container's or CI's 000
-            # they were world-writable: any user's line in root's next login shell. pip's
-            # cache is judged here, on the host: over SSH the login environment names it
-            # (remedy.trust.step_env_guard)
+            # they were world-writable: any user's line in root's next login shell. The
+            # environment is judged here, on the host: over SSH the login environment names
+            # import paths, configuration and pip's cache (remedy.trust.step_env_guard)
             script = (
                 "cd / || exit 1\numask 022\n"
                 + step_env_guard()
