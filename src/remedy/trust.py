@@ -472,3 +472,123 @@ def write_check_argv(dirs: Iterable[str]) -> list[str] | None:
         + "done\n"
     )
     return ["sh", "-c", script, "sh", *args]
+
+
+# own_place PATH: 0 when only root or this user can change what is at PATH (its nearest
+# existing directory, for one not made yet): every link on it as written passes
+# `links_trusted`, the real path passes `trusted`, and the place itself is writable by nobody
+# else (a sticky dir above it is fine, a sticky one as the place is anyone's to add a name to).
+# remedy.childenv._foreign_place's rule (remedy.fileread.untrusted_tree, entries not walked),
+# on the host. A relative PATH is never root's: whatever the working directory holds.
+SH_OWN_PLACE = r"""
+own_place() {
+  _op=$1
+  case $_op in /*) ;; *) return 1;; esac
+  _oq=$_op
+  while [ ! -e "$_oq" ] && [ ! -L "$_oq" ]; do _oq=${_oq%/*}; [ -n "$_oq" ] || _oq=/; done
+  links_trusted "$_op" || return 1
+  trusted "$_oq" || return 1
+  _om=$(stat -c %a -- "$RP" 2>/dev/null) || return 1
+  [ $(( 0$_om & 022 )) -eq 0 ]
+}
+"""
+
+# The login environment a step starts in over SSH (the host's /etc/environment through
+# pam_env, sshd's SetEnv, root's own files), judged on the host: the names of the variables to
+# leave out, one a line, and `+` when pip's cache is to be off. The variables are
+# remedy.childenv's (the local transport's scrub, which never sees this environment): one
+# naming a place another user can change (any entry of a list, any place a PIP_* value or a
+# PERL5OPT `-I`/`-Mlib=` names; a `-d` PERL5OPT) is left out whole. /etc/environment's
+# `PYTHONPATH` naming uid 65534's dir ran its `pip` package as root in a pip-install step
+# (tests/security/test_remote_login_env.py). Then the cache pip would use (PIP_CACHE_DIR,
+# else `${XDG_CACHE_HOME:-$HOME/.cache}/pip`, a blank XDG_CACHE_HOME counting as unset, as
+# platformdirs has it) must be own_place: pip (23.0.1 `check_path_owner`) asks only that its
+# top directory be root's, and a shared `pip/` root owns but anyone writes into gave root's
+# pip another user's index page and wheel (tests/security/test_remote_pip_cache.py).
+# A PIP_NO_CACHE_DIR the environment set is kept.
+SH_LOGIN_SCRUB = r"""
+_drop() { printf '%s\n' "$1"; unset "$1"; }
+for _v in XDG_CONFIG_HOME PIP_CONFIG_FILE PYTHONUSERBASE PYTHONHOME APT_CONFIG GCC_EXEC_PREFIX \
+    PYTHONPYCACHEPREFIX REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE TMPDIR TEMP TMP \
+    XDG_CACHE_HOME; do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  own_place "$_x" || _drop "$_v"
+done
+_split() {
+  _sk=$3; _lo=$IFS; IFS=$1; set -f; set -- $2; set +f; IFS=$_lo
+  for _e in "$@"; do
+    [ -n "$_e" ] || continue
+    case $_sk in bare) case $_e in */*) ;; *) continue;; esac;; esac
+    own_place "$_e" || return 1
+  done
+  return 0
+}
+_nl='
+'
+for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH CPATH \
+    C_INCLUDE_PATH CPLUS_INCLUDE_PATH GCONV_PATH SSL_CERT_DIR LD_LIBRARY_PATH LD_PRELOAD LD_AUDIT; do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  case $_v in
+    LD_LIBRARY_PATH) _split ":; 	$_nl" "$_x" all || _drop "$_v";;
+    LD_*) _split ":; 	$_nl" "$_x" bare || _drop "$_v";;
+    *) _split : "$_x" all || _drop "$_v";;
+  esac
+done
+case ${PYTHONPLATLIBDIR-} in */*|.|..) _drop PYTHONPLATLIBDIR;; esac
+if [ -n "${PERL5OPT-}" ]; then
+  _pd=; _pn=
+  set -f; set -- $PERL5OPT; set +f
+  for _w in "$@"; do
+    if [ -n "$_pn" ]; then _pn=; own_place "$_w" || _pd=1; continue; fi
+    case $_w in
+      -d*|-M|-m|[!-]*) _pd=1;;
+      -I) _pn=1;;
+      -I*) own_place "${_w#-I}" || _pd=1;;
+      -[Mm]lib=*|-[Mm]-lib=*) _split , "${_w#*=}" all || _pd=1;;
+    esac
+  done
+  [ -z "$_pn$_pd" ] || _drop PERL5OPT
+fi
+for _v in $(env | sed -n 's/^\(PIP_[A-Za-z0-9_]*\)=.*/\1/p'); do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  set -f; set -- $_x; set +f
+  for _w in "$@"; do
+    case $_w in
+      file:*|*+file:*)
+        _w=${_w#*file:}
+        case $_w in *%*) _drop "$_v"; break;; esac  # pip percent-decodes it
+        case $_w in //localhost/*) _w=${_w#//localhost};; ///*) _w=${_w#//};; //*) continue;; esac;;
+      *://*) continue;;  # a remote index or link: whoever set the environment chose it
+      '~'*) _drop "$_v"; break;;  # pip expands it (find-links): judged as another user's
+      /*) ;;
+      *) _w=/$_w;;  # relative: from `/`, the step's working directory
+    esac
+    own_place "$_w" || { _drop "$_v"; break; }
+  done
+done
+if [ -z "${PIP_NO_CACHE_DIR+x}" ]; then
+  if [ -n "${PIP_CACHE_DIR+x}" ]; then _pc=$PIP_CACHE_DIR
+  else
+    _pc=${XDG_CACHE_HOME-}
+    case $_pc in *[![:space:]]*) ;; *) _pc=${HOME:+$HOME/.cache};; esac
+    _pc=${_pc:+$_pc/pip}
+  fi
+  own_place "$_pc" || echo +
+fi
+"""
+
+
+def step_env_guard() -> str:
+    """Shell lines for the top of a step's script: the login environment less what
+    SH_LOGIN_SCRUB leaves out, PIP_NO_CACHE_DIR=1 exported where it says so. The judgement
+    runs in a subshell (its functions and variables stay there); only names come back."""
+    return (
+        "_rg=$(\n"
+        + SH_TRUST
+        + SH_LINKS
+        + SH_OWN_PLACE
+        + SH_LOGIN_SCRUB
+        + ")\n"
+        + "for _u in $_rg; do case $_u in +) PIP_NO_CACHE_DIR=1; export PIP_NO_CACHE_DIR;; "
+        + '*[!A-Za-z0-9_]*) ;; *) unset "$_u";; esac; done; unset _rg _u\n'
+    )

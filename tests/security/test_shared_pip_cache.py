@@ -50,7 +50,7 @@ NOBODY = 65534
 WHEEL = "nvidia_cuda_cccl-13.0.85-py3-none-any.whl"
 
 
-def _index(d: Path, evil: bool) -> None:
+def index(d: Path, evil: bool) -> None:
     """A PEP 503 index of one wheel, its sha256 on the link (as PyPI's pages have it)."""
     (d / "files").mkdir(parents=True)
     write_wheel(d / "files" / WHEEL, planted=evil)
@@ -66,7 +66,7 @@ def _index(d: Path, evil: bool) -> None:
 
 
 @contextlib.contextmanager
-def _serve(d: Path, port: int, poison: bool) -> Iterator[int]:
+def serve(d: Path, port: int, poison: bool) -> Iterator[int]:
     """d on 127.0.0.1:port; poisoned: cacheable for a year, last modified in 2100."""
 
     class H(http.server.SimpleHTTPRequestHandler):
@@ -95,21 +95,19 @@ def _serve(d: Path, port: int, poison: bool) -> Iterator[int]:
         srv.server_close()
 
 
-def _attack(
-    tmp_path: Path, home: Path, cache_base: Path, monkeypatch, after_planting=lambda: None
-) -> Path:
-    """uid 65534 fills `cache_base/pip` from its server; root's step then installs from the
-    honest one at the same address, with `home` its HOME. The venv root installed into."""
+def plant(tmp_path: Path, cache_base: Path) -> tuple[Path, int]:
+    """uid 65534 fills `cache_base/pip` from its own server at 127.0.0.1:PORT (a page and a
+    wheel carrying the `.pth`, cacheable for a year): (root's venv, PORT)."""
     tmp_path.chmod(0o755)
     env = _venv(tmp_path)
-    _index(tmp_path / "honest", evil=False)
+    index(tmp_path / "honest", evil=False)
     evil = Path(tempfile.mkdtemp(prefix="rt-evil-index-", dir="/tmp"))
     try:
-        _index(evil / "i", evil=True)
+        index(evil / "i", evil=True)
         os.chmod(evil, 0o755)
         (evil / "dl").mkdir()
         os.chown(evil / "dl", NOBODY, NOBODY)
-        with _serve(evil / "i", 0, poison=True) as port:
+        with serve(evil / "i", 0, poison=True) as port:
             url = f"http://127.0.0.1:{port}/simple"
             r = subprocess.run(
                 ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
@@ -125,6 +123,25 @@ def _attack(
         shutil.rmtree(evil)
     planted = [p for p in (cache_base / "pip").rglob("*") if p.is_file()]
     assert len(planted) == 2 and all(p.stat().st_uid == NOBODY for p in planted), planted
+    return env, port
+
+
+def pin_step(env: Path) -> tuple[Facts, Step]:
+    """The facts naming root's venv, and the pip-install step into it."""
+    facts = Facts(host="scratch", pythons=[{"path": str(env), "python": "3.11"}])
+    step = Step(action="pip-x", title="pin a wheel", probe="static",
+                operation=PipInstall(python=str(env), packages={"nvidia-cuda-cccl": "13.0.85"},
+                                     no_deps=True))  # fmt: skip
+    return facts, step
+
+
+def _attack(
+    tmp_path: Path, home: Path, cache_base: Path, monkeypatch, after_planting=lambda: None
+) -> Path:
+    """uid 65534 fills `cache_base/pip` from its server; root's step then installs from the
+    honest one at the same address, with `home` its HOME. The venv root installed into."""
+    env, port = plant(tmp_path, cache_base)
+    url = f"http://127.0.0.1:{port}/simple"
     after_planting()
     for k in [k for k in os.environ if k.startswith(("PIP_", "XDG_"))]:
         monkeypatch.delenv(k)
@@ -135,17 +152,14 @@ def _attack(
     monkeypatch.setenv("PIP_INDEX_URL", url)
     monkeypatch.setenv("PIP_TRUSTED_HOST", f"127.0.0.1:{port}")
     monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    facts = Facts(host="scratch", pythons=[{"path": str(env), "python": "3.11"}])
-    step = Step(action="pip-x", title="pin a wheel", probe="static",
-                operation=PipInstall(python=str(env), packages={"nvidia-cuda-cccl": "13.0.85"},
-                                     no_deps=True))  # fmt: skip
-    with _serve(tmp_path / "honest", port, poison=False):
+    facts, step = pin_step(env)
+    with serve(tmp_path / "honest", port, poison=False):
         apply_locally(tmp_path, facts, [step])
     return env
 
 
 @contextlib.contextmanager
-def _dirs(where: str) -> Iterator[tuple[Path, Path]]:
+def dirs(where: str) -> Iterator[tuple[Path, Path]]:
     """(root's HOME, the cache's base) in /tmp, uid 65534 reaching them (the test's own tree
     is root's 0700); `pip/` root's 0777. XDG_CACHE_HOME: a shared dir of its own; HOME: the
     HOME's `.cache`."""
@@ -166,7 +180,7 @@ def _dirs(where: str) -> Iterator[tuple[Path, Path]]:
 
 @pytest.mark.parametrize("where", ["XDG_CACHE_HOME", "HOME"])
 def test_a_pip_cache_others_write_into_is_not_read(tmp_path: Path, monkeypatch, where: str):
-    with _dirs(where) as (home, base):
+    with dirs(where) as (home, base):
         env = _attack(tmp_path, home, base, monkeypatch)
         assert (env / "bin" / "python").exists()
         assert not _planted(env), "root installed uid 65534's wheel from the shared pip cache"
@@ -200,7 +214,7 @@ def test_control_a_cache_only_root_writes_is_used(tmp_path: Path, monkeypatch):
     """The same entries once root has taken the cache back (root's, 0755 and 0644): root's
     own cache answers, as pip would have it."""
 
-    with _dirs("XDG_CACHE_HOME") as (home, base):
+    with dirs("XDG_CACHE_HOME") as (home, base):
 
         def take_back() -> None:
             for dp, dns, fns in os.walk(base):

@@ -375,6 +375,8 @@ class Runner:
         return f"{self.hs.run_dir(run_id)}/step-{i}.pgid"
 
     async def _apply(self, run_id: str, i: int, step: Step) -> tuple[bool, str]:
+        from remedy.trust import step_env_guard
+
         pgf = quote(self._pgid_file(run_id, i))
         for cmd in step.commands:
             if cmd.lstrip().startswith("#"):
@@ -390,10 +392,13 @@ class Runner:
             # sys.path). `umask 022`: what a step creates as root (a profile.d file every
             # login sources, a drop-in, a toolkit's stub directory, a root venv's packages)
             # took the umask remedy was started with, and under a container's or CI's 000
-            # they were world-writable: any user's line in root's next login shell
+            # they were world-writable: any user's line in root's next login shell. The
+            # environment is judged here, on the host: over SSH the login environment names
+            # import paths, configuration and pip's cache (remedy.trust.step_env_guard)
             script = (
                 "cd / || exit 1\numask 022\n"
-                f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
+                + step_env_guard()
+                + f"pg=$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null) || pg=$$\n"
                 "pg=${pg:-$$}\n"
                 "st=$(sed 's/.*) //' /proc/$pg/stat 2>/dev/null | cut -d' ' -f20)\n"
                 "bt=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)\n"
