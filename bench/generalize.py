@@ -345,6 +345,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # final knowledge, blind to both rounds; bench/results/round54/, round55/). One entry per
     # ref: it covers both rounds' rows.
     ("0334bece", "0334bece"),
+    # rounds 56-57 (session 40): 65 logs (36 with a class, 29 whose cause no rule covers)
+    # collected by eight engineers (col-56a..e: GPU start-up, build/JIT, loader/runtime-library,
+    # Triton/cuDNN/capture and host-compiler/arch-list errors; col-57a..c: SGLang/FlashInfer
+    # start-up, conda/pip/WSL toolchains, JAX/numba/PyCUDA) who never ran remedy on them, while
+    # tune-bp/bq/br, redteam-16 and perf-40 worked without seeing them; scored by d546146a
+    # (main after tune-bp/bq/br, blind to both rounds; bench/results/round56/, round57/). One
+    # entry: it covers both rounds' rows.
+    ("d546146a", "d546146a"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
