@@ -88,3 +88,33 @@ def test_a_login_pythonpath_another_user_owns_runs_no_module_code_as_root(tmp_pa
         assert ran is None, f"the playbook's modules ran uid 65534's sitecustomize: {ran}"
     else:
         assert ran and ran.startswith("ran as 0"), "root's own PYTHONPATH was left out\n" + out
+
+
+@pytest.mark.parametrize("home_cache", ["root-0755", "root-0777"])
+def test_the_modules_get_no_pip_cache_another_user_writes_into(tmp_path, home_cache):
+    """The same judgement as a step's (redteam-16's test_remote_pip_cache): XDG_CACHE_HOME
+    naming uid 65534's dir is set empty for the modules (ansible.builtin.pip's pip among them:
+    platformdirs takes an empty one as unset), so pip's cache is HOME's `.cache/pip`; where
+    that is root's but 0777 (anyone writes entries into it), pip's cache is off. A root-owned
+    PYTHONPATH's sitecustomize records what each module's interpreter was started with."""
+    record = tmp_path / "seen"
+    d = _shared(0, tmp_path / "unused")
+    (d / "sitecustomize.py").write_text(
+        "import os\n"
+        f"open({str(record)!r}, 'a').write(repr((os.environ.get('XDG_CACHE_HOME'),"
+        " os.environ.get('PIP_NO_CACHE_DIR'))) + '\\n')\n"
+    )
+    theirs, home = tmp_path / "cache", tmp_path / "home"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    (home / ".cache" / "pip").mkdir(parents=True, mode=0o755)
+    home.chmod(0o755)
+    (home / ".cache").chmod(0o755)
+    (home / ".cache" / "pip").chmod(int(home_cache[-4:], 8))
+    login = {"PYTHONPATH": str(d), "XDG_CACHE_HOME": str(theirs), "HOME": str(home)}
+    try:
+        _check_over_ssh(tmp_path, login)
+    finally:
+        subprocess.run(["rm", "-rf", "--", str(d)], check=True)
+    seen = set(record.read_text().splitlines())
+    assert seen == {repr(("", None if home_cache == "root-0755" else "1"))}, seen
