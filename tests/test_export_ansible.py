@@ -104,7 +104,8 @@ def test_pip_plan_maps_every_step_with_handlers_preconditions_and_probes():
     assert play["vars"]["remedy_plan"]["facts_digest"] == plan.facts_digest
     assert [h["name"] for h in play["handlers"]][0] == "remedy: systemd daemon-reload"
     assert play["handlers"][0]["ansible.builtin.systemd"] == {"daemon_reload": True}
-    trust, pre, _, assert_, main = play["tasks"]
+    login, login_env, trust, pre, _, assert_, main = play["tasks"]
+    assert "ansible.builtin.raw" in login and "remedy_env" in login_env["ansible.builtin.set_fact"]
     assert pre["check_mode"] is False and pre["changed_when"] is False
     # the interpreters the precondition runs are checked before it (as root, in check mode)
     assert trust["check_mode"] is False and "/root/venv/bin/python" in trust[
@@ -489,7 +490,8 @@ def test_the_playbook_runs_no_tool_from_a_path_dir_another_user_owns(tmp_path):
     (prefix / "lib" / "libcudart.so.13").write_bytes(b"")
     pb = tmp_path / "pb.yml"
     pb.write_text(export_plan(plan, "ansible"))
-    assert load(pb.read_text())["environment"] == {"PATH": SYSTEM_PATH}
+    # the system PATH, plus what the first task finds in the login environment
+    assert f"{{'PATH': \"{SYSTEM_PATH}\"}}" in load(pb.read_text())["environment"]
     r = check_run_on_localhost(pb, tmp_path, PATH=f"{evil}:{BIN}:{SYSTEM_PATH}")
     out = r.stdout + r.stderr
     assert not canary.exists(), canary.read_text()

@@ -578,16 +578,30 @@ fi
 """
 
 
+def login_env_judgement() -> str:
+    """A sh script that prints, one a line, the names of the login environment's variables
+    SH_LOGIN_SCRUB leaves out, and `+` when pip's cache is to be off; it changes nothing
+    outside its own shell. Shared by step_env_guard and the exported playbook's first task
+    (remedy.export.ansible), which runs it with no Python on the host."""
+    return SH_TRUST + SH_LINKS + SH_OWN_PLACE + SH_LOGIN_SCRUB
+
+
+# the variables SH_LOGIN_SCRUB can name whose empty value is no unset: an empty entry of gcc's
+# COMPILER_PATH, LIBRARY_PATH, CPATH (C_, CPLUS_INCLUDE_PATH) is the working directory, an
+# empty GCC_EXEC_PREFIX makes gcc's own search paths relative (`gcc -print-search-dirs`). A
+# playbook's `environment:` can only set a variable, so these are left out by the shell tasks'
+# own step_env_guard instead (only a shell task runs a compiler)
+UNSET_ONLY_VARS = ("GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+                   "CPLUS_INCLUDE_PATH")  # fmt: skip
+
+
 def step_env_guard() -> str:
     """Shell lines for the top of a step's script: the login environment less what
     SH_LOGIN_SCRUB leaves out, PIP_NO_CACHE_DIR=1 exported where it says so. The judgement
     runs in a subshell (its functions and variables stay there); only names come back."""
     return (
         "_rg=$(\n"
-        + SH_TRUST
-        + SH_LINKS
-        + SH_OWN_PLACE
-        + SH_LOGIN_SCRUB
+        + login_env_judgement()
         + ")\n"
         + "for _u in $_rg; do case $_u in +) PIP_NO_CACHE_DIR=1; export PIP_NO_CACHE_DIR;; "
         + '*[!A-Za-z0-9_]*) ;; *) unset "$_u";; esac; done; unset _rg _u\n'

@@ -386,6 +386,51 @@ def _precheck_trust_tasks(mapped: list[Mapped]) -> list[dict[str, Any]]:
     }]  # fmt: skip
 
 
+# What every task after the first runs in: the system PATH, and the login environment's
+# variables the first task judged another user's set empty (Python, pip, ld.so, perl and
+# OpenSSL take an empty one as unset), PIP_NO_CACHE_DIR=1 where pip's cache is theirs.
+_ENV = "{{ remedy_env | default({'PATH': " + json.dumps(SYSTEM_PATH) + "}) }}"
+
+
+def _login_env_tasks() -> list[dict[str, Any]]:
+    """The play's first tasks: judge the host's login environment (its /etc/environment
+    through pam_env, sshd's SetEnv, sudo's kept variables) before any module's Python starts
+    in it. Every module is `python3 AnsiballZ_*.py` started in that environment: a
+    PYTHONPATH naming uid 65534's directory ran its sitecustomize as root in every task, in
+    `--check` too (tests/security/test_export_login_env.py). `raw` runs no Python on the
+    host; remedy.trust.login_env_judgement names what `remedy run` leaves out over SSH, and
+    the play's `environment:` (applied inside the become shell, before the module's
+    interpreter) sets those empty. gcc's variables are left out by the shell tasks' own
+    guard (remedy.trust.UNSET_ONLY_VARS)."""
+    from remedy.trust import UNSET_ONLY_VARS, login_env_judgement
+
+    script = f"PATH={SYSTEM_PATH}; export PATH\n" + login_env_judgement()
+    lines = "remedy_login.stdout_lines | map('trim') | list"
+    names = (
+        f"{lines} | select('match', '^[A-Za-z_][A-Za-z0-9_]*$')"
+        f" | reject('in', {json.dumps(list(UNSET_ONLY_VARS))}) | list"
+    )
+    value = (
+        "{{ {'PATH': " + json.dumps(SYSTEM_PATH) + "}"
+        f" | combine(dict({names} | zip_longest([], fillvalue='')))"
+        f" | combine({{'PIP_NO_CACHE_DIR': '1'}} if '+' in ({lines}) else {{}}) }}}}"
+    )
+    return [
+        {
+            "name": "remedy: which login variables name another user's code or configuration",
+            "ansible.builtin.raw": Unsafe(script),
+            "args": {"executable": "/bin/sh"},
+            "register": "remedy_login",
+            "changed_when": False,
+            "check_mode": False,
+        },
+        {
+            "name": "remedy: every later task runs without them",
+            "ansible.builtin.set_fact": {"remedy_env": value},
+        },
+    ]
+
+
 def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
                    now: datetime.datetime | None = None) -> str:  # fmt: skip
     """The playbook text for `plan`."""
@@ -418,7 +463,7 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     stamp = when_.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     spec = {"steps": [{"index": i + 1, "checks": m.checks} for i, m in enumerate(mapped)]}
-    tasks: list[dict[str, Any]] = _precheck_trust_tasks(mapped)
+    tasks: list[dict[str, Any]] = _login_env_tasks() + _precheck_trust_tasks(mapped)
     tasks += [
         {
             "name": "remedy: does the host still match the facts the plan was made from?",
@@ -516,8 +561,9 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
         "gather_facts": False,
         # every task's commands (stat, id, readlink in the trust checks...) from the system
         # PATH, as remedy's transports run them (remedy.transport.base.SYSTEM_PATH): root's
-        # PATH may start with a directory another user owns
-        "environment": {"PATH": U(SYSTEM_PATH)},
+        # PATH may start with a directory another user owns; less the login environment's
+        # variables that name another user's code (_login_env_tasks)
+        "environment": _ENV,
         "vars": {
             # the host's system python from the plan's facts, never Ansible's discovery
             # (which can pick a venv's python from PATH, as it did on seed-chain-b)

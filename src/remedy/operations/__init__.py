@@ -631,6 +631,8 @@ class LinkLayout(Operation):
             })  # fmt: skip
             j += 1
         if self.stub:
+            from remedy.trust import step_env_guard
+
             reg, path = ctx.reg(j), self._at(self.stub)
             d = posixpath.dirname(path)
             m.apply.append({
@@ -640,7 +642,11 @@ class LinkLayout(Operation):
             })  # fmt: skip
             m.apply.append({
                 "name": ctx.name(f"create {path}"),
-                "ansible.builtin.shell": {"cmd": U(self._stub_cmd()), "creates": U(path)},
+                # the login environment's gcc variables another user's places fill
+                # (COMPILER_PATH...) are left out here, as `remedy run` does: the play's
+                # `environment:` can only set them (remedy.trust.UNSET_ONLY_VARS)
+                "ansible.builtin.shell": {"cmd": U(step_env_guard() + self._stub_cmd()),
+                                          "creates": U(path)},
                 "register": reg,
             })  # fmt: skip
             m.checks.append({"kind": "exists", "path": path})
