@@ -972,6 +972,10 @@ TUNED_AFTER: list[str] = [
     " application bundle's per-CUDA-major runner dir, ollama's .../cuda_vN[_variant]/, cannot"
     " load: the bundle carries that library) withdraw runtime-libs-match-cuda-major and"
     " needed-files-provided -> null",
+    "after d546146a (round 56's ggl-1, sasha0552/pascal-pkgs-ci#46): signature"
+    " ptxas-feature-absent-on-arch also takes ptxas' 'Modifier X on Y requires .target sm_NN"
+    " or higher' (the instruction named; 'requires PTX ISA .version' stays out)"
+    " -> kernel-arch-feature",
 ]
 
 TOOLCHAIN_ENV = re.compile(
