@@ -975,6 +975,15 @@ TUNED_AFTER: list[str] = [
     " <toolkit>/.../stubs/libcuda.so: the stub answered through a search path;"
     " undefined-driver-api-symbol no longer reads it as an old driver)"
     " -> ld-library-path-not-shadowing",
+    "after d546146a (round 56's gfx-11, NixOS/nixpkgs#342385): field signals"
+    " bundled-cuda-runner-library-is-the-bundles* (a CUDA library that a program in an"
+    " application bundle's per-CUDA-major runner dir, ollama's .../cuda_vN[_variant]/, cannot"
+    " load: the bundle carries that library) withdraw runtime-libs-match-cuda-major and"
+    " needed-files-provided -> null",
+    "after d546146a (round 56's ggl-1, sasha0552/pascal-pkgs-ci#46): signature"
+    " ptxas-feature-absent-on-arch also takes ptxas' 'Modifier X on Y requires .target sm_NN"
+    " or higher' (the instruction named; 'requires PTX ISA .version' stays out)"
+    " -> kernel-arch-feature",
 ]
 
 TOOLCHAIN_ENV = re.compile(
