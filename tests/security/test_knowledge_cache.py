@@ -279,7 +279,7 @@ def test_warm_catalog_equals_the_fresh_one(cache: Path, monkeypatch: pytest.Monk
         warm = catalog.default_catalog()
     finally:
         catalog._DEFAULT.clear()
-    assert warm is not fresh and warm.model_dump() == fresh.model_dump()
+    assert warm is not fresh and warm.as_dict() == fresh.as_dict()
     for a, b in zip(warm.signatures, fresh.signatures, strict=True):
         assert (a.line, a.near_needles, a.rx.pattern) == (b.line, b.near_needles, b.rx.pattern)
         assert (a.gate_rx and a.gate_rx.pattern) == (b.gate_rx and b.gate_rx.pattern)

@@ -20,15 +20,20 @@ _CATALOG_SOURCES = ("evidence", "knowledge/yamlload.py", "model")
 def catalog_key(path: Path) -> bytes | None:
     """sha256 of the signatures file (path and bytes), the evidence modules' source (they
     define the checks, the regex dialect and the literal sets) and the versions."""
-    return _hash_files(_versions(str(path)), [(b"S", _sources(_CATALOG_SOURCES)), (b"C", [path])])
+    h = _versions(str(path), _CATALOG_FORMAT)
+    return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"C", [path])])
+
+
+# the catalog's form in the cache: plain objects (remedy.evidence.catalog), no pydantic models
+_CATALOG_FORMAT = "catalog-plain-1"
 
 
 def _allowed_catalog() -> dict[str, frozenset[str]]:
-    from remedy import model
-    from remedy.evidence import catalog
-
     # a compiled pattern is pickled as kbcache._no_regex() (compiled again on first use)
-    return {**_models(catalog, model), "remedy.knowledge.kbcache": frozenset({"_no_regex"})}
+    return {
+        "remedy.evidence.catalog": frozenset({"Catalog", "Signature", "SignatureSource", "Near"}),
+        "remedy.knowledge.kbcache": frozenset({"_no_regex"}),
+    }
 
 
 def load_catalog(k: bytes) -> tuple[Any, list[str], list[tuple[str, bytes | None]]] | None:

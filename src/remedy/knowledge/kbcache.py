@@ -62,14 +62,35 @@ def _files(d: Path) -> list[Path]:
 def _versions(*extra: str) -> Any:
     import hashlib
 
-    import pydantic
-
     from remedy import __version__
     from remedy.knowledge.yamlload import _yaml_version
 
     return hashlib.sha256(
-        "\0".join((sys.version, __version__, pydantic.VERSION, _yaml_version(), *extra)).encode()
+        "\0".join((sys.version, __version__, _pydantic_version(), _yaml_version(), *extra)).encode()
     )
+
+
+def _pydantic_version() -> str:
+    """pydantic.VERSION, read from its version.py when pydantic is not imported yet: a cache
+    of plain data (the signature catalog) is read without importing pydantic (~30 ms)."""
+    mod = sys.modules.get("pydantic.version")
+    if mod is not None:
+        return str(mod.VERSION)
+    import re
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec("pydantic")
+    origin = spec.origin if spec is not None else None
+    try:
+        with open(os.path.join(os.path.dirname(origin or ""), "version.py"), encoding="utf-8") as f:
+            m = re.search(r"^VERSION = ['\"]([^'\"]+)['\"]", f.read(), re.M)
+    except (OSError, UnicodeDecodeError):
+        m = None
+    if m:
+        return m.group(1)
+    import pydantic  # not found where it is imported from: ask it
+
+    return str(pydantic.VERSION)
 
 
 def _hash_files(h: Any, groups: list[tuple[bytes, list[Path]]]) -> bytes | None:
