@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import remedy
 from remedy.errors import KnowledgeError
+from remedy.evidence.plain import Plain, Source
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 
 if TYPE_CHECKING:
@@ -39,42 +40,7 @@ _META = re.compile(r"[.^$*+?{}\[\]|()\\]")
 # needed pydantic imported for classes whose validation had long been done.
 
 
-class _Plain:
-    """Fields in ``_FIELDS`` (keyword arguments, defaults in ``_DEFAULTS``), equality and repr
-    over them."""
-
-    __slots__ = ()
-    _FIELDS: tuple[str, ...] = ()
-    _DEFAULTS: dict[str, Any] = {}
-
-    def __init__(self, **kw: Any) -> None:
-        for name in self._FIELDS:
-            value = kw.pop(name) if name in kw else self._DEFAULTS[name]
-            object.__setattr__(self, name, value)
-        if kw:
-            raise TypeError(f"{type(self).__name__}: unknown field {next(iter(kw))!r}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """The fields, nested plain objects as dicts too (what model_dump gave)."""
-        return {n: _dumped(getattr(self, n)) for n in self._FIELDS}
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self._FIELDS)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the pydantic models were
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._FIELDS)
-        return f"{type(self).__name__}({inner})"
-
-
-def _dumped(v: Any) -> Any:
-    return v.as_dict() if isinstance(v, _Plain) else v
-
-
-class Near(_Plain):
+class Near(Plain):
     """Context guard: the signature only matches if ``pattern`` occurred within the previous
     ``within`` lines of the same source and process (the matching line itself counts)."""
 
@@ -86,32 +52,13 @@ class Near(_Plain):
     needles: list[str] | None
 
 
-class SignatureSource(_Plain):
+class SignatureSource(Source):
     """Upstream citation; at least one of repo, doc or thread is required."""
 
-    __slots__ = ("repo", "path", "function", "ref", "doc", "thread", "note")
-    _FIELDS = ("repo", "path", "function", "ref", "doc", "thread", "note")
-    _DEFAULTS = dict.fromkeys(_FIELDS)
-    repo: str | None
-    path: str | None
-    function: str | None
-    ref: str | None
-    doc: str | None
-    thread: str | None
-    note: str | None
+    __slots__ = ()
 
     def has_origin(self) -> bool:
         return bool(self.repo or self.doc or self.thread)
-
-    def short(self) -> str:  # as remedy.model.Source.short
-        if self.repo and self.path:
-            s = f"{self.repo}:{self.path}"
-            if self.function:
-                s += f"::{self.function}"
-            if self.ref:
-                s += f" @{self.ref}"
-            return s
-        return self.doc or self.thread or self.note or "?"
 
 
 _SIG_FIELDS = (
@@ -133,7 +80,7 @@ _SIG_FIELDS = (
 )
 
 
-class Signature(_Plain):
+class Signature(Plain):
     """One known log pattern. See knowledge/signatures.yaml for the field reference (and
     remedy.evidence.catalog_schema for the checks an entry passed)."""
 
@@ -186,8 +133,6 @@ class Signature(_Plain):
     _line: int | None
 
     def __init__(self, **kw: Any) -> None:
-        kw.setdefault("facts", {})
-        kw.setdefault("supersedes", [])
         super().__init__(**kw)
         self._rx = self._gate_rx = self._near_rx = None
         self._near_needles = ()
@@ -195,13 +140,8 @@ class Signature(_Plain):
         self._line = None
 
     @classmethod
-    def from_entry(cls, m: Any) -> Signature:
-        """The plain signature of a validated entry (catalog_schema.SignatureEntry)."""
-        d = {n: getattr(m, n) for n in _SIG_FIELDS}
-        d["source"] = SignatureSource(**{n: getattr(m.source, n) for n in SignatureSource._FIELDS})
-        if m.near is not None:
-            d["near"] = Near(pattern=m.near.pattern, within=m.near.within, needles=m.near.needles)
-        return cls(**d)
+    def _nested(cls) -> dict[str, type[Plain]]:
+        return {"source": SignatureSource, "near": Near}
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -446,7 +386,7 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
     seen: dict[str, int | None] = {}
     for entry in entries:
         line = line_of(entry)
-        sig = Signature.from_entry(validate_entry(SignatureEntry, entry, file, what="signature"))
+        sig = Signature.of(validate_entry(SignatureEntry, entry, file, what="signature"))
         if sig.id in seen:
             raise KnowledgeError(
                 f"duplicate signature id {sig.id!r} (first defined at line {seen[sig.id]})",
