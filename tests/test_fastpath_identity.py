@@ -6,7 +6,8 @@ invalid UTF-8, empty, a 10 MB single line, a missing file, a directory).
 Why: the fast path is allowed its own loading (plain caches, no pydantic where it can); the
 diagnosis and its rendering must stay the CLI's. The corpus is run in one process per way
 (in-process runs, each with its own stdout/stderr buffers), the hostile inputs as real
-processes of each way (the early scan, the process's own exit)."""
+processes of each way (the early scan, the process's own exit). And the part of the fast
+path that is pydantic-free so far: the cached signature catalog and field signals."""
 
 from __future__ import annotations
 
@@ -139,3 +140,52 @@ def test_hostile_inputs_print_what_the_cli_prints(tmp_path: Path, json_: bool) -
         assert fast == full, args
         codes.add(fast[0])
     assert {0, 2} <= codes  # control: diagnoses and input errors were both compared
+
+
+_CACHED = """
+import json, sys
+from remedy.evidence import evcache
+from remedy.evidence.catalog import default_catalog
+from remedy.evidence.fields import default_signals_path
+
+cat = default_catalog()
+rules = json.loads(sys.argv[1])
+k = evcache.signals_key(default_signals_path(), rules, cat.ids())
+signals = evcache.load_signals(k)
+print(json.dumps([len(cat), signals is not None and len(signals), "pydantic" in sys.modules]))
+"""
+
+
+def test_the_cached_catalog_and_signals_are_read_without_pydantic(tmp_path: Path) -> None:
+    """The signature catalog and the field signals are plain objects in their caches
+    (remedy.evidence.plain): read back, neither pydantic nor the schema classes are imported.
+    Control: with no cache, the YAML is validated, through pydantic."""
+    env = _env(tmp_path / "cache")
+    warm = (
+        "import json\n"
+        "from remedy.diagnose import default_signals\n"
+        "from remedy.knowledge.loader import load_knowledge\n"
+        "kb = load_knowledge()\n"
+        "assert default_signals(kb)\n"
+        "print(json.dumps(list(kb.rules)))\n"
+    )
+    first = subprocess.run(
+        [sys.executable, "-c", warm], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert first.returncode == 0, first.stderr[-2000:]
+    rules = first.stdout.strip()
+
+    def cached(cache: Path) -> list:
+        r = subprocess.run(
+            [sys.executable, "-c", _CACHED, rules],
+            capture_output=True,
+            text=True,
+            env=_env(cache),
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        return json.loads(r.stdout)
+
+    n, signals, pydantic = cached(tmp_path / "cache")
+    assert n > 100 and signals and signals > 10 and not pydantic
+    assert cached(tmp_path / "empty")[2]  # control: no cache, so the YAML was validated
