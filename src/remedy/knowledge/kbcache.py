@@ -201,7 +201,6 @@ def _functions(state: dict[str, Any]) -> Any:
 
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
-        import marshal
 
         from remedy.knowledge.expr import Expression, KnowledgeTemplate
         from remedy.knowledge.functions import Functions
@@ -210,12 +209,22 @@ class _Pickler(pickle.Pickler):
         if t is re.Pattern:  # a signature's compiled pattern: compiled again on first use
             return _no_regex, ()
         if t is Expression:
-            return _expression, (marshal.dumps(obj._code), obj.remedy_names)
+            return _expression, (_marshalled(obj._code), obj.remedy_names)
         if t is KnowledgeTemplate:
-            return _template, (marshal.dumps(obj._code), obj.remedy_source, obj.remedy_parts)
+            return _template, (_marshalled(obj._code), obj.remedy_source, obj.remedy_parts)
         if t is Functions:  # its memos (`_statics`, ...) are rebuilt on first use
             return _functions, ({k: v for k, v in vars(obj).items() if not k.startswith("_")},)
         return NotImplemented
+
+
+def _marshalled(code: Any) -> bytes:
+    """The code of an expression or template, marshalled: one read from a cache and never
+    run is still the marshalled bytes (remedy.knowledge.expr), kept as they are (marshalled
+    again, it read back as bytes, "not code", in a cache made from a cached knowledge base:
+    remedy.knowledge.logview)."""
+    import marshal
+
+    return code if type(code) is bytes else marshal.dumps(code)
 
 
 def _load(kind: str, k: bytes, allowed: dict[str, frozenset[str]]) -> Any | None:
