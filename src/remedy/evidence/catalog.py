@@ -224,7 +224,7 @@ def knowledge_dir() -> Path:
     pkg = Path(remedy.__file__).resolve().parent
     candidates = [pkg.parents[1] / "knowledge", pkg / "_data" / "knowledge"]
     if os.environ.get("REMEDY_KNOWLEDGE_DIR"):
-        from remedy.knowledge.loader import checked_env_dir
+        from remedy.knowledge.dirs import checked_env_dir
 
         checked_env_dir("REMEDY_KNOWLEDGE_DIR")
         candidates.insert(0, Path(os.environ["REMEDY_KNOWLEDGE_DIR"]))

@@ -97,7 +97,7 @@ def load_log_view() -> LogView:
     these same files were viewed before; else the knowledge is loaded (and checked: its
     errors are raised as load_knowledge raises them) and the view kept."""
     from remedy.knowledge import kbcache
-    from remedy.knowledge.loader import data_dirs
+    from remedy.knowledge.dirs import data_dirs
 
     kdir, pdir = data_dirs()
     k = None
