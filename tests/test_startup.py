@@ -347,7 +347,7 @@ def test_a_catalog_checked_before_loads_lazily_and_matches_the_same(
     assert all(s._rx is not None for s in checked.signatures)  # control: compiled by the check
     lazy = _fresh_catalog(monkeypatch, tmp_path / "cache")
     assert all(s._rx is None for s in lazy.signatures)  # nothing compiled up front
-    assert [s.model_dump() for s in lazy.signatures] == [s.model_dump() for s in checked.signatures]
+    assert [s.as_dict() for s in lazy.signatures] == [s.as_dict() for s in checked.signatures]
     assert [s.near_needles for s in lazy.signatures] == [s.near_needles for s in checked.signatures]
     lines = [ex for s in checked.signatures for ex in s.examples]
     a, b = LineMatcher(checked), LineMatcher(lazy)

@@ -259,9 +259,15 @@ def diagnose_run(
                 "nothing to diagnose: give --log FILE and/or facts (--example, --facts, --host)"
             )
         from remedy.diagnose import diagnose as run_diagnose
-        from remedy.knowledge.loader import load_knowledge
 
-        kb = load_knowledge()
+        if f is None:  # a log alone: the part of the knowledge its diagnosis reads, plain
+            from remedy.knowledge.logview import load_log_view
+
+            kb = load_log_view()
+        else:
+            from remedy.knowledge.loader import load_knowledge
+
+            kb = load_knowledge()
         if f is None and scans.reading:  # what the log-only diagnosis loads, while it reads
             from remedy.diagnose import prepare_log_only
 

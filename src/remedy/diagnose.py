@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from remedy.evaluate import Evaluation, Violation, evaluate, render
+from remedy.evaluate import evaluate, render
 from remedy.evidence.fields import (
     Signal,
     apply_signals,
@@ -22,11 +22,12 @@ from remedy.evidence.fields import (
     load_signals,
     symptom_views,
 )
-from remedy.knowledge.loader import Knowledge
 from remedy.model import Diagnosis, Finding, Hypothesis, Symptom
 
 if TYPE_CHECKING:
+    from remedy.evaluate import Evaluation, Violation
     from remedy.evidence.catalog import Catalog
+    from remedy.knowledge.loader import Knowledge  # or its log-only view (knowledge.logview)
     from remedy.model import Facts  # imported on first use (remedy.model)
 
 # Signatures that only say "something failed somewhere else".

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from remedy.errors import KnowledgeError
 from remedy.knowledge.expr import call, plain, plain_mapping, truthy
-from remedy.knowledge.loader import CompiledRule, Knowledge
 from remedy.resolve import pick_toolkit, workload_env, workload_python
 
 if TYPE_CHECKING:
     from jinja2.exceptions import SecurityError
+
+    # not at run time: a log-only diagnosis renders templates without the loader (logview)
+    from remedy.knowledge.loader import CompiledRule, Knowledge
 
 
 @dataclass

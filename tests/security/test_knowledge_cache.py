@@ -279,7 +279,7 @@ def test_warm_catalog_equals_the_fresh_one(cache: Path, monkeypatch: pytest.Monk
         warm = catalog.default_catalog()
     finally:
         catalog._DEFAULT.clear()
-    assert warm is not fresh and warm.model_dump() == fresh.model_dump()
+    assert warm is not fresh and warm.as_dict() == fresh.as_dict()
     for a, b in zip(warm.signatures, fresh.signatures, strict=True):
         assert (a.line, a.near_needles, a.rx.pattern) == (b.line, b.near_needles, b.rx.pattern)
         assert (a.gate_rx and a.gate_rx.pattern) == (b.gate_rx and b.gate_rx.pattern)
@@ -323,3 +323,35 @@ def test_warm_signals_equal_the_fresh_ones_and_a_command_is_refused(
     assert evcache.load_signals(k) is None and not canary.exists()
     # another rule set is another key: a kept list is never checked against other rules
     assert evcache.signals_key(path, list(kb.rules)[1:], ids) != k
+
+
+# --------------------------------------------------------------------------------------------
+# the log-only view of the knowledge `diagnose --log` reads (remedy.knowledge.logview)
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_log_view_cache_that_would_run_a_command_is_refused(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from remedy.knowledge import logview
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    load_knowledge.cache_clear()
+    try:
+        made = logview.load_log_view()  # cold: made from the knowledge, and kept
+        path = Path(kbcache.cache_path("logview"))
+        assert path.is_file()  # control: this is the file the next run reads
+        key = kbcache.key(*data_dirs())
+        assert key is not None
+        k = logview._FORMAT.encode() + b"\0" + key
+        canary = tmp_path / "canary-logview-pickle"
+        body = kbcache._TAG + k + pickle.dumps(_Evil(canary))
+        path.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
+        again = logview.load_log_view()  # refused: made again from the knowledge
+        assert not canary.exists(), "remedy unpickled a command from its log view cache"
+        assert type(again) is logview.LogView and again is not made
+        assert list(again.rules) == list(made.rules)
+        monkeypatch.setattr(logview, "log_view", lambda _kb: pytest.fail("not from the cache"))
+        assert list(logview.load_log_view().rules) == list(made.rules)  # kept again, and read
+    finally:
+        load_knowledge.cache_clear()

@@ -19,146 +19,129 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from typing import TYPE_CHECKING, Any
 
 import remedy
 from remedy.errors import KnowledgeError
+from remedy.evidence.plain import Plain, Source
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
-from remedy.model import Source, Symptom
 
-Severity = Literal["fatal", "error", "warning", "info"]
-Stage = Literal[
-    "import",
-    "configure",
-    "preprocess",
-    "compile",
-    "assemble",
-    "link",
-    "load",
-    "launch",
-    "capture",
-    "runtime",
-    "ready",
-]
-Component = Literal[
-    "nvcc",
-    "cicc",
-    "ptxas",
-    "crt-headers",
-    "cudart-headers",
-    "libcudart",
-    "libcuda",
-    "cccl-toolkit",
-    "cccl-flashinfer",
-    "flashinfer-jit",
-    "sglang-jit-kernel",
-    "tvm-ffi",
-    "torch-cpp-extension",
-    "triton",
-    "cuda-graph-capture",
-    "sglang-server",
-    "driver",
-    "gpu",
-    "host-compiler",
-    "linker",
-    "ninja",
-    "python",
-    # the host's package manager (dnf/yum/zypper through libsolv, apt): its resolver's
-    # failures are shown, never explained (knowledge/components.yaml, tune-r)
-    "package-manager",
-]
-FactKey = Literal[
-    "emitted_ptx_isa",
-    "ptxas_ptx_isa",
-    "missing_lib",
-    "missing_header",
-    "cuda_home",
-    "nvcc_path",
-    "arch",
-    "jit_module",
-    "jit_cache_dir",
-    "flashinfer_version",
-    "jit_arch",
-    "python_prefix",
-    "toolkit_prefix",
-    "torch_cuda",
-    "nvcc_release",
-    "required_cuda",
-    "shared_lib",
-    "symbol",
-    "exit_code",
-    "gcc_version",
-]
+if TYPE_CHECKING:
+    from remedy.model import Symptom
 
 _KEBAB = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 # Regex metacharacters; a near-pattern without them (after unescaping) is its own literal.
 _META = re.compile(r"[.^$*+?{}\[\]|()\\]")
 
+# The catalog at run time is plain Python objects, built from the entries pydantic validated
+# (remedy.evidence.catalog_schema: the YAML's shape, checked when the file is loaded, never
+# when a cached catalog is read). Why: a cached catalog (remedy.evidence.evcache) was ~590
+# pydantic instances, each unpickled through pydantic's __setstate__, and reading the log
+# needed pydantic imported for classes whose validation had long been done.
 
-class Near(BaseModel):
+
+class Near(Plain):
     """Context guard: the signature only matches if ``pattern`` occurred within the previous
     ``within`` lines of the same source and process (the matching line itself counts)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
+    __slots__ = ("pattern", "within", "needles")
+    _FIELDS = ("pattern", "within", "needles")
+    _DEFAULTS = {"needles": None}  # literals for the prefilter; derived when pattern is plain
     pattern: str
-    within: int = Field(ge=0, le=100_000)
-    needles: list[str] | None = None  # literals for the prefilter; derived when pattern is plain
+    within: int
+    needles: list[str] | None
 
 
 class SignatureSource(Source):
     """Upstream citation; at least one of repo, doc or thread is required."""
 
+    __slots__ = ()
+
     def has_origin(self) -> bool:
         return bool(self.repo or self.doc or self.thread)
 
 
-class Signature(BaseModel):
-    """One known log pattern. See knowledge/signatures.yaml for the field reference."""
+_SIG_FIELDS = (
+    "id",
+    "title",
+    "pattern",
+    "needles",
+    "severity",
+    "stage",
+    "component",
+    "facts",
+    "wrapper",
+    "suspicious",
+    "examples",
+    "source",
+    "near",
+    "supersedes",
+    "gate",
+)
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
 
-    id: str = Field(pattern=_KEBAB)
-    title: str = Field(min_length=1)
-    pattern: str = Field(min_length=1)
-    needles: list[str] = Field(min_length=1)
-    severity: Severity
-    stage: Stage
-    component: Component
-    facts: dict[str, FactKey] = Field(default_factory=dict)
-    wrapper: bool = False
+class Signature(Plain):
+    """One known log pattern. See knowledge/signatures.yaml for the field reference (and
+    remedy.evidence.catalog_schema for the checks an entry passed)."""
+
+    __slots__ = (
+        *_SIG_FIELDS,
+        "_rx",
+        "_gate_rx",
+        "_near_rx",
+        "_near_needles",
+        "_gate_lits",
+        "_line",
+    )
+    _FIELDS = _SIG_FIELDS
+    _DEFAULTS = {
+        "facts": {},
+        "wrapper": False,
+        "suspicious": False,
+        "near": None,
+        "supersedes": [],
+        "gate": None,
+    }
+    id: str
+    title: str
+    pattern: str
+    needles: list[str]
+    severity: str
+    stage: str
+    component: str
+    facts: dict[str, str]
+    wrapper: bool
     # the line also stays a candidate for the first error line: for shapes that name a cause
     # only when a field is in a knowledge table (a symbol a release removed); otherwise the
     # log's cause is unknown and this line is where its first real error is
-    suspicious: bool = False
-    examples: list[str] = Field(min_length=1)
+    suspicious: bool
+    examples: list[str]
     source: SignatureSource
-    near: Near | None = None
-    supersedes: list[str] = Field(default_factory=list)
+    near: Near | None
+    supersedes: list[str]
     # a cheaper regex every line `pattern` matches also matches (checked on the examples);
     # searched first, so a costly pattern runs only on lines that can match it
-    gate: str | None = None
-
+    gate: str | None
     # compiled on first use (a catalog loaded as validated before compiles nothing up front)
-    _rx: re.Pattern[str] | None = PrivateAttr(default=None)
-    _gate_rx: re.Pattern[str] | None = PrivateAttr(default=None)
-    _near_rx: re.Pattern[str] | None = PrivateAttr(default=None)
-    _near_needles: tuple[str, ...] = PrivateAttr(default=())
+    _rx: re.Pattern[str] | None
+    _gate_rx: re.Pattern[str] | None
+    _near_rx: re.Pattern[str] | None
+    _near_needles: tuple[str, ...]
     # gate_literals: False until derived (load_catalog derives them, so a cached catalog
     # carries them)
-    _gate_lits: tuple[str, ...] | None | bool = PrivateAttr(default=False)
-    _line: int | None = PrivateAttr(default=None)
+    _gate_lits: tuple[str, ...] | None | bool
+    _line: int | None
 
-    @field_validator("needles")
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self._rx = self._gate_rx = self._near_rx = None
+        self._near_needles = ()
+        self._gate_lits = False
+        self._line = None
+
     @classmethod
-    def _needles_nonempty(cls, v: list[str]) -> list[str]:
-        if any(not n for n in v):
-            raise ValueError("needles must be non-empty strings")
-        if any("\n" in n for n in v):
-            raise ValueError("needles must not contain newlines")
-        return v
+    def _nested(cls) -> dict[str, type[Plain]]:
+        return {"source": SignatureSource, "near": Near}
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -197,13 +180,15 @@ class Signature(BaseModel):
         return self._line
 
 
-class Catalog(BaseModel):
+class Catalog:
     """All signatures, in precedence order (file order), plus the derived prefilter data."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    def __init__(self, *, signatures: list[Signature], path: str = "<memory>") -> None:
+        self.signatures = list(signatures)
+        self.path = path
 
-    signatures: list[Signature]
-    path: str = "<memory>"
+    def as_dict(self) -> dict[str, Any]:
+        return {"signatures": [s.as_dict() for s in self.signatures], "path": self.path}
 
     @cached_property
     def by_id(self) -> dict[str, Signature]:
@@ -239,7 +224,7 @@ def knowledge_dir() -> Path:
     pkg = Path(remedy.__file__).resolve().parent
     candidates = [pkg.parents[1] / "knowledge", pkg / "_data" / "knowledge"]
     if os.environ.get("REMEDY_KNOWLEDGE_DIR"):
-        from remedy.knowledge.loader import checked_env_dir
+        from remedy.knowledge.dirs import checked_env_dir
 
         checked_env_dir("REMEDY_KNOWLEDGE_DIR")
         candidates.insert(0, Path(os.environ["REMEDY_KNOWLEDGE_DIR"]))
@@ -395,11 +380,13 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
         raise KnowledgeError(
             f"unknown top-level key {extra[0]!r}", file=file, line=line_of(data) or 1
         )
+    from remedy.evidence.catalog_schema import SignatureEntry
+
     sigs: list[Signature] = []
     seen: dict[str, int | None] = {}
     for entry in entries:
         line = line_of(entry)
-        sig = validate_entry(Signature, entry, file, what="signature")
+        sig = Signature.of(validate_entry(SignatureEntry, entry, file, what="signature"))
         if sig.id in seen:
             raise KnowledgeError(
                 f"duplicate signature id {sig.id!r} (first defined at line {seen[sig.id]})",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from remedy.knowledge.kbcache import _hash_files, _load, _models, _save, _sources, _versions
+from remedy.knowledge.kbcache import _hash_files, _load, _save, _sources, _versions
 
 # The signature catalog (remedy.evidence.catalog.default_catalog), with the literal sets
 # remedy.evidence.prefilter derives from it, likewise: ~170 signatures validated and ~10 ms
@@ -20,15 +20,20 @@ _CATALOG_SOURCES = ("evidence", "knowledge/yamlload.py", "model")
 def catalog_key(path: Path) -> bytes | None:
     """sha256 of the signatures file (path and bytes), the evidence modules' source (they
     define the checks, the regex dialect and the literal sets) and the versions."""
-    return _hash_files(_versions(str(path)), [(b"S", _sources(_CATALOG_SOURCES)), (b"C", [path])])
+    h = _versions(str(path), _CATALOG_FORMAT)
+    return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"C", [path])])
+
+
+# the catalog's form in the cache: plain objects (remedy.evidence.catalog), no pydantic models
+_CATALOG_FORMAT = "catalog-plain-1"
 
 
 def _allowed_catalog() -> dict[str, frozenset[str]]:
-    from remedy import model
-    from remedy.evidence import catalog
-
     # a compiled pattern is pickled as kbcache._no_regex() (compiled again on first use)
-    return {**_models(catalog, model), "remedy.knowledge.kbcache": frozenset({"_no_regex"})}
+    return {
+        "remedy.evidence.catalog": frozenset({"Catalog", "Signature", "SignatureSource", "Near"}),
+        "remedy.knowledge.kbcache": frozenset({"_no_regex"}),
+    }
 
 
 def load_catalog(k: bytes) -> tuple[Any, list[str], list[tuple[str, bytes | None]]] | None:
@@ -59,16 +64,25 @@ def save_catalog(k: bytes, value: tuple[Any, list[str], list[tuple[str, bytes | 
 def signals_key(path: Path, rule_ids: list[str], signature_ids: list[str]) -> bytes | None:
     """sha256 of the signals file, what it is checked against (the knowledge's rule ids, the
     catalog's signature ids), the evidence modules' source and the versions."""
-    h = _versions(str(path), "\n".join(sorted(rule_ids)), "\n".join(sorted(signature_ids)))
+    h = _versions(
+        str(path), _SIGNALS_FORMAT, "\n".join(sorted(rule_ids)), "\n".join(sorted(signature_ids))
+    )
     return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"F", [path])])
+
+
+# the signals' form in the cache: plain objects (remedy.evidence.fields, .plain)
+_SIGNALS_FORMAT = "signals-plain-1"
 
 
 def load_signals(k: bytes) -> list[Any] | None:
     """The checked signals cached under ``k``, or None."""
-    from remedy import model
     from remedy.evidence import fields
 
-    got = _load("signals", k, _models(fields, model))
+    allowed = {
+        "remedy.evidence.fields": frozenset({"Signal"}),
+        "remedy.evidence.plain": frozenset({"Source"}),
+    }
+    got = _load("signals", k, allowed)
     if type(got) is list and all(type(s) is fields.Signal for s in got):
         return got
     return None

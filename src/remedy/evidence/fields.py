@@ -21,14 +21,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from remedy.errors import KnowledgeError
+from remedy.evidence.plain import Plain, Source
 from remedy.evidence.prefix import strip_prefixes
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
-from remedy.model import Source, Symptom
+
+if TYPE_CHECKING:
+    from remedy.model import Symptom
 
 _ARCH = re.compile(r"\b(?:sm|compute)_(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>[af]?)\b")
 _CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -346,53 +347,53 @@ def _removed_link_symbol(symbol: str) -> dict[str, str]:
 # is data (the table cites its sources), never a list in code.
 
 
-class ApiChange(BaseModel):
+# The rows at run time are plain objects (remedy.evidence.plain) built from the entries
+# pydantic checked (remedy.evidence.fields_schema).
+
+
+class ApiChange(Plain):
     """One row of knowledge/cuda-api-changes.yaml."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    symbol: str = Field(pattern=r"^[A-Za-z_][\w]*(?:(?:::|\.)[A-Za-z_][\w]*)?$")
-    removed_in: str = Field(pattern=r"^\d+\.\d+$")
+    __slots__ = ("symbol", "removed_in", "library", "change", "kind", "replacement", "source")
+    _FIELDS = ("symbol", "removed_in", "library", "change", "kind", "replacement", "source")
+    _DEFAULTS = {"kind": None}
+    symbol: str
+    removed_in: str
     library: str
-    change: Literal["removed", "signature"]
-    kind: Literal["function", "type"] | None = None
+    change: str  # removed, signature
+    kind: str | None  # function, type
     replacement: str
     source: str
 
 
-class ApiFamily(BaseModel):
+class ApiFamily(Plain):
     """One row of the table's ``families:``: a name shape a major release removed as a whole
     (CUDA 13's cudaTypedefs.h has no unversioned ``PFN_cuX`` alias at all), so one row covers
     every member instead of a list that misses the next one a log names."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    family: str = Field(pattern=r"^[A-Za-z_][\w*]*$")
+    __slots__ = ("family", "pattern", "removed_in", "library", "change", "replacement", "source")
+    _FIELDS = ("family", "pattern", "removed_in", "library", "change", "replacement", "source")
+    family: str
     pattern: str
-    removed_in: str = Field(pattern=r"^\d+\.\d+$")
+    removed_in: str
     library: str
-    change: Literal["removed"]
+    change: str  # removed
     replacement: str
     source: str
 
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, v: str) -> str:
-        re.compile(v)
-        return v
-
-
-_Row = TypeVar("_Row", bound=BaseModel)
-
 
 def _cited_rows(
-    entries: list[Any], model: type[_Row], key: str, what: str, file: str, sources: dict[str, Any]
-) -> dict[str, _Row]:
-    """One table of knowledge/cuda-api-changes.yaml: each row valid, citing a listed source,
-    its key once (errors name file and line)."""
-    out: dict[str, _Row] = {}
+    entries: list[Any], model: str, key: str, what: str, file: str, sources: dict[str, Any]
+) -> dict[str, Any]:
+    """One table of knowledge/cuda-api-changes.yaml: each row valid (``model``: its plain
+    class here, checked by the entry class of that name + "Entry" in fields_schema), citing a
+    listed source, its key once (errors name file and line)."""
+    from remedy.evidence import fields_schema
+
+    out: dict[str, Any] = {}
     for entry in entries:
-        row = validate_entry(model, entry, file, what=what)
+        checked = validate_entry(getattr(fields_schema, model + "Entry"), entry, file, what=what)
+        row = globals()[model].of(checked)
         name = getattr(row, key)
         if row.source not in sources:
             raise KnowledgeError(
@@ -421,7 +422,7 @@ def load_api_changes(path: Path | None = None) -> dict[str, ApiChange]:
     if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
         raise KnowledgeError("top level must hold a 'changes:' list", file=file, line=1)
     sources = data.get("sources") or {}
-    return _cited_rows(data["changes"], ApiChange, "symbol", "CUDA API change", file, sources)
+    return _cited_rows(data["changes"], "ApiChange", "symbol", "CUDA API change", file, sources)
 
 
 @cache
@@ -433,9 +434,11 @@ def load_api_families(path: Path | None = None) -> tuple[ApiFamily, ...]:
     file = str(p)
     data: Any = load_yaml(p)
     sources = (data.get("sources") or {}) if isinstance(data, dict) else {}
+    from remedy.evidence.fields_schema import ApiFamilyEntry
+
     out: list[ApiFamily] = []
     for entry in (data.get("families") or []) if isinstance(data, dict) else []:
-        row = validate_entry(ApiFamily, entry, file, what="CUDA API family")
+        row = ApiFamily.of(validate_entry(ApiFamilyEntry, entry, file, what="CUDA API family"))
         if row.source not in sources:
             raise KnowledgeError(
                 f"{row.family}: unknown source {row.source!r}", file=file, line=line_of(entry)
@@ -444,15 +447,15 @@ def load_api_families(path: Path | None = None) -> tuple[ApiFamily, ...]:
     return tuple(out)
 
 
-class RemovedHeader(BaseModel):
+class RemovedHeader(Plain):
     """One row of the table's ``headers:``: a header a toolkit's bundled CCCL deleted on
     purpose, so a 'No such file' for it is the project's use of a removed API, not a CCCL tree
     missing files (which a CCCL wheel or include path would fix)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    header: str = Field(pattern=r"^[A-Za-z_][\w.+-]*(?:/[\w.+-]+)+$")
-    removed_in: str = Field(pattern=r"^\d+\.\d+$")
+    __slots__ = ("header", "removed_in", "library", "replacement", "source")
+    _FIELDS = ("header", "removed_in", "library", "replacement", "source")
+    header: str
+    removed_in: str
     library: str
     replacement: str
     source: str
@@ -469,7 +472,7 @@ def load_removed_headers(path: Path | None = None) -> dict[str, RemovedHeader]:
     data: Any = load_yaml(p)
     sources = (data.get("sources") or {}) if isinstance(data, dict) else {}
     entries = (data.get("headers") or []) if isinstance(data, dict) else []
-    return _cited_rows(entries, RemovedHeader, "header", "removed CUDA header", file, sources)
+    return _cited_rows(entries, "RemovedHeader", "header", "removed CUDA header", file, sources)
 
 
 def removed_header(header: str) -> RemovedHeader | None:
@@ -594,35 +597,48 @@ def fields_of(sym: Symptom) -> dict[str, str]:
     return out
 
 
-class Signal(BaseModel):
-    """One row of knowledge/field-signals.yaml."""
+class Signal(Plain):
+    """One row of knowledge/field-signals.yaml (checked by fields_schema.SignalEntry)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    __slots__ = (
+        "id",
+        "rule",
+        "signature",
+        "where",
+        "with_",
+        "without",
+        "unless",
+        "weight",
+        "excludes",
+        "source",
+    )
+    _FIELDS = __slots__
+    _DEFAULTS = {
+        "where": {},
+        "with_": [],
+        "without": [],
+        "unless": [],
+        "weight": 1.0,
+        "excludes": [],
+    }
+    id: str
     rule: str
     signature: str
-    where: dict[str, str] = Field(default_factory=dict)
-    with_: list[str] = Field(default_factory=list, alias="with")
-    without: list[str] = Field(default_factory=list)
+    where: dict[str, str]
+    with_: list[str]  # `with:` in the file
+    without: list[str]
     # other signals (ids) that confirm what this line's signature claims: this signal applies
     # only when none of them matched in the log (a line's credit is withdrawn while the field
     # that would confirm it is absent)
-    unless: list[str] = Field(default_factory=list)
+    unless: list[str]
     # negative: the line is weaker evidence for the rule when a precondition is not shown
-    weight: float = Field(default=1.0, ge=-1.0, le=5.0)
-    excludes: list[str] = Field(default_factory=list)
+    weight: float
+    excludes: list[str]
     source: Source
 
-    @field_validator("where")
     @classmethod
-    def _regexes_compile(cls, v: dict[str, str]) -> dict[str, str]:
-        for key, rx in v.items():
-            try:
-                re.compile(rx)
-            except re.error as exc:
-                raise ValueError(f"where.{key}: invalid regex: {exc}") from None
-        return v
+    def _nested(cls) -> dict[str, type[Plain]]:
+        return {"source": Source}
 
     def learned_from(self, repo: str) -> bool:
         """True when it cites a thread of ``repo`` and nothing upstream (code or docs): it was
@@ -672,8 +688,10 @@ def load_signals(
     known_sigs = set(signatures) if signatures is not None else None
     out: list[Signal] = []
     seen: set[str] = set()
+    from remedy.evidence.fields_schema import SignalEntry
+
     for entry in data["signals"]:
-        sig = validate_entry(Signal, entry, file, what="signal")
+        sig = Signal.of(validate_entry(SignalEntry, entry, file, what="signal"))
         line = line_of(entry)
         if sig.id in seen:
             raise KnowledgeError(f"duplicate signal id {sig.id!r}", file=file, line=line)

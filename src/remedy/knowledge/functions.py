@@ -10,14 +10,16 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from remedy.knowledge.expr import is_undefined
-from remedy.knowledge.schema import CudaTables, Release
 from remedy.resolve import SYSTEMD_DEFAULT_PATH, item_counts, norm, toolkit_at
+
+if TYPE_CHECKING:  # the tables are read, never built, here (remedy.knowledge.logview)
+    from remedy.knowledge.schema import CudaTables, Release
 
 
 def _roots_of(tk: dict[str, Any]) -> list[str]:

@@ -62,14 +62,35 @@ def _files(d: Path) -> list[Path]:
 def _versions(*extra: str) -> Any:
     import hashlib
 
-    import pydantic
-
     from remedy import __version__
     from remedy.knowledge.yamlload import _yaml_version
 
     return hashlib.sha256(
-        "\0".join((sys.version, __version__, pydantic.VERSION, _yaml_version(), *extra)).encode()
+        "\0".join((sys.version, __version__, _pydantic_version(), _yaml_version(), *extra)).encode()
     )
+
+
+def _pydantic_version() -> str:
+    """pydantic.VERSION, read from its version.py when pydantic is not imported yet: a cache
+    of plain data (the signature catalog) is read without importing pydantic (~30 ms)."""
+    mod = sys.modules.get("pydantic.version")
+    if mod is not None:
+        return str(mod.VERSION)
+    import re
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec("pydantic")
+    origin = spec.origin if spec is not None else None
+    try:
+        with open(os.path.join(os.path.dirname(origin or ""), "version.py"), encoding="utf-8") as f:
+            m = re.search(r"^VERSION = ['\"]([^'\"]+)['\"]", f.read(), re.M)
+    except (OSError, UnicodeDecodeError):
+        m = None
+    if m:
+        return m.group(1)
+    import pydantic  # not found where it is imported from: ask it
+
+    return str(pydantic.VERSION)
 
 
 def _hash_files(h: Any, groups: list[tuple[bytes, list[Path]]]) -> bytes | None:
@@ -180,7 +201,6 @@ def _functions(state: dict[str, Any]) -> Any:
 
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
-        import marshal
 
         from remedy.knowledge.expr import Expression, KnowledgeTemplate
         from remedy.knowledge.functions import Functions
@@ -189,12 +209,22 @@ class _Pickler(pickle.Pickler):
         if t is re.Pattern:  # a signature's compiled pattern: compiled again on first use
             return _no_regex, ()
         if t is Expression:
-            return _expression, (marshal.dumps(obj._code), obj.remedy_names)
+            return _expression, (_marshalled(obj._code), obj.remedy_names)
         if t is KnowledgeTemplate:
-            return _template, (marshal.dumps(obj._code), obj.remedy_source, obj.remedy_parts)
+            return _template, (_marshalled(obj._code), obj.remedy_source, obj.remedy_parts)
         if t is Functions:  # its memos (`_statics`, ...) are rebuilt on first use
             return _functions, ({k: v for k, v in vars(obj).items() if not k.startswith("_")},)
         return NotImplemented
+
+
+def _marshalled(code: Any) -> bytes:
+    """The code of an expression or template, marshalled: one read from a cache and never
+    run is still the marshalled bytes (remedy.knowledge.expr), kept as they are (marshalled
+    again, it read back as bytes, "not code", in a cache made from a cached knowledge base:
+    remedy.knowledge.logview)."""
+    import marshal
+
+    return code if type(code) is bytes else marshal.dumps(code)
 
 
 def _load(kind: str, k: bytes, allowed: dict[str, frozenset[str]]) -> Any | None:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import remedy
 from remedy.errors import KnowledgeError
+from remedy.knowledge.dirs import _builtin_dirs, checked_env_dir, data_dirs  # noqa: F401
 from remedy.knowledge.expr import compile_expr, compile_template, free_names, save_code_cache
 from remedy.knowledge.functions import CONTEXT_NAMES, MESSAGE_NAMES, Functions
 from remedy.knowledge.schema import (
@@ -26,43 +26,6 @@ from remedy.knowledge.schema import (
 )
 from remedy.knowledge.skew import load_pairs
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
-
-
-def data_dirs() -> tuple[Path, Path]:
-    """knowledge/ and playbooks/: $REMEDY_KNOWLEDGE_DIR / $REMEDY_PLAYBOOKS_DIR when set (a
-    site's own or a test's rules: a new rule is a data change), else the repo's in a
-    checkout, else the packaged copy in a wheel."""
-    kenv, penv = os.environ.get("REMEDY_KNOWLEDGE_DIR"), os.environ.get("REMEDY_PLAYBOOKS_DIR")
-    if kenv or penv:
-        checked_env_dir("REMEDY_KNOWLEDGE_DIR")
-        checked_env_dir("REMEDY_PLAYBOOKS_DIR")
-        base_k, base_p = _builtin_dirs()
-        return Path(kenv) if kenv else base_k, Path(penv) if penv else base_p
-    return _builtin_dirs()
-
-
-def checked_env_dir(var: str) -> None:
-    """KnowledgeError unless the directory $var names is one only root or this user can
-    change (remedy.fileread.untrusted_tree): a site's rules decide what root installs and
-    writes, so rules another user can edit would be that user's commands run as root."""
-    from remedy.fileread import untrusted_tree
-
-    d = os.environ.get(var)
-    why = untrusted_tree(d) if d else None
-    if why:
-        raise KnowledgeError(
-            f"refusing ${var}={d}: {why}; rules another user can change would decide "
-            "what remedy does as root",
-            hint="give the directory and its files to root (not writable by group or others)",
-        )
-
-
-def _builtin_dirs() -> tuple[Path, Path]:
-    repo = Path(remedy.__file__).resolve().parents[2]
-    if (repo / "knowledge" / "rules.yaml").is_file():
-        return repo / "knowledge", repo / "playbooks"
-    pkg = Path(remedy.__file__).resolve().parent / "_data"
-    return pkg / "knowledge", pkg / "playbooks"
 
 
 @dataclass

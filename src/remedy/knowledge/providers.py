@@ -74,7 +74,7 @@ class Table(BaseModel):
 
 
 def table_path() -> Path:
-    from remedy.knowledge.loader import data_dirs
+    from remedy.knowledge.dirs import data_dirs
 
     return data_dirs()[0] / "providers.yaml"
 

@@ -31,11 +31,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from remedy.errors import KnowledgeError
 from remedy.knowledge.functions import parse_target, rel, ver
-from remedy.knowledge.schema import Rule
 from remedy.knowledge.yamlload import KEYLINES_KEY, line_of, load_yaml, validate_entry
 
 if TYPE_CHECKING:
     from remedy.knowledge.functions import Functions
+    from remedy.knowledge.schema import Rule
 
 # How a version value is written: a CUDA release (12.8, 12.8.93, V12.8.93, cu128, 12080), a
 # Linux driver version (550.54.14), a PTX ISA version (8.7) or a gcc version (13.2.0).
@@ -101,6 +101,8 @@ class Pair(BaseModel):
         """The rule this pair is: its when/holds are the one relation over the two versions."""
         if self.rule is None:
             raise ValueError(f"pair {self.id!r} is log-only (evidence_for), it has no rule")
+        from remedy.knowledge.schema import Rule  # here: a log-only diagnosis builds none
+
         a, b = f"({self.a.fact})", f"({self.b.fact})"
         args = f"'{self.agree}', {a}, '{self.a.kind}', {b}, '{self.b.kind}'"
         return Rule(

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from remedy.errors import KnowledgeError
 from remedy.fileread import TooLarge, read_limited
 
@@ -265,6 +263,8 @@ def line_of(obj: Any, key: str | None = None) -> int | None:
 
 def validate_entry(model: type, entry: Any, file: str, what: str = "entry") -> Any:
     """Validate one YAML mapping with a pydantic model; errors name file:line and the field."""
+    from pydantic import ValidationError  # here: a cached load reads no YAML entry
+
     line = line_of(entry)
     if not isinstance(entry, dict):
         raise KnowledgeError(
