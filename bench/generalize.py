@@ -967,6 +967,9 @@ TUNED_AFTER: list[str] = [
     " <toolkit>/.../stubs/libcuda.so: the stub answered through a search path;"
     " undefined-driver-api-symbol no longer reads it as an old driver)"
     " -> ld-library-path-not-shadowing",
+    "after d546146a (round 57's ghv-1, jax-ml/jax#7239): signature xla-ptxas-not-launched"
+    " (XLA's fatal 'Failed to launch ptxas' / raised 'Couldn't invoke ptxas --version';"
+    " TensorFlow's redzone-allocator warning left out) -> toolkit-found",
 ]
 
 TOOLCHAIN_ENV = re.compile(
