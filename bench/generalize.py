@@ -970,6 +970,10 @@ TUNED_AFTER: list[str] = [
     "after d546146a (round 57's ghv-1, jax-ml/jax#7239): signature xla-ptxas-not-launched"
     " (XLA's fatal 'Failed to launch ptxas' / raised 'Couldn't invoke ptxas --version';"
     " TensorFlow's redzone-allocator warning left out) -> toolkit-found",
+    "after d546146a (round 57's null ggz-1, heterodb/pg-strom#758): field signal"
+    " undefined-driver-api-symbol no longer takes the CUDA 3.2/4.0 _v2 entry points"
+    " (cuEventDestroy_v2, cuMemAlloc_v2 ...: every driver exports them; no driver libcuda"
+    " answered) -> null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
