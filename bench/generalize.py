@@ -974,6 +974,9 @@ TUNED_AFTER: list[str] = [
     " undefined-driver-api-symbol no longer takes the CUDA 3.2/4.0 _v2 entry points"
     " (cuEventDestroy_v2, cuMemAlloc_v2 ...: every driver exports them; no driver libcuda"
     " answered) -> null",
+    "after d546146a (round 57's ghj-1, NVIDIA/numba-cuda#430): signature"
+    " numba-libdevice-file-missing (Python's FileNotFoundError on <prefix>/nvvm/libdevice/"
+    "libdevice*.bc, numba-cuda's unchecked open_libdevice) -> needed-files-provided",
 ]
 
 TOOLCHAIN_ENV = re.compile(
