@@ -977,6 +977,10 @@ TUNED_AFTER: list[str] = [
     "after d546146a (round 57's ghj-1, NVIDIA/numba-cuda#430): signature"
     " numba-libdevice-file-missing (Python's FileNotFoundError on <prefix>/nvvm/libdevice/"
     "libdevice*.bc, numba-cuda's unchecked open_libdevice) -> needed-files-provided",
+    "after d546146a (round 57's null ghk-1, conda-forge/jaxlib-feedstock#283): signature"
+    " xla-cuda-root-is-conda-build-prefix (XLA's CUDA root candidates name a conda-forge"
+    " feedstock build env) and field signal libdevice-missing-under-conda-build-root"
+    " (withdraws needed-files-provided from xla-libdevice-not-found beside it) -> null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
