@@ -981,6 +981,9 @@ TUNED_AFTER: list[str] = [
     " xla-cuda-root-is-conda-build-prefix (XLA's CUDA root candidates name a conda-forge"
     " feedstock build env) and field signal libdevice-missing-under-conda-build-root"
     " (withdraws needed-files-provided from xla-libdevice-not-found beside it) -> null",
+    "after d546146a (round 57's null ghn-1, EricLBuehler/mistral.rs#653): field signal"
+    " rustc-link-of-build-script-lib-is-no-provider (a non-CUDA library missing at rustc's"
+    " '= note:' link is a build script's product) withdraws needed-files-provided -> null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
