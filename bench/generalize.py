@@ -984,6 +984,23 @@ TUNED_AFTER: list[str] = [
     " ptxas-feature-absent-on-arch also takes ptxas' 'Modifier X on Y requires .target sm_NN"
     " or higher' (the instruction named; 'requires PTX ISA .version' stays out)"
     " -> kernel-arch-feature",
+    "after d546146a (round 57's ghv-1, jax-ml/jax#7239): signature xla-ptxas-not-launched"
+    " (XLA's fatal 'Failed to launch ptxas' / raised 'Couldn't invoke ptxas --version';"
+    " TensorFlow's redzone-allocator warning left out) -> toolkit-found",
+    "after d546146a (round 57's null ggz-1, heterodb/pg-strom#758): field signal"
+    " undefined-driver-api-symbol no longer takes the CUDA 3.2/4.0 _v2 entry points"
+    " (cuEventDestroy_v2, cuMemAlloc_v2 ...: every driver exports them; no driver libcuda"
+    " answered) -> null",
+    "after d546146a (round 57's ghj-1, NVIDIA/numba-cuda#430): signature"
+    " numba-libdevice-file-missing (Python's FileNotFoundError on <prefix>/nvvm/libdevice/"
+    "libdevice*.bc, numba-cuda's unchecked open_libdevice) -> needed-files-provided",
+    "after d546146a (round 57's null ghk-1, conda-forge/jaxlib-feedstock#283): signature"
+    " xla-cuda-root-is-conda-build-prefix (XLA's CUDA root candidates name a conda-forge"
+    " feedstock build env) and field signal libdevice-missing-under-conda-build-root"
+    " (withdraws needed-files-provided from xla-libdevice-not-found beside it) -> null",
+    "after d546146a (round 57's null ghn-1, EricLBuehler/mistral.rs#653): field signal"
+    " rustc-link-of-build-script-lib-is-no-provider (a non-CUDA library missing at rustc's"
+    " '= note:' link is a build script's product) withdraws needed-files-provided -> null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
