@@ -525,7 +525,7 @@ if [ -n "${HOME-}" ] && ! own_place "$HOME"; then
 fi
 for _v in XDG_CONFIG_HOME PIP_CONFIG_FILE PYTHONUSERBASE PYTHONHOME APT_CONFIG GCC_EXEC_PREFIX \
     PYTHONPYCACHEPREFIX REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE TMPDIR TEMP TMP \
-    XDG_CACHE_HOME; do
+    XDG_CACHE_HOME DPKG_ADMINDIR; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   own_place "$_x" || _drop "$_v"
 done
@@ -606,6 +606,13 @@ def login_env_judgement() -> str:
 # own step_env_guard instead (only a shell task runs a compiler)
 UNSET_ONLY_VARS = ("GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
                    "CPLUS_INCLUDE_PATH")  # fmt: skip
+
+
+# the variables SH_LOGIN_SCRUB can name whose empty value is no unset but whose default is
+# known: the playbook's `environment:` sets that. dpkg takes an empty DPKG_ADMINDIR as the
+# directory "" (its database `/status`, `/info/`: `DPKG_ADMINDIR= dpkg -s coreutils` finds
+# nothing)
+DEFAULT_VALUES = {"DPKG_ADMINDIR": "/var/lib/dpkg"}
 
 
 def step_env_guard() -> str:
