@@ -90,10 +90,13 @@ def _creatable_by_others(path: str, me: int) -> bool:
 # PIP_CERT naming the same file was already left out
 # XDG_CACHE_HOME: where pip keeps its HTTP and wheel cache (`XDG_CACHE_HOME/pip`): see
 # _pip_cache_env
+# DPKG_ADMINDIR: dpkg's database (dpkg >= 1.20 takes it where no --admindir is given, and
+# apt-get passes none): its `status` and `info/PKG.prerm` made uid 65534's script root's
+# "old pre-removal script" in an apt-install step (tests/security/test_dpkg_admindir.py)
 _CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYTHONHOME",
                 b"APT_CONFIG", b"GCC_EXEC_PREFIX", b"PYTHONPYCACHEPREFIX",
                 b"REQUESTS_CA_BUNDLE", b"CURL_CA_BUNDLE", b"SSL_CERT_FILE",
-                b"TMPDIR", b"TEMP", b"TMP", b"XDG_CACHE_HOME")  # fmt: skip
+                b"TMPDIR", b"TEMP", b"TMP", b"XDG_CACHE_HOME", b"DPKG_ADMINDIR")  # fmt: skip
 _CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB",
                  b"LIBRARY_PATH", b"CPATH", b"C_INCLUDE_PATH", b"CPLUS_INCLUDE_PATH",
                  b"GCONV_PATH", b"SSL_CERT_DIR")  # fmt: skip

@@ -506,11 +506,26 @@ own_place() {
 # top directory be root's, and a shared `pip/` root owns but anyone writes into gave root's
 # pip another user's index page and wheel (tests/security/test_remote_pip_cache.py).
 # A PIP_NO_CACHE_DIR the environment set is kept.
+# HOME first, judged as remedy.childenv.own_home_env judges it locally: one that is not
+# own_place (another user's dir or link, a root-owned one anyone may add to such as /tmp, a
+# missing one another user could create, a relative one) is replaced by the passwd home of
+# the login's user, printed as `~HOME` (the cache below is then judged under it): a login
+# HOME naming uid 65534's home with `.config/pip/pip.conf` (`no-index`, `find-links` to its
+# wheel carrying a `.pth`) had root's pip-install step install that wheel
+# (tests/security/test_remote_login_home.py).
 SH_LOGIN_SCRUB = r"""
 _drop() { printf '%s\n' "$1"; unset "$1"; }
+_nl='
+'
+if [ -n "${HOME-}" ] && ! own_place "$HOME"; then
+  _ph=$(getent passwd "$ME" 2>/dev/null) || _ph=
+  _ph=${_ph%%"$_nl"*}; _ph=${_ph%:*}; _ph=${_ph##*:}
+  case $_ph in /*) ;; *) _ph=/;; esac
+  printf '~%s\n' "$_ph"; HOME=$_ph
+fi
 for _v in XDG_CONFIG_HOME PIP_CONFIG_FILE PYTHONUSERBASE PYTHONHOME APT_CONFIG GCC_EXEC_PREFIX \
     PYTHONPYCACHEPREFIX REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE TMPDIR TEMP TMP \
-    XDG_CACHE_HOME; do
+    XDG_CACHE_HOME DPKG_ADMINDIR; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   own_place "$_x" || _drop "$_v"
 done
@@ -523,8 +538,6 @@ _split() {
   done
   return 0
 }
-_nl='
-'
 for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH CPATH \
     C_INCLUDE_PATH CPLUS_INCLUDE_PATH GCONV_PATH SSL_CERT_DIR LD_LIBRARY_PATH LD_PRELOAD LD_AUDIT; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
@@ -595,14 +608,26 @@ UNSET_ONLY_VARS = ("GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", "CPATH", 
                    "CPLUS_INCLUDE_PATH")  # fmt: skip
 
 
+# the variables SH_LOGIN_SCRUB can name whose empty value is no unset but whose default is
+# known: the playbook's `environment:` sets that. dpkg takes an empty DPKG_ADMINDIR as the
+# directory "" (its database `/status`, `/info/`: `DPKG_ADMINDIR= dpkg -s coreutils` finds
+# nothing)
+DEFAULT_VALUES = {"DPKG_ADMINDIR": "/var/lib/dpkg"}
+
+
 def step_env_guard() -> str:
     """Shell lines for the top of a step's script: the login environment less what
-    SH_LOGIN_SCRUB leaves out, PIP_NO_CACHE_DIR=1 exported where it says so. The judgement
-    runs in a subshell (its functions and variables stay there); only names come back."""
+    SH_LOGIN_SCRUB leaves out, PIP_NO_CACHE_DIR=1 exported where it says so, HOME the
+    passwd home where it names one (`~HOME`: a line each, so a home holding a blank stays
+    whole). The judgement runs in a subshell (its functions and variables stay there); only
+    its lines come back. IFS is left unset after (the shell's default)."""
     return (
         "_rg=$(\n"
         + login_env_judgement()
         + ")\n"
+        + "IFS='\n'; set -f\n"
         + "for _u in $_rg; do case $_u in +) PIP_NO_CACHE_DIR=1; export PIP_NO_CACHE_DIR;; "
-        + '*[!A-Za-z0-9_]*) ;; *) unset "$_u";; esac; done; unset _rg _u\n'
+        + "'~'/*) HOME=${_u#'~'}; export HOME;; "
+        + '*[!A-Za-z0-9_]*) ;; *) unset "$_u";; esac; done\n'
+        + "set +f; unset IFS _rg _u\n"
     )

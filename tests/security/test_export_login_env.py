@@ -118,3 +118,31 @@ def test_the_modules_get_no_pip_cache_another_user_writes_into(tmp_path, home_ca
         subprocess.run(["rm", "-rf", "--", str(d)], check=True)
     seen = set(record.read_text().splitlines())
     assert seen == {repr(("", None if home_cache == "root-0755" else "1"))}, seen
+
+
+@pytest.mark.parametrize("owner", [NOBODY, 0], ids=["nobody", "control-root"])
+def test_a_login_home_another_user_owns_gives_the_modules_no_user_site(tmp_path, owner):
+    """redteam-18: HOME the login sets to uid 65534's home, whose user site-packages
+    (`~/.local/lib/python3.X/site-packages`, on sys.path of root's system python3, which runs
+    every module) holds a `.pth` writing the canary: it ran as root in every module of
+    `--check`. Now the judgement prints `~PASSWD_HOME` and the play's `environment:` sets
+    HOME to it. Control: root's own private HOME is kept (its user site's `.pth` runs)."""
+    canary = tmp_path / "canary"
+    ver = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    home = tmp_path / "home"
+    site = home / ".local" / "lib" / f"python{ver}" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "zz_canary.pth").write_text(
+        f"import os; open({str(canary)!r}, 'a').write(f'ran as {{os.getuid()}}\\n')\n"
+    )
+    for dp, dns, fns in os.walk(home):
+        for n in [dp, *(os.path.join(dp, x) for x in dns + fns)]:
+            os.chown(n, owner, owner)
+            os.chmod(n, 0o755 if os.path.isdir(n) else 0o644)
+    out = _check_over_ssh(tmp_path, {"HOME": str(home)})
+    ran = canary.read_text() if canary.exists() else None
+    if owner == NOBODY:
+        assert ran is None, f"the playbook's modules ran uid 65534's user site .pth: {ran}"
+    else:
+        assert ran and ran.startswith("ran as 0"), "root's own HOME was replaced\n" + out

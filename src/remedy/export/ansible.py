@@ -400,20 +400,30 @@ def _login_env_tasks() -> list[dict[str, Any]]:
     `--check` too (tests/security/test_export_login_env.py). `raw` runs no Python on the
     host; remedy.trust.login_env_judgement names what `remedy run` leaves out over SSH, and
     the play's `environment:` (applied inside the become shell, before the module's
-    interpreter) sets those empty. gcc's variables are left out by the shell tasks' own
+    interpreter) sets those empty, and HOME the passwd home where the login's names a place
+    another user can change (its user site-packages, `.pth` files and all, is on the system
+    python3's sys.path of every module run as root: tests/security/test_export_login_env.py).
+    gcc's variables are left out by the shell tasks' own
     guard (remedy.trust.UNSET_ONLY_VARS)."""
-    from remedy.trust import UNSET_ONLY_VARS, login_env_judgement
+    from remedy.trust import DEFAULT_VALUES, UNSET_ONLY_VARS, login_env_judgement
 
     script = f"PATH={SYSTEM_PATH}; export PATH\n" + login_env_judgement()
     lines = "remedy_login.stdout_lines | map('trim') | list"
     names = (
         f"{lines} | select('match', '^[A-Za-z_][A-Za-z0-9_]*$')"
-        f" | reject('in', {json.dumps(list(UNSET_ONLY_VARS))}) | list"
+        f" | reject('in', {json.dumps([*UNSET_ONLY_VARS, *DEFAULT_VALUES])}) | list"
     )
+    defaults = "".join(
+        f" | combine({{{json.dumps(k)}: {json.dumps(v)}}} if {json.dumps(k)} in ({lines}) else {{}})"
+        for k, v in DEFAULT_VALUES.items()
+    )  # set to their default, not empty (remedy.trust.DEFAULT_VALUES)
+    homes = f"{lines} | select('match', '^~/')"  # `~HOME`: the passwd home replaces HOME
     value = (
         "{{ {'PATH': " + json.dumps(SYSTEM_PATH) + "}"
         f" | combine(dict({names} | zip_longest([], fillvalue='')))"
-        f" | combine({{'PIP_NO_CACHE_DIR': '1'}} if '+' in ({lines}) else {{}}) }}}}"
+        f" | combine({{'PIP_NO_CACHE_DIR': '1'}} if '+' in ({lines}) else {{}})"
+        + defaults
+        + f" | combine({{'HOME': ({homes} | first)[1:]}} if ({homes} | list) else {{}}) }}}}"
     )
     return [
         {
