@@ -353,6 +353,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # (main after tune-bp/bq/br, blind to both rounds; bench/results/round56/, round57/). One
     # entry: it covers both rounds' rows.
     ("d546146a", "d546146a"),
+    # round 58 (session 40): 28 logs (16 with a class, 12 whose cause no rule covers) collected
+    # by four engineers (col-58a..d: installed-package mismatches; GPU containers, NCCL and
+    # fabric manager; Triton/Inductor; local LLM runners) who never ran remedy on them, while
+    # tune-bs/bt tuned on rounds 56-57 and perf-40, redteam-17/18 worked without seeing them;
+    # scored by ca8fbd74 (main after tune-bs/bt, blind to the round; bench/results/round58/).
+    ("ca8fbd74", "ca8fbd74"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
