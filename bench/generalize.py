@@ -1007,6 +1007,10 @@ TUNED_AFTER: list[str] = [
     "after d546146a (round 57's null ghn-1, EricLBuehler/mistral.rs#653): field signal"
     " rustc-link-of-build-script-lib-is-no-provider (a non-CUDA library missing at rustc's"
     " '= note:' link is a build script's product) withdraws needed-files-provided -> null",
+    "after ca8fbd74 (round 58's gir-1, NVIDIA/k8s-device-plugin#23): signature"
+    " k8s-device-plugin-no-nvidia-runtime also matches the first plugins' own NVML-init line"
+    " ('Failed to start nvml with error: could not load NVML library', main.go 1.8-1.10)"
+    " -> container-runtime-provides-gpu",
 ]
 
 TOOLCHAIN_ENV = re.compile(
