@@ -1011,6 +1011,11 @@ TUNED_AFTER: list[str] = [
     " k8s-device-plugin-no-nvidia-runtime also matches the first plugins' own NVML-init line"
     " ('Failed to start nvml with error: could not load NVML library', main.go 1.8-1.10)"
     " -> container-runtime-provides-gpu",
+    "after ca8fbd74 (round 58's null giw-1, AbdBarho/stable-diffusion-webui-docker#129):"
+    " signature nvidia-container-cli-nvml-missing (the hook's plain 'load library failed:"
+    " libnvidia-ml.so.1') no longer predicts container-runtime-provides-gpu (no driver, an old"
+    " WSL2 host or a wrong driver root); only snap's '.real' CLI does"
+    " (nvidia-container-cli-snap-nvml-missing) -> null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
