@@ -359,6 +359,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # tune-bs/bt tuned on rounds 56-57 and perf-40, redteam-17/18 worked without seeing them;
     # scored by ca8fbd74 (main after tune-bs/bt, blind to the round; bench/results/round58/).
     ("ca8fbd74", "ca8fbd74"),
+    # round 59 (session 40): 15 logs (9 with a class, 6 whose cause no rule covers) collected by
+    # three engineers (col-59a..c: newest error-text threads; CUDA extension builds from source;
+    # repos rare in the corpus: OptiX, OpenMM, Faiss, HeavyDB, Dr.Jit) who never ran remedy on
+    # them, while tune-bu tuned on round 58; scored by de01a083 (that session's final knowledge,
+    # blind to the round; bench/results/round59/).
+    ("de01a083", "de01a083"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
