@@ -1022,6 +1022,9 @@ TUNED_AFTER: list[str] = [
     " libnvidia-ml.so.1') no longer predicts container-runtime-provides-gpu (no driver, an old"
     " WSL2 host or a wrong driver root); only snap's '.real' CLI does"
     " (nvidia-container-cli-snap-nvml-missing) -> null",
+    "after de01a083 (round 59's gki-1, zju3dv/EnvGS#4): signature optix-abi-newer-than-driver"
+    " (optixInit's OPTIX_ERROR_UNSUPPORTED_ABI_VERSION: 7801 / 'Unsupported ABI version' with"
+    " OptiX on the line; 7804 'Library not found' not taken) -> driver-supports-build-cuda",
 ]
 
 TOOLCHAIN_ENV = re.compile(
