@@ -1022,6 +1022,14 @@ TUNED_AFTER: list[str] = [
     " libnvidia-ml.so.1') no longer predicts container-runtime-provides-gpu (no driver, an old"
     " WSL2 host or a wrong driver root); only snap's '.real' CLI does"
     " (nvidia-container-cli-snap-nvml-missing) -> null",
+    "after de01a083 (round 59's gki-1, zju3dv/EnvGS#4): signature optix-abi-newer-than-driver"
+    " (optixInit's OPTIX_ERROR_UNSUPPORTED_ABI_VERSION: 7801 / 'Unsupported ABI version' with"
+    " OptiX on the line; 7804 'Library not found' not taken) -> driver-supports-build-cuda",
+    "after de01a083 (round 59's gjz-1, lbin/DCNv2#25): signature nvcc-exec-not-found also"
+    " takes old distutils' 'unable to execute '<path>/bin/nvcc': No such file or directory';"
+    " field signal nvcc-under-versioned-prefix-is-cuda-home (the missing nvcc under a"
+    " versioned prefix such as /usr/local/cuda-11.0, which torch reaches only through"
+    " CUDA_HOME/CUDA_PATH) -> cuda-home-is-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(
