@@ -365,6 +365,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # them, while tune-bu tuned on round 58; scored by de01a083 (that session's final knowledge,
     # blind to the round; bench/results/round59/).
     ("de01a083", "de01a083"),
+    # round 60 (session 40): 15 logs (5 with a class, 10 whose cause no rule covers) collected by
+    # two engineers (col-60a/b: speech, video generation, robotics; distributions, WSL, NixOS and
+    # cloud images) who never ran remedy on them, while tune-bv and label-audit worked; scored by
+    # d3297bae (that session's final knowledge, blind to the round; bench/results/round60/).
+    ("d3297bae", "d3297bae"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
