@@ -22,13 +22,13 @@ from remedy.evidence.fields import (
     load_signals,
     symptom_views,
 )
-from remedy.model import Diagnosis, Finding, Hypothesis, Symptom
+from remedy.results import Diagnosis, Hypothesis, Symptom
 
 if TYPE_CHECKING:
     from remedy.evaluate import Evaluation, Violation
     from remedy.evidence.catalog import Catalog
     from remedy.knowledge.loader import Knowledge  # or its log-only view (knowledge.logview)
-    from remedy.model import Facts  # imported on first use (remedy.model)
+    from remedy.model import Facts, Finding  # imported on first use (remedy.model)
 
 # Signatures that only say "something failed somewhere else".
 WRAPPER_WEIGHT = 0.15
@@ -40,6 +40,8 @@ INFO_BESIDE_FAILURE_WEIGHT = 0.05
 
 
 def finding_from(kb: Knowledge, v: Violation) -> Finding:
+    from remedy.model import Finding
+
     cr = kb.rules[v.rule]
     r = cr.rule
     return Finding(
@@ -335,7 +337,7 @@ def prepare_log_only(kb: Knowledge) -> None:
     is decided here: a failure is left for the diagnosis to raise where and when it always
     has."""
     from remedy.evidence.fields import _gpu_models
-    from remedy.model import SuspiciousLine
+    from remedy.results import SuspiciousLine
 
     for warm in (
         lambda: default_signals(kb),

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from remedy.errors import InputError, UnknownExample
 from remedy.fileread import TooLarge, json_loads, read_limited
-from remedy.model import SuspiciousLine, Symptom
 from remedy.redact import redact_facts
+from remedy.results import SuspiciousLine, Symptom
 
 if TYPE_CHECKING:
     from pydantic import ValidationError  # imported where facts are validated
