@@ -189,3 +189,45 @@ def test_the_cached_catalog_and_signals_are_read_without_pydantic(tmp_path: Path
     n, signals, pydantic = cached(tmp_path / "cache")
     assert n > 100 and signals and signals > 10 and not pydantic
     assert cached(tmp_path / "empty")[2]  # control: no cache, so the YAML was validated
+
+
+_MODULES = """
+import json, sys
+from remedy.entry import main
+sys.argv = ["remedy", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+top = ("pydantic", "pydantic_core", "typer")
+# remedy/__init__.py puts a stand-in for pydantic.plugin._loader in sys.modules (not pydantic's)
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in top
+                        and m != "pydantic.plugin._loader")), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("json_", [True, False])
+def test_the_fast_path_imports_no_pydantic(tmp_path: Path, json_: bool) -> None:
+    """`remedy diagnose --log F [--json]` the console script's way, warm caches, on a log with
+    a named cause and one without: neither pydantic nor typer is imported (issue 18).
+    Control: a diagnosis with facts (--example) imports pydantic through the same entry."""
+    logs = [CORPUS / "arch-specific-target" / "1.log", next((CORPUS / "unknown").glob("*.log"))]
+    cache = tmp_path / "cache"
+
+    def modules(*args: str) -> tuple[list[str], str]:
+        argv = ["diagnose", *args, *(["--json"] if json_ else [])]
+        r = subprocess.run(
+            [sys.executable, "-c", _MODULES, *argv],
+            capture_output=True,
+            text=True,
+            env=_env(cache),
+            timeout=300,
+        )
+        return json.loads(r.stderr.strip().splitlines()[-1]), r.stdout
+
+    for log in logs:
+        modules("--log", str(log))  # writes the caches
+        mods, out = modules("--log", str(log))
+        assert out and mods == [], (log, mods)
+    mods, out = modules("--example", "seed-sm120-system-cuda128")
+    assert out and "pydantic" in mods  # control

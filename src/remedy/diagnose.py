@@ -22,13 +22,13 @@ from remedy.evidence.fields import (
     load_signals,
     symptom_views,
 )
-from remedy.model import Diagnosis, Finding, Hypothesis, Symptom
+from remedy.results import Diagnosis, Hypothesis, Symptom
 
 if TYPE_CHECKING:
     from remedy.evaluate import Evaluation, Violation
     from remedy.evidence.catalog import Catalog
     from remedy.knowledge.loader import Knowledge  # or its log-only view (knowledge.logview)
-    from remedy.model import Facts  # imported on first use (remedy.model)
+    from remedy.model import Facts, Finding  # imported on first use (remedy.model)
 
 # Signatures that only say "something failed somewhere else".
 WRAPPER_WEIGHT = 0.15
@@ -40,6 +40,8 @@ INFO_BESIDE_FAILURE_WEIGHT = 0.05
 
 
 def finding_from(kb: Knowledge, v: Violation) -> Finding:
+    from remedy.model import Finding
+
     cr = kb.rules[v.rule]
     r = cr.rule
     return Finding(
@@ -324,10 +326,10 @@ _SIGNALS: dict[int, tuple[Knowledge, list[Signal]]] = {}
 
 def prepare_log_only(kb: Knowledge) -> None:
     """Load now what a log-only diagnosis of any log loads on its first use: the field
-    signals checked against ``kb`` (default_signals), the GPU model table of the log's GPU
-    names (fields._gpu_models) and the validators of the models it builds (pydantic builds
-    them at a model's first use: defer_build). Each is kept where it is made, so
-    ``diagnose`` finds them ready.
+    signals checked against ``kb`` (default_signals) and the GPU model table of the log's GPU
+    names (fields._gpu_models). Each is kept where it is made, so ``diagnose`` finds them
+    ready. (The symptoms, hypotheses and diagnosis it makes are plain objects,
+    remedy.results: no validator to build.)
 
     Why: `diagnose --log` calls this while the scan worker still reads the log
     (remedy.commands); what it loads (~5 ms of CPU) was otherwise loaded after the last line
@@ -335,17 +337,8 @@ def prepare_log_only(kb: Knowledge) -> None:
     is decided here: a failure is left for the diagnosis to raise where and when it always
     has."""
     from remedy.evidence.fields import _gpu_models
-    from remedy.model import SuspiciousLine
 
-    for warm in (
-        lambda: default_signals(kb),
-        _gpu_models,
-        lambda: Diagnosis(
-            symptoms=[Symptom(signature="-", line=1, text="-")],
-            hypotheses=[Hypothesis(rule="-", message="-", score=0.0)],
-            suspicious=[SuspiciousLine(line=1, text="-")],
-        ),
-    ):
+    for warm in (lambda: default_signals(kb), _gpu_models):
         try:
             warm()
         except Exception:  # noqa: S112 - the diagnosis meets it again and reports it

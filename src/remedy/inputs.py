@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from remedy.errors import InputError, UnknownExample
 from remedy.fileread import TooLarge, json_loads, read_limited
-from remedy.model import SuspiciousLine, Symptom
 from remedy.redact import redact_facts
+from remedy.results import SuspiciousLine, Symptom
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError  # imported where facts are validated
+
     from remedy.model import Facts  # imported where facts are read (remedy.model)
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
@@ -167,6 +167,8 @@ def load_facts_file(path: str | Path, *, plan_ok: bool = False) -> Facts:
         data = data["facts"]  # a saved plan carries its facts
     if not isinstance(data, dict):
         raise InputError(f"{p}: facts must be a mapping, got {type(data).__name__}")
+    from pydantic import ValidationError
+
     from remedy.model import Facts
 
     try:

@@ -27,7 +27,7 @@ from remedy.evidence.plain import Plain, Source
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 
 if TYPE_CHECKING:
-    from remedy.model import Symptom
+    from remedy.results import Symptom
 
 _KEBAB = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 # Regex metacharacters; a near-pattern without them (after unescaping) is its own literal.

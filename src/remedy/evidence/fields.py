@@ -29,7 +29,7 @@ from remedy.evidence.prefix import strip_prefixes
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 
 if TYPE_CHECKING:
-    from remedy.model import Symptom
+    from remedy.results import Symptom
 
 _ARCH = re.compile(r"\b(?:sm|compute)_(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>[af]?)\b")
 _CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (

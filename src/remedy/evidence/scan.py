@@ -16,15 +16,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from remedy.errors import InputError, LogReadError
 from remedy.evidence import early, fastscan, prefilter, reader
 from remedy.evidence.catalog import Catalog, default_catalog, default_catalog_path
 from remedy.evidence.matcher import LineMatcher, Match
 from remedy.evidence.prefix import DOCKER_JSON_START, strip_prefixes
 from remedy.evidence.suspicious import WORDS, base_score, is_command_echo, is_diagnostic
-from remedy.model import SuspiciousLine, Symptom
+from remedy.results import SuspiciousLine, Symptom, _Plain
 
 TEXT_CAP = 2000  # characters of a line kept in Symptom.text / SuspiciousLine.text
 MAX_PER_SIGNATURE = 50
@@ -49,19 +47,30 @@ _BLOCK_CLOSE = frozenset(
 )
 
 
-class ScanResult(BaseModel):
+class ScanResult(_Plain):
     """What one log says: matched symptoms, suspicious unmatched lines, and how much was read."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    _FIELDS = ("source", "lines", "bytes", "symptoms", "suspicious", "dropped", "method")
 
-    source: str
-    lines: int = 0
-    bytes: int = 0
-    symptoms: list[Symptom] = Field(default_factory=list)
-    suspicious: list[SuspiciousLine] = Field(default_factory=list)
-    # symptoms beyond MAX_PER_SIGNATURE per signature: signature id -> how many were not kept
-    dropped: dict[str, int] = Field(default_factory=dict)
-    method: Literal["hyperscan", "grep", "python"] = "python"
+    def __init__(
+        self,
+        *,
+        source: str,
+        lines: int = 0,
+        bytes: int = 0,  # noqa: A002 - the field's name
+        symptoms: list[Symptom] | None = None,
+        suspicious: list[SuspiciousLine] | None = None,
+        dropped: dict[str, int] | None = None,
+        method: Literal["hyperscan", "grep", "python"] = "python",
+    ) -> None:
+        self.source = source
+        self.lines = lines
+        self.bytes = bytes
+        self.symptoms = list(symptoms) if symptoms else []
+        self.suspicious = list(suspicious) if suspicious else []
+        # symptoms beyond MAX_PER_SIGNATURE per signature: signature id -> how many not kept
+        self.dropped = dict(dropped) if dropped else {}
+        self.method = method
 
     def ids(self) -> list[str]:
         """Signature ids seen, in order of first appearance."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # imported where a line is made: reading the catalog imports no pydantic
-    from remedy.model import Hypothesis, SuspiciousLine, Symptom
+if TYPE_CHECKING:  # imported where a line is made
+    from remedy.results import Hypothesis, SuspiciousLine, Symptom
 
 # Case variants the grep prefilter looks for; a line is "error-looking" iff it contains one.
 WORDS: tuple[str, ...] = (
@@ -366,7 +366,7 @@ def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
     """The first line of each short log in ``sources`` that states a verdict in words other
     than an error word (_VERDICT), read again from the file the scan checked."""
     from remedy.evidence.fields import short_log_lines
-    from remedy.model import SuspiciousLine
+    from remedy.results import SuspiciousLine
 
     out: list[SuspiciousLine] = []
     reason = "a verdict worded without an error word, in a log with no error line"
@@ -416,7 +416,7 @@ def with_unexplained(
     the logs the symptoms came from) is shown (verdict_lines)."""
     if any(h.source == "rules" for h in hypotheses):
         return suspicious
-    from remedy.model import SuspiciousLine
+    from remedy.results import SuspiciousLine
 
     seen = {(s.source, s.line) for s in suspicious}
     out = list(suspicious)

@@ -153,10 +153,10 @@ def _allowed_knowledge() -> dict[str, frozenset[str]]:
     """What a knowledge base is made of: the pydantic models of the knowledge schema, the
     loader's compiled records, the compiled expressions (this module's rebuilders)."""
     from remedy import model
-    from remedy.knowledge import schema, skew
+    from remedy.knowledge import schema, skew_schema
 
     return {
-        **_models(schema, skew, model),
+        **_models(schema, skew_schema, model),
         "remedy.knowledge.loader": frozenset(
             {"Knowledge", "CompiledRule", "CompiledAction", "CompiledBefore"}
         ),

@@ -24,7 +24,7 @@ from remedy.knowledge.schema import (
     Rule,
     Variable,
 )
-from remedy.knowledge.skew import load_pairs
+from remedy.knowledge.skew_schema import load_pairs
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
 
 

@@ -102,8 +102,16 @@ def nul_at(value: Any, where: str = "") -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
+# Symptom, SuspiciousLine, Hypothesis and Diagnosis are made by remedy as the plain objects of
+# remedy.results (same names, fields, defaults and order: change both together); these are
+# their schema, for a saved plan's `symptoms`/`learned` and `remedy schema`, built from the
+# plain objects by attribute (from_attributes).
+
+
 class Symptom(Strict):
     """One matched signature in a log: what, where, and the fields it extracted."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     signature: str
     line: int  # 1-based line number in the source
@@ -117,6 +125,8 @@ class Symptom(Strict):
 
 
 class SuspiciousLine(Strict):
+    model_config = ConfigDict(from_attributes=True)
+
     line: int
     text: str
     source: str = "<stdin>"
@@ -151,6 +161,7 @@ class Finding(Strict):
 class Hypothesis(Strict):
     """With a log and no facts: a cause consistent with what was seen."""
 
+    model_config = ConfigDict(from_attributes=True)
     rule: str
     message: str
     score: float

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from remedy.model import Symptom
+from remedy.results import Symptom
 
 
 def scan_text(text: str, source: str) -> list[Symptom]:

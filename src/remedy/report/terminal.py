@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from remedy.model import Diagnosis, Plan, Symptom
 from remedy.report.wrap import Prose, whole
+
+if TYPE_CHECKING:
+    from remedy.model import Plan
+    from remedy.results import Diagnosis, Symptom
 
 
 def _evidence_cell(h: Any) -> str:
