@@ -98,11 +98,14 @@ def _creatable_by_others(path: str, me: int) -> bool:
 # hook `dpkg-preconfigure --apt` and every postinst's confmodule load as root; its `Driver:`
 # value is perl code to Debconf/Db.pm (`eval qq{use Debconf::DbDriver::$type}`): uid 65534's
 # file ran its code as root (tests/security/test_debconf_env.py)
+# BASH_ENV: the file every non-interactive bash sources first; a step's `sh -c` does not, but
+# the bash programs it starts do (dkms, a `#!/bin/bash` maintainer script, glibc's `ldd`):
+# uid 65534's file ran as root under a step's `ldd` (tests/security/test_inherited_bash_env.py)
 _CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYTHONHOME",
                 b"APT_CONFIG", b"GCC_EXEC_PREFIX", b"PYTHONPYCACHEPREFIX",
                 b"REQUESTS_CA_BUNDLE", b"CURL_CA_BUNDLE", b"SSL_CERT_FILE",
                 b"TMPDIR", b"TEMP", b"TMP", b"XDG_CACHE_HOME", b"DPKG_ADMINDIR",
-                b"DEBCONF_SYSTEMRC", b"DPKG_ROOT")  # fmt: skip
+                b"DEBCONF_SYSTEMRC", b"DPKG_ROOT", b"BASH_ENV")  # fmt: skip
 # debconf's databases from the environment, `Driver{opt:value file ...}`
 # (Debconf/Config.pm _env_to_driver): a `File{PATH}` is opened by root's debconf, created
 # through a link where it does not exist (`sysopen O_CREAT`: uid 65534's dangling link made
