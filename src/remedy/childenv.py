@@ -93,10 +93,28 @@ def _creatable_by_others(path: str, me: int) -> bool:
 # DPKG_ADMINDIR: dpkg's database (dpkg >= 1.20 takes it where no --admindir is given, and
 # apt-get passes none): its `status` and `info/PKG.prerm` made uid 65534's script root's
 # "old pre-removal script" in an apt-install step (tests/security/test_dpkg_admindir.py)
+# DEBCONF_SYSTEMRC, DPKG_ROOT: where debconf (debconf 1.5.82 Debconf/Config.pm) takes its
+# debconf.conf (DPKG_ROOT is put before /etc/debconf.conf), which apt-get's Pre-Install-Pkgs
+# hook `dpkg-preconfigure --apt` and every postinst's confmodule load as root; its `Driver:`
+# value is perl code to Debconf/Db.pm (`eval qq{use Debconf::DbDriver::$type}`): uid 65534's
+# file ran its code as root (tests/security/test_debconf_env.py)
+# BASH_ENV: the file every non-interactive bash sources first; a step's `sh -c` does not, but
+# the bash programs it starts do (dkms, a `#!/bin/bash` maintainer script, glibc's `ldd`):
+# uid 65534's file ran as root under a step's `ldd` (tests/security/test_inherited_bash_env.py)
 _CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYTHONHOME",
                 b"APT_CONFIG", b"GCC_EXEC_PREFIX", b"PYTHONPYCACHEPREFIX",
                 b"REQUESTS_CA_BUNDLE", b"CURL_CA_BUNDLE", b"SSL_CERT_FILE",
-                b"TMPDIR", b"TEMP", b"TMP", b"XDG_CACHE_HOME", b"DPKG_ADMINDIR")  # fmt: skip
+                b"TMPDIR", b"TEMP", b"TMP", b"XDG_CACHE_HOME", b"DPKG_ADMINDIR",
+                b"DEBCONF_SYSTEMRC", b"DPKG_ROOT", b"BASH_ENV")  # fmt: skip
+# debconf's databases from the environment, `Driver{opt:value file ...}`
+# (Debconf/Config.pm _env_to_driver): a `File{PATH}` is opened by root's debconf, created
+# through a link where it does not exist (`sysopen O_CREAT`: uid 65534's dangling link made
+# root create a file where it pointed) and written back through `PATH-new`; its answers are
+# the package's configuration. Left out where any place it names (a bare word, `filename:`,
+# `directory:`) is another user's, or where it is no such form
+_DEBCONF_DBS = (b"DEBCONF_DB_REPLACE", b"DEBCONF_DB_OVERRIDE", b"DEBCONF_DB_FALLBACK")
+_DEBCONF_DB = re.compile(rb"(\w+)(?:\{(.*)\})?", re.DOTALL)
+_WORD = re.compile(rb"\w+")
 _CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB",
                  b"LIBRARY_PATH", b"CPATH", b"C_INCLUDE_PATH", b"CPLUS_INCLUDE_PATH",
                  b"GCONV_PATH", b"SSL_CERT_DIR")  # fmt: skip
@@ -201,6 +219,22 @@ def _perl_opt_places(value: bytes) -> list[bytes] | None:
     return out
 
 
+def _debconf_db_places(value: bytes) -> list[bytes] | None:
+    """The places a DEBCONF_DB_* value names (each option that is a bare word, or a
+    `filename:`/`directory:` one), or None where it is not `Driver{options}`."""
+    m = _DEBCONF_DB.fullmatch(value)
+    if m is None:
+        return None
+    out = []
+    for w in (m.group(2) or b"").split():
+        k, sep, v = w.partition(b":")
+        if not sep or not _WORD.fullmatch(k):
+            out.append(w)  # `/a/b:c` is no `key:value` to debconf: a filename
+        elif k.lower() in (b"filename", b"directory") or b"/" in v:
+            out.append(v)
+    return out
+
+
 def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     """Replacements for inherited variables that name another user's configuration or code
     (None: leave it out): a list keeps its other entries. See _CONFIG_VARS."""
@@ -208,7 +242,8 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     plat = environ.get(b"PYTHONPLATLIBDIR")
     if plat and (b"/" in plat or plat in (b".", b"..")):
         out[b"PYTHONPLATLIBDIR"] = None  # `../../DIR`: Python's standard library from DIR
-    for k in (*_CONFIG_VARS, *_CONFIG_LISTS, *_LOADER_LISTS, _PERL_OPT, *_pip_paths(environ)):
+    for k in (*_CONFIG_VARS, *_CONFIG_LISTS, *_LOADER_LISTS, _PERL_OPT, *_DEBCONF_DBS,
+              *_pip_paths(environ)):  # fmt: skip
         v = environ.get(k)
         if not v:
             continue
@@ -218,6 +253,9 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
                 new = None if any(_foreign_lib(k, x) for x in _LOADER_SPLIT.split(v)) else v
             elif k == _PERL_OPT:
                 places = _perl_opt_places(v)
+                new = None if places is None or any(_foreign_place(p) for p in places) else v
+            elif k in _DEBCONF_DBS:
+                places = _debconf_db_places(v)
                 new = None if places is None or any(_foreign_place(p) for p in places) else v
             elif k.startswith(b"PIP_") and k not in _CONFIG_VARS:
                 new = None if any(_foreign_place(p) for p in _pip_places(v)) else v

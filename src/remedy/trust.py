@@ -525,9 +525,26 @@ if [ -n "${HOME-}" ] && ! own_place "$HOME"; then
 fi
 for _v in XDG_CONFIG_HOME PIP_CONFIG_FILE PYTHONUSERBASE PYTHONHOME APT_CONFIG GCC_EXEC_PREFIX \
     PYTHONPYCACHEPREFIX REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE TMPDIR TEMP TMP \
-    XDG_CACHE_HOME DPKG_ADMINDIR; do
+    XDG_CACHE_HOME DPKG_ADMINDIR DEBCONF_SYSTEMRC DPKG_ROOT BASH_ENV; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   own_place "$_x" || _drop "$_v"
+done
+for _v in DEBCONF_DB_REPLACE DEBCONF_DB_OVERRIDE DEBCONF_DB_FALLBACK; do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  case $_x in *"$_nl"*) _drop "$_v"; continue;; esac
+  case ${_x%%[{]*} in ''|*[!A-Za-z0-9_]*) _drop "$_v"; continue;; esac
+  case $_x in *[{]*[}]) _o=${_x#*[{]}; _o=${_o%?};; *[{}]*) _drop "$_v"; continue;; *) _o=;; esac
+  set -f; set -- $_o; set +f
+  for _w in "$@"; do
+    _k=${_w%%:*}
+    case $_w in *:*) ;; *) _k=;; esac
+    case $_k in
+      ''|*[!A-Za-z0-9_]*) ;;  # no `key:` (a \w+ word to debconf): a filename
+      [Ff][Ii][Ll][Ee][Nn][Aa][Mm][Ee]|[Dd][Ii][Rr][Ee][Cc][Tt][Oo][Rr][Yy]) _w=${_w#*:};;
+      *) _w=${_w#*:}; case $_w in */*) ;; *) continue;; esac;;
+    esac
+    own_place "$_w" || { _drop "$_v"; break; }
+  done
 done
 _split() {
   _sk=$3; _lo=$IFS; IFS=$1; set -f; set -- $2; set +f; IFS=$_lo
