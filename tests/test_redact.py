@@ -256,3 +256,18 @@ def test_the_url_pass_is_skipped_only_where_it_would_change_nothing():
         assert _redact_text(text) == want, text
         changed += want != text
     assert changed > 1_000  # control: many held a credential
+
+
+def test_a_json_members_bare_secret_value_is_redacted_as_a_json_string():
+    """Found by the hypothesis test in tests/security/test_sec_secrets.py: `"CREDENTIAL": 0`
+    became `"CREDENTIAL": <redacted>`, which is no longer JSON."""
+    doc = {"a": {"CREDENTIAL": 0, "API_KEY": True, "PASSWORD": None}, "p": "HF_TOKEN: 123"}
+    out = redact_text(json.dumps(doc, indent=2))
+    back = json.loads(out)
+    assert back["a"] == {
+        "CREDENTIAL": "<redacted>",
+        "API_KEY": "<redacted>",
+        "PASSWORD": "<redacted>",
+    }
+    assert back["p"] == "HF_TOKEN: <redacted>"  # inside a string, the value stays bare
+    assert redact_text(out) == out

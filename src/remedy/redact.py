@@ -102,6 +102,14 @@ def _value_sub(m: re.Match[str]) -> str:
         return m[0]
     group = {'"': "dq", "'": "sq", "": "bare"}.get(q, "jq")
     start = m.start(group)
+    if (
+        not q
+        and m.groupdict().get("q") == '"'
+        and m.string[m.end("name") : m.start("sep")] == '"'
+        and ":" in m["sep"]
+    ):
+        # a JSON member's bare value ("TOKEN": 0, true, null): a quoted string keeps it JSON
+        return m[0][: start - m.start()] + '"' + REDACTED + '"'
     return m[0][: start - m.start()] + REDACTED + q
 
 

@@ -71,7 +71,10 @@ def test_a_home_sudo_kept_cannot_point_the_purge_at_roots_files(tmp_path: Path):
     said = _run(tmp_path, {"HOME": str(home)})
     assert (victim / "b" / "cached_ops" / "precious").exists(), "rm -rf followed the glob's link"
     assert (victim / "ext" / "torch_extensions" / "precious").exists(), said
-    assert "not removed: " in said and "is a link owned by uid 65534: not followed" in said, said
+    # Since redteam-18 the step's guard (trust.step_env_guard) replaces a HOME another user owns
+    # by the passwd home before the purge runs, so the purge never sees uid 65534's links here;
+    # its own link check is the next test's (cache variables naming the links).
+    assert str(home) not in said or "not removed: " in said, said
     assert "ME=$(id -u" not in said  # the step is named by its first line, not its script
 
 
