@@ -1035,6 +1035,10 @@ TUNED_AFTER: list[str] = [
     " field signal nvcc-under-versioned-prefix-is-cuda-home (the missing nvcc under a"
     " versioned prefix such as /usr/local/cuda-11.0, which torch reaches only through"
     " CUDA_HOME/CUDA_PATH) -> cuda-home-is-toolkit",
+    "after 2153c874 (class family GPU arch: tune-bw, deepseek-ai/FlashMLA#39): field signal"
+    " no-kernel-image-in-arch-exclusive-kernel-library ('no kernel image' raised in FlashMLA's"
+    " sources, kernels built for sm_90/sm_100 only; FlashMLA's flash_fwd_mla no longer reads"
+    " as flash-attn) -> kernel-arch-feature",
 ]
 
 TOOLCHAIN_ENV = re.compile(

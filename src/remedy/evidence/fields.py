@@ -33,7 +33,11 @@ if TYPE_CHECKING:
 
 _ARCH = re.compile(r"\b(?:sm|compute)_(?P<major>\d{1,2}?)(?P<minor>\d)(?P<suffix>[af]?)\b")
 _CONSUMERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("flash-attn", re.compile(r"flash[_-]?attn|flash_fwd|_C_flashattention|flash-attention")),
+    # flash_fwd_mla_kernel.h is FlashMLA's (deepseek-ai/FlashMLA), not flash-attn's
+    (
+        "flash-attn",
+        re.compile(r"flash[_-]?attn|flash_fwd(?!_mla)|_C_flashattention|flash-attention"),
+    ),
     ("xformers", re.compile(r"xformers")),
     ("flashinfer", re.compile(r"flashinfer")),
     ("sglang", re.compile(r"sgl[_-]kernel|sglang")),
