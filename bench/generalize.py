@@ -1035,6 +1035,11 @@ TUNED_AFTER: list[str] = [
     " field signal nvcc-under-versioned-prefix-is-cuda-home (the missing nvcc under a"
     " versioned prefix such as /usr/local/cuda-11.0, which torch reaches only through"
     " CUDA_HOME/CUDA_PATH) -> cuda-home-is-toolkit",
+    "after 2153c874 (class family driver/container: fu-7, kaito-project/kaito#2326): signature"
+    " cdi-device-empty-edits (the CDI library's 'invalid device, empty device edits': no CDI"
+    " spec names the GPU) -> container-runtime-provides-gpu; field signal"
+    " cdi-empty-edits-beside-missing-driver-library withdraws it when nvidia-ctk could not"
+    " locate the driver's libraries (unknown/fu-6)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
