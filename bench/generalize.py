@@ -1039,6 +1039,11 @@ TUNED_AFTER: list[str] = [
     " no-kernel-image-in-arch-exclusive-kernel-library ('no kernel image' raised in FlashMLA's"
     " sources, kernels built for sm_90/sm_100 only; FlashMLA's flash_fwd_mla no longer reads"
     " as flash-attn) -> kernel-arch-feature",
+    "after 2153c874 (class family driver/container: fu-7, kaito-project/kaito#2326): signature"
+    " cdi-device-empty-edits (the CDI library's 'invalid device, empty device edits': no CDI"
+    " spec names the GPU) -> container-runtime-provides-gpu; field signal"
+    " cdi-empty-edits-beside-missing-driver-library withdraws it when nvidia-ctk could not"
+    " locate the driver's libraries (unknown/fu-6)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
