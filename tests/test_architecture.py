@@ -16,7 +16,8 @@ FOUNDATION = {
 BASE = FOUNDATION | {"redact", "resolve", "interrupts"}
 MAY_IMPORT: dict[str, set[str]] = {
     "errors": set(),
-    "model": {"errors"},
+    # model.Source.short() reads results.source_short: one citation line for both Sources
+    "model": {"errors", "results"},
     # the plain Symptom/SuspiciousLine/Hypothesis/Diagnosis a scan and a diagnosis make (model's
     # pydantic classes of those names are their schema): model's layer, importable where it is
     "results": set(),

@@ -113,3 +113,35 @@ def test_a_plan_takes_the_plain_symptoms_and_hypotheses() -> None:
     assert model.Hypothesis.model_validate(h).model_dump() == h.model_dump()
     with pytest.raises(ValueError):
         results.Hypothesis(rule="r", message="m", score=0.5, source="other")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {
+            "repo": "NVIDIA/cccl",
+            "path": "libcudacxx/include/cuda/std/version",
+            "function": "f",
+            "ref": "v2.8.0",
+        },
+        {"repo": "NVIDIA/cccl", "path": "README.md"},
+        {"repo": "NVIDIA/cccl"},
+        {"doc": "https://docs.nvidia.com/cuda/", "thread": "a/b#1"},
+        {"thread": "sgl-project/sglang#1", "note": "lab log"},
+        {"note": "lab log"},
+        {},
+    ],
+)
+def test_both_sources_cite_alike(fields: dict) -> None:
+    from remedy.evidence.plain import Source as PlainSource
+    from remedy.model import Source
+
+    plain = PlainSource(**fields)
+    assert plain.short() == Source(**fields).short()
+    want = f"{fields['repo']}:{fields['path']}" if fields.get("path") else None
+    if want:
+        assert plain.short().startswith(want)
+    else:
+        assert plain.short() == (
+            fields.get("doc") or fields.get("thread") or fields.get("note") or "?"
+        )

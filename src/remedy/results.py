@@ -20,6 +20,21 @@ from typing import Any
 _STR_ESCAPE = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
+def source_short(src: Any) -> str:
+    """One line naming an upstream citation (repo:path::function @ref, else doc/thread/note).
+
+    Shared by remedy.model.Source (the schema) and remedy.evidence.plain.Source (the cached
+    plain row) so a citation reads the same whichever path printed it."""
+    if src.repo and src.path:
+        s = f"{src.repo}:{src.path}"
+        if src.function:
+            s += f"::{src.function}"
+        if src.ref:
+            s += f" @{src.ref}"
+        return s
+    return src.doc or src.thread or src.note or "?"
+
+
 class _Plain:
     """Fields as attributes, in ``_FIELDS`` order; defaults made fresh for each object."""
 

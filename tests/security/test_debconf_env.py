@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from login_env import SYSTEM_PATH, guarded
 
 from remedy.transport.local import LocalTransport
-from remedy.trust import step_env_guard
 
 PRECONFIGURE = "/usr/sbin/dpkg-preconfigure"
 pytestmark = [
@@ -84,11 +83,7 @@ def _step(env: dict[str, str], monkeypatch) -> None:
 
 def _host_step(env: dict[str, str]) -> None:
     """The same over SSH: the step's script (step_env_guard first) in a login environment."""
-    subprocess.run(
-        ["env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", *(f"{k}={v}" for k, v in env.items()),
-         "sh", "-c", step_env_guard() + PRECONFIGURE + " --apt </dev/null"],
-        capture_output=True, cwd="/", timeout=60,
-    )  # fmt: skip
+    guarded(PRECONFIGURE + " --apt </dev/null", env, path=SYSTEM_PATH, check=False)
 
 
 @pytest.mark.parametrize("where", ["local", "host"])
@@ -133,11 +128,7 @@ def test_what_is_judged_in_a_debconf_database_value(tmp_path: Path):
     mine = tmp_path / "mine.dat"
 
     def after(value: str) -> tuple[str, bool]:
-        r = subprocess.run(
-            ["env", "-i", "PATH=/usr/bin:/bin", f"DEBCONF_DB_OVERRIDE={value}",
-             "sh", "-c", step_env_guard() + 'printf %s "${DEBCONF_DB_OVERRIDE-unset}"'],
-            capture_output=True, text=True, cwd="/", check=True,
-        )  # fmt: skip
+        r = guarded('printf %s "${DEBCONF_DB_OVERRIDE-unset}"', {"DEBCONF_DB_OVERRIDE": value})
         kept = own_config_env({b"DEBCONF_DB_OVERRIDE": os.fsencode(value)}) == {}
         return r.stdout, kept
 

@@ -17,13 +17,11 @@ directory "", not unset). Control: a database only root can change is kept.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from login_env import guarded
 from test_shared_pip_cache import NOBODY
-
-from remedy.trust import step_env_guard
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a directory another user owns")
 
@@ -33,12 +31,7 @@ def test_the_hosts_step_leaves_out_another_users_dpkg_admindir(tmp_path: Path):
     from remedy.childenv import own_config_env
 
     def after(value: str) -> str:
-        r = subprocess.run(
-            ["env", "-i", "PATH=/usr/bin:/bin", f"DPKG_ADMINDIR={value}",
-             "sh", "-c", step_env_guard() + 'printf %s "${DPKG_ADMINDIR-unset}"'],
-            capture_output=True, text=True, cwd="/", check=True,
-        )  # fmt: skip
-        return r.stdout
+        return guarded('printf %s "${DPKG_ADMINDIR-unset}"', {"DPKG_ADMINDIR": value}).stdout
 
     tmp_path.chmod(0o755)
     theirs, mine = tmp_path / "theirs", tmp_path / "mine"

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from local_sshd import LocalSshd, sshd_available
+from local_sshd import sshd_available
+from login_env import login_sshd
 from test_remote_login_env import _shared
 from test_shared_pip_cache import NOBODY
 
@@ -53,12 +54,7 @@ def _check_over_ssh(tmp_path: Path, login: dict[str, str]) -> str:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     pb = tmp_path / "pb.yml"
     pb.write_text(export_plan(make_plan(load_knowledge(), facts), "ansible"))
-    server = LocalSshd(tmp_path / "sshd", alias="playbook-host",
-                       extra=["PermitUserEnvironment yes"])  # fmt: skip
-    server.prepare()
-    keys = server.base / "authorized_keys"
-    opts = ",".join(f'environment="{k}={v}"' for k, v in login.items())
-    keys.write_text(f"{opts} {keys.read_text()}")
+    server = login_sshd(tmp_path / "sshd", "playbook-host", login)
     server.start()
     try:
         r = subprocess.run(

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from login_env import guarded
 
 from remedy.transport.local import LocalTransport
-from remedy.trust import step_env_guard
 
 
 def _bash_script(path: str) -> bool:
@@ -56,10 +55,7 @@ def _step(rc: Path, monkeypatch) -> None:
 
 
 def _host_step(rc: Path) -> None:
-    subprocess.run(
-        ["env", "-i", "PATH=/usr/bin:/bin", f"BASH_ENV={rc}", "sh", "-c", step_env_guard() + STEP],
-        capture_output=True, cwd="/", timeout=30,
-    )  # fmt: skip
+    guarded(STEP, {"BASH_ENV": str(rc)}, check=False)
 
 
 @pytest.mark.parametrize("where", ["local", "host"])

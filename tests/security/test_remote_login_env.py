@@ -18,11 +18,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from login_env import guarded, places
 from test_remote_pip_cache import SSHD_REASON, _apply_over_ssh
 from test_shared_pip_cache import NOBODY, pin_step
 from test_sudo_home_config import _venv
-
-from remedy.trust import step_env_guard
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a directory another user owns")
 
@@ -70,22 +69,11 @@ def test_what_the_host_side_scrub_leaves_out(tmp_path: Path):
     word) is left out here too; root's own places, remote URLs and plain words are kept."""
 
     def after(**login: str) -> dict[str, str]:
-        r = subprocess.run(
-            ["env", "-i", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "PIP_NO_CACHE_DIR=0",
-             *(f"{k}={v}" for k, v in login.items()), "sh", "-c", step_env_guard() + "env -0"],
-            capture_output=True, text=True, cwd="/", check=True,
-        )  # fmt: skip
+        r = guarded("env -0", {"HOME": "/nonexistent", "PIP_NO_CACHE_DIR": "0", **login})
         out = dict(x.split("=", 1) for x in r.stdout.split("\0") if "=" in x)
         return {k: v for k, v in out.items() if k in login}
 
-    tmp_path.chmod(0o755)
-    theirs, mine, sticky = tmp_path / "theirs", tmp_path / "mine", tmp_path / "sticky"
-    for d in (theirs, mine, sticky):
-        d.mkdir(mode=0o755)
-    os.chown(theirs, NOBODY, NOBODY)
-    sticky.chmod(0o1777)
-    os.symlink(mine, sticky / "link")
-    os.lchown(sticky / "link", NOBODY, NOBODY)
+    theirs, mine, sticky = (p := places(tmp_path)).theirs, p.mine, p.sticky
     out = {
         "PYTHONPATH": f"{mine}:{theirs}",
         "LD_LIBRARY_PATH": f"{mine};{theirs}/lib",

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from login_env import guarded, places
 from test_remote_pip_cache import SSHD_REASON, _apply_over_ssh
 from test_shared_pip_cache import NOBODY, pin_step
 from test_sudo_home_config import _home, _planted, _venv
-
-from remedy.trust import step_env_guard
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a HOME another user owns")
 
@@ -57,22 +55,10 @@ def test_which_login_homes_a_step_keeps(tmp_path: Path):
     import pwd
 
     def home(value: str | None) -> str:
-        login = [] if value is None else [f"HOME={value}"]
-        r = subprocess.run(
-            ["env", "-i", "PATH=/usr/bin:/bin", *login,
-             "sh", "-c", step_env_guard() + 'printf %s "${HOME-unset}"'],
-            capture_output=True, text=True, cwd="/", check=True,
-        )  # fmt: skip
-        return r.stdout
+        login = {} if value is None else {"HOME": value}
+        return guarded('printf %s "${HOME-unset}"', login).stdout
 
-    tmp_path.chmod(0o755)
-    theirs, mine, sticky = tmp_path / "theirs", tmp_path / "mine", tmp_path / "sticky"
-    for d in (theirs, mine, sticky):
-        d.mkdir(mode=0o755)
-    os.chown(theirs, NOBODY, NOBODY)
-    sticky.chmod(0o1777)
-    os.symlink(mine, sticky / "link")
-    os.lchown(sticky / "link", NOBODY, NOBODY)
+    theirs, mine, sticky = (p := places(tmp_path)).theirs, p.mine, p.sticky
     passwd = pwd.getpwuid(os.geteuid()).pw_dir
     for bad in (theirs, sticky, sticky / "link", sticky / "new", theirs / "sub", "rel/home"):
         assert home(str(bad)) == passwd, bad

@@ -21,7 +21,8 @@ import os
 from pathlib import Path
 
 import pytest
-from local_sshd import LocalSshd, sshd_available
+from local_sshd import sshd_available
+from login_env import guarded, login_sshd
 from test_shared_pip_cache import NOBODY, dirs, pin_step, plant, serve
 from test_sudo_home_config import _planted
 
@@ -39,11 +40,7 @@ pytestmark = [
 
 def _apply_over_ssh(tmp_path: Path, facts: Facts, step: Step, login: dict[str, str]) -> None:
     """The real runner over a loopback sshd whose sessions get `login` (every probe passes)."""
-    server = LocalSshd(tmp_path / "sshd", alias="cache-host", extra=["PermitUserEnvironment yes"])
-    server.prepare()
-    keys = server.base / "authorized_keys"
-    opts = ",".join(f'environment="{k}={v}"' for k, v in login.items())
-    keys.write_text(f"{opts} {keys.read_text()}")
+    server = login_sshd(tmp_path / "sshd", "cache-host", login)
     plan = Plan(remedy_version="t", host="scratch", facts_digest=facts_digest(facts),
                 facts=facts, target=facts.workload, steps=[step])  # fmt: skip
 
@@ -117,17 +114,9 @@ def test_which_caches_the_hosts_step_may_use(tmp_path: Path):
     """The judgement on the host alone (the guard under `env -i` + a login environment):
     as childenv._pip_cache_env judges locally, and a PIP_CACHE_DIR the login environment
     names is judged too (nothing scrubbed it); PIP_NO_CACHE_DIR already set is kept."""
-    import subprocess
-
-    from remedy.trust import step_env_guard
 
     def guard(**login: str) -> str:
-        r = subprocess.run(
-            ["env", "-i", "PATH=/usr/bin:/bin", *(f"{k}={v}" for k, v in login.items()),
-             "sh", "-c", step_env_guard() + 'printf %s "${PIP_NO_CACHE_DIR-used}"'],
-            capture_output=True, text=True, cwd="/", check=True,
-        )  # fmt: skip
-        return r.stdout
+        return guarded('printf %s "${PIP_NO_CACHE_DIR-used}"', login).stdout
 
     tmp_path.chmod(0o755)
     sticky, mine = tmp_path / "sticky", tmp_path / "mine"

@@ -78,11 +78,6 @@ class Source(Plain):
     note: str | None
 
     def short(self) -> str:
-        if self.repo and self.path:
-            s = f"{self.repo}:{self.path}"
-            if self.function:
-                s += f"::{self.function}"
-            if self.ref:
-                s += f" @{self.ref}"
-            return s
-        return self.doc or self.thread or self.note or "?"
+        from remedy.results import source_short
+
+        return source_short(self)

@@ -63,14 +63,9 @@ class Source(Strict):
     note: str | None = None
 
     def short(self) -> str:
-        if self.repo and self.path:
-            s = f"{self.repo}:{self.path}"
-            if self.function:
-                s += f"::{self.function}"
-            if self.ref:
-                s += f" @{self.ref}"
-            return s
-        return self.doc or self.thread or self.note or "?"
+        from remedy.results import source_short
+
+        return source_short(self)
 
 
 def nul_at(value: Any, where: str = "") -> str | None:
