@@ -1035,6 +1035,12 @@ TUNED_AFTER: list[str] = [
     " field signal nvcc-under-versioned-prefix-is-cuda-home (the missing nvcc under a"
     " versioned prefix such as /usr/local/cuda-11.0, which torch reaches only through"
     " CUDA_HOME/CUDA_PATH) -> cuda-home-is-toolkit",
+    "after 2153c874 (class family null-named, tune-by: gae-1, triton-lang/triton#4576):"
+    " field signal ptx-version-in-triton-ptxas is a guard now (Triton derives .version from"
+    " the same ptxas it runs, so its ptxas' .version refusal is Triton's table, no ptxas or"
+    " cicc/ptxas fact); a version pair read only from a line another rule's signal placed"
+    " elsewhere is no evidence for the withdrawn rule -> null (no triton-ptxas-knows-arch,"
+    " no ptxas-accepts-cicc-ptx)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
