@@ -1044,6 +1044,12 @@ TUNED_AFTER: list[str] = [
     " spec names the GPU) -> container-runtime-provides-gpu; field signal"
     " cdi-empty-edits-beside-missing-driver-library withdraws it when nvidia-ctk could not"
     " locate the driver's libraries (unknown/fu-6)",
+    "after 2153c874 (class family null-named, tune-by: gae-1, triton-lang/triton#4576):"
+    " field signal ptx-version-in-triton-ptxas is a guard now (Triton derives .version from"
+    " the same ptxas it runs, so its ptxas' .version refusal is Triton's table, no ptxas or"
+    " cicc/ptxas fact); a version pair read only from a line another rule's signal placed"
+    " elsewhere is no evidence for the withdrawn rule -> null (no triton-ptxas-knows-arch,"
+    " no ptxas-accepts-cicc-ptx)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

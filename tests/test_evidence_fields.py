@@ -148,6 +148,35 @@ def test_excluded_rule_gets_no_credit_from_the_line():
     assert res.bonus["ld-library-path-not-shadowing"] > 0
 
 
+def test_a_line_another_rules_signal_claims_gives_no_version_pair_credit():
+    """unknown/gae-1 (triton-lang/triton#4576): Triton's ptxas refuses the .version Triton
+    derived from that same ptxas. The line states both PTX ISAs, so the cicc/ptxas pair reads
+    as violated; the Triton guard withdraws the line from ptxas-accepts-cicc-ptx, and with it
+    the pair read from it. A signal that withdraws only its own rule's bare line (DeepSpeed's
+    mismatch, extension-cuda-mismatch-major-not-shown) leaves the pair to give credit back."""
+    syms, _, wrappers = scan_logs([CORPUS / "unknown" / "gae-1.log"])
+    res = apply_signals(load_signals(), syms)
+    i = next(i for i, s in enumerate(syms) if s.signature == "ptxas-unsupported-ptx-version")
+    assert ("ptxas-accepts-cicc-ptx", i) in res.not_theirs
+    d = diagnose(load_knowledge(), None, syms, wrappers=wrappers)
+    assert [h.rule for h in d.hypotheses] == []
+    # the same ptxas line from nvcc's own pipeline (cicc's tmpxft file) keeps the pair's reading
+    syms = _symptoms(
+        "ptxas /tmp/tmpxft_00003f1a_00000000-6_gemm_kernel.ptx, line 5; fatal   : Unsupported"
+        " .version 8.8; current version is '8.7'"
+    )
+    d = diagnose(load_knowledge(), None, syms)
+    assert [h.rule for h in d.hypotheses][:1] == ["ptxas-accepts-cicc-ptx"]
+    # own-rule withdrawal: the pair gives toolkit-major-matches-torch its credit back
+    syms = _symptoms(
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder:"
+        " Installed CUDA version 12.2 does not match the version torch was compiled with 11.7,"
+        " unable to compile cuda/cpp extensions without a matching cuda version."
+    )
+    d = diagnose(load_knowledge(), None, syms)
+    assert [h.rule for h in d.hypotheses][:1] == ["toolkit-major-matches-torch"]
+
+
 def test_signals_file_errors_name_file_and_line(tmp_path):
     bad = tmp_path / "field-signals.yaml"
     bad.write_text(

@@ -146,7 +146,9 @@ def hypotheses_from_log(
         score[rid] += bonus
         specific[rid].add("signal:" + rid)
         evidence[rid] = sorted(set(evidence[rid]) | sig_res.lines[rid])
-    _apply_pairs(kb, symptoms, score, evidence, specific, sig_res.matched, views)
+    _apply_pairs(
+        kb, symptoms, score, evidence, specific, sig_res.matched, views, sig_res.not_theirs
+    )
     if not any(specific.values()):
         return []
     ctx = _blank_ctx(kb, partial_facts_of(symptoms, catalog))
@@ -277,11 +279,19 @@ def _apply_pairs(
     specific: dict[str, set[str]],
     matched: dict[str, list[str]],
     views: list[dict[str, str]] | None = None,
+    not_theirs: set[tuple[str, int]] | frozenset[tuple[str, int]] = frozenset(),
 ) -> None:
     """Version pairs judged from the versions the log states (knowledge/version-pairs.yaml):
     the relation a planner applies to host facts, applied to a log. A violated pair is
     evidence for its rule when a line the rule predicts is present, or when a failing line
-    states the versions itself; a pair the log shows agreeing weighs against its rule."""
+    states the versions itself; a pair the log shows agreeing weighs against its rule.
+
+    ``not_theirs`` holds (rule, symptom) pairs a field signal of another rule withdrew (its
+    excludes: the line's fields say it is that other rule's). A violated pair read only from
+    such lines is no evidence for the withdrawn rule either: the versions come from the very
+    line the signal placed elsewhere (tune-by: the .version Triton derived from its own ptxas
+    is not a cicc/ptxas pair). A signal that withdraws its own rule's bare-line credit leaves
+    the pair alone (extension-cuda-mismatch-major-not-shown: the pair gives it back)."""
     if not kb.pairs or not kb.log_fields:
         return
     from remedy.knowledge.skew import log_pairs
@@ -302,6 +312,8 @@ def _apply_pairs(
                 matched[rid].append(f"pair {p.a.part}/{p.b.part} agrees: {v.why}")
             continue
         if rid not in score and not failing:
+            continue
+        if all((rid, i) in not_theirs for i in v.lines):
             continue
         score[rid] += p.log_weight
         specific[rid].add("pair:" + p.id)

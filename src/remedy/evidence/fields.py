@@ -659,6 +659,10 @@ class SignalResult:
     bonus: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     # (rule, symptom index): this symptom must not count for this rule
     excluded: set[tuple[str, int]] = field(default_factory=set)
+    # the part of ``excluded`` a signal of ANOTHER rule made: the line is that rule's, not
+    # this one's, so a version pair read from it is no evidence for this one either (a signal
+    # that excludes its own rule withdraws only the bare line: the pair may give it back)
+    not_theirs: set[tuple[str, int]] = field(default_factory=set)
     # rule -> "signal-id: field=value" that matched (for the report)
     matched: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     lines: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
@@ -751,6 +755,8 @@ def apply_signals(
             if all(re.search(rx, f.get(key, "")) for key, rx in sig.where.items()):
                 for other in sig.excludes:
                     res.excluded.add((other, i))
+                    if other != sig.rule:
+                        res.not_theirs.add((other, i))
                 res.lines[sig.rule].add(i)
                 if not hit:
                     hits.add(sig.id)
