@@ -1035,6 +1035,13 @@ TUNED_AFTER: list[str] = [
     " field signal nvcc-under-versioned-prefix-is-cuda-home (the missing nvcc under a"
     " versioned prefix such as /usr/local/cuda-11.0, which torch reaches only through"
     " CUDA_HOME/CUDA_PATH) -> cuda-home-is-toolkit",
+    "after 2153c874 (class family library/toolkit location: tune-bz; cuda-home-is-toolkit/4,"
+    " gcc-10, gfc-1, gdv-10, lenML/Speech-AI-Forge#258, AutoGPTQ/AutoGPTQ#20,"
+    " EleutherAI/gpt-neox#1109, IDEA-Research/GroundingDINO#230): field signal"
+    " nvcc-at-prefix-is-cuda-home (any <prefix>/bin/nvcc a build could not exec, the default"
+    " /usr/local/cuda included, which torch's _find_cuda_home takes only when it exists);"
+    " signature nvcc-exec-not-found also takes str(OSError) alone at a line's start"
+    " -> cuda-home-is-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(
