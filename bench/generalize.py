@@ -1042,6 +1042,11 @@ TUNED_AFTER: list[str] = [
     " /usr/local/cuda included, which torch's _find_cuda_home takes only when it exists);"
     " signature nvcc-exec-not-found also takes str(OSError) alone at a line's start"
     " -> cuda-home-is-toolkit",
+    "after 2153c874 (class family library/toolkit location: tune-bz;"
+    " toolkit-major-keeps-project-api/fe-6, BNLNPPS/simphony#235): cuda-api-changes.yaml rows"
+    " of a new change kind 'include' (thrust::distance, thrust::pair: CCCL 3.2, bundled with"
+    " CUDA 13.2, no longer includes their headers from the other Thrust headers;"
+    " rapidsai/cugraph#5357, NVIDIA/cudf#20708) -> toolkit-major-keeps-project-api",
 ]
 
 TOOLCHAIN_ENV = re.compile(
