@@ -1050,6 +1050,18 @@ TUNED_AFTER: list[str] = [
     " cicc/ptxas fact); a version pair read only from a line another rule's signal placed"
     " elsewhere is no evidence for the withdrawn rule -> null (no triton-ptxas-knows-arch,"
     " no ptxas-accepts-cicc-ptx)",
+    "after 2153c874 (class family library/toolkit location: tune-bz; cuda-home-is-toolkit/4,"
+    " gcc-10, gfc-1, gdv-10, lenML/Speech-AI-Forge#258, AutoGPTQ/AutoGPTQ#20,"
+    " EleutherAI/gpt-neox#1109, IDEA-Research/GroundingDINO#230): field signal"
+    " nvcc-at-prefix-is-cuda-home (any <prefix>/bin/nvcc a build could not exec, the default"
+    " /usr/local/cuda included, which torch's _find_cuda_home takes only when it exists);"
+    " signature nvcc-exec-not-found also takes str(OSError) alone at a line's start"
+    " -> cuda-home-is-toolkit",
+    "after 2153c874 (class family library/toolkit location: tune-bz;"
+    " toolkit-major-keeps-project-api/fe-6, BNLNPPS/simphony#235): cuda-api-changes.yaml rows"
+    " of a new change kind 'include' (thrust::distance, thrust::pair: CCCL 3.2, bundled with"
+    " CUDA 13.2, no longer includes their headers from the other Thrust headers;"
+    " rapidsai/cugraph#5357, NVIDIA/cudf#20708) -> toolkit-major-keeps-project-api",
 ]
 
 TOOLCHAIN_ENV = re.compile(

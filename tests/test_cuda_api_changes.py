@@ -75,7 +75,10 @@ def test_every_row_names_the_class_from_its_compiler_line(row: dict) -> None:
         'k.cu(5): error: class "cudaDeviceProp" has no member "multiProcessorCount"',  # kept
         "k.cpp:3:5: error: 'Max' was not declared in this scope",  # no namespace: not cub's
         "ModuleNotFoundError: No module named 'cuda'",  # cuda-python not installed at all
-        'k.cu(7): error: namespace "thrust" has no member "distance"',  # in no source read
+        # a Thrust name newer than the toolkit (CCCL 3.1's thrust::default_init, absent from
+        # CUDA 13.0.88's CCCL 3.0.1 here): too old a toolkit, no removal. (thrust::distance, the
+        # earlier entry, is a table row since tune-bz: CCCL 3.2 stopped including its header)
+        'k.cu(7): error: namespace "thrust" has no member "default_init"',
         "k.cpp:9:3: error: no matching function for call to 'cudaMemcpyAsync'",  # unchanged API
     ],
 )

@@ -364,7 +364,7 @@ class ApiChange(Plain):
     symbol: str
     removed_in: str
     library: str
-    change: str  # removed, signature
+    change: str  # removed, signature, include (no longer brought in by the other headers)
     kind: str | None  # function, type
     replacement: str
     source: str

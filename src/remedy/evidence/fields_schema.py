@@ -21,7 +21,7 @@ class ApiChangeEntry(BaseModel):
     symbol: str = Field(pattern=r"^[A-Za-z_][\w]*(?:(?:::|\.)[A-Za-z_][\w]*)?$")
     removed_in: str = Field(pattern=r"^\d+\.\d+$")
     library: str
-    change: Literal["removed", "signature"]
+    change: Literal["removed", "signature", "include"]
     kind: Literal["function", "type"] | None = None
     replacement: str
     source: str
