@@ -370,6 +370,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # cloud images) who never ran remedy on them, while tune-bv and label-audit worked; scored by
     # d3297bae (that session's final knowledge, blind to the round; bench/results/round60/).
     ("d3297bae", "d3297bae"),
+    # rounds 61-62 (session 41): 47 logs (21 with a class, 26 whose cause no rule covers)
+    # collected by ten engineers (col-61a..f, col-62a..d: LLM engines and op builds; containers and
+    # clusters; scientific stacks; torch compile/NCCL/capture; Windows/WSL/pip installs; GPU apps;
+    # Jetson/ARM and P2P; CUDA build systems; serving stacks; research-code builds) who never ran
+    # remedy on them, while tune-bw/bx/by/bz tuned by class family; scored by 10c6ed84 (that
+    # session's knowledge after those tuners, blind to the rounds; bench/results/round61/, round62/).
+    ("10c6ed84", "10c6ed84"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
