@@ -157,3 +157,80 @@ def test_the_forms_of_a_compiler_variable(tmp_path: Path) -> None:
         b"NVCC_APPEND_FLAGS": None,
         b"CFLAGS": None,
     }
+
+
+def _over_ssh(tmp_path: Path, var: str, owner: int) -> Path:
+    """The same build as a step over SSH, whose login environment (here the loopback sshd's
+    key `environment=` options, as /etc/environment through pam_env) names the compiler."""
+    from test_remote_pip_cache import _apply_over_ssh
+
+    tmp_path.chmod(0o755)
+    canary = tmp_path / "canary"
+    tools = _tools(tmp_path / f"tools-{owner}", canary, owner)
+    links = _links(tmp_path)
+    venv = tmp_path / "opt" / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
+    value = {"CC": f"{tools}/gcc", "CFLAGS": f"-O2 -B{tools}/"}[var]
+    login = {"XDG_STATE_HOME": str(tmp_path / "state"), "PIP_NO_INDEX": "1",
+             "PIP_FIND_LINKS": str(links), "PIP_CONFIG_FILE": "/dev/null", var: value}  # fmt: skip
+    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
+    step = Step(action="pip-x", title="pin a package",
+                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
+                                     no_deps=True),
+                probe="static")  # fmt: skip
+    _apply_over_ssh(tmp_path, facts, step, login)
+    assert any(venv.glob("lib/python3*/site-packages/cccl_probe*.so")), "the sdist was not built"
+    return canary
+
+
+def _sshd_reason() -> str | None:
+    from local_sshd import sshd_available
+
+    return sshd_available()
+
+
+@pytest.mark.skipif(_sshd_reason() is not None, reason="no sshd")
+@pytest.mark.parametrize("var", ["CC", "CFLAGS"])
+def test_a_login_compiler_another_user_owns_is_not_run_over_ssh(tmp_path: Path, var: str):
+    canary = _over_ssh(tmp_path, var, NOBODY)
+    assert not canary.exists(), f"root's pip build ran uid 65534's program the login {var} names"
+
+
+@pytest.mark.skipif(_sshd_reason() is not None, reason="no sshd")
+def test_control_a_login_cc_root_owns_is_run_over_ssh(tmp_path: Path):
+    canary = _over_ssh(tmp_path, "CC", 0)
+    assert canary.exists(), "root's own login CC was left out"
+    assert set(canary.read_text().split()) == {"0"}
+
+
+def test_what_the_host_side_scrub_leaves_out_of_compiler_variables(tmp_path: Path):
+    """The step guard alone, under `env -i` + a login environment: the values
+    test_the_forms_of_a_compiler_variable judges locally, judged the same on the host."""
+    from login_env import guarded, places
+
+    def after(**login: str) -> dict[str, str]:
+        r = guarded("env -0", {"HOME": "/nonexistent", "PIP_NO_CACHE_DIR": "0", **login})
+        out = dict(x.split("=", 1) for x in r.stdout.split("\0") if "=" in x)
+        return {k: v for k, v in out.items() if k in login}
+
+    theirs, mine, sticky = (p := places(tmp_path)).theirs, p.mine, p.sticky
+    out = {
+        "CC": f"ccache {theirs}/gcc",
+        "CUDAHOSTCXX": f"{sticky}/link/g++",
+        "NVCC_CCBIN": "bin/gcc",
+        "CXX": f"'{mine}/g++'",
+        "CXXFLAGS": f"-O2 -Wl,-rpath,{theirs}",
+        "CPPFLAGS": f"-fplugin={mine}/x.so",
+        "NVCC_APPEND_FLAGS": f"-ccbin {theirs}",
+        "LDFLAGS": f"-B{theirs}/",
+        "CFLAGS": "-I./inc",
+    }
+    assert after(**out) == {}
+    kept = {
+        "CC": "gcc",
+        "CXX": f"ccache {mine}/g++ -std=c++17",
+        "LDFLAGS": f"-Wl,-rpath,{mine} -L{mine}",
+        "NVCC_PREPEND_FLAGS": f"-ccbin {mine}",
+        "CFLAGS": "-O2 -g",
+    }
+    assert after(**kept) == kept
