@@ -118,7 +118,7 @@ _DEBCONF_DB = re.compile(rb"(\w+)(?:\{(.*)\})?", re.DOTALL)
 _WORD = re.compile(rb"\w+")
 _CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB",
                  b"LIBRARY_PATH", b"CPATH", b"C_INCLUDE_PATH", b"CPLUS_INCLUDE_PATH",
-                 b"GCONV_PATH", b"SSL_CERT_DIR")  # fmt: skip
+                 b"GCONV_PATH", b"SSL_CERT_DIR", b"CMAKE_PREFIX_PATH")  # fmt: skip
 # what ld.so loads into every program a step starts (tests/security/test_inherited_loader_env.py):
 # LD_LIBRARY_PATH naming a directory another user writes (a service venv's nvidia/*/lib, a CI
 # job's) let it put a library remedy's own python never loads (libsframe.so.0, which root's
@@ -140,8 +140,16 @@ _LOADER_SPLIT = re.compile(rb"[:; \t\n]")
 # 65534's `gcc` wrote the canary (tests/security/test_inherited_compiler_env.py). Each word
 # may be a program or an option: left out where a word holding `/` names a place another
 # user can change (a relative one counts as theirs); a bare name is found on PATH
+# CMake (>= 3.17/3.21) also takes from the environment a launcher that runs every compile
+# (CMAKE_<LANG>_COMPILER_LAUNCHER: ccache's place) or link, and its toolchain file (CMake
+# code): a pip source build through CMake (scikit-build-core, a setup.py calling cmake) ran
+# uid 65534's launcher and its toolchain file's `execute_process` as root. CMAKE_PREFIX_PATH
+# (a list, below) is where `find_package` loads a package's `*Config.cmake`, CMake code too
 _COMPILER_VARS = (b"CC", b"CXX", b"CPP", b"LDSHARED", b"LDCXXSHARED", b"AR", b"CUDACXX",
-                  b"CUDAHOSTCXX", b"NVCC_CCBIN", b"CMAKE_TOOLCHAIN_FILE")  # fmt: skip
+                  b"CUDAHOSTCXX", b"NVCC_CCBIN", b"CMAKE_TOOLCHAIN_FILE",
+                  b"CMAKE_C_COMPILER_LAUNCHER", b"CMAKE_CXX_COMPILER_LAUNCHER",
+                  b"CMAKE_CUDA_COMPILER_LAUNCHER", b"CMAKE_C_LINKER_LAUNCHER",
+                  b"CMAKE_CXX_LINKER_LAUNCHER", b"CMAKE_CUDA_LINKER_LAUNCHER")  # fmt: skip
 # the options those builds add from the environment (setuptools: CFLAGS, CPPFLAGS, LDFLAGS;
 # CMake: CXXFLAGS, CUDAFLAGS; nvcc: NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS): `-B DIR` (gcc's
 # `as`, `ld`, `collect2` from DIR), `-fplugin=`, `-wrapper`, `@FILE`... Left out where an

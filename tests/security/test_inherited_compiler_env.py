@@ -224,6 +224,9 @@ def test_what_the_host_side_scrub_leaves_out_of_compiler_variables(tmp_path: Pat
         "NVCC_APPEND_FLAGS": f"-ccbin {theirs}",
         "LDFLAGS": f"-B{theirs}/",
         "CFLAGS": "-I./inc",
+        "CMAKE_CXX_COMPILER_LAUNCHER": f"{theirs}/ccache",
+        "CMAKE_TOOLCHAIN_FILE": f"{sticky}/link/tc.cmake",
+        "CMAKE_PREFIX_PATH": f"{mine}:{theirs}",
     }
     assert after(**out) == {}
     kept = {
@@ -232,5 +235,119 @@ def test_what_the_host_side_scrub_leaves_out_of_compiler_variables(tmp_path: Pat
         "LDFLAGS": f"-Wl,-rpath,{mine} -L{mine}",
         "NVCC_PREPEND_FLAGS": f"-ccbin {mine}",
         "CFLAGS": "-O2 -g",
+        "CMAKE_C_COMPILER_LAUNCHER": "ccache",
+        "CMAKE_TOOLCHAIN_FILE": f"{mine}/tc.cmake",
+        "CMAKE_PREFIX_PATH": f"{mine}:/usr/local",
     }
     assert after(**kept) == kept
+
+
+CMAKE_SETUP = """\
+import os, subprocess
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+
+class CMakeBuild(build_py):  # a package's CMake build, as scikit-build-core runs it
+    def run(self):
+        out = os.path.abspath("cmake-build")
+        subprocess.check_call(["cmake", "-S", ".", "-B", out])
+        subprocess.check_call(["cmake", "--build", out])
+        super().run()
+
+
+setup(name="nvidia-cuda-cccl", version="13.0.85", py_modules=["cccl_cmake"],
+      cmdclass={"build_py": CMakeBuild})
+"""
+CMAKE_LISTS = """\
+cmake_minimum_required(VERSION 3.18)
+project(cccl_probe C)
+find_package(CcclExtras QUIET)
+add_library(cccl_probe SHARED probe.c)
+"""
+
+
+def _cmake_links(tmp_path: Path) -> Path:
+    """Root's own find-links dir: the package as an sdist built through CMake."""
+    links, src = tmp_path / "links", tmp_path / "src" / SDIST
+    src.mkdir(parents=True)
+    links.mkdir()
+    (src / "setup.py").write_text(CMAKE_SETUP)
+    (src / "CMakeLists.txt").write_text(CMAKE_LISTS)
+    (src / "cccl_cmake.py").write_text("")
+    (src / "probe.c").write_text("int cccl_probe_x;\n")
+    (src / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: nvidia-cuda-cccl\nVersion: 13.0.85\n"
+    )
+    (src / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    with tarfile.open(links / f"{SDIST}.tar.gz", "w:gz") as t:
+        t.add(src, arcname=SDIST)
+    for w in _build_wheels():
+        shutil.copy(w, links)
+    return links
+
+
+def _cmake_places(d: Path, canary: Path, owner: int) -> dict[str, str]:
+    """A launcher, a toolchain file and a package config of `owner`'s, each writing the
+    canary (its uid) when CMake runs or loads it: the value of each variable naming one."""
+    cfg = d / "lib" / "cmake" / "CcclExtras"
+    cfg.mkdir(parents=True)
+    run = f'execute_process(COMMAND sh -c "id -u >> {canary}")\n'
+    (d / "launch").write_text(f'#!/bin/sh\nid -u >> {canary}\nexec "$@"\n')
+    (d / "launch").chmod(0o755)
+    (d / "toolchain.cmake").write_text(run)
+    (cfg / "CcclExtrasConfig.cmake").write_text(run + "set(CcclExtras_FOUND TRUE)\n")
+    for dp, dns, fns in os.walk(d):
+        for n in [dp, *(os.path.join(dp, x) for x in dns + fns)]:
+            os.chown(n, owner, owner)
+    return {
+        "CMAKE_C_COMPILER_LAUNCHER": str(d / "launch"),
+        "CMAKE_TOOLCHAIN_FILE": str(d / "toolchain.cmake"),
+        "CMAKE_PREFIX_PATH": f"/usr/local:{d}",
+    }
+
+
+def _cmake_apply(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
+    if not shutil.which("cmake"):
+        pytest.skip("no cmake")
+    tmp_path.chmod(0o755)
+    canary = tmp_path / "canary"
+    value = _cmake_places(tmp_path / f"cmake-{owner}", canary, owner)[var]
+    links = _cmake_links(tmp_path)
+    venv = tmp_path / "opt" / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
+    for k in [k for k in os.environ if k.startswith(("PIP_", "CMAKE_"))]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    monkeypatch.setenv(var, value)
+    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
+    step = Step(action="pip-x", title="pin a package",
+                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
+                                     no_deps=True),
+                probe="static")  # fmt: skip
+    apply_locally(tmp_path, facts, [step])
+    built = venv.glob("lib/python3*/site-packages/nvidia_cuda_cccl-13.0.85.dist-info")
+    assert any(built), "the sdist was not built"
+    return canary
+
+
+@pytest.mark.parametrize(
+    "var", ["CMAKE_C_COMPILER_LAUNCHER", "CMAKE_TOOLCHAIN_FILE", "CMAKE_PREFIX_PATH"]
+)
+def test_cmake_code_another_user_owns_named_by_the_environment_is_not_run(
+    tmp_path: Path, monkeypatch, var: str
+):
+    canary = _cmake_apply(tmp_path, monkeypatch, var, NOBODY)
+    assert not canary.exists(), f"root's CMake build ran uid 65534's code that {var} names"
+
+
+@pytest.mark.parametrize("var", ["CMAKE_C_COMPILER_LAUNCHER", "CMAKE_PREFIX_PATH"])
+def test_control_roots_own_cmake_launcher_and_prefix_are_used(tmp_path: Path, monkeypatch, var):
+    canary = _cmake_apply(tmp_path, monkeypatch, var, 0)
+    assert canary.exists(), f"root's own {var} was left out"
+    assert set(canary.read_text().split()) == {"0"}
