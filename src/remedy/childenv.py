@@ -250,8 +250,6 @@ def _flag_places(value: bytes) -> list[bytes] | None:
     `,`, that holds a `/`: `-B/x` is `/x`, `-Bx/y` the relative `x/y`), or None where it
     cannot be split as a shell would or holds an option that runs, loads or writes a file
     (remedy.trust's list: -wrapper, -specs, -fplugin, @FILE, -o...)."""
-    import shlex
-
     from remedy.trust import _RLW_EXACT, _RLW_PREFIX
 
     try:
