@@ -556,7 +556,8 @@ _split() {
   return 0
 }
 for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH CPATH \
-    C_INCLUDE_PATH CPLUS_INCLUDE_PATH GCONV_PATH SSL_CERT_DIR LD_LIBRARY_PATH LD_PRELOAD LD_AUDIT; do
+    C_INCLUDE_PATH CPLUS_INCLUDE_PATH GCONV_PATH SSL_CERT_DIR CMAKE_PREFIX_PATH LD_LIBRARY_PATH \
+    LD_PRELOAD LD_AUDIT; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   case $_v in
     LD_LIBRARY_PATH) _split ":; 	$_nl" "$_x" all || _drop "$_v";;
@@ -565,6 +566,30 @@ for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH
   esac
 done
 case ${PYTHONPLATLIBDIR-} in */*|.|..) _drop PYTHONPLATLIBDIR;; esac
+for _v in CC CXX CPP LDSHARED LDCXXSHARED AR CUDACXX CUDAHOSTCXX NVCC_CCBIN CMAKE_TOOLCHAIN_FILE \
+    CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_CUDA_COMPILER_LAUNCHER \
+    CMAKE_C_LINKER_LAUNCHER CMAKE_CXX_LINKER_LAUNCHER CMAKE_CUDA_LINKER_LAUNCHER; do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac  # quoted: not split here as a build would
+  _split " 	$_nl" "$_x" bare || _drop "$_v"
+done
+_flag_ok() {
+  case $1 in @RLW@) return 1;; esac
+  _lo=$IFS; IFS==,; set -f; set -- $1; set +f; IFS=$_lo
+  for _p in "$@"; do
+    case $_p in @RLW@) return 1;; */*) ;; *) continue;; esac
+    _h=${_p%%/*}
+    case $_h in -[A-Za-z]*|--[A-Za-z]*) case ${_h#-} in *[!A-Za-z0-9_-]*) ;; *) _p=/${_p#*/};; esac;; esac
+    own_place "$_p" || return 1
+  done
+  return 0
+}
+for _v in CFLAGS CXXFLAGS CPPFLAGS LDFLAGS CUDAFLAGS NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS; do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac
+  set -f; set -- $_x; set +f
+  for _w in "$@"; do _flag_ok "$_w" || { _drop "$_v"; break; }; done
+done
 if [ -n "${PERL5OPT-}" ]; then
   _pd=; _pn=
   set -f; set -- $PERL5OPT; set +f
@@ -606,6 +631,11 @@ if [ -z "${PIP_NO_CACHE_DIR+x}" ]; then
   own_place "$_pc" || echo +
 fi
 """
+
+
+# the options of _RLW_EXACT and _RLW_PREFIX as one sh `case` pattern, for SH_LOGIN_SCRUB
+_RLW_CASE = "|".join([*sorted(_RLW_EXACT), *(f"{p}*" for p in _RLW_PREFIX)])
+SH_LOGIN_SCRUB = SH_LOGIN_SCRUB.replace("@RLW@", _RLW_CASE)
 
 
 def login_env_judgement() -> str:
