@@ -123,3 +123,31 @@ def test_a_bad_api_table_part_raises_on_every_run_the_good_parts_are_kept(
             fields.load_api_families(p)
         assert e.value.file == str(p) and e.value.line == 6 and "removed_in" in str(e.value)
     _clear()
+
+
+def test_a_provider_cache_that_names_anything_else_is_refused(cache_home: Path) -> None:
+    """The table's cache is unpickled with one callable allowed (providers._make): a body under
+    the right key that reaches for os.system is refused, and the table is checked again."""
+    import pickle
+
+    from remedy.knowledge import kbcache
+
+    _clear()
+    path = providers.table_path()
+    fresh = providers.load_table(path)
+    k = providers._key(str(path), path.read_text(encoding="utf-8"))
+    cache = Path(kbcache.cache_path("providers"))
+    from remedy.cachefile import read_private, write_private
+
+    body = read_private(str(cache))
+    assert body is not None and body.startswith(kbcache._TAG + k)  # control: what is kept
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(cache_home / "pwned"),))
+
+    write_private(str(cache), kbcache._TAG + k + pickle.dumps(Evil()))
+    _clear()
+    again = providers.load_table(path)
+    assert again == fresh and not (cache_home / "pwned").exists()
+    _clear()
