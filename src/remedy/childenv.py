@@ -250,7 +250,6 @@ def _flag_places(value: bytes) -> list[bytes] | None:
     `,`, that holds a `/`: `-B/x` is `/x`, `-Bx/y` the relative `x/y`), or None where it
     cannot be split as a shell would or holds an option that runs, loads or writes a file
     (remedy.trust's list: -wrapper, -specs, -fplugin, @FILE, -o...)."""
-    from remedy.trust import _RLW_EXACT, _RLW_PREFIX
 
     try:
         words = shlex.split(os.fsdecode(value))
@@ -260,7 +259,7 @@ def _flag_places(value: bytes) -> list[bytes] | None:
     for w in words:
         pieces = [x for x in re.split(r"[=,]", w) if x]
         for p in dict.fromkeys([w, *pieces]):
-            if p in _RLW_EXACT or p.startswith(_RLW_PREFIX):
+            if p in RUN_LOAD_WRITE_OPTIONS or p.startswith(RUN_LOAD_WRITE_PREFIXES):
                 return None
         for p in pieces:
             if "/" in p:
@@ -367,3 +366,18 @@ def scrubbed_environ(
             out[k] = v
     out.update(_pip_cache_env(out))
     return out
+
+
+# options that make a compiler or linker run, load or write a file it names (remedy.trust
+# refuses them in NVCC_*_FLAGS; a step's CFLAGS-like variables are judged by them here)
+RUN_LOAD_WRITE_OPTIONS = frozenset({
+    "-wrapper", "-specs", "--specs", "-o", "--output", "--output-file", "-odir",
+    "--output-directory", "-include", "-imacros", "--sysroot", "-isysroot", "-iprefix",
+    "-T", "--script", "--plugin", "-plugin", "--dependency-file", "--dependency-output",
+    "--run", "-run", "--run-args", "-run-args", "--options-file", "-optf", "--keep", "-keep",
+    "--keep-dir", "-keep-dir", "-dumpdir", "-dumpbase", "-aux-info", "--ld-path", "-fuse-ld",
+    "--coverage", "-ftest-coverage", "-dryrun", "--dryrun",
+})  # fmt: skip
+RUN_LOAD_WRITE_PREFIXES = ("@", "-M", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
+               "-fcallgraph-info", "-save-temps", "--save-temps", "-specs=", "--specs=",
+               "-wrapper", "-iwithprefix", "--sysroot=", "-o/", "-T/", "-Map", "--Map")  # fmt: skip

@@ -14,6 +14,8 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
+from remedy.childenv import RUN_LOAD_WRITE_OPTIONS as _RLW_EXACT
+from remedy.childenv import RUN_LOAD_WRITE_PREFIXES as _RLW_PREFIX
 from remedy.transport.base import Transport
 from remedy.transport.quote import join
 
@@ -292,17 +294,7 @@ _INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
 # (@FILE, --options-file) or write a file where they say (-o, -MF, -Wl,-Map=, --keep-dir...):
 # a flag piece that is one (exactly, or starting with one of _RLW_PREFIX) is refused, never
 # checked: root's `c++` ran uid 65534's -wrapper and specs linker, and wrote -Wl,-Map=FILE
-_RLW_EXACT = frozenset({
-    "-wrapper", "-specs", "--specs", "-o", "--output", "--output-file", "-odir",
-    "--output-directory", "-include", "-imacros", "--sysroot", "-isysroot", "-iprefix",
-    "-T", "--script", "--plugin", "-plugin", "--dependency-file", "--dependency-output",
-    "--run", "-run", "--run-args", "-run-args", "--options-file", "-optf", "--keep", "-keep",
-    "--keep-dir", "-keep-dir", "-dumpdir", "-dumpbase", "-aux-info", "--ld-path", "-fuse-ld",
-    "--coverage", "-ftest-coverage", "-dryrun", "--dryrun",
-})  # fmt: skip
-_RLW_PREFIX = ("@", "-M", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
-               "-fcallgraph-info", "-save-temps", "--save-temps", "-specs=", "--specs=",
-               "-wrapper", "-iwithprefix", "--sysroot=", "-o/", "-T/", "-Map", "--Map")  # fmt: skip
+# (the lists live in remedy.childenv, the lower layer, which judges a step's CFLAGS by them)
 
 
 def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str | None]:
