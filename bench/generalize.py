@@ -1076,6 +1076,12 @@ TUNED_AFTER: list[str] = [
     "after 10c6ed84 (round 61's unknown/gmd-1, florestefano1975/ComfyUI-HiDiffusion#2): verdict"
     " wording 'not [X] compiled|built with|for' (torch _lazy_init's 'Torch not compiled with CUDA"
     " enabled' quoted without its AssertionError) is the first error of a short log",
+    "after 10c6ed84 (round 62's unknown/gmq-1 bazel-contrib/rules_cuda#433, gmr-1"
+    " bazel-contrib/rules_cuda#160): signature bazel-action-failed (context) and weight-0 field"
+    " signals bazel-clang-cuda-lookup-is-build-rule, bazel-clang-cuda-installation-is-build-rule,"
+    " bazel-output-tree-header-missing-is-build-rule: a clang CUDA lookup or a toolkit header"
+    " missing inside a Bazel action names no host cause (needed-files-provided, toolkit-found"
+    " withdrawn) -> null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
