@@ -1069,6 +1069,10 @@ TUNED_AFTER: list[str] = [
     " of a new change kind 'include' (thrust::distance, thrust::pair: CCCL 3.2, bundled with"
     " CUDA 13.2, no longer includes their headers from the other Thrust headers;"
     " rapidsai/cugraph#5357, NVIDIA/cudf#20708) -> toolkit-major-keeps-project-api",
+    "after 10c6ed84 (round 61's glq-1, deepseek-ai/DeepEP#62): signature"
+    " cuda-stream-capture-unsupported takes 904 cudaErrorStreamCaptureUnjoined ('capturing"
+    " stream has unjoined work', a side stream forked in capture and never joined)"
+    " -> capture-sync-free",
 ]
 
 TOOLCHAIN_ENV = re.compile(
