@@ -1073,6 +1073,10 @@ TUNED_AFTER: list[str] = [
     " cuda-stream-capture-unsupported takes 904 cudaErrorStreamCaptureUnjoined ('capturing"
     " stream has unjoined work', a side stream forked in capture and never joined)"
     " -> capture-sync-free",
+    "after 10c6ed84 (round 61's glt-1, nanoporetech/dorado#166): field signal"
+    " cuda-library-from-system-toolkit-dir-is-search-path takes an HPC module toolkit tree"
+    " (<prefix>/cuda/<ver>/lib64, EasyBuild CUDA/<ver>-<toolchain>) and unversioned .so"
+    " -> ld-library-path-not-shadowing",
 ]
 
 TOOLCHAIN_ENV = re.compile(
