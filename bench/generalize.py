@@ -1077,6 +1077,10 @@ TUNED_AFTER: list[str] = [
     " cuda-library-from-system-toolkit-dir-is-search-path takes an HPC module toolkit tree"
     " (<prefix>/cuda/<ver>/lib64, EasyBuild CUDA/<ver>-<toolchain>) and unversioned .so"
     " -> ld-library-path-not-shadowing",
+    "after 10c6ed84 (round 61's gme-1, ayaanzhaque/instruct-nerf2nerf#3): field signal"
+    " split-cuda-libtorch-name-is-extension-abi (bare libtorch_cuda_cu/_cpp.so, gone since"
+    " torch 2.0, pytorch/pytorch#87502) with context signature torch-own-import-frame"
+    " -> extensions-match-torch-abi",
 ]
 
 TOOLCHAIN_ENV = re.compile(
