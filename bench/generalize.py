@@ -1081,6 +1081,8 @@ TUNED_AFTER: list[str] = [
     " split-cuda-libtorch-name-is-extension-abi (bare libtorch_cuda_cu/_cpp.so, gone since"
     " torch 2.0, pytorch/pytorch#87502) with context signature torch-own-import-frame"
     " -> extensions-match-torch-abi",
+    "after 10c6ed84 (round 61's null glx-1, JuliaGPU/CUDA.jl#3205): suspicious-line word"
+    " 'Could not locate' (cuDNN's Windows loader verdict, no error word) -> first error line",
 ]
 
 TOOLCHAIN_ENV = re.compile(
