@@ -1082,6 +1082,20 @@ TUNED_AFTER: list[str] = [
     " bazel-output-tree-header-missing-is-build-rule: a clang CUDA lookup or a toolkit header"
     " missing inside a Bazel action names no host cause (needed-files-provided, toolkit-found"
     " withdrawn) -> null",
+    "after 10c6ed84 (round 61's glq-1, deepseek-ai/DeepEP#62): signature"
+    " cuda-stream-capture-unsupported takes 904 cudaErrorStreamCaptureUnjoined ('capturing"
+    " stream has unjoined work', a side stream forked in capture and never joined)"
+    " -> capture-sync-free",
+    "after 10c6ed84 (round 61's glt-1, nanoporetech/dorado#166): field signal"
+    " cuda-library-from-system-toolkit-dir-is-search-path takes an HPC module toolkit tree"
+    " (<prefix>/cuda/<ver>/lib64, EasyBuild CUDA/<ver>-<toolchain>) and unversioned .so"
+    " -> ld-library-path-not-shadowing",
+    "after 10c6ed84 (round 61's gme-1, ayaanzhaque/instruct-nerf2nerf#3): field signal"
+    " split-cuda-libtorch-name-is-extension-abi (bare libtorch_cuda_cu/_cpp.so, gone since"
+    " torch 2.0, pytorch/pytorch#87502) with context signature torch-own-import-frame"
+    " -> extensions-match-torch-abi",
+    "after 10c6ed84 (round 61's null glx-1, JuliaGPU/CUDA.jl#3205): suspicious-line word"
+    " 'Could not locate' (cuDNN's Windows loader verdict, no error word) -> first error line",
 ]
 
 TOOLCHAIN_ENV = re.compile(

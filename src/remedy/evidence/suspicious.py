@@ -37,6 +37,11 @@ WORDS: tuple[str, ...] = (
     "does not match",
     "is undefined",
     "Could not find",
+    # (tune-ca, round 61's unknown/glx-1) the same lookup in the word cuDNN's Windows loader uses
+    # for a sub-library or dependency DLL it cannot find ('Could not locate
+    # cudnn_ops_infer64_8.dll. Please make sure it is in your library path!', cuDNN 8 and 9),
+    # printed before the CUDNN_STATUS_* errors it causes; holds the existing literal 'Could '
+    "Could not locate",
     # (held-out round 17, tune-i) a missing name quoted without its compiler's 'error:' prefix:
     # EDG (nvcc) 'namespace "thrust" has no member "sort_by_key"', GCC "'struct X' has no member
     # named 'y'", clang "no member named 'y' in 'X'", GCC's and MSVC's (C2039) "'y' is not a
