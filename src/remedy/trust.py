@@ -290,6 +290,7 @@ FLAG_VARS = (
     "NVCC_APPEND_FLAGS",
     "FLASHINFER_EXTRA_CUDAFLAGS",
     "FLASHINFER_EXTRA_LDFLAGS",
+    "FLASHINFER_EXTRA_CFLAGS",  # FlashInfer's `$cxx` compile rule (build_cflags)
 )
 # command lines the consumers' JIT code reads from the environment and runs (redteam-21: a
 # probe as root ran uid 65534's program named by each of CXX, CC): torch's cpp_extension
