@@ -267,6 +267,10 @@ CODE_DIR_VARS = (
     # `$CUDNN_HOME/include` (`/lib64`) to every CUDA extension it builds, then loads it
     "CUDA_LIB_PATH",
     "CUDA_INC_PATH",
+    # the toolkit: every consumer runs $CUDA_HOME/bin/nvcc (tvm-ffi's and FlashInfer's
+    # get_cuda_path, torch's _find_cuda_home, CUDA_PATH after it); uid 65534's nvcc ran
+    "CUDA_HOME",
+    "CUDA_PATH",
     "CUDNN_HOME",
     "CUDNN_PATH",
 )
@@ -419,6 +423,9 @@ async def untrusted_env(
         _trust_script(as_uid)
         + "while [ $# -gt 1 ]; do v=$1; q=$2; shift 2\n"
         + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
+        # a device (`CUDA_HOME=/dev/null`, seed 002's workaround) holds no code and only
+        # root makes one: judged by the directory that holds it, as a missing path is
+        + '[ -c "$q" ] && [ ! -L "$q" ] && { q=${q%/*}; [ -n "$q" ] || q=/; }\n'
         + 'trusted "$q" || { printf \'not executed: %s holds %s\\n\' "$v" "$WHY"; exit 3; }\n'
         + "done\n"
     )

@@ -87,6 +87,14 @@ def plant(area: Path, var: str, owner: int, *, then: str = "run") -> str:
         subprocess.run(cmd, check=True)
         own(d, owner)
         return str(d)
+    if var == "CUDA_HOME":  # a toolkit whose nvcc notes it ran, then fails
+        (d / "bin").mkdir(parents=True)
+        (d / "bin" / "nvcc").write_text(
+            f'#!/bin/sh\necho "nvcc uid $(id -u)" >> {canary}\nexit 1\n'
+        )
+        (d / "bin" / "nvcc").chmod(0o755)
+        own(d, owner)
+        return str(d)
     d.mkdir()
     real = {"CC": "/usr/bin/gcc", "CXX": "/usr/bin/c++", "FLASHINFER_NVCC": "nvcc"}[var]
     tail = f'exec {real} "$@"' if then == "run" else "exit 1"
@@ -113,6 +121,7 @@ ATTACKS = [
     ("flashinfer-jit-build", "CC"),  # build_cuda_cflags: -ccbin $CC, run by nvcc
     ("sglang-jit-build", "CXX"),  # tvm-ffi build_ninja: cxx = $CXX (the link)
     ("flashinfer-jit-build", "CUDA_LIB_PATH"),  # flashinfer.jit: CDLL(libcudart.so.12)
+    ("flashinfer-jit-build", "CUDA_HOME"),  # get_cuda_path(): $CUDA_HOME/bin/nvcc
 ]
 
 
@@ -170,8 +179,8 @@ def test_the_forms_of_a_compiler_command_variable():
 
 # What the installed consumers read from the environment, each judged by remedy.trust or
 # named here as harmless (an arch list, a job count, a switch; the caches a probe sets to a
-# fresh private dir itself). CUDA_HOME/CUDA_PATH: the toolkit being proved (docs/SECURITY.md's
-# known gaps). A new name fails this test until it is put on one side.
+# fresh private dir itself).
+# A new name fails this test until it is put on one side.
 CONSUMER_FILES = (
     "torch/utils/cpp_extension.py",
     "tvm_ffi/cpp/extension.py",
@@ -179,7 +188,7 @@ CONSUMER_FILES = (
     "sglang/jit_kernel/utils.py",
 )
 HARMLESS = {
-    "CUDA_HOME", "CUDA_PATH", "ROCM_HOME", "ROCM_PATH", "WINDOWS_CUDA_HOME", "MAX_JOBS",
+    "ROCM_HOME", "ROCM_PATH", "WINDOWS_CUDA_HOME", "MAX_JOBS",
     "TORCH_CUDA_ARCH_LIST", "TORCH_XPU_ARCH_LIST", "PYTORCH_ROCM_ARCH", "TVM_FFI_CUDA_ARCH_LIST",
     "TVM_FFI_ROCM_ARCH_LIST", "TVM_FFI_GPU_BACKEND", "TORCH_NO_COMPILER_WRAPPER",
     "TORCH_DONT_CHECK_COMPILER_ABI", "TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES",
@@ -224,3 +233,18 @@ def test_the_variables_the_jit_consumers_read_are_all_classified(venv: Path):
     unknown = {v: f for v, f in read.items() if v not in judged | HARMLESS | NOT_HOST_CODE}
     assert not unknown, f"classify these (a program, a code dir, or harmless): {unknown}"
     assert "CUDAHOSTCXX" not in read  # CMake's: no consumer here reads it
+
+
+@needs_root
+def test_a_device_named_as_a_toolkit_is_judged_by_its_directory(area: Path):
+    """`CUDA_HOME=/dev/null` (seed 002's workaround) holds no code: the probe runs and shows
+    the real failure (tests/test_probes_real.py's F6); a missing toolkit in a directory another
+    user owns is refused, as any missing path is."""
+    from remedy.trust import untrusted_env
+
+    t = LocalTransport("local")
+    assert asyncio.run(untrusted_env(t, {"CUDA_HOME": "/dev/null"})) is None
+    (area / "svc").mkdir()
+    os.chown(area / "svc", NOBODY, NOBODY)
+    why = asyncio.run(untrusted_env(t, {"CUDA_PATH": f"{area}/svc/cuda"}))
+    assert why == f"not executed: CUDA_PATH holds {area}/svc owned by nobody (uid 65534)", why
