@@ -263,6 +263,18 @@ CODE_DIR_VARS = (
     "TMPDIR",
     "TEMP",
     "TMP",
+    # the consumers' own JIT code (redteam-21, read in torch 2.14.1, FlashInfer 0.6.11.post1):
+    # FlashInfer's `flashinfer.jit` dlopens `$CUDA_LIB_PATH/libcudart.so.12` at import (as
+    # root, in every FlashInfer probe); torch's cpp_extension adds `$CUDA_INC_PATH` and
+    # `$CUDNN_HOME/include` (`/lib64`) to every CUDA extension it builds, then loads it
+    "CUDA_LIB_PATH",
+    "CUDA_INC_PATH",
+    # the toolkit: every consumer runs $CUDA_HOME/bin/nvcc (tvm-ffi's and FlashInfer's
+    # get_cuda_path, torch's _find_cuda_home, CUDA_PATH after it); uid 65534's nvcc ran
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDNN_HOME",
+    "CUDNN_PATH",
 )
 # variables that make a tool the probe runs write a file where they say, as the probe's user:
 # gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /
@@ -284,7 +296,20 @@ FLAG_VARS = (
     "NVCC_APPEND_FLAGS",
     "FLASHINFER_EXTRA_CUDAFLAGS",
     "FLASHINFER_EXTRA_LDFLAGS",
+    "FLASHINFER_EXTRA_CFLAGS",  # FlashInfer's `$cxx` compile rule (build_cflags)
 )
+# command lines the consumers' JIT code reads from the environment and runs (redteam-21: a
+# probe as root ran uid 65534's program named by each of CXX, CC): torch's cpp_extension
+# (`get_cxx_compiler`: CXX, also run for its ABI check; `-ccbin $CC` for nvcc; PYTORCH_NVCC),
+# tvm-ffi's `build_ninja` (`cxx = $CXX`, SGLang's jit_kernel), FlashInfer's `cpp_ext`
+# (CXX, `-ccbin $CC`, FLASHINFER_NVCC, FLASHINFER_*_LAUNCHER). tvm-ffi and FlashInfer write
+# the value into a ninja file unquoted, which ninja hands to `/bin/sh -c`: shell syntax in it
+# is refused; each word holding `/` is checked as a program, each option as in FLAG_VARS, a
+# bare name is found on PATH (whose dirs are checked). CUDAHOSTCXX is read by none of them
+# (CMake's; nvcc reads NVCC_CCBIN): tests/security/test_probe_compiler_env.py pins the list.
+COMMAND_VARS = ("CC", "CXX", "PYTORCH_NVCC", "FLASHINFER_NVCC", "FLASHINFER_CXX_LAUNCHER",
+                "FLASHINFER_NVCC_LAUNCHER")  # fmt: skip
+_COMMAND_CHARS = re.compile(r"[A-Za-z0-9_./+=,:@%-]+(?:[ \t]+[A-Za-z0-9_./+=,:@%-]+)*")
 _DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
 # include and library dirs: what they hold is compiled or linked into what the probe runs
 # (CPATH and LIBRARY_PATH are checked for the same reason)
@@ -329,11 +354,25 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         for p in env.get(var, "").replace(":", " ").split():
             if "/" in p and (why := add(var, p)):  # a bare name: the checked library dirs
                 return out, why
-    for var in FLAG_VARS:
+    for var in COMMAND_VARS:
+        value = env.get(var, "").strip()
+        if not value:
+            continue
+        if not _COMMAND_CHARS.fullmatch(value):
+            return out, f"not executed: {var} holds shell syntax ({value[:80]!r})"
+        for w in value.split():
+            if w.startswith("-"):
+                continue  # an option: judged with the others below
+            for p in w.split(":"):
+                if "/" in p and (why := add(var, p)):  # the program, or a launcher's argument
+                    return out, why
+    for var in (*FLAG_VARS, *COMMAND_VARS):
         try:
             words = shlex.split(env.get(var, ""))
         except ValueError:
             return out, f"not executed: {var} cannot be parsed"
+        if var in COMMAND_VARS:
+            words = [w for w in words if w.startswith("-")]
         # -Xcompiler=-B/x,-O2 and --compiler-options -B/x: the pieces are words too
         pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
         for w in [*words, *pieces]:
@@ -376,6 +415,9 @@ async def untrusted_env(
         _trust_script(as_uid)
         + "while [ $# -gt 1 ]; do v=$1; q=$2; shift 2\n"
         + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
+        # a device (`CUDA_HOME=/dev/null`, seed 002's workaround) holds no code and only
+        # root makes one: judged by the directory that holds it, as a missing path is
+        + '[ -c "$q" ] && [ ! -L "$q" ] && { q=${q%/*}; [ -n "$q" ] || q=/; }\n'
         + 'trusted "$q" || { printf \'not executed: %s holds %s\\n\' "$v" "$WHY"; exit 3; }\n'
         + "done\n"
     )
