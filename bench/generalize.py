@@ -1069,6 +1069,33 @@ TUNED_AFTER: list[str] = [
     " of a new change kind 'include' (thrust::distance, thrust::pair: CCCL 3.2, bundled with"
     " CUDA 13.2, no longer includes their headers from the other Thrust headers;"
     " rapidsai/cugraph#5357, NVIDIA/cudf#20708) -> toolkit-major-keeps-project-api",
+    "after 10c6ed84 (round 62's unknown/gmk-1 numpy/numpy#18175, gml-1 basler/pypylon#475):"
+    " suspicious-line words 'llegal instruction', 'Aborted', 'core dumped', 'Killed': a shell's"
+    " report that the process died of a signal is the first error where nothing above states a"
+    " cause (scored 1.0, below every error line, tied with a verdict line above it)",
+    "after 10c6ed84 (round 61's unknown/gmd-1, florestefano1975/ComfyUI-HiDiffusion#2): verdict"
+    " wording 'not [X] compiled|built with|for' (torch _lazy_init's 'Torch not compiled with CUDA"
+    " enabled' quoted without its AssertionError) is the first error of a short log",
+    "after 10c6ed84 (round 62's unknown/gmq-1 bazel-contrib/rules_cuda#433, gmr-1"
+    " bazel-contrib/rules_cuda#160): signature bazel-action-failed (context) and weight-0 field"
+    " signals bazel-clang-cuda-lookup-is-build-rule, bazel-clang-cuda-installation-is-build-rule,"
+    " bazel-output-tree-header-missing-is-build-rule: a clang CUDA lookup or a toolkit header"
+    " missing inside a Bazel action names no host cause (needed-files-provided, toolkit-found"
+    " withdrawn) -> null",
+    "after 10c6ed84 (round 61's glq-1, deepseek-ai/DeepEP#62): signature"
+    " cuda-stream-capture-unsupported takes 904 cudaErrorStreamCaptureUnjoined ('capturing"
+    " stream has unjoined work', a side stream forked in capture and never joined)"
+    " -> capture-sync-free",
+    "after 10c6ed84 (round 61's glt-1, nanoporetech/dorado#166): field signal"
+    " cuda-library-from-system-toolkit-dir-is-search-path takes an HPC module toolkit tree"
+    " (<prefix>/cuda/<ver>/lib64, EasyBuild CUDA/<ver>-<toolchain>) and unversioned .so"
+    " -> ld-library-path-not-shadowing",
+    "after 10c6ed84 (round 61's gme-1, ayaanzhaque/instruct-nerf2nerf#3): field signal"
+    " split-cuda-libtorch-name-is-extension-abi (bare libtorch_cuda_cu/_cpp.so, gone since"
+    " torch 2.0, pytorch/pytorch#87502) with context signature torch-own-import-frame"
+    " -> extensions-match-torch-abi",
+    "after 10c6ed84 (round 61's null glx-1, JuliaGPU/CUDA.jl#3205): suspicious-line word"
+    " 'Could not locate' (cuDNN's Windows loader verdict, no error word) -> first error line",
 ]
 
 TOOLCHAIN_ENV = re.compile(

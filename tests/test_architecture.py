@@ -39,7 +39,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "resolve": {"errors", "model"},
     "interrupts": {"errors", "model"},
     "transport": {"errors", "syspath", "fileread", "childenv"},
-    "trust": {"errors", "model", "transport"},
+    "trust": {"errors", "model", "transport", "childenv"},
     # units/dropin.py: systemd-analyze verify runs in a private temp dir (fileread.private_tempdir)
     "units": {"errors", "model", "fileread", "resolve", "transport", "syspath"},
     "knowledge": {"errors", "model", "fileread", "cachefile", "resolve", "units", "operations"},

@@ -244,3 +244,61 @@ def test_vllm_logger_header_on_every_traceback_line_leaves_the_exception_first()
     assert base_score(worker)[0] < base_score(exc)[0]
     # a header over a message that is not a frame keeps its error-word score
     assert base_score(head + "Engine core failed to start.")[0] >= 3.0
+
+
+def test_a_process_death_line_is_the_first_error_only_where_nothing_states_a_cause(
+    tmp_path: Path,
+) -> None:
+    """tune-cb (round 62's unknown/gmk-1, gml-1): the shell's report that the process died of a
+    signal (bash jobs.c printable_job_status: strsignal()'s text, ' (core dumped)' where a
+    core was written) holds no error word; alone it is the statement of a crash that printed
+    nothing of its own. It states the end, not the cause: any line above it that looks like
+    an error, or a verdict worded without an error word (corpus unknown/fzs-2), goes first."""
+    alone = {
+        "sigill.log": ["$ python3 -c 'import numpy'", "Illegal instruction (core dumped)"],
+        "sigabrt.log": [">>> import cv2", "Aborted"],
+        "sigkill.log": ["Loading checkpoint shards:  40%", "Killed"],
+        "bash.log": ["./run.sh: line 7: 48213 Bus error               (core dumped) ./infer"],
+        "trap.log": ["[1]+  Trace/breakpoint trap   (core dumped) ./bench --gpu 0"],
+    }
+    for name, lines in alone.items():
+        p = tmp_path / name
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], name
+        assert [s["line"] for s in d["suspicious"][:1]] == [len(lines)], (name, d["suspicious"])
+    above = {
+        "what.log": (
+            ["llama_model_load: loading model.gguf", "  failed to read tensor data", "Aborted"],
+            2,
+        ),
+        "verdict.log": (
+            ["Sanity Checking: 0%", "Cannot load symbol cudnnGetVersion", "Aborted (core dumped)"],
+            2,
+        ),
+    }
+    for name, (lines, first) in above.items():
+        p = tmp_path / name
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert [s["line"] for s in d["suspicious"][:1]] == [first], (name, d["suspicious"])
+    # a signal named inside a sentence is not the shell's report: it scores as any error word
+    prose = tmp_path / "prose.log"
+    prose.write_text("the worker was Killed by the scheduler after 2 h\n")
+    assert [s["score"] for s in _diagnosed(prose)["suspicious"]] == [3.0]
+
+
+def test_a_build_without_the_gpu_backend_is_the_first_error_of_a_short_log(tmp_path: Path):
+    """tune-cb (round 61's unknown/gmd-1): a build's own statement that it lacks the GPU backend,
+    quoted without the exception that carries it (torch's _lazy_init AssertionError, 'not
+    built with' / 'not compiled for' wordings), is shown as the first error of a short copy."""
+    for text in (
+        "Torch not compiled with CUDA enabled",
+        "This CTranslate2 package was not compiled with CUDA support",
+        "PyTorch is not built with CUDA support",
+    ):
+        p = tmp_path / "one.log"
+        p.write_text(f"Starting server\n{text}\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], text
+        assert [s["line"] for s in d["suspicious"][:1]] == [2], (text, d["suspicious"])

@@ -200,21 +200,37 @@ try:
 except SystemExit:
     pass
 top = ("pydantic", "pydantic_core", "typer")
+# the tables a log may need: the provider table, the CUDA API table's parts (read or not)
+pv, f = sys.modules.get("remedy.knowledge.providers"), sys.modules.get("remedy.evidence.fields")
+tables = [name for name, fn in (("providers", pv and pv._load),
+                                ("api-changes", f and f.load_api_changes),
+                                ("api-headers", f and f.load_removed_headers))
+          if fn and fn.cache_info().currsize]
 # remedy/__init__.py puts a stand-in for pydantic.plugin._loader in sys.modules (not pydantic's)
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in top
-                        and m != "pydantic.plugin._loader")), file=sys.stderr)
+print(json.dumps([sorted(m for m in sys.modules if m.split(".")[0] in top
+                         and m != "pydantic.plugin._loader"), tables]), file=sys.stderr)
 """
 
 
 @pytest.mark.parametrize("json_", [True, False])
 def test_the_fast_path_imports_no_pydantic(tmp_path: Path, json_: bool) -> None:
     """`remedy diagnose --log F [--json]` the console script's way, warm caches, on a log with
-    a named cause and one without: neither pydantic nor typer is imported (issue 18).
-    Control: a diagnosis with facts (--example) imports pydantic through the same entry."""
-    logs = [CORPUS / "arch-specific-target" / "1.log", next((CORPUS / "unknown").glob("*.log"))]
+    a named cause and one without, and on logs that read the provider table (a missing
+    library's CUDA majors, whether it is a toolkit library) and the CUDA API table (a removed
+    API, a removed header): neither pydantic nor typer is imported (issue 18).
+    Controls: those logs did read their table; a diagnosis with facts (--example) imports
+    pydantic through the same entry."""
+    logs = {
+        CORPUS / "arch-specific-target" / "1.log": [],
+        next((CORPUS / "unknown").glob("*.log")): [],
+        CORPUS / "container-driver-satisfies-image" / "gds-7.log": ["providers"],
+        CORPUS / "driver-supports-build-cuda" / "4.log": ["providers"],
+        CORPUS / "host-compiler-supported" / "fh-2.log": ["api-changes"],
+        CORPUS / "cccl-complete" / "2.log": ["api-headers"],
+    }
     cache = tmp_path / "cache"
 
-    def modules(*args: str) -> tuple[list[str], str]:
+    def modules(*args: str) -> tuple[list[str], str, list[str]]:
         argv = ["diagnose", *args, *(["--json"] if json_ else [])]
         r = subprocess.run(
             [sys.executable, "-c", _MODULES, *argv],
@@ -223,11 +239,13 @@ def test_the_fast_path_imports_no_pydantic(tmp_path: Path, json_: bool) -> None:
             env=_env(cache),
             timeout=300,
         )
-        return json.loads(r.stderr.strip().splitlines()[-1]), r.stdout
+        mods, tables = json.loads(r.stderr.strip().splitlines()[-1])
+        return mods, r.stdout, tables
 
-    for log in logs:
+    for log, needs in logs.items():
         modules("--log", str(log))  # writes the caches
-        mods, out = modules("--log", str(log))
+        mods, out, tables = modules("--log", str(log))
         assert out and mods == [], (log, mods)
-    mods, out = modules("--example", "seed-sm120-system-cuda128")
+        assert set(needs) <= set(tables), (log, tables)  # control: the table was read
+    mods, out, _ = modules("--example", "seed-sm120-system-cuda128")
     assert out and "pydantic" in mods  # control

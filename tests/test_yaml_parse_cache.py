@@ -130,4 +130,4 @@ def test_the_provider_table_is_the_same_from_the_cache(cache_home: Path) -> None
     yamlload._PARSED = None  # a new process: from the cache file
     cached = providers._load(str(path), path.stat().st_mtime)
     providers._load.cache_clear()
-    assert cached.model_dump() == fresh.model_dump() and cached.pip
+    assert cached == fresh and cached.pip and cached is not fresh

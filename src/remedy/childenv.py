@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 from collections.abc import Callable, Mapping
 
@@ -117,7 +118,7 @@ _DEBCONF_DB = re.compile(rb"(\w+)(?:\{(.*)\})?", re.DOTALL)
 _WORD = re.compile(rb"\w+")
 _CONFIG_LISTS = (b"XDG_CONFIG_DIRS", b"PYTHONPATH", b"COMPILER_PATH", b"PERL5LIB", b"PERLLIB",
                  b"LIBRARY_PATH", b"CPATH", b"C_INCLUDE_PATH", b"CPLUS_INCLUDE_PATH",
-                 b"GCONV_PATH", b"SSL_CERT_DIR")  # fmt: skip
+                 b"GCONV_PATH", b"SSL_CERT_DIR", b"CMAKE_PREFIX_PATH")  # fmt: skip
 # what ld.so loads into every program a step starts (tests/security/test_inherited_loader_env.py):
 # LD_LIBRARY_PATH naming a directory another user writes (a service venv's nvidia/*/lib, a CI
 # job's) let it put a library remedy's own python never loads (libsframe.so.0, which root's
@@ -132,6 +133,31 @@ _LOADER_LISTS = (b"LD_LIBRARY_PATH", b"LD_PRELOAD", b"LD_AUDIT")
 # in PERL5DB. Left out where a directory it names is another user's, or with `-d`
 _PERL_OPT = b"PERL5OPT"
 _LOADER_SPLIT = re.compile(rb"[:; \t\n]")
+# the compiler a build takes from the environment (distutils/setuptools `customize_compiler`:
+# CC, CXX, CPP, LDSHARED, LDCXXSHARED, AR; CMake: CC, CXX, CUDACXX, CUDAHOSTCXX; nvcc:
+# NVCC_CCBIN; CMake's CMAKE_TOOLCHAIN_FILE is CMake code): a pip-install step's package
+# built from its sdist (no wheel for this platform or Python) ran `$CC` as root, and uid
+# 65534's `gcc` wrote the canary (tests/security/test_inherited_compiler_env.py). Each word
+# may be a program or an option: left out where a word holding `/` names a place another
+# user can change (a relative one counts as theirs); a bare name is found on PATH
+# CMake (>= 3.17/3.21) also takes from the environment a launcher that runs every compile
+# (CMAKE_<LANG>_COMPILER_LAUNCHER: ccache's place) or link, and its toolchain file (CMake
+# code): a pip source build through CMake (scikit-build-core, a setup.py calling cmake) ran
+# uid 65534's launcher and its toolchain file's `execute_process` as root. CMAKE_PREFIX_PATH
+# (a list, below) is where `find_package` loads a package's `*Config.cmake`, CMake code too
+_COMPILER_VARS = (b"CC", b"CXX", b"CPP", b"LDSHARED", b"LDCXXSHARED", b"AR", b"CUDACXX",
+                  b"CUDAHOSTCXX", b"NVCC_CCBIN", b"CMAKE_TOOLCHAIN_FILE",
+                  b"CMAKE_C_COMPILER_LAUNCHER", b"CMAKE_CXX_COMPILER_LAUNCHER",
+                  b"CMAKE_CUDA_COMPILER_LAUNCHER", b"CMAKE_C_LINKER_LAUNCHER",
+                  b"CMAKE_CXX_LINKER_LAUNCHER", b"CMAKE_CUDA_LINKER_LAUNCHER")  # fmt: skip
+# the options those builds add from the environment (setuptools: CFLAGS, CPPFLAGS, LDFLAGS;
+# CMake: CXXFLAGS, CUDAFLAGS; nvcc: NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS): `-B DIR` (gcc's
+# `as`, `ld`, `collect2` from DIR), `-fplugin=`, `-wrapper`, `@FILE`... Left out where an
+# option is one remedy.trust knows to run, load or write a file, or any path in it (after an
+# option's letters, `=` or `,`) is another user's
+_FLAG_ENV_VARS = (b"CFLAGS", b"CXXFLAGS", b"CPPFLAGS", b"LDFLAGS", b"CUDAFLAGS",
+                  b"NVCC_PREPEND_FLAGS", b"NVCC_APPEND_FLAGS")  # fmt: skip
+_OPTION_HEAD = re.compile(rb"-{1,2}[A-Za-z][A-Za-z0-9_-]*?(?=/)|-[A-Za-z](?=/)")
 _CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
 
 
@@ -219,6 +245,30 @@ def _perl_opt_places(value: bytes) -> list[bytes] | None:
     return out
 
 
+def _flag_places(value: bytes) -> list[bytes] | None:
+    """The places a compiler-flags value names (each piece of each word, split at `=` and
+    `,`, that holds a `/`: `-B/x` is `/x`, `-Bx/y` the relative `x/y`), or None where it
+    cannot be split as a shell would or holds an option that runs, loads or writes a file
+    (remedy.trust's list: -wrapper, -specs, -fplugin, @FILE, -o...)."""
+
+    try:
+        words = shlex.split(os.fsdecode(value))
+    except ValueError:
+        return None
+    out = []
+    for w in words:
+        pieces = [x for x in re.split(r"[=,]", w) if x]
+        for p in dict.fromkeys([w, *pieces]):
+            if p in RUN_LOAD_WRITE_OPTIONS or p.startswith(RUN_LOAD_WRITE_PREFIXES):
+                return None
+        for p in pieces:
+            if "/" in p:
+                b = os.fsencode(p)
+                m = _OPTION_HEAD.match(b)
+                out.append(b[m.end() :] if m else b)
+    return out
+
+
 def _debconf_db_places(value: bytes) -> list[bytes] | None:
     """The places a DEBCONF_DB_* value names (each option that is a bare word, or a
     `filename:`/`directory:` one), or None where it is not `Driver{options}`."""
@@ -243,7 +293,7 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
     if plat and (b"/" in plat or plat in (b".", b"..")):
         out[b"PYTHONPLATLIBDIR"] = None  # `../../DIR`: Python's standard library from DIR
     for k in (*_CONFIG_VARS, *_CONFIG_LISTS, *_LOADER_LISTS, _PERL_OPT, *_DEBCONF_DBS,
-              *_pip_paths(environ)):  # fmt: skip
+              *_COMPILER_VARS, *_FLAG_ENV_VARS, *_pip_paths(environ)):  # fmt: skip
         v = environ.get(k)
         if not v:
             continue
@@ -253,6 +303,15 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
                 new = None if any(_foreign_lib(k, x) for x in _LOADER_SPLIT.split(v)) else v
             elif k == _PERL_OPT:
                 places = _perl_opt_places(v)
+                new = None if places is None or any(_foreign_place(p) for p in places) else v
+            elif k in _COMPILER_VARS:
+                try:
+                    words = [os.fsencode(w) for w in shlex.split(os.fsdecode(v))]
+                except ValueError:
+                    words = [b"?/"]  # not a command line: judged as a relative path
+                new = None if any(_foreign_place(w) for w in words if b"/" in w) else v
+            elif k in _FLAG_ENV_VARS:
+                places = _flag_places(v)
                 new = None if places is None or any(_foreign_place(p) for p in places) else v
             elif k in _DEBCONF_DBS:
                 places = _debconf_db_places(v)
@@ -307,3 +366,18 @@ def scrubbed_environ(
             out[k] = v
     out.update(_pip_cache_env(out))
     return out
+
+
+# options that make a compiler or linker run, load or write a file it names (remedy.trust
+# refuses them in NVCC_*_FLAGS; a step's CFLAGS-like variables are judged by them here)
+RUN_LOAD_WRITE_OPTIONS = frozenset({
+    "-wrapper", "-specs", "--specs", "-o", "--output", "--output-file", "-odir",
+    "--output-directory", "-include", "-imacros", "--sysroot", "-isysroot", "-iprefix",
+    "-T", "--script", "--plugin", "-plugin", "--dependency-file", "--dependency-output",
+    "--run", "-run", "--run-args", "-run-args", "--options-file", "-optf", "--keep", "-keep",
+    "--keep-dir", "-keep-dir", "-dumpdir", "-dumpbase", "-aux-info", "--ld-path", "-fuse-ld",
+    "--coverage", "-ftest-coverage", "-dryrun", "--dryrun",
+})  # fmt: skip
+RUN_LOAD_WRITE_PREFIXES = ("@", "-M", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
+               "-fcallgraph-info", "-save-temps", "--save-temps", "-specs=", "--specs=",
+               "-wrapper", "-iwithprefix", "--sysroot=", "-o/", "-T/", "-Map", "--Map")  # fmt: skip

@@ -14,6 +14,8 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
+from remedy.childenv import RUN_LOAD_WRITE_OPTIONS as _RLW_EXACT
+from remedy.childenv import RUN_LOAD_WRITE_PREFIXES as _RLW_PREFIX
 from remedy.transport.base import Transport
 from remedy.transport.quote import join
 
@@ -261,6 +263,18 @@ CODE_DIR_VARS = (
     "TMPDIR",
     "TEMP",
     "TMP",
+    # the consumers' own JIT code (redteam-21, read in torch 2.14.1, FlashInfer 0.6.11.post1):
+    # FlashInfer's `flashinfer.jit` dlopens `$CUDA_LIB_PATH/libcudart.so.12` at import (as
+    # root, in every FlashInfer probe); torch's cpp_extension adds `$CUDA_INC_PATH` and
+    # `$CUDNN_HOME/include` (`/lib64`) to every CUDA extension it builds, then loads it
+    "CUDA_LIB_PATH",
+    "CUDA_INC_PATH",
+    # the toolkit: every consumer runs $CUDA_HOME/bin/nvcc (tvm-ffi's and FlashInfer's
+    # get_cuda_path, torch's _find_cuda_home, CUDA_PATH after it); uid 65534's nvcc ran
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDNN_HOME",
+    "CUDNN_PATH",
 )
 # variables that make a tool the probe runs write a file where they say, as the probe's user:
 # gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /
@@ -282,7 +296,20 @@ FLAG_VARS = (
     "NVCC_APPEND_FLAGS",
     "FLASHINFER_EXTRA_CUDAFLAGS",
     "FLASHINFER_EXTRA_LDFLAGS",
+    "FLASHINFER_EXTRA_CFLAGS",  # FlashInfer's `$cxx` compile rule (build_cflags)
 )
+# command lines the consumers' JIT code reads from the environment and runs (redteam-21: a
+# probe as root ran uid 65534's program named by each of CXX, CC): torch's cpp_extension
+# (`get_cxx_compiler`: CXX, also run for its ABI check; `-ccbin $CC` for nvcc; PYTORCH_NVCC),
+# tvm-ffi's `build_ninja` (`cxx = $CXX`, SGLang's jit_kernel), FlashInfer's `cpp_ext`
+# (CXX, `-ccbin $CC`, FLASHINFER_NVCC, FLASHINFER_*_LAUNCHER). tvm-ffi and FlashInfer write
+# the value into a ninja file unquoted, which ninja hands to `/bin/sh -c`: shell syntax in it
+# is refused; each word holding `/` is checked as a program, each option as in FLAG_VARS, a
+# bare name is found on PATH (whose dirs are checked). CUDAHOSTCXX is read by none of them
+# (CMake's; nvcc reads NVCC_CCBIN): tests/security/test_probe_compiler_env.py pins the list.
+COMMAND_VARS = ("CC", "CXX", "PYTORCH_NVCC", "FLASHINFER_NVCC", "FLASHINFER_CXX_LAUNCHER",
+                "FLASHINFER_NVCC_LAUNCHER")  # fmt: skip
+_COMMAND_CHARS = re.compile(r"[A-Za-z0-9_./+=,:@%-]+(?:[ \t]+[A-Za-z0-9_./+=,:@%-]+)*")
 _DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
 # include and library dirs: what they hold is compiled or linked into what the probe runs
 # (CPATH and LIBRARY_PATH are checked for the same reason)
@@ -292,17 +319,7 @@ _INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
 # (@FILE, --options-file) or write a file where they say (-o, -MF, -Wl,-Map=, --keep-dir...):
 # a flag piece that is one (exactly, or starting with one of _RLW_PREFIX) is refused, never
 # checked: root's `c++` ran uid 65534's -wrapper and specs linker, and wrote -Wl,-Map=FILE
-_RLW_EXACT = frozenset({
-    "-wrapper", "-specs", "--specs", "-o", "--output", "--output-file", "-odir",
-    "--output-directory", "-include", "-imacros", "--sysroot", "-isysroot", "-iprefix",
-    "-T", "--script", "--plugin", "-plugin", "--dependency-file", "--dependency-output",
-    "--run", "-run", "--run-args", "-run-args", "--options-file", "-optf", "--keep", "-keep",
-    "--keep-dir", "-keep-dir", "-dumpdir", "-dumpbase", "-aux-info", "--ld-path", "-fuse-ld",
-    "--coverage", "-ftest-coverage", "-dryrun", "--dryrun",
-})  # fmt: skip
-_RLW_PREFIX = ("@", "-M", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
-               "-fcallgraph-info", "-save-temps", "--save-temps", "-specs=", "--specs=",
-               "-wrapper", "-iwithprefix", "--sysroot=", "-o/", "-T/", "-Map", "--Map")  # fmt: skip
+# (the lists live in remedy.childenv, the lower layer, which judges a step's CFLAGS by them)
 
 
 def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str | None]:
@@ -337,11 +354,25 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         for p in env.get(var, "").replace(":", " ").split():
             if "/" in p and (why := add(var, p)):  # a bare name: the checked library dirs
                 return out, why
-    for var in FLAG_VARS:
+    for var in COMMAND_VARS:
+        value = env.get(var, "").strip()
+        if not value:
+            continue
+        if not _COMMAND_CHARS.fullmatch(value):
+            return out, f"not executed: {var} holds shell syntax ({value[:80]!r})"
+        for w in value.split():
+            if w.startswith("-"):
+                continue  # an option: judged with the others below
+            for p in w.split(":"):
+                if "/" in p and (why := add(var, p)):  # the program, or a launcher's argument
+                    return out, why
+    for var in (*FLAG_VARS, *COMMAND_VARS):
         try:
             words = shlex.split(env.get(var, ""))
         except ValueError:
             return out, f"not executed: {var} cannot be parsed"
+        if var in COMMAND_VARS:
+            words = [w for w in words if w.startswith("-")]
         # -Xcompiler=-B/x,-O2 and --compiler-options -B/x: the pieces are words too
         pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
         for w in [*words, *pieces]:
@@ -384,6 +415,9 @@ async def untrusted_env(
         _trust_script(as_uid)
         + "while [ $# -gt 1 ]; do v=$1; q=$2; shift 2\n"
         + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
+        # a device (`CUDA_HOME=/dev/null`, seed 002's workaround) holds no code and only
+        # root makes one: judged by the directory that holds it, as a missing path is
+        + '[ -c "$q" ] && [ ! -L "$q" ] && { q=${q%/*}; [ -n "$q" ] || q=/; }\n'
         + 'trusted "$q" || { printf \'not executed: %s holds %s\\n\' "$v" "$WHY"; exit 3; }\n'
         + "done\n"
     )
@@ -556,7 +590,8 @@ _split() {
   return 0
 }
 for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH CPATH \
-    C_INCLUDE_PATH CPLUS_INCLUDE_PATH GCONV_PATH SSL_CERT_DIR LD_LIBRARY_PATH LD_PRELOAD LD_AUDIT; do
+    C_INCLUDE_PATH CPLUS_INCLUDE_PATH GCONV_PATH SSL_CERT_DIR CMAKE_PREFIX_PATH LD_LIBRARY_PATH \
+    LD_PRELOAD LD_AUDIT; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   case $_v in
     LD_LIBRARY_PATH) _split ":; 	$_nl" "$_x" all || _drop "$_v";;
@@ -565,6 +600,30 @@ for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH
   esac
 done
 case ${PYTHONPLATLIBDIR-} in */*|.|..) _drop PYTHONPLATLIBDIR;; esac
+for _v in CC CXX CPP LDSHARED LDCXXSHARED AR CUDACXX CUDAHOSTCXX NVCC_CCBIN CMAKE_TOOLCHAIN_FILE \
+    CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER CMAKE_CUDA_COMPILER_LAUNCHER \
+    CMAKE_C_LINKER_LAUNCHER CMAKE_CXX_LINKER_LAUNCHER CMAKE_CUDA_LINKER_LAUNCHER; do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac  # quoted: not split here as a build would
+  _split " 	$_nl" "$_x" bare || _drop "$_v"
+done
+_flag_ok() {
+  case $1 in @RLW@) return 1;; esac
+  _lo=$IFS; IFS==,; set -f; set -- $1; set +f; IFS=$_lo
+  for _p in "$@"; do
+    case $_p in @RLW@) return 1;; */*) ;; *) continue;; esac
+    _h=${_p%%/*}
+    case $_h in -[A-Za-z]*|--[A-Za-z]*) case ${_h#-} in *[!A-Za-z0-9_-]*) ;; *) _p=/${_p#*/};; esac;; esac
+    own_place "$_p" || return 1
+  done
+  return 0
+}
+for _v in CFLAGS CXXFLAGS CPPFLAGS LDFLAGS CUDAFLAGS NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS; do
+  eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
+  case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac
+  set -f; set -- $_x; set +f
+  for _w in "$@"; do _flag_ok "$_w" || { _drop "$_v"; break; }; done
+done
 if [ -n "${PERL5OPT-}" ]; then
   _pd=; _pn=
   set -f; set -- $PERL5OPT; set +f
@@ -606,6 +665,11 @@ if [ -z "${PIP_NO_CACHE_DIR+x}" ]; then
   own_place "$_pc" || echo +
 fi
 """
+
+
+# the options of _RLW_EXACT and _RLW_PREFIX as one sh `case` pattern, for SH_LOGIN_SCRUB
+_RLW_CASE = "|".join([*sorted(_RLW_EXACT), *(f"{p}*" for p in _RLW_PREFIX)])
+SH_LOGIN_SCRUB = SH_LOGIN_SCRUB.replace("@RLW@", _RLW_CASE)
 
 
 def login_env_judgement() -> str:

@@ -90,3 +90,43 @@ def load_signals(k: bytes) -> list[Any] | None:
 
 def save_signals(k: bytes, signals: list[Any]) -> None:
     _save("signals", k, signals)
+
+
+# The CUDA API table (knowledge/cuda-api-changes.yaml: changes, families, headers), each part
+# checked by pydantic (remedy.evidence.fields_schema) the first time a log needs it, and kept
+# here as plain rows (remedy.evidence.fields): a log naming a removed API or header reads them
+# without importing pydantic (~30 ms).
+def api_table_key(path: Path) -> bytes | None:
+    """sha256 of the table (path and bytes), the evidence modules' source and the versions."""
+    h = _versions(str(path), _API_FORMAT)
+    return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"A", [path])])
+
+
+# the table's form in the cache: {part name: its plain rows}
+_API_FORMAT = "api-table-plain-1"
+
+
+def load_api_table(k: bytes) -> dict[str, Any] | None:
+    """The checked parts of the table cached under ``k`` (part name -> rows), or None."""
+    from remedy.evidence import fields
+
+    allowed = {"remedy.evidence.fields": frozenset({"ApiChange", "ApiFamily", "RemovedHeader"})}
+    got = _load("api-table", k, allowed)
+    if type(got) is not dict:
+        return None
+    ok = {
+        "changes": lambda v: (
+            type(v) is dict and all(type(r) is fields.ApiChange for r in v.values())
+        ),
+        "families": lambda v: type(v) is tuple and all(type(r) is fields.ApiFamily for r in v),
+        "headers": lambda v: (
+            type(v) is dict and all(type(r) is fields.RemovedHeader for r in v.values())
+        ),
+    }
+    if all(name in ok and ok[name](v) for name, v in got.items()):
+        return got
+    return None
+
+
+def save_api_table(k: bytes, parts: dict[str, Any]) -> None:
+    _save("api-table", k, parts)

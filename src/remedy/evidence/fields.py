@@ -415,12 +415,31 @@ def default_api_changes_path() -> Path:
     return knowledge_dir() / "cuda-api-changes.yaml"
 
 
+def _kept_part(p: Path, part: str, check: Callable[[Path], Any]) -> Any:
+    """``check(p)`` (one part of the CUDA API table, checked: its errors raised as they are),
+    or that part as a run that checked these same bytes kept it (remedy.evidence.evcache)."""
+    from remedy.evidence import evcache
+
+    k = evcache.api_table_key(p)
+    kept = evcache.load_api_table(k) if k is not None else None
+    if kept is not None and part in kept:
+        return kept[part]
+    rows = check(p)
+    if k is not None:
+        evcache.save_api_table(k, {**(kept or {}), part: rows})
+    return rows
+
+
 @cache
 def load_api_changes(path: Path | None = None) -> dict[str, ApiChange]:
     """The table keyed by symbol; every row's source must be one of its ``sources``."""
     p = path if path is not None else default_api_changes_path()
     if not p.is_file():
         return {}
+    return _kept_part(p, "changes", _check_api_changes)  # type: ignore[no-any-return]
+
+
+def _check_api_changes(p: Path) -> dict[str, ApiChange]:
     file = str(p)
     data: Any = load_yaml(p)
     if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
@@ -435,6 +454,10 @@ def load_api_families(path: Path | None = None) -> tuple[ApiFamily, ...]:
     p = path if path is not None else default_api_changes_path()
     if not p.is_file():
         return ()
+    return _kept_part(p, "families", _check_api_families)  # type: ignore[no-any-return]
+
+
+def _check_api_families(p: Path) -> tuple[ApiFamily, ...]:
     file = str(p)
     data: Any = load_yaml(p)
     sources = (data.get("sources") or {}) if isinstance(data, dict) else {}
@@ -472,6 +495,10 @@ def load_removed_headers(path: Path | None = None) -> dict[str, RemovedHeader]:
     p = path if path is not None else default_api_changes_path()
     if not p.is_file():
         return {}
+    return _kept_part(p, "headers", _check_removed_headers)  # type: ignore[no-any-return]
+
+
+def _check_removed_headers(p: Path) -> dict[str, RemovedHeader]:
     file = str(p)
     data: Any = load_yaml(p)
     sources = (data.get("sources") or {}) if isinstance(data, dict) else {}

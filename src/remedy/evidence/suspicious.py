@@ -37,6 +37,11 @@ WORDS: tuple[str, ...] = (
     "does not match",
     "is undefined",
     "Could not find",
+    # (tune-ca, round 61's unknown/glx-1) the same lookup in the word cuDNN's Windows loader uses
+    # for a sub-library or dependency DLL it cannot find ('Could not locate
+    # cudnn_ops_infer64_8.dll. Please make sure it is in your library path!', cuDNN 8 and 9),
+    # printed before the CUDNN_STATUS_* errors it causes; holds the existing literal 'Could '
+    "Could not locate",
     # (held-out round 17, tune-i) a missing name quoted without its compiler's 'error:' prefix:
     # EDG (nvcc) 'namespace "thrust" has no member "sort_by_key"', GCC "'struct X' has no member
     # named 'y'", clang "no member named 'y' in 'X'", GCC's and MSVC's (C2039) "'y' is not a
@@ -106,6 +111,18 @@ WORDS: tuple[str, ...] = (
     # "cudaSetDevice err: %d\n", ret), 'nvmlInit_v2 err: %d'), printed above the DEBUG record
     # that relays it ('msg="Unable to load cudart" ... error="cudart init failure: 999"')
     " err: ",
+    # (tune-cb, round 62's unknown/gmk-1, gml-1) a process killed by a signal, stated by the
+    # shell that waited for it: bash's and dash's job report prints strsignal()'s text for the
+    # signal, then ' (core dumped)' where a core was written (bash jobs.c/nojobs.c
+    # printable_job_status, WCOREDUMP): 'Illegal instruction (core dumped)' (SIGILL),
+    # 'Aborted (core dumped)' (SIGABRT, after an assert or std::terminate), 'Trace/breakpoint
+    # trap (core dumped)' (SIGTRAP), and 'Killed' (SIGKILL: the kernel's OOM killer, a
+    # container's memory limit) with no core. 'Segmentation fault' and 'Bus error' are words
+    # above; 'Killed' is a prefilter literal already
+    "llegal instruction",
+    "Aborted",
+    "core dumped",
+    "Killed",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -175,6 +192,19 @@ _CODE = re.compile(r"^\s{2,}\S")
 # statement of the failure as an exception line; anyhow's "Error: <context>" that main returns
 # after it only wraps it (deco-bj: once a compose prefix came off, unknown/fzu-7's wrapper
 # outranked the record it wraps)
+# a process killed by a signal, as the shell that waited for it reports it (bash jobs.c
+# printable_job_status: strsignal()'s text, ' (core dumped)' where a core was written, then the
+# command), alone, after bash's '<script>: line N: <pid> ' prefix or a job's '[1]+  ' (tune-cb,
+# round 62's unknown/gmk-1, gml-1). It states the end, not the cause: it ranks below every line
+# that looks like an error (an indented one scores 2.0) and ties with a verdict line
+# (verdict_lines), the earlier of which goes first; alone, it is the statement of a crash that
+# printed no message of its own (an illegal instruction, a segfault in native code)
+_SIGNAL_DEATH = re.compile(
+    r"^(?:\S.*?: line \d+: +\d+ +|\[\d+\][+-]? +|>>> )?"
+    r"(?:Illegal instruction|Aborted|Killed|Segmentation fault|Bus error"
+    r"|Trace/breakpoint trap|Floating point exception)(?: +\(core dumped\))?(?: {2,}\S.*)?\s*$"
+)
+SIGNAL_DEATH_REASON = "process killed by a signal (the end, not its cause)"
 _TRACING_ERROR = re.compile(r"^ERROR [A-Za-z_]\w*(?:::\w+)*: ")
 _WRAPPER = (
     "build stopped",
@@ -264,6 +294,8 @@ def base_score(text: str) -> tuple[float, str]:
         score, why = 6.0, "failed assertion"
     elif "fatal" in lower:
         score, why = 5.0, "fatal"
+    elif _SIGNAL_DEATH.match(text.strip()):
+        score, why = 1.0, SIGNAL_DEATH_REASON
     elif "Traceback" in text:
         score, why = 1.0, "traceback header"
     else:
@@ -347,6 +379,13 @@ _VERDICT = re.compile(
     r"|\bno\s(?:module named|such file|version of|compatible|prebuilt|GPU|CUDA|kernel image"
     r"|devices?)\b"
     r"|\bmultiple definition of\b"
+    # a build's own statement that it lacks the GPU backend, quoted without the exception that
+    # carries it (tune-cb, round 61's unknown/gmd-1): torch's _lazy_init (pytorch
+    # torch/cuda/__init__.py: raise AssertionError("Torch not compiled with CUDA enabled")),
+    # CTranslate2's 'This CTranslate2 package was not compiled with CUDA support', Paddle's
+    # '... is not compiled with CUDA', torch.utils.cpp_extension's 'PyTorch is not built with
+    # CUDA support'
+    r"|\bnot\s(?:\w+\s)?(?:compiled|built)\s(?:with|for)\b"
     # meson's dependency lookup ('Run-time dependency CUDA (modules: cudart) found: NO')
     r"|\b(?-i:found:\s*NO)\b" + _WARN,
     re.IGNORECASE,
@@ -465,7 +504,16 @@ def with_unexplained(
                     reason=f"matched {sym.signature}, a wrapper, the only failure line here",
                 )
             )
-    if not out:
+    if all(s.reason.startswith(SIGNAL_DEATH_REASON) for s in out):
+        # nothing but the shell's report that the process died (or nothing at all): a verdict
+        # worded without an error word above it is the statement of the failure (cuDNN's
+        # 'Invalid handle. Cannot load symbol cudnnGetVersion' above 'Aborted (core dumped)',
+        # corpus unknown/fzs-2); the death line ties with it on score, the earlier goes first
         logs = list(dict.fromkeys([*(sources or ()), *(s.source for s in symptoms)]))
-        out = verdict_lines(logs)
+        deaths = {s.source: s.line for s in out}
+        out += [
+            v
+            for v in verdict_lines(logs)
+            if v.line < deaths.get(v.source, v.line + 1) and (v.source, v.line) not in seen
+        ]
     return first_statements(out)

@@ -15,42 +15,93 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field
 
 from remedy.errors import KnowledgeError
 
 # what a log may name as a missing file (anything else is not looked up, nor shown)
 _SAFE = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+/-]{0,199}")
 
+# The run-time table is plain objects built from the rows pydantic checked when the file was
+# loaded (remedy.knowledge.providers_schema), and kept in a cache (``load_table``): a log
+# that names a missing library reads it without importing pydantic (~30 ms).
 
-class Entry(BaseModel):
+
+class _Plain:
+    """Fields in ``_FIELDS`` (keyword arguments), equality and repr over them."""
+
+    __slots__ = ()
+    _FIELDS: tuple[str, ...] = ()
+
+    def __init__(self, **kw: Any) -> None:
+        for name in self._FIELDS:
+            object.__setattr__(self, name, kw.pop(name))
+        if kw:
+            raise TypeError(f"{type(self).__name__}: unknown field {next(iter(kw))!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._FIELDS)
+        return f"{type(self).__name__}({inner})"
+
+    def __reduce__(self) -> Any:
+        return _make, (type(self).__name__, tuple(getattr(self, n) for n in self._FIELDS))
+
+
+def _make(name: str, values: tuple[Any, ...]) -> Any:
+    """A plain object from its cached fields (the one name the cache may call)."""
+    cls = _CLASSES[name]
+    obj = cls.__new__(cls)
+    for n, v in zip(cls._FIELDS, values, strict=True):
+        object.__setattr__(obj, n, v)
+    return obj
+
+
+class Entry(_Plain):
     """One package that ships a file (built from the table when it is loaded)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-    pip: str | None = None
-    apt: str | None = None
-    version: str | None = None
+    __slots__ = ("pip", "apt", "version")
+    _FIELDS = ("pip", "apt", "version")
+    pip: str | None
+    apt: str | None
+    version: str | None
+
+    def __init__(self, pip: str | None = None, apt: str | None = None, version: str | None = None):
+        super().__init__(pip=pip, apt=apt, version=version)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Entry is frozen: {name}")
+
+    def __hash__(self) -> int:
+        return hash((self.pip, self.apt, self.version))
 
 
-class Package(BaseModel):
-    """A package's files as its own file list has them: headers by their path under
-    include/, deep header trees by their top two dirs, libraries by file name."""
+class Package(_Plain):
+    """A package's files (providers_schema.Package's fields)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-    version: str | None = None
-    source: str | None = None
-    headers: list[str] = Field(default_factory=list)
-    header_dirs: list[str] = Field(default_factory=list)
-    libraries: list[str] = Field(default_factory=list)
+    __slots__ = ("version", "source", "headers", "header_dirs", "libraries")
+    _FIELDS = ("version", "source", "headers", "header_dirs", "libraries")
+    version: str | None
+    source: str | None
+    headers: list[str]
+    header_dirs: list[str]
+    libraries: list[str]
 
 
-class Files(BaseModel):
-    model_config = ConfigDict(extra="allow", defer_build=True)
-    packages: dict[str, Package] = Field(default_factory=dict)
-    # file -> who ships it (filled from `packages`)
-    headers: dict[str, list[Entry]] = Field(default_factory=dict, exclude=True)
-    header_dirs: dict[str, list[Entry]] = Field(default_factory=dict, exclude=True)
-    libraries: dict[str, list[Entry]] = Field(default_factory=dict, exclude=True)
+class Files(_Plain):
+    """The packages of a line (or of Debian), and file -> who ships it (filled by ``index``)."""
+
+    __slots__ = ("packages", "headers", "header_dirs", "libraries")
+    _FIELDS = ("packages", "headers", "header_dirs", "libraries")
+    packages: dict[str, Package]
+    headers: dict[str, list[Entry]]
+    header_dirs: dict[str, list[Entry]]
+    libraries: dict[str, list[Entry]]
 
     def index(self, manager: str) -> None:
         for name, pkg in self.packages.items():
@@ -62,15 +113,53 @@ class Files(BaseModel):
 
 
 class PipLine(Files):
+    """One toolkit line's wheels, the cuda-toolkit version and the pins it makes."""
+
+    __slots__ = ("cuda_toolkit", "pins", "pins_source")
+    _FIELDS = (*Files._FIELDS, "cuda_toolkit", "pins", "pins_source")
     cuda_toolkit: str
-    pins: dict[str, str] = Field(default_factory=dict)
+    pins: dict[str, str]
     pins_source: str
 
 
-class Table(BaseModel):
-    model_config = ConfigDict(extra="allow", defer_build=True)
+class Table(_Plain):
+    __slots__ = ("pip", "debian")
+    _FIELDS = ("pip", "debian")
     pip: dict[str, PipLine]
     debian: Files
+
+
+_CLASSES: dict[str, type[_Plain]] = {c.__name__: c for c in (Entry, Package, Files, PipLine, Table)}
+
+
+def _files_of(checked: Any, cls: type[Files], **extra: Any) -> Any:
+    """The plain Files (or PipLine) of a checked providers_schema.Files, not indexed yet."""
+    pkgs = {
+        name: Package(**{n: getattr(p, n) for n in Package._FIELDS})
+        for name, p in checked.packages.items()
+    }
+    return cls(packages=pkgs, headers={}, header_dirs={}, libraries={}, **extra)
+
+
+def _plain_table(checked: Any) -> Table:
+    """The plain, indexed table of a providers_schema.Table that passed validation."""
+    table = Table(
+        pip={
+            line: _files_of(
+                f,
+                PipLine,
+                cuda_toolkit=f.cuda_toolkit,
+                pins=dict(f.pins),
+                pins_source=f.pins_source,
+            )
+            for line, f in checked.pip.items()
+        },
+        debian=_files_of(checked.debian, Files),
+    )
+    for line in table.pip.values():
+        line.index("pip")
+    table.debian.index("apt")
+    return table
 
 
 def table_path() -> Path:
@@ -79,10 +168,29 @@ def table_path() -> Path:
     return data_dirs()[0] / "providers.yaml"
 
 
+# the table's form in its cache (change it with the classes above)
+_FORMAT = "providers-plain-1"
+
+
+def _key(path: str, text: str) -> bytes:
+    """sha256 of the table's path and text, of this module's and its schema's source, and of
+    the versions (remedy.knowledge.kbcache's)."""
+    from remedy.knowledge.kbcache import _hash_files, _sources, _versions
+
+    h = _versions(path, _FORMAT)
+    h.update(text.encode("utf-8"))
+    mods = ("knowledge/providers.py", "knowledge/providers_schema.py")
+    return _hash_files(h, [(b"S", _sources(mods))]) or b""
+
+
 @lru_cache(maxsize=4)
 def _load(path: str, mtime: float) -> Table:
+    """The table at ``path``: from its cache (plain objects, kept like the knowledge base:
+    remedy.knowledge.kbcache) when this same text was checked before; else parsed, checked by
+    pydantic (providers_schema.Table), made plain and kept."""
     import sys
 
+    from remedy.knowledge import kbcache
     from remedy.knowledge.yamlload import cached_parse
 
     def parse(text: str) -> Any:
@@ -93,9 +201,16 @@ def _load(path: str, mtime: float) -> Table:
 
     try:
         with open(path, encoding="utf-8") as f:
-            # ~90 KB: parsed once, then read back from the YAML parse cache
-            data = cached_parse(f.read(), parse, kind="providers")
-        table = Table.model_validate(data)
+            text = f.read()
+        k = _key(path, text)
+        got = kbcache._load("providers", k, _ALLOWED) if k else None
+        if type(got) is Table:
+            return got
+        from remedy.knowledge.providers_schema import Table as Checked
+
+        # ~90 KB: parsed once, then read back from the YAML parse cache
+        data = cached_parse(text, parse, kind="providers")
+        table = _plain_table(Checked.model_validate(data))
     except (OSError, ValueError) as e:
         raise KnowledgeError(f"provider table: {e}", file=path) from e
     except Exception as e:
@@ -103,10 +218,12 @@ def _load(path: str, mtime: float) -> Table:
         if yaml is None or not isinstance(e, yaml.YAMLError):
             raise
         raise KnowledgeError(f"provider table: {e}", file=path) from e
-    for line in table.pip.values():
-        line.index("pip")
-    table.debian.index("apt")
+    if k:
+        kbcache._save("providers", k, table)
     return table
+
+
+_ALLOWED = {__name__: frozenset({"_make"})}
 
 
 def load_table(path: Path | None = None) -> Table | None:
