@@ -377,6 +377,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # remedy on them, while tune-bw/bx/by/bz tuned by class family; scored by 10c6ed84 (that
     # session's knowledge after those tuners, blind to the rounds; bench/results/round61/, round62/).
     ("10c6ed84", "10c6ed84"),
+    # round 63 (session 41): 16 logs (7 with a class, 9 whose cause no rule covers) collected by
+    # three engineers (col-63a..c: quantization/FP8 kernels; Python packaging of GPU libraries;
+    # graphics/video/OptiX apps) who never ran remedy on them, while tune-ca/cb tuned on rounds
+    # 61-62 and label-audit-2 relabelled; scored by e30b3489 (blind to the round;
+    # bench/results/round63/).
+    ("e30b3489", "e30b3489"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
