@@ -1102,6 +1102,9 @@ TUNED_AFTER: list[str] = [
     " -> extensions-match-torch-abi",
     "after 10c6ed84 (round 61's null glx-1, JuliaGPU/CUDA.jl#3205): suspicious-line word"
     " 'Could not locate' (cuDNN's Windows loader verdict, no error word) -> first error line",
+    "after 10c6ed84 (round 62's gmp-1, EricLBuehler/mistral.rs#396; first error only): cargo's"
+    " 'failed to run custom build command for `X`' is a wrapper, the build script's relayed panic"
+    " is the first error (corpus fh-3/fh-4 first_error_line moved to it; fzf-2 fixed too)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

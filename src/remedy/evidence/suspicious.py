@@ -208,6 +208,9 @@ SIGNAL_DEATH_REASON = "process killed by a signal (the end, not its cause)"
 _TRACING_ERROR = re.compile(r"^ERROR [A-Za-z_]\w*(?:::\w+)*: ")
 _WRAPPER = (
     "build stopped",
+    # cargo's custom_build.rs: "failed to run custom build command for `{}`" relays the build
+    # script's own stderr below it (its panic, the compiler error it ran into): that is first
+    "failed to run custom build command for `",
     "Ninja build failed",
     "exited with status",
     "sigquit",
