@@ -1102,6 +1102,10 @@ TUNED_AFTER: list[str] = [
     " -> extensions-match-torch-abi",
     "after 10c6ed84 (round 61's null glx-1, JuliaGPU/CUDA.jl#3205): suspicious-line word"
     " 'Could not locate' (cuDNN's Windows loader verdict, no error word) -> first error line",
+    "after e30b3489 (round 63's null gnl-1, int-brain-lab/ibl-sorter#41): field signals"
+    " cuda-library-from-system-toolkit-dir-is-search-path and nvjitlink-symbol-is-search-path"
+    " leave out a toolkit library under <toolkit>/targets/<triple>/lib (the ld.so.conf.d entry"
+    " of the CUDA packages, found through ld.so.cache, not LD_LIBRARY_PATH) -> no cause",
 ]
 
 TOOLCHAIN_ENV = re.compile(
