@@ -1106,6 +1106,10 @@ TUNED_AFTER: list[str] = [
     " cuda-library-from-system-toolkit-dir-is-search-path and nvjitlink-symbol-is-search-path"
     " leave out a toolkit library under <toolkit>/targets/<triple>/lib (the ld.so.conf.d entry"
     " of the CUDA packages, found through ld.so.cache, not LD_LIBRARY_PATH) -> no cause",
+    "after e30b3489 (round 63's null gnj-1, Comfy-Org/ComfyUI#4531): suspicious-line word"
+    " 'only support' (was 'only supports'; the passive capability gate 'X is only supported on"
+    " devices with compute capability >= N', no error word; also takes Triton's 'only support"
+    " CUDA 10.0 or higher', round 54's gfa-2) -> first error line",
 ]
 
 TOOLCHAIN_ENV = re.compile(
