@@ -1110,6 +1110,15 @@ TUNED_AFTER: list[str] = [
     " 'only support' (was 'only supports'; the passive capability gate 'X is only supported on"
     " devices with compute capability >= N', no error word; also takes Triton's 'only support"
     " CUDA 10.0 or higher', round 54's gfa-2) -> first error line",
+    "after e30b3489 (round 63's gno-1, rdyro/torch2jax#29): signature"
+    " pip-resolver-cuda-wheel-conflict takes uv's report wrapped inside a requirement's marker"
+    " braces ('<pkg><spec> depends on nvidia-X{<markers...' at the line end)"
+    " -> python-requirements-hold",
+    "after e30b3489 (round 63's null gnn-1, evo-design/proto-tools#79): signature"
+    " uv-no-version-of-cuda-wheel ('there is no version of nvidia-X...') with field signal"
+    " cuda-wheel-conflict-with-no-version-available (an index without the pinned wheel is no"
+    " pin clash) -> no cause; verdict word 'No solution found' (uv's resolver verdict) -> first"
+    " error line",
 ]
 
 TOOLCHAIN_ENV = re.compile(

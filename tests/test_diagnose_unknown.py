@@ -323,3 +323,25 @@ def test_a_capability_gate_in_the_passive_voice_is_the_first_error(tmp_path: Pat
     near = tmp_path / "near.log"
     near.write_text("Devices with compute capability 7.0 and above are supported.\n")
     assert _diagnosed(near)["suspicious"] == []
+
+
+def test_a_resolver_verdict_heads_its_derivation(tmp_path: Path) -> None:
+    """tune-cc (round 63's unknown/gnn-1): uv's '× No solution found when resolving
+    dependencies:' holds no error word; in a short copy of a resolver report it is the first
+    error, above the 'Because ...' lines that explain it (which hold verdict words too)."""
+    p = tmp_path / "uv.log"
+    p.write_text(
+        "Resolving dependencies for the build image\n"
+        "  × No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because there is no version of example-pkg==9.9 and you require example-pkg==9.9,\n"
+        "      we can conclude that your requirements are unsatisfiable.\n"
+    )
+    d = _diagnosed(p)
+    assert d["hypotheses"] == []
+    assert [s["line"] for s in d["suspicious"][:1]] == [2], d["suspicious"]
+    # 'solution' in prose without the verdict is no error line
+    q = tmp_path / "prose.log"
+    q.write_text(
+        "Resolving dependencies for the build image\nThe solution found 3 packages to add\n"
+    )
+    assert _diagnosed(q)["suspicious"] == []

@@ -384,6 +384,11 @@ _VERDICT = re.compile(
     r"|unrecognized|mismatch\w*|refused|denied|missing)\b"
     r"|\bno\s(?:module named|such file|version of|compatible|prebuilt|GPU|CUDA|kernel image"
     r"|devices?)\b"
+    # a resolver's own verdict heading its derivation: uv's '× No solution found when resolving
+    # dependencies:' (astral-sh/uv, as its own resolver test snapshots print it: crates/uv/tests
+    # lock/pip_install snapshots), above the 'Because ...' derivation lines it explains
+    # (tune-cc, round 63's unknown/gnn-1)
+    r"|\bno\ssolution\sfound\b"
     r"|\bmultiple definition of\b"
     # a build's own statement that it lacks the GPU backend, quoted without the exception that
     # carries it (tune-cb, round 61's unknown/gmd-1): torch's _lazy_init (pytorch
