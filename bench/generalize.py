@@ -1119,6 +1119,9 @@ TUNED_AFTER: list[str] = [
     " cuda-wheel-conflict-with-no-version-available (an index without the pinned wheel is no"
     " pin clash) -> no cause; verdict word 'No solution found' (uv's resolver verdict) -> first"
     " error line",
+    "after e30b3489 (round 63's gng-1, thu-ml/SageAttention#173): signature"
+    " arch-kernel-module-not-built ('SM<nn> kernel is not available', SageAttention's per-arch"
+    " extension absent from the install) -> package-has-gpu-arch",
 ]
 
 TOOLCHAIN_ENV = re.compile(
