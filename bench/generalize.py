@@ -1122,6 +1122,9 @@ TUNED_AFTER: list[str] = [
     "after e30b3489 (round 63's gng-1, thu-ml/SageAttention#173): signature"
     " arch-kernel-module-not-built ('SM<nn> kernel is not available', SageAttention's per-arch"
     " extension absent from the install) -> package-has-gpu-arch",
+    "after e30b3489 (round 63's gnh-1, ELS-RD/kernl#133): capability_shortfall reads a floor"
+    " stated alone ('8.0 (Ampere) or higher is required') as 'unstated'; field signal"
+    " capability-refused-at-stated-floor-is-hardware (floor >= 7.0) -> kernel-arch-feature",
 ]
 
 TOOLCHAIN_ENV = re.compile(
