@@ -1105,6 +1105,29 @@ TUNED_AFTER: list[str] = [
     "after 10c6ed84 (round 62's gmp-1, EricLBuehler/mistral.rs#396; first error only): cargo's"
     " 'failed to run custom build command for `X`' is a wrapper, the build script's relayed panic"
     " is the first error (corpus fh-3/fh-4 first_error_line moved to it; fzf-2 fixed too)",
+    "after e30b3489 (round 63's null gnl-1, int-brain-lab/ibl-sorter#41): field signals"
+    " cuda-library-from-system-toolkit-dir-is-search-path and nvjitlink-symbol-is-search-path"
+    " leave out a toolkit library under <toolkit>/targets/<triple>/lib (the ld.so.conf.d entry"
+    " of the CUDA packages, found through ld.so.cache, not LD_LIBRARY_PATH) -> no cause",
+    "after e30b3489 (round 63's null gnj-1, Comfy-Org/ComfyUI#4531): suspicious-line word"
+    " 'only support' (was 'only supports'; the passive capability gate 'X is only supported on"
+    " devices with compute capability >= N', no error word; also takes Triton's 'only support"
+    " CUDA 10.0 or higher', round 54's gfa-2) -> first error line",
+    "after e30b3489 (round 63's gno-1, rdyro/torch2jax#29): signature"
+    " pip-resolver-cuda-wheel-conflict takes uv's report wrapped inside a requirement's marker"
+    " braces ('<pkg><spec> depends on nvidia-X{<markers...' at the line end)"
+    " -> python-requirements-hold",
+    "after e30b3489 (round 63's null gnn-1, evo-design/proto-tools#79): signature"
+    " uv-no-version-of-cuda-wheel ('there is no version of nvidia-X...') with field signal"
+    " cuda-wheel-conflict-with-no-version-available (an index without the pinned wheel is no"
+    " pin clash) -> no cause; verdict word 'No solution found' (uv's resolver verdict) -> first"
+    " error line",
+    "after e30b3489 (round 63's gng-1, thu-ml/SageAttention#173): signature"
+    " arch-kernel-module-not-built ('SM<nn> kernel is not available', SageAttention's per-arch"
+    " extension absent from the install) -> package-has-gpu-arch",
+    "after e30b3489 (round 63's gnh-1, ELS-RD/kernl#133): capability_shortfall reads a floor"
+    " stated alone ('8.0 (Ampere) or higher is required') as 'unstated'; field signal"
+    " capability-refused-at-stated-floor-is-hardware (floor >= 7.0) -> kernel-arch-feature",
 ]
 
 TOOLCHAIN_ENV = re.compile(

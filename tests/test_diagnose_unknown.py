@@ -302,3 +302,46 @@ def test_a_build_without_the_gpu_backend_is_the_first_error_of_a_short_log(tmp_p
         d = _diagnosed(p)
         assert d["hypotheses"] == [], text
         assert [s["line"] for s in d["suspicious"][:1]] == [2], (text, d["suspicious"])
+
+
+def test_a_capability_gate_in_the_passive_voice_is_the_first_error(tmp_path: Path) -> None:
+    """tune-cc (round 63's unknown/gnj-1): a capability check's verdict quoted without its
+    exception prefix ('X is only supported on ... compute capability >= N', torch's
+    TORCH_CHECK in aten/src/ATen/native/cuda/Blas.cpp) holds no error word; it is the first
+    error of a short copy, above the shell lines that follow it. A line that only mentions a
+    supported range without the 'only' gate is no verdict."""
+    for text in (
+        "torch._scaled_mm is only supported on devices with compute capability >= 9.0",
+        "Block-scaled FP8 GEMM is only supported on compute capability 10.0 and above",
+        "FP8 GEMM is only supported on devices with compute capability >= 8.9",
+        "fp8e4nv is only supported on NVIDIA GPUs with compute capability 8.9 or newer",
+    ):
+        p = tmp_path / "gate.log"
+        p.write_text(f"{text}\n$ nvidia-smi --query-gpu=compute_cap --format=csv\n8.6\n")
+        d = _diagnosed(p)
+        assert [s["line"] for s in d["suspicious"][:1]] == [1], (text, d["suspicious"])
+    near = tmp_path / "near.log"
+    near.write_text("Devices with compute capability 7.0 and above are supported.\n")
+    assert _diagnosed(near)["suspicious"] == []
+
+
+def test_a_resolver_verdict_heads_its_derivation(tmp_path: Path) -> None:
+    """tune-cc (round 63's unknown/gnn-1): uv's '× No solution found when resolving
+    dependencies:' holds no error word; in a short copy of a resolver report it is the first
+    error, above the 'Because ...' lines that explain it (which hold verdict words too)."""
+    p = tmp_path / "uv.log"
+    p.write_text(
+        "Resolving dependencies for the build image\n"
+        "  × No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because there is no version of example-pkg==9.9 and you require example-pkg==9.9,\n"
+        "      we can conclude that your requirements are unsatisfiable.\n"
+    )
+    d = _diagnosed(p)
+    assert d["hypotheses"] == []
+    assert [s["line"] for s in d["suspicious"][:1]] == [2], d["suspicious"]
+    # 'solution' in prose without the verdict is no error line
+    q = tmp_path / "prose.log"
+    q.write_text(
+        "Resolving dependencies for the build image\nThe solution found 3 packages to add\n"
+    )
+    assert _diagnosed(q)["suspicious"] == []

@@ -822,3 +822,23 @@ def test_a_listing_of_the_same_major_withdraws_the_cuda_major_claim(tmp_path: Pa
     symptoms, _, wrappers = scan_logs([log])
     d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
     assert [h.rule for h in d.hypotheses[:1]] == ["runtime-libs-match-cuda-major"]
+
+
+def test_a_refusal_that_states_only_its_floor() -> None:
+    """tune-cc (round 63's kernel-arch-feature/gnh-1): a gate that states its floor alone, the
+    architecture's name between the number and 'or higher', reads ('unstated', floor); a floor
+    of 7.0 or more is evidence for kernel-arch-feature, a lower one (a build's lowest arch) is
+    not, and a version that is not a capability gives no floor."""
+    line = (
+        "RuntimeError: GPU compute capability 8.0 (Ampere) or higher is required to install kernl"
+    )
+    syms = [s for s in _symptoms(line) if s.signature == "error-states-compute-capability"]
+    fields = derived_fields(syms[0])
+    assert (fields["capability_short"], fields["capability_floor"]) == ("unstated", "8.0")
+    hyps = diagnose(load_knowledge(), None, _symptoms(line)).hypotheses
+    assert [h.rule for h in hyps][:1] == ["kernel-arch-feature"]
+    low = "RuntimeError: GPU compute capability 5.2 (Maxwell) or higher is required"
+    assert diagnose(load_knowledge(), None, _symptoms(low)).hypotheses == []
+    cuda = "RuntimeError: CUDA 12.3 (Hopper) or higher is required, compute capability check"
+    syms = [s for s in _symptoms(cuda) if s.signature == "error-states-compute-capability"]
+    assert all("capability_short" not in derived_fields(s) for s in syms)

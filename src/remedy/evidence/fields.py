@@ -64,7 +64,11 @@ _CC_NEAR_WORD = re.compile(r"capabilit(?:y|ies)\b[^\d]{0,30}$", re.IGNORECASE)
 _CC_NEAR_VERB = re.compile(
     r"\b(?:got|found|has|have|detected|current(?:ly)?|device is)\b[^\d]{0,12}$", re.IGNORECASE
 )
-_CC_FLOOR_AFTER = re.compile(r"^\+|^\)?\s*(?:or|and) (?:higher|newer|above|later)", re.IGNORECASE)
+# (tune-cc, round 63's kernel-arch-feature/gnh-1) also with the architecture's name in
+# parentheses between: 'GPU compute capability 8.0 (Ampere) or higher is required' (kernl)
+_CC_FLOOR_AFTER = re.compile(
+    r"^\+|^\)?(?:\s*\([A-Z][a-z]+\))?\s*(?:or|and) (?:higher|newer|above|later)", re.IGNORECASE
+)
 # a number format a line says the GPU does not support, and the capability it first ran on
 _FORMAT_FLOOR = (
     (re.compile(r"\b(?:bf16|bfloat16|BF16|BFloat16)\b"), (8, 0)),
@@ -85,8 +89,8 @@ def _cc_of(m: re.Match[str]) -> tuple[int, int]:
 def capability_shortfall(text: str) -> tuple[str, str] | None:
     """('yes', floor) when ``text`` states a minimum compute capability (or refuses a number
     format whose first architecture is known: bf16 sm_80, fp8 sm_89) and the device's own
-    capability, and the device's is below it; ('no', floor) when it is not; None when the line
-    does not state both. The floor is 'M.m'.
+    capability, and the device's is below it; ('no', floor) when it is not; ('unstated', floor)
+    when it states the floor alone; None when it states no floor. The floor is 'M.m'.
     Why: every library words its arch gate its own way ('X requires compute capability >= 8.9
     (this device is sm86)', 'device ... reports compute capability 6.1; Y requires compute
     capability >= 8.0'); the two numbers, not the wording, say which side of the gate the GPU
@@ -112,8 +116,14 @@ def capability_shortfall(text: str) -> tuple[str, str] | None:
             if rx.search(text):
                 floor = cc
                 break
-    if floor is None or not device:
+    if floor is None:
         return None
+    if not device:
+        # a refusal that states only the floor (tune-cc, round 63's kernel-arch-feature/gnh-1:
+        # kernl's 'GPU compute capability 8.0 (Ampere) or higher is required to install kernl'):
+        # the check ran against this GPU and refused it, so the GPU is below the floor, but the
+        # line gives no number to compare: 'unstated', for a signal to weigh on its own terms
+        return "unstated", f"{floor[0]}.{floor[1]}"
     return ("yes" if all(d < floor for d in device) else "no"), f"{floor[0]}.{floor[1]}"
 
 

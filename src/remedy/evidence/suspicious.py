@@ -49,7 +49,13 @@ WORDS: tuple[str, ...] = (
     # supports sm120.', then cudaErrorLaunchFailure)
     "no member",
     "not a member",
-    "only supports",
+    # (tune-cc, round 63's unknown/gnj-1) and the passive form of the same gate, a capability
+    # check's verdict with no error word: torch's TORCH_CHECK in aten/src/ATen/native/cuda/Blas.cpp
+    # ('torch._scaled_mm is only supported on devices with compute capability >= 9.0', before
+    # the '... >= 9.0 or 8.9, or ROCm MI300+' form that signature gpu-lacks-number-format takes),
+    # posted as an issue title without its RuntimeError prefix. 'only support' replaces
+    # 'only supports' (it holds it), so the prefilter gains no literal
+    "only support",
     # (held-out round 18, tune-j) nvidia-smi's verdict when the kernel module drives no GPU
     # ('No devices found', 'No devices were found'), worded without an error word
     "No devices",
@@ -381,6 +387,11 @@ _VERDICT = re.compile(
     r"|unrecognized|mismatch\w*|refused|denied|missing)\b"
     r"|\bno\s(?:module named|such file|version of|compatible|prebuilt|GPU|CUDA|kernel image"
     r"|devices?)\b"
+    # a resolver's own verdict heading its derivation: uv's '× No solution found when resolving
+    # dependencies:' (astral-sh/uv, as its own resolver test snapshots print it: crates/uv/tests
+    # lock/pip_install snapshots), above the 'Because ...' derivation lines it explains
+    # (tune-cc, round 63's unknown/gnn-1)
+    r"|\bno\ssolution\sfound\b"
     r"|\bmultiple definition of\b"
     # a build's own statement that it lacks the GPU backend, quoted without the exception that
     # carries it (tune-cb, round 61's unknown/gmd-1): torch's _lazy_init (pytorch
