@@ -383,6 +383,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # 61-62 and label-audit-2 relabelled; scored by e30b3489 (blind to the round;
     # bench/results/round63/).
     ("e30b3489", "e30b3489"),
+    # round 64 (session 41): 29 logs (9 with a class, 20 whose cause no rule covers) collected by
+    # six engineers (col-64a..f: 2025-26 threads of the big trackers; toolkit installs and nvcc/
+    # nvlink errors; non-torch frameworks; audio/vision apps; HPC clusters; CUDA.jl) who never ran
+    # remedy on them, while tune-cc tuned on round 63; scored by 6a51da95 (blind to the round;
+    # bench/results/round64/; god-1, a second log of a thread already in the corpus, was dropped
+    # after scoring: score-*-with-god-1.txt keep the first scoring, where it was a hit).
+    ("6a51da95", "6a51da95"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
