@@ -1135,6 +1135,9 @@ TUNED_AFTER: list[str] = [
     "after e30b3489 (round 63's gnh-1, ELS-RD/kernl#133): capability_shortfall reads a floor"
     " stated alone ('8.0 (Ampere) or higher is required') as 'unstated'; field signal"
     " capability-refused-at-stated-floor-is-hardware (floor >= 7.0) -> kernel-arch-feature",
+    "after 6a51da95 (round 64's gpf-1, JuliaGPU/CUDA.jl#2844): signature cudajl-ptxas-failed"
+    " (CUDA.jl's 'Failed to compile PTX code (ptxas exited with code N)') turns off"
+    " bare-ptxas-gpu-name-is-triton; field signal cudajl-ptxas-gpu-name -> arch-supported-by-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(
