@@ -1138,6 +1138,9 @@ TUNED_AFTER: list[str] = [
     "after 6a51da95 (round 64's gpf-1, JuliaGPU/CUDA.jl#2844): signature cudajl-ptxas-failed"
     " (CUDA.jl's 'Failed to compile PTX code (ptxas exited with code N)') turns off"
     " bare-ptxas-gpu-name-is-triton; field signal cudajl-ptxas-gpu-name -> arch-supported-by-toolkit",
+    "after 6a51da95 (round 64's unknown/gpb-1 JuliaGPU/CUDA.jl#784, gpc-1 JuliaGPU/CUDA.jl#670):"
+    " Julia's ConsoleLogger box ('┌ Error: <summary>', '│   exception =', '│    <error>'):"
+    " the exception value's first line is the first error (suspicious.julia_exception_boxes)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

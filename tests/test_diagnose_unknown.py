@@ -345,3 +345,41 @@ def test_a_resolver_verdict_heads_its_derivation(tmp_path: Path) -> None:
         "Resolving dependencies for the build image\nThe solution found 3 packages to add\n"
     )
     assert _diagnosed(q)["suspicious"] == []
+
+
+def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> None:
+    """tune-cd (round 64's unknown/gpb-1, gpc-1): Julia's ConsoleLogger prints
+    '@error "<summary>" exception=e' as a box ('┌ Error: <summary>', '│   exception =', the
+    error at '│    <line>'; JuliaLang/julia base/logging/ConsoleLogger.jl handle_message): the
+    exception's first line is the first error, not the caption nor the key. A box without an
+    exception value keeps its header as the statement, and a one-line value stays in the key."""
+    p = tmp_path / "box.log"
+    p.write_text(
+        "┌ Error: Error during initialization of CUDA.jl\n"
+        "│   exception =\n"
+        "│    UndefVarError: `libcudnn` not defined in `cuDNN`\n"
+        "│    Stacktrace:\n"
+        "│      [1] __init__()\n"
+        "└ @ CUDA ~/.julia/packages/CUDA/Tl08O/src/initialization.jl:206\n"
+    )
+    d = _diagnosed(p)
+    assert [s["line"] for s in d["suspicious"][:1]] == [3], d["suspicious"]
+    # a warning's box with a value that is no error word: the caption stays first
+    plain = tmp_path / "plain.log"
+    plain.write_text(
+        "┌ Error: Your Tesla K20m GPU (compute capability 3.5) is not supported by CUDA.jl.\n"
+        "└ @ CUDA ~/.julia/packages/CUDA/Tl08O/lib/cudadrv/state.jl:245\n"
+    )
+    assert [s["line"] for s in _diagnosed(plain)["suspicious"][:1]] == [1]
+    # the same exception key in a box of another kind of record: the next box's header is not
+    # captioning the first box's exception
+    two = tmp_path / "two.log"
+    two.write_text(
+        "┌ Error: Failed to load the cuDNN library\n"
+        "└ @ cuDNN ~/.julia/packages/cuDNN/x1/src/cuDNN.jl:180\n"
+        "┌ Error: Error during initialization of CUDA.jl\n"
+        "│   exception =\n"
+        '│    could not load library "libcublas"\n'
+        "└ @ CUDA ~/.julia/packages/CUDA/Tl08O/src/initialization.jl:206\n"
+    )
+    assert [s["line"] for s in _diagnosed(two)["suspicious"][:1]] == [1]

@@ -246,6 +246,51 @@ _WRAPPER = (
 )
 
 
+# Julia's ConsoleLogger box (JuliaLang/julia base/logging/ConsoleLogger.jl handle_message): a
+# log record prints as '┌ Error: <message>', one '│ ' line per further line, '└ @ <module>
+# <file>:<line>' last; a key whose value spans lines prints '│   <key> =' (indent 2) and the
+# value's lines under it at indent 3 ('│    <line>'). '@error "<summary>" exception=(e, bt)'
+# (CUDA.jl's 'Error during initialization of CUDA.jl', Pkg's precompile reports) puts the real
+# error on the first line of the exception value: the header only says that something failed
+# and the key line is a label (tune-cd, after round 64's unknown/gpb-1, gpc-1)
+_JL_BOX_HEAD = re.compile(r"^┌ (?:Error|Warning): ")
+_JL_BOX_KEY = re.compile(r"^│ {3}exception =\s*$")
+_JL_BOX_VALUE = re.compile(r"^│ {4}(?=\S)")
+JL_BOX_HEAD_REASON = "Julia log box header over an exception (the value below states it)"
+
+
+def julia_exception_boxes(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
+    """Ranked lines where a Julia log box header ('┌ Error: <summary>') whose record carries a
+    multi-line exception value ('│   exception =', then the error at '│    <line>') ranks below
+    that value's first line: the summary is the logger's caption, the value the error."""
+    at = {(s.source, s.line): s for s in lines}
+    out = list(lines)
+    for i, head in enumerate(out):
+        if not _JL_BOX_HEAD.match(head.text):
+            continue
+        key = next(
+            (
+                at[(head.source, n)]
+                for n in range(head.line + 1, head.line + 40)
+                if (head.source, n) in at and _JL_BOX_KEY.match(at[(head.source, n)].text)
+            ),
+            None,
+        )
+        if key is None or any(
+            _JL_BOX_HEAD.match(s.text)
+            for s in lines
+            if s.source == head.source and head.line < s.line < key.line
+        ):
+            continue
+        value = at.get((head.source, key.line + 1))
+        if value is None or not _JL_BOX_VALUE.match(value.text):
+            continue
+        out[i] = head.model_copy(
+            update={"score": 0.5, "reason": f"{head.reason}; {JL_BOX_HEAD_REASON}"}
+        )
+    return sorted(out, key=lambda s: (-s.score, s.line))
+
+
 def is_error_looking(text: str) -> bool:
     return any(w in text for w in WORDS)
 
@@ -284,6 +329,10 @@ _LEVEL_HEADER = re.compile(
 def base_score(text: str) -> tuple[float, str]:
     """Score an error-looking line on its own; higher means more likely the cause."""
     text = _LEVEL_HEADER.sub("", text, count=1)
+    if _JL_BOX_KEY.match(text):
+        return 0.5, "heading without a message (a Julia log box's exception key)"
+    # a line of a Julia log box's multi-line value is scored as the line it shows
+    text = _JL_BOX_VALUE.sub("", text, count=1)
     lower = text.lower()
     if _HEADING.match(text):
         return 0.5, "heading without a message"
@@ -530,4 +579,4 @@ def with_unexplained(
             for v in verdict_lines(logs)
             if v.line < deaths.get(v.source, v.line + 1) and (v.source, v.line) not in seen
         ]
-    return first_statements(out)
+    return first_statements(julia_exception_boxes(out))
