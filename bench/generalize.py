@@ -1141,6 +1141,11 @@ TUNED_AFTER: list[str] = [
     "after 6a51da95 (round 64's unknown/gpb-1 JuliaGPU/CUDA.jl#784, gpc-1 JuliaGPU/CUDA.jl#670):"
     " Julia's ConsoleLogger box ('┌ Error: <summary>', '│   exception =', '│    <error>'):"
     " the exception value's first line is the first error (suspicious.julia_exception_boxes)",
+    "after 6a51da95 (round 64's goj-1, jax-ml/jax#6517; round 63's gnp-1 and the older gcw-7 too):"
+    " XLA's 'Loaded runtime CuDNN library: X but source was compiled with: Y' split from"
+    " cudnn-version-incompatible into xla-cudnn-loaded-older, which names no rule (jaxlib and"
+    " TensorFlow bundle no cuDNN: the line does not show a second copy); gcd-11 flagged, template"
+    " jax/xla-cudnn-older relabelled null",
 ]
 
 TOOLCHAIN_ENV = re.compile(
