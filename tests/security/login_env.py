@@ -34,6 +34,14 @@ def guarded(
     )  # fmt: skip
 
 
+def kept_by_guard(**login: str) -> dict[str, str]:
+    """Which of `login`'s variables the guard keeps, and their values (a HOME with no pip
+    config and pip's cache on, so only what is judged here changes)."""
+    r = guarded("env -0", {"HOME": "/nonexistent", "PIP_NO_CACHE_DIR": "0", **login})
+    out = dict(x.split("=", 1) for x in r.stdout.split("\0") if "=" in x)
+    return {k: v for k, v in out.items() if k in login}
+
+
 def login_sshd(base: Path, alias: str, login: Mapping[str, str]) -> LocalSshd:
     """A prepared (not started) loopback sshd whose sessions get `login` through the key's
     `environment=` options (PermitUserEnvironment)."""

@@ -48,14 +48,22 @@ def _build_wheels() -> list[str]:
 
 def _links(tmp_path: Path) -> Path:
     """Root's own find-links dir: the package as an sdist with a C extension, setuptools."""
-    links, src = tmp_path / "links", tmp_path / "src" / SDIST
-    src.mkdir(parents=True)
-    links.mkdir()
-    (src / "setup.py").write_text(
+    setup = (
         "from setuptools import Extension, setup\n"
         "setup(name='nvidia-cuda-cccl', version='13.0.85',\n"
         "      ext_modules=[Extension('cccl_probe', ['probe.c'])])\n"
     )
+    return _sdist_links(tmp_path, {"setup.py": setup})
+
+
+def _sdist_links(tmp_path: Path, files: dict[str, str]) -> Path:
+    """Root's own find-links dir holding the package as an sdist of `files` (plus its probe.c,
+    PKG-INFO and pyproject.toml) and the wheels its build needs."""
+    links, src = tmp_path / "links", tmp_path / "src" / SDIST
+    src.mkdir(parents=True)
+    links.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text)
     (src / "probe.c").write_text("int cccl_probe_x;\n")
     (src / "PKG-INFO").write_text(
         "Metadata-Version: 2.1\nName: nvidia-cuda-cccl\nVersion: 13.0.85\n"
@@ -206,12 +214,8 @@ def test_control_a_login_cc_root_owns_is_run_over_ssh(tmp_path: Path):
 def test_what_the_host_side_scrub_leaves_out_of_compiler_variables(tmp_path: Path):
     """The step guard alone, under `env -i` + a login environment: the values
     test_the_forms_of_a_compiler_variable judges locally, judged the same on the host."""
-    from login_env import guarded, places
-
-    def after(**login: str) -> dict[str, str]:
-        r = guarded("env -0", {"HOME": "/nonexistent", "PIP_NO_CACHE_DIR": "0", **login})
-        out = dict(x.split("=", 1) for x in r.stdout.split("\0") if "=" in x)
-        return {k: v for k, v in out.items() if k in login}
+    from login_env import kept_by_guard as after
+    from login_env import places
 
     theirs, mine, sticky = (p := places(tmp_path)).theirs, p.mine, p.sticky
     out = {
@@ -269,24 +273,8 @@ add_library(cccl_probe SHARED probe.c)
 
 def _cmake_links(tmp_path: Path) -> Path:
     """Root's own find-links dir: the package as an sdist built through CMake."""
-    links, src = tmp_path / "links", tmp_path / "src" / SDIST
-    src.mkdir(parents=True)
-    links.mkdir()
-    (src / "setup.py").write_text(CMAKE_SETUP)
-    (src / "CMakeLists.txt").write_text(CMAKE_LISTS)
-    (src / "cccl_cmake.py").write_text("")
-    (src / "probe.c").write_text("int cccl_probe_x;\n")
-    (src / "PKG-INFO").write_text(
-        "Metadata-Version: 2.1\nName: nvidia-cuda-cccl\nVersion: 13.0.85\n"
-    )
-    (src / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
-    )
-    with tarfile.open(links / f"{SDIST}.tar.gz", "w:gz") as t:
-        t.add(src, arcname=SDIST)
-    for w in _build_wheels():
-        shutil.copy(w, links)
-    return links
+    files = {"setup.py": CMAKE_SETUP, "CMakeLists.txt": CMAKE_LISTS, "cccl_cmake.py": ""}
+    return _sdist_links(tmp_path, files)
 
 
 def _cmake_places(d: Path, canary: Path, owner: int) -> dict[str, str]:

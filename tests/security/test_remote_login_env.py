@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from login_env import guarded, places
+from login_env import kept_by_guard, places
 from test_remote_pip_cache import SSHD_REASON, _apply_over_ssh
 from test_shared_pip_cache import NOBODY, pin_step
 from test_sudo_home_config import _venv
@@ -68,11 +68,7 @@ def test_what_the_host_side_scrub_leaves_out(tmp_path: Path):
     locally (a place another user can change, in any variable, list entry or PIP_*/PERL5OPT
     word) is left out here too; root's own places, remote URLs and plain words are kept."""
 
-    def after(**login: str) -> dict[str, str]:
-        r = guarded("env -0", {"HOME": "/nonexistent", "PIP_NO_CACHE_DIR": "0", **login})
-        out = dict(x.split("=", 1) for x in r.stdout.split("\0") if "=" in x)
-        return {k: v for k, v in out.items() if k in login}
-
+    after = kept_by_guard
     theirs, mine, sticky = (p := places(tmp_path)).theirs, p.mine, p.sticky
     out = {
         "PYTHONPATH": f"{mine}:{theirs}",
