@@ -311,6 +311,11 @@ COMMAND_VARS = ("CC", "CXX", "PYTORCH_NVCC", "FLASHINFER_NVCC", "FLASHINFER_CXX_
                 "FLASHINFER_NVCC_LAUNCHER")  # fmt: skip
 _COMMAND_CHARS = re.compile(r"[A-Za-z0-9_./+=,:@%-]+(?:[ \t]+[A-Za-z0-9_./+=,:@%-]+)*")
 _DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
+# what nvcc runs from a host-compiler DIRECTORY (`-ccbin DIR`, NVCC_CCBIN=DIR, `-ccbin $CC`):
+# CUDA 13.0's nvcc, traced, ran DIR/gcc and DIR/g++ and looked up no other name in DIR. Only
+# the directory was checked: a root-owned one holding uid 65534's g++ (or root's link to it)
+# ran it as root (redteam-22, tests/security/test_ccbin_dir.py)
+HOST_CC_NAMES = ("gcc", "g++")
 # include and library dirs: what they hold is compiled or linked into what the probe runs
 # (CPATH and LIBRARY_PATH are checked for the same reason)
 _INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
@@ -337,6 +342,13 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         out.append((var, posixpath.normpath(path)))
         return None
 
+    def add_ccbin(var: str, path: str) -> str | None:
+        # nvcc's host compiler: a directory's gcc and g++ run (HOST_CC_NAMES), each judged as
+        # a binary (a name missing there: by the directory, as any missing path)
+        return add(var, path) or next(
+            (w for n in HOST_CC_NAMES if path and (w := add(var, posixpath.join(path, n)))), None
+        )
+
     for var in CODE_DIR_VARS:
         for p in env.get(var, "").split(":"):
             if why := add(var, p):
@@ -352,8 +364,8 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
             return out, why
     for var in CODE_FILE_VARS:
         for p in env.get(var, "").replace(":", " ").split():
-            if "/" in p and (why := add(var, p)):  # a bare name: the checked library dirs
-                return out, why
+            if "/" in p and (why := (add_ccbin if var == "NVCC_CCBIN" else add)(var, p)):
+                return out, why  # a bare name: the checked library dirs
     for var in COMMAND_VARS:
         value = env.get(var, "").strip()
         if not value:
@@ -363,8 +375,8 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         for w in value.split():
             if w.startswith("-"):
                 continue  # an option: judged with the others below
-            for p in w.split(":"):
-                if "/" in p and (why := add(var, p)):  # the program, or a launcher's argument
+            for p in w.split(":"):  # the program, or a launcher's argument; CC: -ccbin $CC
+                if "/" in p and (why := (add_ccbin if var == "CC" else add)(var, p)):
                     return out, why
     for var in (*FLAG_VARS, *COMMAND_VARS):
         try:
@@ -388,7 +400,7 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
             value = b if a in _DIR_FLAGS else a[2:] if a.startswith("-B") else None
             if a != "-B" and a in _DIR_FLAGS and "/" not in (value or ""):
                 continue  # -ccbin g++: a name found on PATH, whose dirs are checked
-            if value and (why := add(var, value)):
+            if value and (why := (add if a.startswith("-B") else add_ccbin)(var, value)):
                 return out, why
     return out, None
 
