@@ -275,6 +275,12 @@ CODE_DIR_VARS = (
     "CUDA_PATH",
     "CUDNN_HOME",
     "CUDNN_PATH",
+    # Triton 3.8.0's launcher build (a probe that launches a Triton kernel, as root): it links
+    # `-L$TRITON_LIBCUDA_PATH -lcuda` (a libcuda.so's SONAME becomes the launcher's DT_NEEDED)
+    # and compiles with `-I` each of TRITON_CUDART_PATH, TRITON_CUDACRT_PATH, then loads it
+    "TRITON_LIBCUDA_PATH",
+    "TRITON_CUDART_PATH",
+    "TRITON_CUDACRT_PATH",
 )
 # variables that make a tool the probe runs write a file where they say, as the probe's user:
 # gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /
@@ -285,9 +291,11 @@ WRITE_FILE_VARS = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_DEBUG_OUTPU
 # nvcc, for real: the workload's environment naming another user's `g++` ran it as root)
 # TRITON_*_PATH: the ptxas (cuobjdump, nvdisasm) Triton runs instead of its own, read from
 # the environment (remedy's own env-triton-ptxas action sets them): triton-compile runs it
+# (ptxas; cuobjdump for a TRITON_KERNEL_DUMP's .sass: tests/security/test_triton_tool_env.py);
+# TRITON_LIBHIP_PATH: the libamdhip64 Triton's AMD driver dlopens
 CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV", "NVCC_CCBIN",
                   "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_CUOBJDUMP_PATH",
-                  "TRITON_NVDISASM_PATH")  # fmt: skip
+                  "TRITON_NVDISASM_PATH", "TRITON_LIBHIP_PATH")  # fmt: skip
 # flags nvcc reads from the environment, and the ones remedy's probes put on the command line
 # as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
 # `-B DIR` (also inside -Xcompiler=/--compiler-options=) where gcc finds `as`, `ld`, `collect2`

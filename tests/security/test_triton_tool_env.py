@@ -23,7 +23,7 @@ from test_probe_compiler_env import NOBODY, heavy_venv, own
 from remedy.model import Facts, Gpu, PythonEnv
 from remedy.probes import run_probe
 from remedy.transport.local import LocalTransport
-from remedy.trust import CODE_FILE_VARS
+from remedy.trust import CODE_DIR_VARS, CODE_FILE_VARS, COMMAND_VARS
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 
@@ -116,10 +116,74 @@ def test_control_roots_own_ptxas_is_run_by_triton_compile(
     assert any(r.startswith(f"{var} uid 0 ") and "--version" not in r for r in ran), ran
 
 
-def test_the_tool_variables_the_installed_triton_reads_are_judged(venv: Path):
+@needs_root
+@pytest.mark.slow
+def test_a_dump_dir_another_user_owns_gets_no_file_from_root(area: Path, venv: Path):
+    """TRITON_KERNEL_DUMP=1 with the workload's TRITON_DUMP_DIR in uid 65534's directory: Triton
+    makes DIR/<cache key>/ and writes add_kernel.{ttir,ttgir,llir,ptx,cubin,sass} there as root.
+    uid 65534 made DIR a link to a root-only directory (the key is the same for the same
+    kernel: a link at DIR/<key> put the six files straight into the target). Before, root's
+    probe wrote them there; now the probe's dump dir is its own private one."""
+    svc = area / "svc"
+    svc.mkdir()
+    target = area / "root-only"
+    target.mkdir(mode=0o700)
+    (svc / "dump").symlink_to(target)
+    own(svc, NOBODY)
+    os.lchown(svc / "dump", NOBODY, NOBODY)
+    env = {"TRITON_KERNEL_DUMP": "1", "TRITON_DUMP_DIR": f"{svc}/dump", "TRITON_HOME": str(svc)}
+    res = triton_compile(area, venv, "9.0", env)
+    assert res.ok, res.detail  # the dump itself still works, in the probe's own directory
+    assert [str(p.relative_to(target)) for p in target.rglob("*")] == []
+
+
+@needs_root
+@pytest.mark.slow
+def test_control_the_dump_runs_cuobjdump_named_by_the_workload(area: Path, venv: Path):
+    """TRITON_CUOBJDUMP_PATH is reached through triton-compile too (the dump's .sass:
+    triton/tools/disasm.py runs `cuobjdump -sass`; nvdisasm is named by no code path here)."""
+    var = "TRITON_CUOBJDUMP_PATH"
+    env = {"TRITON_KERNEL_DUMP": "1", var: plant_tool(area, venv, var, 0)}
+    triton_compile(area, venv, "9.0", env)
+    assert f"{var} uid 0 --version" in (area / "canary").read_text().splitlines()
+
+
+# Triton 3.8.0's knobs, each judged by remedy.trust, set by the probe to its own private
+# directory, or harmless (a switch, a number, an arch, a name of the kernels' GPU code)
+PROBE_SETS = {"TRITON_CACHE_DIR", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR", "TRITON_HOME"}
+HARMLESS_PREFIXES = ("AMDGCN_", "TRITON_HIP_", "TRITON_PROFILE_", "TRITON_ROCPROFILER_")
+# not judged, and why (docs/SECURITY.md "not covered"): a cache manager or remote backend class
+# is imported from the checked sys.path; the Redis one fetches what it caches from the host
+# the workload names (only a probe that launches, with redis installed, loads a launcher so)
+LEFT = {"TRITON_CACHE_MANAGER", "TRITON_REMOTE_CACHE_BACKEND", "TRITON_REDIS_HOST",
+        "TRITON_REDIS_PORT", "TRITON_REDIS_KEY_FORMAT"}  # fmt: skip
+# a file LLVM links into the GPU code (bitcode), and the PTX/MIR swaps: GPU code, not host code
+GPU_CODE = {"TRITON_LIBDEVICE_PATH", "TRITON_SWAP_MIR", "TRITON_DUMP_MIR", "USE_IR_LOC"}
+
+
+def test_the_variables_the_installed_triton_reads_are_all_classified(venv: Path):
     site = next((venv / "lib").glob("python3.*/site-packages"))
     knobs = (site / "triton" / "knobs.py").read_text()
     tools = re.findall(r'env_nvidia_tool\("([a-z-]+)"\)', knobs)
     assert "ptxas" in tools, tools
     names = {f"TRITON_{t.upper().replace('-', '_')}_PATH" for t in tools}
     assert names <= set(CODE_FILE_VARS), sorted(names - set(CODE_FILE_VARS))
+    read = {name: kind for kind, name in re.findall(r'(env_[a-z_]+)\("([A-Z][A-Z0-9_]*)"', knobs)}
+    assert {"TRITON_LIBCUDA_PATH", "TRITON_DUMP_DIR", "TRITON_CACHE_MANAGER"} <= set(read)
+    judged = {*CODE_DIR_VARS, *CODE_FILE_VARS, *COMMAND_VARS}
+    unknown = {
+        n: k
+        for n, k in read.items()
+        if n not in judged | PROBE_SETS | LEFT | GPU_CODE
+        and k not in ("env_bool", "env_opt_bool", "env_int")
+        and not n.startswith(HARMLESS_PREFIXES)
+        and n
+        not in (
+            "PTXAS_OPTIONS",
+            "TRITON_F32_DEFAULT",
+            "TRITON_MOCK_PTX_VERSION",
+            "TRITON_OVERRIDE_ARCH",
+            "TRITON_INSTRUMENTATION_MODE",
+        )  # fmt: skip
+    }
+    assert not unknown, f"classify these (a program, a code dir, or harmless): {unknown}"
