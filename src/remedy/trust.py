@@ -335,6 +335,37 @@ _INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
 # (the lists live in remedy.childenv, the lower layer, which judges a step's CFLAGS by them)
 
 
+# the compilers the consumers' JIT code runs by a bare name found on PATH when the environment
+# names none: nvcc's host gcc/g++, `c++` (FlashInfer's and torch's CXX default), `cc`/`gcc`
+# (Triton's launcher), ninja (torch, tvm-ffi, FlashInfer), nvcc (`which nvcc` without a
+# CUDA_HOME). A root-owned PATH dir holding root's link to uid 65534's gcc and c++ passed the
+# PATH-dir check, and flashinfer-jit-build ran them as root (redteam-22)
+JIT_PATH_NAMES = ("gcc", "g++", "cc", "c++", "ninja", "nvcc")
+
+
+def env_command_names(env: Mapping[str, str]) -> list[str]:
+    """The bare command names env makes a consumer find on PATH: the words of COMMAND_VARS
+    (`CXX=g++-12`, `FLASHINFER_NVCC_LAUNCHER=ccache`) and a bare `-ccbin NAME`; each is then
+    checked where PATH finds it (`untrusted_on_path`), as env_code_paths checks a path."""
+    import shlex
+
+    out: list[str] = []
+    for var in COMMAND_VARS:
+        out += [w for w in env.get(var, "").split() if "/" not in w and not w.startswith("-")]
+    for var in (*FLAG_VARS, *COMMAND_VARS):
+        try:
+            words = shlex.split(env.get(var, ""))
+        except ValueError:
+            continue  # refused by env_code_paths
+        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        out += [
+            b
+            for a, b in zip(pieces, pieces[1:], strict=False)
+            if a in _DIR_FLAGS and a != "-B" and b and "/" not in b and not b.startswith("-")
+        ]
+    return list(dict.fromkeys(out))
+
+
 def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str | None]:
     """([(variable, absolute path)], None) for every location in env that code is loaded or
     run from; (…, why) when one cannot be checked (a relative entry, unparsable flags)."""

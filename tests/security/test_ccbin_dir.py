@@ -122,3 +122,58 @@ def test_the_files_a_ccbin_directory_is_judged_by():
         assert {"/opt/hc/gcc", "/opt/hc/g++"} <= set(paths), (env, paths)
     # a bare name is found on PATH, whose dirs (and the step's binaries) are checked
     assert env_code_paths({"NVCC_APPEND_FLAGS": "-ccbin g++"}) == ([], None)
+
+
+def path_dir(area: Path, owner: int) -> Path:
+    """A root-owned PATH dir (mode 755) holding root's links gcc, g++, c++, g++-12 to `owner`'s
+    wrappers (as an admin points /usr/local/bin at a toolchain), which note `NAME uid N`."""
+    svc, b = area / "svc-tools", area / "bin"
+    svc.mkdir()
+    b.mkdir()
+    for n, real in (("gcc", "gcc"), ("g++", "g++"), ("c++", "c++"), ("g++-12", "g++")):
+        f = svc / n
+        f.write_text(
+            f'#!/bin/sh\necho "{n} uid $(id -u)" >> {area / "canary"}\nexec /usr/bin/{real} "$@"\n'
+        )
+        f.chmod(0o755)
+        (b / n).symlink_to(f)
+    own(svc, owner)
+    return b
+
+
+@needs_root
+@pytest.mark.slow
+@pytest.mark.parametrize("env", [{}, {"CC": "g++-12"}, {"NVCC_PREPEND_FLAGS": "-ccbin g++-12"}])
+def test_a_compiler_found_on_path_in_a_root_owned_dir_is_judged(
+    area: Path, venv: Path, env: dict[str, str]
+):
+    """The script probes checked PATH's dirs only: FlashInfer's nvcc ran PATH's gcc and its
+    ninja file's `c++` as root (canary `gcc uid 0` x4, `c++ uid 0`), and a bare `CC`/`-ccbin`
+    name the same way."""
+    b = path_dir(area, NOBODY)
+    res = probe("flashinfer-jit-build", venv, {"PATH": f"{venv}/bin:{b}:/usr/bin:/bin", **env})
+    assert not (area / "canary").exists(), (area / "canary").read_text()
+    assert res.skipped and res.skipped.startswith("not executed: "), res.detail
+    assert f"on PATH is {area}/svc-tools/" in res.skipped, res.skipped
+
+
+@needs_root
+@pytest.mark.slow
+def test_control_roots_own_compilers_on_path_run(area: Path, venv: Path):
+    b = path_dir(area, 0)
+    res = probe("flashinfer-jit-build", venv, {"PATH": f"{venv}/bin:{b}:/usr/bin:/bin"})
+    assert not res.skipped, res.detail
+    ran = (area / "canary").read_text()
+    assert "gcc uid 0" in ran and "c++ uid 0" in ran, ran
+
+
+def test_the_bare_names_the_environment_makes_a_consumer_find():
+    from remedy.trust import env_command_names
+
+    env = {
+        "CXX": "g++-12",
+        "FLASHINFER_NVCC_LAUNCHER": "ccache /opt/x/nvcc",
+        "NVCC_APPEND_FLAGS": "-O2 --compiler-bindir=clang++ -ccbin /opt/g",
+        "FLASHINFER_EXTRA_CUDAFLAGS": "-B as",  # gcc's prefix: a dir, never a command
+    }
+    assert env_command_names(env) == ["g++-12", "ccache", "clang++"]
