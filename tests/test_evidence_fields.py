@@ -855,9 +855,12 @@ WARP_35 = (
 STATED_DRIVER = [
     (["Warp 1.10.0 initialized:", "   CUDA Toolkit 13.0, Driver 12.4", WARP_35], "below"),
     (["Warp 1.10.0 initialized:", "   CUDA Toolkit 12.8, Driver 12.9", WARP_35], "meets"),
+    # same major, older minor: only minor version compatibility (Table 2) runs it
+    (["Warp 1.10.0 initialized:", "   CUDA Toolkit 12.8, Driver 12.4", WARP_35], "compat"),
     # nvidia-smi's exact branch wins over the banner's CUDA: 570.26 is 12.8's minimum
-    (["   CUDA Toolkit 12.8, Driver 12.8", SMI.format(d="565.57.01", c="12.7"), WARP_35], "below"),
+    (["   CUDA Toolkit 12.8, Driver 12.8", SMI.format(d="565.57.01", c="12.7"), WARP_35], "compat"),
     (["   CUDA Toolkit 12.8, Driver 12.8", SMI.format(d="570.133.20", c="12.8"), WARP_35], "meets"),
+    (["   CUDA Toolkit 12.8, Driver 12.8", SMI.format(d="470.256.02", c="11.4"), WARP_35], "below"),
     # a driver and no build CUDA, or torch's CUDA only (not judged here): nothing
     ([SMI.format(d="570.133.20", c="12.8"), WARP_35], None),
     (["PyTorch version: 2.5.1+cu124", SMI.format(d="470.256.02", c="11.4"), WARP_35], None),

@@ -273,13 +273,14 @@ def log_versions_of(
     return out
 
 
-def _driver_judge(kb: Knowledge) -> Callable[[str, str, str], bool | None]:
-    """The version-pairs relation driver-min (knowledge/cuda-releases.yaml, Table 3) as
-    fields.with_stated_driver_fit reads it: does this driver run code built with this CUDA?"""
+def _driver_judge(kb: Knowledge) -> Callable[[str, str, str, str], bool | None]:
+    """The version-pairs relations driver-min / driver-compat (knowledge/cuda-releases.yaml,
+    cuda-tables.yaml compat_drivers) as fields.with_stated_driver_fit reads them: does this
+    driver run code built with this CUDA?"""
     from remedy.knowledge.skew import check
 
-    def judge(driver: str, kind: str, cuda: str) -> bool | None:
-        return check("driver-min", driver, kind, cuda, "cuda", kb.functions).holds
+    def judge(relation: str, driver: str, kind: str, cuda: str) -> bool | None:
+        return check(relation, driver, kind, cuda, "cuda", kb.functions).holds
 
     return judge
 

@@ -873,16 +873,16 @@ DRIVER_FIT_SIGNATURE = "driver-too-old"
 def with_stated_driver_fit(
     views: list[dict[str, str]],
     signatures: list[str],
-    judge: Callable[[str, str, str], bool | None],
+    judge: Callable[[str, str, str, str], bool | None],
 ) -> list[dict[str, str]]:
     """Each driver-too-old view gains, per consumer of DRIVER_FIT_FIELDS whose build CUDA the
     log states, ``driver_fit_<consumer>``: 'meets' when the driver the log states meets that
-    CUDA's minimum, 'below' when it does not (``judge(driver, driver_kind, cuda)``: the
-    version-pairs relation driver-min, release notes Table 3; None: the tables cannot say).
-    Why: cudaErrorInsufficientDriver (35) says "old or absent"; a log that prints both the
-    driver and the build's CUDA decides which (tune-ce): a driver that meets it was never too
-    old for that build (the runtime reached no driver, or another binary refused it), one
-    below it is the old driver the line names."""
+    CUDA's own minimum (relation driver-min, release notes Table 3), 'compat' when it meets
+    only its major's minor-version-compatibility minimum (driver-compat, Table 2), 'below'
+    when it meets neither (``judge(relation, driver, driver_kind, cuda)``; None: the tables
+    cannot say). Why: cudaErrorInsufficientDriver (35) says "old or absent"; a log that prints
+    both the driver and the build's CUDA decides which (tune-ce): a driver that meets it was
+    never too old for that build, one below it is the old driver the line names."""
     driver: tuple[str, str] | None = None
     for v in views:  # the exact branch first (nvidia-smi's header states both)
         if v.get("driver_version"):
@@ -896,20 +896,19 @@ def with_stated_driver_fit(
                 break
     if driver is None:
         return views
-    builds: dict[str, list[str]] = {}
-    for out, names in DRIVER_FIT_FIELDS.items():
-        got = [v[n] for v in views for n in names if v.get(n)]
-        if got:
-            builds[out] = got
-    if not builds:
-        return views
     fit: dict[str, str] = {}
-    for out, cudas in builds.items():
-        verdicts = [judge(driver[0], driver[1], c) for c in cudas]
-        if any(x is False for x in verdicts):
-            fit[out] = "below"
-        elif verdicts and all(x is True for x in verdicts):
+    for out, names in DRIVER_FIT_FIELDS.items():
+        cudas = [v[n] for v in views for n in names if v.get(n)]
+        if not cudas:
+            continue
+        full = [judge("driver-min", driver[0], driver[1], c) for c in cudas]
+        compat = [judge("driver-compat", driver[0], driver[1], c) for c in cudas]
+        if all(x is True for x in full):
             fit[out] = "meets"
+        elif all(x is True for x in compat):
+            fit[out] = "compat"
+        elif any(x is False for x in compat):
+            fit[out] = "below"
     for v, sig in zip(views, signatures, strict=True):
         if sig == DRIVER_FIT_SIGNATURE:
             for k, val in fit.items():
