@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from remedy.diagnose import diagnose
+from remedy.diagnose import _driver_judge, diagnose
 from remedy.errors import KnowledgeError
 from remedy.evidence import scan_lines
 from remedy.evidence.fields import (
@@ -20,6 +20,7 @@ from remedy.evidence.fields import (
     lib_in_cuda_toolkit,
     load_signals,
     symptom_views,
+    with_stated_driver_fit,
 )
 from remedy.inputs import scan_logs
 from remedy.knowledge.loader import load_knowledge
@@ -842,3 +843,39 @@ def test_a_refusal_that_states_only_its_floor() -> None:
     cuda = "RuntimeError: CUDA 12.3 (Hopper) or higher is required, compute capability check"
     syms = [s for s in _symptoms(cuda) if s.signature == "error-states-compute-capability"]
     assert all("capability_short" not in derived_fields(s) for s in syms)
+
+
+# tune-ce (session 42): the driver a log states against the CUDA the refusing binary was built
+# with (Warp's banner), judged by the version-pairs relation driver-min (cuda-releases.yaml)
+SMI = "| NVIDIA-SMI {d}   Driver Version: {d}   CUDA Version: {c}     |"
+WARP_35 = (
+    "Warp CUDA error 35: CUDA driver version is insufficient for CUDA runtime version"
+    " (in function wp_cuda_set_device, /builds/omniverse/warp/warp/native/warp.cu:2104)"
+)
+STATED_DRIVER = [
+    (["Warp 1.10.0 initialized:", "   CUDA Toolkit 13.0, Driver 12.4", WARP_35], "below"),
+    (["Warp 1.10.0 initialized:", "   CUDA Toolkit 12.8, Driver 12.9", WARP_35], "meets"),
+    # same major, older minor: only minor version compatibility (Table 2) runs it
+    (["Warp 1.10.0 initialized:", "   CUDA Toolkit 12.8, Driver 12.4", WARP_35], "compat"),
+    # nvidia-smi's exact branch wins over the banner's CUDA: 570.26 is 12.8's minimum
+    (["   CUDA Toolkit 12.8, Driver 12.8", SMI.format(d="565.57.01", c="12.7"), WARP_35], "compat"),
+    (["   CUDA Toolkit 12.8, Driver 12.8", SMI.format(d="570.133.20", c="12.8"), WARP_35], "meets"),
+    (["   CUDA Toolkit 12.8, Driver 12.8", SMI.format(d="470.256.02", c="11.4"), WARP_35], "below"),
+    # a driver and no build CUDA, or torch's CUDA only (not judged here): nothing
+    ([SMI.format(d="570.133.20", c="12.8"), WARP_35], None),
+    (["PyTorch version: 2.5.1+cu124", SMI.format(d="470.256.02", c="11.4"), WARP_35], None),
+]
+
+
+@pytest.mark.parametrize(("lines", "want"), STATED_DRIVER)
+def test_a_stated_driver_is_judged_against_the_stated_build_cuda(lines, want):
+    syms = scan_lines(lines).symptoms
+    views = with_stated_driver_fit(
+        symptom_views(syms), [s.signature for s in syms], _driver_judge(load_knowledge())
+    )
+    got = [v for s, v in zip(syms, views, strict=True) if s.signature == "driver-too-old"]
+    assert got, [s.signature for s in syms]
+    assert got[0].get("driver_fit_binary") == want, got[0]
+    # only the 35 line carries it
+    others = [v for s, v in zip(syms, views, strict=True) if s.signature != "driver-too-old"]
+    assert all("driver_fit_binary" not in v for v in others)

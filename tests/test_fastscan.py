@@ -889,6 +889,23 @@ def test_every_ungated_literal_holds_an_anchor_and_no_anchor_is_in_a_gated_one()
     assert fastscan.anchors_of([*pats, ("a\nb", None)]) is None
 
 
+def test_anchors_are_not_merged_into_a_short_common_word_fragment() -> None:
+    """grep's set merges anchors into their common prefix ("device cpu", "device driver" ->
+    "vice "); Hyperscan's keeps a prefix under MERGE_MIN apart: "vice " would hit every
+    "503 Service Unavailable" line, each a callback and a look for the literals holding it."""
+    needles = ["could not select device driver", "device cpu", "empty device edits"]
+    assert "vice " in prefilter.reduce_literals(needles)  # grep's set: merged
+    split = prefilter.reduce_literals(needles, merge_min=fastscan.MERGE_MIN)
+    assert all(len(a) >= fastscan.MERGE_MIN for a in split if a not in prefilter.WORDS)
+    assert all(any(a in n for a in split) for n in needles)
+    eng = fastscan.database(prefilter.engine_patterns(default_catalog()))
+    hits: list[int] = []
+    line = b'[2026-11-29 18:59:57] INFO:     127.0.0.1:56707 - "GET /health_generate HTTP/1.1" 503 '
+    for text in (line + b"Service Unavailable\n", b"took the advice of the service desk\n"):
+        eng.db.scan(text, match_event_handler=lambda i, *_: hits.append(i))
+    assert hits == []
+
+
 def test_each_worker_asks_for_its_segment_ahead_of_reading_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -106,7 +106,12 @@ _CONFIG_VARS = (b"XDG_CONFIG_HOME", b"PIP_CONFIG_FILE", b"PYTHONUSERBASE", b"PYT
                 b"APT_CONFIG", b"GCC_EXEC_PREFIX", b"PYTHONPYCACHEPREFIX",
                 b"REQUESTS_CA_BUNDLE", b"CURL_CA_BUNDLE", b"SSL_CERT_FILE",
                 b"TMPDIR", b"TEMP", b"TMP", b"XDG_CACHE_HOME", b"DPKG_ADMINDIR",
-                b"DEBCONF_SYSTEMRC", b"DPKG_ROOT", b"BASH_ENV")  # fmt: skip
+                b"DEBCONF_SYSTEMRC", b"DPKG_ROOT", b"BASH_ENV",
+                b"CUDNN_HOME", b"CUDNN_PATH", b"CUDA_INC_PATH")  # fmt: skip
+# CUDNN_HOME (CUDNN_PATH), CUDA_INC_PATH: torch's cpp_extension (2.14.1) adds
+# `$CUDNN_HOME/include`, `$CUDNN_HOME/lib64` and `$CUDA_INC_PATH` to every CUDA extension a
+# step's source build compiles through its CUDAExtension/BuildExtension (redteam-22; the
+# probes' side: remedy.trust.CODE_DIR_VARS)
 # debconf's databases from the environment, `Driver{opt:value file ...}`
 # (Debconf/Config.pm _env_to_driver): a `File{PATH}` is opened by root's debconf, created
 # through a link where it does not exist (`sysopen O_CREAT`: uid 65534's dangling link made
@@ -149,7 +154,15 @@ _COMPILER_VARS = (b"CC", b"CXX", b"CPP", b"LDSHARED", b"LDCXXSHARED", b"AR", b"C
                   b"CUDAHOSTCXX", b"NVCC_CCBIN", b"CMAKE_TOOLCHAIN_FILE",
                   b"CMAKE_C_COMPILER_LAUNCHER", b"CMAKE_CXX_COMPILER_LAUNCHER",
                   b"CMAKE_CUDA_COMPILER_LAUNCHER", b"CMAKE_C_LINKER_LAUNCHER",
-                  b"CMAKE_CXX_LINKER_LAUNCHER", b"CMAKE_CUDA_LINKER_LAUNCHER")  # fmt: skip
+                  b"CMAKE_CXX_LINKER_LAUNCHER", b"CMAKE_CUDA_LINKER_LAUNCHER",
+                  b"PYTORCH_NVCC")  # fmt: skip
+# PYTORCH_NVCC: the nvcc command torch's cpp_extension writes into a CUDA extension's ninja
+# file (a step's source build through BuildExtension), read as CC is (redteam-22)
+# a host compiler named by its directory (`-ccbin DIR`, NVCC_CCBIN=DIR, `-ccbin $CC`): nvcc
+# runs DIR/gcc and DIR/g++ (CUDA 13.0, traced; tests/security/test_ccbin_dir.py), so every
+# place a compiler or flag variable names is judged with those two names below it too (a
+# name missing there is judged by the place, as any missing path)
+_HOST_CC_NAMES = (b"gcc", b"g++")
 # the options those builds add from the environment (setuptools: CFLAGS, CPPFLAGS, LDFLAGS;
 # CMake: CXXFLAGS, CUDAFLAGS; nvcc: NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS): `-B DIR` (gcc's
 # `as`, `ld`, `collect2` from DIR), `-fplugin=`, `-wrapper`, `@FILE`... Left out where an
@@ -176,6 +189,11 @@ def _foreign_place(value: bytes) -> bool:
         return untrusted_tree(q, walk=False) is not None
     except OSError:
         return True
+
+
+def _with_host_cc(places: list[bytes]) -> list[bytes]:
+    """places, each followed by its gcc and g++ (what nvcc runs from a `-ccbin DIR`)."""
+    return [q for p in places for q in (p, *(os.path.join(p, n) for n in _HOST_CC_NAMES))]
 
 
 def _foreign_lib(var: bytes, entry: bytes) -> bool:
@@ -309,10 +327,13 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
                     words = [os.fsencode(w) for w in shlex.split(os.fsdecode(v))]
                 except ValueError:
                     words = [b"?/"]  # not a command line: judged as a relative path
-                new = None if any(_foreign_place(w) for w in words if b"/" in w) else v
+                places = [w for w in words if b"/" in w]
+                new = None if any(map(_foreign_place, _with_host_cc(places))) else v
             elif k in _FLAG_ENV_VARS:
                 places = _flag_places(v)
-                new = None if places is None or any(_foreign_place(p) for p in places) else v
+                new = (
+                    None if places is None or any(map(_foreign_place, _with_host_cc(places))) else v
+                )
             elif k in _DEBCONF_DBS:
                 places = _debconf_db_places(v)
                 new = None if places is None or any(_foreign_place(p) for p in places) else v

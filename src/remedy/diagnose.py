@@ -21,6 +21,7 @@ from remedy.evidence.fields import (
     error_lines_after,
     load_signals,
     symptom_views,
+    with_stated_driver_fit,
 )
 from remedy.results import Diagnosis, Hypothesis, Symptom
 
@@ -109,6 +110,7 @@ def hypotheses_from_log(
     if signals is None:
         signals = default_signals(kb)
     views = symptom_views(symptoms)  # the fields signals and version pairs read
+    views = with_stated_driver_fit(views, [s.signature for s in symptoms], _driver_judge(kb))
     sig_res = apply_signals(signals, symptoms, views)
     predicted_by: dict[str, list[str]] = defaultdict(list)
     for rid, cr in kb.rules.items():
@@ -269,6 +271,18 @@ def log_versions_of(
     if plain and listed and plain.value in listed.value.split():
         del out["target-plain"]
     return out
+
+
+def _driver_judge(kb: Knowledge) -> Callable[[str, str, str, str], bool | None]:
+    """The version-pairs relations driver-min / driver-compat (knowledge/cuda-releases.yaml,
+    cuda-tables.yaml compat_drivers) as fields.with_stated_driver_fit reads them: does this
+    driver run code built with this CUDA?"""
+    from remedy.knowledge.skew import check
+
+    def judge(relation: str, driver: str, kind: str, cuda: str) -> bool | None:
+        return check(relation, driver, kind, cuda, "cuda", kb.functions).holds
+
+    return judge
 
 
 def _apply_pairs(

@@ -275,6 +275,12 @@ CODE_DIR_VARS = (
     "CUDA_PATH",
     "CUDNN_HOME",
     "CUDNN_PATH",
+    # Triton 3.8.0's launcher build (a probe that launches a Triton kernel, as root): it links
+    # `-L$TRITON_LIBCUDA_PATH -lcuda` (a libcuda.so's SONAME becomes the launcher's DT_NEEDED)
+    # and compiles with `-I` each of TRITON_CUDART_PATH, TRITON_CUDACRT_PATH, then loads it
+    "TRITON_LIBCUDA_PATH",
+    "TRITON_CUDART_PATH",
+    "TRITON_CUDACRT_PATH",
 )
 # variables that make a tool the probe runs write a file where they say, as the probe's user:
 # gcc/g++ (and nvcc's host compiler) write make dependencies to DEPENDENCIES_OUTPUT /
@@ -285,9 +291,11 @@ WRITE_FILE_VARS = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_DEBUG_OUTPU
 # nvcc, for real: the workload's environment naming another user's `g++` ran it as root)
 # TRITON_*_PATH: the ptxas (cuobjdump, nvdisasm) Triton runs instead of its own, read from
 # the environment (remedy's own env-triton-ptxas action sets them): triton-compile runs it
+# (ptxas; cuobjdump for a TRITON_KERNEL_DUMP's .sass: tests/security/test_triton_tool_env.py);
+# TRITON_LIBHIP_PATH: the libamdhip64 Triton's AMD driver dlopens
 CODE_FILE_VARS = ("LD_PRELOAD", "LD_AUDIT", "PYTHONSTARTUP", "BASH_ENV", "ENV", "NVCC_CCBIN",
                   "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_CUOBJDUMP_PATH",
-                  "TRITON_NVDISASM_PATH")  # fmt: skip
+                  "TRITON_NVDISASM_PATH", "TRITON_LIBHIP_PATH")  # fmt: skip
 # flags nvcc reads from the environment, and the ones remedy's probes put on the command line
 # as the consumer does (FlashInfer's, shlex-split): `-ccbin DIR` names the host compiler,
 # `-B DIR` (also inside -Xcompiler=/--compiler-options=) where gcc finds `as`, `ld`, `collect2`
@@ -311,6 +319,11 @@ COMMAND_VARS = ("CC", "CXX", "PYTORCH_NVCC", "FLASHINFER_NVCC", "FLASHINFER_CXX_
                 "FLASHINFER_NVCC_LAUNCHER")  # fmt: skip
 _COMMAND_CHARS = re.compile(r"[A-Za-z0-9_./+=,:@%-]+(?:[ \t]+[A-Za-z0-9_./+=,:@%-]+)*")
 _DIR_FLAGS = ("-ccbin", "--compiler-bindir", "-B")
+# what nvcc runs from a host-compiler DIRECTORY (`-ccbin DIR`, NVCC_CCBIN=DIR, `-ccbin $CC`):
+# CUDA 13.0's nvcc, traced, ran DIR/gcc and DIR/g++ and looked up no other name in DIR. Only
+# the directory was checked: a root-owned one holding uid 65534's g++ (or root's link to it)
+# ran it as root (redteam-22, tests/security/test_ccbin_dir.py)
+HOST_CC_NAMES = ("gcc", "g++")
 # include and library dirs: what they hold is compiled or linked into what the probe runs
 # (CPATH and LIBRARY_PATH are checked for the same reason)
 _INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
@@ -320,6 +333,37 @@ _INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
 # a flag piece that is one (exactly, or starting with one of _RLW_PREFIX) is refused, never
 # checked: root's `c++` ran uid 65534's -wrapper and specs linker, and wrote -Wl,-Map=FILE
 # (the lists live in remedy.childenv, the lower layer, which judges a step's CFLAGS by them)
+
+
+# the compilers the consumers' JIT code runs by a bare name found on PATH when the environment
+# names none: nvcc's host gcc/g++, `c++` (FlashInfer's and torch's CXX default), `cc`/`gcc`
+# (Triton's launcher), ninja (torch, tvm-ffi, FlashInfer), nvcc (`which nvcc` without a
+# CUDA_HOME). A root-owned PATH dir holding root's link to uid 65534's gcc and c++ passed the
+# PATH-dir check, and flashinfer-jit-build ran them as root (redteam-22)
+JIT_PATH_NAMES = ("gcc", "g++", "cc", "c++", "ninja", "nvcc")
+
+
+def env_command_names(env: Mapping[str, str]) -> list[str]:
+    """The bare command names env makes a consumer find on PATH: the words of COMMAND_VARS
+    (`CXX=g++-12`, `FLASHINFER_NVCC_LAUNCHER=ccache`) and a bare `-ccbin NAME`; each is then
+    checked where PATH finds it (`untrusted_on_path`), as env_code_paths checks a path."""
+    import shlex
+
+    out: list[str] = []
+    for var in COMMAND_VARS:
+        out += [w for w in env.get(var, "").split() if "/" not in w and not w.startswith("-")]
+    for var in (*FLAG_VARS, *COMMAND_VARS):
+        try:
+            words = shlex.split(env.get(var, ""))
+        except ValueError:
+            continue  # refused by env_code_paths
+        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        out += [
+            b
+            for a, b in zip(pieces, pieces[1:], strict=False)
+            if a in _DIR_FLAGS and a != "-B" and b and "/" not in b and not b.startswith("-")
+        ]
+    return list(dict.fromkeys(out))
 
 
 def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str | None]:
@@ -337,6 +381,13 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         out.append((var, posixpath.normpath(path)))
         return None
 
+    def add_ccbin(var: str, path: str) -> str | None:
+        # nvcc's host compiler: a directory's gcc and g++ run (HOST_CC_NAMES), each judged as
+        # a binary (a name missing there: by the directory, as any missing path)
+        return add(var, path) or next(
+            (w for n in HOST_CC_NAMES if path and (w := add(var, posixpath.join(path, n)))), None
+        )
+
     for var in CODE_DIR_VARS:
         for p in env.get(var, "").split(":"):
             if why := add(var, p):
@@ -352,8 +403,8 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
             return out, why
     for var in CODE_FILE_VARS:
         for p in env.get(var, "").replace(":", " ").split():
-            if "/" in p and (why := add(var, p)):  # a bare name: the checked library dirs
-                return out, why
+            if "/" in p and (why := (add_ccbin if var == "NVCC_CCBIN" else add)(var, p)):
+                return out, why  # a bare name: the checked library dirs
     for var in COMMAND_VARS:
         value = env.get(var, "").strip()
         if not value:
@@ -363,8 +414,8 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         for w in value.split():
             if w.startswith("-"):
                 continue  # an option: judged with the others below
-            for p in w.split(":"):
-                if "/" in p and (why := add(var, p)):  # the program, or a launcher's argument
+            for p in w.split(":"):  # the program, or a launcher's argument; CC: -ccbin $CC
+                if "/" in p and (why := (add_ccbin if var == "CC" else add)(var, p)):
                     return out, why
     for var in (*FLAG_VARS, *COMMAND_VARS):
         try:
@@ -388,7 +439,7 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
             value = b if a in _DIR_FLAGS else a[2:] if a.startswith("-B") else None
             if a != "-B" and a in _DIR_FLAGS and "/" not in (value or ""):
                 continue  # -ccbin g++: a name found on PATH, whose dirs are checked
-            if value and (why := add(var, value)):
+            if value and (why := (add if a.startswith("-B") else add_ccbin)(var, value)):
                 return out, why
     return out, None
 

@@ -169,13 +169,24 @@ def test_control_gpu_probes_run_a_root_owned_nvidia_smi(area: Path):
     [
         ({"PATH": "/usr/bin::/bin"}, [("PATH", "/usr/bin"), ("PATH", "/bin")]),
         ({"LD_PRELOAD": "libx.so /opt/a/y.so:/opt/b/z.so"}, ["/opt/a/y.so", "/opt/b/z.so"]),
-        ({"NVCC_PREPEND_FLAGS": "-ccbin /opt/g/bin/g++ -O2"}, ["/opt/g/bin/g++"]),
-        ({"NVCC_APPEND_FLAGS": "--compiler-bindir=/opt/g -B/opt/as"}, ["/opt/g", "/opt/as"]),
+        # a host compiler (-ccbin, NVCC_CCBIN): also its gcc and g++ should it be a directory
+        # (redteam-22; for a file they are missing, so judged by the file itself)
+        (
+            {"NVCC_PREPEND_FLAGS": "-ccbin /opt/g/bin/g++ -O2"},
+            ["/opt/g/bin/g++", "/opt/g/bin/g++/gcc", "/opt/g/bin/g++/g++"],
+        ),
+        (
+            {"NVCC_APPEND_FLAGS": "--compiler-bindir=/opt/g -B/opt/as"},
+            ["/opt/g", "/opt/g/gcc", "/opt/g/g++", "/opt/as"],
+        ),
         ({"GCC_EXEC_PREFIX": "/opt/gcc/x-"}, ["/opt/gcc"]),
         ({"FLASHINFER_EXTRA_CUDAFLAGS": "-Xcompiler=-B/opt/b,-O2 -ccbin g++"}, ["/opt/b"]),
         ({"FLASHINFER_EXTRA_LDFLAGS": "-B /opt/l/ -lfoo"}, ["/opt/l"]),
         ({"PYTHONPATH": "/opt/p/../q"}, ["/opt/q"]),
-        ({"NVCC_CCBIN": "/opt/g/bin/g++-12"}, ["/opt/g/bin/g++-12"]),
+        (
+            {"NVCC_CCBIN": "/opt/g/bin/g++-12"},
+            ["/opt/g/bin/g++-12", "/opt/g/bin/g++-12/gcc", "/opt/g/bin/g++-12/g++"],
+        ),
         ({"TRITON_PTXAS_PATH": "/opt/t/ptxas"}, ["/opt/t/ptxas"]),
         ({"TRITON_PTXAS_BLACKWELL_PATH": "/opt/t/ptxas-bw"}, ["/opt/t/ptxas-bw"]),
         ({"PYTHONPYCACHEPREFIX": "/opt/pyc", "HOME": "/home/u"}, ["/opt/pyc", "/home/u"]),

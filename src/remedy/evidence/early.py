@@ -27,7 +27,8 @@ import os
 import stat
 from typing import Any
 
-_TAG = "remedy-scan-engine-4"  # 2: anchors; 3: and fastscan.Engine's tables; 4: and gates
+# 2: anchors; 3: and fastscan.Engine's tables; 4: and gates; 5: anchors merged less
+_TAG = "remedy-scan-engine-5"
 _EARLY: tuple[str, tuple[int, int, int, int], Any] | None = None
 # the signatures file of a cache whose tables another fastscan.py wrote (``_cached_engine``):
 # ``start`` writes the cache again with this one's, after the fork. Without it the tables were

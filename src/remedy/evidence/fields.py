@@ -859,6 +859,63 @@ def with_log_gpu(views: list[dict[str, str]]) -> list[dict[str, str]]:
     return views
 
 
+# The driver a log states (nvidia-smi's header, collect_env, Warp's banner: fields
+# driver_version, then driver_cuda) against the CUDA a binary in it was built with, per
+# consumer: a prebuilt binary's own banner (Warp's 'CUDA Toolkit X', field binary_cuda).
+# tune-ce (session 42). torch's CUDA is not a consumer here: its own 35 line beside a driver
+# that covers torch's CUDA is an extension's (the version pair driver-supports-cuda weighs it).
+DRIVER_FIT_FIELDS = {
+    "driver_fit_binary": ("binary_cuda",),
+}
+DRIVER_FIT_SIGNATURE = "driver-too-old"
+
+
+def with_stated_driver_fit(
+    views: list[dict[str, str]],
+    signatures: list[str],
+    judge: Callable[[str, str, str, str], bool | None],
+) -> list[dict[str, str]]:
+    """Each driver-too-old view gains, per consumer of DRIVER_FIT_FIELDS whose build CUDA the
+    log states, ``driver_fit_<consumer>``: 'meets' when the driver the log states meets that
+    CUDA's own minimum (relation driver-min, release notes Table 3), 'compat' when it meets
+    only its major's minor-version-compatibility minimum (driver-compat, Table 2), 'below'
+    when it meets neither (``judge(relation, driver, driver_kind, cuda)``; None: the tables
+    cannot say). Why: cudaErrorInsufficientDriver (35) says "old or absent"; a log that prints
+    both the driver and the build's CUDA decides which (tune-ce): a driver that meets it was
+    never too old for that build, one below it is the old driver the line names."""
+    driver: tuple[str, str] | None = None
+    for v in views:  # the exact branch first (nvidia-smi's header states both)
+        if v.get("driver_version"):
+            driver = (v["driver_version"], "driver")
+            break
+    if driver is None:
+        for v in views:
+            # torch's 'found version N' on the 35 line itself is the driver torch read
+            if v.get("driver_cuda"):
+                driver = (v["driver_cuda"], "cuda")
+                break
+    if driver is None:
+        return views
+    fit: dict[str, str] = {}
+    for out, names in DRIVER_FIT_FIELDS.items():
+        cudas = [v[n] for v in views for n in names if v.get(n)]
+        if not cudas:
+            continue
+        full = [judge("driver-min", driver[0], driver[1], c) for c in cudas]
+        compat = [judge("driver-compat", driver[0], driver[1], c) for c in cudas]
+        if all(x is True for x in full):
+            fit[out] = "meets"
+        elif all(x is True for x in compat):
+            fit[out] = "compat"
+        elif any(x is False for x in compat):
+            fit[out] = "below"
+    for v, sig in zip(views, signatures, strict=True):
+        if sig == DRIVER_FIT_SIGNATURE:
+            for k, val in fit.items():
+                v.setdefault(k, val)
+    return views
+
+
 # the first compute capability of each architecture family a gate names ('only supports
 # Ampere GPUs or newer'): NVIDIA's CUDA GPUs table
 _ARCH_FAMILY_FLOOR = {

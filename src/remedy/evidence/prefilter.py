@@ -81,9 +81,10 @@ def remember(catalog: Catalog, lits: list[str], patterns: list[tuple[str, bytes 
     _ENGINE_CACHE[id(catalog)] = (catalog, list(patterns))
 
 
-def reduce_literals(needles: Iterable[str]) -> list[str]:
+def reduce_literals(needles: Iterable[str], merge_min: int = 0) -> list[str]:
     """Steps 1-4 above over any set of needles (the error words always kept): every needle
-    contains at least one of the literals returned."""
+    contains at least one of the literals returned. ``merge_min``: a group whose common
+    prefix (step 3) is shorter than this keeps its anchors apart (fastscan says why)."""
     rest = sorted(n for n in set(needles) if not any(w in n for w in WORDS))
     by_anchor: dict[str, set[str]] = {}
     for n in rest:
@@ -94,6 +95,10 @@ def reduce_literals(needles: Iterable[str]) -> list[str]:
     origin: dict[str, set[str]] = {}  # literal -> needles it stands for
     for g in groups.values():
         lit = os.path.commonprefix(g) if len(g) > 1 else g[0]
+        if len(lit) < merge_min:
+            for a in g:
+                origin.setdefault(a, set()).update(by_anchor[a])
+            continue
         origin.setdefault(lit, set()).update(*(by_anchor[a] for a in g))
     kept: list[str] = []
     for lit in sorted(set(WORDS) | set(origin), key=lambda x: (len(x), x)):

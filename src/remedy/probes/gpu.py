@@ -61,6 +61,13 @@ async def gpu_probe(ctx: ProbeContext) -> ProbeResult:
 
     def extra(d: str, env: dict[str, str]) -> dict[str, str]:
         out = {"FLASHINFER_WORKSPACE_BASE": f"{d}/flashinfer-ws", "TRITON_CACHE_DIR": f"{d}/triton"}
+        # Triton's other dirs, private too (redteam-22): with the workload's
+        # TRITON_KERNEL_DUMP=1, root wrote its dumps (add_kernel.ptx, .cubin, .sass...) into
+        # the workload's TRITON_DUMP_DIR, through the link another user put there; an override
+        # dir supplies the kernels run (TRITON_KERNEL_OVERRIDE); TRITON_HOME is their default
+        out["TRITON_DUMP_DIR"] = f"{d}/triton-dump"
+        out["TRITON_OVERRIDE_DIR"] = f"{d}/triton-override"
+        out["TRITON_HOME"] = f"{d}/triton-home"
         if ctx.arch_arg:
             out["FLASHINFER_CUDA_ARCH_LIST"] = ctx.arch().dotted
         cc = str(ctx.facts.gpus[0].compute_cap or "") if ctx.facts.gpus else ""

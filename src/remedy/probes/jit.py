@@ -29,6 +29,7 @@ from remedy.probes.base import (
     timeout_result,
     with_private_home,
 )
+from remedy.trust import JIT_PATH_NAMES, env_command_names
 
 
 async def _run_script(
@@ -47,7 +48,9 @@ async def _run_script(
         if ctx.params.get("prefix"):
             env["CUDA_HOME"] = str(ctx.params["prefix"])
         env.update(extra_env(hd.path, env))
-        await require_trusted(ctx, pythons=[python], env=env)
+        # the compilers the consumer finds on PATH by name, as run_steps checks its steps'
+        names = [*JIT_PATH_NAMES, *env_command_names(env)]
+        await require_trusted(ctx, names, [python], search_path=env.get("PATH", ""), env=env)
         argv = env_argv(env, ["sh", "-c", 'cd "$1" && shift && exec "$@" 2>&1', "sh", hd.path])
         argv += [python, hd.join(name), *args]
         await hd.hand_over()
