@@ -390,6 +390,18 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # bench/results/round64/; god-1, a second log of a thread already in the corpus, was dropped
     # after scoring: score-*-with-god-1.txt keep the first scoring, where it was a hit).
     ("6a51da95", "6a51da95"),
+    # rounds 65-67 (session 42): 109 logs (46 with a class, 63 whose cause no rule covers)
+    # collected by sixteen engineers (col-65a..k, col-66a..e, col-67a..e: robotics/simulation; 3D
+    # extensions; inference runtimes and quantization wheels; training-kernel packages; distro and
+    # env-manager CUDA packaging; torchvision/DALI/NVENC; serving/cluster runtimes; Windows MSVC
+    # builds; Python CUDA JIT libraries; fine-tuning stacks; aarch64/Grace hosts; GPU data
+    # libraries; local LLM apps; life-science software; kernel DSLs; leftovers; the driver below
+    # CUDA; CI builds; virtualised/cloud GPUs; video-generation trainers) who never ran remedy on
+    # them, while tune-ce tuned on facts printed in logs; scored by 5b772634 (blind to the rounds;
+    # bench/results/round65/ .. round67/). gsp-2 and gtp-2, second logs of threads with a log in
+    # the round, were dropped after scoring (one log per dated thread; round 67's
+    # score-*-with-gtp-2.txt keep the first scoring, where gtp-2 was a hit; gsp-2 was a named null).
+    ("5b772634", "5b772634"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
