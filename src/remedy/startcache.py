@@ -190,14 +190,21 @@ def install(profile: str = "") -> None:
         _profile = profile if profile.isalpha() and profile.isascii() else ""
     import atexit
     import collections
-    import dataclasses
     import typing
 
-    for module, name, fn in (
+    routes: list[tuple[types.ModuleType, str, Any]] = [
         (typing, "compile", cached_compile),
-        (dataclasses, "exec", _exec),
         (collections, "eval", _eval),
-    ):
+    ]
+    # the log-only `diagnose` defines no dataclass (its modules' records are plain classes):
+    # importing dataclasses (and inspect, ast, dis) only to route it was ~7 ms of it; a
+    # dataclass made there after all is compiled as without the cache
+    dataclasses = sys.modules.get("dataclasses")
+    if dataclasses is None and _profile != "log":
+        import dataclasses
+    if dataclasses is not None:
+        routes.insert(1, (dataclasses, "exec", _exec))
+    for module, name, fn in routes:
         _installed.append((module, name, module.__dict__.get(name, _MISSING)))
         setattr(module, name, fn)
     compiler = sys.modules.get("re._compiler")
