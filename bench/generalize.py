@@ -1158,6 +1158,14 @@ TUNED_AFTER: list[str] = [
     " cudnn-version-incompatible into xla-cudnn-loaded-older, which names no rule (jaxlib and"
     " TensorFlow bundle no cuDNN: the line does not show a second copy); gcd-11 flagged, template"
     " jax/xla-cudnn-older relabelled null",
+    "after 5b772634 (round 66's gsl-1, apache/tvm#10426): signature tvm-cuda-arch-fallback (TVM's"
+    " 'Unable to detect CUDA version, default to \"-arch=sm_NN\" instead'); field signal"
+    " tvm-fallback-arch-is-not-the-hosts withdraws nvcc's refusal of that fallback arch from the"
+    " arch rules -> none",
+    "after 5b772634 (round 66's gsp-2, iree-org/iree#24477): field signal"
+    " llvm-ptx-version-plain-target-is-not-triton (LLVM NVPTX 'PTX version X does not support"
+    " target sm_NN' for a target without Triton's 'a' suffix) withdraws triton-ptxas-knows-arch"
+    " -> none; gsp-2 kept as template iree/llvm-ptx-version-quoted-sm120",
 ]
 
 TOOLCHAIN_ENV = re.compile(
