@@ -1166,6 +1166,34 @@ TUNED_AFTER: list[str] = [
     " llvm-ptx-version-plain-target-is-not-triton (LLVM NVPTX 'PTX version X does not support"
     " target sm_NN' for a target without Triton's 'a' suffix) withdraws triton-ptxas-knows-arch"
     " -> none; gsp-2 kept as template iree/llvm-ptx-version-quoted-sm120",
+    "after 5b772634 (round 65's gpr-1, ltdrdata/ComfyUI-Impact-Pack#915): signature"
+    " companion-built-for-other-torch also takes torch's dispatcher 'Could not run"
+    " 'torchvision|torchaudio::<op>' with arguments from the 'CUDA' backend' (no CUDA kernel"
+    " registered by the companion) -> extensions-match-torch-abi",
+    "after 5b772634 (round 65's gpx-1, nagadomi/nunif#351): signature nvenc-min-driver-stated"
+    " also takes FFmpeg's '(unknown)' minimum (headers newer than its driver table) ->"
+    " driver-supports-build-cuda",
+    "after 5b772634 (round 65's gqp-1, pie-project/pie#457): signature nvcc-unsupported-gcc"
+    " also takes host_config.h's MSVC refusal quoted as 'C1189: unsupported Microsoft Visual"
+    " Studio version' -> host-compiler-supported (the bare cudafe++ ACCESS_VIOLATION stays"
+    " unknown, gqr-1)",
+    "after 5b772634 (round 66's gry-1, ollama/ollama#12622): signature"
+    " package-build-arch-excludes-gpu also takes ggml_cuda_init's 'GGML_ASSERT(ggml_cuda_has_arch("
+    '...) && "ggml was not compiled with support for this arch") failed\' -> package-has-gpu-arch',
+    "after 5b772634 (round 66's gsk-1, jax-ml/jax#26799): signature gpu-below-required-capability"
+    " also takes XLA's 'Triton support is only enabled for Ampere GPUs (compute capability 8.0)"
+    " and up, but got compute capability X' -> kernel-arch-feature",
+    "after 5b772634 (round 67's gsc-1, modular/mojo-gpu-puzzles#257): signature"
+    " runtime-min-driver-stated also takes MAX's 'GPU driver version is not supported. Required:"
+    " driver version >= N ... Detected: X' -> driver-supports-build-cuda",
+    "after 5b772634 (round 67's gtn-1, aws/containers-roadmap#336): signature"
+    " container-cli-cuda-requirement also takes a requirement error naming a brand alternative's"
+    " clause ('driver < N', 'brand = tesla') or following the hook's --require=cuda>=X exec line"
+    " -> container-driver-satisfies-image",
+    "after 5b772634 (round 66's gsg-1, sokrypton/ColabFold#532): signature"
+    " cuda-runtime-none-loadable also takes the XLA/TensorFlow cudart stub's older stand-in"
+    " 'cudaGetErrorString symbol not found' (the build's libcudart.so.N did not load) ->"
+    " runtime-libs-match-cuda-major",
 ]
 
 TOOLCHAIN_ENV = re.compile(
