@@ -1194,6 +1194,31 @@ TUNED_AFTER: list[str] = [
     " cuda-runtime-none-loadable also takes the XLA/TensorFlow cudart stub's older stand-in"
     " 'cudaGetErrorString symbol not found' (the build's libcudart.so.N did not load) ->"
     " runtime-libs-match-cuda-major",
+    "after 5b772634 (round 65's unknown/gpl-1, NVIDIA/DALI#5696; gps-1, NVIDIA/DALI#3878): DALI's"
+    " pipeline-build headings ('Critical error when building pipeline:', 'Error when"
+    " constructing/adding operator: ... encountered:') are wrappers -> none; first error line",
+    "after 5b772634 (round 65's unknown/gpk-1, flox/flox#3597): FFmpeg nv-codec-headers'"
+    " 'Cannot load <lib>' is error-looking (suspicious WORDS) -> none; first error line",
+    "after 5b772634 (round 66's unknown/gqv-1, Genesis-Embodied-AI/genesis-world#2814): a"
+    " location header ('Error at <file>:<line> in <func>', c10's 'Exception raised from ...')"
+    " scores below an error word (2.5) -> none; first error line",
+    "after 5b772634 (round 66's unknown/grm-1, NVIDIA/nccl#1611): glibc malloc_printerr verdicts"
+    " ('corrupted ', 'corruption') are error-looking; Open MPI's signal report ('[host:pid]"
+    " Signal: Aborted (6)', '*** End of error message ***') is a signal-death trailer -> none;"
+    " first error line",
+    "after 5b772634 (round 66's unknown/gro-1, cms-sw/cmsdist#4039): bash's 'cannot execute"
+    " binary file' is error-looking -> none; first error line",
+    "after 5b772634 (round 66's unknown/grp-1, novitalabs/pegaflow#427): jemalloc's '<jemalloc>:"
+    " Unsupported system page size' is error-looking -> none; first error line",
+    "after 5b772634 (round 67's unknown/gtg-1, NVlabs/cuda-oxide#629; the older ghz-1,"
+    " chelsea0x3b/cudarc#246 too): cargo's 'test failed, to rerun pass' and 'process didn't exit"
+    " successfully' summaries are wrappers -> none; first error line",
+    "after 5b772634 (rounds 65-67's first-error review; the older unknown/geq-1"
+    " tile-ai/tilelang#2367, gdy-3 marcoslucianops/DeepStream-Yolo#591, ghc-1 dphnAI/sonar#458):"
+    " libstdc++'s 'terminate called after throwing' heading scores as an exception line (above"
+    " Paddle's FatalError trailer); assert(0)/assert(false) scores as an error word (the abort"
+    " after the program's own message); uvicorn's level prefix and its 'Exception in ASGI"
+    " application' heading -> none; first error line",
 ]
 
 TOOLCHAIN_ENV = re.compile(
