@@ -1219,6 +1219,11 @@ TUNED_AFTER: list[str] = [
     " Paddle's FatalError trailer); assert(0)/assert(false) scores as an error word (the abort"
     " after the program's own message); uvicorn's level prefix and its 'Exception in ASGI"
     " application' heading -> none; first error line",
+    "after 5b772634 (rounds 65-67's first-error review; the older unknown/gky-1"
+    " warmshao/FasterLivePortrait#8, gkz-1 projectbluefin/dakota#373, gox-1"
+    " EESSI/software-layer#231, ges-4 replicate/cog#390, glc-1 microsoft/WSL#11229): verdict"
+    " words 'couldn't <find|determine|...>' (nvidia-smi's libnvidia-ml lookup, Cog's CUDA"
+    " choice) and ldconfig's 'is not a symbolic link' -> none; first error line of a short log",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -538,3 +538,49 @@ def test_the_first_error_under_wrappers_headings_and_trailers(tmp_path: Path) ->
         d = _diagnosed(p)
         assert d["hypotheses"] == [], (name, d["hypotheses"])
         assert [s["line"] for s in d["suspicious"][:1]] == [first], (name, d["suspicious"][:3])
+
+
+def test_a_negated_lookup_or_a_copied_library_is_the_verdict_of_a_short_log(
+    tmp_path: Path,
+) -> None:
+    """tune-ch (older nulls unknown/gky-1, gkz-1, gox-1, ges-4, glc-1): nvidia-smi's "couldn't
+    find libnvidia-ml.so", Cog's "couldn't automatically determine a CUDA version" and
+    ldconfig's '<lib> is not a symbolic link' hold no error word; each is the first error of a
+    short copy. A 'couldn't' with no lookup verb, and ldconfig's report of a link, are none."""
+    for lines, first in (
+        (
+            [
+                "$ nvidia-smi",
+                "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure"
+                " that the NVIDIA Display Driver is properly installed and present in your system.",
+            ],
+            2,
+        ),
+        (
+            [
+                "Building Docker image from environment in cog.yaml...",
+                "ⅹ Cog couldn't automatically determine a CUDA version for torch==2.0.0. You need"
+                " to set the 'cuda' option in cog.yaml to set what version to use.",
+            ],
+            2,
+        ),
+        (
+            [
+                "Processing triggers for libc-bin (2.39-0ubuntu8.4) ...",
+                "/sbin/ldconfig.real: /usr/lib/wsl/lib/libnvidia-ml.so.1 is not a symbolic link",
+            ],
+            2,
+        ),
+    ):
+        p = tmp_path / "verdict.log"
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], lines
+        assert [s["line"] for s in d["suspicious"][:1]] == [first], (lines, d["suspicious"])
+    for text in (
+        "Note: the cache couldn't be warmed in time, continuing",
+        "ldconfig: /usr/lib/libcuda.so.1 is a symbolic link to libcuda.so.560.35.03",
+    ):
+        p = tmp_path / "near.log"
+        p.write_text(f"Starting\n{text}\n")
+        assert _diagnosed(p)["suspicious"] == [], text

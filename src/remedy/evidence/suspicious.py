@@ -508,8 +508,17 @@ _WARN = r"|warn(?:ing)?\b|^\[NeMo W \d|(?-i:^W\d{4} \d\d:\d\d:\d\d)"
 _VERDICT = re.compile(
     r"\bnot\s(?:\w+\s){0,2}?(?:found|supported|available|loaded|permitted|recogni[sz]ed"
     r"|compatible|installed|allowed)\b"
-    r"|\b(?:don't|doesn't|didn't|do not|does not|did not|can't|cannot|could not|unable to)\s"
-    r"(?:\w+\s)?(?:match|find|load|open|locate|be run|run|use|execute|support)\b"
+    # (tune-ch) 'couldn't' too: nvidia-smi's "NVIDIA-SMI couldn't find libnvidia-ml.so library
+    # in your system." (the driver's user-space library missing; corpus unknown/gky-1, gkz-1,
+    # gox-1) and Cog's "Cog couldn't automatically determine a CUDA version for torch==X"
+    # (replicate/cog pkg/config/config.go validateAndCompleteCUDA; unknown/ges-4)
+    r"|\b(?:don't|doesn't|didn't|do not|does not|did not|can't|cannot|could not|couldn't"
+    r"|unable to)\s(?:\w+\s)?(?:match|find|load|open|locate|be run|run|use|execute|support"
+    r"|determine)\b"
+    # ldconfig's verdict on a library a driver install copied instead of linking (glibc
+    # elf/ldconfig.c: '%s is not a symbolic link'; WSL's /usr/lib/wsl/lib/libcuda.so.1,
+    # corpus unknown/glc-1)
+    r"|\bis\snot\sa\ssymbolic\slink\b"
     r"|\b(?:unknown|invalid|malformed|incompatible|conflicts? with|conflicting|unsupported"
     r"|unrecognized|mismatch\w*|refused|denied|missing)\b"
     r"|\bno\s(?:module named|such file|version of|compatible|prebuilt|GPU|CUDA|kernel image"
