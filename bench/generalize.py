@@ -1224,6 +1224,12 @@ TUNED_AFTER: list[str] = [
     " EESSI/software-layer#231, ges-4 replicate/cog#390, glc-1 microsoft/WSL#11229): verdict"
     " words 'couldn't <find|determine|...>' (nvidia-smi's libnvidia-ml lookup, Cog's CUDA"
     " choice) and ldconfig's 'is not a symbolic link' -> none; first error line of a short log",
+    "after 5b772634 (rounds 65-67's first-error review; the older unknown/gep-2"
+    " sgl-project/sglang#12533, gdd-2 KellerJordan/modded-nanogpt#145, gkk-1"
+    " KillzXGaming/Switch-Toolbox#657, gdd-4 eugr/spark-vllm-docker#15, fzv-8"
+    " pytorch/pytorch#172629): verdict words 'cannot allocate', 'does not have', 'illegal"
+    " address' and torch's 'which is of cuda capability' warning line -> none; first error"
+    " line of a short log",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -584,3 +584,48 @@ def test_a_negated_lookup_or_a_copied_library_is_the_verdict_of_a_short_log(
         p = tmp_path / "near.log"
         p.write_text(f"Starting\n{text}\n")
         assert _diagnosed(p)["suspicious"] == [], text
+
+
+def test_an_allocation_refusal_a_missing_build_an_illegal_address_or_a_capability_warning(
+    tmp_path: Path,
+) -> None:
+    """tune-ch (older nulls unknown/gep-2, gdd-2, gkk-1, gdd-4, fzv-8): verdicts worded without
+    an error word, each the first error of a short copy: NVSHMEM's 'NULL value cannot
+    allocate <obj>', the kernels hub's 'does not have build: <variant>', Cycles' 'Illegal
+    address in CUDA queue <kernel>', torch's 'Found GPUn <name> which is of cuda capability
+    X.Y.' (its warning's first line, under a bare 'UserWarning:' heading too). Near misses: an
+    allocation stated as done, a capability line of nvidia-smi's query, are none."""
+    for lines, first in (
+        (["/src/host/init/init.cu:312: NULL value cannot allocate nvshmemi_device_state"], 1),
+        (
+            [
+                "Fetching 4 files: 100%",
+                "Kernel at path `/root/.cache/huggingface/hub/models--kernels-community--"
+                "flash-attn3/snapshots/0123abcd` does not have build: torch29-cxx11-cu130-"
+                "aarch64-linux",
+            ],
+            2,
+        ),
+        (["Illegal address in CUDA queue synchronize (integrator_intersect_closest)"], 1),
+        (
+            [
+                "UserWarning:",
+                "    Found GPU1 NVIDIA GB10 which is of cuda capability 12.1.",
+                "    Minimum and Maximum cuda capability supported by this version of PyTorch is",
+                "    (7.5) - (12.0)",
+            ],
+            2,
+        ),
+    ):
+        p = tmp_path / "verdict.log"
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], lines
+        assert [s["line"] for s in d["suspicious"][:1]] == [first], (lines, d["suspicious"])
+    for text in (
+        "nvshmem: allocated 1073741824 bytes of symmetric heap",
+        "name, compute_cap: NVIDIA GeForce RTX 4090, 8.9",
+    ):
+        p = tmp_path / "near.log"
+        p.write_text(f"Starting\n{text}\n")
+        assert _diagnosed(p)["suspicious"] == [], text

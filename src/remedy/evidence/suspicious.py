@@ -514,7 +514,16 @@ _VERDICT = re.compile(
     # (replicate/cog pkg/config/config.go validateAndCompleteCUDA; unknown/ges-4)
     r"|\b(?:don't|doesn't|didn't|do not|does not|did not|can't|cannot|could not|couldn't"
     r"|unable to)\s(?:\w+\s)?(?:match|find|load|open|locate|be run|run|use|execute|support"
-    r"|determine)\b"
+    r"|determine|allocate|have)\b"
+    # (tune-ch) and: NVSHMEM's NULL-value check ('<file>:<line>: NULL value cannot allocate
+    # <obj>', its NVSHMEMI_NULL_ERROR_JMP macro; unknown/gep-2); the kernels hub's variant
+    # lookup ('Kernel at path `<p>` does not have build: <variant>', huggingface/kernels;
+    # unknown/gdd-2); CUDA_ERROR_ILLEGAL_ADDRESS in words without an error word (Blender
+    # Cycles' CUDA device queue, intern/cycles/device/cuda: 'Illegal address in CUDA queue
+    # <kernel> (...)'; unknown/gkk-1); torch's capability warning, whose
+    # first line names the GPU's capability ('Found GPU0 <name> which is of cuda capability
+    # 12.1.', torch/cuda/__init__.py _check_capability; unknown/gdd-4, fzv-8)
+    r"|\billegal\saddress\b|\bwhich\sis\sof\scuda\scapability\b"
     # ldconfig's verdict on a library a driver install copied instead of linking (glibc
     # elf/ldconfig.c: '%s is not a symbolic link'; WSL's /usr/lib/wsl/lib/libcuda.so.1,
     # corpus unknown/glc-1)
