@@ -427,8 +427,7 @@ FIRST_ERROR_SHAPES = {
         ],
         2,
     ),
-    # near miss: a rustc error above cargo's 'could not compile' stays first, and a cargo error
-    # of its own (no wrapper wording) is still the statement
+    # near miss: a cargo error of its own (no wrapper wording) is still the statement
     "cargo-own": (
         [
             "    Updating crates.io index",
