@@ -1158,6 +1158,78 @@ TUNED_AFTER: list[str] = [
     " cudnn-version-incompatible into xla-cudnn-loaded-older, which names no rule (jaxlib and"
     " TensorFlow bundle no cuDNN: the line does not show a second copy); gcd-11 flagged, template"
     " jax/xla-cudnn-older relabelled null",
+    "after 5b772634 (round 66's gsl-1, apache/tvm#10426): signature tvm-cuda-arch-fallback (TVM's"
+    " 'Unable to detect CUDA version, default to \"-arch=sm_NN\" instead'); field signal"
+    " tvm-fallback-arch-is-not-the-hosts withdraws nvcc's refusal of that fallback arch from the"
+    " arch rules -> none",
+    "after 5b772634 (round 66's gsp-2, iree-org/iree#24477): field signal"
+    " llvm-ptx-version-plain-target-is-not-triton (LLVM NVPTX 'PTX version X does not support"
+    " target sm_NN' for a target without Triton's 'a' suffix) withdraws triton-ptxas-knows-arch"
+    " -> none; gsp-2 kept as template iree/llvm-ptx-version-quoted-sm120",
+    "after 5b772634 (round 65's gpr-1, ltdrdata/ComfyUI-Impact-Pack#915): signature"
+    " companion-built-for-other-torch also takes torch's dispatcher 'Could not run"
+    " 'torchvision|torchaudio::<op>' with arguments from the 'CUDA' backend' (no CUDA kernel"
+    " registered by the companion) -> extensions-match-torch-abi",
+    "after 5b772634 (round 65's gpx-1, nagadomi/nunif#351): signature nvenc-min-driver-stated"
+    " also takes FFmpeg's '(unknown)' minimum (headers newer than its driver table) ->"
+    " driver-supports-build-cuda",
+    "after 5b772634 (round 65's gqp-1, pie-project/pie#457): signature nvcc-unsupported-gcc"
+    " also takes host_config.h's MSVC refusal quoted as 'C1189: unsupported Microsoft Visual"
+    " Studio version' -> host-compiler-supported (the bare cudafe++ ACCESS_VIOLATION stays"
+    " unknown, gqr-1)",
+    "after 5b772634 (round 66's gry-1, ollama/ollama#12622): signature"
+    " package-build-arch-excludes-gpu also takes ggml_cuda_init's 'GGML_ASSERT(ggml_cuda_has_arch("
+    '...) && "ggml was not compiled with support for this arch") failed\' -> package-has-gpu-arch',
+    "after 5b772634 (round 66's gsk-1, jax-ml/jax#26799): signature gpu-below-required-capability"
+    " also takes XLA's 'Triton support is only enabled for Ampere GPUs (compute capability 8.0)"
+    " and up, but got compute capability X' -> kernel-arch-feature",
+    "after 5b772634 (round 67's gsc-1, modular/mojo-gpu-puzzles#257): signature"
+    " runtime-min-driver-stated also takes MAX's 'GPU driver version is not supported. Required:"
+    " driver version >= N ... Detected: X' -> driver-supports-build-cuda",
+    "after 5b772634 (round 67's gtn-1, aws/containers-roadmap#336): signature"
+    " container-cli-cuda-requirement also takes a requirement error naming a brand alternative's"
+    " clause ('driver < N', 'brand = tesla') or following the hook's --require=cuda>=X exec line"
+    " -> container-driver-satisfies-image",
+    "after 5b772634 (round 66's gsg-1, sokrypton/ColabFold#532): signature"
+    " cuda-runtime-none-loadable also takes the XLA/TensorFlow cudart stub's older stand-in"
+    " 'cudaGetErrorString symbol not found' (the build's libcudart.so.N did not load) ->"
+    " runtime-libs-match-cuda-major",
+    "after 5b772634 (round 65's unknown/gpl-1, NVIDIA/DALI#5696; gps-1, NVIDIA/DALI#3878): DALI's"
+    " pipeline-build headings ('Critical error when building pipeline:', 'Error when"
+    " constructing/adding operator: ... encountered:') are wrappers -> none; first error line",
+    "after 5b772634 (round 65's unknown/gpk-1, flox/flox#3597): FFmpeg nv-codec-headers'"
+    " 'Cannot load <lib>' is error-looking (suspicious WORDS) -> none; first error line",
+    "after 5b772634 (round 66's unknown/gqv-1, Genesis-Embodied-AI/genesis-world#2814): a"
+    " location header ('Error at <file>:<line> in <func>', c10's 'Exception raised from ...')"
+    " scores below an error word (2.5) -> none; first error line",
+    "after 5b772634 (round 66's unknown/grm-1, NVIDIA/nccl#1611): glibc malloc_printerr verdicts"
+    " ('corrupted ', 'corruption') are error-looking; Open MPI's signal report ('[host:pid]"
+    " Signal: Aborted (6)', '*** End of error message ***') is a signal-death trailer -> none;"
+    " first error line",
+    "after 5b772634 (round 66's unknown/gro-1, cms-sw/cmsdist#4039): bash's 'cannot execute"
+    " binary file' is error-looking -> none; first error line",
+    "after 5b772634 (round 66's unknown/grp-1, novitalabs/pegaflow#427): jemalloc's '<jemalloc>:"
+    " Unsupported system page size' is error-looking -> none; first error line",
+    "after 5b772634 (round 67's unknown/gtg-1, NVlabs/cuda-oxide#629; the older ghz-1,"
+    " chelsea0x3b/cudarc#246 too): cargo's 'test failed, to rerun pass' and 'process didn't exit"
+    " successfully' summaries are wrappers -> none; first error line",
+    "after 5b772634 (rounds 65-67's first-error review; the older unknown/geq-1"
+    " tile-ai/tilelang#2367, gdy-3 marcoslucianops/DeepStream-Yolo#591, ghc-1 dphnAI/sonar#458):"
+    " libstdc++'s 'terminate called after throwing' heading scores as an exception line (above"
+    " Paddle's FatalError trailer); assert(0)/assert(false) scores as an error word (the abort"
+    " after the program's own message); uvicorn's level prefix and its 'Exception in ASGI"
+    " application' heading -> none; first error line",
+    "after 5b772634 (rounds 65-67's first-error review; the older unknown/gky-1"
+    " warmshao/FasterLivePortrait#8, gkz-1 projectbluefin/dakota#373, gox-1"
+    " EESSI/software-layer#231, ges-4 replicate/cog#390, glc-1 microsoft/WSL#11229): verdict"
+    " words 'couldn't <find|determine|...>' (nvidia-smi's libnvidia-ml lookup, Cog's CUDA"
+    " choice) and ldconfig's 'is not a symbolic link' -> none; first error line of a short log",
+    "after 5b772634 (rounds 65-67's first-error review; the older unknown/gep-2"
+    " sgl-project/sglang#12533, gdd-2 KellerJordan/modded-nanogpt#145, gkk-1"
+    " KillzXGaming/Switch-Toolbox#657, gdd-4 eugr/spark-vllm-docker#15, fzv-8"
+    " pytorch/pytorch#172629): verdict words 'cannot allocate', 'does not have', 'illegal"
+    " address' and torch's 'which is of cuda capability' warning line -> none; first error"
+    " line of a short log",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -383,3 +383,248 @@ def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> N
         "└ @ CUDA ~/.julia/packages/CUDA/Tl08O/src/initialization.jl:206\n"
     )
     assert [s["line"] for s in _diagnosed(two)["suspicious"][:1]] == [1]
+
+
+# tune-ch (rounds 65-67's first-error misses): (lines, the first error's line number). Each
+# shape with other realistic values than its corpus row, and near misses the other way.
+FIRST_ERROR_SHAPES = {
+    # DALI's pipeline-build headings over the operator's own error (dali/pipeline/pipeline.cc)
+    "dali-build": (
+        [
+            "RuntimeError: Critical error when building pipeline:",
+            'Error when adding operator: decoders__Video, instance name: "__Video_2", encountered:',
+            "Error in thread 1: [/opt/dali/dali/operators/reader/loader/video_loader.cc:188]"
+            " Failed to open video file: /data/a.mp4",
+            "Current pipeline object is no longer valid.",
+        ],
+        3,
+    ),
+    # near miss: a DALI runtime error without the build headings is the exception line itself
+    "dali-run": (
+        [
+            "RuntimeError: [/opt/dali/dali/pipeline/operator/op_spec.h:2] Assert on"
+            ' "HasArgument(name)" failed: Argument "device_memory_padding" is not defined.',
+            "Current pipeline object is no longer valid.",
+        ],
+        1,
+    ),
+    # cargo's 'test failed' and 'process didn't exit successfully' summaries
+    "cargo-test": (
+        [
+            "     Running unittests src/lib.rs (target/debug/deps/kernels-5d1c2f0a9e8b7c6d)",
+            "target/debug/deps/kernels-5d1c2f0a9e8b7c6d: error while loading shared libraries:"
+            " libcuda.so.1: cannot open shared object file: No such file or directory",
+            "error: test failed, to rerun pass `-p kernels --lib`",
+        ],
+        2,
+    ),
+    "cargo-run": (
+        [
+            "     Running `target/release/infer`",
+            "thread 'main' panicked at src/main.rs:14:40:",
+            "called `Result::unwrap()` on an `Err` value: DriverError(CUDA_ERROR_NO_DEVICE)",
+            "error: process didn't exit successfully: `target/release/infer` (exit code: 101)",
+        ],
+        2,
+    ),
+    # near miss: a cargo error of its own (no wrapper wording) is still the statement
+    "cargo-own": (
+        [
+            "    Updating crates.io index",
+            "error: failed to select a version for the requirement `cudarc = ^0.99`",
+        ],
+        2,
+    ),
+    # libstdc++'s terminate heading, above a runtime's signal trailer
+    "terminate": (
+        [
+            "terminate called after throwing an instance of 'std::runtime_error'",
+            "  what():  NCCL error: unhandled cuda error",
+            "FatalError: `Process abort signal` is detected by the operating system.",
+            '  [TimeInfo: *** Aborted at 1712345678 (unix time) try "date -d @1712345678" ***]',
+        ],
+        1,
+    ),
+    # glibc's malloc verdict above Open MPI's signal report
+    "malloc-ompi": (
+        [
+            "malloc(): corrupted top size",
+            "[node07:22113] *** Process received signal ***",
+            "[node07:22113] Signal: Aborted (6)",
+            "[node07:22113] Signal code:  (-6)",
+            "[node07:22113] *** End of error message ***",
+        ],
+        1,
+    ),
+    # near miss: Open MPI's report alone is still shown (nothing else states the failure)
+    "ompi-alone": (
+        [
+            "[node07:22113] *** Process received signal ***",
+            "[node07:22113] Signal: Segmentation fault (11)",
+        ],
+        2,
+    ),
+    # jemalloc's page-size check, then the allocation failure it causes
+    "jemalloc": (
+        ["<jemalloc>: Unsupported system page size", "memory allocation of 64 bytes failed"],
+        1,
+    ),
+    # FFmpeg's NVIDIA loader, before its own summary of the same failure
+    "ffmpeg-load": (
+        [
+            "[AVHWDeviceContext @ 0x55d1c0a2b3c0] Cannot load libcuda.so.1",
+            "[AVHWDeviceContext @ 0x55d1c0a2b3c0] Could not dynamically load CUDA",
+            "Device creation failed: -1.",
+        ],
+        1,
+    ),
+    # bash's exec verdict above the CMake error its empty output causes
+    "exec-format": (
+        [
+            # bash before 4.4 ends the line there; later ones add ': Exec format error'
+            "/opt/cuda/bin/nvcc: /opt/cuda/bin/nvcc: cannot execute binary file",
+            "CMake Error at /usr/share/cmake-3.22/Modules/FindCUDA.cmake:746 (string):",
+            "  string sub-command REGEX, mode REPLACE needs at least 6 arguments total to",
+        ],
+        1,
+    ),
+    # a location header before its message, and an assert(0) after the program's message
+    "error-at": (
+        [
+            "Link step failed!",
+            "Error at /src/render/cuda_exec.cpp:412 in compileKernels",
+            "nvJitLink error: Internal error",
+        ],
+        1,
+    ),
+    "assert-const": (
+        [
+            "Failed to parse weights file: model.onnx",
+            "infer: weights.cpp:88: void load(const char*): Assertion `false' failed.",
+            "Aborted (core dumped)",
+        ],
+        1,
+    ),
+    # near miss: an assertion of a real condition is the statement, above the line before it
+    "assert-cond": (
+        [
+            "Loading engine from cache",
+            "infer: engine.cpp:41: int build(): Assertion `engine != nullptr' failed.",
+        ],
+        2,
+    ),
+    # uvicorn's level prefix on every line of a logged traceback
+    "uvicorn": (
+        [
+            "ERROR:    Exception in ASGI application",
+            'ERROR:      File "/app/server.py", line 12, in startup',
+            "ERROR:        os.makedirs(cache_dir, exist_ok=True)",
+            "ERROR:    OSError: [Errno 30] Read-only file system: '/models/.cache'",
+        ],
+        4,
+    ),
+}
+
+
+def test_the_first_error_under_wrappers_headings_and_trailers(tmp_path: Path) -> None:
+    """tune-ch: each shape's first real error, not the wrapper above it (DALI's pipeline-build
+    headings), the summary after it (cargo's), the trailer of the abort it causes (Open MPI's
+    signal report, Paddle's FatalError, an assert(0)), a location header (c10's, 'Error at
+    <file>:<line> in <func>') or a logger prefix on every line (uvicorn's)."""
+    for name, (lines, first) in FIRST_ERROR_SHAPES.items():
+        p = tmp_path / f"{name}.log"
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], (name, d["hypotheses"])
+        assert [s["line"] for s in d["suspicious"][:1]] == [first], (name, d["suspicious"][:3])
+
+
+def test_a_negated_lookup_or_a_copied_library_is_the_verdict_of_a_short_log(
+    tmp_path: Path,
+) -> None:
+    """tune-ch (older nulls unknown/gky-1, gkz-1, gox-1, ges-4, glc-1): nvidia-smi's "couldn't
+    find libnvidia-ml.so", Cog's "couldn't automatically determine a CUDA version" and
+    ldconfig's '<lib> is not a symbolic link' hold no error word; each is the first error of a
+    short copy. A 'couldn't' with no lookup verb, and ldconfig's report of a link, are none."""
+    for lines, first in (
+        (
+            [
+                "$ nvidia-smi",
+                "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure"
+                " that the NVIDIA Display Driver is properly installed and present in your system.",
+            ],
+            2,
+        ),
+        (
+            [
+                "Building Docker image from environment in cog.yaml...",
+                "ⅹ Cog couldn't automatically determine a CUDA version for torch==2.0.0. You need"
+                " to set the 'cuda' option in cog.yaml to set what version to use.",
+            ],
+            2,
+        ),
+        (
+            [
+                "Processing triggers for libc-bin (2.39-0ubuntu8.4) ...",
+                "/sbin/ldconfig.real: /usr/lib/wsl/lib/libnvidia-ml.so.1 is not a symbolic link",
+            ],
+            2,
+        ),
+    ):
+        p = tmp_path / "verdict.log"
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], lines
+        assert [s["line"] for s in d["suspicious"][:1]] == [first], (lines, d["suspicious"])
+    for text in (
+        "Note: the cache couldn't be warmed in time, continuing",
+        "ldconfig: /usr/lib/libcuda.so.1 is a symbolic link to libcuda.so.560.35.03",
+    ):
+        p = tmp_path / "near.log"
+        p.write_text(f"Starting\n{text}\n")
+        assert _diagnosed(p)["suspicious"] == [], text
+
+
+def test_an_allocation_refusal_a_missing_build_an_illegal_address_or_a_capability_warning(
+    tmp_path: Path,
+) -> None:
+    """tune-ch (older nulls unknown/gep-2, gdd-2, gkk-1, gdd-4, fzv-8): verdicts worded without
+    an error word, each the first error of a short copy: NVSHMEM's 'NULL value cannot
+    allocate <obj>', the kernels hub's 'does not have build: <variant>', Cycles' 'Illegal
+    address in CUDA queue <kernel>', torch's 'Found GPUn <name> which is of cuda capability
+    X.Y.' (its warning's first line, under a bare 'UserWarning:' heading too). Near misses: an
+    allocation stated as done, a capability line of nvidia-smi's query, are none."""
+    for lines, first in (
+        (["/src/host/init/init.cu:312: NULL value cannot allocate nvshmemi_device_state"], 1),
+        (
+            [
+                "Fetching 4 files: 100%",
+                "Kernel at path `/root/.cache/huggingface/hub/models--kernels-community--"
+                "flash-attn3/snapshots/0123abcd` does not have build: torch29-cxx11-cu130-"
+                "aarch64-linux",
+            ],
+            2,
+        ),
+        (["Illegal address in CUDA queue synchronize (integrator_intersect_closest)"], 1),
+        (
+            [
+                "UserWarning:",
+                "    Found GPU1 NVIDIA GB10 which is of cuda capability 12.1.",
+                "    Minimum and Maximum cuda capability supported by this version of PyTorch is",
+                "    (7.5) - (12.0)",
+            ],
+            2,
+        ),
+    ):
+        p = tmp_path / "verdict.log"
+        p.write_text("\n".join(lines) + "\n")
+        d = _diagnosed(p)
+        assert d["hypotheses"] == [], lines
+        assert [s["line"] for s in d["suspicious"][:1]] == [first], (lines, d["suspicious"])
+    for text in (
+        "nvshmem: allocated 1073741824 bytes of symmetric heap",
+        "name, compute_cap: NVIDIA GeForce RTX 4090, 8.9",
+    ):
+        p = tmp_path / "near.log"
+        p.write_text(f"Starting\n{text}\n")
+        assert _diagnosed(p)["suspicious"] == [], text

@@ -594,6 +594,97 @@ def test_diagnose_of_a_big_log_imports_no_tempfile(tmp_path: Path) -> None:
     assert (r.returncode, r.stdout) == (code, out)
 
 
+def test_diagnose_of_a_big_log_imports_no_dataclasses_and_reads_its_own_code_cache(
+    tmp_path: Path,
+) -> None:
+    """`diagnose --log` (Hyperscan, started early): its records are plain classes, so
+    dataclasses (inspect, ast, dis: ~7-9 ms) is not imported, and remedy.startcache reads a file
+    of its own (the shared one held plan's pydantic and typer code too: ~10-15 ms to read,
+    check and unmarshal). The output is the one the CLI (typer) prints."""
+    pytest.importorskip("hyperscan")
+    from remedy.evidence import fastscan
+
+    cache = tmp_path / "cache"
+    log = tmp_path / "big.log"
+    body = (LOGS / "seed003_capture_nv_detail.log").read_bytes()
+    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(4000))
+    with log.open("wb") as f:
+        while f.tell() < fastscan.MIN_BYTES + (1 << 20):
+            f.write(filler + body)
+    args = ["diagnose", "--log", str(log), "--json"]
+    first = cli_run(args, "entry", cache)  # writes the caches the early start reads
+    code, out, err, mods = cli_run(args, "entry", cache)
+    assert (code, out, err) == first[:3] and json.loads(out)["symptoms"]
+    assert "remedy.evidence.fastscan" in mods and "remedy.evaluate" in mods  # control
+    assert loaded(mods, "dataclasses", "inspect") == set()
+    files = sorted(p.name for p in (cache / "remedy").glob("startup-code-*"))
+    assert len(files) == 1 and files[0].endswith("-log.marshal"), files
+    want = cli_run(args, "typer", cache)
+    assert want[:2] == (code, out)
+    assert "dataclasses" in want[3]  # control: the CLI's path imports it, as before
+
+
+@pytest.mark.parametrize(
+    ("argv", "profile"),
+    [
+        (["diagnose", "--log", "a.log", "--json"], "log"),
+        (["diagnose", "-l", "a.log", "--log=b.log"], "log"),
+        (["diagnose", "--log", "a.log", "--facts", "f.yaml"], ""),
+        (["diagnose", "-e", "x", "--log", "a.log"], ""),
+        (["diagnose", "--log", "a.log", "--host", "h"], ""),
+        (["diagnose", "--help"], ""),
+        (["plan", "--example", "x", "--json"], ""),
+        ([], ""),
+    ],
+)
+def test_only_a_log_only_diagnose_gets_the_log_code_cache(argv: list[str], profile: str) -> None:
+    from remedy.entry import _code_profile
+
+    assert _code_profile(argv) == profile
+
+
+def test_the_plain_records_compare_and_print_as_the_dataclasses_did() -> None:
+    """The records that were dataclasses: equal by fields and class, unhashable unless frozen,
+    the frozen ones refuse assignment and hash by fields, repr as before, pickle and copy."""
+    import copy
+    import pickle
+
+    from remedy.evaluate import Evaluation, Violation
+    from remedy.evidence.fields import SignalResult
+    from remedy.knowledge.skew import LogVersion, Outcome, PairVerdict
+    from remedy.resolve import Pick
+
+    v = Violation("r", "s", ["c"], {"k": 1}, True, "error")
+    assert v == Violation("r", "s", ["c"], {"k": 1}, True, "error")
+    assert v != Violation("r", "s", ["c"], {"k": 1}, True, "warning")
+    assert repr(v) == "Violation(rule='r', subject='s', consumers=['c'], ctx={'k': 1}, " + (
+        "hard=True, severity='error')"
+    )
+    with pytest.raises(TypeError):
+        hash(v)
+    e = Evaluation([v])
+    assert (e.errors, e.picks, e.outcomes, e.facts) == ([], {}, {}, None)
+    assert Evaluation([]).errors is not Evaluation([]).errors  # a fresh default each
+    assert e == Evaluation([v]) and e != Evaluation([])
+    o = Outcome(True, "why")
+    assert o == Outcome(True, "why") and hash(o) == hash(Outcome(True, "why"))
+    assert repr(o) == "Outcome(holds=True, why='why')"
+    with pytest.raises(AttributeError):
+        o.why = "other"  # type: ignore[misc]
+    p = Pick(None, "/usr/local/cuda", "CUDA_HOME")
+    assert pickle.loads(pickle.dumps(p)) == p and copy.deepcopy(p) == p
+    assert repr(p) == "Pick(tk=None, path='/usr/local/cuda', how='CUDA_HOME')"
+    with pytest.raises(AttributeError):
+        p.path = "/x"  # type: ignore[misc]
+    assert LogVersion("k", "n", "1", 0) == LogVersion("k", "n", "1", 0)
+    assert PairVerdict("p", True, "w", (1, 2)) != PairVerdict("p", False, "w", (1, 2))
+    r = SignalResult()
+    r.bonus["x"] += 1.0
+    r.lines["x"].add(3)
+    assert r != SignalResult() and SignalResult() == SignalResult()
+    assert v != ("r", "s", ["c"], {"k": 1}, True, "error")  # another class is never equal
+
+
 @pytest.mark.parametrize(
     "argv",
     [

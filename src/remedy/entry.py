@@ -90,7 +90,7 @@ def main() -> None:
     # install (dataclasses' imports) and first load were ~5 ms of that wait; the scan's few
     # modules compile their regexes without it (~1-2 ms more CPU, while the worker reads)
     _start_scan()
-    startcache.install()  # generated code from the last start-up (remedy.startcache)
+    startcache.install(_code_profile(sys.argv[1:]))  # generated code from the last start-up
     from remedy.fastcli import serve
 
     if serve(sys.argv[1:]):  # a plain `plan`/`diagnose`: the same bodies, typer not loaded
@@ -116,6 +116,24 @@ def script() -> None:
         if fastcli is not None and fastcli.finished:
             fastcli.leave(0 if exc.code is None else exc.code)
         raise
+
+
+def _code_profile(argv: list[str]) -> str:
+    """remedy.startcache's file for this command line: "log" for a `diagnose` given nothing
+    but ``--log FILE`` (any number) and ``--json`` (no pydantic models, typer or rich are
+    imported on its way), "" (the shared file) for everything else."""
+    if argv[:1] != ["diagnose"]:
+        return ""
+    words, i = argv[1:], 0
+    while i < len(words):
+        w = words[i]
+        if w in ("--log", "-l"):
+            i += 2
+        elif w == "--json" or w.startswith("--log="):
+            i += 1
+        else:
+            return ""
+    return "log"
 
 
 def _start_scan() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from remedy.errors import KnowledgeError
@@ -17,32 +16,82 @@ if TYPE_CHECKING:
     from remedy.knowledge.loader import CompiledRule, Knowledge
 
 
-@dataclass
+def _repr(obj: object, names: tuple[str, ...]) -> str:
+    """The dataclass's repr: ``Class(field=value, ...)``."""
+    inner = ", ".join(f"{k}={getattr(obj, k)!r}" for k in names)
+    return f"{type(obj).__qualname__}({inner})"
+
+
+# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
+# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
+# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
 class Violation:
-    rule: str
-    subject: str
-    consumers: list[str]
-    ctx: dict[str, Any]
-    hard: bool
-    severity: str
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass (eq, not frozen)
+
+    def __init__(
+        self,
+        rule: str,
+        subject: str,
+        consumers: list[str],
+        ctx: dict[str, Any],
+        hard: bool,
+        severity: str,
+    ) -> None:
+        self.rule = rule
+        self.subject = subject
+        self.consumers = consumers
+        self.ctx = ctx
+        self.hard = hard
+        self.severity = severity
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.rule, self.subject, self.consumers, self.ctx, self.hard, self.severity)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return _repr(self, ("rule", "subject", "consumers", "ctx", "hard", "severity"))
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.rule, self.subject)
 
 
-@dataclass
 class Evaluation:
-    violations: list[Violation]
-    errors: list[str] = field(default_factory=list)
-    picks: dict[str, Any] = field(default_factory=dict)  # consumer -> Pick
     # for incremental evaluation (``evaluate(..., prev=)``): the facts evaluated, the server's
     # environment and Python env, and per (rule, consumer) what _check said (True, False, or
-    # None with the error) and the subject of a violation
-    facts: dict[str, Any] | None = None
-    env: dict[str, str] | None = None
-    py: Any = None
-    outcomes: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    # None with the error) and the subject of a violation. picks: consumer -> Pick
+    _FIELDS = ("violations", "errors", "picks", "facts", "env", "py", "outcomes")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        violations: list[Violation],
+        errors: list[str] | None = None,
+        picks: dict[str, Any] | None = None,
+        facts: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+        py: Any = None,
+        outcomes: dict[tuple[str, str | None], Any] | None = None,
+    ) -> None:
+        self.violations = violations
+        self.errors: list[str] = [] if errors is None else errors
+        self.picks: dict[str, Any] = {} if picks is None else picks
+        self.facts = facts
+        self.env = env
+        self.py = py
+        self.outcomes: dict[tuple[str, str | None], Any] = {} if outcomes is None else outcomes
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+
+    def __repr__(self) -> str:
+        return _repr(self, self._FIELDS)
 
     def keys(self) -> set[tuple[str, str]]:
         return {v.key for v in self.violations}
@@ -269,15 +318,17 @@ class _Unchanged:
         return got
 
 
-@dataclass
 class _RuleInfo:
     """Per rule, the context names to compare between evaluations: ``base`` those of the base
     context that are neither constant nor watched; ``pick`` whether it reads a consumer's
     toolkit pick. ``base_names``: the union of ``base`` over the rules."""
 
-    base: dict[str, frozenset[str]]
-    pick: dict[str, bool]
-    base_names: frozenset[str]
+    def __init__(
+        self, base: dict[str, frozenset[str]], pick: dict[str, bool], base_names: frozenset[str]
+    ) -> None:
+        self.base = base
+        self.pick = pick
+        self.base_names = base_names
 
 
 def _rule_info(kb: Knowledge) -> _RuleInfo:

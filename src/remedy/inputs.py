@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,15 +78,39 @@ def _is_parse_error(exc: Exception) -> bool:
     )
 
 
-@dataclass
+# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
+# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
+# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
 class Example:
-    name: str
-    title: str
-    description: str
-    facts_path: Path
-    logs: list[Path]
-    extra_logs: list[Path] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
+    _FIELDS = ("name", "title", "description", "facts_path", "logs", "extra_logs", "sources")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        description: str,
+        facts_path: Path,
+        logs: list[Path],
+        extra_logs: list[Path] | None = None,
+        sources: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.description = description
+        self.facts_path = facts_path
+        self.logs = logs
+        self.extra_logs: list[Path] = [] if extra_logs is None else extra_logs
+        self.sources: list[str] = [] if sources is None else sources
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
+        return f"{type(self).__qualname__}({inner})"
 
 
 def examples() -> dict[str, Example]:

@@ -40,6 +40,11 @@ _cache: dict[Any, Any] | None = None
 _used: set[Any] = set()
 _dirty = False
 _installed: list[tuple[types.ModuleType, str, object]] = []  # (module, name, old) for uninstall
+# which of the cache's files this process reads and writes (``install``): "" for every command
+# line but the log-only `diagnose` ("log"), whose ~300 entries were ~7% of a 2.4 MB file that
+# held plan's and the CLI's too (pydantic's ForwardRefs, typer, rich): reading, checking and
+# unmarshalling the whole file was ~10-15 ms of that command's main process (perf-45)
+_profile = ""
 
 
 def _path() -> str:
@@ -50,7 +55,8 @@ def _path() -> str:
         f"{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}-sre{_sre.MAGIC}"
         f"-{sys.byteorder[0]}{getattr(_sre, 'CODESIZE', 0)}"
     )
-    return os.path.join(base, "remedy", f"startup-code-{tag}.marshal")
+    part = f"-{_profile}" if _profile else ""
+    return os.path.join(base, "remedy", f"startup-code-{tag}{part}.marshal")
 
 
 def _entries() -> dict[Any, Any]:
@@ -173,21 +179,32 @@ re_error: type[Exception] = Exception  # re.error, set by install()
 _RE_DEBUG = 128  # re.DEBUG: printed by re's own compile, never cached
 
 
-def install() -> None:
+def install(profile: str = "") -> None:
     """Route typing's, dataclasses' and collections' run-time compiles through the cache, and
-    save what was new at exit. Once per process; `uninstall` undoes it."""
+    save what was new at exit. Once per process; `uninstall` undoes it. ``profile``: the
+    command line's kind (``_profile``), which names the file; a name of letters only."""
+    global _profile
     if _installed:
         return
+    if _cache is None:  # the file is chosen before its first read, never switched after
+        _profile = profile if profile.isalpha() and profile.isascii() else ""
     import atexit
     import collections
-    import dataclasses
     import typing
 
-    for module, name, fn in (
+    routes: list[tuple[types.ModuleType, str, Any]] = [
         (typing, "compile", cached_compile),
-        (dataclasses, "exec", _exec),
         (collections, "eval", _eval),
-    ):
+    ]
+    # the log-only `diagnose` defines no dataclass (its modules' records are plain classes):
+    # importing dataclasses (and inspect, ast, dis) only to route it was ~7 ms of it; a
+    # dataclass made there after all is compiled as without the cache
+    dataclasses = sys.modules.get("dataclasses")
+    if dataclasses is None and _profile != "log":
+        import dataclasses
+    if dataclasses is not None:
+        routes.insert(1, (dataclasses, "exec", _exec))
+    for module, name, fn in routes:
         _installed.append((module, name, module.__dict__.get(name, _MISSING)))
         setattr(module, name, fn)
     compiler = sys.modules.get("re._compiler")

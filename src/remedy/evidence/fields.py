@@ -18,7 +18,6 @@ import re
 import shlex
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -689,20 +688,43 @@ class Signal(Plain):
         return repo in _THREAD.findall(self.source.thread or "")
 
 
-@dataclass
+# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
+# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
+# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
 class SignalResult:
     """What the signals say about one log."""
 
-    bonus: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    # (rule, symptom index): this symptom must not count for this rule
-    excluded: set[tuple[str, int]] = field(default_factory=set)
-    # the part of ``excluded`` a signal of ANOTHER rule made: the line is that rule's, not
-    # this one's, so a version pair read from it is no evidence for this one either (a signal
-    # that excludes its own rule withdraws only the bare line: the pair may give it back)
-    not_theirs: set[tuple[str, int]] = field(default_factory=set)
-    # rule -> "signal-id: field=value" that matched (for the report)
-    matched: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    lines: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
+    _FIELDS = ("bonus", "excluded", "not_theirs", "matched", "lines")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        bonus: dict[str, float] | None = None,
+        excluded: set[tuple[str, int]] | None = None,
+        not_theirs: set[tuple[str, int]] | None = None,
+        matched: dict[str, list[str]] | None = None,
+        lines: dict[str, set[int]] | None = None,
+    ) -> None:
+        self.bonus: dict[str, float] = defaultdict(float) if bonus is None else bonus
+        # (rule, symptom index): this symptom must not count for this rule
+        self.excluded: set[tuple[str, int]] = set() if excluded is None else excluded
+        # the part of ``excluded`` a signal of ANOTHER rule made: the line is that rule's, not
+        # this one's, so a version pair read from it is no evidence for this one either (a
+        # signal that excludes its own rule withdraws only the bare line: the pair may give
+        # it back)
+        self.not_theirs: set[tuple[str, int]] = set() if not_theirs is None else not_theirs
+        # rule -> "signal-id: field=value" that matched (for the report)
+        self.matched: dict[str, list[str]] = defaultdict(list) if matched is None else matched
+        self.lines: dict[str, set[int]] = defaultdict(set) if lines is None else lines
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
+        return f"{type(self).__qualname__}({inner})"
 
 
 def default_signals_path() -> Path:

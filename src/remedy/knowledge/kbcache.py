@@ -94,6 +94,18 @@ def _pydantic_version() -> str:
 
 
 def _hash_files(h: Any, groups: list[tuple[bytes, list[Path]]]) -> bytes | None:
+    """``h`` (the versions and whatever else the key covers) updated with each file's group,
+    name, length and bytes; its digest. The same files as a recent run found them, stat for
+    stat, give that run's digest without being read again (``_STAT_MEMO``)."""
+    try:
+        stats = tuple((g, str(p), *_stat_key(p)) for g, files in groups for p in files)
+    except OSError:
+        return None
+    head = h.digest()
+    memo = _memo()
+    got = memo.get(head)
+    if type(got) is tuple and len(got) == 2 and got[0] == stats and type(got[1]) is bytes:
+        return got[1]
     try:
         for group, files in groups:
             for p in files:
@@ -101,7 +113,76 @@ def _hash_files(h: Any, groups: list[tuple[bytes, list[Path]]]) -> bytes | None:
                 h.update(b"%s%s\0%d\0" % (group, p.name.encode(), len(body)) + body)
     except OSError:
         return None
-    return h.digest()
+    digest: bytes = h.digest()
+    _remember(head, stats, digest)
+    return digest
+
+
+# The key's digest of a set of files, by their stat (as git's index keeps a file's hash by its
+# stat): reading and hashing the ~60 files the knowledge, the catalog and the signals depend
+# on (~1.5 MB) was ~5 ms of each `diagnose` / `plan`, for the same bytes nearly every time.
+# A file's stat here is its device, inode, size, mode, mtime and ctime (ns): a write changes
+# mtime and ctime; `touch -d` / utime can set mtime back but not ctime, which only the system
+# clock moving back (root) makes repeat; a file replaced by a rename has another inode or a
+# new ctime. A set is remembered only when every file in it is older than ``_RACY_NS`` at the
+# time it was hashed (git's "racily clean" case): a write within the file system's timestamp
+# tick after the hash would otherwise leave the same stat on other bytes; such a set is hashed
+# again on each run until it is that old. Limits: a file system whose clock runs more than
+# ``_RACY_NS`` behind this host's (a network file system's server) narrows that margin; a
+# file edited and its ctime made to repeat (the clock set back) is served the old digest.
+# The memo is a remedy cache (remedy.cachefile: ours, private, intact, no link), a marshal of
+# plain data, and names only digests: the caches it leads to still hold their own key.
+_STAT_MEMO = "keys"
+_RACY_NS = 2_000_000_000
+_MEMO_KEEP = 32  # sets (one per key kind and knowledge/catalog location in use)
+_memo_cache: dict[bytes, Any] | None = None
+
+
+def _stat_key(p: Path) -> tuple[int, ...]:
+    st = os.stat(p)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _memo_path() -> str:
+    return cache_path(_STAT_MEMO)[: -len(".pickle")] + ".marshal"
+
+
+def _memo() -> dict[bytes, Any]:
+    """The memo of this install, read once per process; missing or damaged is empty."""
+    global _memo_cache
+    if _memo_cache is None:
+        import marshal
+
+        from remedy.cachefile import read_private
+
+        body = read_private(_memo_path())
+        data: Any = None
+        if body is not None:
+            try:
+                data = marshal.loads(body)
+            except Exception:  # damaged: rebuilt
+                data = None
+        _memo_cache = data if type(data) is dict else {}
+    return _memo_cache
+
+
+def _remember(head: bytes, stats: tuple[Any, ...], digest: bytes) -> None:
+    """Keep ``digest`` for these stats, unless a file in the set is too recent to tell a
+    later write within its timestamp tick (``_RACY_NS``)."""
+    import time
+
+    if stats and max(max(s[-1], s[-2]) for s in stats) >= time.time_ns() - _RACY_NS:
+        return
+    memo = _memo()
+    memo.pop(head, None)
+    memo[head] = (stats, digest)
+    while len(memo) > _MEMO_KEEP:
+        memo.pop(next(iter(memo)))
+    import marshal
+
+    from remedy.cachefile import write_private
+
+    write_private(_memo_path(), marshal.dumps(memo))
 
 
 def _sources(names: tuple[str, ...]) -> list[Path]:
