@@ -402,6 +402,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # the round, were dropped after scoring (one log per dated thread; round 67's
     # score-*-with-gtp-2.txt keep the first scoring, where gtp-2 was a hit; gsp-2 was a named null).
     ("5b772634", "5b772634"),
+    # rounds 68-70 (session 42): 67 logs (33 with a class, 34 whose cause no rule covers)
+    # collected by twelve engineers (col-68a..d, col-69a..d, col-70a..d: 2026 threads; user-built
+    # CUDA extensions; Jetson/edge; game engines and creative tools; leftovers; RL/large-scale
+    # training; diffusion inference libraries; HPC C++/Fortran stacks; CPU-only or wrong-variant
+    # installs; NVIDIA library skew in Python envs; JavaScript/desktop GPU apps) who never ran
+    # remedy on them, while tune-cf/cg/ch tuned on rounds 65-67; scored by fc2f8696 (blind to the
+    # rounds; bench/results/round68/ .. round70/).
+    ("fc2f8696", "fc2f8696"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
