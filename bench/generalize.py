@@ -1238,6 +1238,14 @@ TUNED_AFTER: list[str] = [
     " pytorch/pytorch#172629): verdict words 'cannot allocate', 'does not have', 'illegal"
     " address' and torch's 'which is of cuda capability' warning line -> none; first error"
     " line of a short log",
+    "after fc2f8696 (round 68's gug-1, jkjung-avt/tensorrt_demos#554): field signal"
+    " detected-arch-is-python-none (nvcc refuses compute_None / sm_None or a one-letter target:"
+    " a GPU-detection helper's None, not an arch list or a toolkit gap) withdraws"
+    " toolkit-knows-target-archs and arch-supported-by-toolkit -> none",
+    "after fc2f8696 (round 70's gwf-1, vios-s/DiffAN#7): field signal"
+    " cuda-library-api-symbol-is-search-path no longer reads an object reached as"
+    " torch/lib/../../../../ (the env prefix's own lib/, a conda cudatoolkit's copy beside the"
+    " pip wheels) as torch's -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
