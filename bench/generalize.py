@@ -1246,6 +1246,11 @@ TUNED_AFTER: list[str] = [
     " cuda-library-api-symbol-is-search-path no longer reads an object reached as"
     " torch/lib/../../../../ (the env prefix's own lib/, a conda cudatoolkit's copy beside the"
     " pip wheels) as torch's -> none",
+    "after fc2f8696 (round 70's gvs-1, ollama/ollama#12442): signature"
+    " package-build-arch-excludes-gpu also reads ggml's line with an unexpanded"
+    " __CUDA_ARCH_LIST__ (a compiled arch, no cause); field signal"
+    " ggml-wmma-flash-attention-on-sm72 (flash_attn_ext_f16 stub on arch 720: ggml picks its"
+    " sm_70-only WMMA kernel on Xavier) -> kernel-arch-feature",
 ]
 
 TOOLCHAIN_ENV = re.compile(
