@@ -1238,6 +1238,8 @@ TUNED_AFTER: list[str] = [
     " pytorch/pytorch#172629): verdict words 'cannot allocate', 'does not have', 'illegal"
     " address' and torch's 'which is of cuda capability' warning line -> none; first error"
     " line of a short log",
+    "after fc2f8696 (round 69's gvj-1, hypre-space/hypre#395): hypre's HYPRE_CUDA_CALL "
+    "'CUDA ERROR (code = 98|209, ...)' joins no-kernel-image -> package-has-gpu-arch",
 ]
 
 TOOLCHAIN_ENV = re.compile(
