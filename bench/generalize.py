@@ -1240,6 +1240,12 @@ TUNED_AFTER: list[str] = [
     " line of a short log",
     "after fc2f8696 (round 69's gvj-1, hypre-space/hypre#395): hypre's HYPRE_CUDA_CALL "
     "'CUDA ERROR (code = 98|209, ...)' joins no-kernel-image -> package-has-gpu-arch",
+    "after fc2f8696 (round 68's guc-1, ashawkey/torch-ngp#22): nvcc's atomicAdd overload "
+    "miss with a 16-bit float pointer (__half/__nv_bfloat16 declared only for "
+    "sm_70+/sm_80+; double stays unmatched, unknown/gub-1) -> kernel-arch-feature",
+    "after fc2f8696 (round 69's gtz-1, microsoft/onnxruntime#21049, and gus-1, "
+    "cubiq/ComfyUI_InstantID#27): ONNX Runtime's 'CUDA_PATH is set but CUDA wasnt able to "
+    "be loaded' (the CUDA provider library failed to load) -> runtime-libs-match-cuda-major",
 ]
 
 TOOLCHAIN_ENV = re.compile(
