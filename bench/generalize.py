@@ -1246,6 +1246,9 @@ TUNED_AFTER: list[str] = [
     "after fc2f8696 (round 69's gtz-1, microsoft/onnxruntime#21049, and gus-1, "
     "cubiq/ComfyUI_InstantID#27): ONNX Runtime's 'CUDA_PATH is set but CUDA wasnt able to "
     "be loaded' (the CUDA provider library failed to load) -> runtime-libs-match-cuda-major",
+    "after fc2f8696 (round 69's guu-1, rapidsai/docker#182): ccache's 'Could not find "
+    'compiler "nvcc" in PATH\' (the compiler launcher resolving nvcc) -> toolkit-found; the '
+    "same line for a host compiler -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
