@@ -1249,6 +1249,11 @@ TUNED_AFTER: list[str] = [
     "after fc2f8696 (round 69's guu-1, rapidsai/docker#182): ccache's 'Could not find "
     'compiler "nvcc" in PATH\' (the compiler launcher resolving nvcc) -> toolkit-found; the '
     "same line for a host compiler -> none",
+    "after fc2f8696 (round 70's gwb-1, skypilot-org/skypilot#1327): glibc's 'symbol X "
+    "version V not defined in file F with link time reference' is a signature (versioned-"
+    "symbol-not-defined); a CUDA library API symbol on torch's own nvidia-* wheel library "
+    "(torch/lib/../../nvidia/) -> ld-library-path-not-shadowing; another package's "
+    "preloader (unknown/gwe-1) -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
