@@ -1251,6 +1251,22 @@ TUNED_AFTER: list[str] = [
     " __CUDA_ARCH_LIST__ (a compiled arch, no cause); field signal"
     " ggml-wmma-flash-attention-on-sm72 (flash_attn_ext_f16 stub on arch 720: ggml picks its"
     " sm_70-only WMMA kernel on Xavier) -> kernel-arch-feature",
+    "after fc2f8696 (round 69's gvj-1, hypre-space/hypre#395): hypre's HYPRE_CUDA_CALL "
+    "'CUDA ERROR (code = 98|209, ...)' joins no-kernel-image -> package-has-gpu-arch",
+    "after fc2f8696 (round 68's guc-1, ashawkey/torch-ngp#22): nvcc's atomicAdd overload "
+    "miss with a 16-bit float pointer (__half/__nv_bfloat16 declared only for "
+    "sm_70+/sm_80+; double stays unmatched, unknown/gub-1) -> kernel-arch-feature",
+    "after fc2f8696 (round 69's gtz-1, microsoft/onnxruntime#21049, and gus-1, "
+    "cubiq/ComfyUI_InstantID#27): ONNX Runtime's 'CUDA_PATH is set but CUDA wasnt able to "
+    "be loaded' (the CUDA provider library failed to load) -> runtime-libs-match-cuda-major",
+    "after fc2f8696 (round 69's guu-1, rapidsai/docker#182): ccache's 'Could not find "
+    'compiler "nvcc" in PATH\' (the compiler launcher resolving nvcc) -> toolkit-found; the '
+    "same line for a host compiler -> none",
+    "after fc2f8696 (round 70's gwb-1, skypilot-org/skypilot#1327): glibc's 'symbol X "
+    "version V not defined in file F with link time reference' is a signature (versioned-"
+    "symbol-not-defined); a CUDA library API symbol on torch's own nvidia-* wheel library "
+    "(torch/lib/../../nvidia/) -> ld-library-path-not-shadowing; another package's "
+    "preloader (unknown/gwe-1) -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(

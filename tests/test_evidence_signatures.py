@@ -130,6 +130,9 @@ NEAR_CONTEXT = {
     "nvhpc-acc-no-code-for-gpu": "Accelerator Fatal Error: This file was compiled: -gpu=cc90",
     # tune-au: an NVENC probe's report, the required API on the line before the driver's
     "nvenc-api-found-below-required": "Required: NVENC API 13.0",
+    "half-atomic-add-not-declared-for-target": (
+        'kernel.cu(25): error: no instance of overloaded function "atomicAdd" matches the argument list'
+    ),
 }
 
 
