@@ -1207,7 +1207,7 @@ TUNED_AFTER: list[str] = [
     " constructing/adding operator: ... encountered:') are wrappers -> none; first error line",
     "after 5b772634 (round 65's unknown/gpk-1, flox/flox#3597): FFmpeg nv-codec-headers'"
     " 'Cannot load <lib>' is error-looking (suspicious WORDS) -> none; first error line",
-    "after 5b772634 (round 66's unknown/gqv-1, Genesis-Embodied-AI/genesis-world#2814): a"
+    "after 5b772634 (round 65's unknown/gqv-1, Genesis-Embodied-AI/genesis-world#2814): a"
     " location header ('Error at <file>:<line> in <func>', c10's 'Exception raised from ...')"
     " scores below an error word (2.5) -> none; first error line",
     "after 5b772634 (round 66's unknown/grm-1, NVIDIA/nccl#1611): glibc malloc_printerr verdicts"
