@@ -36,6 +36,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "planfile": {"errors", "model", "fileread"},
     "redact": {"errors", "model"},
     "textchars": set(),
+    # the plain records' equality/repr (remedy.record): model's layer, importable where it is
+    "record": set(),
     "resolve": {"errors", "model"},
     "interrupts": {"errors", "model"},
     "transport": {"errors", "syspath", "fileread", "childenv"},
@@ -104,9 +106,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     | {"transport", "units", "knowledge", "evaluate", "scope", "planner", "probes", "executor"}
     | {"operations", "trust"},
 }
-for _room in MAY_IMPORT.values():  # results is in model's layer (see "results" above)
+for _room in MAY_IMPORT.values():  # results and record are in model's layer (see above)
     if "model" in _room:
-        _room.add("results")
+        _room.update({"results", "record"})
 # The imports against the layers, and why (both lazy, inside functions; debt to pay down):
 # model.Step validates its `operation` through the operations registry when a plan is read, so a
 # saved plan's steps are typed operations from the moment they are parsed; operations read two

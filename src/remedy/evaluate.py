@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from remedy.errors import KnowledgeError
 from remedy.knowledge.expr import call, plain, plain_mapping, truthy
+from remedy.record import Record
 from remedy.resolve import pick_toolkit, workload_env, workload_python
 
 if TYPE_CHECKING:
@@ -16,17 +17,9 @@ if TYPE_CHECKING:
     from remedy.knowledge.loader import CompiledRule, Knowledge
 
 
-def _repr(obj: object, names: tuple[str, ...]) -> str:
-    """The dataclass's repr: ``Class(field=value, ...)``."""
-    inner = ", ".join(f"{k}={getattr(obj, k)!r}" for k in names)
-    return f"{type(obj).__qualname__}({inner})"
-
-
-# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
-# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
-# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
-class Violation:
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass (eq, not frozen)
+# Plain records (remedy.record), not dataclasses: why is said there.
+class Violation(Record):
+    _FIELDS = ("rule", "subject", "consumers", "ctx", "hard", "severity")
 
     def __init__(
         self,
@@ -44,28 +37,16 @@ class Violation:
         self.hard = hard
         self.severity = severity
 
-    def _fields(self) -> tuple[Any, ...]:
-        return (self.rule, self.subject, self.consumers, self.ctx, self.hard, self.severity)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return _repr(self, ("rule", "subject", "consumers", "ctx", "hard", "severity"))
-
     @property
     def key(self) -> tuple[str, str]:
         return (self.rule, self.subject)
 
 
-class Evaluation:
+class Evaluation(Record):
     # for incremental evaluation (``evaluate(..., prev=)``): the facts evaluated, the server's
     # environment and Python env, and per (rule, consumer) what _check said (True, False, or
     # None with the error) and the subject of a violation. picks: consumer -> Pick
     _FIELDS = ("violations", "errors", "picks", "facts", "env", "py", "outcomes")
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -84,14 +65,6 @@ class Evaluation:
         self.env = env
         self.py = py
         self.outcomes: dict[tuple[str, str | None], Any] = {} if outcomes is None else outcomes
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        return _repr(self, self._FIELDS)
 
     def keys(self) -> set[tuple[str, str]]:
         return {v.key for v in self.violations}

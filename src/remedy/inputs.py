@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from remedy.errors import InputError, UnknownExample
 from remedy.fileread import TooLarge, json_loads, read_limited
+from remedy.record import Record
 from remedy.redact import redact_facts
 from remedy.results import SuspiciousLine, Symptom
 
@@ -78,12 +79,9 @@ def _is_parse_error(exc: Exception) -> bool:
     )
 
 
-# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
-# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
-# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
-class Example:
+# Plain records (remedy.record), not dataclasses: why is said there.
+class Example(Record):
     _FIELDS = ("name", "title", "description", "facts_path", "logs", "extra_logs", "sources")
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -102,15 +100,6 @@ class Example:
         self.logs = logs
         self.extra_logs: list[Path] = [] if extra_logs is None else extra_logs
         self.sources: list[str] = [] if sources is None else sources
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
 
 
 def examples() -> dict[str, Example]:

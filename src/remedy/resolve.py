@@ -11,15 +11,15 @@ import operator
 import posixpath
 from typing import Any
 
+from remedy.record import FrozenRecord
+
 # systemd's default PATH for services (systemd.exec(5), "Environment variables in spawned
 # processes"): units do not inherit the login shell's PATH.
 SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
-# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
-# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
-class Pick:
+# Plain records (remedy.record), not dataclasses: why is said there.
+class Pick(FrozenRecord):
     """tk: the toolkit facts, when the chosen path is a known prefix; path: the path the
     consumer takes as its toolkit root; how: "CUDA_HOME", "PATH (which nvcc)", "default
     /usr/local/cuda", "nothing found"."""
@@ -30,24 +30,6 @@ class Pick:
         object.__setattr__(self, "tk", tk)
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "how", how)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")  # frozen, as the dataclass
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, k) for k in self._FIELDS))
 
 
 def norm(path: str) -> str:

@@ -26,6 +26,7 @@ from remedy.errors import KnowledgeError
 from remedy.evidence.plain import Plain, Source
 from remedy.evidence.prefix import strip_prefixes
 from remedy.knowledge.yamlload import line_of, load_yaml, validate_entry
+from remedy.record import Record
 
 if TYPE_CHECKING:
     from remedy.results import Symptom
@@ -688,14 +689,11 @@ class Signal(Plain):
         return repo in _THREAD.findall(self.source.thread or "")
 
 
-# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
-# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
-# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
-class SignalResult:
+# Plain records (remedy.record), not dataclasses: why is said there.
+class SignalResult(Record):
     """What the signals say about one log."""
 
     _FIELDS = ("bonus", "excluded", "not_theirs", "matched", "lines")
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -716,15 +714,6 @@ class SignalResult:
         # rule -> "signal-id: field=value" that matched (for the report)
         self.matched: dict[str, list[str]] = defaultdict(list) if matched is None else matched
         self.lines: dict[str, set[int]] = defaultdict(set) if lines is None else lines
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
 
 
 def default_signals_path() -> Path:

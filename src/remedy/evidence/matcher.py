@@ -12,6 +12,7 @@ from typing import Any
 
 from remedy.evidence.catalog import Catalog, Signature, field_name
 from remedy.evidence.prefilter import literals
+from remedy.record import Record
 
 NearKey = tuple[str, str | None]
 TRI = 3  # characters of a needle's start it is indexed by (LineMatcher._among)
@@ -26,15 +27,12 @@ GENERIC_NEEDLES = frozenset(
 )
 
 
-# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
-# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
-# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
-class Match:
+# Plain records (remedy.record), not dataclasses: why is said there.
+class Match(Record):
     """One signature matched on one line."""
 
     __slots__ = ("sig", "start", "end", "fields")
     _FIELDS = __slots__
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(
         self, sig: Signature, start: int, end: int, fields: dict[str, str] | None = None
@@ -43,15 +41,6 @@ class Match:
         self.start = start
         self.end = end
         self.fields: dict[str, str] = {} if fields is None else fields
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
 
 
 _LITERALS: dict[int, tuple[Catalog, tuple[str, ...]]] = {}

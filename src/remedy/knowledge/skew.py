@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from packaging.version import Version
 
 from remedy.knowledge.functions import parse_target, rel, ver
+from remedy.record import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from remedy.knowledge.functions import Functions
@@ -95,10 +96,8 @@ def _driver_release(fns: Functions, driver: Any) -> str | None:
     return best
 
 
-# A plain class, not a dataclass: a log-only `diagnose` imports this module, and importing
-# dataclasses (inspect, ast, dis, tokenize) was ~7-9 ms of that command (perf-45). Same
-# __init__ signature, __eq__ (same class, fields equal), __repr__ as the dataclass had.
-class Outcome:
+# Plain records (remedy.record), not dataclasses: why is said there.
+class Outcome(FrozenRecord):
     """A relation evaluated on two values: holds (or None: the tables cannot say), and why."""
 
     _FIELDS = ("holds", "why")  # a __dict__, no slots: pickle and copy restore it as-is
@@ -106,24 +105,6 @@ class Outcome:
     def __init__(self, holds: bool | None, why: str) -> None:
         object.__setattr__(self, "holds", holds)
         object.__setattr__(self, "why", why)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")  # frozen, as the dataclass
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, k) for k in self._FIELDS))
 
 
 def check(rel_: str, a: Any, ka: str, b: Any, kb: str, fns: Functions) -> Outcome:
@@ -278,24 +259,14 @@ def _v(x: Any) -> str | None:
 # -- log-only ----------------------------------------------------------------------------
 
 
-class LogVersion:  # plain, as Outcome
+class LogVersion(Record):  # plain, as Outcome
     _FIELDS = ("key", "kind", "value", "line")
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, key: str, kind: str, value: str, line: int) -> None:
         self.key = key
         self.kind = kind
         self.value = value
         self.line = line  # symptom index
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
 
 
 def log_versions(
@@ -321,24 +292,14 @@ def log_versions(
     return out
 
 
-class PairVerdict:  # plain, as Outcome
+class PairVerdict(Record):  # plain, as Outcome
     _FIELDS = ("pair", "holds", "why", "lines")
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, pair: str, holds: bool, why: str, lines: tuple[int, int]) -> None:
         self.pair = pair
         self.holds = holds
         self.why = why
         self.lines = lines
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS)
-        return f"{type(self).__qualname__}({inner})"
 
 
 def log_pairs(
