@@ -15,16 +15,12 @@ left out. Control: root's own wrappers in the same directory are run.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from local_apply import apply_locally
-from test_inherited_compiler_env import NOBODY, _sdist_links
+from test_inherited_compiler_env import NOBODY, _sdist_links, install_pinned
 
 from remedy.childenv import own_config_env
-from remedy.model import Facts, Step
-from remedy.operations import PipInstall
 
 NVCC = "/usr/local/cuda/bin/nvcc"
 needs_nvcc = pytest.mark.skipif(not os.path.exists(NVCC), reason="no CUDA toolkit")
@@ -66,21 +62,8 @@ def _apply(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
     d = hostcc_dir(tmp_path, owner)
     files = {"setup.py": NVCC_SETUP, "k.cu": "__global__ void k() {}\n", "cccl_cuda.py": ""}
     links = _sdist_links(tmp_path, files)
-    venv = tmp_path / "opt" / "venv"
-    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
-    for k in [k for k in os.environ if k.startswith(("PIP_", "NVCC_"))]:
-        monkeypatch.delenv(k)
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
-    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
-    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    monkeypatch.setenv(var, {"NVCC_PREPEND_FLAGS": f"-ccbin {d}", "NVCC_CCBIN": str(d)}[var])
-    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
-    step = Step(action="pip-x", title="pin a package",
-                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
-                                     no_deps=True),
-                probe="static")  # fmt: skip
-    apply_locally(tmp_path, facts, [step])
+    value = {"NVCC_PREPEND_FLAGS": f"-ccbin {d}", "NVCC_CCBIN": str(d)}[var]
+    venv = install_pinned(tmp_path, monkeypatch, links, ("PIP_", "NVCC_"), var, value)
     built = venv.glob("lib/python3*/site-packages/nvidia_cuda_cccl-13.0.85.dist-info")
     assert any(built), "the sdist was not built"
     return tmp_path / "canary"

@@ -89,26 +89,20 @@ def _tools(d: Path, canary: Path, owner: int) -> Path:
     return d
 
 
-def _apply(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
-    tmp_path.chmod(0o755)
-    canary = tmp_path / "canary"
-    tools = _tools(tmp_path / f"tools-{owner}", canary, owner)
-    links = _links(tmp_path)
+def install_pinned(
+    tmp_path: Path, monkeypatch, links: Path, clear: tuple[str, ...], var: str, value: str
+) -> Path:
+    """Root's pip-install step pinning nvidia-cuda-cccl from root's own find-links only (no
+    index), into a fresh venv, applied locally with ``var=value`` inherited and the other
+    variables starting with ``clear`` left out of the test's environment; the venv."""
     venv = tmp_path / "opt" / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
-    for k in [k for k in os.environ if k.startswith("PIP_")]:
+    for k in [k for k in os.environ if k.startswith(clear)]:
         monkeypatch.delenv(k)
-    for k in ("CC", "CXX", "LDSHARED", "CFLAGS", "LDFLAGS", "CPPFLAGS"):
-        monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(links))
     monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
     monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    value = {
-        "CC": f"{tools}/gcc",
-        "LDSHARED": f"{tools}/gcc -shared",
-        "CFLAGS": f"-O2 -B{tools}/",
-    }[var]
     monkeypatch.setenv(var, value)
     facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
     step = Step(action="pip-x", title="pin a package",
@@ -116,6 +110,21 @@ def _apply(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
                                      no_deps=True),
                 probe="static")  # fmt: skip
     apply_locally(tmp_path, facts, [step])
+    return venv
+
+
+def _apply(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
+    tmp_path.chmod(0o755)
+    canary = tmp_path / "canary"
+    tools = _tools(tmp_path / f"tools-{owner}", canary, owner)
+    for k in ("CC", "CXX", "LDSHARED", "CFLAGS", "LDFLAGS", "CPPFLAGS"):
+        monkeypatch.delenv(k, raising=False)
+    value = {
+        "CC": f"{tools}/gcc",
+        "LDSHARED": f"{tools}/gcc -shared",
+        "CFLAGS": f"-O2 -B{tools}/",
+    }[var]
+    venv = install_pinned(tmp_path, monkeypatch, _links(tmp_path), ("PIP_",), var, value)
     assert any(venv.glob("lib/python3*/site-packages/cccl_probe*.so")), "the sdist was not built"
     return canary
 
@@ -304,21 +313,7 @@ def _cmake_apply(tmp_path: Path, monkeypatch, var: str, owner: int) -> Path:
     canary = tmp_path / "canary"
     value = _cmake_places(tmp_path / f"cmake-{owner}", canary, owner)[var]
     links = _cmake_links(tmp_path)
-    venv = tmp_path / "opt" / "venv"
-    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
-    for k in [k for k in os.environ if k.startswith(("PIP_", "CMAKE_"))]:
-        monkeypatch.delenv(k)
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
-    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
-    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    monkeypatch.setenv(var, value)
-    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
-    step = Step(action="pip-x", title="pin a package",
-                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
-                                     no_deps=True),
-                probe="static")  # fmt: skip
-    apply_locally(tmp_path, facts, [step])
+    venv = install_pinned(tmp_path, monkeypatch, links, ("PIP_", "CMAKE_"), var, value)
     built = venv.glob("lib/python3*/site-packages/nvidia_cuda_cccl-13.0.85.dist-info")
     assert any(built), "the sdist was not built"
     return canary
