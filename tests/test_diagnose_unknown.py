@@ -122,6 +122,14 @@ def _diagnosed(path: Path) -> dict:
     return json.loads(r.stdout)
 
 
+def _names_none_points_at(path: Path, lines: list[str], first: int) -> None:
+    """``lines`` written to ``path``: no cause named, the first suspicious line is ``first``."""
+    path.write_text("\n".join(lines) + "\n")
+    d = _diagnosed(path)
+    assert d["hypotheses"] == [], (path.name, lines, d["hypotheses"])
+    assert [s["line"] for s in d["suspicious"][:1]] == [first], (lines, d["suspicious"][:3])
+
+
 def test_a_verdict_without_an_error_word_is_the_first_error_of_a_short_log(tmp_path: Path):
     """tune-av (round 47's first-error misses: unknown/gcq-1, gcs-12, gcz-5, gda-5, gda-7): a
     short copy whose failure is worded without any error word (a Python message quoted
@@ -147,11 +155,7 @@ def test_a_verdict_without_an_error_word_is_the_first_error_of_a_short_log(tmp_p
         "heading.log": (["UserWarning:", "    The GPU dependencies are not loaded."], 2),
     }
     for name, (lines, first) in cases.items():
-        p = tmp_path / name
-        p.write_text("\n".join(lines) + "\n")
-        d = _diagnosed(p)
-        assert d["hypotheses"] == [], name
-        assert [s["line"] for s in d["suspicious"][:1]] == [first], (name, d["suspicious"])
+        _names_none_points_at(tmp_path / name, lines, first)
     # only where nothing looks like an error, and only in a short log (a quoted copy): a
     # journal of hundreds of lines with a 'not found' in it shows none
     p = tmp_path / "both.log"
@@ -262,11 +266,7 @@ def test_a_process_death_line_is_the_first_error_only_where_nothing_states_a_cau
         "trap.log": ["[1]+  Trace/breakpoint trap   (core dumped) ./bench --gpu 0"],
     }
     for name, lines in alone.items():
-        p = tmp_path / name
-        p.write_text("\n".join(lines) + "\n")
-        d = _diagnosed(p)
-        assert d["hypotheses"] == [], name
-        assert [s["line"] for s in d["suspicious"][:1]] == [len(lines)], (name, d["suspicious"])
+        _names_none_points_at(tmp_path / name, lines, len(lines))
     above = {
         "what.log": (
             ["llama_model_load: loading model.gguf", "  failed to read tensor data", "Aborted"],
@@ -532,11 +532,7 @@ def test_the_first_error_under_wrappers_headings_and_trailers(tmp_path: Path) ->
     signal report, Paddle's FatalError, an assert(0)), a location header (c10's, 'Error at
     <file>:<line> in <func>') or a logger prefix on every line (uvicorn's)."""
     for name, (lines, first) in FIRST_ERROR_SHAPES.items():
-        p = tmp_path / f"{name}.log"
-        p.write_text("\n".join(lines) + "\n")
-        d = _diagnosed(p)
-        assert d["hypotheses"] == [], (name, d["hypotheses"])
-        assert [s["line"] for s in d["suspicious"][:1]] == [first], (name, d["suspicious"][:3])
+        _names_none_points_at(tmp_path / f"{name}.log", lines, first)
 
 
 def test_a_negated_lookup_or_a_copied_library_is_the_verdict_of_a_short_log(
@@ -571,11 +567,7 @@ def test_a_negated_lookup_or_a_copied_library_is_the_verdict_of_a_short_log(
             2,
         ),
     ):
-        p = tmp_path / "verdict.log"
-        p.write_text("\n".join(lines) + "\n")
-        d = _diagnosed(p)
-        assert d["hypotheses"] == [], lines
-        assert [s["line"] for s in d["suspicious"][:1]] == [first], (lines, d["suspicious"])
+        _names_none_points_at(tmp_path / "verdict.log", lines, first)
     for text in (
         "Note: the cache couldn't be warmed in time, continuing",
         "ldconfig: /usr/lib/libcuda.so.1 is a symbolic link to libcuda.so.560.35.03",
@@ -616,11 +608,7 @@ def test_an_allocation_refusal_a_missing_build_an_illegal_address_or_a_capabilit
             2,
         ),
     ):
-        p = tmp_path / "verdict.log"
-        p.write_text("\n".join(lines) + "\n")
-        d = _diagnosed(p)
-        assert d["hypotheses"] == [], lines
-        assert [s["line"] for s in d["suspicious"][:1]] == [first], (lines, d["suspicious"])
+        _names_none_points_at(tmp_path / "verdict.log", lines, first)
     for text in (
         "nvshmem: allocated 1073741824 bytes of symmetric heap",
         "name, compute_cap: NVIDIA GeForce RTX 4090, 8.9",
