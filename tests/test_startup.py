@@ -564,21 +564,28 @@ def test_plain_plan_and_diagnose_print_what_the_cli_prints(tmp_path: Path) -> No
     assert {0, 1, 2} <= codes  # control: plans, findings and errors were all compared
 
 
-def test_diagnose_of_a_big_log_imports_no_tempfile(tmp_path: Path) -> None:
-    """`diagnose --log` of a log the scan workers read (Hyperscan, started early): their
-    spools are unnamed files opened without tempfile, whose import (shutil, bz2, lzma) was
-    ~3.5 ms of the main process (main: tempfile and shutil were imported by every such run);
-    the same output as a run that had imported tempfile first (spools made by tempfile)."""
-    pytest.importorskip("hyperscan")
+def _big_log(tmp_path: Path) -> Path:
+    """A log past the size the scan workers take (seed003 between heartbeat lines)."""
     from remedy.evidence import fastscan
 
-    cache = tmp_path / "cache"
     log = tmp_path / "big.log"
     body = (LOGS / "seed003_capture_nv_detail.log").read_bytes()
     filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(4000))
     with log.open("wb") as f:
         while f.tell() < fastscan.MIN_BYTES + (1 << 20):
             f.write(filler + body)
+    return log
+
+
+def test_diagnose_of_a_big_log_imports_no_tempfile(tmp_path: Path) -> None:
+    """`diagnose --log` of a log the scan workers read (Hyperscan, started early): their
+    spools are unnamed files opened without tempfile, whose import (shutil, bz2, lzma) was
+    ~3.5 ms of the main process (main: tempfile and shutil were imported by every such run);
+    the same output as a run that had imported tempfile first (spools made by tempfile)."""
+    pytest.importorskip("hyperscan")
+
+    cache = tmp_path / "cache"
+    log = _big_log(tmp_path)
     args = ["diagnose", "--log", str(log), "--json"]
     first = cli_run(args, "entry", cache)  # writes the caches the early start reads
     code, out, err, mods = cli_run(args, "entry", cache)
@@ -602,15 +609,9 @@ def test_diagnose_of_a_big_log_imports_no_dataclasses_and_reads_its_own_code_cac
     of its own (the shared one held plan's pydantic and typer code too: ~10-15 ms to read,
     check and unmarshal). The output is the one the CLI (typer) prints."""
     pytest.importorskip("hyperscan")
-    from remedy.evidence import fastscan
 
     cache = tmp_path / "cache"
-    log = tmp_path / "big.log"
-    body = (LOGS / "seed003_capture_nv_detail.log").read_bytes()
-    filler = b"".join(b"%d worker heartbeat ok\n" % i for i in range(4000))
-    with log.open("wb") as f:
-        while f.tell() < fastscan.MIN_BYTES + (1 << 20):
-            f.write(filler + body)
+    log = _big_log(tmp_path)
     args = ["diagnose", "--log", str(log), "--json"]
     first = cli_run(args, "entry", cache)  # writes the caches the early start reads
     code, out, err, mods = cli_run(args, "entry", cache)
