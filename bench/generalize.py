@@ -410,6 +410,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # remedy on them, while tune-cf/cg/ch tuned on rounds 65-67; scored by fc2f8696 (blind to the
     # rounds; bench/results/round68/ .. round70/).
     ("fc2f8696", "fc2f8696"),
+    # round 71 (session 43): 24 logs (12 with a class, 12 whose cause no rule covers) collected by
+    # five engineers (col-71a..e: leftovers; speech and audio; CUDA from Rust/Julia/Java/.NET/R;
+    # computer-vision op packages; other compilers, GPU miners and ZLUDA; graph/recsys/vector-search
+    # libraries) who never ran remedy on them, while tune-ck/cl tuned on upstream message families;
+    # scored by 1424e1d6 (the session's start, blind to the round; bench/results/round71/).
+    ("1424e1d6", "1424e1d6"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
