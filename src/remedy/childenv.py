@@ -73,7 +73,8 @@ def _creatable_by_others(path: str, me: int) -> bool:
 
 # inherited variables naming where a command remedy runs reads configuration or code from
 # (pip's config files, Python's import path, home and user site, apt's configuration, the
-# directories gcc takes `as`/`ld`/`collect2` from before PATH, perl's (dpkg/debconf) include
+# directories gcc takes `as`/`ld`/`collect2` from before PATH (judged by all they hold;
+# GCC_EXEC_PREFIX always left out: gcc searches above it, see own_config_env), perl's (dpkg/debconf) include
 # path): one another user owns chose root's package index and wheels
 # (`XDG_CONFIG_HOME/pip/pip.conf`), or ran its `as` as root (`COMPILER_PATH`, the
 # link-layout stub's `cc`), as a HOME `sudo` kept did
@@ -189,6 +190,77 @@ def _foreign_place(value: bytes) -> bool:
         return untrusted_tree(q, walk=False) is not None
     except OSError:
         return True
+
+
+def _foreign_gcc_dir(value: bytes, *, b_option: bool = False) -> bool:
+    """Whether a place gcc takes its own programs from (`-B DIR`, a COMPILER_PATH entry)
+    holds anything another user could change: gcc 12 runs DIR/cc1, DIR/as, DIR/collect2
+    (and collect2 DIR/real-ld), also from DIR/MACHINE/VERSION/, and reads startfiles, `specs`
+    and headers there, so every entry of the tree is judged (links followed), not just DIR: a
+    root-owned COMPILER_PATH dir holding root's link to uid 65534's `cc1` ran it under a
+    step's `cc` (redteam-23, tests/security/test_gcc_prefix_files.py). A `-B` value that does
+    not end in `/` and is no directory is a prefix of names (`-B/d/x-`: /d/x-cc1): foreign."""
+    path = os.fsdecode(value)
+    if b_option and not path.endswith("/") and not os.path.isdir(path):
+        return True
+    if _foreign_place(value):
+        return True
+    try:
+        return os.path.isdir(path) and _untrusted_gcc_tree(path) is not None
+    except OSError:
+        return True
+
+
+def _untrusted_gcc_tree(path: str) -> str | None:
+    """Why an entry of the tree at `path` (a trusted directory), or of the tree a link in it
+    leads to, is one another user could change (remedy.fileread.untrusted_tree's rule for
+    each; a link's own mode counts for nothing, a link leading nowhere is refused)."""
+    from remedy.fileread import _unsafe, untrusted_tree
+
+    me = os.geteuid()
+    seen: set[str] = set()
+    todo = [path]
+    while todo:
+        real = os.path.realpath(todo.pop())
+        if real in seen:
+            continue  # a loop, or a second way to the same place
+        seen.add(real)
+        if not os.path.exists(real):
+            return f"{real} does not exist (a link leading nowhere)"
+        if why := untrusted_tree(real, walk=False):
+            return why
+        if not os.path.isdir(real):
+            continue
+        for dp, dns, fns in os.walk(real, onerror=_raise):
+            for n in dns + fns:
+                q = os.path.join(dp, n)
+                st = os.lstat(q)
+                if stat.S_ISLNK(st.st_mode):
+                    todo.append(q)
+                elif why := _unsafe(q, st, me, ancestor=False):
+                    return why
+    return None
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def _gcc_dirs_of_flags(value: bytes) -> list[bytes]:
+    """The `-B` values of a compiler-flags value (`-B DIR`, `-BDIR`, inside
+    `-Xcompiler=-BDIR,-O2`), as written."""
+    try:
+        words = shlex.split(os.fsdecode(value))
+    except ValueError:
+        return []  # refused by _flag_places
+    pieces = [x for w in words for x in re.split(r"(?<=[^-])[=,]", w) if x]
+    out = []
+    for k, a in enumerate(pieces):
+        if a == "-B" and k + 1 < len(pieces):
+            out.append(os.fsencode(pieces[k + 1]))
+        elif a.startswith("-B") and len(a) > 2:
+            out.append(os.fsencode(a[2:]))
+    return out
 
 
 def _with_host_cc(places: list[bytes]) -> list[bytes]:
@@ -332,16 +404,23 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
             elif k in _FLAG_ENV_VARS:
                 places = _flag_places(v)
                 new = (
-                    None if places is None or any(map(_foreign_place, _with_host_cc(places))) else v
+                    None
+                    if places is None
+                    or any(map(_foreign_place, _with_host_cc(places)))
+                    or any(_foreign_gcc_dir(b, b_option=True) for b in _gcc_dirs_of_flags(v))
+                    else v
                 )
             elif k in _DEBCONF_DBS:
                 places = _debconf_db_places(v)
                 new = None if places is None or any(_foreign_place(p) for p in places) else v
             elif k.startswith(b"PIP_") and k not in _CONFIG_VARS:
                 new = None if any(_foreign_place(p) for p in _pip_places(v)) else v
+            elif k == b"GCC_EXEC_PREFIX":
+                new = None  # gcc searches P/../../MACHINE/bin/ too: outside what it names
             elif k in _CONFIG_LISTS:
                 parts = v.split(b":")
-                kept = [x for x in parts if x and not _foreign_place(x)]
+                foreign = _foreign_gcc_dir if k == b"COMPILER_PATH" else _foreign_place
+                kept = [x for x in parts if x and not foreign(x)]
                 new = v if kept == parts else (b":".join(kept) or None)
             else:
                 new = None if _foreign_place(v) else v

@@ -341,6 +341,12 @@ _INC_FLAGS = ("-I", "-L", "-isystem", "-idirafter", "-iquote")
 # CUDA_HOME). A root-owned PATH dir holding root's link to uid 65534's gcc and c++ passed the
 # PATH-dir check, and flashinfer-jit-build ran them as root (redteam-22)
 JIT_PATH_NAMES = ("gcc", "g++", "cc", "c++", "ninja", "nvcc")
+# what a checked gcc itself finds on PATH: gcc 12 (Debian) looks for `as` and `ld` in its own
+# libexec dirs, then on PATH (`gcc -print-prog-name=as` is `as`); a root-owned PATH dir
+# holding uid 65534's `as` and `ld` (or root's links to them) made root's link-probe run
+# them (redteam-23, tests/security/test_gcc_prefix_files.py). Every probe that names a
+# search path (one that compiles) judges them by name too
+GCC_PATH_NAMES = ("as", "ld")
 
 
 def env_command_names(env: Mapping[str, str]) -> list[str]:
@@ -397,10 +403,11 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         # joined to the interpreter's prefix to find the standard library: `../../DIR` (or an
         # absolute DIR) made root's python import another user's `encodings`
         return out, f"not executed: PYTHONPLATLIBDIR {plat!r} leads out of the interpreter's prefix"
-    if env.get("GCC_EXEC_PREFIX"):  # a prefix string: gcc appends names to it
-        gp = env["GCC_EXEC_PREFIX"]
-        if why := add("GCC_EXEC_PREFIX", gp if gp.endswith("/") else posixpath.dirname(gp)):
-            return out, why
+    if env.get("GCC_EXEC_PREFIX"):
+        # gcc 12 searches P/MACHINE/VERSION/, P/MACHINE/, P/ and P/../../MACHINE/bin/… for
+        # cc1, as, collect2 (`gcc -print-search-dirs`): a place outside P, which no check of
+        # P covers (redteam-23). Nothing needs it set: refused whatever it names
+        return out, "not executed: GCC_EXEC_PREFIX is set (gcc runs programs from outside it)"
     for var in CODE_FILE_VARS:
         for p in env.get(var, "").replace(":", " ").split():
             if "/" in p and (why := (add_ccbin if var == "NVCC_CCBIN" else add)(var, p)):
@@ -444,6 +451,65 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
     return out, None
 
 
+def env_gcc_dirs(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """[(variable, value)] of every place env makes gcc take its own programs from (`-B DIR`
+    in FLAG_VARS and the options of COMMAND_VARS, each COMPILER_PATH entry), as written. gcc
+    12 runs DIR/cc1 (cc1plus), DIR/as, DIR/collect2 and collect2 DIR/real-ld (canaries: real
+    gcc, link-probe), also from DIR/MACHINE/VERSION/ and DIR/MACHINE/, and reads startfiles,
+    `specs` and headers there: untrusted_env judges every entry of the tree (redteam-23)."""
+    import shlex
+
+    out = [("COMPILER_PATH", p) for p in env.get("COMPILER_PATH", "").split(":") if p]
+    for var in (*FLAG_VARS, *COMMAND_VARS):
+        try:
+            words = shlex.split(env.get(var, ""))
+        except ValueError:
+            continue  # refused by env_code_paths
+        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        for k, a in enumerate(pieces):
+            if a == "-B" and k + 1 < len(pieces):
+                out.append((var, pieces[k + 1]))
+            elif a.startswith("-B") and len(a) > 2:
+                out.append((var, a[2:]))
+    return list(dict.fromkeys(out))
+
+
+# gcc_tree V DIR: 0 when DIR (a place gcc takes its programs from) is missing (judged by
+# who could create it, as any place) or passes `trusted` and so does every entry of its tree,
+# links followed (their targets' real paths too); else 1, WHY. A `-B` value that does not end
+# in `/` and is no directory is a prefix of names (`-B/d/x-` runs /d/x-cc1): refused. A loop
+# or an entry find cannot read refuses too.
+SH_GCC_TREE = r"""
+gcc_tree() {
+  case $1 in COMPILER_PATH) ;; *) case $2 in */) ;; *) [ -d "$2" ] || {
+    WHY="-B $2, which is no directory (gcc runs ${2}cc1, ${2}as)"; return 1; };; esac;; esac
+  [ -e "$2" ] || [ -L "$2" ] || return 0
+  trusted "$2" || return 1
+  [ -d "$RP" ] || return 0
+  _gr=$RP
+  if [ "$AS" = - ]; then
+    _gb=$(find -L "$_gr" -mindepth 1 ! -type l \( \( ! -uid 0 ! -uid "$ME" \) -o -perm /022 \
+      -o -name "*$_tnl*" \) -print 2>&1) || { WHY="$_gr cannot be walked: ${_gb##*$_tnl}"; return 1; }
+  else
+    _gb=$(find -L "$_gr" -mindepth 1 ! -type l \( \( ! -uid 0 ! -uid "$ME" ! -uid "$AS" \) \
+      -o -perm /022 -o -name "*$_tnl*" \) -print 2>&1) || { WHY="$_gr cannot be walked: ${_gb##*$_tnl}"; return 1; }
+  fi
+  if [ -n "$_gb" ]; then
+    _tp=${_gb%%"$_tnl"*}
+    _ts=$(stat -L -c '%u %a %U' -- "$_tp" 2>/dev/null) && ! _tcheck && return 1
+    WHY="$_tp writable by group or others"; return 1
+  fi
+  _gl=$(find -L "$_gr" -mindepth 1 -xtype l -print 2>&1) || { WHY="$_gr cannot be walked"; return 1; }
+  while [ -n "$_gl" ]; do
+    _gp=${_gl%%"$_tnl"*}
+    case $_gl in *"$_tnl"*) _gl=${_gl#*"$_tnl"};; *) _gl=;; esac
+    trusted "$_gp" || return 1
+  done
+  return 0
+}
+"""
+
+
 async def untrusted_env(
     transport: Transport, env: Mapping[str, str], *, as_uid: int | None = None
 ) -> str | None:
@@ -460,10 +526,15 @@ async def untrusted_env(
     pairs, why = env_code_paths(env)
     if why:
         return why
-    if not pairs:
+    trees = env_gcc_dirs(env)
+    if not pairs and not trees:
         return None
     script = (
         _trust_script(as_uid)
+        + SH_GCC_TREE
+        + 'N=$1; shift; while [ "$N" -gt 0 ]; do N=$((N - 1)); v=$1; q=$2; shift 2\n'
+        + 'gcc_tree "$v" "$q" || { printf \'not executed: %s holds %s\\n\' "$v" "$WHY"; exit 3; }\n'
+        + "done\n"
         + "while [ $# -gt 1 ]; do v=$1; q=$2; shift 2\n"
         + 'while [ ! -e "$q" ] && [ ! -L "$q" ]; do q=${q%/*}; [ -n "$q" ] || q=/; done\n'
         # a device (`CUDA_HOME=/dev/null`, seed 002's workaround) holds no code and only
@@ -472,7 +543,8 @@ async def untrusted_env(
         + 'trusted "$q" || { printf \'not executed: %s holds %s\\n\' "$v" "$WHY"; exit 3; }\n'
         + "done\n"
     )
-    args = [w for pair in dict.fromkeys(pairs) for w in pair]
+    args = [str(len(trees)), *(w for t in trees for w in t)]
+    args += [w for pair in dict.fromkeys(pairs) for w in pair]
     r = await transport.run(["sh", "-c", script, "sh", *args], timeout=30)
     if r.exit_status == 0:
         return None

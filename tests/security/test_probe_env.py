@@ -179,7 +179,6 @@ def test_control_gpu_probes_run_a_root_owned_nvidia_smi(area: Path):
             {"NVCC_APPEND_FLAGS": "--compiler-bindir=/opt/g -B/opt/as"},
             ["/opt/g", "/opt/g/gcc", "/opt/g/g++", "/opt/as"],
         ),
-        ({"GCC_EXEC_PREFIX": "/opt/gcc/x-"}, ["/opt/gcc"]),
         ({"FLASHINFER_EXTRA_CUDAFLAGS": "-Xcompiler=-B/opt/b,-O2 -ccbin g++"}, ["/opt/b"]),
         ({"FLASHINFER_EXTRA_LDFLAGS": "-B /opt/l/ -lfoo"}, ["/opt/l"]),
         ({"PYTHONPATH": "/opt/p/../q"}, ["/opt/q"]),

@@ -78,7 +78,7 @@ async def require_trusted(
     they are not checked. env: the environment the code runs in; every location it names for
     code (PATH's dirs, where the trusted gcc finds `as` and `ld`; LD_PRELOAD; PYTHONPATH…)
     is checked too (remedy.trust.untrusted_env)."""
-    from remedy.trust import untrusted_env, untrusted_on_path, untrusted_reason
+    from remedy.trust import GCC_PATH_NAMES, untrusted_env, untrusted_on_path, untrusted_reason
 
     await ctx.env()  # resolves ctx.run_as: whose files are as safe to run as root's
     as_uid = ctx.run_as.uid if ctx.run_as else None
@@ -89,8 +89,10 @@ async def require_trusted(
         as_uid=as_uid,
     )
     if not why and search_path is not None:
+        # (and the `as` and `ld` a checked gcc then finds there: remedy.trust.GCC_PATH_NAMES)
+        bare = [p for p in paths if "/" not in p]
         why = await untrusted_on_path(
-            ctx.transport, [p for p in paths if "/" not in p], search_path, as_uid=as_uid
+            ctx.transport, [*bare, *GCC_PATH_NAMES], search_path, as_uid=as_uid
         )
     if not why and env is not None:
         why = await untrusted_env(ctx.transport, env, as_uid=as_uid)
