@@ -1267,6 +1267,11 @@ TUNED_AFTER: list[str] = [
     "symbol-not-defined); a CUDA library API symbol on torch's own nvidia-* wheel library "
     "(torch/lib/../../nvidia/) -> ld-library-path-not-shadowing; another package's "
     "preloader (unknown/gwe-1) -> none",
+    "after 1424e1d6 (class family torch-ABI: gom-1, dmlc/dgl#5442): DGL's 'Cannot find DGL C++ "
+    "sparse|graphbolt library at ..._pytorch_<torch>.so' (no build for this torch) is a "
+    "signature; with it macOS dyld's 'Symbol not found' / 'symbol not found in flat "
+    "namespace' for c10/at/torch symbols and PyG's torch_scatter/sparse/cluster CUDA check "
+    "-> extensions-match-torch-abi",
 ]
 
 TOOLCHAIN_ENV = re.compile(
