@@ -1272,6 +1272,9 @@ TUNED_AFTER: list[str] = [
     "signature; with it macOS dyld's 'Symbol not found' / 'symbol not found in flat "
     "namespace' for c10/at/torch symbols and PyG's torch_scatter/sparse/cluster CUDA check "
     "-> extensions-match-torch-abi",
+    "after 1424e1d6 (class family container: no corpus row, upstream moby/moby survey): "
+    "Docker's older 'Unknown runtime specified nvidia' (daemon, Compose v1, docker-py) "
+    "-> container-runtime-provides-gpu; another runtime's name -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
