@@ -1271,7 +1271,8 @@ TUNED_AFTER: list[str] = [
     "sparse|graphbolt library at ..._pytorch_<torch>.so' (no build for this torch) is a "
     "signature; with it macOS dyld's 'Symbol not found' / 'symbol not found in flat "
     "namespace' for c10/at/torch symbols and PyG's torch_scatter/sparse/cluster CUDA check "
-    "-> extensions-match-torch-abi",
+    "-> extensions-match-torch-abi; torch 1.x's 'No such operator torchvision::nms' (the JIT "
+    "lookup's wording of torch-custom-op-missing) -> extensions-match-torch-abi",
     "after 1424e1d6 (class family container: no corpus row, upstream moby/moby survey): "
     "Docker's older 'Unknown runtime specified nvidia' (daemon, Compose v1, docker-py) "
     "-> container-runtime-provides-gpu; another runtime's name -> none",
