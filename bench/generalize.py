@@ -1276,6 +1276,11 @@ TUNED_AFTER: list[str] = [
     "after 1424e1d6 (class family container: no corpus row, upstream moby/moby survey): "
     "Docker's older 'Unknown runtime specified nvidia' (daemon, Compose v1, docker-py) "
     "-> container-runtime-provides-gpu; another runtime's name -> none",
+    "after 1424e1d6 (class family driver-module: no corpus row, upstream NVIDIA/nvidia-installer "
+    "survey): the .run installer's module-build failures (run_make's 'An error occurred while "
+    "performing the step: \"Building kernel modules\"', the older 'Unable to build the NVIDIA "
+    "kernel module', run_dkms' 'Failed to run `dkms build|install -m nvidia`') -> "
+    "driver-module-built-for-kernel; its 'Unable to load' and a dkms remove -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
