@@ -1275,7 +1275,9 @@ TUNED_AFTER: list[str] = [
     "lookup's wording of torch-custom-op-missing) -> extensions-match-torch-abi",
     "after 1424e1d6 (class family container: no corpus row, upstream moby/moby survey): "
     "Docker's older 'Unknown runtime specified nvidia' (daemon, Compose v1, docker-py) "
-    "-> container-runtime-provides-gpu; another runtime's name -> none",
+    "-> container-runtime-provides-gpu; another runtime's name -> none; libnvidia-container's "
+    "'failed to get device cgroup mount path: no cgroup filesystem mounted for the devices "
+    "subsytem' -> container-runtime-provides-gpu",
     "after 1424e1d6 (class family driver-module: no corpus row, upstream NVIDIA/nvidia-installer "
     "survey): the .run installer's module-build failures (run_make's 'An error occurred while "
     "performing the step: \"Building kernel modules\"', the older 'Unable to build the NVIDIA "
