@@ -1273,6 +1273,22 @@ TUNED_AFTER: list[str] = [
     "symbol-not-defined); a CUDA library API symbol on torch's own nvidia-* wheel library "
     "(torch/lib/../../nvidia/) -> ld-library-path-not-shadowing; another package's "
     "preloader (unknown/gwe-1) -> none",
+    "after 1424e1d6 (class family torch-ABI: gom-1, dmlc/dgl#5442): DGL's 'Cannot find DGL C++ "
+    "sparse|graphbolt library at ..._pytorch_<torch>.so' (no build for this torch) is a "
+    "signature; with it macOS dyld's 'Symbol not found' / 'symbol not found in flat "
+    "namespace' for c10/at/torch symbols and PyG's torch_scatter/sparse/cluster CUDA check "
+    "-> extensions-match-torch-abi; torch 1.x's 'No such operator torchvision::nms' (the JIT "
+    "lookup's wording of torch-custom-op-missing) -> extensions-match-torch-abi",
+    "after 1424e1d6 (class family container: no corpus row, upstream moby/moby survey): "
+    "Docker's older 'Unknown runtime specified nvidia' (daemon, Compose v1, docker-py) "
+    "-> container-runtime-provides-gpu; another runtime's name -> none; libnvidia-container's "
+    "'failed to get device cgroup mount path: no cgroup filesystem mounted for the devices "
+    "subsytem' -> container-runtime-provides-gpu",
+    "after 1424e1d6 (class family driver-module: no corpus row, upstream NVIDIA/nvidia-installer "
+    "survey): the .run installer's module-build failures (run_make's 'An error occurred while "
+    "performing the step: \"Building kernel modules\"', the older 'Unable to build the NVIDIA "
+    "kernel module', run_dkms' 'Failed to run `dkms build|install -m nvidia`') -> "
+    "driver-module-built-for-kernel; its 'Unable to load' and a dkms remove -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
