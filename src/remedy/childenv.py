@@ -400,7 +400,13 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
                 except ValueError:
                     words = [b"?/"]  # not a command line: judged as a relative path
                 places = [w for w in words if b"/" in w]
-                new = None if any(map(_foreign_place, _with_host_cc(places))) else v
+                new = (
+                    None
+                    if any(map(_foreign_place, _with_host_cc(places)))
+                    # `CC="gcc -B DIR"`: DIR judged by all it holds, as in CFLAGS (redteam-24)
+                    or any(_foreign_gcc_dir(b, b_option=True) for b in _gcc_dirs_of_flags(v))
+                    else v
+                )
             elif k in _FLAG_ENV_VARS:
                 places = _flag_places(v)
                 new = (

@@ -210,11 +210,16 @@ async def untrusted_login_value(transport: Transport, paths: Iterable[str]) -> s
 
 
 async def untrusted_on_path(
-    transport: Transport, names: Iterable[str], search_path: str, *, as_uid: int | None = None
+    transport: Transport,
+    names: Iterable[str],
+    search_path: str | None,
+    *,
+    as_uid: int | None = None,
 ) -> str | None:
     """None when each bare command name (`c++`, $CXX, the gcc nvcc calls) that the host would
     find on search_path, if any, may be executed; else why not. A name found nowhere runs
-    nothing (the step then fails as it would anyway); one found is checked like any binary."""
+    nothing (the step then fails as it would anyway); one found is checked like any binary.
+    search_path None: the PATH a command the transport starts gets (a step's)."""
     args = [n for n in dict.fromkeys(names) if n and "/" not in n]
     if not args:
         return None
@@ -223,12 +228,14 @@ async def untrusted_on_path(
         return f"not executed: {bad[0]!r} is no command name"
     script = (
         _trust_script(as_uid)
-        + 'SP=$1; shift; for n in "$@"; do x=$(PATH=$SP; command -v "$n" 2>/dev/null) || continue\n'
+        + ("SP=$PATH; " if search_path is None else "SP=$1; ")
+        + 'shift; for n in "$@"; do x=$(PATH=$SP; command -v "$n" 2>/dev/null) || continue\n'
         + "case $x in /*) ;; *) continue;; esac\n"
         + 'trusted "$x" || { printf \'not executed: %s on PATH is %s\\n\' "$n" "$WHY"; exit 3; }\n'
         + "done\n"
     )
-    r = await transport.run(["sh", "-c", script, "sh", search_path, *args], timeout=30)
+    sp = "-" if search_path is None else search_path
+    r = await transport.run(["sh", "-c", script, "sh", sp, *args], timeout=30)
     if r.exit_status == 0:
         return None
     text = r.text().strip()
@@ -347,6 +354,13 @@ JIT_PATH_NAMES = ("gcc", "g++", "cc", "c++", "ninja", "nvcc")
 # them (redteam-23, tests/security/test_gcc_prefix_files.py). Every probe that names a
 # search path (one that compiles) judges them by name too
 GCC_PATH_NAMES = ("as", "ld")
+# what a step that compiles (remedy.operations' `runs_compiler`: the link-layout stub's `cc`,
+# a pip-install's source build, an apt-install's dkms build) finds on the step's own PATH (the
+# fixed system PATH): the compiler drivers it runs by name and gcc's `as` and `ld`. A
+# root-owned /usr/local/bin holding uid 65534's `as` (or root's link to it) made the stub's
+# `cc` run it as root (redteam-24, tests/security/test_login_gcc_dirs.py): the runner refuses
+# such a plan before anything changes, as a probe refuses to run
+STEP_PATH_NAMES = ("cc", "gcc", "c++", "g++", *GCC_PATH_NAMES)
 
 
 def env_command_names(env: Mapping[str, str]) -> list[str]:
@@ -680,7 +694,10 @@ if [ -n "${HOME-}" ] && ! own_place "$HOME"; then
   case $_ph in /*) ;; *) _ph=/;; esac
   printf '~%s\n' "$_ph"; HOME=$_ph
 fi
-for _v in XDG_CONFIG_HOME PIP_CONFIG_FILE PYTHONUSERBASE PYTHONHOME APT_CONFIG GCC_EXEC_PREFIX \
+# GCC_EXEC_PREFIX=P/: gcc also searches P/../../MACHINE/bin/, outside P; left out whatever it
+# names, root's own and an empty one (gcc's own search paths made relative) too (redteam-24)
+[ -z "${GCC_EXEC_PREFIX+x}" ] || _drop GCC_EXEC_PREFIX
+for _v in XDG_CONFIG_HOME PIP_CONFIG_FILE PYTHONUSERBASE PYTHONHOME APT_CONFIG \
     PYTHONPYCACHEPREFIX REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE TMPDIR TEMP TMP \
     XDG_CACHE_HOME DPKG_ADMINDIR DEBCONF_SYSTEMRC DPKG_ROOT BASH_ENV; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
@@ -712,6 +729,20 @@ _split() {
   done
   return 0
 }
+# _bdirs VALUE: 0 when every place a `-B` in VALUE's words names (`-B DIR`, `-BDIR`, inside
+# `-Xcompiler=-BDIR,-O2`) is own_place and its tree passes gcc_tree (remedy.trust
+# env_gcc_dirs' forms); a relative one, or a prefix of names (`-B/d/x-`), is not
+_bdirs() {
+  _bn=; _lo=$IFS; IFS=" 	$_nl=,"; set -f; set -- $1; set +f; IFS=$_lo
+  for _bp in "$@"; do
+    if [ -n "$_bn" ]; then _bn=; _bq=$_bp
+    else case $_bp in -B) _bn=1; continue;; -B?*) _bq=${_bp#-B};; *) continue;; esac
+    fi
+    case $_bq in /*) ;; *) return 1;; esac
+    own_place "$_bq" && gcc_tree -B "$_bq" || return 1
+  done
+  return 0
+}
 for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH CPATH \
     C_INCLUDE_PATH CPLUS_INCLUDE_PATH GCONV_PATH SSL_CERT_DIR CMAKE_PREFIX_PATH LD_LIBRARY_PATH \
     LD_PRELOAD LD_AUDIT; do
@@ -719,6 +750,10 @@ for _v in XDG_CONFIG_DIRS PYTHONPATH COMPILER_PATH PERL5LIB PERLLIB LIBRARY_PATH
   case $_v in
     LD_LIBRARY_PATH) _split ":; 	$_nl" "$_x" all || _drop "$_v";;
     LD_*) _split ":; 	$_nl" "$_x" bare || _drop "$_v";;
+    COMPILER_PATH)  # where gcc runs cc1, as, collect2, ld from: judged by all the tree holds
+      _split : "$_x" all || { _drop "$_v"; continue; }
+      _lo=$IFS; IFS=:; set -f; set -- $_x; set +f; IFS=$_lo
+      for _e in "$@"; do [ -z "$_e" ] || gcc_tree COMPILER_PATH "$_e" || { _drop "$_v"; break; }; done;;
     *) _split : "$_x" all || _drop "$_v";;
   esac
 done
@@ -728,7 +763,7 @@ for _v in CC CXX CPP LDSHARED LDCXXSHARED AR CUDACXX CUDAHOSTCXX NVCC_CCBIN CMAK
     CMAKE_C_LINKER_LAUNCHER CMAKE_CXX_LINKER_LAUNCHER CMAKE_CUDA_LINKER_LAUNCHER; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac  # quoted: not split here as a build would
-  _split " 	$_nl" "$_x" bare || _drop "$_v"
+  _split " 	$_nl" "$_x" bare && _bdirs "$_x" || _drop "$_v"
 done
 _flag_ok() {
   case $1 in @RLW@) return 1;; esac
@@ -745,7 +780,8 @@ for _v in CFLAGS CXXFLAGS CPPFLAGS LDFLAGS CUDAFLAGS NVCC_PREPEND_FLAGS NVCC_APP
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac
   set -f; set -- $_x; set +f
-  for _w in "$@"; do _flag_ok "$_w" || { _drop "$_v"; break; }; done
+  for _w in "$@"; do _flag_ok "$_w" || { _drop "$_v"; continue 2; }; done
+  _bdirs "$_x" || _drop "$_v"
 done
 if [ -n "${PERL5OPT-}" ]; then
   _pd=; _pn=
@@ -800,7 +836,7 @@ def login_env_judgement() -> str:
     SH_LOGIN_SCRUB leaves out, and `+` when pip's cache is to be off; it changes nothing
     outside its own shell. Shared by step_env_guard and the exported playbook's first task
     (remedy.export.ansible), which runs it with no Python on the host."""
-    return SH_TRUST + SH_LINKS + SH_OWN_PLACE + SH_LOGIN_SCRUB
+    return SH_TRUST + SH_LINKS + SH_OWN_PLACE + SH_GCC_TREE + SH_LOGIN_SCRUB
 
 
 # the variables SH_LOGIN_SCRUB can name whose empty value is no unset: an empty entry of gcc's

@@ -666,6 +666,20 @@ class Runner:
                     hint="give the tree to root, or set the variable in that user's own "
                     "environment (the unit's drop-in for a service)",
                 )
+        if any(s.operation.runs_compiler() for s in plan.steps[start:]):
+            # the compiler a step runs by name, and gcc's `as` and `ld`, come from the step's
+            # own PATH (the system PATH): a root-owned /usr/local/bin holding another user's
+            # `as` ran it as root under the stub's `cc` (redteam-24)
+            from remedy.trust import STEP_PATH_NAMES, untrusted_on_path
+
+            why = await untrusted_on_path(self.t, STEP_PATH_NAMES, None)
+            if why:
+                raise Refused(
+                    f"refusing to apply the plan on {self.t.host}: a step would compile, and "
+                    f"{why.removeprefix('not executed: ')}; nothing was changed",
+                    hint="give that file to root (or remove it), or apply the plan where the "
+                    "system PATH holds only root's compiler tools",
+                )
         pythons = list(
             dict.fromkeys(p for s in plan.steps[start:] for p in s.operation.runs_pythons())
         )

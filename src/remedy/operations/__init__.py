@@ -189,6 +189,11 @@ class Operation(BaseModel):
         changes, so a venv another user owns never runs its code as root."""
         return []
 
+    def runs_compiler(self) -> bool:
+        """Whether this operation's commands may run the host's C compiler from the step's
+        PATH (the runner then checks what PATH finds for remedy.trust.STEP_PATH_NAMES)."""
+        return False
+
     def writes_under(self) -> list[str]:
         """Directories of a tree the facts found (not remedy's fixed ones) that this
         operation's commands create entries in, as root: the runner and the playbook check
@@ -221,6 +226,9 @@ class PipInstall(Operation):
 
     def runs_pythons(self) -> list[str]:
         return [f"{self.python}/bin/python"]
+
+    def runs_compiler(self) -> bool:
+        return True  # a package with no wheel here is built from its sdist (setuptools' CC)
 
     def commands(self) -> list[str]:
         argv = [f"{self.python}/bin/python", "-m", "pip", "install"]
@@ -330,6 +338,9 @@ class AptInstall(Operation):
 
     def commands(self) -> list[str]:
         return ["DEBIAN_FRONTEND=noninteractive apt-get install -y " + join(self.packages)]
+
+    def runs_compiler(self) -> bool:
+        return True  # a maintainer script may build (dkms runs make, gcc, as, ld)
 
     def touches(self) -> list[Touch]:
         out = [Touch(kind="package", target="apt", detail=" ".join(self.packages))]
@@ -585,6 +596,9 @@ class LinkLayout(Operation):
         s = self._at(str(self.stub))
         return (f"mkdir -p {quote(posixpath.dirname(s))} && (test -e {quote(s)} || "
                 f"(echo | cc -x c -shared -Wl,-soname,{STUB_SONAME} -o {quote(s)} -))")  # fmt: skip
+
+    def runs_compiler(self) -> bool:
+        return self.stub is not None  # `cc` builds the stub
 
     def writes_under(self) -> list[str]:
         paths = [self._at(k.path) for k in self.links] + (
