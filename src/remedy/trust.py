@@ -726,7 +726,7 @@ for _v in DEBCONF_DB_REPLACE DEBCONF_DB_OVERRIDE DEBCONF_DB_FALLBACK; do
 done
 # an empty entry of a list (`/usr/lib:`, `a::b`) is the working directory to gcc (COMPILER_PATH
 # `./as`, LIBRARY_PATH `./specs`), ld.so and Python: no place judged, so `all` refuses it
-# (redteam-25); sh's splitting drops a trailing one, so it is looked for here
+# (redteam-25); field splitting in sh drops a trailing one, so it is looked for here
 _split() {
   case $3 in all) case $2 in [:\;]*|*[:\;]|*[:\;][:\;]*) return 1;; esac;; esac
   _sk=$3; _lo=$IFS; IFS=$1; set -f; set -- $2; set +f; IFS=$_lo
@@ -775,9 +775,9 @@ for _v in CC CXX CPP LDSHARED LDCXXSHARED AR CUDACXX CUDAHOSTCXX NVCC_CCBIN CMAK
 done
 # _flags_ok VALUE: 0 when no word or piece (a word split at `=` and `,`) of VALUE is an
 # option that runs, loads or writes a file, and every place it names is own_place: the value
-# of a path option (the next piece, or what follows a joined one's name: remedy.childenv
+# of a path option (the next piece, or what follows the name of a joined one: remedy.childenv
 # _PATH_OPTIONS) whatever it holds, and every other piece holding `/`. A relative one is not:
-# the compile's working directory decides what `-Itmp/x` (once judged as `/x`) or `-Ltmp` is
+# the working directory of the compile decides what `-Itmp/x` (once judged as `/x`) or `-Ltmp` is
 _flags_ok() {
   _fv=$1
   set -f; set -- $_fv; set +f
