@@ -171,7 +171,18 @@ _HOST_CC_NAMES = (b"gcc", b"g++")
 # option's letters, `=` or `,`) is another user's
 _FLAG_ENV_VARS = (b"CFLAGS", b"CXXFLAGS", b"CPPFLAGS", b"LDFLAGS", b"CUDAFLAGS",
                   b"NVCC_PREPEND_FLAGS", b"NVCC_APPEND_FLAGS")  # fmt: skip
-_OPTION_HEAD = re.compile(rb"-{1,2}[A-Za-z][A-Za-z0-9_-]*?(?=/)|-[A-Za-z](?=/)")
+# options whose value is a place: the next piece (`-I DIR`, `--prefix=DIR`, `-Wl,-rpath,DIR`),
+# or, for those of JOINED, what follows the name in the same piece (`-IDIR`, `-isystemDIR`).
+# Judged whatever the value holds: a relative one (`-Ifoo`, `-Ltmp`, `-Itmp/x`) is resolved
+# against the compile's working directory (a step's `/`: `-Ltmp` is /tmp), never judged as
+# root's. `-Itmp/x` used to be read as option `-Itmp` and place `/x` (redteam-25). `--prefix`
+# is gcc's `-B`
+_PATH_OPTIONS = frozenset({
+    "-I", "-L", "-B", "-R", "-isystem", "-idirafter", "-iquote", "--prefix", "-rpath",
+    "-rpath-link", "--rpath", "--rpath-link", "--library-path", "--include-path",
+    "--system-include",
+})  # fmt: skip
+_JOINED_PATH_OPTIONS = ("-isystem", "-idirafter", "-iquote", "-I", "-L", "-B", "-R")
 _CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
 
 
@@ -256,7 +267,7 @@ def _gcc_dirs_of_flags(value: bytes) -> list[bytes]:
     pieces = [x for w in words for x in re.split(r"(?<=[^-])[=,]", w) if x]
     out = []
     for k, a in enumerate(pieces):
-        if a == "-B" and k + 1 < len(pieces):
+        if a in ("-B", "--prefix") and k + 1 < len(pieces):  # `--prefix` is gcc's `-B`
             out.append(os.fsencode(pieces[k + 1]))
         elif a.startswith("-B") and len(a) > 2:
             out.append(os.fsencode(a[2:]))
@@ -272,7 +283,11 @@ def _foreign_lib(var: bytes, entry: bytes) -> bool:
     """Whether ld.so could load another user's code through this entry of `var`: a path (or
     a relative or `$ORIGIN` one, judged as foreign) another user can change. A bare
     LD_PRELOAD/LD_AUDIT name is looked up in the library dirs, not here."""
-    if not entry or (var != b"LD_LIBRARY_PATH" and b"/" not in entry):
+    if not entry:
+        # ld.so takes an empty LD_LIBRARY_PATH entry (`/usr/lib:`) as the working directory
+        # (LD_DEBUG=libs: `glibc-hwcaps/...:tls:...`), which is no place judged (redteam-25)
+        return var == b"LD_LIBRARY_PATH"
+    if var != b"LD_LIBRARY_PATH" and b"/" not in entry:
         return False
     return _foreign_place(entry)
 
@@ -336,26 +351,36 @@ def _perl_opt_places(value: bytes) -> list[bytes] | None:
 
 
 def _flag_places(value: bytes) -> list[bytes] | None:
-    """The places a compiler-flags value names (each piece of each word, split at `=` and
-    `,`, that holds a `/`: `-B/x` is `/x`, `-Bx/y` the relative `x/y`), or None where it
-    cannot be split as a shell would or holds an option that runs, loads or writes a file
-    (remedy.trust's list: -wrapper, -specs, -fplugin, @FILE, -o...)."""
+    """The places a compiler-flags value names, as the compile may read them: the value of
+    each option of _PATH_OPTIONS (the next piece, or what follows a joined one's name) and
+    every other piece (each word split at `=` and `,`) holding a `/`, relative ones as
+    written (judged as another user's: the compile's working directory decides what they
+    are); or None where it cannot be split as a shell would or holds an option that runs,
+    loads or writes a file (remedy.trust's list: -wrapper, -specs, -fplugin, @FILE, -o...)."""
 
     try:
         words = shlex.split(os.fsdecode(value))
     except ValueError:
         return None
-    out = []
+    pieces: list[str] = []
     for w in words:
-        pieces = [x for x in re.split(r"[=,]", w) if x]
-        for p in dict.fromkeys([w, *pieces]):
+        split = [x for x in re.split(r"[=,]", w) if x]
+        for p in dict.fromkeys([w, *split]):
             if p in RUN_LOAD_WRITE_OPTIONS or p.startswith(RUN_LOAD_WRITE_PREFIXES):
                 return None
-        for p in pieces:
-            if "/" in p:
-                b = os.fsencode(p)
-                m = _OPTION_HEAD.match(b)
-                out.append(b[m.end() :] if m else b)
+        pieces += split
+    out = []
+    place_next = False
+    for p in pieces:
+        if place_next:
+            place_next = False
+            out.append(os.fsencode(p))
+        elif p in _PATH_OPTIONS:
+            place_next = True
+        elif j := next((o for o in _JOINED_PATH_OPTIONS if p.startswith(o)), None):
+            out.append(os.fsencode(p[len(j) :]))
+        elif "/" in p:
+            out.append(os.fsencode(p))  # `-otmp/x`: where its place begins, unknown: relative
     return out
 
 
@@ -484,6 +509,7 @@ RUN_LOAD_WRITE_OPTIONS = frozenset({
     "--keep-dir", "-keep-dir", "-dumpdir", "-dumpbase", "-aux-info", "--ld-path", "-fuse-ld",
     "--coverage", "-ftest-coverage", "-dryrun", "--dryrun",
 })  # fmt: skip
-RUN_LOAD_WRITE_PREFIXES = ("@", "-M", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
+# (-include, -imacros, -isysroot, -iprefix joined to their value too: `-includefoo.h`)
+RUN_LOAD_WRITE_PREFIXES = ("@", "-M", "-include", "-imacros", "-isysroot", "-iprefix", "-fplugin", "-fdump", "-fprofile", "-fauto-profile", "-fopt-info",
                "-fcallgraph-info", "-save-temps", "--save-temps", "-specs=", "--specs=",
                "-wrapper", "-iwithprefix", "--sysroot=", "-o/", "-T/", "-Map", "--Map")  # fmt: skip
