@@ -416,6 +416,17 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # libraries) who never ran remedy on them, while tune-ck/cl tuned on upstream message families;
     # scored by 1424e1d6 (the session's start, blind to the round; bench/results/round71/).
     ("1424e1d6", "1424e1d6"),
+    # rounds 72-75 (session 43): 82 logs (48 with a class, 34 whose cause no rule covers) collected
+    # by seventeen engineers (col-72a..d, col-73a..e, col-74a..d, col-75a..d: GPU-arch leftovers and
+    # WSL/Windows loading; containers and orchestration; LLM training frameworks and NCCL; hosted
+    # notebooks and cloud platforms; GPU communication stacks; laptops and hybrid graphics; ML
+    # compilers' code generation; CMake's CUDA language; MD/chemistry codes; ZK provers; media servers
+    # and NVENC; NVIDIA SDK products; video upscaling; learning-CUDA repos; GPU analytics; 2025-26
+    # image/video UI stacks) who never ran remedy on them, while tune-ck/cl tuned on upstream message
+    # families; scored by 757144ff (after tune-ck/cl, blind to the rounds; bench/results/round72/ ..
+    # round75/; 1424e1d6 gives the same figures). hak-2, a second log of a thread with a log in round
+    # 75, was dropped after scoring (one log per dated thread; it was a null said unknown).
+    ("757144ff", "757144ff"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
