@@ -1300,6 +1300,13 @@ TUNED_AFTER: list[str] = [
     "performing the step: \"Building kernel modules\"', the older 'Unable to build the NVIDIA "
     "kernel module', run_dkms' 'Failed to run `dkms build|install -m nvidia`') -> "
     "driver-module-built-for-kernel; its 'Unable to load' and a dkms remove -> none",
+    "after 757144ff (round 73's gyu-1, apache/tvm#7056): nvcc's bare 'nvcc fatal : Unknown "
+    "option' with no line showing the nvcc (its /usr/bin path, its release) or torch's "
+    "version check gives the toolchain rules no credit -> none; beside /usr/bin/nvcc -> "
+    "path-nvcc-not-distro",
+    "after 757144ff (round 72's gxo-1, microsoft/WSL#5554): DKMS missing the headers of a WSL "
+    "kernel (-Microsoft, -microsoft-standard-WSL2) -> none; another kernel -> "
+    "driver-module-built-for-kernel",
 ]
 
 TOOLCHAIN_ENV = re.compile(

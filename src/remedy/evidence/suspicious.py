@@ -206,6 +206,12 @@ _WHAT = re.compile(r"^\s*what\(\):\s+\S")
 # printed after it (Paddle's 'FatalError: `Process abort signal` is detected by the operating
 # system.', c10's 'Exception raised from ...'; round 48's unknown/geq-1)
 _TERMINATE = re.compile(r"^terminate called after throwing an instance of ")
+# nvidia-smi's own statement that it could not reach the driver ('NVIDIA-SMI has failed because
+# it couldn't communicate with the NVIDIA driver', the tool's whole failure in one line): it
+# ranks with an exception line, so a later tool's 'Error!' record (DKMS die(), printed for a
+# step the user ran after it) does not outrank it (the earlier goes first; tune-co, round 72's
+# unknown/gxo-1)
+_TOOL_FAILED_BECAUSE = re.compile(r"^NVIDIA-SMI has failed because\b")
 # a location header printed before the message it locates: c10's backtrace heading
 # ('Exception raised from <func> at <file>:<line> (most recent call first):', c10/util/
 # Exception.cpp), a C/C++ 'Error at <file>:<line> in <func>' report (NVSHMEM's
@@ -415,7 +421,12 @@ def base_score(text: str) -> tuple[float, str]:
         score, why = 2.5, "exception on None (the consequence of an earlier failure)"
     elif _LOCATION_HEAD.match(text):
         score, why = 2.5, "location header (the message is on another line)"
-    elif _PY_EXC.match(text.lstrip()) or _WHAT.match(text) or _TERMINATE.match(text):
+    elif (
+        _PY_EXC.match(text.lstrip())
+        or _WHAT.match(text)
+        or _TERMINATE.match(text)
+        or _TOOL_FAILED_BECAUSE.match(text)
+    ):
         score, why = 6.0, "exception line"
     elif _TRACING_ERROR.match(text):
         score, why = 6.0, "error record (tracing)"
