@@ -1307,6 +1307,18 @@ TUNED_AFTER: list[str] = [
     "after 757144ff (round 72's gxo-1, microsoft/WSL#5554): DKMS missing the headers of a WSL "
     "kernel (-Microsoft, -microsoft-standard-WSL2) -> none; another kernel -> "
     "driver-module-built-for-kernel",
+    "after 757144ff (round 72's gxr-1, NVIDIA/nvidia-container-toolkit#885): CDI's 'failed to "
+    "stat CDI host device' is a signature (cdi-host-device-missing); a DRM node "
+    "(/dev/dri/cardN, renderDN) -> container-runtime-provides-gpu; /dev/nvidia-uvm -> none",
+    "after 757144ff (round 72's gxv-1, NVIDIA/libnvidia-container#287): a CDI name "
+    "(vendor/class=name) stat'ed as a device path (Podman's 'stat X', moby's 'error gathering "
+    "device information while adding custom device') -> container-runtime-provides-gpu; a "
+    "/dev path -> none",
+    "after 757144ff (round 72's gxx-1, vllm-project/vllm#1726): NCCL's 'Invalid config <attr> "
+    "attribute value' is a signature; NCCL_CONFIG_UNDEF_INT (-2147483648) -> "
+    "runtime-libs-match-cuda-major; another value -> none",
+    "after 757144ff (round 73's gyj-1, openucx/ucx#4165): autoconf's 'checking for F in "
+    "-lcuda|-lcudart... no' is a signature -> toolkit-links-cudart; another library -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(

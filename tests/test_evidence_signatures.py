@@ -698,7 +698,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # verdicts, 'free(): corrupted unsorted chunks', 'double free or corruption (out)', printed
     # before the SIGABRT with no error word; a bare 'corrupt' took '/tmp/x_corrupt/' paths):
     # 129 -> 131.
-    assert len(lits) <= 131, "each literal costs grep time; see prefilter.py"
+    # Tune-co (session 43) adds 'in -lcuda' (autoconf's AC_CHECK_LIB 'checking for F in
+    # -lcuda|-lcudart... no', a configure line with no error word) and 'Invalid conf' (NCCL's
+    # 'Invalid config <attr> attribute value N' family, quoted after torch's 'Last error:'
+    # without its 'NCCL WARN' prefix): 131 -> 133.
+    assert len(lits) <= 133, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
