@@ -1319,6 +1319,9 @@ TUNED_AFTER: list[str] = [
     "runtime-libs-match-cuda-major; another value -> none",
     "after 757144ff (round 73's gyj-1, openucx/ucx#4165): autoconf's 'checking for F in "
     "-lcuda|-lcudart... no' is a signature -> toolkit-links-cudart; another library -> none",
+    "after 757144ff (round 73's gyp-1, linux-surface/linux-surface#52): a compile error in "
+    "Debian's DKMS trees of the driver module (nvidia-current, nvidia-legacy-NNNxx, "
+    "nvidia-tesla-NNN) -> driver-module-built-for-kernel; nvidia-fs's tree -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
