@@ -1300,6 +1300,24 @@ TUNED_AFTER: list[str] = [
     "performing the step: \"Building kernel modules\"', the older 'Unable to build the NVIDIA "
     "kernel module', run_dkms' 'Failed to run `dkms build|install -m nvidia`') -> "
     "driver-module-built-for-kernel; its 'Unable to load' and a dkms remove -> none",
+    "after 1424e1d6 (round 71's gwn-1, ma-xu/pointMLP-pytorch#39): signature "
+    "torch-gpu-arch-unsupported also takes torch's capability warning quoted from 'CUDA "
+    "capability sm_XY is not compatible ...' on, the device name and 'with' left out -> "
+    "wheel-has-gpu-arch",
+    "after 1424e1d6 (round 71's gws-1, huggingface/candle#3366): signature "
+    "wmma-fragment-undefined-for-target, EDG's 'incomplete type' / clang's 'implicit "
+    "instantiation of undefined template' for a WMMA fragment (type, shape) that crt/mma.h "
+    "defines only for a newer __CUDA_ARCH__ (half sm_70, int8 sm_72, sub-byte sm_75, "
+    "bf16/tf32/double sm_80) -> kernel-arch-feature; a shape no arch defines -> none",
+    "after 757144ff (round 75's hap-1, nagadomi/waifu2x#176): signature cudnn-arch-mismatch, "
+    "cuDNN <= 8's CUDNN_STATUS_ARCH_MISMATCH beside an error word -> kernel-arch-feature; "
+    "cuDNN 9's CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH -> none",
+    "after 757144ff (round 73's gyx-1, NVIDIA/cutlass#1815): context signature "
+    "cutlass-python-compile-failed (CUTLASS Python's 'Compilation error for the following "
+    "kernel:' / 'Error Message:' report) and field signal "
+    "generator-suffixed-target-is-not-an-arch-list: an a/f target nvcc refuses beside a "
+    "runtime generator that adds the suffix to the device's own arch -> none (withdraws "
+    "toolkit-knows-target-archs and arch-supported-by-toolkit)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
