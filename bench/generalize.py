@@ -1317,7 +1317,8 @@ TUNED_AFTER: list[str] = [
     "kernel:' / 'Error Message:' report) and field signal "
     "generator-suffixed-target-is-not-an-arch-list: an a/f target nvcc refuses beside a "
     "runtime generator that adds the suffix to the device's own arch -> none (withdraws "
-    "toolkit-knows-target-archs and arch-supported-by-toolkit)",
+    "toolkit-knows-target-archs and arch-supported-by-toolkit); the device's plain arch refused "
+    "there (generator-plain-target-is-the-gpu) -> arch-supported-by-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(
