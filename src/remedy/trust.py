@@ -363,6 +363,35 @@ GCC_PATH_NAMES = ("as", "ld")
 STEP_PATH_NAMES = ("cc", "gcc", "c++", "g++", *GCC_PATH_NAMES)
 
 
+# on_path_trusted NAME...: 0 when what the shell's PATH finds for each bare NAME (none found:
+# nothing runs) passes `trusted`; else 1, WHY. For the exported playbook's first task
+# (step_path_judgement): no comment here holds a quote mark, since Ansible splits a raw
+# task's free-form text on them
+SH_ON_PATH = r"""
+on_path_trusted() {
+  for _n in "$@"; do
+    _x=$(command -v "$_n" 2>/dev/null) || continue
+    case $_x in /*) ;; *) continue;; esac
+    trusted "$_x" || { WHY="$_n on PATH is $WHY"; return 1; }
+  done
+  return 0
+}
+"""
+
+
+def step_path_judgement() -> str:
+    """sh lines (after SH_TRUST) that exit 3 printing `not executed: NAME on PATH is WHY`
+    when the shell's PATH finds one of STEP_PATH_NAMES that `trusted` refuses: what the
+    runner asks of a plan whose steps compile (untrusted_on_path), for the exported
+    playbook's judging task, which runs before any step with the steps' PATH (redteam-26)."""
+    return (
+        SH_ON_PATH
+        + "on_path_trusted "
+        + join(list(STEP_PATH_NAMES))
+        + " || { printf 'not executed: %s\\n' \"$WHY\"; exit 3; }\n"
+    )
+
+
 def env_command_names(env: Mapping[str, str]) -> list[str]:
     """The bare command names env makes a consumer find on PATH: the words of COMMAND_VARS
     (`CXX=g++-12`, `FLASHINFER_NVCC_LAUNCHER=ccache`) and a bare `-ccbin NAME`; each is then
