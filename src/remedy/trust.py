@@ -14,6 +14,8 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
+from remedy.childenv import LD_B_KEYWORDS as _LD_KW
+from remedy.childenv import LD_KEYWORD_VARS as _LD_KW_VARS
 from remedy.childenv import RUN_LOAD_WRITE_OPTIONS as _RLW_EXACT
 from remedy.childenv import RUN_LOAD_WRITE_PREFIXES as _RLW_PREFIX
 from remedy.transport.base import Transport
@@ -830,9 +832,31 @@ _flags_ok() {
   done
   return 0
 }
+# _ldkw VALUE: _lk is VALUE (its words joined by blanks) with each piece after the first of
+# a word `-Wl,...` that is one of the -B keywords of ld (remedy.childenv LD_B_KEYWORDS) made
+# `-Wl`, a piece naming no place: gcc hands it to ld, so `-Wl,-Bsymbolic-functions` (Ubuntu
+# default LDFLAGS) is no `-B symbolic`. Every other word stays, so `-B -Wl,-Bstatic` still
+# gives `-B` a place to judge. For gcc variables only (redteam-26)
+_ldkw() {
+  _lk=; set -f; set -- $1; set +f
+  for _w in "$@"; do
+    case $_w in
+      -Wl,*)
+        _lr=${_w#-Wl,}; _w=-Wl
+        while :; do
+          _lp=${_lr%%,*}
+          case $_lp in @LDKW@) _lp=-Wl;; esac
+          _w=$_w,$_lp
+          case $_lr in *,*) _lr=${_lr#*,};; *) break;; esac
+        done;;
+    esac
+    _lk="$_lk $_w"
+  done
+}
 for _v in CFLAGS CXXFLAGS CPPFLAGS LDFLAGS CUDAFLAGS NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac
+  case $_v in @LDKWV@) _ldkw "$_x"; _x=$_lk;; esac
   _flags_ok "$_x" && _bdirs "$_x" || _drop "$_v"
 done
 if [ -n "${PERL5OPT-}" ]; then
@@ -880,7 +904,11 @@ fi
 
 # the options of _RLW_EXACT and _RLW_PREFIX as one sh `case` pattern, for SH_LOGIN_SCRUB
 _RLW_CASE = "|".join([*sorted(_RLW_EXACT), *(f"{p}*" for p in _RLW_PREFIX)])
-SH_LOGIN_SCRUB = SH_LOGIN_SCRUB.replace("@RLW@", _RLW_CASE)
+SH_LOGIN_SCRUB = (
+    SH_LOGIN_SCRUB.replace("@RLW@", _RLW_CASE)
+    .replace("@LDKWV@", "|".join(_LD_KW_VARS))
+    .replace("@LDKW@", "|".join(sorted(_LD_KW)))
+)
 
 
 def login_env_judgement() -> str:
