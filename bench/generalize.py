@@ -1319,6 +1319,18 @@ TUNED_AFTER: list[str] = [
     "runtime generator that adds the suffix to the device's own arch -> none (withdraws "
     "toolkit-knows-target-archs and arch-supported-by-toolkit); the device's plain arch refused "
     "there (generator-plain-target-is-the-gpu) -> arch-supported-by-toolkit",
+    "after 757144ff (round 74's gzp-1, GOMC-WSU/GOMC#168): the runtime's string for 98 "
+    "('invalid device function') is taken wherever it stands on a line naming no HIP/ROCm, as "
+    "209's is (programs' own check macros: gpuErrchk 'GPUassert: %s %s %d', HANDLE_ERROR "
+    "'%s in %s at line %d', Caffe's 'Check failed: ... (8 vs. 0)  %s', NCCL's WARN) -> "
+    "package-has-gpu-arch",
+    "after 757144ff (round 75's hat-1, fixstars/libSGM#8): libSGM's 'cuda error %s : %d %s' over 98, the "
+    "same bare-string change -> package-has-gpu-arch",
+    "after 757144ff (round 74's gzs-1, risc0/risc0#3231): 'named symbol not found' on a line "
+    "that names a kernel launch call (cudaLaunchKernel[Ex], cudaLaunchCooperativeKernel, "
+    "cudaFuncGet/SetAttribute: sppark's CUDA_OK '%s@%s:%d failed: \"%s\"') joins "
+    "kernel-lookup-symbol-not-found -> package-has-gpu-arch; a lookup by name "
+    "(cudaMemcpyToSymbol, cuModuleGetFunction) -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
