@@ -1322,6 +1322,37 @@ TUNED_AFTER: list[str] = [
     "after 757144ff (round 73's gyp-1, linux-surface/linux-surface#52): a compile error in "
     "Debian's DKMS trees of the driver module (nvidia-current, nvidia-legacy-NNNxx, "
     "nvidia-tesla-NNN) -> driver-module-built-for-kernel; nvidia-fs's tree -> none",
+    "after 1424e1d6 (round 71's gwn-1, ma-xu/pointMLP-pytorch#39): signature "
+    "torch-gpu-arch-unsupported also takes torch's capability warning quoted from 'CUDA "
+    "capability sm_XY is not compatible ...' on, the device name and 'with' left out -> "
+    "wheel-has-gpu-arch",
+    "after 1424e1d6 (round 71's gws-1, huggingface/candle#3366): signature "
+    "wmma-fragment-undefined-for-target, EDG's 'incomplete type' / clang's 'implicit "
+    "instantiation of undefined template' for a WMMA fragment (type, shape) that crt/mma.h "
+    "defines only for a newer __CUDA_ARCH__ (half sm_70, int8 sm_72, sub-byte sm_75, "
+    "bf16/tf32/double sm_80) -> kernel-arch-feature; a shape no arch defines -> none",
+    "after 757144ff (round 75's hap-1, nagadomi/waifu2x#176): signature cudnn-arch-mismatch, "
+    "cuDNN <= 8's CUDNN_STATUS_ARCH_MISMATCH beside an error word -> kernel-arch-feature; "
+    "cuDNN 9's CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH -> none",
+    "after 757144ff (round 73's gyx-1, NVIDIA/cutlass#1815): context signature "
+    "cutlass-python-compile-failed (CUTLASS Python's 'Compilation error for the following "
+    "kernel:' / 'Error Message:' report) and field signal "
+    "generator-suffixed-target-is-not-an-arch-list: an a/f target nvcc refuses beside a "
+    "runtime generator that adds the suffix to the device's own arch -> none (withdraws "
+    "toolkit-knows-target-archs and arch-supported-by-toolkit); the device's plain arch refused "
+    "there (generator-plain-target-is-the-gpu) -> arch-supported-by-toolkit",
+    "after 757144ff (round 74's gzp-1, GOMC-WSU/GOMC#168): the runtime's string for 98 "
+    "('invalid device function') is taken wherever it stands on a line naming no HIP/ROCm, as "
+    "209's is (programs' own check macros: gpuErrchk 'GPUassert: %s %s %d', HANDLE_ERROR "
+    "'%s in %s at line %d', Caffe's 'Check failed: ... (8 vs. 0)  %s', NCCL's WARN) -> "
+    "package-has-gpu-arch",
+    "after 757144ff (round 75's hat-1, fixstars/libSGM#8): libSGM's 'cuda error %s : %d %s' over 98, the "
+    "same bare-string change -> package-has-gpu-arch",
+    "after 757144ff (round 74's gzs-1, risc0/risc0#3231): 'named symbol not found' on a line "
+    "that names a kernel launch call (cudaLaunchKernel[Ex], cudaLaunchCooperativeKernel, "
+    "cudaFuncGet/SetAttribute: sppark's CUDA_OK '%s@%s:%d failed: \"%s\"') joins "
+    "kernel-lookup-symbol-not-found -> package-has-gpu-arch; a lookup by name "
+    "(cudaMemcpyToSymbol, cuModuleGetFunction) -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -183,6 +183,37 @@ _PATH_OPTIONS = frozenset({
     "--system-include",
 })  # fmt: skip
 _JOINED_PATH_OPTIONS = ("-isystem", "-idirafter", "-iquote", "-I", "-L", "-B", "-R")
+# ld's own `-B` options (GNU ld manual, binutils ld/ld.texi, Command-line Options: -Bdynamic,
+# -Bgroup, -Bno-symbolic, -Bshareable, -Bstatic, -Bsymbolic, -Bsymbolic-functions): keywords,
+# not gcc's `-B DIR`, where gcc hands them to ld, i.e. as a piece after the first of a word
+# `-Wl,...` of a variable gcc reads (Ubuntu's default LDFLAGS, dpkg's
+# scripts/Dpkg/Vendor/Ubuntu.pm: `-Wl,-Bsymbolic-functions`). Anywhere else `-Bsymbolic` is
+# gcc's `-B symbolic` (a relative prefix: gcc 12 ran ./symbolic/as), and nvcc splits an
+# `-Xcompiler` value at commas, so only these variables keep them (redteam-26)
+LD_B_KEYWORDS = frozenset({
+    "-Bdynamic", "-Bgroup", "-Bno-symbolic", "-Bshareable", "-Bstatic", "-Bsymbolic",
+    "-Bsymbolic-functions",
+})  # fmt: skip
+LD_KEYWORD_VARS = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")
+
+
+def ld_keywords_out(value: bytes) -> bytes:
+    """value for judging: each LD_B_KEYWORDS piece of a word `-Wl,...` replaced by `-Wl` (a
+    piece naming no place), every other word and piece as it was, so that `-B -Wl,-Bstatic`
+    still hands `-B` a place that is judged (and refused as relative)."""
+    try:
+        words = shlex.split(os.fsdecode(value))
+    except ValueError:
+        return value  # refused by _flag_places
+    out = []
+    for w in words:
+        if w.startswith("-Wl,"):
+            parts = w.split(",")
+            w = ",".join(["-Wl", *("-Wl" if p in LD_B_KEYWORDS else p for p in parts[1:])])
+        out.append(w)
+    return os.fsencode(shlex.join(out))
+
+
 _CONFIG_SEEN: dict[tuple[bytes, bytes], bytes | None] = {}
 
 
@@ -433,12 +464,14 @@ def own_config_env(environ: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
                     else v
                 )
             elif k in _FLAG_ENV_VARS:
-                places = _flag_places(v)
+                # gcc's own variables: ld's -B keywords inside `-Wl,` name no place
+                j = ld_keywords_out(v) if os.fsdecode(k) in LD_KEYWORD_VARS else v
+                places = _flag_places(j)
                 new = (
                     None
                     if places is None
                     or any(map(_foreign_place, _with_host_cc(places)))
-                    or any(_foreign_gcc_dir(b, b_option=True) for b in _gcc_dirs_of_flags(v))
+                    or any(_foreign_gcc_dir(b, b_option=True) for b in _gcc_dirs_of_flags(j))
                     else v
                 )
             elif k in _DEBCONF_DBS:

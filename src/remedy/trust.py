@@ -14,6 +14,8 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
+from remedy.childenv import LD_B_KEYWORDS as _LD_KW
+from remedy.childenv import LD_KEYWORD_VARS as _LD_KW_VARS
 from remedy.childenv import RUN_LOAD_WRITE_OPTIONS as _RLW_EXACT
 from remedy.childenv import RUN_LOAD_WRITE_PREFIXES as _RLW_PREFIX
 from remedy.transport.base import Transport
@@ -361,6 +363,35 @@ GCC_PATH_NAMES = ("as", "ld")
 # `cc` run it as root (redteam-24, tests/security/test_login_gcc_dirs.py): the runner refuses
 # such a plan before anything changes, as a probe refuses to run
 STEP_PATH_NAMES = ("cc", "gcc", "c++", "g++", *GCC_PATH_NAMES)
+
+
+# on_path_trusted NAME...: 0 when what the shell's PATH finds for each bare NAME (none found:
+# nothing runs) passes `trusted`; else 1, WHY. For the exported playbook's first task
+# (step_path_judgement): no comment here holds a quote mark, since Ansible splits a raw
+# task's free-form text on them
+SH_ON_PATH = r"""
+on_path_trusted() {
+  for _n in "$@"; do
+    _x=$(command -v "$_n" 2>/dev/null) || continue
+    case $_x in /*) ;; *) continue;; esac
+    trusted "$_x" || { WHY="$_n on PATH is $WHY"; return 1; }
+  done
+  return 0
+}
+"""
+
+
+def step_path_judgement() -> str:
+    """sh lines (after SH_TRUST) that exit 3 printing `not executed: NAME on PATH is WHY`
+    when the shell's PATH finds one of STEP_PATH_NAMES that `trusted` refuses: what the
+    runner asks of a plan whose steps compile (untrusted_on_path), for the exported
+    playbook's judging task, which runs before any step with the steps' PATH (redteam-26)."""
+    return (
+        SH_ON_PATH
+        + "on_path_trusted "
+        + join(list(STEP_PATH_NAMES))
+        + " || { printf 'not executed: %s\\n' \"$WHY\"; exit 3; }\n"
+    )
 
 
 def env_command_names(env: Mapping[str, str]) -> list[str]:
@@ -801,9 +832,31 @@ _flags_ok() {
   done
   return 0
 }
+# _ldkw VALUE: _lk is VALUE (its words joined by blanks) with each piece after the first of
+# a word `-Wl,...` that is one of the -B keywords of ld (remedy.childenv LD_B_KEYWORDS) made
+# `-Wl`, a piece naming no place: gcc hands it to ld, so `-Wl,-Bsymbolic-functions` (Ubuntu
+# default LDFLAGS) is no `-B symbolic`. Every other word stays, so `-B -Wl,-Bstatic` still
+# gives `-B` a place to judge. For gcc variables only (redteam-26)
+_ldkw() {
+  _lk=; set -f; set -- $1; set +f
+  for _w in "$@"; do
+    case $_w in
+      -Wl,*)
+        _lr=${_w#-Wl,}; _w=-Wl
+        while :; do
+          _lp=${_lr%%,*}
+          case $_lp in @LDKW@) _lp=-Wl;; esac
+          _w=$_w,$_lp
+          case $_lr in *,*) _lr=${_lr#*,};; *) break;; esac
+        done;;
+    esac
+    _lk="$_lk $_w"
+  done
+}
 for _v in CFLAGS CXXFLAGS CPPFLAGS LDFLAGS CUDAFLAGS NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac
+  case $_v in @LDKWV@) _ldkw "$_x"; _x=$_lk;; esac
   _flags_ok "$_x" && _bdirs "$_x" || _drop "$_v"
 done
 if [ -n "${PERL5OPT-}" ]; then
@@ -851,7 +904,11 @@ fi
 
 # the options of _RLW_EXACT and _RLW_PREFIX as one sh `case` pattern, for SH_LOGIN_SCRUB
 _RLW_CASE = "|".join([*sorted(_RLW_EXACT), *(f"{p}*" for p in _RLW_PREFIX)])
-SH_LOGIN_SCRUB = SH_LOGIN_SCRUB.replace("@RLW@", _RLW_CASE)
+SH_LOGIN_SCRUB = (
+    SH_LOGIN_SCRUB.replace("@RLW@", _RLW_CASE)
+    .replace("@LDKWV@", "|".join(_LD_KW_VARS))
+    .replace("@LDKW@", "|".join(sorted(_LD_KW)))
+)
 
 
 def login_env_judgement() -> str:

@@ -392,7 +392,7 @@ def _precheck_trust_tasks(mapped: list[Mapped]) -> list[dict[str, Any]]:
 _ENV = "{{ remedy_env | default({'PATH': " + json.dumps(SYSTEM_PATH) + "}) }}"
 
 
-def _login_env_tasks() -> list[dict[str, Any]]:
+def _login_env_tasks(compiles: bool) -> list[dict[str, Any]]:
     """The play's first tasks: judge the host's login environment (its /etc/environment
     through pam_env, sshd's SetEnv, sudo's kept variables) before any module's Python starts
     in it. Every module is `python3 AnsiballZ_*.py` started in that environment: a
@@ -404,10 +404,21 @@ def _login_env_tasks() -> list[dict[str, Any]]:
     another user can change (its user site-packages, `.pth` files and all, is on the system
     python3's sys.path of every module run as root: tests/security/test_export_login_env.py).
     gcc's variables are left out by the shell tasks' own
-    guard (remedy.trust.UNSET_ONLY_VARS)."""
-    from remedy.trust import DEFAULT_VALUES, UNSET_ONLY_VARS, login_env_judgement
+    guard (remedy.trust.UNSET_ONLY_VARS). compiles: a step compiles (Operation.runs_compiler:
+    the stub's `cc`, ansible.builtin.pip's source build, ansible.builtin.apt's dkms build,
+    each with the play's PATH, the system PATH): the task also fails, before any step, when
+    that PATH finds another user's cc, gcc, c++, g++, as or ld, as `remedy run` refuses such
+    a plan (remedy.trust.step_path_judgement): the stub task's `cc` ran uid 65534's `as` from
+    a root-owned /usr/local/bin (tests/security/test_export_compile_path.py)."""
+    from remedy.trust import (
+        DEFAULT_VALUES,
+        UNSET_ONLY_VARS,
+        login_env_judgement,
+        step_path_judgement,
+    )
 
     script = f"PATH={SYSTEM_PATH}; export PATH\n" + login_env_judgement()
+    script += step_path_judgement() if compiles else ""
     lines = "remedy_login.stdout_lines | map('trim') | list"
     names = (
         f"{lines} | select('match', '^[A-Za-z_][A-Za-z0-9_]*$')"
@@ -473,7 +484,8 @@ def export_ansible(plan: Plan, *, verify: str = "cheap", hosts: str = "all",
     stamp = when_.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     spec = {"steps": [{"index": i + 1, "checks": m.checks} for i, m in enumerate(mapped)]}
-    tasks: list[dict[str, Any]] = _login_env_tasks() + _precheck_trust_tasks(mapped)
+    compiles = any(st.operation.runs_compiler() for st in plan.steps)
+    tasks: list[dict[str, Any]] = _login_env_tasks(compiles) + _precheck_trust_tasks(mapped)
     tasks += [
         {
             "name": "remedy: does the host still match the facts the plan was made from?",
