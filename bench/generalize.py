@@ -427,6 +427,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # round75/; 1424e1d6 gives the same figures). hak-2, a second log of a thread with a log in round
     # 75, was dropped after scoring (one log per dated thread; it was a null said unknown).
     ("757144ff", "757144ff"),
+    # rounds 76-77 (session 43): 55 logs (21 with a class, 34 whose cause no rule covers) collected
+    # by ten engineers (col-76a..f, col-77a..d: leftovers; SLAM/3D reconstruction builds; older
+    # frameworks (Caffe, darknet, CNTK, Chainer); 2025-26 distributed inference stacks; CUDA-only
+    # code on Macs and AMD/Intel hosts; CUDA wheel packaging; medical imaging; weather/climate HPC)
+    # who never ran remedy on them, while tune-cm/cn/co tuned on rounds 71-75; scored by b37b75ec
+    # (after tune-cm/cn/co, blind to the rounds; bench/results/round76/, round77/). hcc-2, a
+    # second log of a thread with a log in round 76, was dropped after scoring (a null said unknown).
+    ("b37b75ec", "b37b75ec"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [

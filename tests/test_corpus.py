@@ -71,7 +71,7 @@ def test_dated_rows_have_a_real_date_and_a_unique_thread():
     today = datetime.date.today()
     for r in dated:
         assert isinstance(r["date"], datetime.date), r
-        assert datetime.date(2015, 1, 1) <= r["date"] <= today, r
+        assert datetime.date(2008, 4, 10) <= r["date"] <= today, r  # GitHub opened 2008-04-10
     threads = [r["thread"] for r in dated]
     assert len(threads) == len(set(threads)), "one log per thread among the dated rows"
 
