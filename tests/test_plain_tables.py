@@ -151,3 +151,50 @@ def test_a_provider_cache_that_names_anything_else_is_refused(cache_home: Path) 
     again = providers.load_table(path)
     assert again == fresh and not (cache_home / "pwned").exists()
     _clear()
+
+
+def _gpu_rows() -> tuple:
+    fields._gpu_models.cache_clear()
+    fields.gpu_model_cc.cache_clear()
+    return tuple((rx.pattern, cc) for rx, cc in fields._gpu_models())
+
+
+def test_the_gpu_model_table_is_kept_apart_from_the_yaml_parse_cache(cache_home: Path) -> None:
+    """knowledge/cuda-tables.yaml's gpu_models rows (what a log's GPU names are looked up in)
+    are kept as plain string pairs (remedy.evidence.evcache): read back, they equal the rows
+    parsed from the file, without the YAML parse cache (every knowledge file's parse, ~3 MB,
+    read and unmarshalled by each `diagnose --log` for this one table: ~7 ms)."""
+    fresh = _gpu_rows()
+    assert len(fresh) > 10 and ("GB10", "12.1") in fresh  # control: the rows were parsed
+    yamlload._PARSED = None  # the next process: nothing loaded yet
+    kept = _gpu_rows()
+    assert kept == fresh and yamlload._PARSED is None  # the parse cache was never read
+    assert fields.gpu_model_cc("RTX 5060 Ti") == "12.0"
+    fields._gpu_models.cache_clear()
+
+
+def test_a_gpu_model_cache_that_names_anything_else_is_refused(cache_home: Path) -> None:
+    """The table's cache unpickles no class at all: a body under the right key that reaches for
+    os.system is refused, and the rows are read from the file again."""
+    import pickle
+
+    from remedy.cachefile import read_private, write_private
+    from remedy.evidence import evcache
+    from remedy.evidence.catalog import knowledge_dir
+    from remedy.knowledge import kbcache
+
+    fresh = _gpu_rows()
+    k = evcache.gpu_models_key(knowledge_dir() / "cuda-tables.yaml")
+    cache = Path(kbcache.cache_path("gpu-models"))
+    body = read_private(str(cache))
+    assert k is not None and body is not None and body.startswith(kbcache._TAG + k)  # control
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(cache_home / "pwned"),))
+
+    write_private(str(cache), kbcache._TAG + k + pickle.dumps(Evil()))
+    assert _gpu_rows() == fresh and not (cache_home / "pwned").exists()
+    write_private(str(cache), kbcache._TAG + k + pickle.dumps(((1, "12.0"),)))  # wrong shape
+    assert _gpu_rows() == fresh
+    fields._gpu_models.cache_clear()

@@ -130,3 +130,33 @@ def load_api_table(k: bytes) -> dict[str, Any] | None:
 
 def save_api_table(k: bytes, parts: dict[str, Any]) -> None:
     _save("api-table", k, parts)
+
+
+# The GPU model table (knowledge/cuda-tables.yaml gpu_models: a model's regex and its compute
+# capability) a log's GPU names are looked up in (remedy.evidence.fields.gpu_model_cc), as
+# plain (model, cc) string pairs. Read through the YAML parse cache it cost that whole cache
+# (every knowledge file's parse, ~3 MB, read, checked and unmarshalled: ~7-8 ms of each
+# `diagnose --log`) for the few rows of one 5 KB file.
+def gpu_models_key(path: Path) -> bytes | None:
+    """sha256 of the tables file (path and bytes), the evidence modules' source and the
+    versions."""
+    h = _versions(str(path), _GPU_MODELS_FORMAT)
+    return _hash_files(h, [(b"S", _sources(_CATALOG_SOURCES)), (b"G", [path])])
+
+
+# the table's form in the cache: a tuple of (model regex, compute capability) strings
+_GPU_MODELS_FORMAT = "gpu-models-plain-1"
+
+
+def load_gpu_models(k: bytes) -> tuple[tuple[str, str], ...] | None:
+    """The rows cached under ``k``, or None (no class is unpickled: strings in tuples)."""
+    got = _load("gpu-models", k, {})
+    if type(got) is tuple and all(
+        type(r) is tuple and len(r) == 2 and type(r[0]) is str and type(r[1]) is str for r in got
+    ):
+        return got
+    return None
+
+
+def save_gpu_models(k: bytes, rows: tuple[tuple[str, str], ...]) -> None:
+    _save("gpu-models", k, rows)

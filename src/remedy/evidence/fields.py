@@ -201,11 +201,28 @@ def _gpu_models() -> tuple[tuple[re.Pattern[str], str], ...]:
     from remedy.evidence.catalog import knowledge_dir
 
     try:
-        data = load_yaml(knowledge_dir() / "cuda-tables.yaml")
-        rows = ((data or {}).get("gpu_models") or {}).get("entries") or []
-        return tuple((re.compile(str(r["model"])), str(r["cc"])) for r in rows)
+        rows = _gpu_model_rows(knowledge_dir() / "cuda-tables.yaml")
+        return tuple((re.compile(model), cc) for model, cc in rows)
     except (KnowledgeError, OSError, KeyError, TypeError, AttributeError, re.error):
         return ()
+
+
+def _gpu_model_rows(p: Path) -> tuple[tuple[str, str], ...]:
+    """The gpu_models rows of the tables file ``p`` as (model, cc) strings, or as the last run
+    that read these same bytes kept them (remedy.evidence.evcache): not through the YAML
+    parse cache, which holds every knowledge file's parse."""
+    from remedy.evidence import evcache
+
+    k = evcache.gpu_models_key(p)
+    kept = evcache.load_gpu_models(k) if k is not None else None
+    if kept is not None:
+        return kept
+    data = load_yaml(p)
+    entries = ((data or {}).get("gpu_models") or {}).get("entries") or []
+    rows = tuple((str(r["model"]), str(r["cc"])) for r in entries)
+    if k is not None:
+        evcache.save_gpu_models(k, rows)
+    return rows
 
 
 @cache
