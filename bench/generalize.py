@@ -1361,6 +1361,10 @@ TUNED_AFTER: list[str] = [
     "cudaFuncGet/SetAttribute: sppark's CUDA_OK '%s@%s:%d failed: \"%s\"') joins "
     "kernel-lookup-symbol-not-found -> package-has-gpu-arch; a lookup by name "
     "(cudaMemcpyToSymbol, cuModuleGetFunction) -> none",
+    "after b37b75ec (round 77's hcx-1, pytorch/pytorch#90673): signature"
+    " conda-plan-nvidia-channel-cuda-library (conda/mamba transaction line installing a CUDA library"
+    " from NVIDIA's channel) switches off field signal cuda-library-api-symbol-is-search-path"
+    " (without) -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(

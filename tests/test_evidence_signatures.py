@@ -702,7 +702,9 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # -lcuda|-lcudart... no', a configure line with no error word) and 'Invalid conf' (NCCL's
     # 'Invalid config <attr> attribute value N' family, quoted after torch's 'Last error:'
     # without its 'NCCL WARN' prefix): 131 -> 133.
-    assert len(lits) <= 133, "each literal costs grep time; see prefilter.py"
+    # Tune-cp (session 43) adds '/linux-64' (conda's channel subdir in a transaction line that
+    # installs a CUDA library from NVIDIA's channel, an info line with no error word): 133 -> 134.
+    assert len(lits) <= 134, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
