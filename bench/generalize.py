@@ -1361,6 +1361,15 @@ TUNED_AFTER: list[str] = [
     "cudaFuncGet/SetAttribute: sppark's CUDA_OK '%s@%s:%d failed: \"%s\"') joins "
     "kernel-lookup-symbol-not-found -> package-has-gpu-arch; a lookup by name "
     "(cudaMemcpyToSymbol, cuModuleGetFunction) -> none",
+    "after b37b75ec (round 77's hcx-1, pytorch/pytorch#90673): signature"
+    " conda-plan-nvidia-channel-cuda-library (conda/mamba transaction line installing a CUDA library"
+    " from NVIDIA's channel) switches off field signal cuda-library-api-symbol-is-search-path"
+    " (without) -> none",
+    "after b37b75ec (round 76's hca-1/hch-1/hci-1/hcl-1/hcb-1/hcc-1/hck-1, myshell-ai/MeloTTS#40,"
+    " tile-ai/tilelang#90 ...): signature host-is-not-nvidia (macOS/ROCm/gfx host marks) and"
+    " weight-0 field signals non-nvidia-host-* withdraw container-runtime-provides-gpu,"
+    " runtime-libs-match-cuda-major and needed-files-provided beside such a mark -> none (the"
+    " seven rows' logs hold no mark and stay flagged)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -702,7 +702,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # -lcuda|-lcudart... no', a configure line with no error word) and 'Invalid conf' (NCCL's
     # 'Invalid config <attr> attribute value N' family, quoted after torch's 'Last error:'
     # without its 'NCCL WARN' prefix): 131 -> 133.
-    assert len(lits) <= 133, "each literal costs grep time; see prefilter.py"
+    # Tune-cp (session 43) adds '/linux-64' (conda's channel subdir in a transaction line that
+    # installs a CUDA library from NVIDIA's channel, an info line with no error word): 133 -> 134.
+    # It adds the host marks of signature host-is-not-nvidia: 'Darwin', 'macOS', '/Users/', 'rocm'
+    # and 'gfx' (macOS kernel/platform/home path, ROCm prefix and tag, AMD targets; info lines
+    # with no error word, which withdraw the NVIDIA-toolchain classes on such hosts): 134 -> 139.
+    assert len(lits) <= 139, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
