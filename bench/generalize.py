@@ -1361,6 +1361,10 @@ TUNED_AFTER: list[str] = [
     "cudaFuncGet/SetAttribute: sppark's CUDA_OK '%s@%s:%d failed: \"%s\"') joins "
     "kernel-lookup-symbol-not-found -> package-has-gpu-arch; a lookup by name "
     "(cudaMemcpyToSymbol, cuModuleGetFunction) -> none",
+    "after b37b75ec (round 77's hdj-1, E3SM-Project/E3SM#8491): host_config.h's '#error -- "
+    "unsupported Intel ICX compiler/HOS clang/Grace clang' as a clang-based compiler prints it "
+    "('error: -- unsupported ...!', no '#error' word) joins nvcc-unsupported-gcc "
+    "-> host-compiler-supported",
 ]
 
 TOOLCHAIN_ENV = re.compile(
