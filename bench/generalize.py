@@ -1365,6 +1365,10 @@ TUNED_AFTER: list[str] = [
     "unsupported Intel ICX compiler/HOS clang/Grace clang' as a clang-based compiler prints it "
     "('error: -- unsupported ...!', no '#error' word) joins nvcc-unsupported-gcc "
     "-> host-compiler-supported",
+    "after b37b75ec (round 76's hbi-1, niuzhiheng/caffe#33): Caffe's glog CUDA_CHECK "
+    "'Check failed: <var> == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient' "
+    "joins insufficient-driver-binary-check-macro -> driver-supports-build-cuda; other codes "
+    "in the same macro -> none",
 ]
 
 TOOLCHAIN_ENV = re.compile(
