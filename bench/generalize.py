@@ -1369,6 +1369,10 @@ TUNED_AFTER: list[str] = [
     "'Check failed: <var> == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient' "
     "joins insufficient-driver-binary-check-macro -> driver-supports-build-cuda; other codes "
     "in the same macro -> none",
+    "after b37b75ec (round 77's hcw-1, Garden-AI/garden#213): torch-preload-lib-not-found "
+    "takes torch's two-part globs ('libnvrtc.so.*[0-9].*[0-9]', cudart, cupti) "
+    "-> runtime-libs-match-cuda-major (the template's class; the row's needed-files-provided "
+    "is a label question)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
