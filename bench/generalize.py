@@ -1370,6 +1370,18 @@ TUNED_AFTER: list[str] = [
     " weight-0 field signals non-nvidia-host-* withdraw container-runtime-provides-gpu,"
     " runtime-libs-match-cuda-major and needed-files-provided beside such a mark -> none (the"
     " seven rows' logs hold no mark and stay flagged)",
+    "after b37b75ec (round 77's hdj-1, E3SM-Project/E3SM#8491): host_config.h's '#error -- "
+    "unsupported Intel ICX compiler/HOS clang/Grace clang' as a clang-based compiler prints it "
+    "('error: -- unsupported ...!', no '#error' word) joins nvcc-unsupported-gcc "
+    "-> host-compiler-supported",
+    "after b37b75ec (round 76's hbi-1, niuzhiheng/caffe#33): Caffe's glog CUDA_CHECK "
+    "'Check failed: <var> == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient' "
+    "joins insufficient-driver-binary-check-macro -> driver-supports-build-cuda; other codes "
+    "in the same macro -> none",
+    "after b37b75ec (round 77's hcw-1, Garden-AI/garden#213): torch-preload-lib-not-found "
+    "takes torch's two-part globs ('libnvrtc.so.*[0-9].*[0-9]', cudart, cupti) "
+    "-> runtime-libs-match-cuda-major (the template's class; the row's needed-files-provided "
+    "is a label question)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
