@@ -435,6 +435,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # (after tune-cm/cn/co, blind to the rounds; bench/results/round76/, round77/). hcc-2, a
     # second log of a thread with a log in round 76, was dropped after scoring (a null said unknown).
     ("b37b75ec", "b37b75ec"),
+    # round 78 (session 43): 22 logs (13 with a class, 9 whose cause no rule covers) collected by
+    # four engineers (col-78a..d: OCR/document AI; LLM app stacks with local GPU inference;
+    # OpenCV/dlib CUDA builds; quantum-computing simulators) who never ran remedy on them, while
+    # tune-cp/cq tuned on rounds 76-77; scored by 814c3f62 (after tune-cp/cq, blind to the round;
+    # bench/results/round78/).
+    ("814c3f62", "814c3f62"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
