@@ -288,6 +288,12 @@ def _raise(exc: OSError) -> None:
     raise exc
 
 
+def flag_pieces(words: list[str]) -> list[str]:
+    """A flag value's words split at `=` and `,` (`-Xcompiler=-B/x,-O2`): the pieces a compiler
+    driver passes on are judged as words too."""
+    return [x for w in words for x in re.split(r"(?<=[^-])[=,]", w) if x]
+
+
 def _gcc_dirs_of_flags(value: bytes) -> list[bytes]:
     """The `-B` values of a compiler-flags value (`-B DIR`, `-BDIR`, inside
     `-Xcompiler=-BDIR,-O2`), as written."""
@@ -295,7 +301,7 @@ def _gcc_dirs_of_flags(value: bytes) -> list[bytes]:
         words = shlex.split(os.fsdecode(value))
     except ValueError:
         return []  # refused by _flag_places
-    pieces = [x for w in words for x in re.split(r"(?<=[^-])[=,]", w) if x]
+    pieces = flag_pieces(words)
     out = []
     for k, a in enumerate(pieces):
         if a in ("-B", "--prefix") and k + 1 < len(pieces):  # `--prefix` is gcc's `-B`

@@ -18,6 +18,7 @@ from remedy.childenv import LD_B_KEYWORDS as _LD_KW
 from remedy.childenv import LD_KEYWORD_VARS as _LD_KW_VARS
 from remedy.childenv import RUN_LOAD_WRITE_OPTIONS as _RLW_EXACT
 from remedy.childenv import RUN_LOAD_WRITE_PREFIXES as _RLW_PREFIX
+from remedy.childenv import flag_pieces as _flag_pieces
 from remedy.transport.base import Transport
 from remedy.transport.quote import join
 
@@ -408,7 +409,7 @@ def env_command_names(env: Mapping[str, str]) -> list[str]:
             words = shlex.split(env.get(var, ""))
         except ValueError:
             continue  # refused by env_code_paths
-        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        pieces = _flag_pieces(words)
         out += [
             b
             for a, b in zip(pieces, pieces[1:], strict=False)
@@ -477,7 +478,7 @@ def env_code_paths(env: Mapping[str, str]) -> tuple[list[tuple[str, str]], str |
         if var in COMMAND_VARS:
             words = [w for w in words if w.startswith("-")]
         # -Xcompiler=-B/x,-O2 and --compiler-options -B/x: the pieces are words too
-        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        pieces = _flag_pieces(words)
         for w in [*words, *pieces]:
             if w in _RLW_EXACT or w.startswith(_RLW_PREFIX):
                 return out, f"not executed: {var} holds {w!r}, which runs, loads or writes a file"
@@ -514,7 +515,7 @@ def env_gcc_dirs(env: Mapping[str, str]) -> list[tuple[str, str]]:
             words = shlex.split(env.get(var, ""))
         except ValueError:
             continue  # refused by env_code_paths
-        pieces = [p for w in words for p in re.split(r"(?<=[^-])[=,]", w) if p]
+        pieces = _flag_pieces(words)
         for k, a in enumerate(pieces):
             if a in ("-B", "--prefix") and k + 1 < len(pieces):  # `--prefix`: gcc's `-B`
                 out.append((var, pieces[k + 1]))
