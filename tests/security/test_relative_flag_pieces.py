@@ -103,16 +103,20 @@ def test_gcc_prefix_naming_a_tree_with_another_users_as_runs_nothing(area: Path)
     assert r.returncode == 0, r.stderr
 
 
+# flag values whose path pieces are relative (or gcc's `--prefix`): both scrubs leave them out
+RELATIVE_FLAGS = {
+    "CFLAGS": "-O2 -Itmp/x",
+    "CPPFLAGS": "-Ifoo",
+    "LDFLAGS": "-Ltmp -lfoo",
+    "CXXFLAGS": "-isystem tmp/inc",
+    "CUDAFLAGS": "-otmp/x",
+    "NVCC_APPEND_FLAGS": "-Xlinker -rpath,lib",
+    "NVCC_PREPEND_FLAGS": "--prefix tmp",
+}
+
+
 def test_the_local_scrub_judges_relative_pieces_and_prefix():
-    bad = {
-        "CFLAGS": "-O2 -Itmp/x",
-        "CPPFLAGS": "-Ifoo",
-        "LDFLAGS": "-Ltmp -lfoo",
-        "CXXFLAGS": "-isystem tmp/inc",
-        "CUDAFLAGS": "-otmp/x",
-        "NVCC_APPEND_FLAGS": "-Xlinker -rpath,lib",
-        "NVCC_PREPEND_FLAGS": "--prefix tmp",
-    }
+    bad = dict(RELATIVE_FLAGS)
     assert _local_after(bad) == dict.fromkeys(bad)
     assert _local_after({"CFLAGS": "-includemark.h"}) == {"CFLAGS": None}
     assert _local_after({"LD_LIBRARY_PATH": "/usr/lib:"}) == {"LD_LIBRARY_PATH": None}
@@ -137,13 +141,7 @@ def test_the_login_scrub_judges_relative_pieces_prefix_and_empty_entries(tmp_pat
 
     tmp_path.chmod(0o755)
     bad = {
-        "CFLAGS": "-O2 -Itmp/x",
-        "CPPFLAGS": "-Ifoo",
-        "LDFLAGS": "-Ltmp -lfoo",
-        "CXXFLAGS": "-isystem tmp/inc",
-        "CUDAFLAGS": "-otmp/x",
-        "NVCC_APPEND_FLAGS": "-Xlinker -rpath,lib",
-        "NVCC_PREPEND_FLAGS": "--prefix tmp",
+        **RELATIVE_FLAGS,
         "COMPILER_PATH": "/usr/local/nothing:",
         "LIBRARY_PATH": ":/usr/lib",
         "CPATH": "/usr/include::/usr/local/include",
