@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from local_apply import as_canary_dir
 
 from remedy.export import export_plan
 from remedy.knowledge.loader import load_knowledge
@@ -62,23 +63,6 @@ def _stub_plan(area: Path):
     return plan, prefix
 
 
-def _bindir(area: Path, owner: int, *, link: bool) -> Path:
-    """A root-owned dir (755) holding `as` (`owner`'s file, or root's link to it) that appends
-    `as uid $(id -u)` to area/canary, then runs the real one."""
-    bindir, tools = area / "bin", area / "tools"
-    bindir.mkdir(mode=0o755)
-    tools.mkdir(mode=0o755)
-    f = tools / "as"
-    f.write_text(f'#!/bin/sh\necho "as uid $(id -u)" >> {area / "canary"}\nexec /usr/bin/as "$@"\n')
-    f.chmod(0o755)
-    os.chown(f, owner, owner)
-    if link:
-        (bindir / "as").symlink_to(f)
-    else:
-        os.rename(f, bindir / "as")
-    return bindir
-
-
 def _in_namespace(bindir: Path, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """argv with bindir mounted at /usr/local/bin (the system PATH's first dir of programs),
     for this process only."""
@@ -100,7 +84,7 @@ def _play(area: Path, owner: int, *, link: bool) -> tuple[str, int, str | None]:
     plan, prefix = _stub_plan(area)
     pb = area / "pb.yml"
     pb.write_text(export_plan(plan, "ansible"))
-    bindir = _bindir(area, owner, link=link)
+    bindir = as_canary_dir(area, owner, link=link)
     r = _in_namespace(
         bindir,
         [str(PLAYBOOK), "-i", "localhost,", "-c", "local", str(pb),
@@ -150,7 +134,7 @@ def test_the_judging_task_alone_fails_on_another_users_as(area: Path, owner: int
     exits 3 naming the file for uid 65534's `as` (or root's link to it), and 0 for root's."""
     pytest.importorskip("ansible")
     plan, _ = _stub_plan(area)
-    bindir = _bindir(area, owner, link=link)
+    bindir = as_canary_dir(area, owner, link=link)
     r = _in_namespace(bindir, ["/bin/sh", "-c", _raw_script(plan)], area)
     if owner == NOBODY:
         assert r.returncode == 3 and "as on PATH is" in r.stdout + r.stderr, r.stdout + r.stderr

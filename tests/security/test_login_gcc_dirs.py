@@ -28,6 +28,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from local_apply import as_canary_dir
 from local_sshd import sshd_available
 from test_gcc_prefix_files import NOBODY, _stub_step, gcc_dir
 
@@ -182,18 +183,8 @@ def _stub_with_path_dir(area: Path, owner: int, *, link: bool) -> tuple[str, str
     if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
         pytest.skip("no private mount namespace here")
     (area / "cuda" / "lib").mkdir(parents=True)
-    bindir, tools = area / "bin", area / "tools"
-    bindir.mkdir(mode=0o755)
-    tools.mkdir(mode=0o755)
+    bindir = as_canary_dir(area, owner, link=link)
     canary = area / "canary"
-    f = tools / "as"
-    f.write_text(f'#!/bin/sh\necho "as uid $(id -u)" >> {canary}\nexec /usr/bin/as "$@"\n')
-    f.chmod(0o755)
-    os.chown(f, owner, owner)
-    if link:
-        (bindir / "as").symlink_to(f)
-    else:
-        os.rename(f, bindir / "as")
     here = Path(__file__).parent
     pypath = ":".join([str(here), str(here.parent), *sys.path])
     r = subprocess.run(
