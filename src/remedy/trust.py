@@ -90,28 +90,45 @@ def _trust_script(as_uid: int | None) -> str:
     return SH_TRUST if as_uid is None else SH_TRUST + f"AS={int(as_uid)}\n"
 
 
-# links_trusted PATH: 0 when every link on PATH *as written* (not its real path, which
-# `trusted` checks) is owned by root or this user and sits in a directory that `trusted`
-# accepts; else 1, WHY. `trusted` alone follows a link wherever it points: a link another
-# user owns (in a sticky /tmp, or in their own home that `sudo` kept as HOME) chooses which
-# trusted directory a path means, and can be pointed elsewhere after the check. Components
-# that do not exist yet end the walk (mkdir -p makes them real directories).
+# links_trusted PATH: 0 when every link met resolving PATH is owned by root or this user and
+# sits in a directory that `trusted` accepts; else 1, WHY. `trusted` alone follows a link
+# wherever it points: a link another user owns (in a sticky /tmp, or in their own home that
+# `sudo` kept as HOME) chooses which trusted directory a path means, and can be pointed
+# elsewhere after the check. Every hop is judged, as the kernel resolves PATH one name at a
+# time: a link in a directory part, and each link of a chain (root's /usr/local/bin/ninja ->
+# /srv/shared/ninja -> /usr/bin/ninja, /srv/shared group-writable: the real path was root's,
+# and the group re-pointed the middle link after the check; redteam-28). Components that do
+# not exist yet end the walk (mkdir -p makes them real directories). A link judged is
+# remembered in _tlk (its directory is trusted: only root or this user can change it).
 SH_LINKS = r"""
+_tlk=
 links_trusted() {
-  WHY=; _lp=; _la=$1
+  WHY=; _la=$1; _lr=; _ln=0
   case $_la in /*) ;; *) _la=$PWD/$_la;; esac
-  _lo=$IFS; IFS=/; set -f; set -- $_la; set +f; IFS=$_lo
-  for _lc in "$@"; do
-    [ -n "$_lc" ] || continue
-    _lp=$_lp/$_lc
+  while [ -n "$_la" ]; do
+    case $_la in */*) _lc=${_la%%/*}; _la=${_la#*/};; *) _lc=$_la; _la=;; esac
+    case $_lc in ''|.) continue;; ..) _lr=${_lr%/*}; continue;; esac
+    _lp=$_lr/$_lc
     if [ -L "$_lp" ]; then
-      _lu=$(stat -c %u -- "$_lp" 2>/dev/null) || { WHY="$_lp cannot be checked (no stat)"; return 1; }
-      if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ] && [ "$_lu" != "$AS" ]; then
-        WHY="$_lp is a link owned by uid $_lu: not followed"; return 1
-      fi
-      _ld=${_lp%/*}; [ -n "$_ld" ] || _ld=/
-      trusted "$_ld" || { WHY="$_lp is a link in a directory others can change ($WHY)"; return 1; }
-    elif [ ! -e "$_lp" ]; then
+      _ln=$((_ln + 1))
+      [ "$_ln" -le 40 ] || { WHY="$1 leads through more than 40 links"; return 1; }
+      case $_tlk in *"|$_lp|"*) ;; *)
+        _lu=$(stat -c %u -- "$_lp" 2>/dev/null) || { WHY="$_lp cannot be checked (no stat)"; return 1; }
+        if [ "$_lu" != 0 ] && [ "$_lu" != "$ME" ] && [ "$_lu" != "$AS" ]; then
+          WHY="$_lp is a link owned by uid $_lu: not followed"; return 1
+        fi
+        case $_tok in *"|${_lr:-/}|"*) ;; *)
+          trusted "${_lr:-/}" || { WHY="$_lp is a link in a directory others can change ($WHY)"; return 1; };;
+        esac
+        case $_lp in *'|'*) ;; *) _tlk="$_tlk|$_lp|";; esac;;
+      esac
+      _lt=$(readlink -- "$_lp" && echo .) || { WHY="$_lp cannot be read"; return 1; }
+      _lt=${_lt%??}
+      case $_lt in *"$_tnl"*|'') WHY="$_lp leads to a name with a line break"; return 1;; /*) _lr=;; esac
+      _la=$_lt${_la:+/$_la}
+    elif [ -e "$_lp" ]; then
+      _lr=$_lp
+    else
       break
     fi
   done
@@ -218,25 +235,36 @@ async def untrusted_on_path(
     search_path: str | None,
     *,
     as_uid: int | None = None,
+    every_entry: bool = False,
 ) -> str | None:
     """None when each bare command name (`c++`, $CXX, the gcc nvcc calls) that the host would
     find on search_path, if any, may be executed; else why not. A name found nowhere runs
     nothing (the step then fails as it would anyway); one found is checked like any binary.
-    search_path None: the PATH a command the transport starts gets (a step's)."""
+    search_path None: the PATH a command the transport starts gets (a step's).
+    every_entry: every entry of every directory on that PATH is judged too (SH_PATH_ENTRIES:
+    what a build runs by name is more than any list of names)."""
     args = [n for n in dict.fromkeys(names) if n and "/" not in n]
-    if not args:
+    if not args and not every_entry:
         return None
     bad = [n for n in args if n.startswith("-") or "\n" in n]
     if bad:
         return f"not executed: {bad[0]!r} is no command name"
     script = (
         _trust_script(as_uid)
+        + SH_LINKS
         + ("SP=$PATH; " if search_path is None else "SP=$1; ")
         + 'shift; for n in "$@"; do x=$(PATH=$SP; command -v "$n" 2>/dev/null) || continue\n'
         + "case $x in /*) ;; *) continue;; esac\n"
-        + 'trusted "$x" || { printf \'not executed: %s on PATH is %s\\n\' "$n" "$WHY"; exit 3; }\n'
+        + 'trusted "$x" && links_trusted "$x" || '
+        + '{ printf \'not executed: %s on PATH is %s\\n\' "$n" "$WHY"; exit 3; }\n'
         + "done\n"
     )
+    if every_entry:
+        script += (
+            SH_PATH_ENTRIES
+            + "_lo=$IFS; IFS=:; set -f; set -- $SP; set +f; IFS=$_lo\n"
+            + 'path_entries_trusted "$@" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }\n'
+        )
     sp = "-" if search_path is None else search_path
     r = await transport.run(["sh", "-c", script, "sh", sp, *args], timeout=30)
     if r.exit_status == 0:
@@ -375,23 +403,126 @@ on_path_trusted() {
   for _n in "$@"; do
     _x=$(command -v "$_n" 2>/dev/null) || continue
     case $_x in /*) ;; *) continue;; esac
-    trusted "$_x" || { WHY="$_n on PATH is $WHY"; return 1; }
+    trusted "$_x" && links_trusted "$_x" || { WHY="$_n on PATH is $WHY"; return 1; }
   done
   return 0
 }
 """
 
 
-def step_path_judgement() -> str:
+# path_entries_trusted DIR...: 0 when every entry of each absolute DIR on a PATH (a file,
+# or what a link there leads to: not recursed) passes the owner and mode rule of `trusted`,
+# and so does the directory every link's target sits in (its nearest existing one for a link
+# leading nowhere: who could create the target); else 1, WHY (`NAME on PATH is ...`). A build
+# runs far more by name than any list holds (setuptools' `x86_64-linux-gnu-gcc` on Debian's
+# Python, ninja, cmake, make, dkms and what the kernel's Makefile runs, clang, ld.gold): a
+# root-owned /usr/local/bin holding root's link to uid 65534's `ninja` (or any of those) made
+# a pip-install step's build run it as root (redteam-27, tests/security/test_step_path_programs.py).
+# find -L is not used: a link to a directory on PATH (/usr/bin/X11 -> .) is a loop to it.
+SH_PATH_ENTRIES = (
+    SH_LINKS
+    + r"""
+# links_hops_trusted DIR: every hop of every link in DIR (a real path `trusted` accepted),
+# round by round (at most 40; one find a round): each link owned by root, this user or AS,
+# each directory a later hop lies in passing trusted and links_trusted (once: _px lists the
+# ones judged). A group-writable /srv/shared holding the middle link of a chain, a link of
+# uid 65534 in a root sticky dir, a link of theirs in a directory part: refused
+links_hops_trusted() {
+  _pk=0; _pj=$1; _pf="-mindepth 1 -maxdepth 1"
+  while [ $# -gt 0 ]; do
+    _pk=$((_pk + 1))
+    [ "$_pk" -le 40 ] || { WHY="a link on PATH (in $_pj) leads through more than 40 links"; return 1; }
+    if [ "$_pk" -gt 1 ]; then
+      for _pl in "$@"; do
+        _pq=${_pl%/*}; [ -n "$_pq" ] || _pq=/
+        case $_px in *"|$_pq|"*) continue;; esac
+        _px="$_px$_pq|"
+        trusted "$_pq" && links_trusted "$_pq" ||
+          { WHY="a link on PATH (in $_pj) leads through $_pl: $WHY"; return 1; }
+      done
+    fi
+    set -f
+    _pt=$(find "$@" $_pf -type l \( \( \( ! -uid 0 ! -uid "$ME" ! -uid "$_pu" \) -o \
+      -lname "*$_tnl*" \) -printf '!%p\n' -o -printf '%h/\n%l\n' \) 2>/dev/null)
+    set +f; _pf="-maxdepth 0"
+    IFS=$_tnl; set -f; set -- $_pt; set +f; IFS=$_lo
+    _ph=
+    while [ $# -ge 1 ]; do
+      case $1 in '!'*)
+        _tp=${1#!}; _lu=$(stat -c %u -- "$_tp" 2>/dev/null)
+        WHY="a link on PATH (in $_pj) leads through $_tp, a link owned by uid $_lu"; return 1;;
+      esac
+      [ $# -ge 2 ] || break
+      _pq=$1; _lt=$2; shift 2
+      case $_lt in /*) ;; *) _lt=$_pq$_lt;; esac
+      if [ -e "$_lt" ] || [ -L "$_lt" ]; then _ph=$_ph$_lt$_tnl
+      else links_trusted "$_lt" || { WHY="a link on PATH (in $_pj) leads to $_lt: $WHY"; return 1; }
+      fi
+    done
+    IFS=$_tnl; set -f; set -- $_ph; set +f; IFS=$_lo
+  done
+  return 0
+}
+path_entries_trusted() {
+  _pu=$ME; [ "$AS" = - ] || _pu=$AS; _px='|'
+  for _pd in "$@"; do
+    case $_pd in /*) ;; *) continue;; esac
+    [ -d "$_pd" ] || continue
+    trusted "$_pd" || { WHY="the PATH directory $_pd is $WHY"; return 1; }
+    _pr=$RP; _px="$_px$_pr|"
+    _pb=$(find "$_pr" -mindepth 1 -maxdepth 1 \( -name "*$_tnl*" -o -lname "*$_tnl*" \) -print 2>&1) &&
+      [ -z "$_pb" ] || { WHY="$_pr cannot be walked, or holds a name with a line break"; return 1; }
+    _pl=$(find "$_pr" -mindepth 1 -maxdepth 1 -type l -exec readlink -m -- {} + 2>&1) ||
+      { WHY="$_pr cannot be walked: ${_pl##*$_tnl}"; return 1; }
+    _lo=$IFS; IFS=$_tnl; set -f; set -- $_pl; set +f; IFS=$_lo
+    _pb=$( { find "$_pr" -mindepth 1 -maxdepth 1 ! -type l ! -type d \( \( ! -uid 0 ! -uid "$ME" \
+      ! -uid "$_pu" \) -o -perm /022 \) -print
+      [ $# -eq 0 ] || find "$@" -maxdepth 0 ! -type d \( \( ! -uid 0 ! -uid "$ME" ! -uid "$_pu" \) \
+      -o -perm /022 \) -print; } 2>/dev/null)
+    if [ -n "$_pb" ]; then
+      _tp=${_pb%%"$_tnl"*}; _pn=${_tp##*/}
+      case $_tp in "$_pr"/*) ;; *)
+        for _pl in "$_pr"/* "$_pr"/.[!.]*; do
+          [ -L "$_pl" ] && [ "$(readlink -m -- "$_pl")" = "$_tp" ] && { _pn=${_pl##*/}; break; }
+        done;;
+      esac
+      _ts=$(stat -c '%u %a %U' -- "$_tp" 2>/dev/null) && ! _tcheck && { WHY="$_pn on PATH is $WHY"; return 1; }
+      WHY="$_pn on PATH is $_tp, writable by group or others"; return 1
+    fi
+    _pv='|'
+    for _pl in "$@"; do
+      _pq=${_pl%/*}; [ -n "$_pq" ] || _pq=/
+      case $_pv in *"|$_pq|"*) continue;; esac
+      _pv="$_pv$_pq|"
+      while [ ! -e "$_pq" ] && [ "$_pq" != / ]; do _pq=${_pq%/*}; [ -n "$_pq" ] || _pq=/; done
+      trusted "$_pq" || { WHY="a link on PATH (in $_pr) leads into $WHY"; return 1; }
+    done
+    links_hops_trusted "$_pr" || return 1
+  done
+  return 0
+}
+"""
+)
+
+
+def step_path_judgement(compiles: bool = True) -> str:
     """sh lines (after SH_TRUST) that exit 3 printing `not executed: NAME on PATH is WHY`
-    when the shell's PATH finds one of STEP_PATH_NAMES that `trusted` refuses: what the
-    runner asks of a plan whose steps compile (untrusted_on_path), for the exported
-    playbook's judging task, which runs before any step with the steps' PATH (redteam-26)."""
-    return (
-        SH_ON_PATH
-        + "on_path_trusted "
+    when the shell's PATH finds one of STEP_PATH_NAMES that `trusted` refuses (compiles: a
+    step compiles; redteam-26), then when an entry of a directory on that PATH is one
+    (SH_PATH_ENTRIES; every plan: a link-layout step's `ln` comes from there, redteam-27):
+    what the runner asks of a plan (untrusted_on_path), for the exported playbook's judging
+    task, which runs before any step with the steps' PATH."""
+    names = (
+        "on_path_trusted "
         + join(list(STEP_PATH_NAMES))
         + " || { printf 'not executed: %s\\n' \"$WHY\"; exit 3; }\n"
+    )
+    return (
+        SH_ON_PATH
+        + SH_PATH_ENTRIES
+        + (names if compiles else "")
+        + "_lo=$IFS; IFS=:; set -f; set -- $PATH; set +f; IFS=$_lo\n"
+        + 'path_entries_trusted "$@" || { printf \'not executed: %s\\n\' "$WHY"; exit 3; }\n'
     )
 
 
@@ -759,13 +890,24 @@ done
 # an empty entry of a list (`/usr/lib:`, `a::b`) is the working directory to gcc (COMPILER_PATH
 # `./as`, LIBRARY_PATH `./specs`), ld.so and Python: no place judged, so `all` refuses it
 # (redteam-25); field splitting in sh drops a trailing one, so it is looked for here
+# _hostcc PLACE: own_place PLACE and, where it is a directory, its gcc and g++: what nvcc
+# 13.0 runs from a host-compiler directory (`-ccbin DIR`, NVCC_CCBIN=DIR, CC=DIR as FlashInfer
+# and torch pass it; remedy.childenv._HOST_CC_NAMES). DIR alone was judged: a root-owned DIR
+# holding links (of root) to the gcc and g++ of uid 65534 was kept, and the nvcc of a
+# pip-install step ran them as root (redteam-27, tests/security/test_step_path_programs.py).
+# No quote mark in these comments: Ansible splits a raw task on them
+_hostcc() {
+  own_place "$1" || return 1
+  [ -d "$1" ] || return 0
+  own_place "$1/gcc" && own_place "$1/g++"
+}
 _split() {
   case $3 in all) case $2 in [:\;]*|*[:\;]|*[:\;][:\;]*) return 1;; esac;; esac
   _sk=$3; _lo=$IFS; IFS=$1; set -f; set -- $2; set +f; IFS=$_lo
   for _e in "$@"; do
     [ -n "$_e" ] || continue
-    case $_sk in bare) case $_e in */*) ;; *) continue;; esac;; esac
-    own_place "$_e" || return 1
+    case $_sk in bare|cc) case $_e in */*) ;; *) continue;; esac;; esac
+    case $_sk in cc) _hostcc "$_e" || return 1;; *) own_place "$_e" || return 1;; esac
   done
   return 0
 }
@@ -803,12 +945,12 @@ for _v in CC CXX CPP LDSHARED LDCXXSHARED AR CUDACXX CUDAHOSTCXX NVCC_CCBIN CMAK
     CMAKE_C_LINKER_LAUNCHER CMAKE_CXX_LINKER_LAUNCHER CMAKE_CUDA_LINKER_LAUNCHER; do
   eval "_x=\${$_v-}"; [ -n "$_x" ] || continue
   case $_x in *[\'\"\\]*) _drop "$_v"; continue;; esac  # quoted: not split here as a build would
-  _split " 	$_nl" "$_x" bare && _bdirs "$_x" || _drop "$_v"
+  _split " 	$_nl" "$_x" cc && _bdirs "$_x" || _drop "$_v"
 done
 # _flags_ok VALUE: 0 when no word or piece (a word split at `=` and `,`) of VALUE is an
 # option that runs, loads or writes a file, and every place it names is own_place: the value
 # of a path option (the next piece, or what follows the name of a joined one: remedy.childenv
-# _PATH_OPTIONS) whatever it holds, and every other piece holding `/`. A relative one is not:
+# _PATH_OPTIONS) whatever it holds, and every other piece holding `/` (`-ccbin DIR`: _hostcc). A relative one is not:
 # the working directory of the compile decides what `-Itmp/x` (once judged as `/x`) or `-Ltmp` is
 _flags_ok() {
   _fv=$1
@@ -818,7 +960,7 @@ _flags_ok() {
   for _p in "$@"; do
     [ -n "$_p" ] || continue
     case $_p in @RLW@) return 1;; esac
-    if [ -n "$_fn" ]; then _fn=; own_place "$_p" || return 1; continue; fi
+    if [ -n "$_fn" ]; then _fn=; _hostcc "$_p" || return 1; continue; fi
     case $_p in
       -I|-L|-B|-R|-isystem|-idirafter|-iquote|--prefix|-rpath|-rpath-link|--rpath|--rpath-link|\
       --library-path|--include-path|--system-include) _fn=1; continue;;
@@ -829,7 +971,7 @@ _flags_ok() {
       */*) ;;
       *) continue;;
     esac
-    own_place "$_p" || return 1
+    _hostcc "$_p" || return 1
   done
   return 0
 }

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,3 +54,45 @@ def as_canary_dir(area: Path, owner: int, *, link: bool) -> Path:
     else:
         os.rename(f, bindir / "as")
     return bindir
+
+
+# a pip-install step pinning nvidia-cuda-cccl from a local sdist index (argv: sys.path, area, links)
+PIP_PIN_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    sys.path[:0] = sys.argv[1].split(":")
+    from pathlib import Path
+    from local_apply import apply_locally
+    from remedy.model import Facts, Step
+    from remedy.operations import PipInstall
+    area, links = Path(sys.argv[2]), sys.argv[3]
+    venv = area / "opt" / "venv"
+    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
+    step = Step(action="pip-x", title="pin a package",
+                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
+                                     no_deps=True), probe="static")
+    env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": links, "PIP_CONFIG_FILE": "/dev/null",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    try:
+        r = apply_locally(area, facts, [step], env)
+        print("OUTCOME", r.outcome, r.message)
+    except Exception as e:
+        print("REFUSED", type(e).__name__, e)
+    """
+)
+
+
+def pip_pin_under_usr_local_bin(area: Path, bindir: Path, links: Path) -> tuple[str, str | None]:
+    """Run PIP_PIN_SCRIPT in a private mount namespace whose /usr/local/bin is `bindir`: the
+    script's stdout and area/canary's text (None when no canary program ran)."""
+    here = Path(__file__).parent
+    pypath = ":".join([str(here), str(here.parent), *sys.path])
+    r = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         'mount --bind "$1" /usr/local/bin && exec "$2" -c "$3" "$4" "$5" "$6"', "sh",
+         str(bindir), sys.executable, PIP_PIN_SCRIPT, pypath, str(area), str(links)],
+        capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    assert "OUTCOME" in r.stdout or "REFUSED" in r.stdout, r.stdout + r.stderr
+    canary = area / "canary"
+    return r.stdout, (canary.read_text() if canary.exists() else None)

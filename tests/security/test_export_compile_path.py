@@ -144,9 +144,12 @@ def test_the_judging_task_alone_fails_on_another_users_as(area: Path, owner: int
     assert not (area / "canary").exists(), "the judgement ran `as`"
 
 
-def test_a_plan_that_compiles_nothing_gets_no_path_check():
-    """Only a plan with a compiling step is refused for what PATH finds (as `remedy run`)."""
+def test_a_plan_that_compiles_nothing_gets_only_the_path_entries_check():
+    """Only a plan with a compiling step is judged by the compile's names; every plan by the
+    entries of the PATH's directories (a link-layout step's `ln`: redteam-27), as `remedy run`."""
     from remedy.export.ansible import _login_env_tasks
 
-    assert "on PATH is" in _login_env_tasks(compiles=True)[0]["ansible.builtin.raw"]
-    assert "on PATH is" not in _login_env_tasks(compiles=False)[0]["ansible.builtin.raw"]
+    names = "on_path_trusted cc gcc"
+    raw = {c: _login_env_tasks(compiles=c)[0]["ansible.builtin.raw"] for c in (True, False)}
+    assert names in raw[True] and names not in raw[False]
+    assert all('path_entries_trusted "$@"' in r for r in raw.values())

@@ -655,12 +655,13 @@ def _tool_env() -> dict[bytes, bytes]:
 
 def find_grep() -> str | None:
     """grep from the system PATH only: a PATH that starts with a directory another user owns
-    must not make root run that user's grep (remedy.transport.base.SYSTEM_PATH)."""
+    must not make root run that user's grep; nor a /usr/local directory, whose entries nothing
+    judged (redteam-28): the distribution's directories (remedy.syspath.BASE_PATH)."""
     import shutil
 
-    from remedy.syspath import SYSTEM_PATH
+    from remedy.syspath import BASE_PATH
 
-    return shutil.which("grep", path=SYSTEM_PATH)
+    return shutil.which("grep", path=BASE_PATH)
 
 
 _GREP_OK: dict[str, bool] = {}
@@ -768,9 +769,9 @@ def _start_tail_counts(fd: int, bounds: list[int]) -> list[subprocess.Popen[byte
     several GB/s without holding Python's GIL). Segment k has ``tail[k] - tail[k+1]`` lines."""
     import shutil
 
-    from remedy.syspath import SYSTEM_PATH
+    from remedy.syspath import BASE_PATH
 
-    wc = shutil.which("wc", path=SYSTEM_PATH)
+    wc = shutil.which("wc", path=BASE_PATH)  # as find_grep
     if wc is None:
         return []
     import subprocess

@@ -666,19 +666,30 @@ class Runner:
                     hint="give the tree to root, or set the variable in that user's own "
                     "environment (the unit's drop-in for a service)",
                 )
-        if any(s.operation.runs_compiler() for s in plan.steps[start:]):
-            # the compiler a step runs by name, and gcc's `as` and `ld`, come from the step's
-            # own PATH (the system PATH): a root-owned /usr/local/bin holding another user's
-            # `as` ran it as root under the stub's `cc` (redteam-24)
+        if plan.steps[start:]:
+            # every program a step runs by name comes from the step's own PATH (the system
+            # PATH): a root-owned /usr/local/bin holding another user's `as` ran it as root
+            # under the stub's `cc` (redteam-24); its `ninja`, `make`, `x86_64-linux-gnu-gcc`
+            # under a pip-install's source build, its `ln` under a link-layout step
+            # (redteam-27): every entry of every directory there is judged; a compile's own
+            # names first (the message names them)
+            # The whole system PATH, though the transport leaves a /usr/local directory that
+            # holds another user's program off the PATH it gives (remedy.syspath
+            # own_tools_path): a change as root is refused, saying why, rather than made with
+            # a PATH the administrator did not choose (redteam-28)
+            from remedy.transport.base import SYSTEM_PATH
             from remedy.trust import STEP_PATH_NAMES, untrusted_on_path
 
-            why = await untrusted_on_path(self.t, STEP_PATH_NAMES, None)
+            compiles = any(s.operation.runs_compiler() for s in plan.steps[start:])
+            names = STEP_PATH_NAMES if compiles else ()
+            why = await untrusted_on_path(self.t, names, SYSTEM_PATH, every_entry=True)
             if why:
                 raise Refused(
-                    f"refusing to apply the plan on {self.t.host}: a step would compile, and "
-                    f"{why.removeprefix('not executed: ')}; nothing was changed",
+                    f"refusing to apply the plan on {self.t.host}: a step would run a program "
+                    f"found on the system PATH, and {why.removeprefix('not executed: ')}; "
+                    "nothing was changed",
                     hint="give that file to root (or remove it), or apply the plan where the "
-                    "system PATH holds only root's compiler tools",
+                    "system PATH holds only root's programs",
                 )
         pythons = list(
             dict.fromkeys(p for s in plan.steps[start:] for p in s.operation.runs_pythons())

@@ -409,7 +409,9 @@ def _login_env_tasks(compiles: bool) -> list[dict[str, Any]]:
     each with the play's PATH, the system PATH): the task also fails, before any step, when
     that PATH finds another user's cc, gcc, c++, g++, as or ld, as `remedy run` refuses such
     a plan (remedy.trust.step_path_judgement): the stub task's `cc` ran uid 65534's `as` from
-    a root-owned /usr/local/bin (tests/security/test_export_compile_path.py)."""
+    a root-owned /usr/local/bin (tests/security/test_export_compile_path.py). Every plan: the
+    task fails when an entry of a directory on that PATH is another user's (a step's `ln`,
+    a build's `ninja` or `make`: redteam-27)."""
     from remedy.trust import (
         DEFAULT_VALUES,
         UNSET_ONLY_VARS,
@@ -418,7 +420,7 @@ def _login_env_tasks(compiles: bool) -> list[dict[str, Any]]:
     )
 
     script = f"PATH={SYSTEM_PATH}; export PATH\n" + login_env_judgement()
-    script += step_path_judgement() if compiles else ""
+    script += step_path_judgement(compiles)
     lines = "remedy_login.stdout_lines | map('trim') | list"
     names = (
         f"{lines} | select('match', '^[A-Za-z_][A-Za-z0-9_]*$')"

@@ -1075,6 +1075,7 @@ def main(request):
     REQ.update(request)
     # the transport ran us with the fixed system PATH and kept the session's in this
     # variable (remedy.transport.base.SESSION_PATH_VAR): the session's view has it as PATH
+    tp = ENV.get(b"PATH", b"")
     sp = ENV.pop(b"REMEDY_SESSION_PATH", None)
     if sp is not None:
         ENV[b"PATH"] = sp
@@ -1091,7 +1092,11 @@ def main(request):
     # discovery searches the session's PATH, then the system's (the shell's SP); what the
     # agent starts gets the system PATH only (the shell prelude's PATH)
     SEARCH[0] = (P0[0] + b":" if P0[0] else b"") + REQ["extra_path"].encode()
-    ENV[b"PATH"] = REQ["extra_path"].encode()
+    # remedy's own tools: the PATH the transport judged (remedy.syspath.own_tools_path: a
+    # /usr/local directory holding another user's program left out) when it is one of its
+    # forms, else the distribution's directories
+    own = tp.decode("latin-1") in REQ.get("own_paths", ())
+    ENV[b"PATH"] = tp if own else REQ.get("base_path", "/usr/sbin:/usr/bin:/sbin:/bin").encode()
     for op in REQ["ops"]:
         kind, args = op[0], [a.encode("latin-1") for a in op[1:]]
         if kind == "main":

@@ -77,7 +77,7 @@ from remedy.facts.toolkits import (
 from remedy.model import Facts, PythonEnv, Service, Toolkit
 from remedy.model.envdiff import BUILD_VAR, session_differences
 from remedy.redact import REDACTED, is_secret_name, redact_env, redact_facts  # noqa: F401
-from remedy.transport.base import Transport
+from remedy.transport.base import BASE_PATH, OWN_PATH_FORMS, Transport
 from remedy.transport.quote import quote
 from remedy.units.dropin import dropin_overrides, read_after_remedy
 from remedy.units.parse import EnvironmentFileRef, has_glob
@@ -221,6 +221,8 @@ def agent_request(services: list[str] | None = None) -> dict[str, object]:
         "profile_cap": PROFILE_CAP,
         "spec_dirs": list(SPEC_DIRS),
         "extra_path": PRELUDE_PATH,
+        "own_paths": sorted(OWN_PATH_FORMS),
+        "base_path": BASE_PATH,
         "gpu_args": QUERY_ARGS.split(),
         "unit_dirs": list(UNIT_DIRS),
         "show": SHOW.split(),

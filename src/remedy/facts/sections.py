@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from remedy.facts.parsers import parse_key_values
+from remedy.transport.base import BASE_PATH, OWN_PATH_FORMS
 
 DEFAULT_TOKEN = "@@remedy-fact@@"
 
@@ -28,15 +29,18 @@ def prelude(token: str = DEFAULT_TOKEN) -> str:
 
     P0 is the session's PATH (kept by the transport, remedy.transport.base.SESSION_PATH_VAR),
     SP the search path discovery uses (`$(PATH=$SP; command -v nvcc)`, then `trusted`), and
-    PATH the fixed system one that remedy's own tools (stat, readlink, grep...) come from."""
+    PATH the fixed system one that remedy's own tools (stat, readlink, grep...) come from: the
+    one the transport judged (remedy.syspath.own_tools_path: a /usr/local directory holding
+    another user's program left out), else the distribution's directories."""
     if not re.fullmatch(r"[@A-Za-z0-9_-]+", token):
         raise ValueError(f"bad token {token!r}")
+    own, base = "|".join(sorted(OWN_PATH_FORMS)), BASE_PATH
     return f"""T='{token}'
 m() {{ printf '\\n%s %s\\n' "$T" "$*"; }}
 LC_ALL=C; export LC_ALL
 P0=${{REMEDY_SESSION_PATH-$PATH}}
 SP="${{P0:+$P0:}}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH
+case $PATH in {own}) ;; *) PATH={base};; esac; export PATH
 NL='
 '
 if command -v timeout >/dev/null 2>&1; then to() {{ timeout "$@"; }}; else to() {{ shift; "$@"; }}; fi

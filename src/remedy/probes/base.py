@@ -91,8 +91,9 @@ async def require_trusted(
     if not why and search_path is not None:
         # (and the `as` and `ld` a checked gcc then finds there: remedy.trust.GCC_PATH_NAMES)
         bare = [p for p in paths if "/" not in p]
+        # and every other entry of its dirs: a build runs more by name (clang, make: redteam-27)
         why = await untrusted_on_path(
-            ctx.transport, [*bare, *GCC_PATH_NAMES], search_path, as_uid=as_uid
+            ctx.transport, [*bare, *GCC_PATH_NAMES], search_path, as_uid=as_uid, every_entry=True
         )
     if not why and env is not None:
         why = await untrusted_env(ctx.transport, env, as_uid=as_uid)

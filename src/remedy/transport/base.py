@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from remedy.childenv import own_config_env, own_home_env  # noqa: F401 (their old home)
-from remedy.syspath import SESSION_PATH_VAR, SYSTEM_PATH
+from remedy.syspath import (  # noqa: F401 (BASE_PATH, OWN_PATH_FORMS: for facts)
+    BASE_PATH,
+    OWN_PATH_FORMS,
+    SESSION_PATH_VAR,
+    SYSTEM_PATH,
+    own_tools_path,
+)
 from remedy.transport.quote import Arg
 
 Command = str | bytes | Sequence[Arg]
@@ -28,8 +34,10 @@ def with_session_path(env: Mapping[str, str] | None) -> Mapping[str, str] | None
 
 
 def system_path_env(session_path: str | bytes | None) -> dict[bytes, bytes]:
-    """The variables that replace PATH for a command: the fixed PATH, the session's kept."""
-    out = {b"PATH": SYSTEM_PATH.encode()}
+    """The variables that replace PATH for a command: the fixed PATH (less a /usr/local
+    directory holding another user's program: remedy.syspath.own_tools_path), the session's
+    kept."""
+    out = {b"PATH": own_tools_path().encode()}
     if session_path is not None:
         out[SESSION_PATH_VAR.encode()] = (
             session_path if isinstance(session_path, bytes) else os.fsencode(session_path)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import re
 import shlex
@@ -41,6 +42,7 @@ from remedy.errors import (
     Refused,
     TransportError,
 )
+from remedy.syspath import BASE_PATH, SH_OWN_PATH, own_path_from
 from remedy.transport.base import (
     OUTPUT_CAP,
     SESSION_PATH_VAR,
@@ -58,6 +60,8 @@ from remedy.transport.quote import command_line, join, quote_bytes
 from remedy.transport.stream import OutputStream
 
 MAX_CHANNELS = 8
+# set while SSHTransport judges the host's PATH (its own command runs with BASE_PATH)
+_JUDGING: contextvars.ContextVar[bool] = contextvars.ContextVar("remedy_judging", default=False)
 # ProxyJump hops remedy opens itself (a longer chain is a loop in the config)
 MAX_JUMPS = 8
 """Channels per connection; below sshd's default MaxSessions 10, leaving room for a kill."""
@@ -66,14 +70,16 @@ _PID_MARK = b"\x1eremedy-pid "
 _PID_RE = re.compile(rb"\x1eremedy-pid (\d+)\n")
 
 
-def wrap_remote(line: bytes, *, merge_stderr: bool = False) -> bytes:
+def wrap_remote(line: bytes, *, merge_stderr: bool = False, path: str = SYSTEM_PATH) -> bytes:
     """The command line sent to sshd: report the pid on stderr, then exec the real command.
 
     The login shell execs sh, so the pid printed is the session leader sshd created with
     setsid(), i.e. the process group of everything the command starts.
     """
     # remedy's own tools from the system PATH, the session's kept as data (base.SYSTEM_PATH);
-    # /bin/sh by its path: the login shell would find `sh` on the session's PATH
+    # /bin/sh by its path: the login shell would find `sh` on the session's PATH. path: the
+    # host's judged one (SSHTransport._own_tools_path: a /usr/local directory holding another
+    # user's program is left out, remedy.syspath.SH_OWN_PATH)
     pre = (
         b'if [ -n "${PATH+x}" ]; then '
         + SESSION_PATH_VAR.encode()
@@ -82,7 +88,7 @@ def wrap_remote(line: bytes, *, merge_stderr: bool = False) -> bytes:
         + b"; else unset "
         + SESSION_PATH_VAR.encode()
         + b"; fi; PATH="
-        + SYSTEM_PATH.encode()
+        + quote_bytes(path.encode())
         + b"; export PATH; "
     )
     pre += b'printf "\\036remedy-pid %s\\n" "$$" >&2; '
@@ -917,6 +923,8 @@ class SSHTransport:
         self._key_problem: str | None = None
         self.recorded_key: str | None = None
         self._closed = False
+        self._own_path: str | None = None
+        self._own_path_lock = asyncio.Lock()
 
     # -- connection ---------------------------------------------------------------------
 
@@ -1170,6 +1178,24 @@ class SSHTransport:
         if sess.pid is not None and not sess.finished:
             await self._kill(sess.pid)
 
+    async def _own_tools_path(self) -> str:
+        """The PATH this host's commands run with, judged once (remedy.syspath.SH_OWN_PATH,
+        run with the distribution's directories only): SYSTEM_PATH less a /usr/local
+        directory holding another user's program, BASE_PATH when the judge says nothing."""
+        if self._own_path is not None:
+            return self._own_path
+        if _JUDGING.get():
+            return BASE_PATH  # the judge's own command
+        async with self._own_path_lock:
+            if self._own_path is None:
+                token = _JUDGING.set(True)
+                try:
+                    r = await self.run(["sh", "-c", SH_OWN_PATH], timeout=30)
+                finally:
+                    _JUDGING.reset(token)
+                self._own_path = own_path_from(r.text()) if r.exit_status == 0 else BASE_PATH
+        return self._own_path
+
     # -- Transport API ------------------------------------------------------------------
 
     async def run(
@@ -1181,7 +1207,10 @@ class SSHTransport:
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         """Run on the host; CommandTimeout (remote process group killed), ConnectionDropped."""
-        line = wrap_remote(command_line(argv_or_script, with_session_path(env)))
+        line = wrap_remote(
+            command_line(argv_or_script, with_session_path(env)),
+            path=await self._own_tools_path(),
+        )
         async with self._sem:
             sess = _Session()
             start = time.monotonic()
@@ -1287,7 +1316,9 @@ class SSHStream(OutputStream):
     async def _lines(self) -> AsyncIterator[bytes]:
         t = self._t
         line = wrap_remote(
-            command_line(self._command, with_session_path(self._env)), merge_stderr=True
+            command_line(self._command, with_session_path(self._env)),
+            merge_stderr=True,
+            path=await t._own_tools_path(),
         )
         async with t._sem:
             sess = _Session(lines=True)

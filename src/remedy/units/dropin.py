@@ -368,11 +368,12 @@ def plan_dropin(
 
 
 def find_systemd_analyze() -> str | None:
-    """From the system PATH only (remedy.transport.base.SYSTEM_PATH): root never runs a
-    systemd-analyze another user planted earlier on its PATH."""
-    from remedy.syspath import SYSTEM_PATH
+    """From the distribution's directories only (remedy.syspath.BASE_PATH): root never runs a
+    systemd-analyze another user planted earlier on its PATH, nor one a /usr/local link leads
+    to (redteam-28)."""
+    from remedy.syspath import BASE_PATH
 
-    return shutil.which("systemd-analyze", path=SYSTEM_PATH) or next(
+    return shutil.which("systemd-analyze", path=BASE_PATH) or next(
         (p for p in ("/usr/bin/systemd-analyze", "/bin/systemd-analyze") if os.access(p, os.X_OK)),
         None,
     )
