@@ -1,9 +1,9 @@
 """remedy.diagnose.prepare_log_only: what `diagnose --log` loads while its scan still reads.
 
-The field signals and the GPU model table are loaded before the scan's result is awaited
-(remedy.commands.diagnose_run), so the diagnosis after the last line finds them ready. It
-must change nothing the diagnosis says, and a failure while preparing must reach the user
-exactly as before: from the diagnosis, not from the preparation.
+The field signals, the GPU model table and the skew checks are loaded before the scan's
+result is awaited (remedy.commands.diagnose_run), so the diagnosis after the last line finds
+them ready. It must change nothing the diagnosis says, and a failure while preparing must
+reach the user exactly as before: from the diagnosis, not from the preparation.
 """
 
 from __future__ import annotations
@@ -56,3 +56,13 @@ def test_a_failure_while_preparing_is_raised_by_the_diagnosis(kb, monkeypatch):
     with pytest.raises(KnowledgeError, match="entry 3: broken"):
         dg.diagnose(kb, None, symptoms, wrappers=wrappers)
     assert not dg._SIGNALS  # nothing half-loaded kept for a later diagnosis
+
+
+def test_prepare_imports_the_skew_checks_the_diagnosis_imports(kb, monkeypatch):
+    """The diagnosis of any log imports remedy.knowledge.skew (log_versions_of): prepared
+    while the scan reads, it is not imported after the last line."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "remedy.knowledge.skew", raising=False)
+    dg.prepare_log_only(kb)
+    assert "remedy.knowledge.skew" in sys.modules

@@ -11,6 +11,7 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from readback import WAITING_BODIES, count_read_back, waiting_log
@@ -90,7 +91,7 @@ def test_whole_corpus_concatenated_in_small_windows_and_segments(
 def test_workers_read_slices_in_turn_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A log big enough: SLICES segments per worker, segment k read by worker k mod n; a
+    """A log big enough: SLICES segments per worker, taken from one queue in turn; a
     small one: one segment per worker."""
     monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
     monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 10)
@@ -174,6 +175,52 @@ def test_diagnose_leaves_itself_a_cpu_and_plan_does_not(
         early.discard()
 
 
+def test_the_caller_scans_the_segments_still_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller that asks for a segment not yet whole takes the segments still queued and
+    scans them itself: with workers that take none, every segment is the caller's; with
+    workers that took all before it asked, none is. The candidates, their offsets and the
+    line count are the same either way, and the same as the Python path's result."""
+    cat = default_catalog()
+    pats = prefilter.engine_patterns(cat)
+    p = tmp_path / "corpus.log"
+    p.write_bytes(b"".join(f.read_bytes() for f in CORPUS))
+    ref = scan_path(p, method="python")
+    scanned: list[int] = []
+    real_here = fastscan.Job._scan_here
+
+    def spy(self: fastscan.Job, k: int) -> Any:
+        scanned.append(k)
+        return real_here(self, k)
+
+    monkeypatch.setattr(fastscan.Job, "_scan_here", spy)
+    real_child = fastscan._child
+    got = []
+    for idle in (True, False):
+        monkeypatch.setattr(fastscan, "_child", (lambda *_a: None) if idle else real_child)
+        scanned.clear()
+        job = fastscan.Job(p, pats, cap=reader.MATCH_CAP, segments=2, slices=3)
+        agg, tot, at = _Aggregator(cat, str(p)), reader.Totals(), [-1]
+        try:
+            if not idle:  # every segment whole before the caller asks
+                for pid in job.kids:
+                    os.waitpid(pid, 0)
+                job.kids = [-1 for _ in job.kids]
+            rows = []
+            for ln, raw, hint in job.candidates(tot, at):
+                rows.append((ln, at[0], raw, hint))
+                agg.feed(ln, raw, hint, at[0])
+        finally:
+            job.close()
+        assert scanned == ([0, 1, 2, 3, 4, 5] if idle else [])
+        with p.open("rb") as f:
+            agg.resolve_wraps(f.fileno())
+        assert same(agg.result(tot.lines, tot.bytes, "hyperscan"), ref)
+        got.append((rows, tot.lines))
+    assert got[0] == got[1] and got[0][0]
+
+
 def test_worker_that_stops_after_a_slice_falls_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -186,10 +233,13 @@ def test_worker_that_stops_after_a_slice_falls_back(
         + (b"w" * 99 + b"\n") * 20_000
     )
     ref = scan_path(p, method="python")
-    real = fastscan._child
 
-    def first_only(fd: int, parts: list[tuple[int, int, int, int]], *rest: object) -> None:
-        real(fd, parts[:1], *rest)  # type: ignore[arg-type]
+    def first_only(
+        fd: int, queue: int, parts: list[tuple[int, int, int]], eng: Any, cap: int, note: int
+    ) -> None:
+        k = fastscan._take(queue)
+        assert k is not None
+        fastscan._spool_segment(fd, k, *parts[k], eng, cap, note)
         os._exit(3)
 
     monkeypatch.setattr(fastscan, "_child", first_only)
@@ -381,6 +431,33 @@ def test_failing_worker_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(fastscan, "_child", broken)
     monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 20)
     monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
+    res = scan_path(p)
+    assert res.method != "hyperscan" and same(res, ref)
+
+
+def test_a_failing_scan_in_the_caller_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller's own scan of a queued segment fails as a worker's does: EngineFailed, and
+    the scan falls back to another path with the same result (not an internal error)."""
+    p = tmp_path / "big.log"
+    p.write_bytes((b"w" * 99 + b"\n") * 40_000 + b"ninja: build stopped: subcommand failed.\n")
+    ref = scan_path(p, method="python")
+
+    def broken(*_a: object, **_k: object) -> Iterator[Any]:
+        raise RuntimeError("scan failed")
+        yield  # pragma: no cover - a generator, as scan_segment is
+
+    monkeypatch.setattr(fastscan, "_child", lambda *_a: None)  # workers take nothing
+    monkeypatch.setattr(fastscan, "scan_segment", broken)
+    monkeypatch.setattr(fastscan, "SEGMENT_MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(reader, "usable_cpus", lambda: 2)
+    job = fastscan.Job(p, prefilter.engine_patterns(default_catalog()), cap=reader.MATCH_CAP)
+    try:
+        with pytest.raises(fastscan.EngineFailed, match="queued segment"):
+            list(job.candidates(reader.Totals()))
+    finally:
+        job.close()
     res = scan_path(p)
     assert res.method != "hyperscan" and same(res, ref)
 

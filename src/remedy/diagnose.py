@@ -352,8 +352,8 @@ _SIGNALS: dict[int, tuple[Knowledge, list[Signal]]] = {}
 
 def prepare_log_only(kb: Knowledge) -> None:
     """Load now what a log-only diagnosis of any log loads on its first use: the field
-    signals checked against ``kb`` (default_signals) and the GPU model table of the log's GPU
-    names (fields._gpu_models). Each is kept where it is made, so ``diagnose`` finds them
+    signals checked against ``kb`` (default_signals), the GPU model table of the log's GPU
+    names (fields._gpu_models) and the version-skew checks' module (log_versions_of). Each is kept where it is made, so ``diagnose`` finds them
     ready. (The symptoms, hypotheses and diagnosis it makes are plain objects,
     remedy.results: no validator to build.)
 
@@ -364,7 +364,10 @@ def prepare_log_only(kb: Knowledge) -> None:
     has."""
     from remedy.evidence.fields import _gpu_models
 
-    for warm in (lambda: default_signals(kb), _gpu_models):
+    def skew() -> None:  # log_versions_of's module: the one import left after the scan
+        import remedy.knowledge.skew  # noqa: F401
+
+    for warm in (lambda: default_signals(kb), _gpu_models, skew):
         try:
             warm()
         except Exception:  # noqa: S112 - the diagnosis meets it again and reports it

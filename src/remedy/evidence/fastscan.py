@@ -9,10 +9,11 @@ that hold a match are ever copied or decoded.
 
 How: one forked worker per usable CPU (at most ``MAX_SEGMENTS``, none for less than
 ``SEGMENT_MIN_BYTES``; one CPU left to a caller with work of its own below
-``CALLER_CPU_BYTES``), each scanning up to ``SLICES`` newline-aligned segments in turn and
-writing each one's candidates to a spool file, while the caller goes on with other work
-(``Job``: ``remedy diagnose`` loads the knowledge base meanwhile, and ``early`` forks the
-workers before the CLI is even imported), then aggregates each segment as soon as it is whole.
+``CALLER_CPU_BYTES``), taking newline-aligned segments (``SLICES`` per worker) from one queue
+in turn and writing each one's candidates to a spool file, while the caller goes on with other
+work (``Job``: ``remedy diagnose`` loads the knowledge base meanwhile, and ``early`` forks the
+workers before the CLI is even imported), then aggregates each segment as soon as it is whole,
+and scans those still queued itself rather than wait for them.
 A segment is read ``WINDOW`` bytes at a time into one reused buffer (peak memory does not grow
 with the log); Hyperscan reports match ends, the line around each is cut out, and newlines
 are counted only once, in C, per window. Where a worker's time goes (64 MB of the bench's
@@ -618,25 +619,48 @@ def _die_with(parent: int, arm: Any) -> None:
         os._exit(1)
 
 
-def _child(
-    fd: int, parts: list[tuple[int, int, int, int]], eng: Engine, cap: int, notify: int
+def _spool_segment(
+    fd: int, k: int, start: int, end: int, spool: int, eng: Engine, cap: int, notify: int
 ) -> None:
-    """Body of a forked worker: for each of its segments (index, start, end, spool fd) in
-    turn, the candidates to the spool, then the END marker and line count; then the segment's
-    index on ``notify``, so the caller can aggregate it while this worker reads the next."""
-    if sum(end - start for _, start, end, _ in parts) > 8 * WINDOW:
+    """Segment ``k`` (bytes [start, end)) scanned into its spool, then the END marker and its
+    line count, then ``k`` on ``notify``: the caller can aggregate it from here on."""
+    out = open(spool, "wb", closefd=False, buffering=1 << 20)  # noqa: SIM115 - flushed below
+    lines: list[int] = []
+    at = [0]
+    for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines, at):
+        out.write(_REC.pack(ln, at[0], len(raw), len(ids)))
+        out.write(struct.pack(f"<{len(ids)}H", *ids))
+        out.write(raw)
+    out.write(_REC.pack(lines[0], 0, _END, 0))
+    out.flush()
+    os.write(notify, _NOTE.pack(k))
+
+
+def _take(queue: int) -> int | None:
+    """The next segment index from the job's queue, or None once it is empty. Every index
+    was written before any worker was forked, and the write end closed: a read returns one
+    whole index (pipe writes under PIPE_BUF are atomic, each 4 bytes) or end of file, and each
+    index goes to exactly one reader."""
+    got = os.read(queue, _NOTE.size)
+    return _NOTE.unpack(got)[0] if len(got) == _NOTE.size else None
+
+
+def _child(
+    fd: int,
+    queue: int,
+    parts: list[tuple[int, int, int]],
+    eng: Engine,
+    cap: int,
+    notify: int,
+) -> None:
+    """Body of a forked worker: segments taken from ``queue`` in turn (``parts[k]``: start,
+    end, spool fd of segment k), each spooled and announced (``_spool_segment``), until the
+    queue is empty."""
+    if sum(end - start for start, end, _ in parts) > 8 * WINDOW:
         _keep_freed_memory()
-    for k, start, end, spool in parts:
-        out = open(spool, "wb", closefd=False, buffering=1 << 20)  # noqa: SIM115 - flushed below
-        lines: list[int] = []
-        at = [0]
-        for ln, raw, ids in scan_segment(fd, start, end, eng, cap, lines, at):
-            out.write(_REC.pack(ln, at[0], len(raw), len(ids)))
-            out.write(struct.pack(f"<{len(ids)}H", *ids))
-            out.write(raw)
-        out.write(_REC.pack(lines[0], 0, _END, 0))
-        out.flush()
-        os.write(notify, _NOTE.pack(k))
+    while (k := _take(queue)) is not None:
+        start, end, spool = parts[k]
+        _spool_segment(fd, k, start, end, spool, eng, cap, notify)
 
 
 def _read_spool(
@@ -660,27 +684,29 @@ def _read_spool(
 
 
 class Job:
-    """A scan under way: forked workers, each spooling the candidates of its segments, so the
-    caller can do other work (load the knowledge base, import the diagnosis) while the log is
-    read; ``candidates`` then hands them over in file order. ``close`` ends any worker still
-    running (an error or a signal in the caller must not leave them reading).
+    """A scan under way: forked workers, each spooling the candidates of the segments it
+    takes, so the caller can do other work (load the knowledge base, import the diagnosis)
+    while the log is read; ``candidates`` then hands them over in file order. ``close`` ends
+    any worker still running (an error or a signal in the caller must not leave them reading).
 
-    Each worker reads several segments in turn (``SLICES``; segment k is worker k mod n's):
-    the caller aggregates a segment (prefixes, signatures, suspicious lines: ~40-80 us per
-    candidate line) as soon as its worker says it is whole, while the workers read on, so
-    only the last segment's candidates are aggregated after the reading ends, not all.
+    The log is cut into several segments per worker (``SLICES``), put in file order on a
+    queue (a pipe, filled before the fork) that the workers take them from in turn: the
+    caller aggregates a segment (prefixes, signatures, suspicious lines: ~40-80 us per
+    candidate line) as soon as it is whole, while the workers read on, so only the last
+    segment's candidates are aggregated after the reading ends, not all. And a caller whose
+    own work is done before the reading (``candidates`` asks for a segment not yet whole)
+    takes the segments still queued and scans them itself, from the same descriptor, instead
+    of waiting: at 100 MB on 2 CPUs, `diagnose`'s own work after the fork was ~30 ms against
+    the worker's ~75 ms of reading, and it waited ~40 ms for it (perf-session42.txt, perf-48).
 
     Where the caller has work of its own meanwhile (``caller_works``), a log under
-    ``CALLER_CPU_BYTES`` gets a worker less than there are usable CPUs: that work
-    (``remedy diagnose``: ~150 ms of imports and knowledge on one core) is then the longer of
-    the two, and a worker competing with it for the last CPU only delays it. On 2 CPUs and
-    100 MB of the bench's journal: one worker, ~110 ms of reading, in parallel with the
-    caller, instead of two workers and the caller sharing both CPUs (wall 0.90-0.97x of that,
-    interleaved runs on a loaded host). A host with more CPUs than the log has segments is
-    unchanged; from ``CALLER_CPU_BYTES`` on, the reading is the longer part and every CPU
-    reads. (Where: the caller needs P CPU-seconds, the reading W; with a worker per CPU, the
-    caller shares its CPU until the workers end, P + W/4 in all on 2 CPUs; with one worker,
-    max(P, W): less while W < 4P/3, ~180 ms of reading at ~1.2 ns/byte, ~150 MB.)"""
+    ``CALLER_CPU_BYTES`` gets a worker less than there are usable CPUs: that work is done
+    first on the CPU left to it, and the caller then reads on that CPU itself (above); a
+    worker competing with it for the last CPU only delays it. On 2 CPUs and 100 MB of the
+    bench's journal: one worker, in parallel with the caller, instead of two workers and the
+    caller sharing both CPUs (wall 0.90-0.97x of that, interleaved runs on a loaded host). A
+    host with more CPUs than the log has segments is unchanged; from ``CALLER_CPU_BYTES`` on,
+    the reading is the longer part and every CPU reads."""
 
     def __init__(
         self,
@@ -703,14 +729,17 @@ class Job:
 
         self.patterns = patterns
         self.kids: list[int] = []
-        self.notify: list[int] = []  # per worker, the read end of its pipe
         self.spools: list[IO[bytes]] = []
+        self.queue = -1  # the read end of the segment queue (``_take``)
+        self.notify = -1  # the read end of the workers' pipe: each whole segment's index
+        self.parts: list[tuple[int, int, int]] = []
         self.fd = os.open(path, os.O_RDONLY) if fd is None else fd
         try:
-            eng = database(patterns)
+            self.eng = database(patterns)
         except BaseException:
             self.close()
             raise
+        self.cap = cap
         try:
             self.size = os.fstat(self.fd).st_size
             cpus = reader.usable_cpus()
@@ -724,46 +753,75 @@ class Job:
             count = len(bounds) - 1
             n = min(n, count)
             self.spools = [reader.spool_file() for _ in range(count)]
-            arm, parent = _death_signal(), os.getpid()
-            for w in range(n):
-                parts = [
-                    (k, bounds[k], bounds[k + 1], self.spools[k].fileno())
-                    for k in range(w, count, n)
-                ]
-                rfd, wfd = os.pipe()
-                self.notify.append(rfd)  # closed by close() whatever happens next
-                try:
+            self.parts = [(bounds[k], bounds[k + 1], self.spools[k].fileno()) for k in range(count)]
+            self.queue, qw = os.pipe()
+            try:
+                os.write(qw, b"".join(_NOTE.pack(k) for k in range(count)))  # <= 32 x 4 bytes
+            finally:
+                os.close(qw)  # empty queue: end of file, for the workers and the caller
+            self.notify, nw = os.pipe()
+            try:
+                arm, parent = _death_signal(), os.getpid()
+                for _ in range(n):
                     pid = os.fork()
-                except BaseException:
-                    os.close(wfd)
-                    raise
-                if pid == 0:  # the worker: never return into the caller's code
-                    code = 1
-                    try:
-                        os.close(rfd)
-                        _die_with(parent, arm)
-                        _child(self.fd, parts, eng, cap, wfd)
-                        code = 0
-                    finally:
-                        os._exit(code)
-                os.close(wfd)  # the worker's alone: its end reads as EOF once it is gone
-                self.kids.append(pid)
+                    if pid == 0:  # the worker: never return into the caller's code
+                        code = 1
+                        try:
+                            os.close(self.notify)
+                            _die_with(parent, arm)
+                            _child(self.fd, self.queue, self.parts, self.eng, cap, nw)
+                            code = 0
+                        finally:
+                            os._exit(code)
+                    self.kids.append(pid)
+            finally:
+                os.close(nw)  # the workers' alone: it reads as EOF once all are gone
         except BaseException:
             self.close()
             raise
 
-    def _whole(self, k: int) -> None:
-        """Wait until segment ``k``'s spool is whole (its worker wrote its index)."""
-        rfd = self.notify[k % len(self.notify)]
+    def _note(self, wait: bool) -> int | None:
+        """The index of the next segment a worker says is whole; None if none is yet (or no
+        worker is left) and not ``wait``. All workers gone with a segment still due while
+        waiting: EngineFailed."""
+        os.set_blocking(self.notify, wait)
         note = b""
         while len(note) < _NOTE.size:
-            got = os.read(rfd, _NOTE.size - len(note))
-            if not got:  # the worker is gone without finishing it
-                self._reap(self.kids[k % len(self.kids)])
+            try:
+                got = os.read(self.notify, _NOTE.size - len(note))
+            except BlockingIOError:
+                if note:  # a note is written whole (4 bytes, one write): not seen here
+                    os.set_blocking(self.notify, True)
+                    continue
+                return None
+            if not got and not wait:  # every worker is gone: the caller scans what is left
+                return None
+            if not got:  # every worker is gone, one without finishing its segment
+                for pid in list(self.kids):
+                    if pid > 0:
+                        self._reap(pid)
                 raise EngineFailed("a scan worker stopped before the end of its segment")
             note += got
-        if _NOTE.unpack(note)[0] != k:
-            raise EngineFailed("a scan worker reported its segments out of order")
+        k = _NOTE.unpack(note)[0]
+        if not 0 <= k < len(self.spools):
+            raise EngineFailed("a scan worker reported a segment it was not given")
+        return k
+
+    def _scan_here(self, k: int) -> tuple[list[tuple[int, int, bytes, tuple[int, ...]]], int]:
+        """Segment ``k`` scanned in this process: its candidates (line number within the
+        segment, offset, bytes, ids) and its line count. A failure is EngineFailed, as a
+        worker's is (the scan falls back to another path)."""
+        start, end, _ = self.parts[k]
+        lines: list[int] = []
+        at = [0]
+        try:
+            got = [
+                (ln, at[0], raw, ids)
+                for ln, raw, ids in scan_segment(self.fd, start, end, self.eng, self.cap, lines, at)
+            ]
+        except Exception as exc:  # a read error, hyperscan.error: what ends a worker
+            raise EngineFailed(f"the scan of a queued segment failed: {exc}") from None
+        return got, lines[0]
 
     def _reap(self, pid: int) -> None:
         """Wait for a worker that has ended (or is ending); a failure is EngineFailed."""
@@ -778,19 +836,43 @@ class Job:
     ) -> Iterator[tuple[int, bytes, frozenset[str]]]:
         """Candidate lines in file order, with file line numbers and the literals seen on
         each; sets ``totals`` once every worker is done. ``at``: its first item is set to
-        each line's byte offset in the file before the line is yielded."""
+        each line's byte offset in the file before the line is yielded. A segment not yet
+        whole when it is due: the caller scans the next one still queued meanwhile."""
         names: dict[tuple[int, ...], frozenset[str]] = {}
         patterns = self.patterns
         offset = 0
+        whole: set[int] = set()
+        mine: dict[int, tuple[list[tuple[int, int, bytes, tuple[int, ...]]], int]] = {}
         for k, spool in enumerate(list(self.spools)):
-            self._whole(k)
-            count: list[int] = []
-            for ln, raw, ids in _read_spool(spool, offset, count, at):
+            while k not in whole and k not in mine:
+                j = self._note(wait=False) if self.queue >= 0 else None
+                if j is None and self.queue >= 0:
+                    j = _take(self.queue)
+                    if j is None:  # all taken: from here on the workers' notes are waited for
+                        os.close(self.queue)
+                        self.queue = -1
+                    else:
+                        mine[j] = self._scan_here(j)
+                    continue
+                whole.add(self._note(wait=True) if j is None else j)
+            if k in mine:
+                got, count = mine.pop(k)
+                for ln, start, raw, ids in got:
+                    hint = names.get(ids)
+                    if hint is None:
+                        hint = names[ids] = frozenset(patterns[i][0] for i in ids)
+                    if at is not None:
+                        at[0] = start
+                    yield offset + ln, raw, hint
+                offset += count
+                continue
+            counted: list[int] = []
+            for ln, raw, ids in _read_spool(spool, offset, counted, at):
                 hint = names.get(ids)
                 if hint is None:
                     hint = names[ids] = frozenset(patterns[i][0] for i in ids)
                 yield ln, raw, hint
-            offset += count[0]
+            offset += counted[0]
         for pid in list(self.kids):
             if pid > 0:
                 self._reap(pid)
@@ -806,10 +888,11 @@ class Job:
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
         self.kids.clear()
-        for rfd in self.notify:
-            with contextlib.suppress(OSError):
-                os.close(rfd)
-        self.notify.clear()
+        for end in (self.queue, self.notify):
+            if end >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(end)
+        self.queue = self.notify = -1
         for s in self.spools:
             s.close()
         self.spools.clear()
