@@ -388,6 +388,55 @@ def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> N
 # tune-ch (rounds 65-67's first-error misses): (lines, the first error's line number). Each
 # shape with other realistic values than its corpus row, and near misses the other way.
 FIRST_ERROR_SHAPES = {
+    # tune-ct (round 82's unknown/hhx-1): the OptiX SDK's sutil Exception what() ('<status
+    # name>: Optix call '<call>' failed: <file>:<line>)' then 'Log:' and the OptiX compiler's
+    # own lines) is the statement; the log's 'Error: ...' lines under it detail it
+    "optix-status-head": (
+        [
+            "OPTIX_ERROR_PIPELINE_LINK_ERROR: Optix call 'optixPipelineCreate( context,"
+            " &pipeline_compile_options, &pipeline_link_options, program_groups, 3, log,"
+            " &sizeof_log, &pipeline )' failed: /src/render/pipeline.cpp:412)",
+            "Log:",
+            "COMPILE ERROR:",
+            "Error: Symbol '__raygen__pinhole' was defined multiple times. First seen in:"
+            " '__raygen__pinhole_and_2_more_81726354'",
+        ],
+        1,
+    ),
+    # near miss: a settings echo shaped like a status name is no statement; the exception is
+    "status-name-setting-echo": (
+        [
+            "CUDA_ERROR_CHECK_LEVEL: 2",
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+        ],
+        2,
+    ),
+    # tune-ct (round 82's unknown/hhg-1): glog's severity letter; a W record that goes on (a
+    # pool disabled, with an error word and a driver wording) ranks below the E record that
+    # states the failure (glog src/logging.cc: '<I|W|E|F><mmdd> <time> <tid> <file>:<line>] ')
+    "glog-warning-then-error": (
+        [
+            "W0611 10:02:41.118203 1 pinned_memory_manager.cc:271] Unable to allocate pinned"
+            " system memory, pinned memory pool will not be available: CUDA driver version is"
+            " insufficient for CUDA runtime version",
+            "I0611 10:02:41.118299 1 cuda_memory_manager.cc:117] CUDA memory pool disabled",
+            "I0611 10:02:41.120417 1 model_lifecycle.cc:469] loading: resnet50_trt:1",
+            "E0611 10:02:41.120502 1 model_lifecycle.cc:638] failed to load 'resnet50_trt'"
+            " version 1: Invalid argument: unable to find backend library for backend"
+            " 'tensorrt', try specifying runtime on the model configuration.",
+        ],
+        4,
+    ),
+    # near miss: the same W record with no E record after it is still the first error
+    "glog-warning-alone": (
+        [
+            "I0611 10:02:41.118101 1 server.cc:120] Initializing Triton",
+            "W0611 10:02:41.118203 1 pinned_memory_manager.cc:271] Unable to allocate pinned"
+            " system memory, pinned memory pool will not be available: out of memory",
+            "I0611 10:02:41.118299 1 cuda_memory_manager.cc:117] CUDA memory pool disabled",
+        ],
+        2,
+    ),
     # DALI's pipeline-build headings over the operator's own error (dali/pipeline/pipeline.cc)
     "dali-build": (
         [
@@ -616,3 +665,34 @@ def test_an_allocation_refusal_a_missing_build_an_illegal_address_or_a_capabilit
         p = tmp_path / "near.log"
         p.write_text(f"Starting\n{text}\n")
         assert _diagnosed(p)["suspicious"] == [], text
+
+
+def test_a_loader_verdict_that_a_library_is_absent_precedes_the_fallback_it_causes(
+    tmp_path: Path,
+) -> None:
+    """tune-cr (round 80's unknown/hfq-1): Taichi's load_lib warns '<lib> lib not found.'
+    (taichi/rhi/cuda/cuda_driver.cpp) before its arch selection falls back to CPU: the loader's
+    line is the first error; where the library loaded, the fallback warning is the only
+    statement left."""
+    for lines, first in (
+        (
+            [
+                "[Taichi] version 1.7.2, llvm 15.0.4, commit 0131dce9, linux, python 3.10.12",
+                "[W 03/02/25 10:11:12.345 4321] [cuda_driver.cpp:load_lib@36] libcusparse.so lib"
+                " not found.",
+                "[W 03/02/25 10:11:12.346 4321] [misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda:"
+                " 3>] is not supported, falling back to CPU",
+            ],
+            2,
+        ),
+        (
+            [
+                "[Taichi] Starting on arch=cuda",
+                "[cuda_driver.cpp:load_lib@39] libcuda.so loaded!",
+                "[misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda: 3>] is not supported,"
+                " falling back to CPU.",
+            ],
+            3,
+        ),
+    ):
+        _names_none_points_at(tmp_path / "loader.log", lines, first)

@@ -707,7 +707,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # It adds the host marks of signature host-is-not-nvidia: 'Darwin', 'macOS', '/Users/', 'rocm'
     # and 'gfx' (macOS kernel/platform/home path, ROCm prefix and tag, AMD targets; info lines
     # with no error word, which withdraw the NVIDIA-toolchain classes on such hosts): 134 -> 139.
-    assert len(lits) <= 139, "each literal costs grep time; see prefilter.py"
+    # Tune-cr (session 44) adds 'capability m' (kmcuda's own device check 'compute capability
+    # mismatch for device N: wanted X.Y, have A.B', an INFO line with no error word and the only
+    # statement of the cause: the ValueError after it names none). Its needle stops before
+    # 'device ': a needle ending there reduced to the Hyperscan anchor 'vice', which every
+    # 'Service Unavailable' line hits (tests/test_fastscan.py): 139 -> 140.
+    assert len(lits) <= 140, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

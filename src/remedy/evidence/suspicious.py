@@ -42,6 +42,12 @@ WORDS: tuple[str, ...] = (
     # cudnn_ops_infer64_8.dll. Please make sure it is in your library path!', cuDNN 8 and 9),
     # printed before the CUDNN_STATUS_* errors it causes; holds the existing literal 'Could '
     "Could not locate",
+    # (tune-cr, round 80's unknown/hfq-1) a dynamic loader's own verdict that a library is
+    # absent, worded without an error word: Taichi's CUDADriverBase::load_lib
+    # (taichi/rhi/cuda/cuda_driver.cpp: TI_WARN("{} lib not found.", lib_name), for libcuda.so,
+    # libcusparse.so, libcusolver.so), printed before the 'Arch=[...] is not supported, falling
+    # back to CPU' that it causes. Holds the existing prefilter literal 'not found'
+    "lib not found",
     # (held-out round 17, tune-i) a missing name quoted without its compiler's 'error:' prefix:
     # EDG (nvcc) 'namespace "thrust" has no member "sort_by_key"', GCC "'struct X' has no member
     # named 'y'", clang "no member named 'y' in 'X'", GCC's and MSVC's (C2039) "'y' is not a
@@ -212,6 +218,14 @@ _TERMINATE = re.compile(r"^terminate called after throwing an instance of ")
 # step the user ran after it) does not outrank it (the earlier goes first; tune-co, round 72's
 # unknown/gxo-1)
 _TOOL_FAILED_BECAUSE = re.compile(r"^NVIDIA-SMI has failed because\b")
+# an exception's what() that starts with a library's status name: the OptiX SDK's sutil
+# Exception (SDK/sutil/Exception.h createMessage: optixGetErrorName(res) << ": " << msg, msg
+# being optixCheck's "Optix call '<call>' failed: <file>:<line>)", copied by most OptiX
+# programs) heads the compile log it carries ('Log:' then the OptiX compiler's own 'Error: ...'
+# lines): the statement of the failure, not a log line (tune-ct, after round 82's unknown/hhx-1)
+# (the status families whose names programs print so: OptiX's, the driver API's CUDA_ERROR_*,
+# NVRTC's; a message, not a settings echo like 'CUDA_ERROR_CHECK_LEVEL: 2', follows)
+_STATUS_NAME_HEAD = re.compile(r"^(?:OPTIX|CUDA|NVRTC)_ERROR_[A-Z0-9_]+: [A-Za-z]")
 # a location header printed before the message it locates: c10's backtrace heading
 # ('Exception raised from <func> at <file>:<line> (most recent call first):', c10/util/
 # Exception.cpp), a C/C++ 'Error at <file>:<line> in <func>' report (NVSHMEM's
@@ -400,8 +414,25 @@ _LEVEL_HEADER = re.compile(
 )
 
 
+# glog's record header, '<severity letter><[yyyy]mmdd> <hh:mm:ss.us> <tid> <file>:<line>] ' (glog
+# src/logging.cc LogMessage::Init; Triton, Paddle, MXNet log through it): an I or W record is
+# the program's own note that it goes on (Triton's 'W... pinned_memory_manager.cc] Unable to
+# allocate pinned system memory, pinned memory pool will not be available: ...'), so it ranks
+# below the E/F records of the same log and is never promoted as a first fatal statement
+# (tune-ct, after round 82's unknown/hhg-1)
+_GLOG_MINOR = re.compile(r"^[IW](?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] ")
+GLOG_MINOR_REASON = "a glog I/W record (the program goes on)"
+
+
 def base_score(text: str) -> tuple[float, str]:
     """Score an error-looking line on its own; higher means more likely the cause."""
+    if _GLOG_MINOR.match(text):
+        score, why = _base_score(text)
+        return max(score - 1.0, 0.5), f"{why}; {GLOG_MINOR_REASON}"
+    return _base_score(text)
+
+
+def _base_score(text: str) -> tuple[float, str]:
     text = _LEVEL_HEADER.sub("", text, count=1)
     text = _UVICORN_PREFIX.sub("", text, count=1)
     if _JL_BOX_KEY.match(text):
@@ -426,6 +457,7 @@ def base_score(text: str) -> tuple[float, str]:
         or _WHAT.match(text)
         or _TERMINATE.match(text)
         or _TOOL_FAILED_BECAUSE.match(text)
+        or _STATUS_NAME_HEAD.match(text)
     ):
         score, why = 6.0, "exception line"
     elif _TRACING_ERROR.match(text):
@@ -642,6 +674,7 @@ def with_unexplained(
             and first
             and score < FATAL_MATCH_SCORE
             and "wrapper wording" not in why
+            and GLOG_MINOR_REASON not in why
         ):
             # a fatal signature's line above every other suspicious line is the first statement
             # of the failure, whatever its wording: it ranks with the exception line a wrapper
