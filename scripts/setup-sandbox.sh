@@ -23,9 +23,10 @@ since() { local ms=$((($(date +%s%N) - $1) / 1000000)); printf '%d.%d' $((ms / 1
 t=$(date +%s%N)
 want apt || PKGS=()
 want apt && PKGS=(openssh-server openssh-client systemd-container debootstrap iproute2 util-linux procps
-  python3 python3-venv python3-pip python3-yaml python3-dev g++ ca-certificates cmake
+  python3 python3-venv python3-pip python3-yaml python3-dev g++ ca-certificates cmake ninja-build make
   chromium)  # chromium: tests/test_reports.py renders the HTML reports headless; cmake: the
-  # CMake attacks of tests/security/test_inherited_compiler_env.py
+  # CMake attacks of tests/security/test_inherited_compiler_env.py; ninja-build, make: the PATH
+  # program attacks of tests/security/test_step_path_programs.py and test_path_link_hops.py
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
