@@ -465,6 +465,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # ecosystem libraries; SGLang/vLLM-neighbour plugins; GPU databases and search; HPC codes with
     # CUDA backends). Session 44 scored it after tune-cr/cs (6/6); here by the start's knowledge.
     ("a7f81489", "a7f81489"),
+    # round 84 (session 45): 10 logs (6 with a class, 4 whose cause no rule covers) collected by
+    # four engineers (col-84a..d: quantization libraries; RL/post-training stacks; vision toolboxes
+    # with CUDA ops; scientific/simulation GPU stacks) who never ran remedy on them; scored by
+    # 94494aed (session 44's work as re-committed, blind to the round; bench/results/round84/).
+    ("94494aed", "94494aed"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
