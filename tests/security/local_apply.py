@@ -82,17 +82,42 @@ PIP_PIN_SCRIPT = textwrap.dedent(
 )
 
 
-def pip_pin_under_usr_local_bin(area: Path, bindir: Path, links: Path) -> tuple[str, str | None]:
-    """Run PIP_PIN_SCRIPT in a private mount namespace whose /usr/local/bin is `bindir`: the
-    script's stdout and area/canary's text (None when no canary program ran)."""
+def needs_private_mounts() -> None:
+    """Skip where this process cannot make a private mount namespace."""
+    import pytest
+
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no private mount namespace here")
+
+
+def under_usr_local_bin(
+    bindir: Path, argv: list[str], *, timeout: int = 300, **kw: Any
+) -> subprocess.CompletedProcess[str]:
+    """argv with `bindir` mounted at /usr/local/bin (the system PATH's first dir of programs)
+    for this process only: a private mount namespace."""
+    return subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         'mount --bind "$1" /usr/local/bin && shift && exec "$@"', "sh", str(bindir), *argv],
+        capture_output=True, text=True, timeout=timeout, **kw,
+    )  # fmt: skip
+
+
+def python_under_usr_local_bin(
+    bindir: Path, script: str, *args: str, timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """`script` run by this Python under_usr_local_bin; its argv: the tests' import path (for
+    sys.path), then `args`."""
     here = Path(__file__).parent
     pypath = ":".join([str(here), str(here.parent), *sys.path])
-    r = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c",
-         'mount --bind "$1" /usr/local/bin && exec "$2" -c "$3" "$4" "$5" "$6"', "sh",
-         str(bindir), sys.executable, PIP_PIN_SCRIPT, pypath, str(area), str(links)],
-        capture_output=True, text=True, timeout=400,
-    )  # fmt: skip
+    return under_usr_local_bin(
+        bindir, [sys.executable, "-c", script, pypath, *args], timeout=timeout
+    )
+
+
+def pip_pin_under_usr_local_bin(area: Path, bindir: Path, links: Path) -> tuple[str, str | None]:
+    """Run PIP_PIN_SCRIPT with `bindir` as /usr/local/bin: the script's stdout and area/canary's
+    text (None when no canary program ran)."""
+    r = python_under_usr_local_bin(bindir, PIP_PIN_SCRIPT, str(area), str(links), timeout=400)
     assert "OUTCOME" in r.stdout or "REFUSED" in r.stdout, r.stdout + r.stderr
     canary = area / "canary"
     return r.stdout, (canary.read_text() if canary.exists() else None)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from local_apply import as_canary_dir
+from local_apply import as_canary_dir, under_usr_local_bin
 
 from remedy.export import export_plan
 from remedy.knowledge.loader import load_knowledge
@@ -64,14 +64,8 @@ def _stub_plan(area: Path):
 
 
 def _in_namespace(bindir: Path, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """argv with bindir mounted at /usr/local/bin (the system PATH's first dir of programs),
-    for this process only."""
     env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCALHOST_WARNING": "0"}
-    return subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c",
-         'mount --bind "$1" /usr/local/bin && shift && exec "$@"', "sh", str(bindir), *argv],
-        capture_output=True, text=True, timeout=300, cwd=cwd, env=env,
-    )  # fmt: skip
+    return under_usr_local_bin(bindir, argv, cwd=cwd, env=env)
 
 
 @pytest.fixture

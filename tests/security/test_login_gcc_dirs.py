@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from local_apply import as_canary_dir
+from local_apply import as_canary_dir, needs_private_mounts, python_under_usr_local_bin
 from local_sshd import sshd_available
 from test_gcc_prefix_files import NOBODY, _stub_step, gcc_dir
 
@@ -180,19 +179,11 @@ def _stub_with_path_dir(area: Path, owner: int, *, link: bool) -> tuple[str, str
     """The link-layout stub applied by `remedy run --local`'s runner with /usr/local/bin
     (root's, 755) holding `as` (`owner`'s file, or root's link to it) that appends
     `as uid $(id -u)` to the canary, then runs the real one; (stdout, canary)."""
-    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
-        pytest.skip("no private mount namespace here")
+    needs_private_mounts()
     (area / "cuda" / "lib").mkdir(parents=True)
     bindir = as_canary_dir(area, owner, link=link)
     canary = area / "canary"
-    here = Path(__file__).parent
-    pypath = ":".join([str(here), str(here.parent), *sys.path])
-    r = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c",
-         'mount --bind "$1" /usr/local/bin && exec "$2" -c "$3" "$4" "$5"', "sh",
-         str(bindir), sys.executable, _NS_APPLY, pypath, str(area)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    r = python_under_usr_local_bin(bindir, _NS_APPLY, str(area))
     assert "OUTCOME" in r.stdout or "REFUSED" in r.stdout, r.stdout + r.stderr
     return r.stdout, (canary.read_text() if canary.exists() else None)
 

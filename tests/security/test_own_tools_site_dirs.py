@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from local_apply import needs_private_mounts, python_under_usr_local_bin
 from local_sshd import sshd_available
 
 NOBODY = 65534
@@ -85,18 +84,10 @@ _NS_FACTS = textwrap.dedent(
 
 
 def _facts_with_site_dir(area: Path, owner: int, how: str) -> tuple[dict, list[str]]:
-    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
-        pytest.skip("no private mount namespace here")
+    needs_private_mounts()
     area.chmod(0o755)
     bindir = _site_dir(area, owner)
-    here = Path(__file__).parent
-    pypath = ":".join([str(here), str(here.parent), *sys.path])
-    r = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c",
-         'mount --bind "$1" /usr/local/bin && exec "$2" -c "$3" "$4" "$5" "$6"', "sh",
-         str(bindir), sys.executable, _NS_FACTS, pypath, how, str(area)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    r = python_under_usr_local_bin(bindir, _NS_FACTS, how, str(area))
     line = next((x for x in r.stdout.splitlines() if x.startswith("FACTS ")), None)
     assert line, r.stdout + r.stderr
     canary = area / "canary"

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from local_apply import pip_pin_under_usr_local_bin
+from local_apply import needs_private_mounts, pip_pin_under_usr_local_bin
 from test_inherited_compiler_env import _sdist_links
 
 NOBODY = 65534
@@ -70,8 +70,7 @@ def _chain(area: Path, outer: Path, hop_owner: int) -> tuple[Path, Path, Path]:
 
 
 def _build(area: Path, hop_owner: int) -> tuple[str, str | None]:
-    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
-        pytest.skip("no private mount namespace here")
+    needs_private_mounts()
     for tool in ("/usr/bin/ninja", "/usr/bin/setpriv"):
         if not os.path.exists(tool):
             pytest.skip(f"no {tool} here")

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from local_apply import pip_pin_under_usr_local_bin
+from local_apply import (
+    needs_private_mounts,
+    pip_pin_under_usr_local_bin,
+    python_under_usr_local_bin,
+)
 from local_sshd import sshd_available
 from test_inherited_compiler_env import _sdist_links
 
@@ -84,8 +87,7 @@ def _tool_in_path_dir(area: Path, name: str, owner: int) -> Path:
 def _build_with_path_dir(area: Path, name: str, owner: int) -> tuple[str, str | None]:
     """Root's pip-install step (source build) applied by the local runner with /usr/local/bin
     holding root's link `name` to `owner`'s program; (stdout, canary)."""
-    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
-        pytest.skip("no private mount namespace here")
+    needs_private_mounts()
     if not os.path.exists(f"/usr/bin/{name}"):
         pytest.skip(f"no /usr/bin/{name} here")
     area.chmod(0o755)
@@ -141,19 +143,11 @@ _NS_LINKS = textwrap.dedent(
 def test_a_step_that_compiles_nothing_runs_no_program_another_user_owns(tmp_path: Path, owner: int):
     """A link-layout step with no stub (no compile) runs `ln` from the system PATH: root's
     link there to uid 65534's `ln` ran it as root (canary `0`). Control: root's own runs."""
-    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
-        pytest.skip("no private mount namespace here")
+    needs_private_mounts()
     tmp_path.chmod(0o755)
     (tmp_path / "cuda" / "lib").mkdir(parents=True)
     bindir = _tool_in_path_dir(tmp_path, "ln", owner)
-    here = Path(__file__).parent
-    pypath = ":".join([str(here), str(here.parent), *sys.path])
-    r = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c",
-         'mount --bind "$1" /usr/local/bin && exec "$2" -c "$3" "$4" "$5"', "sh",
-         str(bindir), sys.executable, _NS_LINKS, pypath, str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    r = python_under_usr_local_bin(bindir, _NS_LINKS, str(tmp_path))
     canary = tmp_path / "canary"
     ran = canary.read_text() if canary.exists() else None
     if owner == NOBODY:
