@@ -179,23 +179,14 @@ def test_the_forms_of_a_compiler_variable(tmp_path: Path) -> None:
 def _over_ssh(tmp_path: Path, var: str, owner: int) -> Path:
     """The same build as a step over SSH, whose login environment (here the loopback sshd's
     key `environment=` options, as /etc/environment through pam_env) names the compiler."""
-    from test_remote_pip_cache import _apply_over_ssh
+    from test_remote_pip_cache import pin_cccl_over_ssh
 
     tmp_path.chmod(0o755)
     canary = tmp_path / "canary"
     tools = _tools(tmp_path / f"tools-{owner}", canary, owner)
     links = _links(tmp_path)
-    venv = tmp_path / "opt" / "venv"
-    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
     value = {"CC": f"{tools}/gcc", "CFLAGS": f"-O2 -B{tools}/"}[var]
-    login = {"XDG_STATE_HOME": str(tmp_path / "state"), "PIP_NO_INDEX": "1",
-             "PIP_FIND_LINKS": str(links), "PIP_CONFIG_FILE": "/dev/null", var: value}  # fmt: skip
-    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
-    step = Step(action="pip-x", title="pin a package",
-                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
-                                     no_deps=True),
-                probe="static")  # fmt: skip
-    _apply_over_ssh(tmp_path, facts, step, login)
+    venv = pin_cccl_over_ssh(tmp_path, links, {var: value})
     assert any(venv.glob("lib/python3*/site-packages/cccl_probe*.so")), "the sdist was not built"
     return canary
 

@@ -22,7 +22,6 @@ found on the step's PATH (redteam-24).
 from __future__ import annotations
 
 import os
-import subprocess
 import textwrap
 from pathlib import Path
 
@@ -92,27 +91,14 @@ def test_a_login_cflags_b_dir_holding_another_users_as_runs_nothing(tmp_path: Pa
     """A pip-install step's sdist build over SSH (setuptools takes CFLAGS): `-B DIR/`
     naming a root-owned DIR holding uid 65534's `as`."""
     from test_inherited_compiler_env import _links, _tools
-    from test_remote_pip_cache import _apply_over_ssh
-
-    from remedy.model import Step
-    from remedy.operations import PipInstall
+    from test_remote_pip_cache import pin_cccl_over_ssh
 
     tmp_path.chmod(0o755)
     canary = tmp_path / "canary"
     tools = _tools(tmp_path / "tools", canary, NOBODY)
     os.chown(tools, 0, 0)  # root's directory, uid 65534's `gcc` and `as` in it
     links = _links(tmp_path)
-    venv = tmp_path / "opt" / "venv"
-    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
-    login = {"XDG_STATE_HOME": str(tmp_path / "state"), "PIP_NO_INDEX": "1",
-             "PIP_FIND_LINKS": str(links), "PIP_CONFIG_FILE": "/dev/null",
-             "CFLAGS": f"-O2 -B{tools}/"}  # fmt: skip
-    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
-    step = Step(action="pip-x", title="pin a package",
-                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
-                                     no_deps=True),
-                probe="static")  # fmt: skip
-    _apply_over_ssh(tmp_path, facts, step, login)
+    venv = pin_cccl_over_ssh(tmp_path, links, {"CFLAGS": f"-O2 -B{tools}/"})
     assert any(venv.glob("lib/python3*/site-packages/cccl_probe*.so")), "the sdist was not built"
     assert not canary.exists(), f"root's build ran uid 65534's `as` (-B): {canary.read_text()}"
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,26 @@ def _apply_over_ssh(tmp_path: Path, facts: Facts, step: Step, login: dict[str, s
     finally:
         server.stop()
     assert report.outcome != "failed", report.message
+
+
+def pin_cccl_over_ssh(area: Path, links: Path, login: dict[str, str]) -> Path:
+    """Root's pip-install step pinning nvidia-cuda-cccl 13.0.85 into a new venv under `area`
+    from the local sdist index `links`, applied over a loopback sshd whose sessions get a
+    closed pip setup plus `login`; the venv."""
+    from remedy.operations import PipInstall
+
+    venv = area / "opt" / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
+    env = {"XDG_STATE_HOME": str(area / "state"), "PIP_NO_INDEX": "1",
+           "PIP_FIND_LINKS": str(links), "PIP_CONFIG_FILE": "/dev/null",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", **login}  # fmt: skip
+    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
+    step = Step(action="pip-x", title="pin a package",
+                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
+                                     no_deps=True),
+                probe="static")  # fmt: skip
+    _apply_over_ssh(area, facts, step, env)
+    return venv
 
 
 def _attack(tmp_path: Path, home: Path, base: Path, after_planting=lambda: None) -> Path:

@@ -35,9 +35,6 @@ from local_apply import (
 from local_sshd import sshd_available
 from test_inherited_compiler_env import _sdist_links
 
-from remedy.model import Facts, Step
-from remedy.operations import PipInstall
-
 NOBODY = 65534
 SSHD_REASON = sshd_available()
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
@@ -161,7 +158,7 @@ def test_a_step_that_compiles_nothing_runs_no_program_another_user_owns(tmp_path
 # attack 2: over SSH, nvcc's host-compiler directory in the login environment
 def _nvcc_build_over_ssh(tmp_path: Path, var: str, owner: int) -> Path:
     from test_inherited_ccbin_dir import NVCC_SETUP, hostcc_dir
-    from test_remote_pip_cache import _apply_over_ssh
+    from test_remote_pip_cache import pin_cccl_over_ssh
 
     if not os.path.exists("/usr/local/cuda/bin/nvcc"):
         pytest.skip("no CUDA toolkit")
@@ -169,18 +166,8 @@ def _nvcc_build_over_ssh(tmp_path: Path, var: str, owner: int) -> Path:
     d = hostcc_dir(tmp_path, owner)
     files = {"setup.py": NVCC_SETUP, "k.cu": "__global__ void k() {}\n", "cccl_cuda.py": ""}
     links = _sdist_links(tmp_path, files)
-    venv = tmp_path / "opt" / "venv"
-    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
     value = {"NVCC_PREPEND_FLAGS": f"-ccbin {d}", "NVCC_CCBIN": str(d)}[var]
-    login = {"XDG_STATE_HOME": str(tmp_path / "state"), "PIP_NO_INDEX": "1",
-             "PIP_FIND_LINKS": str(links), "PIP_CONFIG_FILE": "/dev/null",
-             "PIP_DISABLE_PIP_VERSION_CHECK": "1", var: value}  # fmt: skip
-    facts = Facts(host="scratch", pythons=[{"path": str(venv), "python": "3.11"}])
-    step = Step(action="pip-x", title="pin a package",
-                operation=PipInstall(python=str(venv), packages={"nvidia-cuda-cccl": "13.0.85"},
-                                     no_deps=True),
-                probe="static")  # fmt: skip
-    _apply_over_ssh(tmp_path, facts, step, login)
+    venv = pin_cccl_over_ssh(tmp_path, links, {var: value})
     built = venv.glob("lib/python3*/site-packages/nvidia_cuda_cccl-13.0.85.dist-info")
     assert any(built), "the sdist was not built"
     return tmp_path / "canary"
