@@ -470,6 +470,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # with CUDA ops; scientific/simulation GPU stacks) who never ran remedy on them; scored by
     # 94494aed (session 44's work as re-committed, blind to the round; bench/results/round84/).
     ("94494aed", "94494aed"),
+    # round 85 (session 45): 13 logs (3 with a class, 10 whose cause no rule covers) collected by
+    # four engineers (col-85a..d: ComfyUI nodes and WebUI extensions; Kubernetes/cloud GPU
+    # provisioning; Windows/WSL builds; NVIDIA's own repos) who never ran remedy on them, while
+    # tune-cu/cv/cw tuned on older rounds; scored by bdef6003 (knowledge as at 94494aed, blind
+    # to the round; bench/results/round85/).
+    ("bdef6003", "bdef6003"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
