@@ -1455,6 +1455,16 @@ TUNED_AFTER: list[str] = [
     "OPTIX/CUDA/NVRTC_ERROR_* status name and a message (the OptiX SDK sutil Exception's what()) "
     "scores as an exception line, ahead of the 'Error:' lines of the compile log it carries -> "
     "none (first error line 1)",
+    "after 94494aed (round 84's hjb-1, vllm-project/vllm#38619): field signal "
+    "unsupported-ptx-in-torch (c10's 'CUDA error: the provided PTX was compiled with an "
+    "unsupported toolchain') now weighs the PTX as a non-torch binary's (torch's wheels carry "
+    "SASS for every listed arch; c10 reports any module's refusal), off beside Triton's lines; "
+    "insufficient-driver-outside-torch no longer takes c10's own 'Search for "
+    "`cudaErrorInsufficientDriver' in ...' help line -> driver-supports-build-cuda",
+    "after 94494aed (round 84's null hjy-1, NVIDIA/cuda-quantum#3354): pip's "
+    "'error: subprocess-exited-with-error' / 'error: metadata-generation-failed' headings "
+    "(DiagnosticPipError references) score as wrappers, below the build backend's own exception "
+    "-> none (first error line 15)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -388,6 +388,46 @@ def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> N
 # tune-ch (rounds 65-67's first-error misses): (lines, the first error's line number). Each
 # shape with other realistic values than its corpus row, and near misses the other way.
 FIRST_ERROR_SHAPES = {
+    # tune-cu (round 84's unknown/hjy-1): pip's 'error: subprocess-exited-with-error' heading
+    # (pypa/pip exceptions.py InstallationSubprocessError) around the build backend's output:
+    # the backend's own exception inside '[N lines of output]' is the statement
+    "pip-subprocess-output-exception": (
+        [
+            "  error: subprocess-exited-with-error",
+            "",
+            "  × Getting requirements to build wheel did not run successfully.",
+            "  │ exit code: 1",
+            "  ╰─> [6 lines of output]",
+            "      Traceback (most recent call last):",
+            '        File "setup.py", line 88, in <module>',
+            "          raise RuntimeError('No CUDA build of this package for CUDA 13')",
+            "      RuntimeError: No CUDA build of this package for CUDA 13",
+            "      [end of output]",
+            "",
+            "  note: This error originates from a subprocess, and is likely not a problem with pip.",
+            "error: subprocess-exited-with-error",
+            "",
+            "× Getting requirements to build wheel did not run successfully.",
+            "│ exit code: 1",
+            "╰─> See above for output.",
+        ],
+        9,
+    ),
+    # near miss: pip's heading with no output of the child in the excerpt is still the first
+    # error (nothing states it better)
+    "pip-subprocess-heading-alone": (
+        [
+            "Collecting examplepkg==1.0",
+            "  Using cached examplepkg-1.0.tar.gz (12 kB)",
+            "  Installing build dependencies ... done",
+            "error: subprocess-exited-with-error",
+            "",
+            "× Getting requirements to build wheel did not run successfully.",
+            "│ exit code: 1",
+            "╰─> See above for output.",
+        ],
+        4,
+    ),
     # tune-ct (round 82's unknown/hhx-1): the OptiX SDK's sutil Exception what() ('<status
     # name>: Optix call '<call>' failed: <file>:<line>)' then 'Log:' and the OptiX compiler's
     # own lines) is the statement; the log's 'Error: ...' lines under it detail it

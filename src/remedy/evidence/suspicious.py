@@ -327,6 +327,15 @@ _WRAPPER = (
     "Critical error when building pipeline",
     "Error when constructing operator: ",
     "Error when adding operator: ",
+    # pip's DiagnosticPipError headings for a build step that failed in a subprocess (pypa/pip
+    # src/pip/_internal/exceptions.py: InstallationSubprocessError, reference
+    # 'subprocess-exited-with-error', whose context is the child's own output between '[N lines
+    # of output]' and '[end of output]', or '╰─> See above for output.' when repeated at the
+    # end; MetadataGenerationFailed, 'metadata-generation-failed', hint 'See above for
+    # details.'): printed 'error: <reference>', a diagnostic's form, after or around the
+    # build backend's own exception, which is the statement (tune-cu, round 84's unknown/hjy-1)
+    "error: subprocess-exited-with-error",
+    "error: metadata-generation-failed",
     # uvicorn's heading of a logged application exception (uvicorn/protocols/http/h11_impl.py,
     # httptools_impl.py: msg = "Exception in ASGI application\n"; logger.error(msg,
     # exc_info=exc)): the traceback under it ends in the exception line that states it
