@@ -1465,6 +1465,21 @@ TUNED_AFTER: list[str] = [
     "'error: subprocess-exited-with-error' / 'error: metadata-generation-failed' headings "
     "(DiagnosticPipError references) score as wrappers, below the build backend's own exception "
     "-> none (first error line 15)",
+    "after 757144ff (round 74's null hae-1, NVIDIA/cuda-quantum#2409): ninja's \"loading "
+    "'build.ninja'\", CMake's 'Configuring incomplete, errors occurred!' and CUDA-Q's 'Build "
+    "failed. Please check the console output' are wrapper wordings (they point at the configure "
+    "step's CMake Error record) -> none (first error line 3)",
+    "after 757144ff (round 75's null han-1, NixOS/nixpkgs#77834): FFmpeg's 'Error initializing "
+    "output stream' / 'Error while opening encoder' relay is wrapper wording, below the "
+    "encoder's own '[<codec> @ 0x...]' reason -> none (first error line 1)",
+    "after 757144ff (round 75's null hbe-1, Comfy-Org/ComfyUI#3794): where every error-looking "
+    "line is a wrapper (ComfyUI's 'Error occurred when executing <Node>:'), a short log's first "
+    "verdict line (no error word) outranks it, as after a bare signal death -> none (first "
+    "error line 3)",
+    "after a7f81489 (round 83's null hip-1, heterodb/pg-strom#1030): PostgreSQL's server-log "
+    "severity (elog.c '<LEVEL>:  '): a LOG/INFO/NOTICE record ranks 1.0 below, and a backend's "
+    "'terminating connection due to administrator command' scores as a signal death (the end, "
+    "not the cause) -> none (first error line 2)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -428,6 +428,131 @@ FIRST_ERROR_SHAPES = {
         ],
         4,
     ),
+    # tune-cw (round 74's unknown/hae-1): a configure step that failed, then the build driver:
+    # ninja's 'loading 'build.ninja': No such file or directory' (ninja ManifestParser::Load),
+    # CMake's 'Configuring incomplete, errors occurred!' and CUDA-Q's build script's 'Error: Build
+    # failed. Please check the console output ...' only point back at the CMake Error record
+    "cmake-error-then-ninja-no-manifest": (
+        [
+            "-- Found CUDAToolkit: /usr/local/cuda/include (found version \"12.4.131\")",
+            "CMake Error at cmake/FindCUDNN.cmake:58 (message):",
+            "  cuDNN not found: set CUDNN_ROOT to the install prefix",
+            "-- Configuring incomplete, errors occurred!",
+            "ninja: error: loading 'build.ninja': No such file or directory",
+            "Error: Build failed. Please check the console output or the files in the"
+            " /src/build/logs directory.",
+        ],
+        2,
+    ),
+    # near miss: ninja's own statement about a manifest it did load stays the first error
+    "ninja-missing-input": (
+        [
+            "-- Build files have been written to: /src/build",
+            "ninja: error: '/src/csrc/attention.cu', needed by"
+            " 'CMakeFiles/attn.dir/csrc/attention.cu.o', missing and no known rule to make it",
+            "Error: Build failed. Please check the console output or the files in the"
+            " /src/build/logs directory.",
+        ],
+        2,
+    ),
+    # tune-cw (round 75's unknown/han-1): FFmpeg's relay of an encoder that did not open
+    # (fftools/ffmpeg.c before 6.1: 'Error initializing output stream' carrying 'Error while
+    # opening encoder ...') under the encoder's own '[<codec> @ 0x...]' reason
+    "ffmpeg-encoder-open-relay": (
+        [
+            "[hevc_nvenc @ 0x55d0c6f1a2c0] OpenEncodeSessionEx failed: unsupported device (2):"
+            " (no details)",
+            "Error initializing output stream 0:0 -- Error while opening encoder for output"
+            " stream #0:0 - maybe incorrect parameters such as bit_rate, rate, width or height",
+            "Conversion failed!",
+        ],
+        1,
+    ),
+    # and the 6.1+ form (fftools/ffmpeg_enc.c), prefixed by its output stream's context
+    "ffmpeg-encoder-open-relay-6": (
+        [
+            "[hevc_nvenc @ 0x5b654f1444c0] Cannot load libnvidia-encode.so.1",
+            "[vost#0:0/hevc_nvenc @ 0x5b654f143e80] [enc:hevc_nvenc @ 0x5b654f144440] Error while"
+            " opening encoder - maybe incorrect parameters such as bit_rate, rate, width or"
+            " height.",
+            "[out#0/mp4 @ 0x5b654f143a80] Nothing was written into output file, because at least"
+            " one of its streams received no packets.",
+        ],
+        1,
+    ),
+    # near miss: the decoder's failure is FFmpeg's own statement (its error string follows),
+    # not the encoder relay; the later 'Conversion failed!' only ends the run
+    "ffmpeg-decoder-open": (
+        [
+            "Input #0, mov,mp4,m4a,3gp,3g2,mj2, from 'in.mp4':",
+            "Error while opening decoder for input stream #0:0 : Function not implemented",
+            "Conversion failed!",
+        ],
+        2,
+    ),
+    # tune-cw (round 75's unknown/hbe-1): nothing but a wrapper heading (ComfyUI's 'Error
+    # occurred when executing <Node>:') over a message with no error word: the verdict below
+    # it is the statement
+    "comfyui-heading-over-verdict": (
+        [
+            "Error occurred when executing KSampler:",
+            "",
+            "Torch not compiled with CUDA enabled",
+            "",
+            'File "C:\\ComfyUI\\execution.py", line 151, in recursive_execute',
+            "output_data, output_ui = get_output_data(obj, input_data_all)",
+        ],
+        3,
+    ),
+    # near miss: the heading over a message that states no verdict stays the first error
+    "comfyui-heading-no-verdict": (
+        [
+            "Error occurred when executing VAEDecode:",
+            "",
+            "'NoneType' object is not subscriptable",
+            "",
+            'File "C:\\ComfyUI\\execution.py", line 151, in recursive_execute',
+        ],
+        1,
+    ),
+    # tune-cw (round 83's unknown/hip-1): PostgreSQL's server log (elog.c '<SEVERITY>:  ');
+    # a LOG record an extension filled with error words ranks below the ERROR record, and a
+    # backend's 'terminating connection due to administrator command' (ProcessInterrupts:
+    # SIGTERM from the postmaster) is the end, not the cause
+    "postgres-log-then-error-then-terminated": (
+        [
+            "2025-01-10 09:12:01.540 UTC [4420] LOG:  heterodb-extra: [error] failed on"
+            " cuFileDriverOpen: nvidia-fs driver is not loaded (gpudirect.c:301)",
+            "2025-01-10 09:12:01.541 UTC [4420] ERROR:  failed on cuInit: CUDA_ERROR_NO_DEVICE",
+            "2025-01-10 09:12:01.545 UTC [4411] LOG:  background worker \"PG-Strom GPU Service\""
+            " (PID 4420) exited with exit code 1",
+            "postgres=# select 1;",
+            "FATAL:  terminating connection due to administrator command",
+            "server closed the connection unexpectedly",
+        ],
+        2,
+    ),
+    # near miss: a FATAL record that states its own failure outranks the LOG record above it
+    "postgres-log-then-own-fatal": (
+        [
+            "2025-01-10 09:12:01.540 UTC [77] LOG:  heterodb-extra: [error] failed on"
+            " cuFileDriverOpen: nvidia-fs driver is not loaded (gpudirect.c:301)",
+            "2025-01-10 09:12:01.541 UTC [77] FATAL:  could not map anonymous shared memory:"
+            " Cannot allocate memory",
+        ],
+        2,
+    ),
+    # near miss: a LOG record alone (the postmaster's report of a crashed child) is still the
+    # first error
+    "postgres-log-alone": (
+        [
+            "2025-01-10 09:12:01.540 UTC [4411] LOG:  server process (PID 5021) was terminated"
+            " by signal 11: Segmentation fault",
+            "2025-01-10 09:12:01.541 UTC [4411] LOG:  terminating any other active server"
+            " processes",
+        ],
+        1,
+    ),
     # tune-ct (round 82's unknown/hhx-1): the OptiX SDK's sutil Exception what() ('<status
     # name>: Optix call '<call>' failed: <file>:<line>)' then 'Log:' and the OptiX compiler's
     # own lines) is the statement; the log's 'Error: ...' lines under it detail it

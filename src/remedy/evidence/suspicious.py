@@ -280,6 +280,11 @@ _SIGNAL_DEATH = re.compile(
     r"|^\[[^\]\s]+:\d+\] \*\*\* (?:Process received signal|End of error message) \*\*\*\s*$"
 )
 SIGNAL_DEATH_REASON = "process killed by a signal (the end, not its cause)"
+# a line that only wraps a statement made elsewhere (base_score's wrapper wording). Not a
+# matched wrapper signature shown because nothing else was: that one is kept as the statement
+# (a ninja 'FAILED: [code=139] <target>' over a compiler that crashed, whose later lines are
+# its command and warnings: corpus unknown/gny-1)
+_WRAPPED_REASON = re.compile(r"; wrapper wording\b")
 _TRACING_ERROR = re.compile(r"^ERROR [A-Za-z_]\w*(?:::\w+)*: ")
 _WRAPPER = (
     "build stopped",
@@ -340,6 +345,27 @@ _WRAPPER = (
     # httptools_impl.py: msg = "Exception in ASGI application\n"; logger.error(msg,
     # exc_info=exc)): the traceback under it ends in the exception line that states it
     "Exception in ASGI application",
+    # (tune-cw, round 74's unknown/hae-1) a build driver run after a configure step that failed:
+    # ninja's manifest load ('ninja: error: loading 'build.ninja': No such file or directory',
+    # ninja src/manifest_parser.cc ManifestParser::Load: *err = "loading '" + filename + "': "
+    # + read_err) says only that the configure step wrote no build.ninja; CMake's own summary of
+    # the 'CMake Error' records above it (cmake Source/cmake.cxx: 'Configuring incomplete,
+    # errors occurred!'); and CUDA-Q's build script after ninja's exit (NVIDIA/cuda-quantum
+    # scripts/build_cudaq.sh: 'Error: Build failed. Please check the console output or the
+    # files in the <logs> directory.'). Each points at the lines above it
+    "loading 'build.ninja'",
+    "Configuring incomplete, errors occurred",
+    "Please check the console output",
+    # (tune-cw, round 75's unknown/han-1) FFmpeg's relay of an encoder that did not open: the
+    # encoder logs its own reason first under its '[<codec> @ 0x...]' context ('[h264_nvenc @
+    # 0x...] Cannot load libcuda.so.1', 'width not divisible by 2'), then fftools prints
+    # 'Error initializing output stream 0:0 -- Error while opening encoder for output stream
+    # #0:0 - maybe incorrect parameters such as bit_rate, rate, width or height' (FFmpeg <= 6.0
+    # fftools/ffmpeg.c init_output_stream / init_output_stream_wrapper) or, from 6.1, '[vost#0:0/
+    # <codec> @ 0x...] Error while opening encoder - maybe incorrect parameters ...'
+    # (fftools/ffmpeg_enc.c enc_open)
+    "Error initializing output stream ",
+    "Error while opening encoder",
 )
 
 
@@ -432,12 +458,36 @@ _LEVEL_HEADER = re.compile(
 _GLOG_MINOR = re.compile(r"^[IW](?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] ")
 GLOG_MINOR_REASON = "a glog I/W record (the program goes on)"
 
+# PostgreSQL's server-log record, '<log_line_prefix><SEVERITY>:  <message>' with two spaces after
+# the colon (postgres src/backend/utils/error/elog.c send_message_to_server_log:
+# appendStringInfo(&buf, "%s:  ", _(error_severity(edata->elevel)))): a LOG/INFO/NOTICE/DEBUG
+# record is the server's note, which an extension's own wording can fill with error words
+# ('LOG:  heterodb-extra: [error] failed on cuFileDriverClose: ...'), so it ranks below the
+# ERROR/FATAL records of the same log, like a glog I/W record (tune-cw, round 83's
+# unknown/hip-1)
+_PG_MINOR = re.compile(r"(?:^|\s)(?:LOG|INFO|NOTICE|DEBUG[1-5]?):  \S")
+PG_MINOR_REASON = "a PostgreSQL LOG/INFO/NOTICE record (the server's note)"
+# a PostgreSQL process ended by another's signal, as it reports its own end: SIGTERM from the
+# postmaster (shutdown, or the restart after another process crashed) or pg_terminate_backend
+# ('FATAL:  terminating connection due to administrator command', 'terminating background
+# worker "<name>" due to administrator command': postgres src/backend/tcop/postgres.c
+# ProcessInterrupts, ERRCODE_ADMIN_SHUTDOWN) and SIGQUIT's 'terminating connection because of
+# crash of another server process' (quickdie). Like a shell's 'Killed', it states the end, not
+# its cause (round 83's unknown/hip-1: after the GPU service worker's own ERROR record)
+_PG_TERMINATED = re.compile(
+    r"\bterminating (?:connection|[\w ]*?process|background worker \S+) "
+    r"(?:due to administrator command|because of crash of another server process)"
+)
+
 
 def base_score(text: str) -> tuple[float, str]:
     """Score an error-looking line on its own; higher means more likely the cause."""
     if _GLOG_MINOR.match(text):
         score, why = _base_score(text)
         return max(score - 1.0, 0.5), f"{why}; {GLOG_MINOR_REASON}"
+    if _PG_MINOR.search(text):
+        score, why = _base_score(text)
+        return max(score - 1.0, 0.5), f"{why}; {PG_MINOR_REASON}"
     return _base_score(text)
 
 
@@ -471,6 +521,8 @@ def _base_score(text: str) -> tuple[float, str]:
         score, why = 6.0, "exception line"
     elif _TRACING_ERROR.match(text):
         score, why = 6.0, "error record (tracing)"
+    elif _PG_TERMINATED.search(text):
+        score, why = 1.0, SIGNAL_DEATH_REASON
     elif _ASSERT_CONST.search(text):
         score, why = 3.0, "assertion of a constant (an abort after its own message)"
     elif _ASSERT_FAIL.search(text):
@@ -684,6 +736,7 @@ def with_unexplained(
             and score < FATAL_MATCH_SCORE
             and "wrapper wording" not in why
             and GLOG_MINOR_REASON not in why
+            and PG_MINOR_REASON not in why
         ):
             # a fatal signature's line above every other suspicious line is the first statement
             # of the failure, whatever its wording: it ranks with the exception line a wrapper
@@ -716,13 +769,19 @@ def with_unexplained(
                     reason=f"matched {sym.signature}, a wrapper, the only failure line here",
                 )
             )
-    if all(s.reason.startswith(SIGNAL_DEATH_REASON) for s in out):
+    if all(
+        s.reason.startswith(SIGNAL_DEATH_REASON) or _WRAPPED_REASON.search(s.reason) for s in out
+    ):
         # nothing but the shell's report that the process died (or nothing at all): a verdict
         # worded without an error word above it is the statement of the failure (cuDNN's
         # 'Invalid handle. Cannot load symbol cudnnGetVersion' above 'Aborted (core dumped)',
-        # corpus unknown/fzs-2); the death line ties with it on score, the earlier goes first
+        # corpus unknown/fzs-2); the death line ties with it on score, the earlier goes first.
+        # Nothing but wrappers, likewise: a wrapper says the statement is elsewhere, above a
+        # summary or below a heading (ComfyUI's 'Error occurred when executing <Node>:', then
+        # the exception's message with no error word, 'Numpy is not available': tune-cw,
+        # round 75's unknown/hbe-1); the verdict (1.0) outranks it (0.5) wherever it stands
         logs = list(dict.fromkeys([*(sources or ()), *(s.source for s in symptoms)]))
-        deaths = {s.source: s.line for s in out}
+        deaths = {s.source: s.line for s in out if s.reason.startswith(SIGNAL_DEATH_REASON)}
         out += [
             v
             for v in verdict_lines(logs)
