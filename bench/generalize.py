@@ -1449,6 +1449,11 @@ TUNED_AFTER: list[str] = [
     "OPTIX/CUDA/NVRTC_ERROR_* status name and a message (the OptiX SDK sutil Exception's what()) "
     "scores as an exception line, ahead of the 'Error:' lines of the compile log it carries -> "
     "none (first error line 1)",
+    "after b37b75ec (round 76's arch-supported-by-toolkit/hbp-1, AlexeyAB/darknet#1579): "
+    "fields.with_log_nvcc gives an arch refusal the log's own nvcc release; a Pascal/Volta target "
+    "refused by an nvcc older than it (CMake select_compute_arch.cmake: 6.x from 8.0, 7.0/7.2 "
+    "from 9.0) withdraws retired-arch-is-a-target-list (target-newer-than-log-nvcc-*, weight 0) "
+    "-> no class excluded (toolkit-knows-target-archs 69% -> 26% beside arch-supported-by-toolkit)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
