@@ -1480,6 +1480,11 @@ TUNED_AFTER: list[str] = [
     "severity (elog.c '<LEVEL>:  '): a LOG/INFO/NOTICE record ranks 1.0 below, and a backend's "
     "'terminating connection due to administrator command' scores as a signal death (the end, "
     "not the cause) -> none (first error line 2)",
+    "after b37b75ec (round 76's arch-supported-by-toolkit/hbp-1, AlexeyAB/darknet#1579): "
+    "fields.with_log_nvcc gives an arch refusal the log's own nvcc release; a Pascal/Volta target "
+    "refused by an nvcc older than it (CMake select_compute_arch.cmake: 6.x from 8.0, 7.0/7.2 "
+    "from 9.0) withdraws retired-arch-is-a-target-list (target-newer-than-log-nvcc-*, weight 0) "
+    "-> no class excluded (toolkit-knows-target-archs 69% -> 26% beside arch-supported-by-toolkit)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

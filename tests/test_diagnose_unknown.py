@@ -434,7 +434,7 @@ FIRST_ERROR_SHAPES = {
     # failed. Please check the console output ...' only point back at the CMake Error record
     "cmake-error-then-ninja-no-manifest": (
         [
-            "-- Found CUDAToolkit: /usr/local/cuda/include (found version \"12.4.131\")",
+            '-- Found CUDAToolkit: /usr/local/cuda/include (found version "12.4.131")',
             "CMake Error at cmake/FindCUDNN.cmake:58 (message):",
             "  cuDNN not found: set CUDNN_ROOT to the install prefix",
             "-- Configuring incomplete, errors occurred!",
@@ -524,7 +524,7 @@ FIRST_ERROR_SHAPES = {
             "2025-01-10 09:12:01.540 UTC [4420] LOG:  heterodb-extra: [error] failed on"
             " cuFileDriverOpen: nvidia-fs driver is not loaded (gpudirect.c:301)",
             "2025-01-10 09:12:01.541 UTC [4420] ERROR:  failed on cuInit: CUDA_ERROR_NO_DEVICE",
-            "2025-01-10 09:12:01.545 UTC [4411] LOG:  background worker \"PG-Strom GPU Service\""
+            '2025-01-10 09:12:01.545 UTC [4411] LOG:  background worker "PG-Strom GPU Service"'
             " (PID 4420) exited with exit code 1",
             "postgres=# select 1;",
             "FATAL:  terminating connection due to administrator command",

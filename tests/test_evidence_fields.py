@@ -693,6 +693,65 @@ def test_without_a_named_gpu_the_refused_arch_is_not_compared():
     assert all("target_vs_log_gpu" not in v for v in views)
 
 
+# tune-cv: the nvcc a log's own banner names beside an arch refusal says whether a refused
+# target at or below sm_72 was RETIRED by that nvcc (a stale arch list) or never known to it
+# (an nvcc older than the target: release 7.5 refusing compute_61, AlexeyAB/darknet#1579)
+LOG_NVCC = [
+    # an nvcc older than the target: the retired reading is withdrawn, neither class excluded
+    (
+        [
+            "nvcc fatal   : Unsupported gpu architecture 'compute_61'",
+            "Cuda compilation tools, release 7.5, V7.5.17",
+        ],
+        "7.5",
+        False,
+    ),
+    (
+        [
+            "-- The CUDA compiler identification is NVIDIA 8.0.61",
+            "nvcc fatal   : Unsupported gpu architecture 'compute_70'",
+        ],
+        "8.0",
+        False,
+    ),
+    # near misses: an nvcc that knew the target and dropped it (CUDA 13.0 on Pascal), and an
+    # nvcc 8.0 on a Pascal target it knows (only a list's other entry could be refused)
+    (
+        [
+            "nvcc fatal   : Unsupported gpu architecture 'compute_61'",
+            "Cuda compilation tools, release 13.0, V13.0.88",
+        ],
+        "13.0",
+        True,
+    ),
+    (
+        [
+            "Cuda compilation tools, release 9.0, V9.0.176",
+            "nvcc fatal   : Unsupported gpu architecture 'compute_70'",
+        ],
+        "9.0",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "release", "retired"), LOG_NVCC)
+def test_a_refused_old_target_is_retired_only_by_an_nvcc_newer_than_it(lines, release, retired):
+    syms = scan_lines(lines).symptoms
+    views = symptom_views(syms)
+    got = [v for s, v in zip(syms, views, strict=True) if s.signature == "nvcc-unsupported-arch"]
+    assert got and got[0].get("log_nvcc_release") == release, got
+    hyps = diagnose(load_knowledge(), None, syms).hypotheses
+    fields = [f for h in hyps for f in h.matched_fields]
+    assert any(f.startswith("retired-arch-is-a-target-list") for f in fields) == retired, fields
+    assert [h.rule for h in hyps][:1] == ["toolkit-knows-target-archs"]
+
+
+def test_without_an_nvcc_banner_the_refused_arch_has_no_log_nvcc():
+    syms = scan_lines(["nvcc fatal   : Unsupported gpu architecture 'compute_61'"]).symptoms
+    assert all("log_nvcc_release" not in v for v in symptom_views(syms))
+
+
 # tune-ba: the traceback above "No such file or directory: 'ninja'" names the Python that ran
 # ninja; a package that declares pip's ninja, in an environment whose bin/ is not a default
 # PATH dir, makes the line jit-ninja-on-path's (knowledge/field-signals.yaml)

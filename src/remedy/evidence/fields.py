@@ -861,7 +861,32 @@ def symptom_views(symptoms: list[Symptom]) -> list[dict[str, str]]:
         views[i] = {**mod, **views[i]}
     for i, listed in listing_contexts(symptoms).items():
         views[i] = {**listed, **views[i]}
-    return with_log_gpu(views)
+    return with_log_nvcc(with_log_gpu(views))
+
+
+_RELEASE = re.compile(r"(\d+)\.(\d+)")
+
+
+def with_log_nvcc(views: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Each view that names a target arch (``arch_cc``) gains ``log_nvcc_release``: the newest
+    nvcc release another line of the log states (``nvcc_release``: 'nvcc --version', CMake's
+    compiler identification, collect_env).
+    Why: a refused target at or below sm_72 reads as one the nvcc RETIRED only when that nvcc
+    is newer than the target; an nvcc older than the target (release 7.5 refusing compute_61)
+    never knew it, so the refusal says nothing about a stale arch list (tune-cv;
+    knowledge/field-signals.yaml target-newer-than-log-nvcc-*)."""
+    releases = [
+        ".".join(m.groups())
+        for v in views
+        if "arch_cc" not in v and (m := _RELEASE.match(v.get("nvcc_release", "")))
+    ]
+    newest = max(releases, key=_cc_tuple, default=None)
+    if newest is None:
+        return views
+    for v in views:
+        if v.get("arch_cc") and "nvcc_release" not in v:
+            v["log_nvcc_release"] = newest
+    return views
 
 
 def with_log_gpu(views: list[dict[str, str]]) -> list[dict[str, str]]:
