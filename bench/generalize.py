@@ -476,6 +476,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # tune-cu/cv/cw tuned on older rounds; scored by bdef6003 (knowledge as at 94494aed, blind
     # to the round; bench/results/round85/).
     ("bdef6003", "bdef6003"),
+    # round 86 (session 45): 15 logs (3 with a class, 12 whose cause no rule covers) collected by
+    # four engineers (col-86a..d: kernel DSLs and kernel libraries; state-space/long-context
+    # kernels; GPU media decode for ML; diffusion training tools) who never ran remedy on them;
+    # scored by 598120ac (after tune-cu/cv/cw, blind to the round; bench/results/round86/).
+    ("598120ac", "598120ac"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
