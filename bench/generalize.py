@@ -1490,6 +1490,14 @@ TUNED_AFTER: list[str] = [
     "refused by an nvcc older than it (CMake select_compute_arch.cmake: 6.x from 8.0, 7.0/7.2 "
     "from 9.0) withdraws retired-arch-is-a-target-list (target-newer-than-log-nvcc-*, weight 0) "
     "-> no class excluded (toolkit-knows-target-archs 69% -> 26% beside arch-supported-by-toolkit)",
+    "after bdef6003 (round 85's driver-supports-build-cuda/hla-1, NVIDIA-NeMo/Speech#14107): "
+    "unsupported-ptx-driver and field signal unsupported-ptx-in-binary read cuda-python's check "
+    "idiom 'Cuda Error: 222' / 'Cuda Runtime Error: 222' (NeMo assert_drv, TensorRT samples "
+    "check_cuda_err: format() of the CUresult/cudaError_t enum) -> driver-supports-build-cuda",
+    "after bdef6003 (round 85's review, tune-cv's gpu-model-named finding): gpu-model-named gets "
+    "needles for the prefixes its pattern already took ('GeForce ', 'Quadro ': older drivers' "
+    "names without 'NVIDIA '), 'GTX 10' dropped (prefilter 140 -> 141 literals) -> "
+    "arch-supported-by-toolkit / toolkit-knows-target-archs judged by the named GPU",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -712,7 +712,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # statement of the cause: the ValueError after it names none). Its needle stops before
     # 'device ': a needle ending there reduced to the Hyperscan anchor 'vice', which every
     # 'Service Unavailable' line hits (tests/test_fastscan.py): 139 -> 140.
-    assert len(lits) <= 140, "each literal costs grep time; see prefilter.py"
+    # Tune-cx (session 45) gives gpu-model-named the needles of the prefixes its pattern already
+    # took ('GeForce ', 'Quadro ': older drivers name GPUs without 'NVIDIA ', an info line with
+    # no error word); 'GTX 10' goes (its lines hold 'GeForce '): 140 -> 141.
+    assert len(lits) <= 141, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
