@@ -481,6 +481,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # kernels; GPU media decode for ML; diffusion training tools) who never ran remedy on them;
     # scored by 598120ac (after tune-cu/cv/cw, blind to the round; bench/results/round86/).
     ("598120ac", "598120ac"),
+    # round 87 (session 45): 12 logs (8 with a class, 4 whose cause no rule covers) collected by
+    # four engineers (col-87a..d: neural rendering/3D reconstruction; voice and music generation;
+    # desktop AI app bundles; GGML-family local inference) who never ran remedy on them, until
+    # the session's search budget ran out; scored by 02e8f581 (after tune-cx, blind to the round;
+    # bench/results/round87/). hmh-1 (a null whose fix removed the nvcc search) is named
+    # toolkit-found: a label question, counted harmful.
+    ("02e8f581", "02e8f581"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
