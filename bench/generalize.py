@@ -1505,6 +1505,18 @@ TUNED_AFTER: list[str] = [
     "needles for the prefixes its pattern already took ('GeForce ', 'Quadro ': older drivers' "
     "names without 'NVIDIA '), 'GTX 10' dropped (prefilter 140 -> 141 literals) -> "
     "arch-supported-by-toolkit / toolkit-knows-target-archs judged by the named GPU",
+    "after 598120ac (round 86's review, tune-cx's lead from hla-1, NVIDIA-NeMo/Speech#14107): "
+    "no-kernel-image, cuda-invalid-image-code and cuda-invalid-ptx read cuda-python's check idiom "
+    "'Cuda Error: N' / 'Cuda Runtime Error: N' for 209, 200, 218 (same in both enums) and the "
+    "runtime-only 98; 'Cuda Error: 35/98' (no such CUresult) and a bare 'Cuda Runtime Error: 35' "
+    "stay unread -> package-has-gpu-arch / driver-supports-build-cuda",
+    "after 598120ac (round 86's review, tune-cx's gpu-model-named lead): gpu-model-named keeps the "
+    "'Quadro ' prefix ('Quadro RTX 6000' is Turing, a bare 'RTX 6000' stays ambiguous) and takes "
+    "four-digit Quadro P/T/K/M and unbranded T-series models; cuda-tables.yaml gpu_models gains "
+    "their compute capability -> arch-supported-by-toolkit judged by the named GPU",
+    "after 598120ac (round 86's triton-finds-libcuda/hma-1, vavo/lora-pilot#8): "
+    "triton-launcher-build-command also reads str(CalledProcessError) alone at a line's start "
+    "(a wrapper's re-raise, diffusers' lazy import) -> context only, no class (hma-1 stays unknown)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -60,7 +60,7 @@ NOT_MATCHED = {
     **{
         (c, k): "capture codes are matched by name and string, not by number alone"
         for c in (900, 904, 906, 907)
-        for k in ("macro-code", "macro-paren")
+        for k in ("macro-code", "macro-paren", "cuda-python")
     },
     (
         906,
@@ -78,6 +78,7 @@ NOT_MATCHED = {
     (35, "macro-code"): "a bare 35: no driver version, no confirming binary (harm guard)",
     (35, "macro-paren"): "a bare 35: no driver version, no confirming binary (harm guard)",
     (35, "ort"): "a bare 35 in ORT's wording: no driver version (harm guard)",
+    (35, "cuda-python"): "a bare 35 in cuda-python's wording: no driver version (harm guard)",
     (906, "ort"): "906's string is matched only after 'error: ' (corpus unknown/fn-11 is ORT's)",
     (906, "triton"): "the driver's string for 906 is the runtime's, matched only after 'error: '",
     (906, "pycuda"): "the driver's string for 906 is the runtime's, matched only after 'error: '",
@@ -107,6 +108,10 @@ def runtime_wordings(v: int, name: str, msg: str) -> Iterator[tuple[str, str]]:
     yield "macro-paren", f"ExternalError: CUDA error({v}) at src/kernels.cu:57"
     # ONNX Runtime's CudaCall: '%s failure %d: %s ; GPU=%d ; hostname=%s ; expr=%s; %s'
     yield "ort", f"CUDA failure {v}: {msg} ; GPU=0 ; hostname=gpu1 ; expr=cudaGetLastError(); "
+    # cuda-python's check idiom over a cudaError_t: raise RuntimeError("Cuda Runtime Error: {}"
+    # .format(err)) (NVIDIA/TensorRT samples/python/common_runtime.py check_cuda_err; NeMo's
+    # nemo/core/utils/cuda_python_utils.py assert_drv): format() of the IntEnum prints the number
+    yield "cuda-python", f"RuntimeError: Cuda Runtime Error: {v}"
 
 
 def driver_wordings(v: int, name: str, msg: str) -> Iterator[tuple[str, str]]:
@@ -130,6 +135,8 @@ def driver_wordings(v: int, name: str, msg: str) -> Iterator[tuple[str, str]]:
     yield "pycuda", f"pycuda._driver.LogicError: cuModuleLoadDataEx failed: {msg}"
     # a project's own macro over cuGetErrorString
     yield "macro", f"CUDA error {v} at src/loader.c:31: {msg}"
+    # cuda-python's check idiom over a CUresult: "Cuda Error: {}".format(err) (as above)
+    yield "cuda-python", f"RuntimeError: Cuda Error: {v}"
 
 
 def rows() -> Iterator[tuple[int, str, str]]:
@@ -231,6 +238,11 @@ def test_template_rows_are_the_generators_output() -> None:
         # a mapped number inside a longer one, or a version
         "CUDA error 2090 at src/kernels.cu:57",
         "CUDA error 35.1 reported",
+        # cuda-python's 'Cuda Error: <CUresult>' over a number the driver enum lacks: 35 and 98
+        # are runtime-only (cudaErrorInsufficientDriver, cudaErrorInvalidDeviceFunction)
+        "RuntimeError: Cuda Error: 35",
+        "RuntimeError: Cuda Error: 98",
+        "RuntimeError: Cuda Error: 2090",
     ],
 )
 def test_numbers_and_strings_of_other_stacks_name_no_cause(line: str, tmp_path: Path) -> None:
