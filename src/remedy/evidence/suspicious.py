@@ -480,14 +480,17 @@ _PG_TERMINATED = re.compile(
 )
 
 
+# records their own log marks as notes (the program goes on): each ranks one point below what
+# its words alone would score, and is never promoted as a fatal signature's first statement
+_MINOR_RECORDS = ((_GLOG_MINOR.match, GLOG_MINOR_REASON), (_PG_MINOR.search, PG_MINOR_REASON))
+
+
 def base_score(text: str) -> tuple[float, str]:
     """Score an error-looking line on its own; higher means more likely the cause."""
-    if _GLOG_MINOR.match(text):
-        score, why = _base_score(text)
-        return max(score - 1.0, 0.5), f"{why}; {GLOG_MINOR_REASON}"
-    if _PG_MINOR.search(text):
-        score, why = _base_score(text)
-        return max(score - 1.0, 0.5), f"{why}; {PG_MINOR_REASON}"
+    for found, reason in _MINOR_RECORDS:
+        if found(text):
+            score, why = _base_score(text)
+            return max(score - 1.0, 0.5), f"{why}; {reason}"
     return _base_score(text)
 
 
@@ -735,8 +738,7 @@ def with_unexplained(
             and first
             and score < FATAL_MATCH_SCORE
             and "wrapper wording" not in why
-            and GLOG_MINOR_REASON not in why
-            and PG_MINOR_REASON not in why
+            and not any(reason in why for _, reason in _MINOR_RECORDS)
         ):
             # a fatal signature's line above every other suspicious line is the first statement
             # of the failure, whatever its wording: it ranks with the exception line a wrapper
