@@ -488,6 +488,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # bench/results/round87/). hmh-1 (a null whose fix removed the nvcc search) is named
     # toolkit-found: a label question, counted harmful.
     ("02e8f581", "02e8f581"),
+    # round 88 (session 46): 22 logs (10 with a class, 12 whose cause no rule covers) collected by
+    # eight engineers (col88a..h: inference servers; PyTorch extension builds; containers and
+    # drivers; Python GPU libraries; native CMake/cargo builds; training frameworks; image/video
+    # generation; ARM/embedded and non-Python stacks) who never ran remedy on them; scored by
+    # 9872ba63 (session 45's landed main, blind to the round; bench/results/round88/).
+    ("9872ba63", "9872ba63"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
