@@ -494,6 +494,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # generation; ARM/embedded and non-Python stacks) who never ran remedy on them; scored by
     # 9872ba63 (session 45's landed main, blind to the round; bench/results/round88/).
     ("9872ba63", "9872ba63"),
+    # round 89 (session 46): 17 logs (8 with a class, 9 whose cause no rule covers) collected by
+    # five engineers (col89a..e: HPC and scientific codes; vision and TensorRT deployment;
+    # cloud/Kubernetes serving; speech and audio; distribution packaging) who never ran remedy on
+    # them; scored by 650b0dc4 (round 88 merged, no tuner yet, blind to the round;
+    # bench/results/round89/).
+    ("650b0dc4", "650b0dc4"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
