@@ -1529,6 +1529,11 @@ TUNED_AFTER: list[str] = [
     "after 598120ac (round 86's triton-finds-libcuda/hma-1, vavo/lora-pilot#8): "
     "triton-launcher-build-command also reads str(CalledProcessError) alone at a line's start "
     "(a wrapper's re-raise, diffusers' lazy import) -> context only, no class (hma-1 stays unknown)",
+    "after 9872ba63 (round 88's unknown/hnr-1, state-spaces/mamba#742): suspicious.py reads pip's "
+    "wheel-build summaries ('Failed building wheel for', 'Could not build wheels for', 'Failed to "
+    "build installable wheels for', 'error: failed-wheel-build-for-install') as wrappers: pip's "
+    "'× ... did not run successfully.' heading or the backend's own error is the first error line "
+    "-> no class (first-error line only)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -388,6 +388,53 @@ def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> N
 # tune-ch (rounds 65-67's first-error misses): (lines, the first error's line number). Each
 # shape with other realistic values than its corpus row, and near misses the other way.
 FIRST_ERROR_SHAPES = {
+    # tune-dc (round 88's unknown/hnr-1): pip's summaries of a failed wheel build ('ERROR: Failed
+    # building wheel for X', pypa/pip wheel_builder.py; 'ERROR: Could not build wheels for X,
+    # which is required ...', commands/install.py; pip 25's 'error: failed-wheel-build-for-install'
+    # / '× Failed to build installable wheels ...', exceptions.py InstallWheelBuildError) only
+    # say a build above failed: the heading over the cut output is first, and the backend's own
+    # exception outranks the reference line that scored as a diagnostic
+    "pip-wheel-summaries-under-heading": (
+        [
+            "Building wheels for collected packages: selective-scan",
+            "× Building wheel for selective-scan (pyproject.toml) did not run successfully.",
+            "│ exit code: 1",
+            "╰─> [Output cut]",
+            "ERROR: Failed building wheel for selective-scan",
+            "ERROR: Could not build wheels for selective-scan, which is required to install"
+            " pyproject.toml-based projects",
+        ],
+        2,
+    ),
+    "pip-25-wheel-build-error-after-backend-exception": (
+        [
+            "  ╰─> [3 lines of output]",
+            "      running bdist_wheel",
+            "      ValueError: unsupported value for EXAMPLEPKG_BUILD_MODE: fast",
+            "      [end of output]",
+            "  ERROR: Failed building wheel for examplepkg",
+            "Failed to build examplepkg",
+            "error: failed-wheel-build-for-install",
+            "",
+            "× Failed to build installable wheels for some pyproject.toml based projects",
+            "╰─> examplepkg",
+        ],
+        3,
+    ),
+    # near misses: a summary alone is still the first error (corpus unknown/fm-7), and pip's
+    # info-level 'Failed to build X' is not a wrapper (a copy that starts with it: unknown/heu-1)
+    "pip-wheel-summary-alone": (
+        ["Collecting examplepkg==1.0", "ERROR: Failed building wheel for examplepkg"],
+        2,
+    ),
+    "pip-info-summary-first": (
+        [
+            "Failed to build examplepkg",
+            "ERROR: Failed to build installable wheels for some pyproject.toml based projects"
+            " (examplepkg)",
+        ],
+        1,
+    ),
     # tune-cu (round 84's unknown/hjy-1): pip's 'error: subprocess-exited-with-error' heading
     # (pypa/pip exceptions.py InstallationSubprocessError) around the build backend's output:
     # the backend's own exception inside '[N lines of output]' is the statement

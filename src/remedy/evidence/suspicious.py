@@ -341,6 +341,23 @@ _WRAPPER = (
     # build backend's own exception, which is the statement (tune-cu, round 84's unknown/hjy-1)
     "error: subprocess-exited-with-error",
     "error: metadata-generation-failed",
+    # (tune-dc, round 88's unknown/hnr-1) pip's summaries of a wheel build that failed, printed
+    # after the build's own output (or in its place where a copy cut it): the per-requirement
+    # 'ERROR: Failed building wheel for <name>' (pypa/pip src/pip/_internal/wheel_builder.py
+    # _build_one_inside_env and _build_one_legacy: logger.error("Failed building wheel for %s",
+    # name)) and the install's verdict over all of them: 'ERROR: Could not build wheels for <names>,
+    # which is required to install pyproject.toml-based projects' (commands/install.py,
+    # InstallationError, pip 21-24.0), 'Failed to build installable wheels for some
+    # pyproject.toml based projects' (InstallWheelBuildError, reference
+    # 'failed-wheel-build-for-install', pip 24.1+). Each says only that a build above failed;
+    # pip's '× <command> did not run successfully.' heading above them, a verdict worded without
+    # an error word, stays the first statement when the child's output is gone (verdict_lines).
+    # Not pip's info-level 'Failed to build <names>': a copy that starts with it (conda's 'Pip
+    # subprocess error:' block printed after pip's stdout, corpus unknown/heu-1) names it first
+    "Failed building wheel for ",
+    "Could not build wheels for ",
+    "Failed to build installable wheels for ",
+    "error: failed-wheel-build-for-install",
     # uvicorn's heading of a logged application exception (uvicorn/protocols/http/h11_impl.py,
     # httptools_impl.py: msg = "Exception in ASGI application\n"; logger.error(msg,
     # exc_info=exc)): the traceback under it ends in the exception line that states it
