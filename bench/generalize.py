@@ -1523,6 +1523,11 @@ TUNED_AFTER: list[str] = [
     "after 598120ac (round 86's triton-finds-libcuda/hma-1, vavo/lora-pilot#8): "
     "triton-launcher-build-command also reads str(CalledProcessError) alone at a line's start "
     "(a wrapper's re-raise, diffusers' lazy import) -> context only, no class (hma-1 stays unknown)",
+    "after 9872ba63 (round 88's toolkit-major-keeps-project-api/hoj-1, opencv/opencv#28784): "
+    "cuda-api-changes.yaml gains the family _LIBCUDACXX_{BEGIN,END}_NAMESPACE_* (dropped by CCCL "
+    "3.2 / CUDA 13.2, NVIDIA/cccl 7b52284299) and signature cccl-macro-echoed-under-declaration-error "
+    "reads the CCCL macro EDG echoes under 'this declaration has no storage class or type "
+    "specifier' (not in a CCCL header) -> toolkit-major-keeps-project-api",
 ]
 
 TOOLCHAIN_ENV = re.compile(
