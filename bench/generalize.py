@@ -1534,6 +1534,11 @@ TUNED_AFTER: list[str] = [
     "build installable wheels for', 'error: failed-wheel-build-for-install') as wrappers: pip's "
     "'× ... did not run successfully.' heading or the backend's own error is the first error line "
     "-> no class (first-error line only)",
+    "after 9872ba63 (round 88's toolkit-major-keeps-project-api/hoj-1, opencv/opencv#28784): "
+    "cuda-api-changes.yaml gains the family _LIBCUDACXX_{BEGIN,END}_NAMESPACE_* (dropped by CCCL "
+    "3.2 / CUDA 13.2, NVIDIA/cccl 7b52284299) and signature cccl-macro-echoed-under-declaration-error "
+    "reads the CCCL macro EDG echoes under 'this declaration has no storage class or type "
+    "specifier' (not in a CCCL header) -> toolkit-major-keeps-project-api",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -112,6 +112,7 @@ def _example_params() -> list[Any]:
 NEAR_CONTEXT = {
     "flashinfer-arch-list-invalid": '  File "/x/flashinfer/compilation_context.py", line 65, in __init__',
     "cuda-api-call-echoed-after-arity-error": "ctx2.cu(4): error: too few arguments in function call",
+    "cccl-macro-echoed-under-declaration-error": "zip.hpp(182): error: this declaration has no storage class or type specifier",
     "capture-cuda-error-oom": '  File "/x/torch/cuda/graphs.py", line 647, in capture_end',
     # tune-v: vLLM's capture progress line before the collective's failure
     "nccl-unhandled-cuda-error-capturing": "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):",
