@@ -1523,6 +1523,12 @@ TUNED_AFTER: list[str] = [
     "after 598120ac (round 86's triton-finds-libcuda/hma-1, vavo/lora-pilot#8): "
     "triton-launcher-build-command also reads str(CalledProcessError) alone at a line's start "
     "(a wrapper's re-raise, diffusers' lazy import) -> context only, no class (hma-1 stays unknown)",
+    "after 9872ba63 (round 88's driver-module-built-for-kernel/hnv-1, "
+    "NVIDIA/open-gpu-kernel-modules#1288, and hnw-1, NixOS/nixpkgs#532695): "
+    "nvidia-kmod-source-broken also reads compiler errors in the driver's own files named "
+    "relative to the module directory (kbuild >= 6.13: common/inc/nv-*.h, nvidia/nv*.c, "
+    "nvidia-uvm/uvm*, nvidia-drm|modeset|peermem/...), and nvidia-kmod-build-failed kbuild's "
+    "per-object rule for those objects -> driver-module-built-for-kernel",
 ]
 
 TOOLCHAIN_ENV = re.compile(
