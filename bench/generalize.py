@@ -1539,6 +1539,12 @@ TUNED_AFTER: list[str] = [
     "3.2 / CUDA 13.2, NVIDIA/cccl 7b52284299) and signature cccl-macro-echoed-under-declaration-error "
     "reads the CCCL macro EDG echoes under 'this declaration has no storage class or type "
     "specifier' (not in a CCCL header) -> toolkit-major-keeps-project-api",
+    "after 9872ba63 (round 88's driver-module-built-for-kernel/hnv-1, "
+    "NVIDIA/open-gpu-kernel-modules#1288, and hnw-1, NixOS/nixpkgs#532695): "
+    "nvidia-kmod-source-broken also reads compiler errors in the driver's own files named "
+    "relative to the module directory (kbuild >= 6.13: common/inc/nv-*.h, nvidia/nv*.c, "
+    "nvidia-uvm/uvm*, nvidia-drm|modeset|peermem/...), and nvidia-kmod-build-failed kbuild's "
+    "per-object rule for those objects -> driver-module-built-for-kernel",
 ]
 
 TOOLCHAIN_ENV = re.compile(
