@@ -500,6 +500,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # them; scored by 650b0dc4 (round 88 merged, no tuner yet, blind to the round;
     # bench/results/round89/).
     ("650b0dc4", "650b0dc4"),
+    # round 90 (session 46): 12 logs (5 with a class, 7 whose cause no rule covers) collected by
+    # four engineers (col90a..d: quantization and LLM kernel libraries; desktop/local LLM apps;
+    # non-PyTorch ML frameworks; CUDA on Windows hosts) who never ran remedy on them; scored by
+    # beae082e (after tune-da/db/dc, blind to the round; bench/results/round90/). hqq-1 (a loaded
+    # kernel module older than the libraries, a reboot pending) is named
+    # container-driver-satisfies-image, whose repair upgrades the driver: counted harmful.
+    ("beae082e", "beae082e"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
