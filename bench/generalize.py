@@ -1529,6 +1529,14 @@ TUNED_AFTER: list[str] = [
     "after 598120ac (round 86's triton-finds-libcuda/hma-1, vavo/lora-pilot#8): "
     "triton-launcher-build-command also reads str(CalledProcessError) alone at a line's start "
     "(a wrapper's re-raise, diffusers' lazy import) -> context only, no class (hma-1 stays unknown)",
+    "after 650b0dc4 (round 89's container-driver-satisfies-image/hpr-1, gpustack/gpustack#5886): "
+    "container-cli-cuda-requirement takes the CLI's line under its wrapped name "
+    "'nvidia-container-cli.real:' (the GPU Operator's toolkit container and the Docker snap run "
+    "it so) in every branch -> container-driver-satisfies-image",
+    "after 650b0dc4 (round 89's driver-supports-build-cuda/hps-1, modular/modular#4923): "
+    "runtime-min-driver-stated also takes MAX's mid-2025 ending 'The driver version MAX detected "
+    "is: X.Y' after the floor sentence (the driver's CUDA, read into driver_cuda) "
+    "-> driver-supports-build-cuda",
 ]
 
 TOOLCHAIN_ENV = re.compile(
