@@ -1552,6 +1552,14 @@ TUNED_AFTER: list[str] = [
     "relative to the module directory (kbuild >= 6.13: common/inc/nv-*.h, nvidia/nv*.c, "
     "nvidia-uvm/uvm*, nvidia-drm|modeset|peermem/...), and nvidia-kmod-build-failed kbuild's "
     "per-object rule for those objects -> driver-module-built-for-kernel",
+    "after 650b0dc4 (round 89's container-driver-satisfies-image/hpr-1, gpustack/gpustack#5886): "
+    "container-cli-cuda-requirement takes the CLI's line under its wrapped name "
+    "'nvidia-container-cli.real:' (the GPU Operator's toolkit container and the Docker snap run "
+    "it so) in every branch -> container-driver-satisfies-image",
+    "after 650b0dc4 (round 89's driver-supports-build-cuda/hps-1, modular/modular#4923): "
+    "runtime-min-driver-stated also takes MAX's mid-2025 ending 'The driver version MAX detected "
+    "is: X.Y' after the floor sentence (the driver's CUDA, read into driver_cuda) "
+    "-> driver-supports-build-cuda",
 ]
 
 TOOLCHAIN_ENV = re.compile(
