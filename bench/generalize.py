@@ -507,6 +507,11 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # kernel module older than the libraries, a reboot pending) is named
     # container-driver-satisfies-image, whose repair upgrades the driver: counted harmful.
     ("beae082e", "beae082e"),
+    # round 91 (session 46): 14 logs (6 with a class, 8 whose cause no rule covers) collected by
+    # four engineers (col91a..d: robotics and simulation; GPU video encode/decode; Rust, JS, Go,
+    # Java and .NET stacks; rendering and other end-user CUDA apps) who never ran remedy on them;
+    # scored by b415682c (after tune-dd, blind to the round; bench/results/round91/).
+    ("b415682c", "b415682c"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
