@@ -154,6 +154,17 @@ WORDS: tuple[str, ...] = (
     "Unsupported system page size",
     "Cannot load",
     "cannot execute binary file",
+    # (tune-de, round 89's unknown/hph-1) GNU ld's own statements that a link cannot be
+    # finished, worded without an error word (binutils ld/ldmain.c reloc_overflow: '%X%H:
+    # relocation truncated to fit: <reloc> against ...'; bfd/elf64-x86-64.c
+    # elf_x86_64_finish_dynamic_symbol: '%F%pB: PC-relative offset overflow in PLT entry for
+    # `<sym>'', 'branch displacement overflow in PLT entry', 'PC-relative offset overflow in GOT
+    # PLT entry'; elf_x86_64_need_pic and the other ELF backends: '<obj>: relocation <reloc>
+    # against `<sym>' can not be used when making a shared object; recompile with -fPIC'),
+    # printed above collect2's 'ld returned 1 exit status' wrapper. New prefilter literals
+    "relocation truncated to fit",
+    "PLT entry for",
+    "be used when making",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -171,6 +182,14 @@ _DIAG = re.compile(
     # fails the link worded without 'error' like the undefined reference above (tune-r, after
     # held-out fza-2, where cargo's 'error: could not compile' summary outranked it)
     r"|(?:^|\s)\S*ld(?:\.\w+)?: cannot find -l\S"
+    # GNU ld's relocation verdicts (WORDS says where binutils prints each), errors (%X) or fatal
+    # (%F) worded without 'error' like the undefined reference above; each is the statement
+    # that collect2's 'ld returned 1 exit status' wraps (tune-de, round 89's unknown/hph-1;
+    # unknown/gdx-4, where ld's later 'failed to set dynamic section sizes' outranked it). A
+    # warning ('warning: relocation against `x' in read-only section') is not one
+    r"|(?<!warning): relocation truncated to fit: \S"
+    r"|\S: (?:PC-relative offset|branch displacement) overflow in (?:GOT )?PLT entry for [`'‘]"
+    r"|(?<!warning): relocation \S+ against \S.* can ?not be used when making an? \w"
 )
 # a compiler's tally of its diagnostics ('0 inform,   0 warnings,   1 severes, 0 fatal for X',
 # NVIDIA HPC compilers; '1 error(s), 0 warning(s)'): two counts or more, a summary of lines
@@ -436,7 +455,14 @@ def is_error_looking(text: str) -> bool:
 
 
 # every branch of _DIAG holds one of these words (tests/test_evidence_signatures.py checks it)
-_DIAG_WORDS = ("error", "undefined reference", "cannot find -l")
+_DIAG_WORDS = (
+    "error",
+    "undefined reference",
+    "cannot find -l",
+    "relocation truncated to fit",
+    "PLT entry for",
+    "be used when making",
+)
 
 
 def is_diagnostic(text: str) -> bool:
