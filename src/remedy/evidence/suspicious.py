@@ -710,9 +710,39 @@ _VERDICT_NOT_WARNING = re.compile(
 )
 
 
+# A message hard-wrapped at a fixed width: Open MPI's show_help (opal/util/show_help.c) prints
+# the topic's text from its help-*.txt file as written there, wrapped by hand at ~72 columns
+# (opal/runtime/help-opal-runtime.txt [opal_init:warn-fork]: 'A process has executed an
+# operation involving a call to the' / '"fork()" system call to create a child process. ...'),
+# and so do most tools' multi-line help texts. The verdict's words can fall on a continuation
+# line ('The user requested CUDA support with the --mca mpi_cuda_support 1 flag' / 'but the
+# library was not compiled with any support.': round 89's unknown/hpf-1); the statement starts
+# on the first line of the sentence. A continuation starts in lower case; the line above it is
+# a long line of prose (a letter first: not a path, a prompt or a log header) that ends in
+# mid-sentence (no '.', ':', ';', '!' or '?' last)
+_CONTINUATION = re.compile(r"^[a-z]")
+_WRAPPED_PROSE = re.compile(r"^[A-Za-z][^\t]{39,}[^\s.:;!?]$")
+_WRAP_MAX_LINES = 5
+
+
+def _sentence_start(lines: list[str], n: int) -> int:
+    """The line (1-based) where the sentence that line ``n`` of ``lines`` carries on starts:
+    ``n`` itself unless ``n`` continues a hard-wrapped line above it (_CONTINUATION)."""
+    start = n
+    while (
+        start > 1
+        and n - start < _WRAP_MAX_LINES
+        and _CONTINUATION.match(lines[start - 1])
+        and _WRAPPED_PROSE.match(lines[start - 2].rstrip())
+    ):
+        start -= 1
+    return start
+
+
 def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
     """The first line of each short log in ``sources`` that states a verdict in words other
-    than an error word (_VERDICT), read again from the file the scan checked."""
+    than an error word (_VERDICT), read again from the file the scan checked; where the verdict
+    is on a continuation of a hard-wrapped sentence, the line that sentence starts on."""
     from remedy.evidence.fields import short_log_lines
     from remedy.results import SuspiciousLine
 
@@ -720,10 +750,20 @@ def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
     reason = "a verdict worded without an error word, in a log with no error line"
     for source in sources:
         warning: SuspiciousLine | None = None
-        for n, text in enumerate(short_log_lines(source, VERDICT_MAX_LINES) or (), 1):
+        lines = short_log_lines(source, VERDICT_MAX_LINES) or []
+        for n, text in enumerate(lines, 1):
             # a lone 'UserWarning:' heads the message below it; it states nothing itself
             if len(text.split()) > 1 and _VERDICT.search(text):
-                line = SuspiciousLine(line=n, text=text, source=source, score=1.0, reason=reason)
+                start = _sentence_start(lines, n)
+                line = SuspiciousLine(
+                    line=start,
+                    text=lines[start - 1],
+                    source=source,
+                    score=1.0,
+                    reason=reason
+                    if start == n
+                    else f"{reason}; the first line of the sentence that line {n} continues",
+                )
                 # a bare warning is the weakest verdict: a later line that states one in other
                 # words goes first (tune-ax, round 47's unknown/gdk-9: meson's 'Module
                 # unstable-cuda has no backwards ... compatibility' WARNING, then 'Run-time
