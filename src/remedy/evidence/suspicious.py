@@ -159,9 +159,11 @@ WORDS: tuple[str, ...] = (
     # relocation truncated to fit: <reloc> against ...'; bfd/elf64-x86-64.c
     # elf_x86_64_finish_dynamic_symbol: '%F%pB: PC-relative offset overflow in PLT entry for
     # `<sym>'', 'branch displacement overflow in PLT entry', 'PC-relative offset overflow in GOT
-    # PLT entry'; elf_x86_64_need_pic and the other ELF backends: '<obj>: relocation <reloc>
-    # against `<sym>' can not be used when making a shared object; recompile with -fPIC'),
-    # printed above collect2's 'ld returned 1 exit status' wrapper. New prefilter literals
+    # PLT entry'; bfd's need-PIC report, '<obj>: relocation <reloc> against `<sym>' can not be
+    # used when making a shared object; recompile with -fPIC' ('cannot' in the MIPS backend,
+    # binutils ld-mips-elf pic-reloc tests), printed above collect2's 'ld returned 1 exit
+    # status' wrapper (pytorch/pytorch#110986, BLAST-WarpX/warpx#3214, apache/mxnet#15971).
+    # New prefilter literals
     "relocation truncated to fit",
     "PLT entry for",
     "be used when making",
@@ -710,16 +712,16 @@ _VERDICT_NOT_WARNING = re.compile(
 )
 
 
-# A message hard-wrapped at a fixed width: Open MPI's show_help (opal/util/show_help.c) prints
-# the topic's text from its help-*.txt file as written there, wrapped by hand at ~72 columns
+# A message hard-wrapped at a fixed width: Open MPI's show_help prints a topic of its help-*.txt
+# files as written there, wrapped by hand at ~72 columns
 # (opal/runtime/help-opal-runtime.txt [opal_init:warn-fork]: 'A process has executed an
 # operation involving a call to the' / '"fork()" system call to create a child process. ...'),
 # and so do most tools' multi-line help texts. The verdict's words can fall on a continuation
 # line ('The user requested CUDA support with the --mca mpi_cuda_support 1 flag' / 'but the
-# library was not compiled with any support.': round 89's unknown/hpf-1); the statement starts
-# on the first line of the sentence. A continuation starts in lower case; the line above it is
-# a long line of prose (a letter first: not a path, a prompt or a log header) that ends in
-# mid-sentence (no '.', ':', ';', '!' or '?' last)
+# library was not compiled with any support.': round 89's unknown/hpf-1, round 45's gcv-8); the
+# statement starts on the first line of the sentence. A continuation starts in lower case; the
+# line above it is a long line of prose (a letter first: not a path, a prompt or a log header)
+# that ends in mid-sentence (no '.', ':', ';', '!' or '?' last)
 _CONTINUATION = re.compile(r"^[a-z]")
 _WRAPPED_PROSE = re.compile(r"^[A-Za-z][^\t]{39,}[^\s.:;!?]$")
 _WRAP_MAX_LINES = 5
