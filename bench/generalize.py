@@ -1565,6 +1565,15 @@ TUNED_AFTER: list[str] = [
     "runtime-min-driver-stated also takes MAX's mid-2025 ending 'The driver version MAX detected "
     "is: X.Y' after the floor sentence (the driver's CUDA, read into driver_cuda) "
     "-> driver-supports-build-cuda",
+    "after 650b0dc4 (round 89's unknown/hph-1, spack/spack-packages#3424): suspicious.py reads GNU "
+    "ld's relocation verdicts ('PC-relative offset overflow in PLT entry for', 'relocation "
+    "truncated to fit:', 'relocation ... can not be used when making a shared/PIE object') as "
+    "linker diagnostics, above collect2's wrapper and ld's later 'final link failed' (also "
+    "unknown/gdx-4) -> no class (first-error line only)",
+    "after 650b0dc4 (round 89's unknown/hpf-1, conda-forge/openmpi-feedstock#203): suspicious.py's "
+    "verdict lines start a hand-wrapped sentence (Open MPI's help texts) where the verdict's words "
+    "fall on a lower-case continuation of a long line that ends mid-sentence (also unknown/gcv-8) "
+    "-> no class (first-error line only)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

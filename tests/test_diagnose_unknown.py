@@ -388,6 +388,70 @@ def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> N
 # tune-ch (rounds 65-67's first-error misses): (lines, the first error's line number). Each
 # shape with other realistic values than its corpus row, and near misses the other way.
 FIRST_ERROR_SHAPES = {
+    # tune-de (round 89's unknown/hph-1, unknown/gdx-4): GNU ld's relocation verdicts, worded
+    # without an error word (bfd/elf64-x86-64.c 'PC-relative offset overflow in PLT entry for',
+    # ld/ldmain.c reloc_overflow 'relocation truncated to fit:', the need-PIC 'can not be used
+    # when making a shared object'), are the statement collect2's wrapper and ld's later 'final
+    # link failed' / 'failed to set dynamic section sizes' follow; ld's warnings are not
+    "ld-plt-offset-overflow": (
+        [
+            "[ 98%] Linking CUDA shared library libkernels.so",
+            "libkernels.so: PC-relative offset overflow in PLT entry for `_Z11gemm_kernelILi8EEvPfS0_i'",
+            "collect2: error: ld returned 1 exit status",
+            "make[2]: *** [CMakeFiles/kernels.dir/build.make:812: libkernels.so] Error 1",
+        ],
+        2,
+    ),
+    "ld-relocation-truncated": (
+        [
+            "/usr/bin/ld: build/obj/grid.o: in function `setup_grid':",
+            "grid.c:(.text+0x4d): relocation truncated to fit: R_X86_64_PC32 against `.bss'",
+            "/usr/bin/ld: final link failed: nonrepresentable section on output",
+            "collect2: error: ld returned 1 exit status",
+        ],
+        2,
+    ),
+    "ld-relocation-needs-pie": (
+        [
+            "/usr/bin/ld: libs/libio.a(reader.o): relocation R_X86_64_32S against symbol"
+            " `table' can not be used when making a PIE object; recompile with -fPIE",
+            "/usr/bin/ld: failed to set dynamic section sizes: bad value",
+            "collect2: error: ld returned 1 exit status",
+        ],
+        1,
+    ),
+    "ld-relocation-warning-near-miss": (
+        [
+            "/usr/bin/ld: io.o: warning: relocation against `count' in read-only section `.text'",
+            "/usr/bin/ld: final link failed: bad value",
+            "collect2: error: ld returned 1 exit status",
+        ],
+        2,
+    ),
+    # tune-de (round 89's unknown/hpf-1, round 45's gcv-8): a verdict worded without an error
+    # word on the continuation of a hand-wrapped sentence (Open MPI's help texts): the sentence
+    # starts a line above; near misses: the line above ends its sentence, or is too short to
+    # be a line wrapped at a column
+    "wrapped-verdict-continuation": (
+        [
+            "--------------------------------------------------------------------------",
+            "The user requested CUDA support with the --mca mpi_cuda_support 1 flag",
+            "but the library was not compiled with any support.",
+            "--------------------------------------------------------------------------",
+        ],
+        2,
+    ),
+    "wrapped-verdict-after-full-stop-near-miss": (
+        [
+            "Starting the exporter on port 9400 with the default collectors enabled.",
+            "nvml library not found, GPU metrics are disabled for this run.",
+        ],
+        2,
+    ),
+    "wrapped-verdict-under-short-line-near-miss": (
+        ["Probing compute devices", "gpu backend not available, using the cpu path"],
+        2,
+    ),
     # tune-dc (round 88's unknown/hnr-1): pip's summaries of a failed wheel build ('ERROR: Failed
     # building wheel for X', pypa/pip wheel_builder.py; 'ERROR: Could not build wheels for X,
     # which is required ...', commands/install.py; pip 25's 'error: failed-wheel-build-for-install'

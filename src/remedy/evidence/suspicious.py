@@ -154,6 +154,19 @@ WORDS: tuple[str, ...] = (
     "Unsupported system page size",
     "Cannot load",
     "cannot execute binary file",
+    # (tune-de, round 89's unknown/hph-1) GNU ld's own statements that a link cannot be
+    # finished, worded without an error word (binutils ld/ldmain.c reloc_overflow: '%X%H:
+    # relocation truncated to fit: <reloc> against ...'; bfd/elf64-x86-64.c
+    # elf_x86_64_finish_dynamic_symbol: '%F%pB: PC-relative offset overflow in PLT entry for
+    # `<sym>'', 'branch displacement overflow in PLT entry', 'PC-relative offset overflow in GOT
+    # PLT entry'; bfd's need-PIC report, '<obj>: relocation <reloc> against `<sym>' can not be
+    # used when making a shared object; recompile with -fPIC' ('cannot' in the MIPS backend,
+    # binutils ld-mips-elf pic-reloc tests), printed above collect2's 'ld returned 1 exit
+    # status' wrapper (pytorch/pytorch#110986, BLAST-WarpX/warpx#3214, apache/mxnet#15971).
+    # New prefilter literals
+    "relocation truncated to fit",
+    "PLT entry for",
+    "be used when making",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -171,6 +184,14 @@ _DIAG = re.compile(
     # fails the link worded without 'error' like the undefined reference above (tune-r, after
     # held-out fza-2, where cargo's 'error: could not compile' summary outranked it)
     r"|(?:^|\s)\S*ld(?:\.\w+)?: cannot find -l\S"
+    # GNU ld's relocation verdicts (WORDS says where binutils prints each), errors (%X) or fatal
+    # (%F) worded without 'error' like the undefined reference above; each is the statement
+    # that collect2's 'ld returned 1 exit status' wraps (tune-de, round 89's unknown/hph-1;
+    # unknown/gdx-4, where ld's later 'failed to set dynamic section sizes' outranked it). A
+    # warning ('warning: relocation against `x' in read-only section') is not one
+    r"|(?<!warning): relocation truncated to fit: \S"
+    r"|\S: (?:PC-relative offset|branch displacement) overflow in (?:GOT )?PLT entry for [`'‘]"
+    r"|(?<!warning): relocation \S+ against \S.* can ?not be used when making an? \w"
 )
 # a compiler's tally of its diagnostics ('0 inform,   0 warnings,   1 severes, 0 fatal for X',
 # NVIDIA HPC compilers; '1 error(s), 0 warning(s)'): two counts or more, a summary of lines
@@ -436,7 +457,14 @@ def is_error_looking(text: str) -> bool:
 
 
 # every branch of _DIAG holds one of these words (tests/test_evidence_signatures.py checks it)
-_DIAG_WORDS = ("error", "undefined reference", "cannot find -l")
+_DIAG_WORDS = (
+    "error",
+    "undefined reference",
+    "cannot find -l",
+    "relocation truncated to fit",
+    "PLT entry for",
+    "be used when making",
+)
 
 
 def is_diagnostic(text: str) -> bool:
@@ -684,9 +712,39 @@ _VERDICT_NOT_WARNING = re.compile(
 )
 
 
+# A message hard-wrapped at a fixed width: Open MPI's show_help prints a topic of its help-*.txt
+# files as written there, wrapped by hand at ~72 columns
+# (opal/runtime/help-opal-runtime.txt [opal_init:warn-fork]: 'A process has executed an
+# operation involving a call to the' / '"fork()" system call to create a child process. ...'),
+# and so do most tools' multi-line help texts. The verdict's words can fall on a continuation
+# line ('The user requested CUDA support with the --mca mpi_cuda_support 1 flag' / 'but the
+# library was not compiled with any support.': round 89's unknown/hpf-1, round 45's gcv-8); the
+# statement starts on the first line of the sentence. A continuation starts in lower case; the
+# line above it is a long line of prose (a letter first: not a path, a prompt or a log header)
+# that ends in mid-sentence (no '.', ':', ';', '!' or '?' last)
+_CONTINUATION = re.compile(r"^[a-z]")
+_WRAPPED_PROSE = re.compile(r"^[A-Za-z][^\t]{39,}[^\s.:;!?]$")
+_WRAP_MAX_LINES = 5
+
+
+def _sentence_start(lines: list[str], n: int) -> int:
+    """The line (1-based) where the sentence that line ``n`` of ``lines`` carries on starts:
+    ``n`` itself unless ``n`` continues a hard-wrapped line above it (_CONTINUATION)."""
+    start = n
+    while (
+        start > 1
+        and n - start < _WRAP_MAX_LINES
+        and _CONTINUATION.match(lines[start - 1])
+        and _WRAPPED_PROSE.match(lines[start - 2].rstrip())
+    ):
+        start -= 1
+    return start
+
+
 def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
     """The first line of each short log in ``sources`` that states a verdict in words other
-    than an error word (_VERDICT), read again from the file the scan checked."""
+    than an error word (_VERDICT), read again from the file the scan checked; where the verdict
+    is on a continuation of a hard-wrapped sentence, the line that sentence starts on."""
     from remedy.evidence.fields import short_log_lines
     from remedy.results import SuspiciousLine
 
@@ -694,10 +752,20 @@ def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
     reason = "a verdict worded without an error word, in a log with no error line"
     for source in sources:
         warning: SuspiciousLine | None = None
-        for n, text in enumerate(short_log_lines(source, VERDICT_MAX_LINES) or (), 1):
+        lines = short_log_lines(source, VERDICT_MAX_LINES) or []
+        for n, text in enumerate(lines, 1):
             # a lone 'UserWarning:' heads the message below it; it states nothing itself
             if len(text.split()) > 1 and _VERDICT.search(text):
-                line = SuspiciousLine(line=n, text=text, source=source, score=1.0, reason=reason)
+                start = _sentence_start(lines, n)
+                line = SuspiciousLine(
+                    line=start,
+                    text=lines[start - 1],
+                    source=source,
+                    score=1.0,
+                    reason=reason
+                    if start == n
+                    else f"{reason}; the first line of the sentence that line {n} continues",
+                )
                 # a bare warning is the weakest verdict: a later line that states one in other
                 # words goes first (tune-ax, round 47's unknown/gdk-9: meson's 'Module
                 # unstable-cuda has no backwards ... compatibility' WARNING, then 'Run-time
