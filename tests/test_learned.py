@@ -587,7 +587,10 @@ def test_a_pip_conflict_of_no_rule_is_not_claimed_by_a_model_that_never_saw_it()
     # the wording's pull is python-requirements-hold; with round 48's null rows (session 37)
     # the no-class label can outweigh it, and then the gate has nothing to hold back
     assert max(probs, key=probs.__getitem__) in {"python-requirements-hold", learned.NONE}
-    assert probs["python-requirements-hold"] > 0.1  # the pull is there either way
+    # the pull is there either way: the wording's class leads every other class by far (its
+    # absolute share shrinks as null rows are added, 0.12 -> 0.09 by session 46's rounds)
+    others = [p for c, p in probs.items() if c not in {"python-requirements-hold", learned.NONE}]
+    assert probs["python-requirements-hold"] > 5 * max(others)
     assert learned.learned_classes(row["text"], m) == []
 
 
