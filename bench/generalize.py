@@ -1552,6 +1552,13 @@ TUNED_AFTER: list[str] = [
     "relative to the module directory (kbuild >= 6.13: common/inc/nv-*.h, nvidia/nv*.c, "
     "nvidia-uvm/uvm*, nvidia-drm|modeset|peermem/...), and nvidia-kmod-build-failed kbuild's "
     "per-object rule for those objects -> driver-module-built-for-kernel",
+    "after beae082e (round 90's arch-supported-by-toolkit/hqx-1, "
+    "TaterTotterson/microWakeWord-Trainer-Nvidia-Docker#56): signature "
+    "xla-handler-ptx-version-below-target reads LLVM NVPTX's 'PTX version X does not support "
+    "target sm_Y' with any prefix within three lines under XLA's 'LLVM Fatal Error while "
+    "compiling target binary' handler line, and both XLA signatures supersede the Triton "
+    "reading of their line (a one-line 'Reason: ' form tied with triton-ptxas-knows-arch) "
+    "-> arch-supported-by-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(
