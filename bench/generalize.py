@@ -1574,6 +1574,13 @@ TUNED_AFTER: list[str] = [
     "verdict lines start a hand-wrapped sentence (Open MPI's help texts) where the verdict's words "
     "fall on a lower-case continuation of a long line that ends mid-sentence (also unknown/gcv-8) "
     "-> no class (first-error line only)",
+    "after beae082e (round 90's arch-supported-by-toolkit/hqx-1, "
+    "TaterTotterson/microWakeWord-Trainer-Nvidia-Docker#56): signature "
+    "xla-handler-ptx-version-below-target reads LLVM NVPTX's 'PTX version X does not support "
+    "target sm_Y' with any prefix within three lines under XLA's 'LLVM Fatal Error while "
+    "compiling target binary' handler line, and both XLA signatures supersede the Triton "
+    "reading of their line (a one-line 'Reason: ' form tied with triton-ptxas-knows-arch) "
+    "-> arch-supported-by-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -131,6 +131,10 @@ NEAR_CONTEXT = {
     "nvhpc-acc-no-code-for-gpu": "Accelerator Fatal Error: This file was compiled: -gpu=cc90",
     # tune-au: an NVENC probe's report, the required API on the line before the driver's
     "nvenc-api-found-below-required": "Required: NVENC API 13.0",
+    # tune-dg: XLA's LLVM fatal-error handler line (its reason cut or on the next line)
+    "xla-handler-ptx-version-below-target": (
+        "E0311 09:12:44.101331    3120 gpu_compiler.cc:1870] LLVM Fatal Error while compiling target binary for module: jit_f"
+    ),
     "half-atomic-add-not-declared-for-target": (
         'kernel.cu(25): error: no instance of overloaded function "atomicAdd" matches the argument list'
     ),
