@@ -1581,6 +1581,13 @@ TUNED_AFTER: list[str] = [
     "compiling target binary' handler line, and both XLA signatures supersede the Triton "
     "reading of their line (a one-line 'Reason: ' form tied with triton-ptxas-knows-arch) "
     "-> arch-supported-by-toolkit",
+    "after beae082e (round 90's driver-module-matches-libraries/hqq-1, ollama/ollama#15918): "
+    "error 804 (cuda-forward-compat-unsupported) beside NVML's 'Driver/library version mismatch' "
+    "or 'NVRM: API mismatch' withdraws the image and compat readings, and in Ollama's server log "
+    "(new context signature ollama-server-log-line, prefilter 141 -> 142 literals; Ollama ships "
+    "no compat libcuda) with no <toolkit>/compat path on the line it is the driver's own libcuda "
+    "newer than the loaded module, not an image's CUDA above the driver -> "
+    "driver-module-matches-libraries (compat-libcuda-only-where-supported second)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
