@@ -724,12 +724,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # entry for' and 'be used when making' (GNU ld's relocation verdicts, errors worded without
     # an error word above collect2's wrapper; a bare 'relocation' would take ld's read-only
     # section warnings): 141 -> 144.
-    assert len(lits) <= 144, "each literal costs grep time; see prefilter.py"
     # Tune-df (session 46) adds ' source=' (reduced to 'source='): Ollama's server-log shape
     # (signature ollama-server-log-line, Go slog text with the source's base name, an info line
     # with no error word), the context that tells an 804 in Ollama from an image's compat
-    # libcuda: 141 -> 142.
-    assert len(lits) <= 142, "each literal costs grep time; see prefilter.py"
+    # libcuda: 144 -> 145.
+    assert len(lits) <= 145, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
