@@ -512,6 +512,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # Java and .NET stacks; rendering and other end-user CUDA apps) who never ran remedy on them;
     # scored by b415682c (after tune-dd, blind to the round; bench/results/round91/).
     ("b415682c", "b415682c"),
+    # round 92 (session 46): 10 logs (4 with a class, 6 whose cause no rule covers) collected by
+    # four engineers (col92a..d: hosted notebook/ML platforms; NVIDIA's SDK repositories;
+    # embedding and vector-search servers; older GPUs after support was dropped) who never ran
+    # remedy on them; scored by 03d30ba7 (after tune-de/df/dg, blind to the round;
+    # bench/results/round92/).
+    ("03d30ba7", "03d30ba7"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
