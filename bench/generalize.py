@@ -1594,6 +1594,18 @@ TUNED_AFTER: list[str] = [
     "no compat libcuda) with no <toolkit>/compat path on the line it is the driver's own libcuda "
     "newer than the loaded module, not an image's CUDA above the driver -> "
     "driver-module-matches-libraries (compat-libcuda-only-where-supported second)",
+    "after b415682c (round 91's driver-supports-build-cuda/hrn-1, obsproject/obs-studio#13793): "
+    "new signature nvenc-test-reason-outdated-driver takes OBS's NVENC probe output "
+    "'reason=outdated_driver' on its own line (obs-nvenc-test's INI verdict when the driver's "
+    "NVENC API is below the build's; prefilter 145 -> 146 literals), not its other reasons "
+    "(no_devices, no_supported_devices, session_limit) -> driver-supports-build-cuda",
+    "after b415682c (round 91's unknown/hrt-1, vortex-data/vortex#6660): undefined-symbol drops "
+    "the quotes of a caller that quotes dlerror() whole (libloading's DlSym { desc: \"...\" } "
+    "in cudarc's panic, a Python repr) from shared_lib and symbol, so the unmangled-symbol "
+    "reading withdraws the torch-ABI credit; undefined-driver-api-symbol skips a profiler's "
+    "CUDA injection library (Nsight Compute's libcuda-injection.so, lib*Injection*.so) as the "
+    "object -> no class (a cudarc panic on the driver's libcuda.so, chelsea0x3b/cudarc#422, "
+    "-> driver-supports-build-cuda)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

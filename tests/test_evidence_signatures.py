@@ -728,7 +728,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # (signature ollama-server-log-line, Go slog text with the source's base name, an info line
     # with no error word), the context that tells an 804 in Ollama from an image's compat
     # libcuda: 144 -> 145.
-    assert len(lits) <= 145, "each literal costs grep time; see prefilter.py"
+    # Tune-dh (session 46) adds '=outdated_dr' (OBS's NVENC probe obs-nvenc-test printing its
+    # verdict 'reason=outdated_driver' as an INI key, one key a line with no error word; the only
+    # statement that the driver's NVENC API is older than the build's): 145 -> 146.
+    assert len(lits) <= 146, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
