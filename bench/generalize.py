@@ -1600,7 +1600,7 @@ TUNED_AFTER: list[str] = [
     "NVENC API is below the build's; prefilter 145 -> 146 literals), not its other reasons "
     "(no_devices, no_supported_devices, session_limit) -> driver-supports-build-cuda",
     "after b415682c (round 91's unknown/hrt-1, vortex-data/vortex#6660): undefined-symbol drops "
-    "the quotes of a caller that quotes dlerror() whole (libloading's DlSym { desc: \"...\" } "
+    'the quotes of a caller that quotes dlerror() whole (libloading\'s DlSym { desc: "..." } '
     "in cudarc's panic, a Python repr) from shared_lib and symbol, so the unmangled-symbol "
     "reading withdraws the torch-ABI credit; undefined-driver-api-symbol skips a profiler's "
     "CUDA injection library (Nsight Compute's libcuda-injection.so, lib*Injection*.so) as the "
