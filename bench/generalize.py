@@ -1606,6 +1606,16 @@ TUNED_AFTER: list[str] = [
     "CUDA injection library (Nsight Compute's libcuda-injection.so, lib*Injection*.so) as the "
     "object -> no class (a cudarc panic on the driver's libcuda.so, chelsea0x3b/cudarc#422, "
     "-> driver-supports-build-cuda)",
+    "after beae082e (round 90's unknown/hqp-1, mozilla-ai/llamafile#961): llamafile's 'fatal "
+    "error: support for --gpu X was explicitly requested, but it wasn't available' (cuda.c "
+    "ImportCuda, metal.c ImportMetal) is wrapper wording, not a compiler diagnostic; 'no "
+    "pre-built' is a verdict word; a wrapper in a diagnostic's form (2.5) ranks below a verdict "
+    "line above it in a short log (0.5) -> no class (first-error line only)",
+    "after b415682c (round 91's unknown/hrj-1, isaac-sim/IsaacSim#794): Kit gpu.foundation's "
+    "'[Warning] Skipping NVIDIA GPU due ...' record is a low-scored suspicious line (new word, "
+    "no new prefilter literal; gpu-model-named lines stay first-error candidates), and the first "
+    "skip above gpu.foundation's 'No device could be created' ranks with it; masked-GPU skips "
+    "with no such error stay a note (unknown/hri-1 left) -> no class (first-error line only)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -388,6 +388,73 @@ def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> N
 # tune-ch (rounds 65-67's first-error misses): (lines, the first error's line number). Each
 # shape with other realistic values than its corpus row, and near misses the other way.
 FIRST_ERROR_SHAPES = {
+    # tune-di (round 90's unknown/hqp-1): llamafile's 'fatal error: support for --gpu X was
+    # explicitly requested, but it wasn't available' (llamafile/cuda.c ImportCuda, metal.c
+    # ImportMetal) follows the importer's own reason; it only wraps it, though in a compiler's
+    # form. Near miss: a compiler's bare 'fatal error: <header>: No such file or directory'
+    "llamafile-gpu-requested-after-its-reason": (
+        [
+            "initializing gpu module...",
+            "note: won't compile AMD GPU support because $HIP_PATH/bin/clang++ is missing",
+            "prebuilt binary /zip/ggml-rocm.so not found",
+            "fatal error: support for --gpu amd was explicitly requested, but it wasn't available",
+        ],
+        2,
+    ),
+    "llamafile-gpu-requested-vulkan": (
+        [
+            "vulkan: no pre-built GPU library found",
+            "vulkan: to enable Vulkan support, build with:",
+            "vulkan:   llamafile/vulkan.sh",
+            "fatal error: support for --gpu vulkan was explicitly requested, but it wasn't"
+            " available",
+        ],
+        1,
+    ),
+    "llamafile-gpu-requested-alone": (
+        ["fatal error: support for --gpu nvidia was explicitly requested, but it wasn't available"],
+        1,
+    ),
+    "bare-fatal-error-header-near-miss": (
+        [
+            "note: building the optional YAML config reader",
+            "fatal error: yaml-cpp/yaml.h: No such file or directory",
+            "compilation terminated.",
+        ],
+        2,
+    ),
+    # tune-di (round 91's unknown/hrj-1): Kit's GPU Foundation skips a GPU with a Warning record
+    # and, having created no device, says 'No device could be created.': the first skip is the
+    # statement. Near miss: skips of masked GPUs (CUDA_VISIBLE_DEVICES) before another error,
+    # with devices created, stay a note (round 91's unknown/hri-1)
+    "kit-gpu-skipped-no-device": (
+        [
+            "2026-03-02T10:14:07Z [3,112ms] [Info] [carb.graphics-vulkan.plugin] Vulkan instance"
+            " created",
+            "2026-03-02T10:14:08Z [3,982ms] [Warning] [gpu.foundation.plugin] Skipping NVIDIA GPU"
+            " due CUDA being in bad state: NVIDIA L40S",
+            "2026-03-02T10:14:08Z [3,982ms] [Warning] [gpu.foundation.plugin] Please restart your"
+            " system if CUDA is known to work in your system.",
+            "2026-03-02T10:14:08Z [3,990ms] [Error] [gpu.foundation.plugin] No device could be"
+            " created.",
+            "2026-03-02T10:14:08Z [3,990ms] [Error] [omni.gpu_foundation_factory.plugin] Failed to"
+            " create any GPU devices, including an attempt with compatibility mode.",
+            "2026-03-02T10:14:08Z [3,991ms] [Error] [omni.kit.renderer.plugin] GPU Foundation is"
+            " not initialized!",
+        ],
+        2,
+    ),
+    "kit-masked-gpus-skipped-near-miss": (
+        [
+            "2026-03-02T10:14:08Z [3,982ms] [Warning] [gpu.foundation.plugin] Skipping NVIDIA GPU"
+            " due CUDA being in bad state: NVIDIA A100-SXM4-80GB",
+            "2026-03-02T10:14:08Z [3,982ms] [Warning] [gpu.foundation.plugin] Please restart your"
+            " system if CUDA is known to work in your system.",
+            "2026-03-02T10:14:09Z [4,410ms] [Error] [omni.physx.plugin] PhysX error: GPU dynamics"
+            " initialization failed",
+        ],
+        3,
+    ),
     # tune-de (round 89's unknown/hph-1, unknown/gdx-4): GNU ld's relocation verdicts, worded
     # without an error word (bfd/elf64-x86-64.c 'PC-relative offset overflow in PLT entry for',
     # ld/ldmain.c reloc_overflow 'relocation truncated to fit:', the need-PIC 'can not be used

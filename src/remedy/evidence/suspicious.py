@@ -167,6 +167,11 @@ WORDS: tuple[str, ...] = (
     "relocation truncated to fit",
     "PLT entry for",
     "be used when making",
+    # (tune-di, round 91's unknown/hrj-1) Omniverse Kit's GPU Foundation dropping a GPU, a
+    # Warning record with no error word ('[Warning] [gpu.foundation.plugin] Skipping NVIDIA GPU
+    # due CUDA being in bad state: <name>'); scored low (_KIT_GPU_SKIP) and made the statement
+    # only where the same log's GPU Foundation then created no device (kit_skipped_devices)
+    "Skipping NVIDIA GPU due ",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -404,6 +409,15 @@ _WRAPPER = (
     # (fftools/ffmpeg_enc.c enc_open)
     "Error initializing output stream ",
     "Error while opening encoder",
+    # (tune-di, round 90's unknown/hqp-1) llamafile's verdict on a GPU backend it could not
+    # import ('fatal error: support for --gpu nvidia was explicitly requested, but it wasn't
+    # available', mozilla-ai/llamafile llamafile/cuda.c ImportCuda and llamafile/metal.c
+    # ImportMetal: tinyprint(2, "fatal error: support for --gpu ", ...) then exit(1)): printed
+    # in a compiler's 'fatal error: ' form after the importer's own reasons ('cuda: no
+    # pre-built GPU library found' from ImportCudaImpl, older builds' 'prebuilt binary
+    # /zip/ggml-rocm.so not found', "note: won't compile AMD GPU support because ... is
+    # missing"), which state why; alone, it is still shown
+    "was explicitly requested, but it wasn't available",
 )
 
 
@@ -449,6 +463,57 @@ def julia_exception_boxes(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
         out[i] = head.model_copy(
             update={"score": 0.5, "reason": f"{head.reason}; {JL_BOX_HEAD_REASON}"}
         )
+    return sorted(out, key=lambda s: (-s.score, s.line))
+
+
+# Omniverse Kit's GPU Foundation (the closed gpu.foundation plugin of Kit, Isaac Sim, Isaac Lab,
+# OmniGibson; carb's log record '[<Level>] [<channel>] <message>', timestamps before it) drops
+# each GPU it will not drive with a Warning record, 'Skipping NVIDIA GPU due CUDA being in bad
+# state: <name>' and 'Please restart your system if CUDA is known to work in your system.',
+# and, where it dropped all of them, says so in an Error record: 'No device could be created.'
+# (then omni.gpu_foundation_factory's 'Failed to create any GPU devices, including an attempt
+# with compatibility mode.' and the renderer's 'GPU Foundation is not initialized!'). The skip
+# is the plugin's note on every GPU that CUDA_VISIBLE_DEVICES hides (carb.cudainterop warns
+# 'Setting CUDA_VISIBLE_DEVICES can lead to undesired behavior or crashes.'; working multi-GPU
+# runs print one per masked card, as OmniGibson's and Isaac Lab users' notes on such runs
+# say), so alone it ranks last; where no device could be created it is the first statement
+# of why (round 91's unknown/hrj-1, a vGPU the plugin refused; not unknown/hri-1, where
+# masked cards are skipped and the failure is a device lookup's 'Invalid getDeviceInfo
+# parameters')
+_KIT_GPU_SKIP = re.compile(r"\[gpu\.foundation(?:\.plugin)?\]\s+Skipping NVIDIA GPU due ")
+KIT_GPU_SKIP_REASON = "Kit's GPU Foundation skips a GPU (a note: it skips every masked GPU)"
+_KIT_NO_DEVICE = re.compile(r"\[gpu\.foundation(?:\.plugin)?\]\s+No device could be created\b")
+
+
+def kit_skipped_devices(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
+    """Ranked lines where the first GPU Foundation skip record above its 'No device could be
+    created.' (and below any earlier one) ranks with that record: the earlier goes first."""
+    out = list(lines)
+    for later in lines:
+        if not _KIT_NO_DEVICE.search(later.text):
+            continue
+        skips = [
+            i
+            for i, s in enumerate(out)
+            if s.source == later.source
+            and s.line < later.line
+            and s.score < later.score
+            and _KIT_GPU_SKIP.search(s.text)
+            and not any(
+                _KIT_NO_DEVICE.search(o.text)
+                for o in lines
+                if o.source == s.source and s.line < o.line < later.line
+            )
+        ]
+        if skips:
+            i = min(skips, key=lambda i: out[i].line)
+            out[i] = out[i].model_copy(
+                update={
+                    "score": later.score,
+                    "reason": f"{out[i].reason}; the first GPU skipped before line "
+                    f"{later.line}'s 'No device could be created'",
+                }
+            )
     return sorted(out, key=lambda s: (-s.score, s.line))
 
 
@@ -549,6 +614,8 @@ def _base_score(text: str) -> tuple[float, str]:
     lower = text.lower()
     if _HEADING.match(text):
         return 0.5, "heading without a message"
+    if _KIT_GPU_SKIP.search(text):
+        return 0.5, KIT_GPU_SKIP_REASON
     if len(_TALLY.findall(text)) >= 2:
         return 1.5, "a tally of diagnostics (a summary)"
     if is_diagnostic(text):
@@ -682,7 +749,9 @@ _VERDICT = re.compile(
     r"|\bis\snot\sa\ssymbolic\slink\b"
     r"|\b(?:unknown|invalid|malformed|incompatible|conflicts? with|conflicting|unsupported"
     r"|unrecognized|mismatch\w*|refused|denied|missing)\b"
-    r"|\bno\s(?:module named|such file|version of|compatible|prebuilt|GPU|CUDA|kernel image"
+    # ('pre-built' too: llamafile's 'cuda: no pre-built GPU library found', mozilla-ai/llamafile
+    # llamafile/cuda.c ImportCudaImpl and vulkan.c; tune-di, round 90's unknown/hqp-1)
+    r"|\bno\s(?:module named|such file|version of|compatible|pre-?built|GPU|CUDA|kernel image"
     r"|devices?)\b"
     # a resolver's own verdict heading its derivation: uv's '× No solution found when resolving
     # dependencies:' (astral-sh/uv, as its own resolver test snapshots print it: crates/uv/tests
@@ -787,6 +856,11 @@ def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
 FATAL_MATCH_SCORE = 6.0
 
 
+# a wrapper's score where a verdict line of its log stands above it (with_unexplained): below
+# the verdict's 1.0, as a wrapper in plain words already is
+WRAPPER_UNDER_VERDICT_SCORE = 0.5
+
+
 def with_unexplained(
     suspicious: list[SuspiciousLine],
     symptoms: list[Symptom],
@@ -869,9 +943,22 @@ def with_unexplained(
         # round 75's unknown/hbe-1); the verdict (1.0) outranks it (0.5) wherever it stands
         logs = list(dict.fromkeys([*(sources or ()), *(s.source for s in symptoms)]))
         deaths = {s.source: s.line for s in out if s.reason.startswith(SIGNAL_DEATH_REASON)}
-        out += [
+        verdicts = [
             v
             for v in verdict_lines(logs)
             if v.line < deaths.get(v.source, v.line + 1) and (v.source, v.line) not in seen
         ]
-    return first_statements(julia_exception_boxes(out))
+        # a wrapper in a diagnostic's form keeps 2.5 (8.0 less the wrapper's 5.5: pip's
+        # 'error: subprocess-exited-with-error', llamafile's 'fatal error: support for --gpu
+        # nvidia was explicitly requested, but it wasn't available'): where a verdict of its
+        # log stands above it, it ranks below that verdict like any wrapper (tune-di, round
+        # 90's unknown/hqp-1: 'cuda: no pre-built GPU library found' above it)
+        first = {v.source: v.line for v in reversed(verdicts)}
+        out = [
+            s.model_copy(update={"score": WRAPPER_UNDER_VERDICT_SCORE})
+            if _WRAPPED_REASON.search(s.reason) and first.get(s.source, s.line) < s.line
+            else s
+            for s in out
+        ]
+        out += verdicts
+    return first_statements(kit_skipped_devices(julia_exception_boxes(out)))
