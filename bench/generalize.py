@@ -518,6 +518,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # remedy on them; scored by 03d30ba7 (after tune-de/df/dg, blind to the round;
     # bench/results/round92/).
     ("03d30ba7", "03d30ba7"),
+    # round 93 (session 46): 2 logs (both whose cause no rule covers; htj-1 is from 2020, the
+    # collector's one older row) collected by two engineers (col93b..c: multi-GPU/NCCL; GPU
+    # partitioning) who never ran remedy on them, until the session's search budget ran out
+    # (col93a and col93d found none); scored by bf66d9e5 (after tune-dh/di, blind to the round;
+    # bench/results/round93/).
+    ("bf66d9e5", "bf66d9e5"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
