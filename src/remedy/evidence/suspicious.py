@@ -9,7 +9,7 @@ sigquit"). Scores are heuristics; the reason string says how each was reached.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # imported where a line is made
     from remedy.results import Hypothesis, SuspiciousLine, Symptom
@@ -170,7 +170,7 @@ WORDS: tuple[str, ...] = (
     # (tune-di, round 91's unknown/hrj-1) Omniverse Kit's GPU Foundation dropping a GPU, a
     # Warning record with no error word ('[Warning] [gpu.foundation.plugin] Skipping NVIDIA GPU
     # due CUDA being in bad state: <name>'); scored low (_KIT_GPU_SKIP) and made the statement
-    # only where the same log's GPU Foundation then created no device (kit_skipped_devices)
+    # only where the same log's GPU Foundation then created no device (NOTES_STATED_BY_VERDICTS)
     "Skipping NVIDIA GPU due ",
 )
 
@@ -485,35 +485,55 @@ KIT_GPU_SKIP_REASON = "Kit's GPU Foundation skips a GPU (a note: it skips every 
 _KIT_NO_DEVICE = re.compile(r"\[gpu\.foundation(?:\.plugin)?\]\s+No device could be created\b")
 
 
-def kit_skipped_devices(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
-    """Ranked lines where the first GPU Foundation skip record above its 'No device could be
-    created.' (and below any earlier one) ranks with that record: the earlier goes first."""
+class NoteStatedByVerdict(NamedTuple):
+    """A low-ranked note that is the first statement of why a later verdict record failed."""
+
+    note: re.Pattern[str]
+    verdict: re.Pattern[str]
+    why: str  # appended to the note's reason; {line} is the verdict's line
+
+
+# Each row: the note ranks with the verdict (the earlier goes first) only where the same source
+# prints the verdict below it, with no earlier verdict between them; alone the note keeps its
+# own low score.
+NOTES_STATED_BY_VERDICTS: tuple[NoteStatedByVerdict, ...] = (
+    NoteStatedByVerdict(
+        _KIT_GPU_SKIP,
+        _KIT_NO_DEVICE,
+        "the first GPU skipped before line {line}'s 'No device could be created'",
+    ),
+)
+
+
+def notes_stated_by_verdicts(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
+    """Ranked lines where the first note of a NOTES_STATED_BY_VERDICTS row above its verdict
+    (and below any earlier verdict of that row) ranks with that verdict."""
     out = list(lines)
-    for later in lines:
-        if not _KIT_NO_DEVICE.search(later.text):
-            continue
-        skips = [
-            i
-            for i, s in enumerate(out)
-            if s.source == later.source
-            and s.line < later.line
-            and s.score < later.score
-            and _KIT_GPU_SKIP.search(s.text)
-            and not any(
-                _KIT_NO_DEVICE.search(o.text)
-                for o in lines
-                if o.source == s.source and s.line < o.line < later.line
-            )
-        ]
-        if skips:
-            i = min(skips, key=lambda i: out[i].line)
-            out[i] = out[i].model_copy(
-                update={
-                    "score": later.score,
-                    "reason": f"{out[i].reason}; the first GPU skipped before line "
-                    f"{later.line}'s 'No device could be created'",
-                }
-            )
+    for rule in NOTES_STATED_BY_VERDICTS:
+        for later in lines:
+            if not rule.verdict.search(later.text):
+                continue
+            notes = [
+                i
+                for i, s in enumerate(out)
+                if s.source == later.source
+                and s.line < later.line
+                and s.score < later.score
+                and rule.note.search(s.text)
+                and not any(
+                    rule.verdict.search(o.text)
+                    for o in lines
+                    if o.source == s.source and s.line < o.line < later.line
+                )
+            ]
+            if notes:
+                i = min(notes, key=lambda i: out[i].line)
+                out[i] = out[i].model_copy(
+                    update={
+                        "score": later.score,
+                        "reason": f"{out[i].reason}; {rule.why.format(line=later.line)}",
+                    }
+                )
     return sorted(out, key=lambda s: (-s.score, s.line))
 
 
@@ -961,4 +981,4 @@ def with_unexplained(
             for s in out
         ]
         out += verdicts
-    return first_statements(kit_skipped_devices(julia_exception_boxes(out)))
+    return first_statements(notes_stated_by_verdicts(julia_exception_boxes(out)))
