@@ -524,6 +524,15 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # (col93a and col93d found none); scored by bf66d9e5 (after tune-dh/di, blind to the round;
     # bench/results/round93/).
     ("bf66d9e5", "bf66d9e5"),
+    # round 94 (session 47): 54 logs (34 with a class, 20 whose cause no rule covers) collected
+    # by ten engineers (col94a..j: leads left by round 93; SGLang/FlashInfer; other LLM serving
+    # engines; PyTorch/Triton; ONNX Runtime, CTranslate2 and TensorRT runtimes; CUDA packaging
+    # and CI; CUDA Python bindings and JAX; fine-tuning stacks; TensorRT deployment leads;
+    # medical imaging and biology) who never ran remedy on them; scored by 906b0001 (session
+    # 46's landed knowledge, blind to the round; bench/results/round94/). unknown/hvv-1 (a
+    # Triton cache built on another GPU, only 'device kernel image is invalid') is named
+    # driver-runs-ptx, whose repair upgrades the driver: counted harmful.
+    ("906b0001", "906b0001"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
