@@ -1631,6 +1631,12 @@ TUNED_AFTER: list[str] = [
     "no new prefilter literal; gpu-model-named lines stay first-error candidates), and the first "
     "skip above gpu.foundation's 'No device could be created' ranks with it; masked-GPU skips "
     "with no such error stay a note (unknown/hri-1 left) -> no class (first-error line only)",
+    "after 0aac4f0d (round 94's needed-files-provided/huy-1, pytorch/pytorch#40356): field"
+    " signal torch-own-header-missing-under-torch-header: a THC/ATen/c10/torch/caffe2 header"
+    " missing where torch's own installed header (torch/include/...) includes it is a torch build"
+    " that does not ship its own header (the CPU wheel): needed-files-provided; a project source"
+    " including a torch header (unknown/gua-1, fzl-8) stays null. Upstream:"
+    " aten/src/ATen/cuda/detail/OffsetCalculator.cuh '#include <THC/THCIntegerDivider.cuh>'",
 ]
 
 TOOLCHAIN_ENV = re.compile(
