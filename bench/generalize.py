@@ -1637,6 +1637,9 @@ TUNED_AFTER: list[str] = [
     " that does not ship its own header (the CPU wheel): needed-files-provided; a project source"
     " including a torch header (unknown/gua-1, fzl-8) stays null. Upstream:"
     " aten/src/ATen/cuda/detail/OffsetCalculator.cuh '#include <THC/THCIntegerDivider.cuh>'",
+    "after 906b0001 (round 94's unknown/hvv-1): a Triton 'Triton Error [CUDA]: device kernel image is invalid' standing alone (no site-packages frame above it, no wrapper before it, no driver line in the log) names no cause (field signal bare-triton-invalid-kernel-image-names-no-driver, frame_packages read for triton-invalid-kernel-image); CUDA_ERROR_INVALID_IMAGE fits a ptxas newer than the driver and a cubin for another GPU alike; triton-lang/triton third_party/nvidia/backend/driver.c loadBinary/gpuAssert, triton-lang/triton#1323",
+    "after 906b0001 (round 94's unknown/hvr-1): absl::Status lines ('RESOURCE_EXHAUSTED: ...', 'INTERNAL: ...', any canonical code at line start) are exception-level suspicious lines, four codes added as prefilter words; abseil absl/status/status.cc Status::ToString, openxla/xla Triton fusion emitter ResourceExhausted('Shared memory size limit exceeded')",
+    "after 906b0001 (round 94's unknown/huk-1): libstdc++'s 'terminate called after throwing an instance of' ranks as an exception line where it follows other text on the line (a tqdm bar redrawn without a newline); gcc libstdc++-v3/libsupc++/vterminate.cc",
 ]
 
 TOOLCHAIN_ENV = re.compile(

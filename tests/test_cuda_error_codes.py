@@ -74,6 +74,11 @@ NOT_MATCHED = {
     # tune-s's harm guard (field signal insufficient-driver-unconfirmed): cudart returns 35
     # with no libcuda at all (recorded, libcudart 13.0), so a bare 35 that states no driver
     # version and names no binary that confirms it proposes no driver upgrade
+    # tune-ee (session 47, round 94's null unknown/hvv-1, triton-lang/triton#1323): Triton's 200
+    # alone (no frame, no wrapper, no driver line) is a ptxas newer than the driver or a cubin
+    # for another GPU (a shared cache): field signal bare-triton-invalid-kernel-image-names-no-
+    # driver proposes no driver change
+    (200, "triton"): "a bare Triton 200: no frame, no driver line (harm guard)",
     (35, "message"): "a bare 35: no driver version, no confirming binary (harm guard)",
     (35, "macro-code"): "a bare 35: no driver version, no confirming binary (harm guard)",
     (35, "macro-paren"): "a bare 35: no driver version, no confirming binary (harm guard)",

@@ -837,6 +837,42 @@ FIRST_ERROR_SHAPES = {
         ],
         1,
     ),
+    # tune-ee (round 94's unknown/huk-1): the terminate heading run into a progress bar that
+    # tqdm redrew with '\r' and no newline, above CPython's faulthandler trailer
+    "terminate-after-progress-bar": (
+        [
+            "Capturing batches (bs=256 avail_mem=31.02 GB):   0%|          | 0/36 [00:00<?,"
+            " ?it/s]terminate called after throwing an instance of 'std::logic_error'",
+            "  what():  basic_string::_M_construct null not valid",
+            "Fatal Python error: Aborted",
+        ],
+        1,
+    ),
+    # tune-ee (round 94's unknown/hvr-1): an absl::Status line (XLA, JAX), no error word
+    "absl-status-resource-exhausted": (
+        [
+            "RESOURCE_EXHAUSTED: Shared memory size limit exceeded:",
+            "requested 262144, available: 232448",
+        ],
+        1,
+    ),
+    "absl-status-internal-after-info": (
+        [
+            "I0000 00:00:1712345678.123456  4411 service.cc:145] XLA service initialized",
+            "INTERNAL: ptxas exited with non-zero exit code 65280, output: ",
+        ],
+        2,
+    ),
+    # near miss: a status name quoted inside a sentence is not an absl::Status statement; the
+    # exception line stating it ranks first
+    "absl-status-quoted-near-miss": (
+        [
+            "retrying after status INTERNAL: ignored",
+            "jax.errors.JaxRuntimeError: INVALID_ARGUMENT: Executable expected parameter 0 of size"
+            " 4096 but got buffer with incompatible size 2048",
+        ],
+        2,
+    ),
     # glibc's malloc verdict above Open MPI's signal report
     "malloc-ompi": (
         [

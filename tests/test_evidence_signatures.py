@@ -731,7 +731,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-dh (session 46) adds '=outdated_dr' (OBS's NVENC probe obs-nvenc-test printing its
     # verdict 'reason=outdated_driver' as an INI key, one key a line with no error word; the only
     # statement that the driver's NVENC API is older than the build's): 145 -> 146.
-    assert len(lits) <= 146, "each literal costs grep time; see prefilter.py"
+    # Tune-ee (session 47) adds the suspicious-line words 'RESOURCE_EXHAUSTED: ', 'INTERNAL: ',
+    # 'INVALID_ARGUMENT: ' and 'UNIMPLEMENTED: ': an absl::Status as XLA/JAX/TensorFlow print it
+    # ('<CODE>: <message>', absl/status/status.cc Status::ToString), an error statement with no
+    # error word (round 94's unknown/hvr-1 showed no suspicious line at all); FAILED_PRECONDITION
+    # holds 'FAILED' already, the rarer codes are left out for grep time: 146 -> 150.
+    assert len(lits) <= 150, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:

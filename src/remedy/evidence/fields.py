@@ -1381,7 +1381,11 @@ def spawn_fields(text: str) -> dict[str, str]:
 # ninja-missing-under-package-that-installs-ninja), not code.
 # tune-bf (round 31's null fzl-2): a library missing under torch's own import frame is read
 # the same way (field signal torch-bundled-library-missing-at-torch-import)
-FRAME_SIGNATURES = frozenset({"ninja-missing", "shared-lib-not-found"})
+# tune-ee (round 94's null hvv-1): Triton's 'device kernel image is invalid' with no frame
+# above it (field signal bare-triton-invalid-kernel-image-names-no-driver)
+FRAME_SIGNATURES = frozenset(
+    {"ninja-missing", "shared-lib-not-found", "triton-invalid-kernel-image"}
+)
 FRAMES_BEFORE = 40
 _SITE_FRAME = re.compile(
     r'File "(?P<prefix>[^"]+?)[\\/][Ll]ib[\\/](?:python\d+(?:\.\d+)?[\\/])?'

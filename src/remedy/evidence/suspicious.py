@@ -172,6 +172,16 @@ WORDS: tuple[str, ...] = (
     # due CUDA being in bad state: <name>'); scored low (_KIT_GPU_SKIP) and made the statement
     # only where the same log's GPU Foundation then created no device (NOTES_STATED_BY_VERDICTS)
     "Skipping NVIDIA GPU due ",
+    # (tune-ee, round 94's unknown/hvr-1) an absl::Status as XLA/JAX/TensorFlow print it:
+    # absl/status/status.cc Status::ToString writes StatusCodeToString(code) + ": " + message
+    # ('RESOURCE_EXHAUSTED: Shared memory size limit exceeded: requested ..., available: ...',
+    # XLA's GPU kernel launch check), an error statement with no error word. The codes XLA's GPU
+    # backend returns most (FAILED_PRECONDITION holds 'FAILED' already); scored as an exception
+    # line only at the start of a line (_STATUS_CODE_HEAD)
+    "RESOURCE_EXHAUSTED: ",
+    "INTERNAL: ",
+    "INVALID_ARGUMENT: ",
+    "UNIMPLEMENTED: ",
 )
 
 # file:line[:col]: [fatal ]error  |  file(line): error  |  [tool: ]error:  (gcc, nvcc, ld, cicc)
@@ -237,7 +247,10 @@ _WHAT = re.compile(r"^\s*what\(\):\s+\S")
 # with that line (the earlier goes first), above the signal handlers' and runtimes' trailers
 # printed after it (Paddle's 'FatalError: `Process abort signal` is detected by the operating
 # system.', c10's 'Exception raised from ...'; round 48's unknown/geq-1)
-_TERMINATE = re.compile(r"^terminate called after throwing an instance of ")
+# (tune-ee, round 94's unknown/huk-1) searched, not matched at the start: the handler writes to
+# stderr with no newline before it, so a progress bar that tqdm redraws with '\r' and no newline
+# (SGLang's 'Capturing batches ... it/s]') runs into it on one line as a log is pasted
+_TERMINATE = re.compile(r"terminate called after throwing an instance of ")
 # nvidia-smi's own statement that it could not reach the driver ('NVIDIA-SMI has failed because
 # it couldn't communicate with the NVIDIA driver', the tool's whole failure in one line): it
 # ranks with an exception line, so a later tool's 'Error!' record (DKMS die(), printed for a
@@ -252,6 +265,14 @@ _TOOL_FAILED_BECAUSE = re.compile(r"^NVIDIA-SMI has failed because\b")
 # (the status families whose names programs print so: OptiX's, the driver API's CUDA_ERROR_*,
 # NVRTC's; a message, not a settings echo like 'CUDA_ERROR_CHECK_LEVEL: 2', follows)
 _STATUS_NAME_HEAD = re.compile(r"^(?:OPTIX|CUDA|NVRTC)_ERROR_[A-Z0-9_]+: [A-Za-z]")
+# an absl::Status line (absl/status/status.cc: StatusCodeToString + ": " + message), how XLA,
+# JAX and TensorFlow state an error without an exception name; the canonical codes of
+# absl/status/status.h (tune-ee, round 94's unknown/hvr-1)
+_STATUS_CODE_HEAD = re.compile(
+    r"^(?:CANCELLED|INVALID_ARGUMENT|DEADLINE_EXCEEDED|NOT_FOUND|ALREADY_EXISTS|PERMISSION_DENIED"
+    r"|RESOURCE_EXHAUSTED|FAILED_PRECONDITION|ABORTED|OUT_OF_RANGE|UNIMPLEMENTED|INTERNAL"
+    r"|UNAVAILABLE|DATA_LOSS|UNAUTHENTICATED): \S"
+)
 # a location header printed before the message it locates: c10's backtrace heading
 # ('Exception raised from <func> at <file>:<line> (most recent call first):', c10/util/
 # Exception.cpp), a C/C++ 'Error at <file>:<line> in <func>' report (NVSHMEM's
@@ -649,9 +670,10 @@ def _base_score(text: str) -> tuple[float, str]:
     elif (
         _PY_EXC.match(text.lstrip())
         or _WHAT.match(text)
-        or _TERMINATE.match(text)
+        or _TERMINATE.search(text)
         or _TOOL_FAILED_BECAUSE.match(text)
         or _STATUS_NAME_HEAD.match(text)
+        or _STATUS_CODE_HEAD.match(text)
     ):
         score, why = 6.0, "exception line"
     elif _TRACING_ERROR.match(text):
