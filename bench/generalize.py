@@ -1631,6 +1631,20 @@ TUNED_AFTER: list[str] = [
     "no new prefilter literal; gpu-model-named lines stay first-error candidates), and the first "
     "skip above gpu.foundation's 'No device could be created' ranks with it; masked-GPU skips "
     "with no such error stay a note (unknown/hri-1 left) -> no class (first-error line only)",
+    "after 906b0001 (round 94's toolkit-found/hvg-1, MrOz59/Apollo-Linux#28): signature "
+    "cmake-project-cuda-not-found, a CMake project's own 'CUDA [toolkit|compiler] not found' "
+    "right under 'CMake Error at ... (message):' (LizardByte/Sunshine "
+    "cmake/compile_definitions/linux.cmake after check_language(CUDA)), predicted by toolkit-found",
+    "after 906b0001 (round 94's toolkit-links-cudart/hvk-1, tensor-compiler/taco#319): "
+    "signature build-input-library-missing (GNU make remake.c 'No rule to make target ..., "
+    "needed by ...', ninja's '..., missing and no known rule to make it') for a library file; "
+    "field signal cudart-input-file-missing-is-link-layout names toolkit-links-cudart for "
+    "libcudart[_static] only",
+    "after 906b0001 (round 94's cuda-home-is-toolkit/hvw-1, Kaggle/docker-python#1359): "
+    "signature include-directive-echo (GCC/clang's ' NN | #include \"X\"' echo, or its cut "
+    "tail for a crt/ header); field signals crt-header-{missing,echo}-in-extension-build-is-"
+    "cuda-home: a crt/ header missing beside a Python extension build frame "
+    "(torch.utils.cpp_extension _find_cuda_home) -> cuda-home-is-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(
