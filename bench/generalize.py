@@ -1640,6 +1640,20 @@ TUNED_AFTER: list[str] = [
     "after 906b0001 (round 94's unknown/hvv-1): a Triton 'Triton Error [CUDA]: device kernel image is invalid' standing alone (no site-packages frame above it, no wrapper before it, no driver line in the log) names no cause (field signal bare-triton-invalid-kernel-image-names-no-driver, frame_packages read for triton-invalid-kernel-image); CUDA_ERROR_INVALID_IMAGE fits a ptxas newer than the driver and a cubin for another GPU alike; triton-lang/triton third_party/nvidia/backend/driver.c loadBinary/gpuAssert, triton-lang/triton#1323",
     "after 906b0001 (round 94's unknown/hvr-1): absl::Status lines ('RESOURCE_EXHAUSTED: ...', 'INTERNAL: ...', any canonical code at line start) are exception-level suspicious lines, four codes added as prefilter words; abseil absl/status/status.cc Status::ToString, openxla/xla Triton fusion emitter ResourceExhausted('Shared memory size limit exceeded')",
     "after 906b0001 (round 94's unknown/huk-1): libstdc++'s 'terminate called after throwing an instance of' ranks as an exception line where it follows other text on the line (a tqdm bar redrawn without a newline); gcc libstdc++-v3/libsupc++/vterminate.cc",
+    "after 906b0001 (round 94's toolkit-found/hvg-1, MrOz59/Apollo-Linux#28): signature "
+    "cmake-project-cuda-not-found, a CMake project's own 'CUDA [toolkit|compiler] not found' "
+    "right under 'CMake Error at ... (message):' (LizardByte/Sunshine "
+    "cmake/compile_definitions/linux.cmake after check_language(CUDA)), predicted by toolkit-found",
+    "after 906b0001 (round 94's toolkit-links-cudart/hvk-1, tensor-compiler/taco#319): "
+    "signature build-input-library-missing (GNU make remake.c 'No rule to make target ..., "
+    "needed by ...', ninja's '..., missing and no known rule to make it') for a library file; "
+    "field signal cudart-input-file-missing-is-link-layout names toolkit-links-cudart for "
+    "libcudart[_static] only",
+    "after 906b0001 (round 94's cuda-home-is-toolkit/hvw-1, Kaggle/docker-python#1359): "
+    "signature include-directive-echo (GCC/clang's ' NN | #include \"X\"' echo, or its cut "
+    "tail for a crt/ header); field signals crt-header-{missing,echo}-in-extension-build-is-"
+    "cuda-home: a crt/ header missing beside a Python extension build frame "
+    "(torch.utils.cpp_extension _find_cuda_home) -> cuda-home-is-toolkit",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -110,6 +110,8 @@ def _example_params() -> list[Any]:
 
 # the line a `near:` guard looks for, per signature, as it precedes the example in a real log
 NEAR_CONTEXT = {
+    # tune-ec: CMake's message(FATAL_ERROR) header right above the project's text
+    "cmake-project-cuda-not-found": "CMake Error at cmake/compile_definitions/linux.cmake:64 (message):",
     "flashinfer-arch-list-invalid": '  File "/x/flashinfer/compilation_context.py", line 65, in __init__',
     "cuda-api-call-echoed-after-arity-error": "ctx2.cu(4): error: too few arguments in function call",
     "cccl-macro-echoed-under-declaration-error": "zip.hpp(182): error: this declaration has no storage class or type specifier",
@@ -736,7 +738,12 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # ('<CODE>: <message>', absl/status/status.cc Status::ToString), an error statement with no
     # error word (round 94's unknown/hvr-1 showed no suspicious line at all); FAILED_PRECONDITION
     # holds 'FAILED' already, the rarer codes are left out for grep time: 146 -> 150.
-    assert len(lits) <= 150, "each literal costs grep time; see prefilter.py"
+    # Tune-ec (session 47) adds 'No rule to m' (GNU make's 'No rule to make target X, needed
+    # by Y' for a library file a target links by path, with no error word; ninja's form
+    # holds 'error'), '#include' and 'crt/' (the compiler's echo of the #include line it
+    # stopped at, ' NN | #include "X"', and a paste's cut tail 'crt/host_defines.h"', where
+    # the fatal-error line above it is lost; neither holds an error word): 150 -> 153.
+    assert len(lits) <= 153, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
