@@ -1631,6 +1631,13 @@ TUNED_AFTER: list[str] = [
     "no new prefilter literal; gpu-model-named lines stay first-error candidates), and the first "
     "skip above gpu.foundation's 'No device could be created' ranks with it; masked-GPU skips "
     "with no such error stay a note (unknown/hri-1 left) -> no class (first-error line only)",
+    "after 906b0001 (round 94's triton-knows-gpu/huu-1, jax-ml/jax-triton#114): new signature "
+    "triton-ptx-header-below-target, ptxas' 'PTX .version X does not support .target sm_Y' "
+    "taken only under Triton's 'Internal Triton PTX codegen error' header (near:), predicted by "
+    "triton-knows-gpu: Triton <= 2.0 wrote .version from a table capped at 7.4 and .target from "
+    "the GPU (lib/Target/PTX/PTXTranslation.cpp translateLLVMIRToPTX, python/triton/compiler.py "
+    "ptx_get_version); the same line without the header names no class -> triton-knows-gpu; "
+    "hun-1 (cut after 'ptxas fatal') and hut-1 (cut before the ValueError) left flagged",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -111,6 +111,8 @@ def _example_params() -> list[Any]:
 # the line a `near:` guard looks for, per signature, as it precedes the example in a real log
 NEAR_CONTEXT = {
     "flashinfer-arch-list-invalid": '  File "/x/flashinfer/compilation_context.py", line 65, in __init__',
+    # tune-eb: Triton 2.0's compile_ptx_to_cubin header over ptxas' log
+    "triton-ptx-header-below-target": "RuntimeError: Internal Triton PTX codegen error: ",
     "cuda-api-call-echoed-after-arity-error": "ctx2.cu(4): error: too few arguments in function call",
     "cccl-macro-echoed-under-declaration-error": "zip.hpp(182): error: this declaration has no storage class or type specifier",
     "capture-cuda-error-oom": '  File "/x/torch/cuda/graphs.py", line 647, in capture_end',
