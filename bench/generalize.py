@@ -1654,6 +1654,13 @@ TUNED_AFTER: list[str] = [
     "tail for a crt/ header); field signals crt-header-{missing,echo}-in-extension-build-is-"
     "cuda-home: a crt/ header missing beside a Python extension build frame "
     "(torch.utils.cpp_extension _find_cuda_home) -> cuda-home-is-toolkit",
+    "after 906b0001 (round 94's triton-knows-gpu/huu-1, jax-ml/jax-triton#114): new signature "
+    "triton-ptx-header-below-target, ptxas' 'PTX .version X does not support .target sm_Y' "
+    "taken only under Triton's 'Internal Triton PTX codegen error' header (near:), predicted by "
+    "triton-knows-gpu: Triton <= 2.0 wrote .version from a table capped at 7.4 and .target from "
+    "the GPU (lib/Target/PTX/PTXTranslation.cpp translateLLVMIRToPTX, python/triton/compiler.py "
+    "ptx_get_version); the same line without the header names no class -> triton-knows-gpu; "
+    "hun-1 (cut after 'ptxas fatal') and hut-1 (cut before the ValueError) left flagged",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -113,6 +113,8 @@ NEAR_CONTEXT = {
     # tune-ec: CMake's message(FATAL_ERROR) header right above the project's text
     "cmake-project-cuda-not-found": "CMake Error at cmake/compile_definitions/linux.cmake:64 (message):",
     "flashinfer-arch-list-invalid": '  File "/x/flashinfer/compilation_context.py", line 65, in __init__',
+    # tune-eb: Triton 2.0's compile_ptx_to_cubin header over ptxas' log
+    "triton-ptx-header-below-target": "RuntimeError: Internal Triton PTX codegen error: ",
     "cuda-api-call-echoed-after-arity-error": "ctx2.cu(4): error: too few arguments in function call",
     "cccl-macro-echoed-under-declaration-error": "zip.hpp(182): error: this declaration has no storage class or type specifier",
     "capture-cuda-error-oom": '  File "/x/torch/cuda/graphs.py", line 647, in capture_end',
