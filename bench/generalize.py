@@ -1661,6 +1661,26 @@ TUNED_AFTER: list[str] = [
     "the GPU (lib/Target/PTX/PTXTranslation.cpp translateLLVMIRToPTX, python/triton/compiler.py "
     "ptx_get_version); the same line without the header names no class -> triton-knows-gpu; "
     "hun-1 (cut after 'ptxas fatal') and hut-1 (cut before the ValueError) left flagged",
+    "after 0aac4f0d (round 94's package-has-gpu-arch/hwa-1, blakeblackshear/frigate#6666): "
+    "signature ngc-container-gpu-not-yet-supported, predicted by package-has-gpu-arch: the NGC "
+    "entrypoint's 'WARNING: Detected NVIDIA <GPU> GPU, which is not yet supported in this version "
+    "of the container' (the image's release predates the GPU); the bare 'No supported GPU(s) "
+    "detected' (context signature ngc-container-no-supported-gpu) stays unnamed alone (unknown/hhh-1, "
+    "an MPS server), and the warning without that refusal names nothing (field signal "
+    "ngc-gpu-not-yet-supported-without-refusal; unknown/gda-7); source: NGC container entrypoint "
+    "(/opt/nvidia/entrypoint.d), public quotes read through the code index",
+    "after 0aac4f0d (round 94's package-has-gpu-arch/hwe-1, nanoporetech/dorado#498): "
+    "fields.check_contexts reads the c10 stack below a 'no kernel image' (first_frame_lib, the "
+    "library of frame #0, c10::Error); field signal no-kernel-image-in-bundled-libtorch: a frame "
+    "#0 outside torch's own libc10/libtorch* is a program with libtorch built in -> "
+    "package-has-gpu-arch, wheel-has-gpu-arch excluded; source: pytorch c10/util/Backtrace.cpp",
+    "after 0aac4f0d (round 94's ld-library-path-not-shadowing/hvo-1, jax-ml/jax#28929): "
+    "signature ld-debug-library-needed-by (glibc LD_DEBUG=libs 'file=<lib> [0];  needed by "
+    "<object>') and fields.ld_search_fields (the last 'trying file=' before 'generating link "
+    "map' and its search list); field signal ld-debug-wheel-cuda-dependency-from-ld-library-path: "
+    "a CUDA library a site-packages object needs found through LD_LIBRARY_PATH outside "
+    "site-packages -> ld-library-path-not-shadowing; source: glibc elf/dl-load.c _dl_map_object; "
+    "prefilter 146 -> 147 (';  needed by')",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -1343,12 +1343,75 @@ def check_fields(text: str) -> dict[str, str]:
     return {"cuda_check": "c10"} if _C10_CHECK.search(text) else {}
 
 
+# tune-ed (round 94's hwe-1): a C++ exception's stack ('Exception raised from ... (most recent
+# call first):', then 'frame #N: <symbol> + 0x.. (0x.. in <library>)', c10/util/Backtrace.cpp)
+# names the binary the throwing code lives in. frame #0 is c10::Error's constructor: in a torch
+# install that is torch's own libc10 (or c10.dll); any other library there carries a copy of
+# libtorch built into it (a prebuilt program that bundles its own, e.g. dorado's
+# libdorado_torch_lib.so), which no torch wheel swap changes.
+FRAME_LIB_AFTER = 20
+_FIRST_CXX_FRAME = re.compile(r"\bframe #0: [^\n]*?\(0x[0-9a-fA-F]+ in (?P<path>[^()\n]+?)\)")
+
+
+def frame_lib_fields(text: str) -> dict[str, str]:
+    """first_frame_lib: the file name of the library of 'frame #0' of a c10 stack in ``text``."""
+    m = _FIRST_CXX_FRAME.search(text)
+    if not m:
+        return {}
+    name = re.split(r"[\\/]", m.group("path").strip())[-1]
+    return {"first_frame_lib": name} if name else {}
+
+
+# tune-ed (round 94's hvo-1): glibc's LD_DEBUG=libs trace (elf/dl-load.c, elf/dl-object.c)
+# prints, for each DT_NEEDED the loader resolves, 'file=<lib> [<ns>];  needed by <object>
+# [<ns>]', then 'find library=<lib> [<ns>]; searching', one ' search path=<dirs>\t\t(<source>)'
+# (LD_LIBRARY_PATH, 'RUNPATH from file <object>', 'system search path') or ' search
+# cache=/etc/ld.so.cache' per search list, ' trying file=<path>' per candidate, and 'file=<lib>
+# [<ns>];  generating link map' once one opened: the last candidate tried is the one loaded,
+# found through the last search list named above it.
+LDDEBUG_SIGNATURE = "ld-debug-library-needed-by"
+LDDEBUG_AFTER = 24
+_LD_NEEDED = re.compile(r"\bfile=(?P<lib>[^\s\[\]]+) \[\d+\];\s+needed by ")
+_LD_STEP = re.compile(
+    r"\bsearch path=\S*\s+\((?P<src>[^)]+)\)|\bsearch (?P<cache>cache)=\S+|\btrying file=(?P<file>\S+)"
+)
+
+
+def ld_search_fields(text: str) -> dict[str, str]:
+    """ld_resolved_path / ld_resolved_via: where an LD_DEBUG trace in ``text`` found the
+    library its first 'needed by' line asks for, and through which search list."""
+    m = _LD_NEEDED.search(text)
+    if not m:
+        return {}
+    rest = text[m.end() :]
+    nxt = _LD_NEEDED.search(rest)
+    if nxt:
+        rest = rest[: nxt.start()]
+    done = re.search(
+        r"\bfile=" + re.escape(m.group("lib")) + r" \[\d+\];\s+generating link map", rest
+    )
+    if not done:
+        return {}
+    via, path = "", ""
+    for step in _LD_STEP.finditer(rest[: done.start()]):
+        if step.group("src") or step.group("cache"):
+            via = (step.group("src") or step.group("cache")).strip()
+        elif step.group("file"):
+            path = step.group("file")
+    return {"ld_resolved_path": path, "ld_resolved_via": via} if path and via else {}
+
+
 def check_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
     """symptom index of each CHECK_SIGNATURES line -> check_fields of it and the CHECK_AFTER
-    non-blank lines below it (same file): which library's error check printed the CUDA error."""
+    non-blank lines below it (same file): which library's error check printed the CUDA error;
+    and the library of the first frame of the stack below it (FRAME_LIB_AFTER lines)."""
     out: dict[int, dict[str, str]] = {}
     for sig in sorted(CHECK_SIGNATURES):
         out |= _contexts(symptoms, sig, 0, CHECK_AFTER, check_fields)
+        for i, f in _contexts(symptoms, sig, 0, FRAME_LIB_AFTER, frame_lib_fields).items():
+            out[i] = {**out.get(i, {}), **f}
+    for i, f in _contexts(symptoms, LDDEBUG_SIGNATURE, 0, LDDEBUG_AFTER, ld_search_fields).items():
+        out[i] = {**out.get(i, {}), **f}
     spawned = _contexts(symptoms, SPAWN_SIGNATURE, SPAWN_AROUND, SPAWN_AROUND, spawn_fields)
     for i, f in spawned.items():
         out[i] = {**out.get(i, {}), **f}
