@@ -1688,6 +1688,21 @@ TUNED_AFTER: list[str] = [
     "a CUDA library a site-packages object needs found through LD_LIBRARY_PATH outside "
     "site-packages -> ld-library-path-not-shadowing; source: glibc elf/dl-load.c _dl_map_object; "
     "prefilter 146 -> 147 (';  needed by')",
+    "after 1f0bc7a4 (round 95's unknown/hxe-1): FFmpeg's relays of a hwcontext failure ('Device "
+    "creation failed: ', \"Failed to set value '\", 'Error parsing global options: ') are wrapper "
+    "wording, so the '[AVHWDeviceContext] cu->cuInit(0) failed -> CUDA_ERROR_*' line ranks first; "
+    "source: FFmpeg fftools/ffmpeg_hw.c hw_device_init_from_string, fftools/cmdutils.c "
+    "write_option, fftools/ffmpeg_opt.c ffmpeg_parse_options, libavutil/cuda_check.h",
+    "after 1f0bc7a4 (round 95's unknown/hxm-1): NCCL's INFO notes on optional plugins and "
+    "libibverbs it did without ('<X>/Plugin: Could not find: libnccl-*.so', 'Failed to open "
+    "libibverbs.so[.1]') score as notes and let a verdict of the log go first; 'exceeds' is a "
+    "verdict word; lines opening with the same record head (a lower-case host) are not a "
+    "hard-wrapped sentence; source: NVIDIA/nccl src/misc/ibvwrap.cc buildIbvSymbols, "
+    "src/plugin/*.cc",
+    "after 1f0bc7a4 (round 95's unknown/hxn-1): ptxas's \"Feature '<x>' requires PTX ISA "
+    ".version <v> or later\" / 'requires .target sm_XX or higher' quoted without its error "
+    "prefix is a verdict of a short log; source: ptxas diagnostics (closed source), "
+    "triton-lang/triton#3899",
 ]
 
 TOOLCHAIN_ENV = re.compile(

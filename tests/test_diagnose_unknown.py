@@ -873,6 +873,53 @@ FIRST_ERROR_SHAPES = {
         ],
         2,
     ),
+    # tune-fd (round 95's unknown/hxe-1): FFmpeg's hwcontext states the CUDA error; fftools'
+    # 'Device creation failed', 'Failed to set value ... for option' and 'Error parsing global
+    # options' only relay its code
+    "ffmpeg-hwdevice-relays": (
+        [
+            "[AVHWDeviceContext @ 0x55f1c3a2e8c0] cu->cuInit(0) failed -> CUDA_ERROR_NO_DEVICE:"
+            " no CUDA-capable device is detected",
+            "Device creation failed: -542398533.",
+            "Failed to set value 'cuda=cu:0' for option 'init_hw_device': Generic error in an"
+            " external library",
+            "Error parsing global options: Generic error in an external library",
+        ],
+        1,
+    ),
+    # near miss: the option relay alone is still shown
+    "ffmpeg-option-relay-alone": (
+        ["Failed to set value 'cuda=cu:0' for option 'init_hw_device': Invalid argument"],
+        1,
+    ),
+    # tune-fd (round 95's unknown/hxm-1): NCCL's INFO notes on plugins it did without are not
+    # errors; the limit verdict (an INFO line too) is the statement. Lower-case host headers
+    # are records, not a hard-wrapped sentence
+    "nccl-info-exceeds-after-probe-notes": (
+        [
+            "node3:21876:21876 [0] NCCL INFO NCCL version 2.25.1+cuda12.8",
+            "node3:21876:21890 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using"
+            " internal network plugin.",
+            "node3:21876:21890 [0] NCCL INFO Failed to open libibverbs.so[.1]",
+            "node3:21876:21890 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn"
+            " maxSharedMem 79856",
+        ],
+        4,
+    ),
+    # near miss: NCCL's WARN after the probe notes is the statement
+    "nccl-warn-after-probe-notes": (
+        [
+            "node3:21876:21890 [0] NCCL INFO Failed to open libibverbs.so[.1]",
+            "node3:21876:21890 [0] transport/p2p.cc:275 NCCL WARN Cuda failure 'peer access is"
+            " not supported between these two devices'",
+        ],
+        2,
+    ),
+    # tune-fd (round 95's unknown/hxn-1): ptxas's feature verdict without its 'error   :' prefix
+    "ptxas-feature-requires": (
+        ["Feature 'cvt with .e4m3x2/.e5m2x2 on sm_89' requires PTX ISA .version 8.1 or later"],
+        1,
+    ),
     # glibc's malloc verdict above Open MPI's signal report
     "malloc-ompi": (
         [

@@ -430,6 +430,18 @@ _WRAPPER = (
     # (fftools/ffmpeg_enc.c enc_open)
     "Error initializing output stream ",
     "Error while opening encoder",
+    # (tune-fd, round 95's unknown/hxe-1) FFmpeg's relays of a hardware device that did not
+    # open: the hwcontext logs its own reason first under its '[AVHWDeviceContext @ 0x...]'
+    # context ('cu->cuInit(0) failed -> CUDA_ERROR_UNKNOWN: unknown error', libavutil
+    # cuda_check.h ff_cuda_check), then fftools prints 'Device creation failed: <AVERROR>.'
+    # (fftools/ffmpeg_hw.c hw_device_init_from_string), 'Failed to set value '<arg>' for option
+    # '<opt>': <av_err2str>' (fftools/cmdutils.c write_option, for any option whose handler
+    # failed) and 'Error parsing global options: <av_err2str>' (fftools/ffmpeg_opt.c
+    # ffmpeg_parse_options: "Error %s: %s\n" with errmsg). Each repeats the code of the line
+    # above it; alone, each is still shown
+    "Device creation failed: ",
+    "Failed to set value '",
+    "Error parsing global options: ",
     # (tune-di, round 90's unknown/hqp-1) llamafile's verdict on a GPU backend it could not
     # import ('fatal error: support for --gpu nvidia was explicitly requested, but it wasn't
     # available', mozilla-ai/llamafile llamafile/cuda.c ImportCuda and llamafile/metal.c
@@ -503,6 +515,17 @@ def julia_exception_boxes(lines: list[SuspiciousLine]) -> list[SuspiciousLine]:
 # parameters')
 _KIT_GPU_SKIP = re.compile(r"\[gpu\.foundation(?:\.plugin)?\]\s+Skipping NVIDIA GPU due ")
 KIT_GPU_SKIP_REASON = "Kit's GPU Foundation skips a GPU (a note: it skips every masked GPU)"
+# (tune-fd, round 95's unknown/hxm-1) NCCL's INFO notes on optional components it probed for
+# and did without, printed on every host that lacks them: the plugin loader's '<NET|TUNER|
+# PROFILER|ENV>/Plugin: Could not find: libnccl-<x>.so...' (NCCL >= 2.19 src/plugin/*.cc, then
+# 'Using internal ... plugin') and the verbs probe 'Failed to open libibverbs.so[.1]'
+# (src/misc/ibvwrap.cc buildIbvSymbols, INFO(NCCL_INIT, ...) since NCCL 2.4; a WARN before). NCCL
+# states its errors in WARN lines: these are notes, and a verdict worded without an error word
+# in the same log goes first (verdict_lines)
+_NCCL_PROBE_NOTE = re.compile(
+    r"\bNCCL INFO (?:\w+/Plugin ?: Could not find: lib\S*nccl|Failed to open libibverbs\.so\b)"
+)
+NCCL_PROBE_NOTE_REASON = "NCCL's note on an optional plugin or library it did without"
 _KIT_NO_DEVICE = re.compile(r"\[gpu\.foundation(?:\.plugin)?\]\s+No device could be created\b")
 
 
@@ -657,6 +680,8 @@ def _base_score(text: str) -> tuple[float, str]:
         return 0.5, "heading without a message"
     if _KIT_GPU_SKIP.search(text):
         return 0.5, KIT_GPU_SKIP_REASON
+    if _NCCL_PROBE_NOTE.search(text):
+        return 0.5, NCCL_PROBE_NOTE_REASON
     if len(_TALLY.findall(text)) >= 2:
         return 1.5, "a tally of diagnostics (a summary)"
     if is_diagnostic(text):
@@ -801,6 +826,12 @@ _VERDICT = re.compile(
     # (tune-cc, round 63's unknown/gnn-1)
     r"|\bno\ssolution\sfound\b"
     r"|\bmultiple definition of\b"
+    # (tune-fd, round 95) ptxas's verdict on an instruction the PTX's .version or .target does
+    # not allow, quoted without its 'ptxas <file>, line <n>; error   : ' prefix: "Feature
+    # '<instr>' requires PTX ISA .version 8.1 or later", "Feature '<x>' requires .target sm_90 or
+    # higher" (unknown/hxn-1); and a limit check's verdict ('ncclMaxSharedMem 82240 exceeds
+    # device/fn maxSharedMem 79856', an NCCL INFO line: unknown/hxm-1)
+    r"|\bFeature\s'[^']+'\srequires\b|\bexceeds\b"
     # a build's own statement that it lacks the GPU backend, quoted without the exception that
     # carries it (tune-cb, round 61's unknown/gmd-1): torch's _lazy_init (pytorch
     # torch/cuda/__init__.py: raise AssertionError("Torch not compiled with CUDA enabled")),
@@ -838,6 +869,18 @@ _WRAPPED_PROSE = re.compile(r"^[A-Za-z][^\t]{39,}[^\s.:;!?]$")
 _WRAP_MAX_LINES = 5
 
 
+# (tune-fd) a log record's header of a lower-case host name ('node3:21876:21890 [1] NCCL INFO
+# ...', NCCL's '%s:%d:%d [%d] NCCL INFO' in src/debug.cc; syslog's '<host> <prog>[pid]:' after
+# its date) starts every line of the log the same way: two lines that open with the same word
+# are two records, not one sentence wrapped
+_RECORD_HEAD = re.compile(r"^([\w.-]+)[:\s]")
+
+
+def _same_record_head(line: str, above: str) -> bool:
+    head, head_above = _RECORD_HEAD.match(line), _RECORD_HEAD.match(above)
+    return bool(head and head_above and head.group(1) == head_above.group(1))
+
+
 def _sentence_start(lines: list[str], n: int) -> int:
     """The line (1-based) where the sentence that line ``n`` of ``lines`` carries on starts:
     ``n`` itself unless ``n`` continues a hard-wrapped line above it (_CONTINUATION)."""
@@ -847,6 +890,7 @@ def _sentence_start(lines: list[str], n: int) -> int:
         and n - start < _WRAP_MAX_LINES
         and _CONTINUATION.match(lines[start - 1])
         and _WRAPPED_PROSE.match(lines[start - 2].rstrip())
+        and not _same_record_head(lines[start - 1], lines[start - 2])
     ):
         start -= 1
     return start
@@ -865,8 +909,13 @@ def verdict_lines(sources: list[str]) -> list[SuspiciousLine]:
         warning: SuspiciousLine | None = None
         lines = short_log_lines(source, VERDICT_MAX_LINES) or []
         for n, text in enumerate(lines, 1):
-            # a lone 'UserWarning:' heads the message below it; it states nothing itself
-            if len(text.split()) > 1 and _VERDICT.search(text):
+            # a lone 'UserWarning:' heads the message below it; it states nothing itself; an
+            # NCCL note on a plugin it did without ('Could not find: libnccl-net.so') is a note
+            if (
+                len(text.split()) > 1
+                and _VERDICT.search(text)
+                and not _NCCL_PROBE_NOTE.search(text)
+            ):
                 start = _sentence_start(lines, n)
                 line = SuspiciousLine(
                     line=start,
@@ -973,7 +1022,9 @@ def with_unexplained(
                 )
             )
     if all(
-        s.reason.startswith(SIGNAL_DEATH_REASON) or _WRAPPED_REASON.search(s.reason) for s in out
+        s.reason.startswith((SIGNAL_DEATH_REASON, NCCL_PROBE_NOTE_REASON))
+        or _WRAPPED_REASON.search(s.reason)
+        for s in out
     ):
         # nothing but the shell's report that the process died (or nothing at all): a verdict
         # worded without an error word above it is the statement of the failure (cuDNN's
