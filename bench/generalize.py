@@ -1703,6 +1703,14 @@ TUNED_AFTER: list[str] = [
     ".version <v> or later\" / 'requires .target sm_XX or higher' quoted without its error "
     "prefix is a verdict of a short log; source: ptxas diagnostics (closed source), "
     "triton-lang/triton#3899",
+    "after 1f0bc7a4 (round 95's triton-finds-libcuda/hxt-1, huggingface/text-generation-inference"
+    "#1245): signature triton-libcuda-not-found also reads the second line of libcuda_dirs' "
+    "assertion message alone ('Possible files are located at [<ldconfig's libcuda.so.N>].Please "
+    "create a symlink of libcuda.so to any of the file(s).', Triton 2.x and 3.x wordings, the "
+    "two sentences wrapped or not); the other branch ('Please make sure GPU is set up ... "
+    "/sbin/ldconfig') alone stays unread; source: triton-lang/triton "
+    "third_party/nvidia/backend/driver.py and python/triton/common/build.py libcuda_dirs; "
+    "prefilter unchanged (needles hold 'libcuda.so')",
 ]
 
 TOOLCHAIN_ENV = re.compile(
