@@ -1711,6 +1711,12 @@ TUNED_AFTER: list[str] = [
     "/sbin/ldconfig') alone stays unread; source: triton-lang/triton "
     "third_party/nvidia/backend/driver.py and python/triton/common/build.py libcuda_dirs; "
     "prefilter unchanged (needles hold 'libcuda.so')",
+    "after 1f0bc7a4 (round 95's needed-files-provided/hwq-1, NVIDIA/numba-cuda#196): field "
+    "signal nvrtc-builtins-of-its-own-release-missing: 'nvrtc: error: failed to open "
+    "libnvrtc-builtins.so.M.m' (or nvrtc-builtins64_MM.dll, now in cuda-runtime-lib-not-found's "
+    "pattern) names NVRTC's own release's companion library -> needed-files-provided, "
+    "runtime-libs-match-cuda-major excluded; source: NVRTC's message as quoted in the thread, "
+    "knowledge/providers.yaml (nvidia-cuda-nvrtc-cu12 ships both files), Debian libnvrtc-builtinsM.m",
 ]
 
 TOOLCHAIN_ENV = re.compile(
