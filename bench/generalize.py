@@ -1717,6 +1717,14 @@ TUNED_AFTER: list[str] = [
     "pattern) names NVRTC's own release's companion library -> needed-files-provided, "
     "runtime-libs-match-cuda-major excluded; source: NVRTC's message as quoted in the thread, "
     "knowledge/providers.yaml (nvidia-cuda-nvrtc-cu12 ships both files), Debian libnvrtc-builtinsM.m",
+    "after 1f0bc7a4 (round 95's container-driver-satisfies-image/hyc-1, Frigate #7959): "
+    "signature driver-too-old also reads the TensorRT YOLO plugins' CHECK ('Cuda failure in file "
+    "'<f>' line <n>: 35', under insufficient-driver-unconfirmed when alone); new context signature "
+    "container-init-s6-overlay (s6-overlay's service paths and s6-rc lines: a container image's "
+    "PID 1); field signal tensorrt-plugin-insufficient-driver-in-container: that 35 beside s6 -> "
+    "container-driver-satisfies-image (the plugin runs only after TensorRT initialised CUDA: the "
+    "driver is present and older than the image's CUDA); source: jkjung-avt/tensorrt_demos "
+    "plugins/yolo_layer.h CHECK, just-containers/s6-overlay README; prefilter 154 -> 155 ('s6-')",
 ]
 
 TOOLCHAIN_ENV = re.compile(

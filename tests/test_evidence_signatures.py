@@ -748,7 +748,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-ed (session 47) adds ';  needed by' (glibc's LD_DEBUG=libs 'file=<lib> [0];  needed by
     # <object>' line, signature ld-debug-library-needed-by: a trace with no error word, the only
     # record of which directory the loader took a wheel's CUDA dependency from): 153 -> 154.
-    assert len(lits) <= 154, "each literal costs grep time; see prefilter.py"
+    # Tune-fb (session 47) adds 's6-' (s6-overlay's service paths and s6-rc's 'service X:
+    # starting' lines, signature container-init-s6-overlay: a container image's PID 1, context
+    # with no error word for a TensorRT plugin's 35): 154 -> 155.
+    assert len(lits) <= 155, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
