@@ -540,6 +540,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # tune-ea..ee worked on round 94; scored by 3f5dcc63 (after tune-ea..ee, blind to the round;
     # bench/results/round95/).
     ("3f5dcc63", "3f5dcc63"),
+    # round 96 (session 47): 9 logs (7 with a class, 2 whose cause no rule covers) collected by
+    # three engineers (col97a..c: leads left by round 95; local-LLM backends such as exllama
+    # and llama-cpp-python; image-generation front-ends) who never ran remedy on them, while
+    # tune-fa..fd worked on round 95; scored by 52b2e8b0 (after tune-fa..fd, blind to the
+    # round; bench/results/round96/).
+    ("52b2e8b0", "52b2e8b0"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
