@@ -546,6 +546,15 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # tune-fa..fd worked on round 95; scored by 52b2e8b0 (after tune-fa..fd, blind to the
     # round; bench/results/round96/).
     ("52b2e8b0", "52b2e8b0"),
+    # round 97 (session 48): 66 logs (34 with a class, 32 whose cause no rule covers) collected
+    # by twelve engineers (session 48's col97a..l: leads left by rounds 94-96; CUDA extension
+    # source builds; DeepSpeed and bitsandbytes; GPUs in containers and clusters; JAX,
+    # TensorFlow, CuPy and Numba; SGLang/vLLM/TensorRT-LLM 2025-2026; 3D vision and speech
+    # stacks) who never ran remedy on them; scored by cc972def (session 47's knowledge, blind
+    # to the round; bench/results/round97/). compat-libcuda-only-where-supported/hzt-1
+    # (named container-driver-satisfies-image, upgrade-driver) and cuda-home-is-toolkit/iat-1
+    # (named toolkit-links-cudart, link-layout-symlinks) count harmful.
+    ("cc972def", "cc972def"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
