@@ -207,18 +207,44 @@ def snapshot_diff(a: dict, b: dict, n: int = 12) -> str:
     return f"only before: {gone}\nonly after: {new}"
 
 
+# Starts that failed in a row (reset by a start that succeeds). A host that will not start is
+# tried once more (a transient failure of one container is not the test's); once two starts in
+# a row failed, later ones fail at once with that reason instead of waiting out sbx's limit
+# for every remaining test (a CI run once spent its whole time limit that way).
+_failed_starts: list[str] = []
+FAIL_FAST_AFTER = 2
+
+
+def _sbx_up(scenario: str, name: str, extra: tuple[str, ...]) -> subprocess.CompletedProcess:
+    _started.add(name)
+    try:
+        p = subprocess.run(
+            [str(SBX), "up", scenario, "--name", name, *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired as exc:
+        p = subprocess.CompletedProcess(exc.cmd, 124, "", f"timed out after {exc.timeout} s")
+    if p.returncode != 0:
+        down(name)
+    return p
+
+
 def up(scenario: str, name: str, *extra: str) -> Host:
     """`sbx up SCENARIO --name NAME`; torn down at exit unless `down` ran first."""
-    _started.add(name)
-    p = subprocess.run(
-        [str(SBX), "up", scenario, "--name", name, *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    if len(_failed_starts) >= FAIL_FAST_AFTER:
+        raise RuntimeError(
+            f"sbx up {scenario} not tried: the last {len(_failed_starts)} starts failed, "
+            f"the last with: {_failed_starts[-1]}"
+        )
+    p = _sbx_up(scenario, name, extra)
     if p.returncode != 0:
-        _started.discard(name)
-        raise RuntimeError(f"sbx up {scenario} failed: {p.stderr.strip()[-500:]}")
+        p = _sbx_up(scenario, name, extra)
+    if p.returncode != 0:
+        _failed_starts.append(f"{scenario}: {p.stderr.strip()[-500:]}")
+        raise RuntimeError(f"sbx up {scenario} failed (twice): {p.stderr.strip()[-500:]}")
+    _failed_starts.clear()
     return Host(json.loads(p.stdout.strip().splitlines()[-1]))
 
 
