@@ -121,20 +121,16 @@ class Host:
 
 @contextlib.contextmanager
 def _sbx_host(name: str) -> Iterator[Host]:
-    up = subprocess.run(
-        [str(SBX), "up", "seed-chain-b", "--name", name],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    if up.returncode != 0:
-        pytest.fail(f"sbx up failed: {up.stderr.strip()}")
-    info = json.loads(up.stdout.strip().splitlines()[-1])
+    import sandbox_hosts  # the suite's one way to start a host: retried once, then fail fast
+
+    try:
+        info = sandbox_hosts.up("seed-chain-b", name).rec
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
     try:
         yield Host(name=name, ssh_config=info["ssh_config"])
     finally:
-        subprocess.run([str(SBX), "down", name], capture_output=True, timeout=120, check=False)
+        sandbox_hosts.down(name)
 
 
 @contextlib.contextmanager
