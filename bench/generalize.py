@@ -1740,6 +1740,14 @@ TUNED_AFTER: list[str] = [
     "container-driver-satisfies-image (the plugin runs only after TensorRT initialised CUDA: the "
     "driver is present and older than the image's CUDA); source: jkjung-avt/tensorrt_demos "
     "plugins/yolo_layer.h CHECK, just-containers/s6-overlay README; prefilter 154 -> 155 ('s6-')",
+    "after cc972def (round 97's torch-arch-list-covers-gpu/hzc-1, pytorch/pytorch#3865): new "
+    "field signal no-kernel-image-in-thc-check-of-torch-source-build: THC's 'THCudaCheck(Warn) "
+    "FAIL file=' / 'cuda runtime error (N) : ... at <file>' naming a torch tree (aten/src/THC, "
+    "torch/lib/THC ...) under a user's home (/home/<u>, /root, /Users/<u>, C:\\Users\\<u>), "
+    "outside site-packages/conda, is a torch compiled from a checkout -> torch-arch-list-covers-gpu "
+    "(excludes wheel/package/flashinfer; the wheel THC prior no-kernel-image-in-thc-check-of-torch-"
+    "source is off then); source: pytorch/pytorch aten/src/THC/THCGeneral.cpp __THCudaCheck "
+    "(__FILE__ of the caller), cmake/Dependencies.cmake TORCH_CUDA_ARCH_LIST; no prefilter change",
 ]
 
 TOOLCHAIN_ENV = re.compile(
