@@ -1748,6 +1748,18 @@ TUNED_AFTER: list[str] = [
     "(excludes wheel/package/flashinfer; the wheel THC prior no-kernel-image-in-thc-check-of-torch-"
     "source is off then); source: pytorch/pytorch aten/src/THC/THCGeneral.cpp __THCudaCheck "
     "(__FILE__ of the caller), cmake/Dependencies.cmake TORCH_CUDA_ARCH_LIST; no prefilter change",
+    "after cc972def (round 97's jit-parallelism-fits-memory/hzl-1): process-killed takes the "
+    "shell's 'Killed' indented (pip's subprocess-exited-with-error block indents a build's "
+    "output six blanks), so killed-after-nvcc-command reads the nvcc command echoed above it; "
+    "source: pypa/pip src/pip/_internal/exceptions.py DiagnosticPipError._prefix_with_indent, "
+    "ninja-build/ninja src/subprocess-posix.cc",
+    "after cc972def (round 97's jit-ninja-on-path/hzq-1): signatures ninja-impostor-in-torch-jit "
+    "(near torch's 'as PyTorch extensions root...') and ninja-impostor (with torch's 'Ninja is "
+    "required' after it, field signal ninja-impostor-with-torch-ninja-check): Debian's "
+    "privilege-escalation detector /usr/sbin/ninja 0.1.3 answering torch's 'ninja --version' with "
+    "'die: error: must run as root'; CMake's own check of it names nothing; source: pytorch/pytorch "
+    "torch/utils/cpp_extension.py verify_ninja_availability, Ubuntu manpage ninja(8), "
+    "microsoft/eEVM#3, pristineio/webrtc-build-scripts#27",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -118,6 +118,8 @@ NEAR_CONTEXT = {
     "cuda-api-call-echoed-after-arity-error": "ctx2.cu(4): error: too few arguments in function call",
     "cccl-macro-echoed-under-declaration-error": "zip.hpp(182): error: this declaration has no storage class or type specifier",
     "capture-cuda-error-oom": '  File "/x/torch/cuda/graphs.py", line 647, in capture_end',
+    # tune-gc: torch's verbose JIT line before the detector's refusal
+    "ninja-impostor-in-torch-jit": "Using /root/.cache/torch_extensions/py311_cu121 as PyTorch extensions root...",
     # tune-v: vLLM's capture progress line before the collective's failure
     "nccl-unhandled-cuda-error-capturing": "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):",
     # tune-aa: the frame (outside torch/) that imports the compiled extension
@@ -751,7 +753,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-fb (session 47) adds 's6-' (s6-overlay's service paths and s6-rc's 'service X:
     # starting' lines, signature container-init-s6-overlay: a container image's PID 1, context
     # with no error word for a TensorRT plugin's 35): 154 -> 155.
-    assert len(lits) <= 155, "each literal costs grep time; see prefilter.py"
+    # Tune-gc (session 48) adds 'PyTorch' (the near: context of ninja-impostor-in-torch-jit:
+    # torch cpp_extension's verbose 'Using ... as PyTorch extensions root...', no error word;
+    # the detector's own 'die: error: ...' line is selected by 'error'): 155 -> 156.
+    assert len(lits) <= 156, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
