@@ -1740,6 +1740,16 @@ TUNED_AFTER: list[str] = [
     "container-driver-satisfies-image (the plugin runs only after TensorRT initialised CUDA: the "
     "driver is present and older than the image's CUDA); source: jkjung-avt/tensorrt_demos "
     "plugins/yolo_layer.h CHECK, just-containers/s6-overlay README; prefilter 154 -> 155 ('s6-')",
+    "after cc972def (round 97's extensions-match-torch-abi/ian-1, isl-org/Open3D#5882): "
+    "signatures open3d-torch-guard-crashed and -ipython (extensions-match-torch-abi): Open3D "
+    "0.16's torch-version guard dies in its mismatch branch formatting the message "
+    "('.'.join(release[:2] + ('*',)) over ints), so CPython's 'TypeError: sequence item 0: "
+    "expected str instance, int found' stands for 'Version mismatch: Open3D needs PyTorch "
+    "version X.*'; read only with the innermost frame open3d/ml/torch/__init__.py (near:, "
+    "CPython within 3, IPython 8 within 8); companion-built-for-other-torch also takes the "
+    "CloudViewer fork's guard; source: isl-org/Open3D python/open3d/ml/torch/__init__.py "
+    "(0.16.0 line 38, as #5882 and Open3D-ML#588 print it), Asher-1/ACloudViewer's copy; "
+    "prefilter unchanged",
 ]
 
 TOOLCHAIN_ENV = re.compile(
