@@ -1760,6 +1760,16 @@ TUNED_AFTER: list[str] = [
     "'die: error: must run as root'; CMake's own check of it names nothing; source: pytorch/pytorch "
     "torch/utils/cpp_extension.py verify_ninja_availability, Ubuntu manpage ninja(8), "
     "microsoft/eEVM#3, pristineio/webrtc-build-scripts#27",
+    "after cc972def (round 97's extensions-match-torch-abi/ian-1, isl-org/Open3D#5882): "
+    "signatures open3d-torch-guard-crashed and -ipython (extensions-match-torch-abi): Open3D "
+    "0.16's torch-version guard dies in its mismatch branch formatting the message "
+    "('.'.join(release[:2] + ('*',)) over ints), so CPython's 'TypeError: sequence item 0: "
+    "expected str instance, int found' stands for 'Version mismatch: Open3D needs PyTorch "
+    "version X.*'; read only with the innermost frame open3d/ml/torch/__init__.py (near:, "
+    "CPython within 3, IPython 8 within 8); companion-built-for-other-torch also takes the "
+    "CloudViewer fork's guard; source: isl-org/Open3D python/open3d/ml/torch/__init__.py "
+    "(0.16.0 line 38, as #5882 and Open3D-ML#588 print it), Asher-1/ACloudViewer's copy; "
+    "prefilter unchanged",
 ]
 
 TOOLCHAIN_ENV = re.compile(

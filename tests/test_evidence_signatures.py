@@ -144,6 +144,11 @@ NEAR_CONTEXT = {
     "half-atomic-add-not-declared-for-target": (
         'kernel.cu(25): error: no instance of overloaded function "atomicAdd" matches the argument list'
     ),
+    # tune-ge: the innermost frame of Open3D 0.16's torch-version guard (plain and IPython)
+    "open3d-torch-guard-crashed": (
+        '  File "/x/site-packages/open3d/ml/torch/__init__.py", line 38, in <module>'
+    ),
+    "open3d-torch-guard-crashed-ipython": "File ~/env/lib/python3.10/site-packages/open3d/ml/torch/__init__.py:38",
 }
 
 
