@@ -110,6 +110,8 @@ def _example_params() -> list[Any]:
 
 # the line a `near:` guard looks for, per signature, as it precedes the example in a real log
 NEAR_CONTEXT = {
+    # tune-gf: MSVC cl.exe's echo of DeepSpeed's has_function probe program, the line above
+    "msvc-feature-probe-link-miss": "test.c",
     # tune-ec: CMake's message(FATAL_ERROR) header right above the project's text
     "cmake-project-cuda-not-found": "CMake Error at cmake/compile_definitions/linux.cmake:64 (message):",
     "flashinfer-arch-list-invalid": '  File "/x/flashinfer/compilation_context.py", line 65, in __init__',
@@ -751,7 +753,11 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-fb (session 47) adds 's6-' (s6-overlay's service paths and s6-rc's 'service X:
     # starting' lines, signature container-init-s6-overlay: a container image's PID 1, context
     # with no error word for a TensorRT plugin's 35): 154 -> 155.
-    assert len(lits) <= 155, "each literal costs grep time; see prefilter.py"
+    # Tune-gf (session 48) adds 'test.c' (MSVC cl.exe's echo of the one-line C program
+    # DeepSpeed's OpBuilder.has_function compiles, the near guard of
+    # msvc-feature-probe-link-miss: the LNK1181 after it is the probe's answer, not a failed
+    # build; round 97's null unknown/hzp-1 was named needed-files-provided): 155 -> 156.
+    assert len(lits) <= 156, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
