@@ -1770,6 +1770,29 @@ TUNED_AFTER: list[str] = [
     "CloudViewer fork's guard; source: isl-org/Open3D python/open3d/ml/torch/__init__.py "
     "(0.16.0 line 38, as #5882 and Open3D-ML#588 print it), Asher-1/ACloudViewer's copy; "
     "prefilter unchanged",
+    "after cc972def (round 97's unknown/hzh-1): a build step's own 'error: ' six columns in "
+    "under pip's '[N lines of output]' relay is scored as the child printed it (a diagnostic), "
+    "above pip's 'Failed to build' summary; source: pypa/pip src/pip/_internal/exceptions.py "
+    "InstallationSubprocessError, setuptools/_distutils/core.py setup (SystemExit('error: ...'))",
+    "after cc972def (round 97's unknown/ibc-1): the kubelet's CRI records 'X from runtime "
+    "service failed' / 'from image service failed' are wrapper wording; source: kubernetes "
+    "pkg/kubelet/cri/remote/remote_runtime.go, remote_image.go (klog.ErrorS)",
+    "after cc972def (round 97's unknown/iay-1, ibj-1, ibn-1): verdicts of a short log with no "
+    "error line: pytest's '!!! KeyboardInterrupt !!!' banner, faulthandler's 'Timeout "
+    "(H:MM:SS)!', a backend skipped 'at users request'; source: pytest-dev/pytest "
+    "src/_pytest/terminal.py _report_keyboardinterrupt, python/cpython Modules/faulthandler.c "
+    "faulthandler_thread, ollama/ollama discover (slog.Info 'skipping available library at "
+    "users request')",
+    "after cc972def (round 97's unknown/ibf-1): pip's spinner status '... error' / 'finished "
+    "with status 'error'' is wrapper wording; a copy cut inside pip's output relay (fewer lines "
+    "than '[N lines of output]', no '[end of output]') whose lines only wrap or head the "
+    "failure shows no first-error line and no verdict; source: pypa/pip "
+    "src/pip/_internal/cli/spinners.py open_spinner, src/pip/_internal/exceptions.py",
+    "after cc972def (round 97's unknown/hzp-1, unslothai/unsloth#1909): new context signature "
+    "msvc-feature-probe-link-miss (link.exe's LNK1181 right after cl.exe's 'test.c' echo, "
+    "DeepSpeed's has_function probe) supersedes ld-cannot-find-lib on that line, and a line a "
+    "superseding context signature took is no verdict; source: deepspeedai/DeepSpeed "
+    "op_builder/builder.py OpBuilder.has_function; prefilter 156 -> 157 ('test.c', after tune-gc's)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

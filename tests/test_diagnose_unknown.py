@@ -388,6 +388,74 @@ def test_a_julia_log_box_exception_value_is_the_first_error(tmp_path: Path) -> N
 # tune-ch (rounds 65-67's first-error misses): (lines, the first error's line number). Each
 # shape with other realistic values than its corpus row, and near misses the other way.
 FIRST_ERROR_SHAPES = {
+    # tune-gf (round 97's unknown/ibj-1, ibn-1): a run a harness stopped after it hung shows
+    # the harness's statement of the stop: pytest's '!!! KeyboardInterrupt !!!' banner
+    # (_pytest/terminal.py _report_keyboardinterrupt), faulthandler's 'Timeout (H:MM:SS)!'
+    # (Modules/faulthandler.c, pytest-timeout's dump)
+    "pytest-keyboardinterrupt-in-file-baton": (
+        [
+            "tests/test_ops.py::test_fused_rmsnorm[bfloat16-4096] ",
+            "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!! KeyboardInterrupt !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+            "/usr/local/lib/python3.11/dist-packages/torch/utils/file_baton.py:42: KeyboardInterrupt",
+            "(to show a full traceback on KeyboardInterrupt use --full-trace)",
+            "================== 87 passed, 4 skipped in 3598.12s (0:59:58) ==================",
+        ],
+        2,
+    ),
+    "faulthandler-timeout-dump": (
+        [
+            "+++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++",
+            "Timeout (0:15:00)!",
+            "Thread 0x00007f3a9c1ff740 (most recent call first):",
+            '  File "/home/ci/.venv/lib/python3.10/site-packages/torch/utils/file_baton.py",'
+            " line 43 in wait",
+            '  File "/home/ci/.venv/lib/python3.10/site-packages/torch/utils/cpp_extension.py",'
+            " line 1905 in _jit_compile",
+        ],
+        2,
+    ),
+    # tune-gf (round 97's unknown/iay-1): Ollama's note that a backend was skipped because the
+    # user's setting (OLLAMA_LLM_LIBRARY) asked for another, the only line of a short copy
+    "ollama-library-skipped-at-users-request": (
+        [
+            'time=2025-11-02T09:14:51.337Z level=INFO source=runner.go:76 msg="skipping available'
+            ' library at users request" requested=cuda_v11 libDir=/usr/lib/ollama/cuda_v12',
+        ],
+        1,
+    ),
+    # tune-gf (round 97's unknown/hzh-1): a build step's own 'error: ' (distutils' SystemExit)
+    # as pip relays it, six columns in, above pip's 'Failed to build <name>' summary
+    "pip-relayed-setup-error-above-summary": (
+        [
+            "  Building wheel for causal-conv1d (setup.py) ... error",
+            "  error: subprocess-exited-with-error",
+            "  ",
+            "  × python setup.py bdist_wheel did not run successfully.",
+            "  │ exit code: 1",
+            "  ╰─> [6 lines of output]",
+            "      running bdist_wheel",
+            "      Guessing wheel URL:  https://github.com/Dao-AILab/causal-conv1d/releases/download/"
+            "v1.4.0/causal_conv1d-1.4.0+cu122torch2.3cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
+            "      error: <urlopen error [Errno 110] Connection timed out>",
+            "      [end of output]",
+            "  ",
+            "  note: This error originates from a subprocess, and is likely not a problem with pip.",
+            "  ERROR: Failed building wheel for causal-conv1d",
+            "Failed to build causal-conv1d",
+        ],
+        9,
+    ),
+    # tune-gf (round 97's unknown/ibc-1): the kubelet's CRI record of a call the runtime failed
+    # wraps the hook's error that journald printed above it
+    "kubelet-runtime-service-record-under-hook-error": (
+        [
+            "Mar 14 10:02:41 gpu-3 kubelet[2211]:         nvidia-container-cli: initialization"
+            " error: nvml error: driver not loaded: unknown",
+            "Mar 14 10:02:41 gpu-3 kubelet[2211]: E0314 10:02:41.118270    2211"
+            ' kuberuntime_manager.go:1256] "RunPodSandbox from runtime service failed" err=',
+        ],
+        1,
+    ),
     # tune-di (round 90's unknown/hqp-1): llamafile's 'fatal error: support for --gpu X was
     # explicitly requested, but it wasn't available' (llamafile/cuda.c ImportCuda, metal.c
     # ImportMetal) follows the importer's own reason; it only wraps it, though in a compiler's
@@ -999,6 +1067,59 @@ FIRST_ERROR_SHAPES = {
         4,
     ),
 }
+
+
+def test_a_copy_cut_inside_pips_relay_shows_no_error_line(tmp_path: Path) -> None:
+    """tune-gf (round 97's unknown/ibf-1): a copy that ends inside pip's '[N lines of output]'
+    relay, before its N lines, where every line shown only wraps or heads the child's failure
+    (pip's '... error' status, 'error: subprocess-exited-with-error', a 'Traceback' header over
+    frames): the statement was cut off, so no line is shown as the first error. Near misses:
+    the same relay closed by '[end of output]' still shows pip's '×' verdict, and a cut copy
+    with pip's 'Failed to build <name>' summary shows that summary."""
+    head = [
+        "Collecting flash-attn==2.5.8",
+        "  Using cached flash_attn-2.5.8.tar.gz (2.5 MB)",
+        "  Preparing metadata (setup.py) ... error",
+        "  error: subprocess-exited-with-error",
+        "  ",
+        "  × python setup.py egg_info did not run successfully.",
+        "  │ exit code: 1",
+        "  ╰─> [12 lines of output]",
+        "      Traceback (most recent call last):",
+        '        File "<string>", line 2, in <module>',
+        '        File "<pip-setuptools-caller>", line 34, in <module>',
+    ]
+    cut = tmp_path / "cut.log"
+    cut.write_text("\n".join(head) + "\n")
+    d = _diagnosed(cut)
+    assert d["hypotheses"] == [] and d["suspicious"] == [], d["suspicious"][:3]
+    closed = [*head[:8], "      [end of output]"]
+    _names_none_points_at(tmp_path / "closed.log", closed, 6)
+    _names_none_points_at(tmp_path / "summary.log", ["Failed to build flash-attn", *head[2:]], 1)
+
+
+def test_an_msvc_probe_link_miss_names_nothing(tmp_path: Path) -> None:
+    """tune-gf (round 97's unknown/hzp-1): DeepSpeed's has_function compiles test.c and links
+    it against the library it probes for; on Windows cl.exe echoes 'test.c' and link.exe's
+    LNK1181 reaches the console: the probe's answer, no cause and no error line. Near miss: the
+    same LNK1181 in a real link (no probe echo above it) is still the linker's miss."""
+    probe = tmp_path / "probe.log"
+    probe.write_text(
+        "[2025-05-02 11:20:07,104] [INFO] [real_accelerator.py:254:get_accelerator] Setting"
+        " ds_accelerator to cuda (auto detect)\n"
+        "test.c\n"
+        "LINK : fatal error LNK1181: cannot open input file 'aio.lib'\n"
+        "test.c\n"
+        "LINK : fatal error LNK1181: cannot open input file 'cufile.lib'\n"
+    )
+    d = _diagnosed(probe)
+    assert d["hypotheses"] == [] and d["suspicious"] == [], (d["hypotheses"], d["suspicious"])
+    real = tmp_path / "real.log"
+    real.write_text(
+        "   Creating library build\\temp.win-amd64-cpython-311\\Release\\ops.lib\n"
+        "LINK : fatal error LNK1181: cannot open input file 'cudart.lib'\n"
+    )
+    assert [s["signature"] for s in _diagnosed(real)["symptoms"]] == ["ld-cannot-find-lib"]
 
 
 def test_the_first_error_under_wrappers_headings_and_trailers(tmp_path: Path) -> None:
