@@ -1793,6 +1793,29 @@ TUNED_AFTER: list[str] = [
     "DeepSpeed's has_function probe) supersedes ld-cannot-find-lib on that line, and a line a "
     "superseding context signature took is no verdict; source: deepspeedai/DeepSpeed "
     "op_builder/builder.py OpBuilder.has_function; prefilter 156 -> 157 ('test.c', after tune-gc's)",
+    "after cc972def (round 97's cuda-home-is-toolkit/iat-1, kvcache-ai/ktransformers#54): field "
+    "signal toolkit-lib-input-at-empty-prefix-is-cuda-home: a CUDA toolkit library make/ninja "
+    "has no rule for directly under /lib64, /lib or /targets/<triple>/lib at the root "
+    "('$ENV{CUDA_HOME}/lib64/libcudart.so' with CUDA_HOME unset; lib64/stubs/libcuda.so) -> "
+    "cuda-home-is-toolkit, toolkit-links-cudart's cudart-input-file-missing-is-link-layout "
+    "withdrawn (unless) and excluded (its link-layout-symlinks was harmful); the driver's "
+    "/lib64/libcuda.so and full prefixes unchanged; source: ninja-build/ninja src/build.cc "
+    "Plan::AddSubTarget (read), GNU make src/remake.c; prefilter unchanged",
+    "after cc972def (round 97's toolkit-found/hzi-1, state-spaces/mamba#602): signature "
+    "nvcc-not-found-warning-then-build-error also takes the setup.py's own traceback frame "
+    '(\'File "<string>"|.../setup.py", line N, in <module>\') within 40 lines after '
+    "check_if_cuda_home_none's warning, where the paste stops before the exception line; pip's "
+    "frames or the wrapper alone still name nothing; source: Dao-AILab/flash-attention setup.py "
+    "check_if_cuda_home_none (copied by mamba, causal-conv1d); prefilter unchanged ('File \"')",
+    "after cc972def (round 97's toolkit-found/iaa-1, xinzhuma/monodle#23): new context "
+    "signature numba-nvvm-bare-windows-dll-not-found (ctypes' \"Could not find module "
+    "'nvvm.dll'\" within 2 lines of 'libNVVM cannot be found') and field signal "
+    "numba-nvvm-bare-windows-dll-is-no-toolkit: numba's NvvmSupportError with the bare Windows "
+    "name -> toolkit-found, needed-files-provided excluded (on win32 numba searches only the "
+    "conda env and CUDA_HOME/CUDA_PATH, and returns '%s.dll' % 'nvvm' when they hold no "
+    "NVVM); Linux's 'libnvvm.so: cannot open' and a full nvvm64_*.dll path unchanged; source: "
+    "numba/numba numba/cuda/cudadrv/libs.py get_cudalib, numba/cuda/cuda_paths.py "
+    "get_system_ctk (read); prefilter unchanged",
 ]
 
 TOOLCHAIN_ENV = re.compile(

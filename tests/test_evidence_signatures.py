@@ -135,6 +135,10 @@ NEAR_CONTEXT = {
         "<string>:119: UserWarning: causal_conv1d was requested, but nvcc was not found."
     ),
     "numba-cuda-home-lib-not-found": "Finding nvvm from CUDA_HOME",
+    # tune-gb: numba's NvvmSupportError above the Windows loader's line
+    "numba-nvvm-bare-windows-dll-not-found": (
+        "numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`:"
+    ),
     # tune-an: the NVHPC OpenACC runtime's list of the targets in the binary
     "nvhpc-acc-no-code-for-gpu": "Accelerator Fatal Error: This file was compiled: -gpu=cc90",
     # tune-au: an NVENC probe's report, the required API on the line before the driver's
