@@ -1816,6 +1816,33 @@ TUNED_AFTER: list[str] = [
     "NVVM); Linux's 'libnvvm.so: cannot open' and a full nvvm64_*.dll path unchanged; source: "
     "numba/numba numba/cuda/cudadrv/libs.py get_cudalib, numba/cuda/cuda_paths.py "
     "get_system_ctk (read); prefilter unchanged",
+    "after cc972def (round 97's compat-libcuda-only-where-supported/hzt-1, NVIDIA/gpu-operator#277): "
+    "field signal forward-compat-in-cuda-sample-wrapper: 804's string in the CUDA samples' "
+    "'(error code %s)!' wrapper (vectorAdd, the gpu-operator validator's) with no framework or "
+    "container on the line -> compat-libcuda-only-where-supported, container-driver-satisfies-image "
+    "(driver upgrade) excluded; source: NVIDIA/cuda-samples Samples/0_Introduction/vectorAdd/vectorAdd.cu",
+    "after cc972def (round 97's driver-supports-build-cuda/iai-1, InternLM/lmdeploy#1108): new "
+    "context signature nccl-check-macro-failed (NCCL docs' example NCCLCHECK, 'Failed, NCCL error "
+    "<file>:<line> ...', copied by FasterTransformer/TurboMind: a C++ program calling NCCL, never "
+    "torch); field signal nccl-insufficient-driver-in-own-binary: NCCL's 'Cuda failure' 35 beside it "
+    "-> driver-supports-build-cuda (nccl-cuda-failure-is-torch and insufficient-driver-unconfirmed "
+    "step aside); field signal nccl-optional-plugin-not-found-is-note: NCCL < 2.19's 'NET/Plugin : "
+    "Plugin load (libnccl-net.so) returned 2' note names no provider rule; source: NVIDIA/nccl "
+    "src/include/checks.h CUDACHECK, src/net.cc, FasterTransformer src/fastertransformer/utils/nccl_utils.h",
+    "after cc972def (round 97's container-runtime-provides-gpu/hzy-1, ollama/ollama#6383): new "
+    "signatures ollama-libcuda-search-in-container-driver-dir (FindGPULibs' globs holding the "
+    "LD_LIBRARY_PATH entry /usr/local/nvidia/lib[64]/libcuda.so*, the image's environment), "
+    "ollama-gpu-library-discovery-empty ('discovered GPU libraries' paths=[]) and "
+    "ollama-libcuda-discovered; field signal ollama-no-libcuda-in-container: empty discovery with "
+    "the container's search path and no libcuda found -> container-runtime-provides-gpu; source: "
+    "ollama/ollama gpu/gpu.go and discover/gpu.go FindGPULibs, Dockerfile LD_LIBRARY_PATH",
+    "after cc972def (round 97's driver-supports-build-cuda/iao-1, SYSTRAN/faster-whisper#363): new "
+    "context signature python-frame-in-user-home (a traceback frame under /home/<person>/, ~/ or "
+    "C:\\Users\\<name>\\, images' service users such as user/jovyan/ray/vscode left out); field "
+    "signal insufficient-driver-ctranslate2-in-user-home: CTranslate2's 'CUDA failed with error' 35 "
+    "in such an environment -> driver-supports-build-cuda (a workstation, not a container without "
+    "the GPU; insufficient-driver-unconfirmed steps aside); source: OpenNMT/CTranslate2 "
+    "src/cuda/utils.h CUDA_CHECK, CPython Lib/traceback.py",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -337,8 +337,11 @@ def _without_cut_traceback_headers(
     failure is the exception line CPython prints after them (traceback.print_exception). A copy
     cut inside the frames (round 43's unknown/gcp-2: a Ray traceback that breaks off before its
     UnicodeDecodeError) holds no error line, and pointing at the header would claim one. A
-    header with any later suspicious line or matched symptom is kept (it may still rank)."""
-    last = max([s.line for s in sus] + [s.line for s in symptoms], default=0)
+    header with any later suspicious line or matched symptom is kept (it may still rank); a
+    symptom of severity info (a context line: a traceback frame, a banner) states no failure
+    and keeps no header (tune-gd)."""
+    stated = [s.line for s in symptoms if s.severity != "info"]
+    last = max([s.line for s in sus] + stated, default=0)
     return [s for s in sus if not (s.reason.startswith("traceback header") and s.line >= last)]
 
 
