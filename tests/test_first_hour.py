@@ -645,8 +645,9 @@ def test_a_reader_that_left_is_exit_141_for_text_too(args):
 
 def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     """The autouse fixture in tests/conftest.py fails a test that leaves a file behind (run
-    in a pytest of its own, with the same conftest)."""
-    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    in a pytest of its own, with the same conftest and the plugin it loads)."""
+    for name in ("conftest.py", "failure_notice.py"):
+        (tmp_path / name).write_text((ROOT / "tests" / name).read_text())
     (tmp_path / "test_x.py").write_text(
         "import tempfile\n"
         "from pathlib import Path\n\n"
@@ -669,6 +670,8 @@ def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     assert "3 passed, 2 errors" in out, out[-2000:]  # the two fail at teardown
     assert "test_leaves_tmp left files behind" in out and "/left-" in out
     assert "test_leaves_cwd left files behind" in out and "left-here" in out
+    # the plugin told each failure as it happened, before the summary
+    assert out.index("FAILED NOW (teardown") < out.index("3 passed, 2 errors"), out[-2000:]
     (tmp_path / "left-here").unlink()
 
 
