@@ -555,6 +555,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # (named container-driver-satisfies-image, upgrade-driver) and cuda-home-is-toolkit/iat-1
     # (named toolkit-links-cudart, link-layout-symlinks) count harmful.
     ("cc972def", "cc972def"),
+    # round 98 (session 49): 54 logs (39 with a class, 15 whose cause no rule covers) collected
+    # by eleven engineers (session 49's col98a..k: leads left by rounds 96-97; GPUs in
+    # containers, Kubernetes and NixOS/Talos; CUDA extension source builds; Rust CUDA stacks
+    # and scientific codes; Numba/CuPy/JAX runtime failures; Blackwell GPUs) who never ran
+    # remedy on them; scored by 7c7be757 (session 48's knowledge, blind to the round;
+    # bench/results/round98/). torch-arch-list-covers-gpu/idq-1 (named
+    # driver-supports-build-cuda, upgrade-driver) counts harmful.
+    ("7c7be757", "7c7be757"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
