@@ -1851,6 +1851,13 @@ TUNED_AFTER: list[str] = [
     "in such an environment -> driver-supports-build-cuda (a workstation, not a container without "
     "the GPU; insufficient-driver-unconfirmed steps aside); source: OpenNMT/CTranslate2 "
     "src/cuda/utils.h CUDA_CHECK, CPython Lib/traceback.py",
+    "after cc972def (round 97's package-has-gpu-arch/iaw-1, visualbruno/ComfyUI-Trellis2#197): "
+    "signature no-kernel-image takes the runtime's string cut after 'is available' (a report's "
+    "quote such as 'Triton Error: no kernel image is available', a logger that wraps the line "
+    "before 'for execution on the device'), needles shortened to 'no kernel image is available' "
+    "-> package-has-gpu-arch by the existing bare-message ranking; source: CUDA Runtime API "
+    "cudaGetErrorString(cudaErrorNoKernelImageForDevice), triton-lang/triton "
+    "third_party/nvidia/backend/driver.c gpuAssert",
 ]
 
 TOOLCHAIN_ENV = re.compile(
