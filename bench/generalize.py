@@ -1858,6 +1858,15 @@ TUNED_AFTER: list[str] = [
     "-> package-has-gpu-arch by the existing bare-message ranking; source: CUDA Runtime API "
     "cudaGetErrorString(cudaErrorNoKernelImageForDevice), triton-lang/triton "
     "third_party/nvidia/backend/driver.c gpuAssert",
+    "after 7c7be757 (round 98's jit-cache-writable/idc-1, idi-1, idj-1: triton-lang/triton#518, "
+    "vacancy/PreciseRoIPooling#37, pytorch/pytorch#34238): new context signature "
+    "python-permission-denied (Python's EACCES with the path) and field signal "
+    "eacces-on-shared-tmp-jit-cache-root -> jit-cache-writable only when the path lies under a JIT "
+    "cache's shared default root in the temp dir (/tmp/triton, /tmp/torch_extensions, "
+    "/tmp/torchinductor_<user>; another user's directory); package trees and container HOME "
+    "caches stay unknown; source: triton python/triton/code_gen.py _warmup, pytorch/pytorch "
+    "torch/utils/cpp_extension.py get_default_build_root + file_baton.py, "
+    "torch/_inductor/runtime/cache_dir_utils.py default_cache_dir",
 ]
 
 TOOLCHAIN_ENV = re.compile(
