@@ -1867,6 +1867,21 @@ TUNED_AFTER: list[str] = [
     "caches stay unknown; source: triton python/triton/code_gen.py _warmup, pytorch/pytorch "
     "torch/utils/cpp_extension.py get_default_build_root + file_baton.py, "
     "torch/_inductor/runtime/cache_dir_utils.py default_cache_dir",
+    "after 7c7be757 (round 98's nvcc-matches-cudart-headers/icd-1, tune-he): signature "
+    "cuda-headers-redefine-cudacc-ver (the CUDA >= 9 crt/common_functions.h's own line "
+    "redefining __CUDACC_VER__, GCC/clang/MSVC C4005 wordings: an nvcc <= 8 that predefines it "
+    "drives newer headers) -> nvcc-matches-cudart-headers (field signal and version-pair "
+    "predicts); source: CUDA 9.0 crt/common_functions.h, pytorch/pytorch#4150 and #8094",
+    "after 7c7be757 (round 98's nvcc-matches-cudart-headers/idw-1, tune-he): signature "
+    "nvcc-stub-macro-arity-mismatch (GCC's 'macro \"__cudaLaunch\" passed N arguments, but "
+    "takes just M' / 'requires N arguments, but only M given', MSVC C4002/C4003, on nvcc's host "
+    "stub macros) -> nvcc-matches-cudart-headers; source: gcc libcpp/macro.cc "
+    "_cpp_arguments_ok, CUDA 13 crt/host_runtime.h's two-argument __cudaLaunch",
+    "after 7c7be757 (round 98's toolkit-found/idv-1, tune-he): signature host-cc-failed-with-code "
+    "(Futhark's '<cc> failed with code N:' around the plain host C compiler) and field signal "
+    "cuda-h-missing-under-plain-host-cc-is-no-toolkit (cuda.h/cuda_runtime.h/nvrtc.h missing "
+    "there -> toolkit-found, excludes needed-files-provided; nvcc's own run keeps it); source: "
+    "diku-dk/futhark docs/man/futhark-cuda.rst (gcc with no toolkit -I; CPATH fix)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
