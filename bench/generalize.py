@@ -1858,13 +1858,6 @@ TUNED_AFTER: list[str] = [
     "-> package-has-gpu-arch by the existing bare-message ranking; source: CUDA Runtime API "
     "cudaGetErrorString(cudaErrorNoKernelImageForDevice), triton-lang/triton "
     "third_party/nvidia/backend/driver.c gpuAssert",
-    "after 7c7be757 (round 98's package-has-gpu-arch/ice-1 and ido-1, ccsb-scripps/AutoDock-GPU#249 "
-    "and #146; round 70's gvc-1 too): new signature symbol-copy-invalid-symbol, the runtime's "
-    "'invalid device symbol' / cudaErrorInvalidSymbol from a program's symbol copy (a module with "
-    "no image for the GPU never registers its __constant__/__device__ symbols) -> "
-    "package-has-gpu-arch; a symbol passed by name as a string and HIP lines are not taken; "
-    "source: ccsb-scripps/AutoDock-GPU cuda/kernels.cu SetKernelsGpuData (RTERROR), CUDA "
-    "Runtime API cudaMemcpyToSymbol / cudaGetErrorString(cudaErrorInvalidSymbol)",
 ]
 
 TOOLCHAIN_ENV = re.compile(
