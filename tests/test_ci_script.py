@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 FAKE_TOOL = """#!/bin/sh
 echo "$(basename "$0") $* STRICT=${REMEDY_STRICT_SKIPS:-}" >> "$CALLS"
+if [ -n "${FAIL_ON:-}" ]; then
+  case "$*" in *"$FAIL_ON"*) exit "${FAIL_RC:-1}" ;; esac
+fi
 exit 0
 """
 
@@ -77,5 +80,40 @@ def test_ci_runs_the_suite_with_strict_skips_when_setup_works(tmp_path: Path):
     assert r.returncode == 0, r.stdout + r.stderr
     ran = calls.read_text().splitlines()
     assert any("-c " in c and "dev.lock" in c for c in ran), ran  # the lock pins the install
-    pytest_calls = [c for c in ran if "-m pytest" in c]
-    assert len(pytest_calls) == 1 and pytest_calls[0].endswith("STRICT=1"), ran
+    pytest_calls = sorted(c for c in ran if "-m pytest" in c)
+    # the whole suite in two halves side by side, each strict, together everything
+    assert len(pytest_calls) == 2 and all(c.endswith("STRICT=1") for c in pytest_calls), ran
+    assert "-m not (sandbox or systemd or slow) STRICT=1" in pytest_calls[0], pytest_calls
+    assert "-m sandbox or systemd or slow STRICT=1" in pytest_calls[1], pytest_calls
+    assert "hosts half: exit 0" in r.stdout and "rest half: exit 0" in r.stdout, r.stdout
+
+
+def test_a_subset_runs_one_pytest_with_the_arguments_given(tmp_path: Path):
+    repo, calls, env = layout(tmp_path, setup_rc=0)
+    r = subprocess.run(  # scripts/test itself (.ci/run passes no arguments)
+        ["bash", str(repo / "scripts" / "test"), "-m", "not sandbox", "-x"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    pytest_calls = [c for c in calls.read_text().splitlines() if "-m pytest" in c]
+    assert len(pytest_calls) == 1 and pytest_calls[0].endswith("-m not sandbox -x STRICT=1")
+
+
+def test_either_half_failing_fails_the_run_and_says_which(tmp_path: Path):
+    for half, marks in (("hosts", "-m sandbox or"), ("rest", "-m not (sandbox")):
+        repo, calls, env = layout(tmp_path / half, setup_rc=0)
+        r = run_ci(repo, dict(env, FAIL_ON=marks, FAIL_RC="1"))
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert f"{half} half: exit 1" in r.stdout, r.stdout
+        other = {"hosts": "rest", "rest": "hosts"}[half]
+        assert f"{other} half: exit 0" in r.stdout, r.stdout  # the other half still ran
+
+
+def test_a_half_that_collects_nothing_fails_the_run(tmp_path: Path):
+    repo, calls, env = layout(tmp_path, setup_rc=0)
+    r = run_ci(repo, dict(env, FAIL_ON="-m sandbox or", FAIL_RC="5"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "collected no tests in the hosts half" in r.stdout, r.stdout
