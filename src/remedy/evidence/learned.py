@@ -30,7 +30,6 @@ import re
 import stat
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -263,12 +262,17 @@ def read_log_text(paths: Iterable[str | os.PathLike[str]], *, checked: bool = Fa
 # --- features -------------------------------------------------------------------------------
 
 
-@dataclass
 class Vocab:
-    """Token -> (index, idf) over the training documents, tokens in at least min_df of them."""
+    """Token -> (index, idf) over the training documents, tokens in at least min_df of them.
 
-    index: dict[str, int]
-    idf: list[float]
+    Plain classes here, not dataclasses: ``dataclasses`` (with inspect, ast, dis) was ~12 ms
+    of every ``remedy diagnose --log`` start-up, the only module on that path importing it."""
+
+    __slots__ = ("index", "idf")
+
+    def __init__(self, index: dict[str, int], idf: list[float]) -> None:
+        self.index = index
+        self.idf = idf
 
     @classmethod
     def fit(cls, docs: Sequence[list[str]], min_df: int) -> Vocab:
@@ -298,22 +302,33 @@ class Vocab:
 # --- the model ------------------------------------------------------------------------------
 
 
-@dataclass
 class Model:
     """Softmax over per-class scores: score_c = bias_c + mass_c * sum(x) + sum_i w_ci x_i,
     times ``temperature``; x is the log's TF-IDF vector. Logistic regression: mass 0; naive
     Bayes: w = log(1 + count/alpha), mass = log(alpha / (total_c + alpha V)), bias the prior."""
 
-    classes: list[str]
-    vocab: Vocab
-    weights: dict[int, list[tuple[int, float]]]  # feature -> [(class, weight)], pruned
-    bias: list[float]
-    mass: list[float]
-    temperature: float = 1.0
-    params: dict[str, Any] = field(default_factory=dict)
-    header: dict[str, Any] = field(default_factory=dict)
-    # class -> its distinctive tokens (the claim gate); None: no gate (a model trained so)
-    distinctive: dict[str, frozenset[str]] | None = None
+    def __init__(
+        self,
+        classes: list[str],
+        vocab: Vocab,
+        weights: dict[int, list[tuple[int, float]]],  # feature -> [(class, weight)], pruned
+        bias: list[float],
+        mass: list[float],
+        temperature: float = 1.0,
+        params: dict[str, Any] | None = None,
+        header: dict[str, Any] | None = None,
+        # class -> its distinctive tokens (the claim gate); None: no gate (a model trained so)
+        distinctive: dict[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.classes = classes
+        self.vocab = vocab
+        self.weights = weights
+        self.bias = bias
+        self.mass = mass
+        self.temperature = temperature
+        self.params: dict[str, Any] = {} if params is None else params
+        self.header: dict[str, Any] = {} if header is None else header
+        self.distinctive = distinctive
 
     def probabilities(self, text: str) -> dict[str, float]:
         return self.proba_tokens(self.tokens(text))
