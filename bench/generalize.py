@@ -563,6 +563,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # bench/results/round98/). torch-arch-list-covers-gpu/idq-1 (named
     # driver-supports-build-cuda, upgrade-driver) counts harmful.
     ("7c7be757", "7c7be757"),
+    # round 99 (session 50): 34 logs (17 with a class, 17 whose cause no rule covers) collected
+    # by eight engineers (session 50's col99a..h: FlashInfer/SGLang/vLLM JIT builds; torch
+    # extension builds in research repos; GPU containers, drivers and JAX; Triton, Jetson and
+    # Megatron; pip installs of CUDA packages; runtime failures outside the toolchain and
+    # scientific codes; leads left by the others) who never ran remedy on them; scored by
+    # f0835d13 (session 49's knowledge, blind to the round; bench/results/round99/).
+    # unknown/ifk-1 (a null row named toolkit-found) counts harmful.
+    ("f0835d13", "f0835d13"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
