@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import sandbox_hosts
 
 from remedy.facts import agent, agent_host, collect
 from remedy.facts.pythons import py_call
@@ -465,12 +466,7 @@ def _up(scenario: str, name: str) -> dict:
     tier = "systemd" if scenario == "seed-chain-b" else "ssh"
     if not doc.get(f"{tier}_tier"):
         pytest.skip(f"sandbox tier {tier} not ready: {doc.get('missing')}")
-    up = subprocess.run(
-        [str(SBX), "up", scenario, "--name", name], capture_output=True, text=True, timeout=300
-    )
-    if up.returncode != 0:
-        pytest.skip(f"sbx up {scenario} failed: {up.stderr.strip()[-300:]}")
-    return json.loads(up.stdout.strip().splitlines()[-1])
+    return sandbox_hosts.up(scenario, name).rec  # a start that fails twice fails the test
 
 
 def _collect(rec: dict, use_agent: bool) -> tuple[dict, list[str]]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import sandbox_hosts
 from reference_paths import (
     REFERENCE_GPU,
     REFERENCE_SVCPY,
@@ -204,12 +205,7 @@ def _up(name: str, host: str) -> dict:
     tier = "systemd" if name == "seed-chain-b" else "ssh"
     if not DOCTOR.get(f"{tier}_tier"):
         pytest.skip(f"sandbox tier {tier} not ready: {DOCTOR.get('missing')}")
-    up = subprocess.run(
-        [str(SBX), "up", name, "--name", host], capture_output=True, text=True, timeout=300
-    )
-    if up.returncode != 0:
-        pytest.skip(f"sbx up {name} failed: {up.stderr.strip()[-300:]}")
-    return json.loads(up.stdout.strip().splitlines()[-1])
+    return sandbox_hosts.up(name, host).rec  # a start that fails twice fails the test
 
 
 @pytest.mark.sandbox

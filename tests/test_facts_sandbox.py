@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import sandbox_hosts
 import yaml
 
 from remedy.facts import collect_facts
@@ -56,13 +57,8 @@ def test_facts_match_the_scenario(name: str) -> None:
     if "expected" not in scn or "facts" not in scn["expected"]:
         pytest.skip(f"scenario {name} states no expected facts")
     host = f"ft{os.getpid() % 100000}{SCENARIOS.index(name)}"
-    up = subprocess.run(
-        [str(SBX), "up", name, "--name", host], capture_output=True, text=True, timeout=300
-    )
-    if up.returncode != 0:
-        pytest.skip(f"sbx up {name} failed: {up.stderr.strip()[-300:]}")
+    rec = sandbox_hosts.up(name, host).rec  # a start that fails twice fails the test
     try:
-        rec = json.loads(up.stdout.strip().splitlines()[-1])
 
         async def go():
             t = SSHTransport(rec["name"], ssh_config=rec["ssh_config"])

@@ -40,6 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import sandbox_hosts
 
 REPO = Path(__file__).resolve().parents[1]
 SBX = REPO / "sandbox" / "sbx"
@@ -78,13 +79,11 @@ atexit.register(lambda: _down(list(_started)))
 
 def _up(scenario: str, name: str) -> dict:
     _started.add(name)
-    p = subprocess.run(
-        [str(SBX), "up", scenario, "--name", name], capture_output=True, text=True, timeout=300
-    )
-    if p.returncode != 0:
+    try:
+        return sandbox_hosts.up(scenario, name).rec  # tried twice before it fails the test
+    except RuntimeError:
         _started.discard(name)
-        raise RuntimeError(f"sbx up {scenario} --name {name}: {p.stderr.strip()[-500:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+        raise
 
 
 def ssh(rec: dict, cmd: str) -> str:

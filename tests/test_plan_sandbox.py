@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import sandbox_hosts
 from test_facts_sandbox import DOCTOR, SBX
 
 SEED_CHAIN = {
@@ -22,12 +23,7 @@ SEED_CHAIN = {
 def _up(scenario: str, name: str) -> dict:
     if not DOCTOR.get("ssh_tier"):
         pytest.skip(f"sandbox ssh tier not ready: {DOCTOR.get('missing')}")
-    r = subprocess.run(
-        [str(SBX), "up", scenario, "--name", name], capture_output=True, text=True, timeout=300
-    )
-    if r.returncode != 0:
-        pytest.skip(f"sbx up {scenario} failed: {r.stderr.strip()[-300:]}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return sandbox_hosts.up(scenario, name).rec  # a start that fails twice fails the test
 
 
 def _plan(rec: dict) -> dict:

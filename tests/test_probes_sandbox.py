@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sandbox_hosts
 
 from remedy.facts.collect import collect_facts
 from remedy.probes import ProbeResult, run_probe
@@ -50,12 +51,7 @@ def ladder(scenario: str) -> Iterator[dict[str, ProbeResult]]:
     if why:
         pytest.skip(why)
     name = f"pr{scenario[:6]}{os.getpid() % 10000}"
-    up = subprocess.run(
-        [str(SBX), "up", scenario, "--name", name], capture_output=True, text=True, timeout=180
-    )
-    if up.returncode != 0:
-        pytest.fail(f"sbx up failed: {up.stderr.strip()}")
-    info = json.loads(up.stdout.strip().splitlines()[-1])
+    info = sandbox_hosts.up(scenario, name).rec  # tried twice before it fails the test
 
     async def go() -> dict[str, ProbeResult]:
         t = SSHTransport(name, ssh_config=info["ssh_config"])

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sandbox_hosts
 
 from remedy.model import Facts, Gpu, Workload
 from remedy.probes import ProbeResult, run_probe
@@ -81,16 +82,7 @@ def host() -> Iterator[str]:
     if why:
         pytest.skip(why)
     name = f"probes{os.getpid() % 100000}"
-    up = subprocess.run(
-        [str(SBX), "up", "healthy", "--tier", "systemd", "--name", name],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    if up.returncode != 0:
-        pytest.fail(f"sbx up failed: {up.stderr.strip()}")
-    info = json.loads(up.stdout.strip().splitlines()[-1])
+    info = sandbox_hosts.up("healthy", name, "--tier", "systemd").rec  # tried twice, then fails
     try:
 
         async def setup() -> None:

@@ -84,3 +84,20 @@ def test_a_start_that_succeeds_resets_the_count(fake_sbx: Path) -> None:
     with pytest.raises(RuntimeError, match="failed \\(twice\\)"):
         sandbox_hosts.up("healthy", "t3")
     assert _ups(fake_sbx) == 5
+
+
+def test_every_sandbox_host_starts_through_the_shared_retry() -> None:
+    """A test file that ran `sbx up` itself got neither the retry of a late start nor the
+    fail-fast after two failed ones, and some of them skipped on a failed start: a sandbox
+    that never started then read as a green run."""
+    import re
+
+    direct = re.compile(r"""\[\s*str\(SBX\),\s*["']up["']""")
+    offenders = [
+        p.name
+        for p in sorted(TESTS.glob("*.py"))
+        if p.name != "sandbox_hosts.py" and direct.search(p.read_text())
+    ]
+    assert offenders == []
+    # the pattern is live: sandbox_hosts itself starts hosts this way
+    assert direct.search((TESTS / "sandbox_hosts.py").read_text())
