@@ -1890,6 +1890,18 @@ TUNED_AFTER: list[str] = [
     "cuda-h-missing-under-plain-host-cc-is-no-toolkit (cuda.h/cuda_runtime.h/nvrtc.h missing "
     "there -> toolkit-found, excludes needed-files-provided; nvcc's own run keeps it); source: "
     "diku-dk/futhark docs/man/futhark-cuda.rst (gcc with no toolkit -I; CPATH fix)",
+    "after round99 (round 98's ibr-1, ida-1: Docker's 'could not select device driver \"cdi\"'): "
+    "signature docker-cdi-device-driver-not-enabled (the named cdi device driver is registered "
+    "only with dockerd's CDI feature on; supersedes container-gpu-device-driver-missing), "
+    "predicted by container-runtime-provides-gpu, whose message now names features.cdi; "
+    "source: moby/moby daemon/devices.go handleDevice, daemon/errors.go incompatibleDeviceRequest",
+    "after round99 (round 98's idl-1: nvidia-container-cli 'mount error: open failed: "
+    ".../devices.allow: permission denied' under rootless dockerd): signature "
+    "nvidia-container-cli-devices-cgroup-denied (the hook's devices-cgroup write refused: cgroup "
+    "v1 devices.allow open denied, C and Go wordings, or cgroup v2 bpf_prog_query EPERM under "
+    "'failed to add device rules'; other reasons and runc's own query stay unknown), predicted by "
+    "container-runtime-provides-gpu (message: no-cgroups = true); source: NVIDIA/libnvidia-container "
+    "src/nvcgo/internal/cgroup/v1.go addDeviceRule, ebpf.go; moby/moby#38729",
 ]
 
 TOOLCHAIN_ENV = re.compile(
