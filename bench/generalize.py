@@ -1890,6 +1890,14 @@ TUNED_AFTER: list[str] = [
     "cuda-h-missing-under-plain-host-cc-is-no-toolkit (cuda.h/cuda_runtime.h/nvrtc.h missing "
     "there -> toolkit-found, excludes needed-files-provided; nvcc's own run keeps it); source: "
     "diku-dk/futhark docs/man/futhark-cuda.rst (gcc with no toolkit -I; CPATH fix)",
+    "after f0835d13 (round 99's driver-supports-build-cuda/ifq-1, tune-ib): signature "
+    "nccl-runtime-call-requires-newer-driver (NCCL's 'Cuda failure [36 ]'API call is not supported "
+    "in the installed CUDA driver'', not its INFO line) -> driver-supports-build-cuda; other "
+    "wordings of 36 stay generic; source: NVIDIA/nccl src/include/checks.h CUDACHECK",
+    "after f0835d13 (round 99's driver-runs-ptx/ifo-1, tune-ib): signature "
+    "xla-driver-link-of-ptxas-cubins-failed (XLA's 'Unknown:'/'UNKNOWN:' link status over 209, "
+    "200 or 222; supersedes no-kernel-image) -> driver-runs-ptx; source: tensorflow "
+    "stream_executor/cuda/cuda_asm_compiler.cc LinkGpuAsm RETURN_IF_CUDA_ERROR",
 ]
 
 TOOLCHAIN_ENV = re.compile(
