@@ -1902,6 +1902,14 @@ TUNED_AFTER: list[str] = [
     "'failed to add device rules'; other reasons and runc's own query stay unknown), predicted by "
     "container-runtime-provides-gpu (message: no-cgroups = true); source: NVIDIA/libnvidia-container "
     "src/nvcgo/internal/cgroup/v1.go addDeviceRule, ebpf.go; moby/moby#38729",
+    "after f0835d13 (round 99's driver-supports-build-cuda/ifq-1, tune-ib): signature "
+    "nccl-runtime-call-requires-newer-driver (NCCL's 'Cuda failure [36 ]'API call is not supported "
+    "in the installed CUDA driver'', not its INFO line) -> driver-supports-build-cuda; other "
+    "wordings of 36 stay generic; source: NVIDIA/nccl src/include/checks.h CUDACHECK",
+    "after f0835d13 (round 99's driver-runs-ptx/ifo-1, tune-ib): signature "
+    "xla-driver-link-of-ptxas-cubins-failed (XLA's 'Unknown:'/'UNKNOWN:' link status over 209, "
+    "200 or 222; supersedes no-kernel-image) -> driver-runs-ptx; source: tensorflow "
+    "stream_executor/cuda/cuda_asm_compiler.cc LinkGpuAsm RETURN_IF_CUDA_ERROR",
 ]
 
 TOOLCHAIN_ENV = re.compile(
