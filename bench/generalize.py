@@ -1890,6 +1890,11 @@ TUNED_AFTER: list[str] = [
     "cuda-h-missing-under-plain-host-cc-is-no-toolkit (cuda.h/cuda_runtime.h/nvrtc.h missing "
     "there -> toolkit-found, excludes needed-files-provided; nvcc's own run keeps it); source: "
     "diku-dk/futhark docs/man/futhark-cuda.rst (gcc with no toolkit -I; CPATH fix)",
+    "after f0835d13 (round 99's kernel-arch-feature/ifb-1, tune-ic): signature "
+    "torch-check-arch-gate-false (torch's bare TORCH_CHECK form 'Expected <cond> to be true, "
+    "but got false' whose condition is only arch terms: is_smNN / is_smNx, <props>->major/minor "
+    "compared with a number) -> kernel-arch-feature; source: Dao-AILab/flash-attention "
+    "csrc/flash_attn/fmha_api.cpp mha_bwd/mha_fwd (0.1/0.2.x), c10/util/Exception.h TORCH_CHECK",
 ]
 
 TOOLCHAIN_ENV = re.compile(
