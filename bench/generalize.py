@@ -1910,6 +1910,11 @@ TUNED_AFTER: list[str] = [
     "xla-driver-link-of-ptxas-cubins-failed (XLA's 'Unknown:'/'UNKNOWN:' link status over 209, "
     "200 or 222; supersedes no-kernel-image) -> driver-runs-ptx; source: tensorflow "
     "stream_executor/cuda/cuda_asm_compiler.cc LinkGpuAsm RETURN_IF_CUDA_ERROR",
+    "after f0835d13 (round 99's kernel-arch-feature/ifb-1, tune-ic): signature "
+    "torch-check-arch-gate-false (torch's bare TORCH_CHECK form 'Expected <cond> to be true, "
+    "but got false' whose condition is only arch terms: is_smNN / is_smNx, <props>->major/minor "
+    "compared with a number) -> kernel-arch-feature; source: Dao-AILab/flash-attention "
+    "csrc/flash_attn/fmha_api.cpp mha_bwd/mha_fwd (0.1/0.2.x), c10/util/Exception.h TORCH_CHECK",
 ]
 
 TOOLCHAIN_ENV = re.compile(

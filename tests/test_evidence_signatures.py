@@ -771,7 +771,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # DeepSpeed's OpBuilder.has_function compiles, the near guard of
     # msvc-feature-probe-link-miss: the LNK1181 after it is the probe's answer, not a failed
     # build; round 97's null unknown/hzp-1 was named needed-files-provided): 156 -> 157.
-    assert len(lits) <= 157, "each literal costs grep time; see prefilter.py"
+    # Tune-ic (session 50) adds 'to be true, but got false' (torch's TORCH_CHECK(cond) with no
+    # message, signature torch-check-arch-gate-false: flash-attn 0.x's is_sm80 gate; the C++
+    # what() line of c10::Error carries no error word): 157 -> 158.
+    assert len(lits) <= 158, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
