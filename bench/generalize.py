@@ -1915,6 +1915,27 @@ TUNED_AFTER: list[str] = [
     "but got false' whose condition is only arch terms: is_smNN / is_smNx, <props>->major/minor "
     "compared with a number) -> kernel-arch-feature; source: Dao-AILab/flash-attention "
     "csrc/flash_attn/fmha_api.cpp mha_bwd/mha_fwd (0.1/0.2.x), c10/util/Exception.h TORCH_CHECK",
+    "after f0835d13 (round 99's unknown/ieg-1, ifp-1, tune-ia): first-error ranking: CMake "
+    "FindCUDA's indented 'Error generating [file] <path>' is wrapper wording, EDG's '<file>(<n>) "
+    "(col. <c>): catastrophic|internal error' a compiler diagnostic, and the CUDA tools' padded "
+    "'nvcc error   :' / 'ptxas fatal   :' rank alike (5.0); source: CMake "
+    'Modules/FindCUDA/run_nvcc.cmake (message(FATAL_ERROR "Error generating ...")), nvcc\'s '
+    "diagnostic format",
+    "after f0835d13 (round 99's unknown/ifm-1, tune-ia): '*** Exception (<file>::<fn>:<line>)' "
+    "banners are location headers (2.5), their 'Text: ...' line the statement; source: "
+    "DualSPHysics JException::Print",
+    "after f0835d13 (round 99's unknown/ifj-1, tune-ia): NCCL 2.2/2.3's WARN form of the "
+    "libibverbs probe ('<file>:<n> WARN Failed to open libibverbs.so[.1]') is a probe note; "
+    "source: NVIDIA/nccl src/misc/ibvwrap.cc, maintainer sjeaugey in "
+    "NVIDIA/nccl-tests#14",
+    "after 7c7be757 (round 98's unknown/ict-1, tune-ia): prefix 'buildkit' strips BuildKit's "
+    "plain-progress '#<vertex> <seconds> ' from a RUN step's lines; source: moby/buildkit "
+    "util/progress/progressui printer.go textMux.printVtx",
+    "after f0835d13 (round 99's unknown/ifc-1, tune-ia): a matched make 'Error N' shown alone "
+    "lets a verdict above it (make's own 'make: g++: No such file or directory') be the "
+    "statement; a fallback note ('X is not available, using Y') is as weak as a warning, and "
+    "an echoed command line (2+ options) is no wrapped prose; source: GNU make src/job.c "
+    "child_error and exec_command",
 ]
 
 TOOLCHAIN_ENV = re.compile(

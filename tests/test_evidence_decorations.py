@@ -149,6 +149,12 @@ def test_top1_unchanged_under_decoration(name: str, tmp_path: Path) -> None:
             "k.cu:3:1: error: expected ;",
             None,
         ),
+        # BuildKit's plain progress (moby/buildkit progressui printVtx): a RUN step's line
+        (
+            "#21 31.16 RuntimeError: moex: cudaFuncSetAttribute(...) failed",
+            "RuntimeError: moex: cudaFuncSetAttribute(...) failed",
+            None,
+        ),
         # nested collectors: a CI timestamp, compose, a worker tag
         (
             "2025-01-01T12:00:00.1234567Z vllm-1  | (Worker_TP1 pid=9) Killed",
@@ -172,6 +178,9 @@ def test_prefix_shapes(line: str, text: str, process: str | None) -> None:
         "Subprocess sglang (pid=12) crashed with exit code -9",
         "WARNING: Running pip as the 'root' user",
         "[12/96] Building CUDA object CMakeFiles/flash.dir/a.cu.o",
+        # BuildKit's own step records carry no seconds
+        "#21 [17/69] RUN python3 build.py",
+        "#21 ERROR: process did not complete successfully: exit code: 1",
     ],
 )
 def test_messages_are_not_prefixes(line: str) -> None:

@@ -88,6 +88,13 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
         "pylog_asctime",
         r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - [\w.-]+ - " + _LEVELS + r" - ",
     ),
+    # (tune-ia, round 98's unknown/ict-1) BuildKit's plain progress (docker build
+    # --progress=plain, the default where stdout is no tty): moby/buildkit
+    # util/progress/progressui printer.go textMux.printVtx writes each line a RUN step printed as
+    # '#<vertex index> <seconds since the step started> <line>' ('#21 0.734 ', '#21 31.16 ');
+    # its own records ('#21 [17/69] RUN ...', '#21 DONE 3.2s', '#21 ERROR: ...') carry no
+    # seconds and stay whole
+    ("buildkit", r"#\d+ \d+\.\d+ "),
     # CommonMark block quote: a log pasted into an issue or a chat as "> " lines
     # (nested "> > "; never the REPL's ">>> ")
     ("quote", r"(?:> )+"),
