@@ -571,6 +571,13 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # f0835d13 (session 49's knowledge, blind to the round; bench/results/round99/).
     # unknown/ifk-1 (a null row named toolkit-found) counts harmful.
     ("f0835d13", "f0835d13"),
+    # round 100 (session 50): 12 logs (8 with a class, 4 whose cause no rule covers) collected
+    # by four engineers (session 50's col100a..d: leads left by round 99; JAX/XLA and Julia
+    # CUDA stacks; serving stacks and CUDA_HOME mistakes; CUDA 13 and Blackwell) who never ran
+    # remedy on them; scored by e5031904 (session 50's knowledge after tune-ia..id, blind to
+    # the round; bench/results/round100/). arch-supported-by-toolkit/iga-1 (named
+    # driver-supports-build-cuda, upgrade-driver) counts harmful.
+    ("e5031904", "e5031904"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
