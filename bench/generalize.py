@@ -1943,6 +1943,12 @@ TUNED_AFTER: list[str] = [
     "statement; a fallback note ('X is not available, using Y') is as weak as a warning, and "
     "an echoed command line (2+ options) is no wrapped prose; source: GNU make src/job.c "
     "child_error and exec_command",
+    "after 7c7be757 (round 98's triton-finds-libcuda/ibq-1, tune-ie): signature "
+    "libcuda-lookup-ldconfig-failed reads Triton's 'ldconfig -p' call failing (CalledProcessError "
+    "exit status 1: no ld cache; FileNotFoundError 'ldconfig': Triton 2.1's bare name off PATH) "
+    "only next to a triton/ frame, libcuda_dirs or Inductor's wrapper; source: triton-lang/triton "
+    "third_party/nvidia/backend/driver.py libcuda_dirs, python/triton/common/build.py (2.1), "
+    "glibc elf/ldconfig.c print_cache",
 ]
 
 TOOLCHAIN_ENV = re.compile(

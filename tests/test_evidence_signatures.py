@@ -155,6 +155,10 @@ NEAR_CONTEXT = {
         '  File "/x/site-packages/open3d/ml/torch/__init__.py", line 38, in <module>'
     ),
     "open3d-torch-guard-crashed-ipython": "File ~/env/lib/python3.10/site-packages/open3d/ml/torch/__init__.py:38",
+    # tune-ie: Triton's libcuda_dirs frame above its ldconfig call's failure
+    "libcuda-lookup-ldconfig-failed": (
+        '  File "/x/site-packages/triton/backends/nvidia/driver.py", line 25, in libcuda_dirs'
+    ),
 }
 
 
