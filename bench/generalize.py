@@ -1936,6 +1936,14 @@ TUNED_AFTER: list[str] = [
     "statement; a fallback note ('X is not available, using Y') is as weak as a warning, and "
     "an echoed command line (2+ options) is no wrapped prose; source: GNU make src/job.c "
     "child_error and exec_command",
+    "after tune-if (round 95's hwj-1, MrForExample/ComfyUI-3D-Pack#61): torch's 'Ninja is "
+    "required to load C++ extensions' (or FileNotFoundError ninja) whose traceback frames, "
+    "above or below the line (new field frame_files), lie in a Windows portable bundle's "
+    "python_embeded or ComfyUI_windows_portable: jit-ninja-on-path (field signal "
+    "ninja-missing-in-windows-embedded-python), since the bundle's .bat never puts "
+    "python_embeded\\Scripts, where pip puts ninja.exe, on PATH; a venv'd ComfyUI stays null; "
+    "source: comfyanonymous/ComfyUI .ci/windows_base_files/run_nvidia_gpu.bat, torch "
+    "cpp_extension.py verify_ninja_availability",
 ]
 
 TOOLCHAIN_ENV = re.compile(
