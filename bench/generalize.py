@@ -1949,6 +1949,14 @@ TUNED_AFTER: list[str] = [
     "only next to a triton/ frame, libcuda_dirs or Inductor's wrapper; source: triton-lang/triton "
     "third_party/nvidia/backend/driver.py libcuda_dirs, python/triton/common/build.py (2.1), "
     "glibc elf/ldconfig.c print_cache",
+    "after tune-if (round 95's hwj-1, MrForExample/ComfyUI-3D-Pack#61): torch's 'Ninja is "
+    "required to load C++ extensions' (or FileNotFoundError ninja) whose traceback frames, "
+    "above or below the line (new field frame_files), lie in a Windows portable bundle's "
+    "python_embeded or ComfyUI_windows_portable: jit-ninja-on-path (field signal "
+    "ninja-missing-in-windows-embedded-python), since the bundle's .bat never puts "
+    "python_embeded\\Scripts, where pip puts ninja.exe, on PATH; a venv'd ComfyUI stays null; "
+    "source: comfyanonymous/ComfyUI .ci/windows_base_files/run_nvidia_gpu.bat, torch "
+    "cpp_extension.py verify_ninja_availability",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -793,6 +793,41 @@ def test_a_windows_frame_names_its_environment_with_forward_slashes():
     assert frame_fields(text) == {"frame_packages": "flashinfer@C:/Users/a/venv"}
 
 
+# tune-if: ComfyUI prints the message first and the frames under it; the frames of a Windows
+# portable bundle (python_embeded, whose Scripts\ is never on PATH) say where pip's ninja is
+EMBEDDED = [
+    (CORPUS / "jit-ninja-on-path/hwj-1.log", ["jit-ninja-on-path"]),
+    (
+        CORPUS.parent / "templates/comfyui/portable-ninja-required-message-first.log",
+        ["jit-ninja-on-path"],
+    ),
+    (CORPUS.parent / "templates/comfyui/venv-ninja-required-message-first.log", []),
+]
+
+
+@pytest.mark.parametrize(("log", "want"), EMBEDDED, ids=[f[0].name for f in EMBEDDED])
+def test_frames_under_a_missing_ninja_name_a_bundled_python(log, want):
+    from remedy.evidence.fields import frame_contexts
+
+    symptoms, _, wrappers = scan_logs([log])
+    i = next(i for i, s in enumerate(symptoms) if s.signature == "ninja-missing")
+    assert "frame_files" in frame_contexts(symptoms)[i]
+    d = diagnose(load_knowledge(), None, symptoms, wrappers=wrappers)
+    assert [h.rule for h in d.hypotheses[:1]] == want
+
+
+def test_frame_files_lists_each_frame_with_forward_slashes():
+    from remedy.evidence.fields import frame_file_fields
+
+    text = (
+        r'File "D:\A B\ComfyUI_windows_portable\ComfyUI\execution.py", line 152, in x '
+        r'  File "/usr/lib/python3/x.py", line 3, in y'
+    )
+    assert frame_file_fields(text) == {
+        "frame_files": "D:/A B/ComfyUI_windows_portable/ComfyUI/execution.py,/usr/lib/python3/x.py"
+    }
+
+
 # tune-br: an Inductor module frame above Triton's 'device kernel image is invalid' is Inductor's
 # code-cache file (c + 51 base32 chars) in a torch.compile run, any other file a saved module
 # run by itself (corpus unknown/fzr-7, pytorch/pytorch#141744)

@@ -1469,11 +1469,36 @@ def frame_fields(text: str) -> dict[str, str]:
 
 def frame_contexts(symptoms: list[Symptom]) -> dict[int, dict[str, str]]:
     """symptom index of each FRAME_SIGNATURES line -> frame_fields of it, else of the
-    FRAMES_BEFORE lines above it (same file): the environment the failing Python ran from."""
+    FRAMES_BEFORE lines above it (same file): the environment the failing Python ran from;
+    with frame_files of the lines from FRAMES_BEFORE above to FRAMES_AFTER below."""
     out: dict[int, dict[str, str]] = {}
     for sig in sorted(FRAME_SIGNATURES):
         out |= _contexts(symptoms, sig, FRAMES_BEFORE, 0, frame_fields)
+        for i, f in _contexts(
+            symptoms, sig, FRAMES_BEFORE, FRAMES_AFTER, frame_file_fields
+        ).items():
+            out[i] = {**f, **out.get(i, {})}
     return out
+
+
+# tune-if (session 50, after round 95's jit-ninja-on-path/hwj-1): some tools print the message
+# first and the traceback under it (ComfyUI's 'Error occurred when executing NODE:', the
+# message, then the frames), and the frames that say which Python ran need not lie in
+# site-packages (an application's own files beside a bundled interpreter). frame_files: every
+# traceback frame's file (before or after the line, '/' separators), read by knowledge.
+FRAMES_AFTER = 20
+_FRAME_FILE = re.compile(r'File "(?P<path>[^"]+)", line \d+')
+
+
+def frame_file_fields(text: str) -> dict[str, str]:
+    """frame_files: the file of each traceback frame in ``text`` (in order, each once; '/'
+    separators)."""
+    seen: list[str] = []
+    for m in _FRAME_FILE.finditer(text):
+        path = m.group("path").replace("\\", "/")
+        if path not in seen:
+            seen.append(path)
+    return {"frame_files": ",".join(seen)} if seen else {}
 
 
 # tune-br (round 27-28's null fzr-7, pytorch/pytorch#141744): Inductor's generated module
