@@ -578,6 +578,12 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # the round; bench/results/round100/). arch-supported-by-toolkit/iga-1 (named
     # driver-supports-build-cuda, upgrade-driver) counts harmful.
     ("e5031904", "e5031904"),
+    # round 101 (session 50): 12 logs (5 with a class, 7 whose cause no rule covers) collected
+    # by four engineers (session 50's col101a..d: leads left by round 100; CUDA builds on
+    # Windows; CUDA graph capture and collectives in serving stacks) who never ran remedy on
+    # them; scored by b51315c6 (session 50's knowledge after tune-ia..if, blind to the round;
+    # bench/results/round101/).
+    ("b51315c6", "b51315c6"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
