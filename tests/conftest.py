@@ -16,7 +16,7 @@ from remedy.knowledge.loader import load_knowledge
 from remedy.model import Facts
 
 # each failure told as it happens (CI keeps only the tail of a run it stops)
-pytest_plugins = ["failure_notice"]
+pytest_plugins = ["failure_notice", "shards"]
 
 # Hypothesis profiles. `ci` (the default) is derandomized (same cases on every run, so CI is
 # reproducible) and modest; `long` is for bench/reliability.py and local runs:

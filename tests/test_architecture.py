@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ast
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "remedy"
@@ -143,14 +146,30 @@ def _room(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
+@contextmanager
+def _no_gc_inside_compile() -> Iterator[None]:
+    """Garbage left by earlier tests (an asyncio subprocess transport whose loop has closed)
+    must not be collected inside compile(): its __del__ raises, which CPython 3.11 reports as
+    SystemError "AST constructor recursion depth mismatch". Collect it once, outside, and keep
+    the collector off while parsing (a full collection per file cost a minute in a process
+    holding the whole suite)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _imports(path: Path) -> set[str]:
     """remedy.* packages/modules a file imports (at top level or inside a function)."""
     out: set[str] = set()
-    # Garbage left by earlier tests (an asyncio subprocess transport whose loop has closed)
-    # must not be collected inside compile(): its __del__ raises, which CPython 3.11 reports as
-    # SystemError "AST constructor recursion depth mismatch". Collect it here, outside.
-    gc.collect()
-    for node in ast.walk(ast.parse(path.read_text())):
+    with _no_gc_inside_compile():
+        tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             parts = node.module.split(".")
             if parts[0] != "remedy":
@@ -167,16 +186,20 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
+@cache
 def _edges() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = {}
-    for f in SRC.rglob("*.py"):
-        if "scripts" in f.relative_to(SRC).parts or "examples" in f.relative_to(SRC).parts:
-            continue
-        room = _room(f)
-        own = room.split("/")[0] if room.endswith(".py") else room
-        edges.setdefault(room, set()).update(
-            i for i in _imports(f) if i not in (own, "__version__") and (room, i) not in EXCEPTIONS
-        )
+    with _no_gc_inside_compile():  # one collection for all files
+        for f in SRC.rglob("*.py"):
+            if "scripts" in f.relative_to(SRC).parts or "examples" in f.relative_to(SRC).parts:
+                continue
+            room = _room(f)
+            own = room.split("/")[0] if room.endswith(".py") else room
+            edges.setdefault(room, set()).update(
+                i
+                for i in _imports(f)
+                if i not in (own, "__version__") and (room, i) not in EXCEPTIONS
+            )
     return edges
 
 

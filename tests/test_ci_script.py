@@ -14,9 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 FAKE_TOOL = """#!/bin/sh
-echo "$(basename "$0") $* STRICT=${REMEDY_STRICT_SKIPS:-}" >> "$CALLS"
+echo "$(basename "$0") $* STRICT=${REMEDY_STRICT_SKIPS:-} SHARD=${REMEDY_SHARD:-}" >> "$CALLS"
 if [ -n "${FAIL_ON:-}" ]; then
-  case "$*" in *"$FAIL_ON"*) exit "${FAIL_RC:-1}" ;; esac
+  case "$* SHARD=${REMEDY_SHARD:-}" in *"$FAIL_ON"*) exit "${FAIL_RC:-1}" ;; esac
 fi
 exit 0
 """
@@ -81,11 +81,15 @@ def test_ci_runs_the_suite_with_strict_skips_when_setup_works(tmp_path: Path):
     ran = calls.read_text().splitlines()
     assert any("-c " in c and "dev.lock" in c for c in ran), ran  # the lock pins the install
     pytest_calls = sorted(c for c in ran if "-m pytest" in c)
-    # the whole suite in two halves side by side, each strict, together everything
-    assert len(pytest_calls) == 2 and all(c.endswith("STRICT=1") for c in pytest_calls), ran
-    assert "-m not (sandbox or systemd or slow) STRICT=1" in pytest_calls[0], pytest_calls
-    assert "-m sandbox or systemd or slow STRICT=1" in pytest_calls[1], pytest_calls
-    assert "hosts half: exit 0" in r.stdout and "rest half: exit 0" in r.stdout, r.stdout
+    # the whole suite in two halves, each in two shards side by side, each strict; every shard
+    # of a half has the half's selection (tests/shards.py splits it by file)
+    assert len(pytest_calls) == 4 and all("STRICT=1 SHARD=" in c for c in pytest_calls), ran
+    rest = [c for c in pytest_calls if "-m not (sandbox or systemd or slow) STRICT=1" in c]
+    hosts = [c for c in pytest_calls if "-m sandbox or systemd or slow STRICT=1" in c]
+    assert sorted(c.rsplit("SHARD=", 1)[1] for c in rest) == ["rest:1/2", "rest:2/2"], ran
+    assert sorted(c.rsplit("SHARD=", 1)[1] for c in hosts) == ["hosts:1/2", "hosts:2/2"], ran
+    for shard in ("hosts-1", "hosts-2", "rest-1", "rest-2"):
+        assert f"{shard} shard: exit 0" in r.stdout, r.stdout
 
 
 def test_a_subset_runs_one_pytest_with_the_arguments_given(tmp_path: Path):
@@ -99,7 +103,7 @@ def test_a_subset_runs_one_pytest_with_the_arguments_given(tmp_path: Path):
     )
     assert r.returncode == 0, r.stdout + r.stderr
     pytest_calls = [c for c in calls.read_text().splitlines() if "-m pytest" in c]
-    assert len(pytest_calls) == 1 and pytest_calls[0].endswith("-m not sandbox -x STRICT=1")
+    assert len(pytest_calls) == 1 and pytest_calls[0].endswith("-m not sandbox -x STRICT=1 SHARD=")
 
 
 def test_either_half_failing_fails_the_run_and_says_which(tmp_path: Path):
@@ -107,13 +111,21 @@ def test_either_half_failing_fails_the_run_and_says_which(tmp_path: Path):
         repo, calls, env = layout(tmp_path / half, setup_rc=0)
         r = run_ci(repo, dict(env, FAIL_ON=marks, FAIL_RC="1"))
         assert r.returncode == 1, r.stdout + r.stderr
-        assert f"{half} half: exit 1" in r.stdout, r.stdout
+        assert f"{half}-1 shard: exit 1" in r.stdout, r.stdout
+        assert f"{half}-2 shard: exit 1" in r.stdout, r.stdout
         other = {"hosts": "rest", "rest": "hosts"}[half]
-        assert f"{other} half: exit 0" in r.stdout, r.stdout  # the other half still ran
+        assert f"{other}-1 shard: exit 0" in r.stdout, r.stdout  # the other half still ran
+
+
+def test_one_shard_failing_fails_the_run(tmp_path: Path):
+    repo, calls, env = layout(tmp_path, setup_rc=0)
+    r = run_ci(repo, dict(env, FAIL_ON="SHARD=rest:2/2", FAIL_RC="1"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "rest-2 shard: exit 1" in r.stdout and "rest-1 shard: exit 0" in r.stdout, r.stdout
 
 
 def test_a_half_that_collects_nothing_fails_the_run(tmp_path: Path):
     repo, calls, env = layout(tmp_path, setup_rc=0)
     r = run_ci(repo, dict(env, FAIL_ON="-m sandbox or", FAIL_RC="5"))
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "collected no tests in the hosts half" in r.stdout, r.stdout
+    assert "collected no tests in the hosts-1 shard" in r.stdout, r.stdout
