@@ -1963,6 +1963,24 @@ TUNED_AFTER: list[str] = [
     "python_embeded\\Scripts, where pip puts ninja.exe, on PATH; a venv'd ComfyUI stays null; "
     "source: comfyanonymous/ComfyUI .ci/windows_base_files/run_nvidia_gpu.bat, torch "
     "cpp_extension.py verify_ninja_availability",
+    "after 1f79c202 (round 100's arch-supported-by-toolkit/iga-1, harmful): field signal "
+    "xla-fallback-ptx-load-rejected-is-ptxas-arch: XLA's 'failed to load PTX text as a module: "
+    "CUDA_ERROR_INVALID_IMAGE' (the driver JIT of XLA's fallback PTX) beside XLA's 'Falling back "
+    "to the CUDA driver for PTX compilation; ptxas does not support CC X.Y' is the ptxas that "
+    "does not know the GPU, not a prebuilt binary newer than the driver; source: openxla/xla "
+    "cuda_driver.cc LoadPtx, subprocess_compilation.cc LogPtxasTooOld",
+    "after 1f79c202 (round 99's driver-supports-build-cuda/ifl-1): insufficient-driver-binary-"
+    "check-macro reads the CUDA samples' checkCudaErrors shape 'CUDA error at <file>:<line> "
+    "code=35(<string>)' (a binary's own check naming its source file); source: NVIDIA/cuda-samples "
+    "Common/helper_cuda.h check()",
+    "after 1f79c202 (round 101's toolkit-knows-target-archs/igu-1): nvcc-unsupported-arch takes "
+    "the refusal retyped without nvcc's ' : ' separator ('nvcc fatal unsupported gpu "
+    "architecture 'compute_86''); source: nvcc's 'nvcc fatal   : Unsupported gpu architecture' "
+    "(CUDA Features Archive for the per-release targets)",
+    "after 1f79c202 (round 101's unknown/ihb-1, first error line): suspicious.py ranks pip's "
+    "'Could not install packages due to an OSError.' (its traceback form) with the OSError line "
+    "its logged traceback ends in; source: pypa/pip commands/install.py create_os_error_message "
+    "and logger.error(message, exc_info=show_traceback)",
 ]
 
 TOOLCHAIN_ENV = re.compile(

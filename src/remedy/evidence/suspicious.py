@@ -587,6 +587,22 @@ _NCCL_PROBE_NOTE = re.compile(
 NCCL_PROBE_NOTE_REASON = "NCCL's note on an optional plugin or library it did without"
 _KIT_NO_DEVICE = re.compile(r"\[gpu\.foundation(?:\.plugin)?\]\s+No device could be created\b")
 
+# (tune-ja, round 101's unknown/ihb-1) pip's OSError report in its traceback form: pypa/pip
+# src/pip/_internal/commands/install.py create_os_error_message writes 'Could not install
+# packages due to an OSError.' (the period form: show_traceback, verbosity >= 1) plus its HINT
+# lines, and run() passes it to logger.error(message, exc_info=show_traceback), so the
+# traceback of that same OSError follows, ending in its 'FileNotFoundError: [Errno 2] ...' /
+# 'PermissionError: [Errno 13] ...' line (pip < 21.1 said 'an EnvironmentError'). pip's line is
+# the first statement of the failure; the exception line below relays it (the one-line form
+# 'Could not install packages due to an OSError: <str(error)>' has no traceback and no echo)
+_PIP_OSERROR_HEAD = re.compile(
+    r"^(?:ERROR: )?Could not install packages due to an (?:OSError|EnvironmentError)\.\s*$"
+)
+_PY_OSERROR_LINE = re.compile(
+    r"^(?:builtins\.)?(?:OSError|EnvironmentError|IOError|FileNotFoundError|PermissionError"
+    r"|FileExistsError|IsADirectoryError|NotADirectoryError)\b:"
+)
+
 
 class NoteStatedByVerdict(NamedTuple):
     """A low-ranked note that is the first statement of why a later verdict record failed."""
@@ -604,6 +620,11 @@ NOTES_STATED_BY_VERDICTS: tuple[NoteStatedByVerdict, ...] = (
         _KIT_GPU_SKIP,
         _KIT_NO_DEVICE,
         "the first GPU skipped before line {line}'s 'No device could be created'",
+    ),
+    NoteStatedByVerdict(
+        _PIP_OSERROR_HEAD,
+        _PY_OSERROR_LINE,
+        "pip's report of the OSError that line {line} relays (its logged traceback)",
     ),
 )
 
