@@ -1963,6 +1963,12 @@ TUNED_AFTER: list[str] = [
     "python_embeded\\Scripts, where pip puts ninja.exe, on PATH; a venv'd ComfyUI stays null; "
     "source: comfyanonymous/ComfyUI .ci/windows_base_files/run_nvidia_gpu.bat, torch "
     "cpp_extension.py verify_ninja_availability",
+    "after 7c7be757 (round 98's ibv-1, siderolabs/extensions#380): field signal "
+    "linker-script-library-is-no-truncated-object: 'invalid ELF header' on an unversioned "
+    "libc.so / libm.so / libpthread.so / libgcc_s.so / libncurses.so is the loader reaching a "
+    "GNU ld script (a musl DT_NEEDED 'libc.so', ctypes.CDLL('libc.so')), not a truncated JIT "
+    "object: jit-cache-intact gets no credit, no cause is named; source: bminor/glibc Makerules "
+    "(libc.so written as '/* GNU ld script */ GROUP (...)'), elf/dl-load.c open_verify",
 ]
 
 TOOLCHAIN_ENV = re.compile(
