@@ -1981,6 +1981,12 @@ TUNED_AFTER: list[str] = [
     "'Could not install packages due to an OSError.' (its traceback form) with the OSError line "
     "its logged traceback ends in; source: pypa/pip commands/install.py create_os_error_message "
     "and logger.error(message, exc_info=show_traceback)",
+    "after 7c7be757 (round 98's ibv-1, siderolabs/extensions#380): field signal "
+    "linker-script-library-is-no-truncated-object: 'invalid ELF header' on an unversioned "
+    "libc.so / libm.so / libpthread.so / libgcc_s.so / libncurses.so is the loader reaching a "
+    "GNU ld script (a musl DT_NEEDED 'libc.so', ctypes.CDLL('libc.so')), not a truncated JIT "
+    "object: jit-cache-intact gets no credit, no cause is named; source: bminor/glibc Makerules "
+    "(libc.so written as '/* GNU ld script */ GROUP (...)'), elf/dl-load.c open_verify",
 ]
 
 TOOLCHAIN_ENV = re.compile(
