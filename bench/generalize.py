@@ -1987,6 +1987,21 @@ TUNED_AFTER: list[str] = [
     "GNU ld script (a musl DT_NEEDED 'libc.so', ctypes.CDLL('libc.so')), not a truncated JIT "
     "object: jit-cache-intact gets no credit, no cause is named; source: bminor/glibc Makerules "
     "(libc.so written as '/* GNU ld script */ GROUP (...)'), elf/dl-load.c open_verify",
+    "after tune-jc (rounds 70/98's gvc-1, ice-1, ido-1: gpufs/gpufs#3, "
+    "ccsb-scripps/AutoDock-GPU#249/#146): new signature symbol-copy-invalid-device-symbol "
+    "('invalid device symbol' / cudaErrorInvalidSymbol from a program's own check macro over "
+    "cudaMemcpyToSymbol, the module without an image for the GPU) -> package-has-gpu-arch; a "
+    "call showing a string literal as the symbol (CUDA 5's removed char* form) and HIP lines "
+    "are not taken; source: CUDA Runtime API cudaMemcpyToSymbol/cudaErrorInvalidSymbol, "
+    "AutoDock-GPU cuda/kernels.cu SetKernelsGpuData",
+    "after tune-jc (round 68's gup-1, dillongoostudios/goo-engine#26): new signatures "
+    "cycles-runtime-kernel-compile-failed (Cycles' 'Failed to execute compilation command' / "
+    "'CUDA kernel compilation failed' after its own '\"nvcc\" -arch=sm_XY --cubin ... "
+    "cycles_kernel_sm_XY_<md5>.cubin' command: the build shipped no kernel for the GPU; "
+    "adaptive compilation's -D__KERNEL_FEATURES__ is not taken) and "
+    "cycles-no-binary-kernel-for-cc ('CUDA binary kernel for this graphics card compute "
+    "capability (X.Y) not found.') -> package-has-gpu-arch; source: blender/blender "
+    "intern/cycles/device/cuda/device_impl.cpp CUDADevice::compile_kernel",
 ]
 
 TOOLCHAIN_ENV = re.compile(

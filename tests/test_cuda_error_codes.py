@@ -31,6 +31,8 @@ CAPTURE = {"cuda-stream-capture-unsupported"}
 # code -> the signatures one of which every wording of it must match (the code names one cause)
 NAMES_ONE_CAUSE: dict[int, set[str]] = {
     35: {"driver-too-old"},  # cudaErrorInsufficientDriver (runtime only)
+    # tune-jc: cudaErrorInvalidSymbol (runtime only), a symbol copy into a module with no image
+    13: {"symbol-copy-invalid-device-symbol"},
     98: {"no-kernel-image"},  # cudaErrorInvalidDeviceFunction (runtime only)
     # cudaErrorInvalidKernelImage / CUDA_ERROR_INVALID_IMAGE; Triton's prefix: its own cubin
     200: {"cuda-invalid-image-code", "triton-invalid-kernel-image"},
@@ -52,6 +54,10 @@ NOT_MATCHED = {
     # macros print cudaGetErrorString(98) with no prefix ('GPUassert: %s %s %d', '%s in %s at line
     # %d'), corpus package-has-gpu-arch/gzp-1 and hat-1
     (200, "message"): "the bare string is also 300's (cudaErrorInvalidSource)",
+    **{
+        (13, k): "tune-jc: 13 is matched by name and string, not by number alone"
+        for k in ("macro-expr", "macro-code", "macro-paren", "macro-colon", "pycuda", "cuda-python")
+    },
     (200, "pycuda"): "the bare string after a call's name is also 300's",
     (900, "macro-expr"): "capture codes are matched by name and string, not by number alone",
     (907, "macro-expr"): "capture codes are matched by name and string, not by number alone",

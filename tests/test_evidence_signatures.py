@@ -159,6 +159,12 @@ NEAR_CONTEXT = {
     "libcuda-lookup-ldconfig-failed": (
         '  File "/x/site-packages/triton/backends/nvidia/driver.py", line 25, in libcuda_dirs'
     ),
+    # tune-jc: Blender Cycles' own nvcc command for the device's arch, before its failure
+    "cycles-runtime-kernel-compile-failed": (
+        '"nvcc" -arch=sm_86 --cubin "D:\\blender\\3.4\\scripts\\addons\\cycles\\source\\kernel\\device\\cuda\\kernel.cu"'
+        ' -o "C:\\Users\\u\\AppData\\Roaming\\Blender Foundation\\Blender\\3.4\\cache\\kernels\\'
+        'cycles_kernel_sm_86_904C389680A13667F33E6AFB16ED8E03.cubin" -m64 --ptxas-options="-v" --use_fast_math -DNVCC'
+    ),
 }
 
 
