@@ -584,6 +584,16 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # them; scored by b51315c6 (session 50's knowledge after tune-ia..if, blind to the round;
     # bench/results/round101/).
     ("b51315c6", "b51315c6"),
+    # rounds 102-104 (session 51): 80 logs (48 with a class, 32 whose cause no rule covers)
+    # collected by eighteen engineers (session 51's col102a..h, col103a..e, col104a..e:
+    # FlashInfer/SGLang; vLLM/TRT-LLM/llama.cpp; torch extension builds; containers and
+    # drivers; Triton and CUDA Python packages; the GPU operator; CMake/MSBuild CUDA builds;
+    # conda-forge and runtime libraries; JAX/TF/Paddle; NCCL and capture; Windows; leads left
+    # by the others) who never ran remedy on them; scored by 1f79c202 (session 50's final
+    # knowledge, blind to the rounds; bench/results/round102/score-1f79c202-rounds102-104.txt).
+    # triton-finds-libcuda/iig-1 and jit-cache-intact/iih-1 (both named
+    # driver-supports-build-cuda, upgrade-driver) count harmful.
+    ("1f79c202", "1f79c202"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
