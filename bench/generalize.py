@@ -2012,6 +2012,11 @@ TUNED_AFTER: list[str] = [
     "cycles-no-binary-kernel-for-cc ('CUDA binary kernel for this graphics card compute "
     "capability (X.Y) not found.') -> package-has-gpu-arch; source: blender/blender "
     "intern/cycles/device/cuda/device_impl.cpp CUDADevice::compile_kernel",
+    "after m51 (round 102's iig-1, iih-1, rStar#17 / pytorch#108868): a decade-old cuXxx symbol "
+    "unresolved in a Triton-built cached module (~/.triton/cache, /tmp/torchinductor_*/triton) "
+    "-> jit-cache-intact (triton-finds-libcuda second), no driver upgrade; any JIT cache dir "
+    "(torch_extensions, FlashInfer cached_ops) leaves undefined-driver-api-symbol; source: "
+    "triton-lang/triton third_party/nvidia/backend/driver.py compile_module_from_src",
 ]
 
 TOOLCHAIN_ENV = re.compile(
