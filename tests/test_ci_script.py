@@ -81,14 +81,14 @@ def test_ci_runs_the_suite_with_strict_skips_when_setup_works(tmp_path: Path):
     ran = calls.read_text().splitlines()
     assert any("-c " in c and "dev.lock" in c for c in ran), ran  # the lock pins the install
     pytest_calls = sorted(c for c in ran if "-m pytest" in c)
-    # the whole suite in two halves, each in two shards side by side, each strict; every shard
-    # of a half has the half's selection (tests/shards.py splits it by file)
-    assert len(pytest_calls) == 4 and all("STRICT=1 SHARD=" in c for c in pytest_calls), ran
+    # the whole suite: the host tests in two shards and the rest in one, side by side, each
+    # strict; every shard of a half has the half's selection (tests/shards.py splits it by file)
+    assert len(pytest_calls) == 3 and all("STRICT=1 SHARD=" in c for c in pytest_calls), ran
     rest = [c for c in pytest_calls if "-m not (sandbox or systemd or slow) STRICT=1" in c]
     hosts = [c for c in pytest_calls if "-m sandbox or systemd or slow STRICT=1" in c]
-    assert sorted(c.rsplit("SHARD=", 1)[1] for c in rest) == ["rest:1/2", "rest:2/2"], ran
+    assert [c.rsplit("SHARD=", 1)[1] for c in rest] == ["rest:1/1"], ran
     assert sorted(c.rsplit("SHARD=", 1)[1] for c in hosts) == ["hosts:1/2", "hosts:2/2"], ran
-    for shard in ("hosts-1", "hosts-2", "rest-1", "rest-2"):
+    for shard in ("hosts-1", "hosts-2", "rest-1"):
         assert f"{shard} shard: exit 0" in r.stdout, r.stdout
 
 
@@ -112,16 +112,15 @@ def test_either_half_failing_fails_the_run_and_says_which(tmp_path: Path):
         r = run_ci(repo, dict(env, FAIL_ON=marks, FAIL_RC="1"))
         assert r.returncode == 1, r.stdout + r.stderr
         assert f"{half}-1 shard: exit 1" in r.stdout, r.stdout
-        assert f"{half}-2 shard: exit 1" in r.stdout, r.stdout
         other = {"hosts": "rest", "rest": "hosts"}[half]
         assert f"{other}-1 shard: exit 0" in r.stdout, r.stdout  # the other half still ran
 
 
 def test_one_shard_failing_fails_the_run(tmp_path: Path):
     repo, calls, env = layout(tmp_path, setup_rc=0)
-    r = run_ci(repo, dict(env, FAIL_ON="SHARD=rest:2/2", FAIL_RC="1"))
+    r = run_ci(repo, dict(env, FAIL_ON="SHARD=hosts:2/2", FAIL_RC="1"))
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "rest-2 shard: exit 1" in r.stdout and "rest-1 shard: exit 0" in r.stdout, r.stdout
+    assert "hosts-2 shard: exit 1" in r.stdout and "hosts-1 shard: exit 0" in r.stdout, r.stdout
 
 
 def test_a_half_that_collects_nothing_fails_the_run(tmp_path: Path):

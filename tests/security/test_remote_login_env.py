@@ -78,7 +78,9 @@ def test_what_the_host_side_scrub_leaves_out(tmp_path: Path):
         "TMPDIR": str(sticky),
         "PIP_CONFIG_FILE": f"{sticky}/new.conf",
         "PIP_FIND_LINKS": f"https://example.org/w file://{theirs}/w",
-        "PIP_CONSTRAINT": "tmp/x",
+        # relative (the guard runs in /): /tmp/<a name no one made yet>, a sticky dir's entry
+        # that any user may create (a fixed "tmp/x" failed once root had made /tmp/x itself)
+        "PIP_CONSTRAINT": f"tmp/{tmp_path.name}-{os.getpid()}-absent/x",
         "PERL5OPT": f"-Mstrict -I {theirs}",
         "PYTHONPLATLIBDIR": "../../x",
         "XDG_CONFIG_DIRS": f"{mine}:relative",
