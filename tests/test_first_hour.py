@@ -645,8 +645,8 @@ def test_a_reader_that_left_is_exit_141_for_text_too(args):
 
 def test_the_leftover_guard_catches_a_leftover(tmp_path: Path):
     """The autouse fixture in tests/conftest.py fails a test that leaves a file behind (run
-    in a pytest of its own, with the same conftest and the plugin it loads)."""
-    for name in ("conftest.py", "failure_notice.py"):
+    in a pytest of its own, with the same conftest and the plugins it loads)."""
+    for name in ("conftest.py", "failure_notice.py", "shards.py"):
         (tmp_path / name).write_text((ROOT / "tests" / name).read_text())
     (tmp_path / "test_x.py").write_text(
         "import tempfile\n"
