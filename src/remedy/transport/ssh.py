@@ -60,11 +60,17 @@ from remedy.transport.quote import command_line, join, quote_bytes
 from remedy.transport.stream import OutputStream
 
 MAX_CHANNELS = 8
+"""Channels per connection; below sshd's default MaxSessions 10, leaving room for a kill."""
 # set while SSHTransport judges the host's PATH (its own command runs with BASE_PATH)
 _JUDGING: contextvars.ContextVar[bool] = contextvars.ContextVar("remedy_judging", default=False)
 # ProxyJump hops remedy opens itself (a longer chain is a loop in the config)
 MAX_JUMPS = 8
-"""Channels per connection; below sshd's default MaxSessions 10, leaving room for a kill."""
+# How long a kill may take. Generous: on a loaded host (CI runs three test processes on two
+# cores) sshd can take seconds to deliver the pid line or open the kill's channel, and a kill
+# given up leaves the command running after remedy stops. Still bounded: a half-dead
+# connection must not hang remedy.
+PID_WAIT_S = 5.0
+KILL_WAIT_S = 15.0
 
 _PID_MARK = b"\x1eremedy-pid "
 _PID_RE = re.compile(rb"\x1eremedy-pid (\d+)\n")
@@ -1168,12 +1174,12 @@ class SSHTransport:
 
         # bounded: on a half-dead connection even opening a channel can wait forever
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(kill(), 5)
+            await asyncio.wait_for(kill(), KILL_WAIT_S)
 
     async def _abort(self, chan: Any, sess: _Session) -> None:
         if sess.pid is None and not sess.closed.is_set():
             with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
-                await asyncio.wait_for(sess.pid_seen.wait(), 1.0)
+                await asyncio.wait_for(sess.pid_seen.wait(), PID_WAIT_S)
         chan.close()
         if sess.pid is not None and not sess.finished:
             await self._kill(sess.pid)
