@@ -3,7 +3,7 @@
 
 `REMEDY_TIMES_DIR=DIR bash scripts/test` leaves DIR/NAME-K.json for each shard (tests/shards.py);
 this folds them into the table scripts/test balances its shards by, one entry per file per
-half. Run it after a full run whose timings you trust:
+shard name. Run it after a full run whose timings you trust:
     python3 scripts/shard_times.py DIR"""
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def main(argv: list[str]) -> int:
         except ValueError as exc:
             print(f"{f}: not JSON ({exc})", file=sys.stderr)
             return 1
-        table.setdefault(name, {}).update({str(k): float(v) for k, v in times.items()})
+        into = table.setdefault(name, {})
+        for k, v in times.items():  # a file split over two shards of a name: its sum
+            into[str(k)] = round(into.get(str(k), 0.0) + float(v), 1)
     if not table:
         print(f"{argv[0]}: no NAME-K.json files", file=sys.stderr)
         return 1

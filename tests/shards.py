@@ -1,7 +1,8 @@
 """A pytest plugin: split one selection of the suite into shards by file, balanced by time.
 
-scripts/test runs the whole suite as several pytest processes side by side (the host tests
-mostly wait on SSH, boots and compilers; the rest use one core each). REMEDY_SHARD=NAME:K/N
+scripts/test runs the whole suite as three pytest processes side by side, each with its
+share of the host tests (mostly waiting on SSH, boots and compilers) and of the log reading
+(CPU), so that they end together. REMEDY_SHARD=NAME:K/N
 keeps the files of shard K of N: every shard of NAME sees the same selection (the same -m),
 so every file lands in exactly one shard. Files go to the least loaded shard, heaviest first,
 by the seconds tests/shard_times.json records for NAME (a file it does not know counts as

@@ -81,14 +81,12 @@ def test_ci_runs_the_suite_with_strict_skips_when_setup_works(tmp_path: Path):
     ran = calls.read_text().splitlines()
     assert any("-c " in c and "dev.lock" in c for c in ran), ran  # the lock pins the install
     pytest_calls = sorted(c for c in ran if "-m pytest" in c)
-    # the whole suite: the host tests in two shards and the rest in one, side by side, each
-    # strict; every shard of a half has the half's selection (tests/shards.py splits it by file)
+    # the whole suite as three shards side by side, each strict and each given the whole
+    # selection (no -m: tests/shards.py keeps its files of it)
     assert len(pytest_calls) == 3 and all("STRICT=1 SHARD=" in c for c in pytest_calls), ran
-    rest = [c for c in pytest_calls if "-m not (sandbox or systemd or slow) STRICT=1" in c]
-    hosts = [c for c in pytest_calls if "-m sandbox or systemd or slow STRICT=1" in c]
-    assert [c.rsplit("SHARD=", 1)[1] for c in rest] == ["rest:1/1"], ran
-    assert sorted(c.rsplit("SHARD=", 1)[1] for c in hosts) == ["hosts:1/2", "hosts:2/2"], ran
-    for shard in ("hosts-1", "hosts-2", "rest-1"):
+    assert not any(" -m " in c.split("-m pytest", 1)[1] for c in pytest_calls), ran
+    assert [c.rsplit("SHARD=", 1)[1] for c in pytest_calls] == ["all:1/3", "all:2/3", "all:3/3"]
+    for shard in ("all-1", "all-2", "all-3"):
         assert f"{shard} shard: exit 0" in r.stdout, r.stdout
 
 
@@ -106,25 +104,18 @@ def test_a_subset_runs_one_pytest_with_the_arguments_given(tmp_path: Path):
     assert len(pytest_calls) == 1 and pytest_calls[0].endswith("-m not sandbox -x STRICT=1 SHARD=")
 
 
-def test_either_half_failing_fails_the_run_and_says_which(tmp_path: Path):
-    for half, marks in (("hosts", "-m sandbox or"), ("rest", "-m not (sandbox")):
-        repo, calls, env = layout(tmp_path / half, setup_rc=0)
-        r = run_ci(repo, dict(env, FAIL_ON=marks, FAIL_RC="1"))
+def test_any_shard_failing_fails_the_run_and_says_which(tmp_path: Path):
+    for k in (1, 2, 3):
+        repo, calls, env = layout(tmp_path / str(k), setup_rc=0)
+        r = run_ci(repo, dict(env, FAIL_ON=f"SHARD=all:{k}/3", FAIL_RC="1"))
         assert r.returncode == 1, r.stdout + r.stderr
-        assert f"{half}-1 shard: exit 1" in r.stdout, r.stdout
-        other = {"hosts": "rest", "rest": "hosts"}[half]
-        assert f"{other}-1 shard: exit 0" in r.stdout, r.stdout  # the other half still ran
+        assert f"all-{k} shard: exit 1" in r.stdout, r.stdout
+        for other in {1, 2, 3} - {k}:  # the others still ran to the end
+            assert f"all-{other} shard: exit 0" in r.stdout, r.stdout
 
 
-def test_one_shard_failing_fails_the_run(tmp_path: Path):
+def test_a_shard_that_collects_nothing_fails_the_run(tmp_path: Path):
     repo, calls, env = layout(tmp_path, setup_rc=0)
-    r = run_ci(repo, dict(env, FAIL_ON="SHARD=hosts:2/2", FAIL_RC="1"))
+    r = run_ci(repo, dict(env, FAIL_ON="SHARD=all:1/3", FAIL_RC="5"))
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "hosts-2 shard: exit 1" in r.stdout and "hosts-1 shard: exit 0" in r.stdout, r.stdout
-
-
-def test_a_half_that_collects_nothing_fails_the_run(tmp_path: Path):
-    repo, calls, env = layout(tmp_path, setup_rc=0)
-    r = run_ci(repo, dict(env, FAIL_ON="-m sandbox or", FAIL_RC="5"))
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert "collected no tests in the hosts-1 shard" in r.stdout, r.stdout
+    assert "collected no tests in the all-1 shard" in r.stdout, r.stdout
