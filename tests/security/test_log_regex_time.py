@@ -44,10 +44,10 @@ ATTACKS = {
 def test_a_hostile_line_is_matched_in_bounded_time(sig_id: str, k: int):
     sig = next(s for s in default_catalog().signatures if s.id == sig_id)
     line = ATTACKS[sig_id][k][:N]
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU seconds: the regex's cost, whatever else the host runs
     sig.rx.search(line)
-    took = time.monotonic() - t0
-    assert took < 1.0, f"{sig_id}: one {len(line)}-byte line took {took:.1f} s"
+    took = time.process_time() - t0
+    assert took < 1.0, f"{sig_id}: one {len(line)}-byte line took {took:.1f} CPU-s"
 
 
 def test_control_the_patterns_still_match_their_lines():

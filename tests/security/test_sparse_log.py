@@ -5,15 +5,15 @@ then `truncate -s 64G`: 64 GiB of holes, allocated nowhere, read as zeros. `reme
 --log` read every byte (4 GB took ~4 s; a terabyte held root's job for the better part of an
 hour). Now a regular log with more than `reader.HOLES_MAX` bytes of holes (SEEK_DATA /
 SEEK_HOLE, counted only where its allocated blocks say so) is refused with a clear error,
-within a second. The control: the same text without the holes is diagnosed.
+within a second of CPU. The control: the same text without the holes is diagnosed.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ FATAL = "nvcc fatal   : Unsupported gpu architecture 'compute_130'\n"
 def _diagnose(tmp: Path, log: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "XDG_CACHE_HOME": str(tmp / "c")}
     return subprocess.run([sys.executable, "-m", "remedy", "diagnose", "--log", str(log)],
-                          capture_output=True, text=True, env=env, timeout=8)  # fmt: skip
+                          capture_output=True, text=True, env=env, timeout=45)  # fmt: skip
 
 
 def _log(tmp: Path) -> Path:
@@ -42,13 +42,17 @@ def test_a_log_that_is_mostly_holes_is_refused_at_once(tmp_path: Path):
     os.truncate(log, 64 << 30)
     if os.stat(log).st_blocks * 512 > 1 << 30:
         pytest.skip("this filesystem allocates a truncated file's holes")
-    t0 = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         r = _diagnose(tmp_path, log)
     except subprocess.TimeoutExpired:
         pytest.fail("remedy read 64 GiB of holes")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert r.returncode == 2 and "holes" in r.stderr, r.stderr
-    assert time.monotonic() - t0 < 8
+    # CPU seconds, not wall: a loaded CI host stretches the wall time of any start-up, while
+    # reading the holes costs ~1 CPU-s per GB (64 GiB: about a minute)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu < 5, f"refusing the log cost {cpu:.1f} CPU-s"
 
 
 def test_control_the_same_log_without_holes_is_diagnosed(tmp_path: Path):
