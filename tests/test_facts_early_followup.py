@@ -97,3 +97,22 @@ def test_an_early_followup_that_is_not_the_real_one_is_stopped_and_replaced() ->
     assert took < 5  # the early follow-up's 30 s were not waited for
     assert calls == ["main", "login", "followup"]  # and no follow-up after the main batch
     assert facts.shell_env["PATH"] == "/root/bin:/usr/bin:/bin"
+
+
+def test_no_time_left_names_what_was_not_probed() -> None:
+    """The main batch answers with a second of the budget left: no follow-up is sent, and the
+    note says which login PATH went unprobed (it named nothing when only prefixes counted)."""
+
+    async def handler(call: ScriptedCall) -> str:
+        k = kind(call)
+        if k == "login":
+            return login_output()
+        if k == "main":
+            await asyncio.sleep(1.3)
+            return f"\n{T} path session\n/usr/bin\t0\t0\n/bin\t0\t0\n\n{T} end\n"
+        await asyncio.sleep(30)
+        return ""
+
+    facts = asyncio.run(collect_facts(ScriptedTransport(handler, host="h"), timeout=2.0, token=T))
+    left = [n for n in facts.notes if n.startswith("no time left to probe: ")]
+    assert left and "/root/bin" in left[0], facts.notes

@@ -375,14 +375,16 @@ def launch(
 
 
 def test_launch_ready_means_readiness_line_then_health_200() -> None:
-    r = launch("ready")
+    # a budget a loaded CI host cannot run out (the fake server's start-up took 4.9 s there);
+    # ok means the readiness line and /health decided, since a spent budget fails
+    r = launch("ready", timeout=30)
     assert r.ok, r.detail
     assert "readiness line, then GET http://127.0.0.1:" in r.detail and "/health = 200" in r.detail
     sigs = [s.signature for s in r.symptoms]
     assert "server-ready" in sigs
     # benign lines of the real log never decide: openai_harmony missing, FA3 import ignored
     assert "python-module-not-found" in sigs and "sglang-optional-import-ignored" in sigs
-    assert r.seconds < 3.0
+    assert r.seconds < 30
 
 
 def test_launch_decides_on_the_first_fatal_signature_and_keeps_the_chain() -> None:
@@ -394,7 +396,7 @@ def test_launch_decides_on_the_first_fatal_signature_and_keeps_the_chain() -> No
     assert {"capture-cuda-graph-failed", "cccl-nv-detail-missing", "sglang-child-sigquit"} <= set(
         sigs
     )
-    assert r.seconds < 5, "decided by the log, not by the 60 s budget"
+    assert r.seconds < 30, "decided by the log, not by the 60 s budget"
 
 
 def test_launch_budget_is_extended_while_the_log_shows_build_progress() -> None:

@@ -761,7 +761,8 @@ async def _collect_facts(
             break
         left = timeout - (time.monotonic() - t0)
         if left <= 1:
-            notes.append("no time left to probe: " + ", ".join(p for p, _ in need.prefixes))
+            left_out = [p for p, _ in need.prefixes + need.interpreters + need.paths]
+            notes.append("no time left to probe: " + ", ".join(left_out + need.env_files))
             break
         out: str | None = None
         if early_t is not None and early is not None:
