@@ -2017,6 +2017,17 @@ TUNED_AFTER: list[str] = [
     "-> jit-cache-intact (triton-finds-libcuda second), no driver upgrade; any JIT cache dir "
     "(torch_extensions, FlashInfer cached_ops) leaves undefined-driver-api-symbol; source: "
     "triton-lang/triton third_party/nvidia/backend/driver.py compile_module_from_src",
+    "after tune-kc (round 105's ilv-1, NVIDIA/numba-cuda#452): cuda-runtime-none-loadable also "
+    "takes cuda-pathfinder's Windows form 'Failure finding \"<lib>*.dll\"' (cudart, nvrtc, "
+    "cuBLAS(Lt), cuFFT, cuRAND, cuSOLVER, cuSPARSE, nvJitLink; not nvvm) and the message on a "
+    "line of its own after a wrapped 'DynamicLibNotFoundError:' -> runtime-libs-match-cuda-major; "
+    "source: NVIDIA/cuda-python cuda_pathfinder/cuda/pathfinder/_dynamic_libs/"
+    "find_nvidia_dynamic_lib.py _FindNvidiaDynamicLib.raise_not_found_error",
+    "after tune-kc (round 105's ils-1, YanWenKun/ComfyUI-Docker#42): field signal "
+    "khronos-gl-header-is-provided: a missing Khronos EGL/GL/GLES/KHR API header (EGL/egl.h, "
+    "GL/gl.h, KHR/khrplatform.h ...) -> needed-files-provided (libglvnd's libegl-dev / "
+    "libgl-dev / libglvnd-devel); GLEW, GLU, GLUT and glm keep no signal; source: NVlabs/"
+    "nvdiffrast nvdiffrast/common/glutil.h and docker/Dockerfile",
 ]
 
 TOOLCHAIN_ENV = re.compile(
