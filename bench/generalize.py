@@ -2028,6 +2028,14 @@ TUNED_AFTER: list[str] = [
     "GL/gl.h, KHR/khrplatform.h ...) -> needed-files-provided (libglvnd's libegl-dev / "
     "libgl-dev / libglvnd-devel); GLEW, GLU, GLUT and glm keep no signal; source: NVlabs/"
     "nvdiffrast nvdiffrast/common/glutil.h and docker/Dockerfile",
+    "after f95baa65 (round 105's ilf-1, NVIDIA/apex#1633): a setup.py's TypeError on None + str "
+    "or os.path.join(None) whose frame line joins CUDA_HOME or '/bin/nvcc' (torch's CUDA_HOME "
+    "is None: no toolkit found) -> toolkit-found (cuda-home-none-joined-in-build); source: "
+    "NVIDIA/apex setup.py get_cuda_bare_metal_version, torch/utils/cpp_extension.py CUDA_HOME",
+    "after f95baa65 (round 105's null ilm-1, traveller59/second.pytorch#7): 'nvcc: not found' under "
+    "an echoed bare nvcc that passes a toolkit's -I<prefix>/include: the runner's PATH (sudo "
+    "secure_path), no cause named (field signal bare-nvcc-with-toolkit-include-is-path-of-the-"
+    "runner withdraws toolkit-found); source: sudoers(5) secure_path, dash command lookup",
 ]
 
 TOOLCHAIN_ENV = re.compile(

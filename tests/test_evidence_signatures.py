@@ -165,6 +165,10 @@ NEAR_CONTEXT = {
         ' -o "C:\\Users\\u\\AppData\\Roaming\\Blender Foundation\\Blender\\3.4\\cache\\kernels\\'
         'cycles_kernel_sm_86_904C389680A13667F33E6AFB16ED8E03.cubin" -m64 --ptxas-options="-v" --use_fast_math -DNVCC'
     ),
+    # tune-kd: the setup.py frame line that passes torch's CUDA_HOME to the nvcc-path helper
+    "cuda-home-none-joined-in-build": (
+        "      _, bare_metal_version = get_cuda_bare_metal_version(CUDA_HOME)"
+    ),
 }
 
 
