@@ -784,7 +784,10 @@ def test_prefilter_literals_cover_every_needle_and_stay_small() -> None:
     # Tune-ic (session 50) adds 'to be true, but got false' (torch's TORCH_CHECK(cond) with no
     # message, signature torch-check-arch-gate-false: flash-attn 0.x's is_sm80 gate; the C++
     # what() line of c10::Error carries no error word): 157 -> 158.
-    assert len(lits) <= 158, "each literal costs grep time; see prefilter.py"
+    # Tune-ka (session 52) adds 'NV_EXCLUDE_B' (DKMS's echo of the NVIDIA dkms.conf make command
+    # ending '(bad exit status: N)', signature dkms-nvidia-make-bad-exit: the only line of a DKMS
+    # failure that names the NVIDIA module, no error word; round 102's ihy-1): 158 -> 159.
+    assert len(lits) <= 159, "each literal costs grep time; see prefilter.py"
 
 
 def test_prefilter_selects_every_example_and_matched_fixture_line() -> None:
