@@ -2036,6 +2036,28 @@ TUNED_AFTER: list[str] = [
     "an echoed bare nvcc that passes a toolkit's -I<prefix>/include: the runner's PATH (sudo "
     "secure_path), no cause named (field signal bare-nvcc-with-toolkit-include-is-path-of-the-"
     "runner withdraws toolkit-found); source: sudoers(5) secure_path, dash command lookup",
+    "after m52 (round 102's iib-1, NVIDIA/gpu-operator#234): dnf 4 'Error: Unable to find a "
+    "match: kernel-headers-<rel> kernel-devel-<rel>' (and dnf5 'No match for argument: "
+    "kernel-headers-<rel>') -> dkms-kernel-headers-missing, driver-module-built-for-kernel; "
+    "kernel-tools and other packages stay unknown; source: rpm-software-management/dnf "
+    "dnf/cli/commands/install.py InstallCommand.run, NVIDIA/gpu-driver-container rhel8/nvidia-driver",
+    "after m52 (round 102's iiq-1, NixOS/nix#4970): the legacy (340.xx) driver's flat kernel/ tree "
+    "(kernel/nv-linux.h, nv*.c, os-*.c, uvm/nvidia_uvm*.c) in a compiler error -> "
+    "nvidia-kmod-source-broken; a project's own kernel/ files stay unchanged; source: NixOS/nixpkgs "
+    "pkgs/os-specific/linux/nvidia-x11 (builder-legacy340.sh), the 340 .run layout",
+    "after m52 (round 102's iir-1, NixOS/nixpkgs#538659): Nix's failed derivation of the nixpkgs "
+    "kernel-module package (nvidia-x11|dc|kernel-modules|open-<driver>-<kernel>, 'builder for ... "
+    "failed', 2.29+ 'Cannot build', a bare nvidia-kernel-modules-<d>-<k> line) -> "
+    "nix-nvidia-kmod-derivation-failed; the libsOnly nvidia-x11-<ver> stays unknown; source: "
+    "NixOS/nixpkgs pkgs/os-specific/linux/nvidia-x11/kernel-modules.nix, NixOS/nix derivation-goal.cc",
+    "after m52 (round 102's ihy-1, M-Bab/linux-kernel-amdgpu-binaries#101): DKMS's echo of the "
+    "NVIDIA dkms.conf make (NV_EXCLUDE_BUILD_MODULES) ending '(bad exit status: N)' -> "
+    "dkms-nvidia-make-bad-exit (new prefilter literal); other modules' make and a successful make "
+    "stay unknown; source: dell/dkms dkms.in invoke_command / actual_build",
+    "after m52 (round 103's iiu-1, NVIDIA/gpu-operator#227): the GPU Operator driver container's "
+    "'Could not resolve Linux kernel version' -> gpu-operator-driver-kernel-unresolved; 'Could not "
+    "resolve RHEL version' stays unknown; source: NVIDIA/gpu-driver-container rhel8/nvidia-driver "
+    "_resolve_kernel_version",
 ]
 
 TOOLCHAIN_ENV = re.compile(
