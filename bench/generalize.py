@@ -2058,6 +2058,27 @@ TUNED_AFTER: list[str] = [
     "'Could not resolve Linux kernel version' -> gpu-operator-driver-kernel-unresolved; 'Could not "
     "resolve RHEL version' stays unknown; source: NVIDIA/gpu-driver-container rhel8/nvidia-driver "
     "_resolve_kernel_version",
+    "after tune-kb (round 102's iil-1, round 104's ijy-1, NVIDIA/GPUStressTest#11 / "
+    "quokka-astro/quokka#706): new signature cmake-cuda-compiler-id-unknown (CMake's "
+    "'Failed to detect a default CUDA architecture.' within 3 lines of 'The CUDA compiler "
+    "identification is unknown': the compiler path CMake was handed runs no nvcc it can "
+    "identify) -> cuda-home-is-toolkit, shared with path-nvcc-not-distro (field signal "
+    "cmake-cuda-id-unknown-is-toolkit-path leans to the toolkit path unless /usr/bin/nvcc is in "
+    "the log); after 'identification is NVIDIA X' nothing is named; source: Kitware/CMake "
+    "Modules/CMakeDetermineCUDACompiler.cmake",
+    "after tune-kb (round 104's ijt-1, NVIDIA/aicr#1688): new signature "
+    "containerd-dropin-config-version-higher ('drop-in config version N higher than root config "
+    "version M': containerd 2.x refuses the NVIDIA runtime's conf.d drop-in written at the "
+    "dump's version) -> container-runtime-provides-gpu; containerd exiting without that line "
+    "names nothing; source: containerd/containerd cmd/containerd/server/config/config.go "
+    "LoadConfig",
+    "after tune-kb (round 104's ikd-1, vllm-project/vllm#3098): new near: option absent: true "
+    "(match only where the context did NOT occur) and signature "
+    'libcuda-lookup-ldconfig-not-on-path-bare (the uncaught "FileNotFoundError: [Errno 2] No '
+    "such file or directory: 'ldconfig'\" with no traceback frame or header within 40 lines "
+    "before: Triton 2.1's libcuda_dirs with /sbin off PATH, quoted alone) -> "
+    "triton-finds-libcuda; under another program's frames nothing is named; source: "
+    "triton-lang/triton python/triton/common/build.py libcuda_dirs",
 ]
 
 TOOLCHAIN_ENV = re.compile(

@@ -110,6 +110,10 @@ def _example_params() -> list[Any]:
 
 # the line a `near:` guard looks for, per signature, as it precedes the example in a real log
 NEAR_CONTEXT = {
+    # tune-kb: CMake's unknown CUDA compiler id right above its FATAL_ERROR header
+    "cmake-cuda-compiler-id-unknown": "-- The CUDA compiler identification is unknown",
+    # tune-kb: near absent: true; the line before is prose, not a traceback frame
+    "libcuda-lookup-ldconfig-not-on-path-bare": "Running llm.generate with prefix_pos fails with:",
     # tune-gf: MSVC cl.exe's echo of DeepSpeed's has_function probe program, the line above
     "msvc-feature-probe-link-miss": "test.c",
     # tune-ec: CMake's message(FATAL_ERROR) header right above the project's text
@@ -182,6 +186,24 @@ def test_example_is_reported_by_a_full_scan(sig_id: str, example: str) -> None:
         lines = [NEAR_CONTEXT[sig_id], example]
     res = scan_lines(lines, source="example")
     assert sig_id in [s.signature for s in res.symptoms if s.line == len(lines)]
+
+
+def test_near_absent_guard_drops_a_line_with_the_context_before_it() -> None:
+    """``near: {absent: true}``: the bare line matches alone, not under a traceback frame
+    (tune-kb: a FileNotFoundError for 'ldconfig' whose frames name another program)."""
+    line = "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'"
+    sid = "libcuda-lookup-ldconfig-not-on-path-bare"
+    assert default_catalog()[sid].near.absent is True
+    alone = scan_lines([line], source="example")
+    assert sid in [s.signature for s in alone.symptoms]
+    framed = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/subprocess.py", line 1950, in _execute_child',
+        "    raise child_exception_type(errno_num, err_msg, err_filename)",
+        line,
+    ]
+    under = scan_lines(framed, source="example")
+    assert sid not in [s.signature for s in under.symptoms]
 
 
 def _case_id(c: dict[str, Any]) -> str:

@@ -42,14 +42,17 @@ _META = re.compile(r"[.^$*+?{}\[\]|()\\]")
 
 class Near(Plain):
     """Context guard: the signature only matches if ``pattern`` occurred within the previous
-    ``within`` lines of the same source and process (the matching line itself counts)."""
+    ``within`` lines of the same source and process (the matching line itself counts); with
+    ``absent: true`` only if it did NOT (a line that means one thing when it stands alone)."""
 
-    __slots__ = ("pattern", "within", "needles")
-    _FIELDS = ("pattern", "within", "needles")
-    _DEFAULTS = {"needles": None}  # literals for the prefilter; derived when pattern is plain
+    __slots__ = ("pattern", "within", "needles", "absent")
+    _FIELDS = ("pattern", "within", "needles", "absent")
+    # needles: literals for the prefilter; derived when pattern is plain
+    _DEFAULTS = {"needles": None, "absent": False}
     pattern: str
     within: int
     needles: list[str] | None
+    absent: bool
 
 
 class SignatureSource(Source):

@@ -85,6 +85,7 @@ class NearEntry(BaseModel):
     pattern: str
     within: int = Field(ge=0, le=100_000)
     needles: list[str] | None = None  # literals for the prefilter; derived when pattern is plain
+    absent: bool = False  # true: match only where the pattern did NOT occur within the lines
 
 
 class SignatureEntry(BaseModel):

@@ -89,7 +89,7 @@ class LineMatcher:
         self._literals = _literals(catalog)
         # per signature, what the inner loop reads (pydantic attribute access is slow); made
         # when the signature is first a candidate, so only those patterns are compiled
-        self._plan: list[tuple[Signature, Any, Any, int | None, Any] | None] = [None] * len(
+        self._plan: list[tuple[Signature, Any, Any, int | None, bool, Any] | None] = [None] * len(
             self._sigs
         )
 
@@ -211,12 +211,14 @@ class LineMatcher:
             if plan is None:
                 s = self._sigs[i]
                 within_ = s.near.within if s.near is not None else None
+                absent = bool(s.near.absent) if s.near is not None else False
                 lits = s.gate_literals if s.gate is not None else None
-                plan = self._plan[i] = (s, s.rx, s.gate_rx, within_, lits)
-            sig, rx, gate, within, lits = plan
+                plan = self._plan[i] = (s, s.rx, s.gate_rx, within_, absent, lits)
+            sig, rx, gate, within, absent, lits = plan
             if within is not None:
                 last = self._last_near.get((sig.id, process))
-                if last is None or lineno - last > within:
+                seen = last is not None and lineno - last <= within
+                if seen == absent:
                     continue
             if gate is not None:
                 # the gate's required strings first (catalog.required_literals)
