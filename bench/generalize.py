@@ -594,6 +594,14 @@ CLEAN_ROUNDS: list[tuple[str, str]] = [
     # triton-finds-libcuda/iig-1 and jit-cache-intact/iih-1 (both named
     # driver-supports-build-cuda, upgrade-driver) count harmful.
     ("1f79c202", "1f79c202"),
+    # round 105 (session 52): 38 real logs (18 with a class, 20 null) from eleven collectors
+    # (vLLM/SGLang; kernel-library JIT builds; torch extensions of research repos; Triton and
+    # Inductor; drivers and containers; JAX/TF/ONNX Runtime/numba; conda and toolkits;
+    # diffusion and audio repos; leads left by the others) who never ran remedy on them; scored
+    # by 8c56c4bb (session 51's final knowledge, blind to the round;
+    # bench/results/round105/score-8c56c4bb-round105.txt). unknown/ilm-1 (named toolkit-found)
+    # counts harmful.
+    ("8c56c4bb", "8c56c4bb"),
 ]
 # Changes made after looking at held-out (post-split) diagnoses; empty means none.
 TUNED_AFTER: list[str] = [
