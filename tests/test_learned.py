@@ -8,6 +8,7 @@ settle it; plan never plans a step from it; hostile input stays bounded.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -88,12 +89,20 @@ def test_model_loads_and_predicts_within_budget():
     """diagnose --log start-up (issue 18): load + predict on a 64 KiB log is bounded."""
     text = (CORPUS / "index.yaml").read_text()[: learned.MAX_BYTES]
     path = ROOT / "knowledge" / learned.MODEL_NAME
-    # CPU time of this process, not wall time: other processes on a shared machine do not
-    # count against the bound (~15 ms on an idle core)
-    t = time.process_time()
-    m = learned.Model.from_json(json.loads(path.read_bytes()))
-    m.probabilities(text)
-    assert time.process_time() - t < 0.5
+    # CPU time of this thread, not wall time: other processes on a shared machine do not
+    # count against the bound (~15 ms on an idle core); nor does a full garbage collection of
+    # the heap the rest of the suite left in this process (0.54 CPU-s in a full run, session
+    # 52), which a `remedy diagnose` process does not hold
+    gc.collect()
+    gc.disable()
+    try:
+        t = time.thread_time()
+        m = learned.Model.from_json(json.loads(path.read_bytes()))
+        m.probabilities(text)
+        took = time.thread_time() - t
+    finally:
+        gc.enable()
+    assert took < 0.5
 
 
 @cache
